@@ -1,0 +1,24 @@
+"""attnflow.numerics: simulations, solvers and checks (NumPy, SciPy, NetworkX; no symbolic derivation here)."""
+from .errors import InputError
+from .field import attention_field, interaction_energy, make_field
+from .integrators import METHODS, renormalize, step_layer, step_rk4
+from .trajectory import Trajectory, load_initial, simulate, uniform_sphere
+from .verification import CheckResult, all_claims, claim
+
+__all__ = [
+    "CheckResult",
+    "InputError",
+    "METHODS",
+    "Trajectory",
+    "all_claims",
+    "attention_field",
+    "claim",
+    "interaction_energy",
+    "load_initial",
+    "make_field",
+    "renormalize",
+    "simulate",
+    "step_layer",
+    "step_rk4",
+    "uniform_sphere",
+]

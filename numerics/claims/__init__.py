@@ -1,0 +1,1 @@
+"""Claim modules for ``attnflow verify``, one per area; every module here is imported by the registry."""

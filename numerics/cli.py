@@ -1,0 +1,65 @@
+"""The ``attnflow`` command line: parse, call the library, render. One module per subcommand.
+
+Exit codes: 0 success, 1 a verification failed, 2 bad input (one line on stderr starting with ``error:``).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+
+from .errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit code 2 (no usage dump)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        print(f"error: {self.prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _commands():
+    from . import commands
+
+    mods = [importlib.import_module(f"{commands.__name__}.{m.name}") for m in pkgutil.iter_modules(commands.__path__)]
+    return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: getattr(m, "ORDER", 50))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="attnflow", description="Verify the mathematics of transformers as interacting "
+                     "particle systems: derive, generate code, simulate, check claims from the literature.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for mod in _commands():
+        p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv=None) -> int:
+    # Figures are drawn off-screen; chosen here (the CLI), never at library import.
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args._run(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as exc:
+        # OSError: unwritable output, missing file. ValueError here is a validation the API raised.
+        msg = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+        print(f"error: {msg.splitlines()[0] if msg else type(exc).__name__}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

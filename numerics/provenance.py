@@ -1,0 +1,82 @@
+"""Metadata every output carries (parameters, seed, versions) and atomic file writing."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from importlib import metadata
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of attnflow and the libraries whose numbers it depends on."""
+    out = {"python": platform.python_version()}
+    for name in ("attnflow", "numpy", "scipy", "sympy", "mpmath", "networkx"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def atomic_write(path: str | os.PathLike, writer: Callable[[str], None], suffix: str = "") -> str:
+    """Call ``writer(tmp_path)`` on a temporary file in the target's directory, then rename it into place.
+
+    Raises ``OSError`` if the directory is not writable (callers turn it into a user error).
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise OSError(f"directory does not exist: {directory}")
+    fd, tmp = tempfile.mkstemp(prefix=".attnflow-", suffix=suffix or os.path.splitext(path)[1], dir=directory)
+    os.close(fd)
+    try:
+        writer(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def to_json(obj) -> str:
+    return json.dumps(obj, sort_keys=True, default=_default)
+
+
+def _default(o):
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+class StderrProgress:
+    """Progress lines on stderr for long runs: silent for the first ``delay`` seconds, then every ``every`` s."""
+
+    def __init__(self, label: str, delay: float = 2.0, every: float = 2.0, stream=None):
+        self.label = label
+        self.delay = delay
+        self.every = every
+        self.stream = stream if stream is not None else sys.stderr
+        self.start = time.perf_counter()
+        self.last = self.start
+        self.shown = False
+
+    def __call__(self, done: float, total: float) -> None:
+        now = time.perf_counter()
+        if now - self.start < self.delay or now - self.last < self.every:
+            return
+        self.last = now
+        self.shown = True
+        frac = done / total if total else 1.0
+        elapsed = now - self.start
+        eta = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
+        print(f"{self.label}: {100 * frac:5.1f}%  t={done:.4g}/{total:.4g}  elapsed {elapsed:.1f}s  eta {eta:.1f}s",
+              file=self.stream, flush=True)

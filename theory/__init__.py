@@ -1,0 +1,36 @@
+"""attnflow.theory: the symbolic layer (sympy and mpmath only, no simulation code).
+
+Derivations of energies, Riemannian gradients and Hessians on the sphere, linearised operators and covariance
+ODEs; :mod:`theory.codegen` turns them into vectorised NumPy callables.
+"""
+from .derivation import Derivation, Step, Verification, rational_sphere_point
+from .spec import MODELS, ModelSpec
+from .sphere import (
+    euclidean_gradient,
+    euclidean_hessian,
+    product_riemannian_gradient,
+    product_riemannian_hessian_matrix,
+    projection_matrix,
+    riemannian_gradient,
+    riemannian_hessian,
+    riemannian_hessian_matrix,
+    tangent_projection,
+)
+
+__all__ = [
+    "Derivation",
+    "MODELS",
+    "ModelSpec",
+    "Step",
+    "Verification",
+    "euclidean_gradient",
+    "euclidean_hessian",
+    "product_riemannian_gradient",
+    "product_riemannian_hessian_matrix",
+    "projection_matrix",
+    "rational_sphere_point",
+    "riemannian_gradient",
+    "riemannian_hessian",
+    "riemannian_hessian_matrix",
+    "tangent_projection",
+]

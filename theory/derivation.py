@@ -1,0 +1,165 @@
+"""Derivation objects: a chain of symbolic steps ending in an identity that can verify itself.
+
+A :class:`Derivation` states an identity ``lhs == rhs`` (or ``lhs >= 0`` written as a sum of squares) together
+with the steps that produced it. ``verify()`` first tries symbolic simplification of ``lhs - rhs`` to zero; if
+that is inconclusive it evaluates the residual *exactly* (rational arithmetic) at random admissible points
+produced by the derivation's ``sampler``, and says so in the result: evidence at points is not a proof.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import sympy as sp
+
+Sampler = Callable[[random.Random], Mapping[sp.Symbol, sp.Expr]]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a derivation: a sentence and the expression it produces."""
+
+    text: str
+    expr: sp.Basic
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Outcome of :meth:`Derivation.verify`.
+
+    ``status`` is ``"proved"`` (simplified to zero), ``"checked-at-points"`` (simplification inconclusive, the
+    residual was exactly zero at ``points`` random admissible points) or ``"failed"`` (a nonzero residual was
+    found, shown in ``detail``).
+    """
+
+    status: str
+    method: str
+    points: int
+    detail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("proved", "checked-at-points")
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A symbolic derivation ending in the identity ``lhs == rhs``.
+
+    Parameters
+    ----------
+    title : str
+        What is derived, in one line.
+    source : str
+        Where the statement comes from (paper id and topic).
+    lhs, rhs : sympy expressions (scalars or matrices of equal shape)
+        The two sides of the identity.
+    steps : sequence of Step
+        The chain of intermediate results, for display.
+    sampler : callable, optional
+        ``sampler(rng)`` returns a substitution dict of exact values at which the identity must hold (for
+        instance rational points on the sphere). Needed when simplification is inconclusive.
+    notes : str
+        Conventions and remarks (normalisations, time units).
+    """
+
+    title: str
+    source: str
+    lhs: sp.Basic
+    rhs: sp.Basic
+    steps: Sequence[Step] = field(default_factory=tuple)
+    sampler: Sampler | None = None
+    notes: str = ""
+
+    # -- display ---------------------------------------------------------------------------------------------
+    def to_text(self) -> str:
+        lines = [self.title, f"  source: {self.source}"]
+        if self.notes:
+            lines.append(f"  notes: {self.notes}")
+        for i, step in enumerate(self.steps, 1):
+            lines.append(f"  ({i}) {step.text}")
+            lines.append("      " + sp.sstr(step.expr).replace("\n", "\n      "))
+        lines.append("  identity:")
+        lines.append(f"      {sp.sstr(self.lhs)}")
+        lines.append(f"    = {sp.sstr(self.rhs)}")
+        return "\n".join(lines)
+
+    def to_latex(self) -> str:
+        body = [f"% {self.title} ({self.source})", r"\begin{align*}"]
+        for step in self.steps:
+            body.append(rf"&\text{{{step.text}}}\\ &\quad {sp.latex(step.expr)} \\")
+        body.append(rf"&{sp.latex(self.lhs)} = {sp.latex(self.rhs)}")
+        body.append(r"\end{align*}")
+        return "\n".join(body)
+
+    def to_dict(self) -> dict:
+        return {
+            "title": self.title,
+            "source": self.source,
+            "notes": self.notes,
+            "steps": [{"text": st.text, "expr": sp.sstr(st.expr), "latex": sp.latex(st.expr)} for st in self.steps],
+            "lhs": sp.sstr(self.lhs),
+            "rhs": sp.sstr(self.rhs),
+            "latex": self.to_latex(),
+        }
+
+    # -- verification ----------------------------------------------------------------------------------------
+    def residual(self) -> sp.Basic:
+        return self.lhs - self.rhs
+
+    def verify(self, points: int = 5, seed: int = 0, simplify: bool = True) -> Verification:
+        """Check the identity: symbolic simplification first, exact evaluation at random points second."""
+        res = self.residual()
+        if simplify:
+            simplified = _simplify_to_zero(res)
+            if simplified is True:
+                return Verification("proved", "symbolic simplification to zero", 0, "")
+        if self.sampler is None:
+            return Verification("failed", "symbolic simplification", 0,
+                                "simplification inconclusive and no sampler to evaluate at points")
+        rng = random.Random(seed)
+        for i in range(points):
+            subs = self.sampler(rng)
+            value = _exact_value(res, subs)
+            if value is not True:
+                return Verification("failed", "exact evaluation at random points", i + 1,
+                                    f"nonzero residual {value} at {dict(subs)}")
+        return Verification("checked-at-points", "exact evaluation at random points (simplification "
+                            "inconclusive)", points, "")
+
+
+def _simplify_to_zero(expr: sp.Basic) -> bool:
+    entries = list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
+    for e in entries:
+        if e == 0:
+            continue
+        if sp.simplify(sp.expand(e)) != 0:
+            return False
+    return True
+
+
+def _exact_value(expr: sp.Basic, subs: Mapping[sp.Symbol, sp.Expr]):
+    """True if ``expr`` is exactly zero at ``subs``; otherwise the offending (numerical) value."""
+    entries = list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
+    for e in entries:
+        v = sp.simplify(e.xreplace(dict(subs)))
+        if v != 0:
+            return sp.N(v, 20)
+    return True
+
+
+def rational_sphere_point(rng: random.Random, dim: int, denominator: int = 97) -> list[sp.Rational]:
+    """An exact rational point of S^{dim-1}, by inverse stereographic projection of a random rational point.
+
+    y in Q^{dim-1} maps to ((2 y), |y|^2 - 1) / (|y|^2 + 1), which has unit norm exactly.
+    """
+    y = [sp.Rational(Fraction(rng.randint(-3 * denominator, 3 * denominator), denominator)) for _ in range(dim - 1)]
+    r2 = sum(c * c for c in y)
+    return [2 * c / (r2 + 1) for c in y] + [(r2 - 1) / (r2 + 1)]
+
+
+def random_rational(rng: random.Random, low: int = -3, high: int = 3, denominator: int = 7) -> sp.Rational:
+    """A random rational in [low, high] with the given denominator."""
+    return sp.Rational(rng.randint(low * denominator, high * denominator), denominator)

@@ -1,0 +1,84 @@
+"""The frozen, validated description of a model that every derivation starts from."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from . import symbols as sym
+
+MODELS = ("sa", "usa")
+
+
+def _as_matrix(value, d: int, name: str) -> sp.ImmutableMatrix:
+    if value is None:
+        return sp.ImmutableMatrix(sp.eye(d))
+    try:
+        mat = sp.ImmutableMatrix(value)
+    except Exception as exc:  # sympy raises several types for ragged input
+        raise ValueError(f"{name} must be a {d} x {d} matrix, got {value!r}") from exc
+    if mat.shape != (d, d):
+        raise ValueError(f"{name} must be {d} x {d}, got shape {mat.shape}")
+    for entry in mat:
+        if entry.free_symbols - {sym.beta}:
+            raise ValueError(f"{name} may contain numbers only (and beta), got entry {entry}")
+        if entry.is_real is False or entry.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+            raise ValueError(f"{name} entries must be finite real numbers, got {entry}")
+    return mat
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A self-attention model on the sphere S^{d-1} (DESIGN.md, section 2).
+
+    Parameters
+    ----------
+    model : {"sa", "usa"}
+        ``sa``: softmax self-attention with layer normalisation,
+        dx_i/dt = P_{x_i}( sum_j e^{beta<Qx_i,Kx_j>} V x_j / sum_k e^{beta<Qx_i,Kx_k>} ).
+        ``usa``: unnormalised, dx_i/dt = P_{x_i}( (1/n) sum_j e^{beta<Qx_i,Kx_j>} V x_j ).
+    d : int
+        Ambient dimension, d >= 2 (particles live on S^{d-1} in R^d).
+    beta : sympy expression or number
+        Inverse temperature; a real number or the symbol :data:`theory.symbols.beta` (default).
+    Q, K, V : d x d matrices, optional
+        Query, key and value matrices (default identity). Stored as ``sympy.ImmutableMatrix``.
+
+    Source: Geshkovski, Letrouit, Polyanskiy, Rigollet, arXiv 2312.10794 (GLPR), models SA and USA.
+    """
+
+    model: str
+    d: int
+    beta: sp.Expr = sym.beta
+    Q: sp.ImmutableMatrix | None = field(default=None)
+    K: sp.ImmutableMatrix | None = field(default=None)
+    V: sp.ImmutableMatrix | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if isinstance(self.d, bool) or not isinstance(self.d, int) or self.d < 2:
+            raise ValueError(f"d must be an integer >= 2, got {self.d!r}")
+        beta = sp.sympify(self.beta) if not isinstance(self.beta, sp.Basic) else self.beta
+        if beta.free_symbols - {sym.beta}:
+            raise ValueError(f"beta must be a real number or the symbol beta, got {self.beta!r}")
+        if beta.is_number and (not beta.is_real or not beta.is_finite):
+            raise ValueError(f"beta must be finite and real, got {self.beta!r}")
+        object.__setattr__(self, "beta", beta)
+        for name in ("Q", "K", "V"):
+            object.__setattr__(self, name, _as_matrix(getattr(self, name), self.d, name))
+
+    @property
+    def A(self) -> sp.ImmutableMatrix:
+        """A = K^T Q, so that <Q x, K y> = y^T A x."""
+        return sp.ImmutableMatrix(self.K.T * self.Q)
+
+    @property
+    def is_identity(self) -> bool:
+        """True when Q = K = V = I (the case in which ``usa`` is a gradient flow of E_beta)."""
+        eye = sp.eye(self.d)
+        return self.Q == eye and self.K == eye and self.V == eye
+
+    def pair_kernel(self) -> sp.Expr:
+        """The attention weight as a function of s = <Qx, Ky>: e^{beta s}."""
+        return sp.exp(self.beta * sym.s)
