@@ -4,6 +4,8 @@ Derivations of energies, Riemannian gradients and Hessians on the sphere, linear
 ODEs; :mod:`theory.codegen` turns them into vectorised NumPy callables.
 """
 from .derivation import Derivation, Step, Verification, rational_sphere_point
+from .hessian import closed_form_riemannian_hessian, gradient_derivation, hessian_derivation
+from .kernels import PairKernel, exponential_kernel, pair_energy
 from .spec import MODELS, ModelSpec
 from .sphere import (
     euclidean_gradient,
@@ -20,6 +22,12 @@ from .sphere import (
 __all__ = [
     "Derivation",
     "MODELS",
+    "PairKernel",
+    "closed_form_riemannian_hessian",
+    "exponential_kernel",
+    "gradient_derivation",
+    "hessian_derivation",
+    "pair_energy",
     "ModelSpec",
     "Step",
     "Verification",

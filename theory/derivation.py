@@ -126,8 +126,8 @@ class Derivation:
             if value is not True:
                 return Verification("failed", "exact evaluation at random points", i + 1,
                                     f"nonzero residual {value} at {dict(subs)}")
-        return Verification("checked-at-points", "exact evaluation at random points (simplification "
-                            "inconclusive)", points, "")
+        why = "simplification inconclusive" if simplify else "simplification not attempted"
+        return Verification("checked-at-points", f"exact evaluation at random points ({why})", points, "")
 
 
 def _simplify_to_zero(expr: sp.Basic) -> bool:
