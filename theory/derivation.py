@@ -144,10 +144,43 @@ def _exact_value(expr: sp.Basic, subs: Mapping[sp.Symbol, sp.Expr]):
     """True if ``expr`` is exactly zero at ``subs``; otherwise the offending (numerical) value."""
     entries = list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
     for e in entries:
-        v = sp.simplify(e.xreplace(dict(subs)))
-        if v != 0:
+        v = e.xreplace(dict(subs))
+        zero = _is_exactly_zero_exp_rational(v)
+        if zero is None:  # not a rational function of exponentials of rationals: fall back to simplify
+            v = sp.simplify(v)
+            zero = v == 0
+        if not zero:
             return sp.N(v, 20)
     return True
+
+
+def _is_exactly_zero_exp_rational(value: sp.Basic):
+    """Decide exactly whether a rational function of rationals and e^{q} (q rational) is zero; None if not of
+    that form.
+
+    With L the common denominator of the exponents, every e^{q} is z^{qL} for z = e^{1/L}, which is
+    transcendental (Lindemann), so the value is zero iff the rational function of z vanishes identically: a
+    polynomial identity, decided by expanding the numerator. Fast and exact (no floating point).
+    """
+    value = sp.sympify(value)
+    if value.is_Rational:
+        return value == 0
+    exps = value.atoms(sp.exp)
+    if any(not a.args[0].is_Rational for a in exps):
+        return None
+    z = sp.Dummy("z")
+    L = 1
+    for a in exps:
+        L = sp.ilcm(L, a.args[0].q)
+    replace = {a: z ** int(a.args[0] * L) for a in exps}
+    replace[sp.E] = z ** int(L)  # exp(1) evaluates to the number symbol E
+    w = value.xreplace(replace)
+    if any(not (atom.is_Rational or atom == z) for atom in w.atoms()) or w.atoms(sp.Function):
+        return None
+    if any(not p.exp.is_Integer for p in w.atoms(sp.Pow)):  # radicals: not a rational function of z
+        return None
+    numerator = sp.numer(sp.together(w))
+    return sp.expand(numerator) == 0
 
 
 def rational_sphere_point(rng: random.Random, dim: int, denominator: int = 97) -> list[sp.Rational]:

@@ -1,0 +1,260 @@
+"""The interaction energy E_beta, its gradient structure and the energy identities of ``usa`` and ``sa``.
+
+Convention (attnflow, :mod:`theory.kernels`): with phi_beta(s) = (e^{beta s} - 1)/beta,
+
+    empirical   E_beta(X)  = 1/(2 n^2) sum_{i,j} phi_beta(<x_i, x_j>)              (j = i included)
+    mean field  E_beta(mu) = 1/2 double-integral phi_beta(<x, y>) dmu(x) dmu(y)     (mu a probability measure)
+
+GLPR (arXiv 2312.10794) write E_beta(mu) = 1/(2 beta) double-integral e^{beta<x,y>} dmu dmu. For a probability
+measure the double integral of the constant 1/beta is 1/beta, so ours = GLPR's - 1/(2 beta): the same gradient,
+the same dynamics, and a genuine limit at beta = 0, phi_0(s) = s, E_0(X) = |mean(X)|^2 / 2. The empirical form is
+the mean-field form at mu = (1/n) sum_i delta_{x_i} (:func:`empirical_measure_derivation`).
+
+Identities proved here (Q = K = V = I; grad_i is the Riemannian gradient on the i-th sphere, v_i the velocity):
+
+- (a) gradient structure: v_i^usa = n grad_i E_beta                    (:func:`gradient_structure_derivation`)
+- (b) usa energy identity: dE/dt = sum_i <grad_i E, v_i> = (1/n) sum_i |v_i|^2
+- (c) sa:  grad_i E = (Z_i / n^2) v_i with Z_i = sum_j e^{beta s_ij}, hence dE/dt = sum_i (Z_i / n^2) |v_i|^2,
+  i.e. sa is the gradient ascent of the same E_beta in the metric (Z_i / n^2) <., .> on the i-th sphere.
+
+Both dE/dt are sums of squares with positive weights, so E_beta never decreases (for any real beta: Z_i > 0).
+Each identity is proved per particle / per pair with a symbolic n (so for every n), and re-checked on an explicit
+small-n system (:func:`explicit_energy_identity_derivation`, :func:`explicit_gradient_structure_derivation`).
+"""
+from __future__ import annotations
+
+import random
+
+import sympy as sp
+
+from . import symbols as sym
+from .derivation import Derivation, Step, random_rational, rational_sphere_point
+from .fields import attention_weight, explicit_field, field_from_sums
+from .hessian import closed_form_euclidean_gradient
+from .kernels import PairKernel, exponential_kernel, kernel_at_beta_zero, pair_energy
+from .spec import ModelSpec
+from .sphere import euclidean_gradient, product_riemannian_gradient, riemannian_gradient, tangent_projection
+
+#: the mean-field measure, as an undefined function (a density against the surface measure sigma)
+mu = sp.Function("mu")
+
+
+def energy_kernel() -> PairKernel:
+    """phi_beta(s) = (e^{beta s} - 1)/beta (GLPR's kernel e^{beta s}/beta minus the constant 1/beta)."""
+    return exponential_kernel()
+
+
+def empirical_energy(points, kernel: PairKernel | None = None) -> sp.Expr:
+    """E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>) for explicit symbolic or exact points (small-n path)."""
+    return pair_energy(kernel or energy_kernel(), points)
+
+
+def energy_at_beta_zero(points) -> sp.Expr:
+    """The beta -> 0 limit of the empirical energy: 1/(2 n^2) sum_{i,j} <x_i, x_j> = |mean(X)|^2 / 2."""
+    limit_kernel = PairKernel(kernel_at_beta_zero(energy_kernel()), name="phi_0")
+    return pair_energy(limit_kernel, points)
+
+
+def glpr_energy(points) -> sp.Expr:
+    """GLPR's normalisation 1/(2 beta n^2) sum_{i,j} e^{beta<x_i,x_j>} (= ours + 1/(2 beta))."""
+    pts = [sp.Matrix(p) for p in points]
+    n = len(pts)
+    return sum(sp.exp(sym.beta * (a.T * b)[0, 0]) for a in pts for b in pts) / (2 * sym.beta * n**2)
+
+
+def mean_field_energy(d: int) -> sp.Expr:
+    """The mean-field energy 1/2 double-integral phi_beta(<x, y>) mu(x) mu(y) dsigma(x) dsigma(y) (unevaluated).
+
+    ``mu`` is a probability density on S^{d-1} against the surface measure sigma; the integral is a sympy
+    ``Integral`` over the coordinates of x and y (displayed, not evaluated). At mu = (1/n) sum_i delta_{x_i} it
+    is the empirical energy (:func:`empirical_measure_derivation`).
+    """
+    x, y = sym.vector("x", d), sym.vector("y", d)
+    s_xy = (x.T * y)[0, 0]
+    integrand = energy_kernel().expr.subs(sym.s, s_xy) * mu(*x) * mu(*y)
+    return sp.Rational(1, 2) * sp.Integral(integrand, *list(x), *list(y))
+
+
+def _sphere_sampler(names_of_points, d, extra=()):
+    def sample(rng: random.Random):
+        subs = {}
+        for names in names_of_points:
+            for c, value in zip(names, rational_sphere_point(rng, d)):
+                subs[c] = value
+        subs[sym.beta] = random_rational(rng, -2, 3, 5)
+        if subs[sym.beta] == 0:
+            subs[sym.beta] = sp.Rational(1, 5)
+        for symbol in extra:
+            subs[symbol] = random_rational(rng, 1, 3, 5)
+        return subs
+
+    return sample
+
+
+def empirical_measure_derivation(n: int = 3, d: int = 2) -> Derivation:
+    """Derivation: the mean-field energy at the empirical measure is the empirical energy; GLPR's form differs by
+    the constant 1/(2 beta); the beta -> 0 limit is |mean(X)|^2 / 2.
+
+    The double integral against mu = (1/n) sum_i delta_{x_i} is the double sum (1/n^2) sum_{i,j}; the identity
+    checked is E_ours(X) = E_GLPR(X) - 1/(2 beta) at ``n`` explicit particles, plus the limit as a step.
+    """
+    pts = [sym.particle(i + 1, d) for i in range(n)]
+    ours = empirical_energy(pts)
+    glpr = glpr_energy(pts)
+    limit = sp.limit(sp.Rational(1, 2) * energy_kernel().expr, sym.beta, 0)
+    return Derivation(
+        title=f"E_beta at the empirical measure of {n} particles; GLPR's E_beta - 1/(2 beta); beta -> 0 limit",
+        source="GLPR arXiv 2312.10794, interaction energy E_beta",
+        lhs=ours, rhs=glpr - 1 / (2 * sym.beta),
+        steps=(Step("mean-field form (mu a probability density on the sphere)", mean_field_energy(d)),
+               Step("at mu = (1/n) sum_i delta_{x_i}: 1/(2 n^2) sum_{i,j} phi_beta(<x_i,x_j>)", ours),
+               Step("pair term as beta -> 0: phi_beta(s)/2 -> s/2", limit),
+               Step("beta = 0 energy: 1/(2 n^2) sum_{i,j} <x_i,x_j> = |mean X|^2 / 2", energy_at_beta_zero(pts))),
+        sampler=_sphere_sampler([list(p) for p in pts], d),
+        notes="ours = GLPR - 1/(2 beta) for probability measures: same gradient, finite limit at beta = 0",
+    )
+
+
+def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) -> Derivation:
+    """Derivation (kernel level, every n): v_i^usa = n grad_i E_beta, pair term by pair term.
+
+    E = 1/(2 n^2) sum_{i,j} phi(s_ij). The terms that involve x = x_i are, for each j != i, the two terms
+    phi(<x, y>) + phi(<y, x>) with y = x_j, and the self term phi(<x, x>). Their Euclidean gradients are
+    (1/n^2) phi'(<x,y>) y and (1/n^2) phi'(|x|^2) x (the kernel-level gradient of :mod:`theory.hessian`), so
+    n P_x nabla_x E = sum_j P_x((1/n) phi'(s_ij) x_j), which is the usa field term by term. The identity below is
+    the stack [pair term; self term] with n a free symbol; it holds exactly (off the sphere too).
+    """
+    kernel = kernel or energy_kernel()
+    spec = ModelSpec("usa", d)
+    x, y = sym.vector("x", d), sym.vector("y", d)
+    n = sym.n
+    phi = kernel.expr
+    s_xy, s_yx, s_xx = (x.T * y)[0, 0], (y.T * x)[0, 0], (x.T * x)[0, 0]
+    pair_terms = (phi.subs(sym.s, s_xy) + phi.subs(sym.s, s_yx)) / (2 * n**2)
+    self_term = phi.subs(sym.s, s_xx) / (2 * n**2)
+    lhs = sp.Matrix.vstack(n * riemannian_gradient(pair_terms, x), n * riemannian_gradient(self_term, x))
+    # usa field, term by term: P_x((1/n) w(x, y) y) with w the attention weight of the spec (e^{beta s}).
+    rhs = sp.Matrix.vstack(field_from_sums(spec, x, attention_weight(spec, x, y) * y, n),
+                           field_from_sums(spec, x, attention_weight(spec, x, x) * x, n))
+    return Derivation(
+        title=f"usa field = n * Riemannian gradient of E_beta on (S^{d - 1})^n, every n (pair-term level)",
+        source="GLPR arXiv 2312.10794, gradient-flow structure of USA",
+        lhs=lhs, rhs=rhs,
+        steps=(Step("kernel phi_beta", phi),
+               Step("terms of E containing x = x_i and y = x_j (j != i)", pair_terms),
+               Step("their Euclidean gradient (1/n^2) phi'(<x,y>) y", sp.simplify(euclidean_gradient(pair_terms, x))),
+               Step("self term phi(|x|^2)/(2 n^2)", self_term),
+               Step("n P_x of the pair gradient", lhs[:d, :])),
+        notes="summing the pair identity over j != i and adding the self term gives v_i^usa = n grad_i E_beta; "
+              "the kernel weight phi_beta'(s) = e^{beta s} is the usa attention weight",
+    )
+
+
+def explicit_gradient_structure_derivation(n: int = 3, d: int = 2) -> Derivation:
+    """Derivation (explicit small-n check): n * product Riemannian gradient of the explicit E equals the usa field
+    of :func:`theory.fields.explicit_field`, and the Euclidean gradient equals the closed form of
+    :func:`theory.hessian.closed_form_euclidean_gradient` (two independent code paths)."""
+    spec = ModelSpec("usa", d)
+    pts = [sym.particle(i + 1, d) for i in range(n)]
+    E = empirical_energy(pts)
+    grads = product_riemannian_gradient(E, pts)
+    lhs = sp.Matrix.vstack(*[n * g.T for g in grads])
+    rhs = explicit_field(spec, pts)
+    closed = closed_form_euclidean_gradient(energy_kernel(), pts)
+    return Derivation(
+        title=f"usa field = n grad E_beta, explicit n={n}, d={d}",
+        source="GLPR arXiv 2312.10794, gradient-flow structure of USA",
+        lhs=lhs, rhs=rhs,
+        steps=(Step("explicit energy", E),
+               Step("closed-form Euclidean gradient of particle 1 (theory.hessian)", closed[0]),
+               Step("Riemannian gradient of particle 1", grads[0])),
+        sampler=_sphere_sampler([list(p) for p in pts], d),
+    )
+
+
+def energy_identity_derivation(model: str, d: int = 3) -> Derivation:
+    """Derivation (every n): the per-particle energy-rate identity of ``usa`` or ``sa``.
+
+    With g_i = sum_j e^{beta s_ij} x_j (free vector g) and Z_i = sum_j e^{beta s_ij} (free symbol Z > 0),
+    grad_i E = P_i g / n^2, v_i^usa = P_i g / n, v_i^sa = P_i g / Z. The chain rule gives
+    dE/dt = sum_i <nabla_i E, v_i> = sum_i <grad_i E, v_i> (v_i is tangent), and per particle
+
+        usa: <grad_i E, v_i> = (1/n) |v_i|^2          sa: <grad_i E, v_i> = (Z_i / n^2) |v_i|^2,
+
+    so dE/dt = (1/n) sum_i |v_i|^2 (usa) and sum_i (Z_i/n^2) |v_i|^2 (sa). The identity also states
+    grad_i E = (Z_i / n^2) v_i^sa (the metric form of the sa gradient structure) in its second block.
+    """
+    if model not in ("sa", "usa"):
+        raise ValueError(f"model must be 'sa' or 'usa', got {model!r}")
+    x, g = sym.vector("x", d), sym.vector("g", d)
+    Z = sp.Symbol("Z", positive=True)
+    n = sym.n
+    grad = tangent_projection(x, g / n**2)
+    if model == "usa":
+        v = tangent_projection(x, g / n)
+        weight = 1 / n
+    else:
+        v = tangent_projection(x, g / Z)
+        weight = Z / n**2
+    rate = (grad.T * v)[0, 0]
+    squares = weight * (v.T * v)[0, 0]
+    lhs = sp.Matrix([rate, *(grad - weight * v)])
+    rhs = sp.Matrix([squares, *([0] * d)])
+    identity = "(1/n) |v_i|^2" if model == "usa" else "(Z_i/n^2) |v_i|^2"
+    return Derivation(
+        title=f"{model}: dE_beta/dt = sum_i {identity} (a sum of squares), every n",
+        source="GLPR arXiv 2312.10794, energy monotonicity for SA and USA",
+        lhs=lhs, rhs=rhs,
+        steps=(Step("Riemannian gradient grad_i E = P_i g_i / n^2, g_i = sum_j e^{beta s_ij} x_j", grad),
+               Step("velocity v_i", v),
+               Step("rate contribution <grad_i E, v_i>", sp.simplify(rate)),
+               Step("weight of |v_i|^2", weight)),
+        notes=("first entry: <grad_i E, v_i> = weight |v_i|^2; remaining entries: grad_i E - weight v_i = 0. "
+               + ("sa is the gradient ascent of E_beta in the metric (Z_i/n^2)<.,.> on the i-th sphere; "
+                  "Z_i = sum_j e^{beta s_ij} > 0 for every real beta" if model == "sa" else
+                  "usa is n times the Riemannian gradient ascent of E_beta")),
+    )
+
+
+def explicit_energy_identity_derivation(model: str, n: int = 2, d: int = 2) -> Derivation:
+    """Derivation (explicit small-n check): sum_i <nabla_i E, v_i> equals the sum-of-squares form at n particles.
+
+    E, nabla_i E and v_i are built independently (explicit energy and its symbolic derivatives;
+    :func:`theory.fields.explicit_field` for the velocities).
+    """
+    spec = ModelSpec(model, d)
+    pts = [sym.particle(i + 1, d) for i in range(n)]
+    E = empirical_energy(pts)
+    V = explicit_field(spec, pts)
+    rate = sum(((euclidean_gradient(E, x).T * V[i, :].T)[0, 0] for i, x in enumerate(pts)), sp.Integer(0))
+    squares = sp.Integer(0)
+    for i, x in enumerate(pts):
+        speed2 = (V[i, :] * V[i, :].T)[0, 0]
+        if model == "usa":
+            squares += speed2 / n
+        else:
+            Zi = sum(sp.exp(sym.beta * (x.T * y)[0, 0]) for y in pts)
+            squares += Zi * speed2 / n**2
+    return Derivation(
+        title=f"{model}: dE/dt = sum_i <nabla_i E, v_i> = sum of squares, explicit n={n}, d={d}",
+        source="GLPR arXiv 2312.10794, energy monotonicity",
+        lhs=rate, rhs=squares,
+        steps=(Step("explicit energy", E), Step("velocity of particle 1", V[0, :])),
+        sampler=_sphere_sampler([list(p) for p in pts], d),
+        notes="holds on the sphere (|x_i| = 1): the sampler draws exact rational points of S^{d-1}",
+    )
+
+
+__all__ = [
+    "empirical_energy",
+    "empirical_measure_derivation",
+    "energy_at_beta_zero",
+    "energy_identity_derivation",
+    "energy_kernel",
+    "explicit_energy_identity_derivation",
+    "explicit_gradient_structure_derivation",
+    "glpr_energy",
+    "gradient_structure_derivation",
+    "mean_field_energy",
+    "mu",
+]
