@@ -11,6 +11,7 @@ Higher layers (model fields and energies) build on these; see :mod:`theory.codeg
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import keyword
 import os
@@ -169,3 +170,258 @@ def write_module(path: str | os.PathLike, source: str) -> str:
             os.unlink(tmp)
         raise
     return path
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Model layer: field(X, beta) and energy(X, beta) of a ModelSpec, generated from the pair kernel.
+# ----------------------------------------------------------------------------------------------------------
+class exprel(sp.Function):
+    """The relative exponential (e^x - 1)/x, equal to 1 at x = 0 (prints as ``scipy.special.exprel``).
+
+    Lets the energy kernel phi_beta(s) = (e^{beta s} - 1)/beta = s exprel(beta s) be evaluated accurately for
+    small |beta| and exactly at beta = 0 (the limit phi_0(s) = s). ``.rewrite(sp.exp)`` gives the plain form.
+    """
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_zero:
+            return sp.Integer(1)
+        return None
+
+    def _eval_rewrite_as_exp(self, x, **kwargs):
+        return (sp.exp(x) - 1) / x
+
+    def _numpycode(self, printer):
+        return f"scipy.special.exprel({printer.doprint(self.args[0])})"
+
+    _scipycode = _numpycode
+
+    def _eval_evalf(self, prec):
+        return self.rewrite(sp.exp)._eval_evalf(prec)
+
+
+_MODEL_DOC = '''Self-attention dynamics on S^{{d-1}}, generated from a derivation ({title}).
+
+Model: {model}, d = {d}, A = K^T Q = {A}, V = {V}.
+    sa:  v_i = P_{{x_i}}( sum_j e^{{beta<Qx_i,Kx_j>}} V x_j / sum_k e^{{beta<Qx_i,Kx_k>}} )
+    usa: v_i = P_{{x_i}}( (1/n) sum_j e^{{beta<Qx_i,Kx_j>}} V x_j )
+Energy (Q = K = V = I): E_beta(X) = 1/(2 n^2) sum_{{i,j}} phi_beta(<x_i,x_j>), phi_beta(s) = (e^{{beta s}} - 1)/beta
+(GLPR arXiv 2312.10794 E_beta minus the constant 1/(2 beta); beta = 0 is the limit phi_0(s) = s).
+
+Generated (sympy, CSE): the pair kernel phi and its derivatives, the shifted weight phi'(s) e^{{-c}} and the
+attention matrices. Fixed template (hand-written, documented below): the blocked aggregation over particles.
+Argument order of every function: X (n, d) array of unit rows first, then beta (float). Derivation key: {key}.'''
+
+_TEMPLATE = '''
+MODEL = {model!r}
+#: kernel entries per block of rows: memory stays O(block * n), never n x n
+BLOCK_ENTRIES = 1 << 22
+
+
+def _rows(n, block):
+    return block if block else max(1, min(n, BLOCK_ENTRIES // max(n, 1)))
+
+
+def field(X, beta, time_unit="natural", block=None):
+    """Velocity of every particle, (n, d) -> (n, d). Arguments: X (n, d) unit rows, beta (float).
+
+    Template: for a block of rows, S_ij = <A x_i, x_j> = <Q x_i, K x_j>; W_ij = weight(S_ij, beta, c_i)
+    = phi'(S_ij) e^{{-c_i}} with c_i = max_j beta S_ij (sa: the shift cancels, no exponent is positive) or
+    c_i = beta (usa); N_i = sum_j W_ij V x_j; sa: v_i = P_i(N_i / sum_j W_ij); usa: v_i = P_i(N_i / n),
+    times e^beta in the natural time unit (time = depth) or not in the rescaled unit t' = e^beta t.
+    """
+    X = numpy.asarray(X, dtype=float)
+    beta = float(beta)
+    if time_unit not in ("natural", "rescaled"):
+        raise ValueError(f"time_unit must be 'natural' or 'rescaled', got {{time_unit!r}}")
+    n, d = X.shape
+    A, V = attention_matrices(beta)
+    XA = X @ A.T
+    XV = X @ V.T
+    out = numpy.empty((n, d))
+    b = _rows(n, block)
+    for start in range(0, n, b):
+        S = XA[start:start + b] @ X.T
+        if MODEL == "sa":
+            c = (beta * S).max(axis=1, keepdims=True)
+            W = weight(S, beta, c)
+            out[start:start + b] = (W @ XV) / W.sum(axis=1, keepdims=True)
+        else:
+            W = weight(S, beta, beta)
+            out[start:start + b] = (W @ XV) / n
+    if MODEL == "usa" and time_unit == "natural":
+        out *= numpy.exp(beta)
+    out -= numpy.einsum("ij,ij->i", X, out)[:, None] * X
+    return out
+
+
+def energy(X, beta, block=None):
+    """E_beta(X) = 1/(2 n^2) sum_{{i,j}} phi_beta(<x_i, x_j>), a float. Arguments: X (n, d) unit rows, beta.
+
+    The Lyapunov function of the flow when Q = K = V = I (independent of the model's Q, K, V).
+    """
+    X = numpy.asarray(X, dtype=float)
+    n = X.shape[0]
+    total = 0.0
+    b = _rows(n, block)
+    for start in range(0, n, b):
+        total += float(pair_energy(X[start:start + b] @ X.T, float(beta)).sum())
+    return total / (2.0 * n * n)
+
+
+def riemannian_gradient(X, beta, block=None):
+    """grad_i E_beta = P_i (1/n^2) sum_j phi'(s_ij) x_j, (n, d). Arguments: X (n, d) unit rows, beta."""
+    X = numpy.asarray(X, dtype=float)
+    n = X.shape[0]
+    out = numpy.empty_like(X)
+    b = _rows(n, block)
+    for start in range(0, n, b):
+        out[start:start + b] = pair_weight(X[start:start + b] @ X.T, float(beta)) @ X
+    out /= n * n
+    out -= numpy.einsum("ij,ij->i", X, out)[:, None] * X
+    return out
+
+
+def riemannian_hessian_vector(X, beta, U, block=None):
+    """Hess E_beta(X)[U], (n, d), for U tangent (rows u_i orthogonal to x_i). Arguments: X, beta, U.
+
+    From the closed-form blocks (theory.hessian), with the j = i terms cancelling:
+    Hess[U]_i = (1/n^2) ( P_i sum_j [phi'(s_ij) u_j + phi''(s_ij) (<x_i,u_j> + <x_j,u_i>) x_j]
+                          - (sum_j phi'(s_ij) s_ij) u_i ).
+    """
+    X = numpy.asarray(X, dtype=float)
+    U = numpy.asarray(U, dtype=float)
+    n = X.shape[0]
+    out = numpy.empty_like(X)
+    b = _rows(n, block)
+    for start in range(0, n, b):
+        S = X[start:start + b] @ X.T
+        W1 = pair_weight(S, float(beta))
+        W2 = pair_curvature(S, float(beta))
+        C = X[start:start + b] @ U.T + U[start:start + b] @ X.T
+        out[start:start + b] = (W1 @ U + (W2 * C) @ X
+                                - (W1 * S).sum(axis=1)[:, None] * U[start:start + b])
+    out /= n * n
+    out -= numpy.einsum("ij,ij->i", X, out)[:, None] * X
+    return out
+'''
+
+
+@dataclass(frozen=True)
+class GeneratedModel:
+    """Generated NumPy code of one model: the module source and its compiled functions.
+
+    ``field(X, beta, time_unit="natural", block=None) -> (n, d)``, ``energy(X, beta) -> float``,
+    ``riemannian_gradient(X, beta) -> (n, d)``, ``riemannian_hessian_vector(X, beta, U) -> (n, d)``, and the
+    generated kernel functions ``pair_energy(s, beta)`` (phi), ``pair_weight(s, beta)`` (phi'),
+    ``pair_curvature(s, beta)`` (phi''), ``weight(s, beta, c)`` (phi' e^{-c}), ``attention_matrices(beta)``.
+    """
+
+    key: str
+    source: str
+    namespace: dict
+
+    def __getattr__(self, name):
+        try:
+            return self.namespace[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+_MODEL_CACHE: dict[str, GeneratedModel] = {}
+
+
+def _matrix_function(name: str, mats, doc: str) -> str:
+    printer = _Printer()
+    rows = []
+    for M in mats:
+        body = ", ".join("[" + ", ".join(printer.doprint(M[r, c]) for c in range(M.shape[1])) + "]"
+                         for r in range(M.shape[0]))
+        rows.append(f"numpy.array([{body}], dtype=float)")
+    return (f"def {name}(beta):\n    \"\"\"{doc}\"\"\"\n    return " + ", ".join(rows) + "\n")
+
+
+def model_kernel_expressions(spec) -> dict:
+    """The sympy expressions the model code is generated from (the symbolic part of the pipeline).
+
+    ``phi`` (written s exprel(beta s) when it equals the kernel, so that beta = 0 and small beta are exact),
+    ``phi1`` = phi', ``phi2`` = phi'', ``shifted_weight`` = phi'(s) e^{-c} (powsimp'ed: e^{beta s - c}).
+    """
+    return dict(_exponential_kernel_expressions())
+
+
+@functools.lru_cache(maxsize=None)
+def _exponential_kernel_expressions() -> tuple:
+    from .kernels import exponential_kernel
+
+    kernel = exponential_kernel()
+    s, b = sp.Symbol("s", real=True), sp.Symbol("beta", real=True)
+    c = sp.Symbol("c", real=True)
+    phi = kernel.expr
+    stable = s * exprel(b * s)
+    if sp.simplify(stable.rewrite(sp.exp) - phi) == 0:
+        phi = stable
+    weight = kernel.weight()
+    # The shift c only ever enters as e^{-c}: combining it into one exponent keeps every exponent <= 0.
+    shifted = sp.powsimp(weight * sp.exp(-c))
+    return tuple({"phi": phi, "phi1": weight, "phi2": kernel.derivative(2), "shifted_weight": shifted,
+                  "c": c}.items())
+
+
+def model_module_source(spec, title: str = "attention field and energy") -> str:
+    """Source of a standalone module (NumPy/SciPy only) defining ``field(X, beta)`` and ``energy(X, beta)``.
+
+    See :class:`GeneratedModel` for every function it defines and :data:`_TEMPLATE` for the fixed aggregation.
+    """
+    from . import symbols as sym
+
+    ex = model_kernel_expressions(spec)
+    s, b, c = sym.s, sym.beta, ex["c"]
+    chunks = [
+        function_source("pair_energy", (s, b), ex["phi"],
+                        "phi_beta(s) = (e^{beta s} - 1)/beta = s exprel(beta s), elementwise. Args: s, beta.").source,
+        function_source("pair_weight", (s, b), ex["phi1"],
+                        "phi_beta'(s) = e^{beta s}, the attention weight, elementwise. Args: s, beta.").source,
+        function_source("pair_curvature", (s, b), ex["phi2"],
+                        "phi_beta''(s) = beta e^{beta s}, elementwise. Args: s, beta.").source,
+        function_source("weight", (s, b, c), ex["shifted_weight"],
+                        "phi_beta'(s) e^{-c} = e^{beta s - c} (overflow-safe when c >= beta s). Args: s, beta, c.").source,
+        _matrix_function("attention_matrices", (spec.A, spec.V),
+                         "(A, V) with A = K^T Q, so that <Q x, K y> = y^T A x. Args: beta."),
+        _TEMPLATE.format(model=spec.model),
+    ]
+    key = model_key(spec)
+    doc = _MODEL_DOC.format(title=title, model=spec.model, d=spec.d, A=sp.sstr(spec.A.tolist()),
+                            V=sp.sstr(spec.V.tolist()), key=key)
+    return module_source(doc, chunks)
+
+
+def model_key(spec) -> str:
+    """Identity of a model's generated code: the hash of the kernel expressions, A, V and the model."""
+    ex = model_kernel_expressions(spec)
+    return expression_key((), (spec.model, spec.d, spec.A, spec.V, ex["phi"], ex["phi1"], ex["phi2"],
+                               ex["shifted_weight"]))
+
+
+def generate_model(spec) -> GeneratedModel:
+    """Generate, compile and cache (by :func:`model_key`) the NumPy code of ``spec``.
+
+    Verified by: core.codegen (generated = sympy evalf at random points; gradient and Hessian Taylor slopes).
+    """
+    key = model_key(spec)
+    cached = _MODEL_CACHE.get(key)
+    if cached is None:
+        source = model_module_source(spec)
+        namespace = {"__name__": f"attnflow_generated_{key}"}
+        # The source is printed by this module from vetted sympy expressions and a fixed template.
+        exec(compile(source, f"<attnflow-generated model {key}>", "exec"), namespace)  # noqa: S102
+        cached = GeneratedModel(key, source, namespace)
+        _MODEL_CACHE[key] = cached
+    return cached
+
+
+def write_model_module(spec, path: str | os.PathLike) -> str:
+    """Write the generated module of ``spec`` to ``path`` atomically; importing it gives ``field`` and ``energy``."""
+    return write_module(path, generate_model(spec).source)
