@@ -111,11 +111,122 @@ def energy_normalization_for(beta: float) -> str:
     return "glpr" if abs(beta) <= GLPR_ENERGY_MAX_BETA else "gkpr"
 
 
+BACKENDS = ("auto", "direct", "fourier")
+
+
+def _is_identity(M, d: int) -> bool:
+    return M is None or (np.shape(M) == (d, d) and np.array_equal(np.asarray(M, dtype=float), np.eye(d)))
+
+
+def _fourier_module():
+    """numerics.fourier (the S^1 Fourier backend) if it is part of this build, else None."""
+    import importlib
+
+    name = f"{__package__}.fourier"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise  # a real import error inside the module: do not hide it
+        return None
+
+
+def select_field(model: str, beta: float, d: int, n: int, Q=None, K=None, V=None, *, time_unit: str = "natural",
+                 backend: str = "auto"):
+    """The field callable for a simulation and the name of the backend that provides it.
+
+    ``direct``: :func:`numerics.field.make_field` (blocked O(n^2) sums). ``fourier``: the S^1 Fourier-series
+    field of :mod:`numerics.fourier` (d = 2 and Q = K = V = I only; :class:`InputError` if unavailable or not
+    applicable). ``auto``: ``fourier`` when it applies and ``numerics.fourier.fourier_is_faster(n, beta)``,
+    else ``direct`` (silently).
+    """
+    backend = require_choice(backend, "backend", BACKENDS)
+    eligible = d == 2 and all(_is_identity(M, d) for M in (Q, K, V))
+    if backend == "direct":
+        return make_field(d, beta, model, Q, K, V, time_unit=time_unit), "direct"
+    fourier = _fourier_module()
+    if backend == "fourier":
+        if fourier is None:
+            raise InputError("fourier backend not available (numerics.fourier is not part of this build); "
+                             "use --backend direct")
+        if not eligible:
+            raise InputError(f"fourier backend needs d = 2 and Q = K = V = I, got d={d}"
+                             + ("" if all(_is_identity(M, d) for M in (Q, K, V)) else " with general Q, K, V"))
+        return fourier.make_fourier_field(beta, model, time_unit=time_unit), "fourier"
+    if fourier is not None and eligible and fourier.fourier_is_faster(n, beta):
+        return fourier.make_fourier_field(beta, model, time_unit=time_unit), "fourier"
+    return make_field(d, beta, model, Q, K, V, time_unit=time_unit), "direct"
+
+
+def _integrate(field_fn, X0, t0, t_end, method, dt, save_every, save_times, rtol, atol, progress):
+    """Run the chosen integrator from (t0, X0); returns times, states and integrator statistics."""
+    if method == "adaptive":
+        h0 = None if dt is None else require_real(dt, "dt", minimum=0.0, strict_minimum=True)
+        times, states, st = integrate_adaptive(field_fn, X0, save_times, rtol=rtol, atol=atol, h0=h0,
+                                               progress=progress)
+        return times, states, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
+                               "field_evaluations": st.evaluations}
+    if dt is None:
+        raise InputError(f"method {method} needs a step dt")
+    dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
+    times, states = integrate_fixed(field_fn, X0, t_end, dt, method, save_every, progress=progress, t0=t0)
+    steps = max(1, int(np.ceil((t_end - t0) / dt - 1e-12)))
+    return times, states, {"steps": steps, "step": (t_end - t0) / steps}
+
+
+def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None] | None = None) -> Trajectory:
+    """Continue a saved trajectory (a :class:`Trajectory` or the path of its ``.npz``) up to ``t_end``.
+
+    Every parameter (model, beta, method, dt, Q, K, V, time unit, tolerances, backend) is read from the
+    trajectory's ``meta``; the result holds the old frames followed by the new ones, with
+    ``meta["resumed_from"]`` recording where the continuation started. Adaptive runs keep the spacing of the
+    original save times.
+    """
+    source = None
+    if not isinstance(trajectory, Trajectory):
+        source = str(trajectory)
+        trajectory = Trajectory.load(trajectory)
+    meta = dict(trajectory.meta)
+    missing = {"model", "beta", "method", "time_unit"} - set(meta)
+    if missing:
+        raise InputError(f"cannot resume: trajectory meta lacks {', '.join(sorted(missing))}")
+    t0 = float(trajectory.times[-1])
+    t_end = require_real(t_end, "t_end")
+    if t_end <= t0:
+        raise InputError(f"t_end={t_end:g} must exceed the saved trajectory's last time {t0:g}")
+    model, beta, method = meta["model"], float(meta["beta"]), meta["method"]
+    X0 = trajectory.X[-1]
+    n, d = X0.shape
+    Q, K, V = (None if meta.get(k) is None else np.asarray(meta[k], dtype=float) for k in ("Q", "K", "V"))
+    field_fn, backend = select_field(model, beta, d, n, Q, K, V, time_unit=meta["time_unit"],
+                                     backend=meta.get("backend", "direct"))
+    save_times = None
+    if method == "adaptive":
+        old = trajectory.times
+        spacing = float(old[-1] - old[0]) / max(1, old.size - 1) if old.size > 1 else (t_end - t0) / 100
+        frames = max(1, int(round((t_end - t0) / spacing)))
+        save_times = np.linspace(t0, t_end, frames + 1)
+    started = _time.perf_counter()
+    times, states, stats = _integrate(field_fn, X0, t0, t_end, method, meta.get("dt"), int(meta.get("save_every", 1)),
+                                      save_times, float(meta.get("rtol") or 1e-9), float(meta.get("atol") or 1e-12),
+                                      progress)
+    seconds = _time.perf_counter() - started
+    norm = meta.get("energy_normalization", energy_normalization_for(beta))
+    energy = np.array([interaction_energy(Xk, beta, normalization=norm) for Xk in states[1:]])
+    meta.update({"t_end": t_end, "seconds": float(meta.get("seconds", 0.0)) + seconds, "backend": backend,
+                 "resumed_from": {"path": source, "t": t0, "frames": int(trajectory.times.size)},
+                 "integrator_stats": {"previous": meta.get("integrator_stats"), "resumed": stats},
+                 "versions": package_versions()})
+    return Trajectory(times=np.concatenate([trajectory.times, times[1:]]),
+                      X=np.concatenate([trajectory.X, states[1:]]),
+                      energy=np.concatenate([trajectory.energy, energy]), meta=meta)
+
+
 def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: int | None = None,
              X0=None, seed: int | None = None, method: str = "rk4", dt: float | None = None,
              save_every: int = 1, save_times=None, Q=None, K=None, V=None, time_unit: str = "natural",
              rtol: float = 1e-9, atol: float = 1e-12, normalize: bool = False,
-             progress: Callable[[float, float], None] | None = None) -> Trajectory:
+             progress: Callable[[float, float], None] | None = None, backend: str = "auto") -> Trajectory:
     """Simulate dx_i/dt = v_i(X) (``sa`` or ``usa``, see :func:`numerics.field.attention_field`).
 
     Parameters
@@ -141,10 +252,16 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
         Output times for ``adaptive`` (default: 101 equally spaced times in [0, t_end]).
     Q, K, V : (d, d) array_like, optional
         Attention matrices (identity by default).
+    backend : {"auto", "direct", "fourier"}
+        How the field is evaluated (see :func:`select_field`); the one used is recorded in ``meta["backend"]``.
 
     Returns
     -------
     Trajectory
+
+    Notes
+    -----
+    Verified by: core.energy-identity (energy along trajectories), core.integrator-orders.
     """
     model = require_choice(model, "model", MODELS)
     method = require_choice(method, "method", METHODS)
@@ -167,9 +284,7 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
             raise InputError(f"d={d} does not match the initial state with {X0.shape[1]} columns")
         n, d = X0.shape
         init = "given"
-    field_fn = make_field(d, beta, model, Q, K, V, time_unit=time_unit)
-    started = _time.perf_counter()
-    stats = {}
+    field_fn, backend = select_field(model, beta, d, n, Q, K, V, time_unit=time_unit, backend=backend)
     if method == "adaptive":
         rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
         atol = require_real(atol, "atol", minimum=0.0, strict_minimum=True)
@@ -178,17 +293,13 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
         save_times = np.asarray(save_times, dtype=float)
         if save_times[0] != 0.0 or not np.isclose(save_times[-1], t_end) or np.any(np.diff(save_times) <= 0):
             raise InputError("save_times must increase strictly from 0 to t_end")
-        h0 = None if dt is None else require_real(dt, "dt", minimum=0.0, strict_minimum=True)
-        times, states, st = integrate_adaptive(field_fn, X0, save_times, rtol=rtol, atol=atol, h0=h0,
-                                               progress=progress)
-        stats = {"accepted_steps": st.accepted, "rejected_steps": st.rejected, "field_evaluations": st.evaluations}
-    else:
-        if dt is None:
-            raise InputError(f"method {method} needs a step dt")
+    elif dt is None:
+        raise InputError(f"method {method} needs a step dt")
+    if dt is not None:
         dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
-        times, states = integrate_fixed(field_fn, X0, t_end, dt, method, save_every, progress=progress)
-        steps = max(1, int(np.ceil(t_end / dt - 1e-12)))
-        stats = {"steps": steps, "step": t_end / steps}
+    started = _time.perf_counter()
+    times, states, stats = _integrate(field_fn, X0, 0.0, t_end, method, dt, save_every, save_times, rtol, atol,
+                                      progress)
     seconds = _time.perf_counter() - started
     norm = energy_normalization_for(beta)
     identity = Q is None and K is None and V is None
@@ -205,7 +316,7 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
         "Q": None if Q is None else np.asarray(Q, float).tolist(),
         "K": None if K is None else np.asarray(K, float).tolist(),
         "V": None if V is None else np.asarray(V, float).tolist(),
-        "energy_normalization": norm, "energy_is_lyapunov": identity,
+        "energy_normalization": norm, "energy_is_lyapunov": identity, "backend": backend,
         "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
     }
     return Trajectory(times=times, X=states, energy=energy, meta=meta)
