@@ -1,0 +1,14 @@
+"""Benchmark attention_field against the floor (one Gram GEMM, one exp pass, one GEMM) at n = 4096.
+
+Run from the repository root:  python benchmarks/bench_field.py [--n 4096] [--repeats 5] [--json]
+(the same measurement as `attnflow bench`).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from numerics.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main(["bench", *sys.argv[1:]]))

@@ -1,0 +1,47 @@
+"""``attnflow codegen``: write the generated NumPy module (field, energy) of a model to a .py file."""
+from __future__ import annotations
+
+import os
+
+from ..errors import InputError, require_int
+from ..field import MODELS
+from ..render import emit, key_values
+
+NAME = "codegen"
+ORDER = 24
+HELP = "write the generated NumPy module defining field(X, beta) and energy(X, beta)"
+
+
+def add_arguments(p):
+    p.add_argument("--model", choices=MODELS, required=True, help="sa or usa")
+    p.add_argument("--d", type=int, required=True, help="ambient dimension")
+    p.add_argument("--out", required=True, help="output .py file")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args) -> int:
+    from theory.codegen import generate_model, write_model_module
+    from theory.spec import ModelSpec
+
+    d = require_int(args.d, "d", minimum=2)
+    if not args.out.endswith(".py"):
+        raise InputError(f"--out must name a .py file, got {args.out!r}")
+    directory = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+        raise InputError(f"cannot write {args.out}: directory {directory} does not exist or is not writable")
+    spec = ModelSpec(args.model, d)
+    gen = generate_model(spec)
+    try:
+        write_model_module(spec, args.out)
+    except OSError as exc:
+        raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    functions = ["field(X, beta, time_unit='natural', block=None) -> (n, d)", "energy(X, beta) -> float",
+                 "riemannian_gradient(X, beta) -> (n, d)", "riemannian_hessian_vector(X, beta, U) -> (n, d)",
+                 "pair_energy(s, beta)", "pair_weight(s, beta)", "pair_curvature(s, beta)", "weight(s, beta, c)",
+                 "attention_matrices(beta)"]
+    payload = {"out": args.out, "model": args.model, "d": d, "key": gen.key, "lines": gen.source.count("\n"),
+               "functions": functions}
+    text = key_values([("out", args.out), ("model", args.model), ("d", d), ("derivation key", gen.key),
+                       ("lines", payload["lines"]), ("functions", ", ".join(f.split("(")[0] for f in functions))])
+    emit(args, payload, text)
+    return 0
