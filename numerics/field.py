@@ -128,7 +128,7 @@ def _projected_field(X, beta, model, M, V, scale, block):
     for start in range(0, n, b):
         stop = min(n, start + b)
         W = np.hstack([left[start:stop], -shift[start:stop, None]]) @ right
-        with np.errstate(over="raise"):
+        with np.errstate(over="raise", under="ignore"):
             try:
                 np.exp(W, out=W)
             except FloatingPointError:
@@ -194,7 +194,7 @@ def interaction_energy(X, beta, *, normalization: str = "glpr", block: int | Non
     total = 0.0
     for start in range(0, n, b):
         G = X[start:start + b] @ X.T
-        with np.errstate(over="raise"):
+        with np.errstate(over="raise", under="ignore"):
             try:
                 total += float(np.expm1(beta * G).sum())
             except FloatingPointError:
