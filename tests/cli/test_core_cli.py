@@ -1,0 +1,174 @@
+"""CLI: simulate, derive, codegen, bench, verify; exit codes, JSON keys, every bad-input case."""
+import importlib.util
+import json
+import os
+
+import numpy as np
+import pytest
+
+from numerics.cli import main
+from numerics.field import attention_field, interaction_energy
+from numerics.trajectory import Trajectory, uniform_sphere
+
+SIM_KEYS = {"out", "n", "d", "beta", "model", "method", "final_energy", "energy_monotone", "max_norm_error", "seconds"}
+
+
+def run_json(capsys, argv):
+    code = main(argv + ["--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1
+    return json.loads(lines[0])
+
+
+def bad(capsys, argv):
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse errors (unknown choice, bad int) exit 2 from the parser
+        code = exc.code
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2, (out, err)
+    assert len(lines) == 1 and lines[0].startswith("error:"), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.mark.parametrize("method", ["layer", "rk4", "adaptive"])
+def test_simulate_json(tmp_path, capsys, method):
+    out = tmp_path / "t.npz"
+    payload = run_json(capsys, ["simulate", "--model", "sa", "--n", "12", "--d", "3", "--beta", "1", "--t-end", "0.5",
+                                "--dt", "0.05", "--method", method, "--seed", "3", "--out", str(out)])
+    assert SIM_KEYS <= set(payload)
+    assert payload["energy_monotone"] is True and payload["max_norm_error"] < 1e-12
+    assert payload["backend"] == "direct" and payload["method"] == method
+    tr = Trajectory.load(out)
+    assert tr.meta["seed"] == 3 and payload["final_energy"] == pytest.approx(tr.energy[-1])
+
+
+def test_simulate_text_plot_init_resume(tmp_path, capsys):
+    X = uniform_sphere(7, 2, 1)
+    np.save(tmp_path / "x0.npy", X * 1.5)
+    out, plot = tmp_path / "a.npz", tmp_path / "a.png"
+    code = main(["simulate", "--model", "usa", "--beta", "2", "--t-end", "0.4", "--init", str(tmp_path / "x0.npy"),
+                 "--normalize", "--save-every", "2", "--out", str(out), "--plot", str(plot)])
+    text = capsys.readouterr().out
+    assert code == 0 and "final_energy" in text and plot.stat().st_size > 1000
+    payload = run_json(capsys, ["simulate", "--resume", str(out), "--t-end", "0.8", "--out", str(tmp_path / "b.npz")])
+    assert payload["t_end"] == pytest.approx(0.8) and payload["n"] == 7
+    for d in (3, 5):  # 3-D sphere view and the first-two-coordinates view
+        assert main(["simulate", "--model", "sa", "--n", "6", "--d", str(d), "--beta", "1", "--t-end", "0.1",
+                     "--out", str(tmp_path / f"c{d}.npz"), "--plot", str(tmp_path / f"c{d}.png")]) == 0
+    capsys.readouterr()
+
+
+def test_simulate_rescaled_usa_large_beta(tmp_path, capsys):
+    payload = run_json(capsys, ["simulate", "--model", "usa", "--n", "8", "--d", "3", "--beta", "1000",
+                                "--time-unit", "rescaled", "--t-end", "0.1", "--out", str(tmp_path / "r.npz")])
+    assert payload["time_unit"] == "rescaled" and np.isfinite(payload["final_energy"])
+
+
+def test_simulate_bad_inputs(tmp_path, capsys):
+    base = ["simulate", "--model", "sa", "--n", "5", "--d", "3", "--beta", "1", "--t-end", "0.1"]
+    out = ["--out", str(tmp_path / "o.npz")]
+    assert "n must be >= 1" in bad(capsys, ["simulate", "--model", "sa", "--n", "0", "--d", "3", "--beta", "1",
+                                            "--t-end", "0.1"] + out)
+    assert "d must be >= 2" in bad(capsys, ["simulate", "--model", "sa", "--n", "5", "--d", "1", "--beta", "1",
+                                            "--t-end", "0.1"] + out)
+    for beta in ("nan", "inf"):
+        assert "beta must be finite" in bad(capsys, ["simulate", "--model", "sa", "--n", "5", "--d", "3", "--beta",
+                                                     beta, "--t-end", "0.1"] + out)
+    bad(capsys, base[:2] + ["xx"] + base[3:] + out)  # unknown model
+    bad(capsys, base + ["--method", "euler"] + out)  # unknown method
+    bad(capsys, base + ["--backend", "gpu"] + out)
+    assert "fourier" in bad(capsys, ["simulate", "--model", "sa", "--n", "5", "--d", "3", "--beta", "1",
+                                     "--t-end", "0.1", "--backend", "fourier"] + out)
+    assert "not writable" in bad(capsys, base + ["--out", str(tmp_path / "missing" / "o.npz")])
+    assert "not writable" in bad(capsys, base + out + ["--plot", str(tmp_path / "missing" / "p.png")])
+    X = uniform_sphere(5, 3, 0)
+    np.save(tmp_path / "wrong_shape.npy", X[:, :2].reshape(-1))
+    np.save(tmp_path / "nan.npy", np.where(np.arange(15).reshape(5, 3) == 4, np.nan, X))
+    np.save(tmp_path / "off.npy", X * (1 + 1e-6))
+    sim = ["simulate", "--model", "sa", "--beta", "1", "--t-end", "0.1"] + out
+    assert "dimensions" in bad(capsys, sim + ["--init", str(tmp_path / "wrong_shape.npy")])
+    assert "non-finite" in bad(capsys, sim + ["--init", str(tmp_path / "nan.npy")])
+    assert "off the unit sphere" in bad(capsys, sim + ["--init", str(tmp_path / "off.npy")])
+    assert "does not match" in bad(capsys, sim + ["--init", str(tmp_path / "off.npy"), "--normalize", "--d", "4"])
+    assert "cannot read" in bad(capsys, sim + ["--init", str(tmp_path / "none.npy")])
+    assert "needs --model" in bad(capsys, ["simulate", "--n", "5", "--d", "3", "--t-end", "1"] + out)
+    assert "t_end" in bad(capsys, base[:-1] + ["-1"] + out)
+    assert "dt must be >" in bad(capsys, base + ["--dt", "0"] + out)
+    assert "cannot read" in bad(capsys, ["simulate", "--resume", str(tmp_path / "none.npz"), "--t-end", "1"] + out)
+
+
+def test_derive_text_latex_json(capsys):
+    assert main(["derive", "gradient", "--model", "usa", "--d", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "usa field = n * Riemannian gradient" in text and "verification: proved" in text
+    assert main(["derive", "field", "--model", "sa", "--d", "2", "--latex"]) == 0
+    assert r"\begin{align*}" in capsys.readouterr().out
+    payload = run_json(capsys, ["derive", "energy", "--model", "sa", "--d", "2"])
+    assert payload["ok"] is True and payload["kind"] == "energy"
+    assert {d["verification"]["status"] for d in payload["derivations"]} <= {"proved", "checked-at-points"}
+    payload = run_json(capsys, ["derive", "hessian", "--model", "usa", "--d", "2"])
+    assert payload["ok"] and "closed-form blocks" in payload["derivations"][0]["title"]
+
+
+def test_derive_bad_inputs(capsys):
+    bad(capsys, ["derive", "curvature", "--model", "sa", "--d", "3"])
+    bad(capsys, ["derive", "energy", "--model", "xx", "--d", "3"])
+    assert "d must be >= 2" in bad(capsys, ["derive", "energy", "--model", "sa", "--d", "1"])
+    assert "between 2 and" in bad(capsys, ["derive", "energy", "--model", "sa", "--d", "64"])
+
+
+def test_codegen_module_matches_library(tmp_path, capsys, rng):
+    out = tmp_path / "gen_sa.py"
+    payload = run_json(capsys, ["codegen", "--model", "sa", "--d", "3", "--out", str(out)])
+    assert payload["out"] == str(out) and len(payload["key"]) == 16
+    spec = importlib.util.spec_from_file_location("gen_sa", out)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    X = uniform_sphere(200, 3, rng)
+    for beta in (-1.0, 0.0, 2.5):
+        assert np.abs(mod.field(X, beta) - attention_field(X, beta, "sa")).max() <= 1e-12
+        assert abs(mod.energy(X, beta) - interaction_energy(X, beta)) <= 1e-12
+
+
+def test_codegen_bad_inputs(tmp_path, capsys):
+    assert "d must be >= 2" in bad(capsys, ["codegen", "--model", "sa", "--d", "1", "--out", str(tmp_path / "a.py")])
+    assert ".py" in bad(capsys, ["codegen", "--model", "sa", "--d", "3", "--out", str(tmp_path / "a.txt")])
+    assert "not writable" in bad(capsys, ["codegen", "--model", "sa", "--d", "3", "--out",
+                                          str(tmp_path / "no" / "a.py")])
+    bad(capsys, ["codegen", "--model", "xx", "--d", "3", "--out", str(tmp_path / "a.py")])
+
+
+def test_bench_small(capsys):
+    payload = run_json(capsys, ["bench", "--n", "256", "--repeats", "1"])
+    assert [r["d"] for r in payload["results"]] == [3, 64]
+    assert all(r["ratio"] > 0 and r["floor_seconds"] > 0 for r in payload["results"])
+    assert main(["bench", "--n", "128", "--repeats", "1"]) == 0
+    assert "floor" in capsys.readouterr().out
+    assert "n must be >= 1" in bad(capsys, ["bench", "--n", "0"])
+    assert "repeats must be >= 1" in bad(capsys, ["bench", "--repeats", "0"])
+
+
+def test_verify_core_json(capsys):
+    payload = run_json(capsys, ["verify", "--only", "core.equivariance"])
+    check = payload["checks"][0]
+    assert {"id", "title", "source", "status", "measured", "expected", "tolerance", "seconds"} <= set(check)
+    assert check["status"] == "passed" and payload["summary"]["passed"] == 1
+    assert main(["verify", "--list"]) == 0
+    listing = capsys.readouterr().out
+    for cid in ("core.gradient-structure", "core.energy-identity", "core.equivariance", "core.integrator-orders",
+                "core.codegen"):
+        assert cid in listing
+    assert "unknown claim id" in bad(capsys, ["verify", "--only", "core.nope"])
+
+
+def test_no_command_and_python_m(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 2
+    capsys.readouterr()
+    assert os.path.exists(os.path.join(os.path.dirname(__file__), "..", "..", "numerics", "__main__.py"))
