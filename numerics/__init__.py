@@ -1,8 +1,9 @@
 """attnflow.numerics: simulations, solvers and checks (NumPy, SciPy, NetworkX; no symbolic derivation here)."""
 from .errors import InputError
 from .field import attention_field, interaction_energy, make_field
-from .integrators import METHODS, renormalize, step_layer, step_rk4
-from .trajectory import Trajectory, load_initial, simulate, uniform_sphere
+from .integrators import METHODS, integrate_adaptive, integrate_fixed, observed_order, renormalize, step_layer, step_rk4
+from .taylor import fitted_slope, tangent_direction, taylor_remainders
+from .trajectory import BACKENDS, Trajectory, load_initial, resume, select_field, simulate, uniform_sphere
 from .verification import CheckResult, all_claims, claim
 
 __all__ = [
@@ -12,6 +13,15 @@ __all__ = [
     "Trajectory",
     "all_claims",
     "attention_field",
+    "BACKENDS",
+    "fitted_slope",
+    "integrate_adaptive",
+    "integrate_fixed",
+    "observed_order",
+    "resume",
+    "select_field",
+    "tangent_direction",
+    "taylor_remainders",
     "claim",
     "interaction_energy",
     "load_initial",

@@ -3,7 +3,17 @@
 Derivations of energies, Riemannian gradients and Hessians on the sphere, linearised operators and covariance
 ODEs; :mod:`theory.codegen` turns them into vectorised NumPy callables.
 """
+from .codegen import GeneratedModel, generate_model, model_module_source, write_model_module
 from .derivation import Derivation, Step, Verification, rational_sphere_point
+from .energy import (
+    empirical_energy,
+    energy_identity_derivation,
+    explicit_energy_identity_derivation,
+    explicit_gradient_structure_derivation,
+    gradient_structure_derivation,
+    mean_field_energy,
+)
+from .fields import attention_weight, explicit_field, field_derivation, particle_field, tangency_derivation
 from .hessian import closed_form_riemannian_hessian, gradient_derivation, hessian_derivation
 from .kernels import PairKernel, exponential_kernel, pair_energy
 from .spec import MODELS, ModelSpec
@@ -31,6 +41,21 @@ __all__ = [
     "ModelSpec",
     "Step",
     "Verification",
+    "GeneratedModel",
+    "attention_weight",
+    "empirical_energy",
+    "energy_identity_derivation",
+    "explicit_energy_identity_derivation",
+    "explicit_field",
+    "explicit_gradient_structure_derivation",
+    "field_derivation",
+    "generate_model",
+    "gradient_structure_derivation",
+    "mean_field_energy",
+    "model_module_source",
+    "particle_field",
+    "tangency_derivation",
+    "write_model_module",
     "euclidean_gradient",
     "euclidean_hessian",
     "product_riemannian_gradient",
