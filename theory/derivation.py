@@ -196,3 +196,25 @@ def rational_sphere_point(rng: random.Random, dim: int, denominator: int = 97) -
 def random_rational(rng: random.Random, low: int = -3, high: int = 3, denominator: int = 7) -> sp.Rational:
     """A random rational in [low, high] with the given denominator."""
     return sp.Rational(rng.randint(low * denominator, high * denominator), denominator)
+
+
+def sphere_point_sampler(names_of_points, dim: int, beta_symbol: sp.Symbol | None = None, extra=()) -> Sampler:
+    """A sampler placing each list of coordinate symbols at an exact rational point of S^{dim-1}.
+
+    ``beta_symbol`` (if given) gets a random nonzero rational in [-2, 3] (denominator 5); symbols in ``extra``
+    get random rationals in [1, 3]. Used by derivations that hold on the sphere only.
+    """
+
+    def sample(rng: random.Random):
+        subs = {}
+        for names in names_of_points:
+            for c, value in zip(names, rational_sphere_point(rng, dim)):
+                subs[c] = value
+        if beta_symbol is not None:
+            value = random_rational(rng, -2, 3, 5)
+            subs[beta_symbol] = value if value != 0 else sp.Rational(1, 5)
+        for symbol in extra:
+            subs[symbol] = random_rational(rng, 1, 3, 5)
+        return subs
+
+    return sample

@@ -23,12 +23,10 @@ small-n system (:func:`explicit_energy_identity_derivation`, :func:`explicit_gra
 """
 from __future__ import annotations
 
-import random
-
 import sympy as sp
 
 from . import symbols as sym
-from .derivation import Derivation, Step, random_rational, rational_sphere_point
+from .derivation import Derivation, Step, sphere_point_sampler
 from .fields import attention_weight, explicit_field, field_from_sums
 from .hessian import closed_form_euclidean_gradient
 from .kernels import PairKernel, exponential_kernel, kernel_at_beta_zero, pair_energy
@@ -76,19 +74,7 @@ def mean_field_energy(d: int) -> sp.Expr:
 
 
 def _sphere_sampler(names_of_points, d, extra=()):
-    def sample(rng: random.Random):
-        subs = {}
-        for names in names_of_points:
-            for c, value in zip(names, rational_sphere_point(rng, d)):
-                subs[c] = value
-        subs[sym.beta] = random_rational(rng, -2, 3, 5)
-        if subs[sym.beta] == 0:
-            subs[sym.beta] = sp.Rational(1, 5)
-        for symbol in extra:
-            subs[symbol] = random_rational(rng, 1, 3, 5)
-        return subs
-
-    return sample
+    return sphere_point_sampler(names_of_points, d, sym.beta, extra)
 
 
 def empirical_measure_derivation(n: int = 3, d: int = 2) -> Derivation:

@@ -18,12 +18,10 @@ the rescaled time unit t' = e^{beta} t.
 """
 from __future__ import annotations
 
-import random
-
 import sympy as sp
 
 from . import symbols as sym
-from .derivation import Derivation, Step, random_rational, rational_sphere_point
+from .derivation import Derivation, Step, sphere_point_sampler
 from .spec import ModelSpec
 from .sphere import tangent_projection
 
@@ -76,15 +74,7 @@ def explicit_field(spec: ModelSpec, points) -> sp.Matrix:
 
 
 def _spec_sampler(spec: ModelSpec, names_of_points):
-    def sample(rng: random.Random):
-        subs = {}
-        for names in names_of_points:
-            for c, value in zip(names, rational_sphere_point(rng, spec.d)):
-                subs[c] = value
-        subs[sym.beta] = random_rational(rng, -2, 3, 5)
-        return subs
-
-    return sample
+    return sphere_point_sampler(names_of_points, spec.d, sym.beta)
 
 
 def tangency_derivation(spec: ModelSpec) -> Derivation:
