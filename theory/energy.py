@@ -20,6 +20,8 @@ Identities proved here (Q = K = V = I; grad_i is the Riemannian gradient on the 
 Both dE/dt are sums of squares with positive weights, so E_beta never decreases (for any real beta: Z_i > 0).
 Each identity is proved per particle / per pair with a symbolic n (so for every n), and re-checked on an explicit
 small-n system (:func:`explicit_energy_identity_derivation`, :func:`explicit_gradient_structure_derivation`).
+
+Verified by: core.gradient-structure, core.energy-identity.
 """
 from __future__ import annotations
 

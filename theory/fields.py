@@ -15,6 +15,8 @@ particle, so expression size never grows with n; :func:`particle_field` is the e
 cross-check. The overflow-safe form multiplies every weight by e^{-c} for a per-particle constant c: exact for
 ``sa`` (N/Z is unchanged, :func:`shift_invariance_derivation`), and for ``usa`` with c = beta it is the field in
 the rescaled time unit t' = e^{beta} t.
+
+Verified by: core.equivariance (tangency), core.codegen (explicit_field vs generated code).
 """
 from __future__ import annotations
 
