@@ -3,7 +3,7 @@
 The floor, measured in the same process on the same data, is one Gram GEMM (X X^T), one exp pass over the
 n x n result and one n x n by n x d GEMM: the minimum work of any dense implementation. The ratio
 field time / floor time is what ``attnflow bench`` reports (targets: 1.5 at d = 3 and 1.3 at d = 64, n = 4096).
-Times are the minimum over repeats (least disturbed by other processes).
+Times are the minimum over repeats (least disturbed by other processes), floor and field alternating.
 """
 from __future__ import annotations
 
@@ -18,12 +18,15 @@ from .trajectory import uniform_sphere
 TARGETS = {3: 1.5, 64: 1.3}
 
 
-def _best(fn, repeats: int) -> float:
-    best = float("inf")
+def _best_interleaved(fns, repeats: int) -> list[float]:
+    """Minimum time of each function over ``repeats`` rounds, alternating them within each round so that a
+    change of machine load affects both sides of a ratio alike."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
+        for k, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - start)
     return best
 
 
@@ -45,8 +48,8 @@ def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str =
         d = require_int(d, "d", minimum=2)
         X = uniform_sphere(n, d, seed)
         attention_field(X, beta, model)  # warm-up (allocations, BLAS threads)
-        floor = _best(lambda: floor_operations(X), repeats)
-        field = _best(lambda: attention_field(X, beta, model), repeats)
+        floor, field = _best_interleaved([lambda: floor_operations(X), lambda: attention_field(X, beta, model)],
+                                         repeats)
         rows.append({"n": n, "d": d, "beta": beta, "model": model, "repeats": repeats,
                      "field_seconds": field, "floor_seconds": floor, "ratio": field / floor,
                      "target": TARGETS.get(d), "within_target": (field / floor <= TARGETS[d]) if d in TARGETS else None})

@@ -121,20 +121,27 @@ def _projected_field(X, beta, model, M, V, scale, block):
     else:
         shift = np.full(n, beta)  # usa: e^{beta (s - 1)} defines the rescaled time unit t' = e^{beta} t
     # Logits beta <Q x_i, K x_j> - c_i come from one GEMM with an extra column: [beta X M, -c] @ [X, 1]^T,
-    # and numerator and row sums from another: W @ [XV, 1].
+    # and numerator and row sums from another: W @ [XV, 1]. The block buffers are allocated once and every
+    # GEMM and the exp write into them (no fresh n-wide arrays per block: page faults cost as much as the exp).
+    lhs = np.hstack([left, -shift[:, None]])
     right = np.hstack([X, np.ones((n, 1))]).T.copy()
     rhs = np.hstack([XV, np.ones((n, 1))])
+    b = min(b, n)
+    W_buf = np.empty((b, n))
+    acc_buf = np.empty((b, d + 1))
     out = np.empty((n, d))
     for start in range(0, n, b):
         stop = min(n, start + b)
-        W = np.hstack([left[start:stop], -shift[start:stop, None]]) @ right
+        W = W_buf[:stop - start]
+        np.matmul(lhs[start:stop], right, out=W)
         with np.errstate(over="raise", under="ignore"):
             try:
                 np.exp(W, out=W)
             except FloatingPointError:
                 raise InputError(f"attention weights overflow for beta={beta:g} "
                                  "(use smaller |beta|, or model='sa')") from None
-        acc = W @ rhs
+        acc = acc_buf[:stop - start]
+        np.matmul(W, rhs, out=acc)
         if model == "sa":
             small = acc[:, d] < 1e-280
             for r in np.flatnonzero(small):  # c_i far above every logit: redo the row with the exact max
