@@ -236,6 +236,9 @@ def field(X, beta, time_unit="natural", block=None):
     beta = float(beta)
     if time_unit not in ("natural", "rescaled"):
         raise ValueError(f"time_unit must be 'natural' or 'rescaled', got {{time_unit!r}}")
+    if MODEL == "usa" and time_unit == "natural" and beta > 700:
+        raise OverflowError(f"usa field overflows in the natural time unit at beta={{beta:g}}; "
+                            "use time_unit='rescaled' (t' = e^beta t)")
     n, d = X.shape
     A, V = attention_matrices(beta)
     XA = X @ A.T
@@ -257,18 +260,24 @@ def field(X, beta, time_unit="natural", block=None):
     return out
 
 
-def energy(X, beta, block=None):
+def energy(X, beta, block=None, normalization="glpr"):
     """E_beta(X) = 1/(2 n^2) sum_{{i,j}} phi_beta(<x_i, x_j>), a float. Arguments: X (n, d) unit rows, beta.
 
     The Lyapunov function of the flow when Q = K = V = I (independent of the model's Q, K, V).
+    normalization="gkpr" gives (1/n^2) sum_{{i,j}} weight(s_ij, beta, beta) = (1/n^2) sum e^{{beta(s_ij - 1)}}
+    in (0, 1] (GKPR arXiv 2410.06833), finite for every beta >= 0 (the GLPR form overflows beyond beta ~ 700).
     """
     X = numpy.asarray(X, dtype=float)
+    beta = float(beta)
+    if normalization not in ("glpr", "gkpr"):
+        raise ValueError(f"normalization must be 'glpr' or 'gkpr', got {{normalization!r}}")
     n = X.shape[0]
     total = 0.0
     b = _rows(n, block)
     for start in range(0, n, b):
-        total += float(pair_energy(X[start:start + b] @ X.T, float(beta)).sum())
-    return total / (2.0 * n * n)
+        S = X[start:start + b] @ X.T
+        total += float((pair_energy(S, beta) if normalization == "glpr" else weight(S, beta, beta)).sum())
+    return total / (2.0 * n * n) if normalization == "glpr" else total / (n * n)
 
 
 def riemannian_gradient(X, beta, block=None):

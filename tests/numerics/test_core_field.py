@@ -147,6 +147,10 @@ def test_usa_is_n_times_gradient_property(X, beta):
     scale = np.exp(abs(beta)) * max(1.0, float(np.abs(xi).sum()))
     # O(h^2) truncation (~ e^|beta| h^2) plus round-off of E / h (~ 1e-16 e^|beta| / h)
     assert abs(fd - expected) <= 1e-8 * scale
+    # sa: grad_i E = (Z_i / n^2) v_i^sa, Z_i = sum_j e^{beta s_ij}: the same directional derivative
+    Z = np.exp(beta * (X @ X.T)).sum(axis=1)
+    v_sa = attention_field(X, beta, "sa")
+    assert abs(fd - float(np.sum((Z / n**2)[:, None] * v_sa * xi))) <= 1e-8 * scale
 
 
 @given(X=sphere_points(), beta=betas, model=models, seed=st.integers(0, 2**31))

@@ -40,12 +40,20 @@ def test_generated_general_qkv_equals_hand_written(rng):
         assert np.abs(gen.field(X, 1.2) - ref).max() <= 1e-12 * max(1, np.abs(ref).max())
 
 
-def test_generated_sa_large_beta_is_finite(rng):
+def test_generated_large_beta_is_finite(rng):
     gen = generate_model(ModelSpec("sa", 3))
     X = uniform_sphere(30, 3, rng)
     with np.errstate(over="raise", invalid="raise"):
         v = gen.field(X, 1e4)
+        e = gen.energy(X, 1e4, normalization="gkpr")
     assert np.abs(v - attention_field(X, 1e4, "sa")).max() < 1e-12
+    assert e == pytest.approx(interaction_energy(X, 1e4, normalization="gkpr"), rel=1e-12)
+    usa = generate_model(ModelSpec("usa", 3))
+    with np.errstate(over="raise", invalid="raise"):
+        u = usa.field(X, 1e4, "rescaled")
+    assert np.abs(u - attention_field(X, 1e4, "usa", time_unit="rescaled")).max() < 1e-12
+    with pytest.raises(OverflowError, match="rescaled"):
+        usa.field(X, 1e4)
 
 
 def test_cache_by_derivation_identity():
