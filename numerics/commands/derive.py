@@ -11,12 +11,15 @@ HELP = "print the symbolic derivation of the energy, field, gradient or Hessian 
 KINDS = ("energy", "field", "gradient", "hessian")
 #: derivations show explicit coordinates; above this d they are unreadable and slow
 MAX_D = 6
+#: the explicit Hessian is an (n d) x (n d) matrix of exponentials: d = 6 already takes about a minute
+MAX_D_HESSIAN = 4
 
 
 def add_arguments(p):
     p.add_argument("kind", choices=KINDS, help="what to derive")
     p.add_argument("--model", choices=MODELS, required=True, help="sa or usa")
-    p.add_argument("--d", type=int, required=True, help=f"ambient dimension (2..{MAX_D})")
+    p.add_argument("--d", type=int, required=True,
+                   help=f"ambient dimension (2..{MAX_D}; hessian 2..{MAX_D_HESSIAN})")
     p.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -54,6 +57,9 @@ def run(args) -> int:
     d = require_int(args.d, "d", minimum=2)
     if d > MAX_D:
         raise InputError(f"derive shows explicit coordinates; use --d between 2 and {MAX_D}, got {d}")
+    if args.kind == "hessian" and d > MAX_D_HESSIAN:
+        raise InputError(f"derive hessian builds the explicit 2d x 2d Hessian; use --d between 2 and "
+                         f"{MAX_D_HESSIAN}, got {d}")
     items = []
     for der, kw in derivations(args.kind, args.model, d):
         items.append((der, der.verify(**kw)))

@@ -120,6 +120,7 @@ def test_derive_bad_inputs(capsys):
     bad(capsys, ["derive", "energy", "--model", "xx", "--d", "3"])
     assert "d must be >= 2" in bad(capsys, ["derive", "energy", "--model", "sa", "--d", "1"])
     assert "between 2 and" in bad(capsys, ["derive", "energy", "--model", "sa", "--d", "64"])
+    assert "between 2 and 4" in bad(capsys, ["derive", "hessian", "--model", "sa", "--d", "5"])
 
 
 def test_codegen_module_matches_library(tmp_path, capsys, rng):
