@@ -18,10 +18,7 @@ def plot_trajectory(trajectory, path, snapshots: int = 4) -> str:
     d = 2: points on the unit circle; d = 3: points on a wireframe sphere (3-D view); d > 3: the first two
     coordinates inside the unit disc. The last panel is the energy curve (normalisation and time unit from meta).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")  # off-screen whatever the environment says; never at library import
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # the backend is chosen by the caller (the CLI selects Agg)
 
     X, times, energy, meta = trajectory.X, trajectory.times, trajectory.energy, trajectory.meta
     d = X.shape[2]
