@@ -56,6 +56,11 @@ def run(args) -> int:
         _check_writable(args.plot, "plot")
     progress = StderrProgress("simulate")
     if args.resume:
+        given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt")
+                 if getattr(args, k) is not None]
+        if given:
+            raise InputError(f"--resume continues with the parameters saved in {args.resume}; "
+                             f"do not pass {', '.join(given)}")
         traj = resume(args.resume, args.t_end, progress=progress)
     else:
         missing = [f"--{k}" for k in ("model", "beta") if getattr(args, k) is None]

@@ -57,6 +57,10 @@ def test_simulate_text_plot_init_resume(tmp_path, capsys):
     assert code == 0 and "final_energy" in text and plot.stat().st_size > 1000
     payload = run_json(capsys, ["simulate", "--resume", str(out), "--t-end", "0.8", "--out", str(tmp_path / "b.npz")])
     assert payload["t_end"] == pytest.approx(0.8) and payload["n"] == 7
+    assert "do not pass --beta" in bad(capsys, ["simulate", "--resume", str(out), "--beta", "3", "--t-end", "1",
+                                               "--out", str(tmp_path / "b.npz")])
+    assert "must exceed" in bad(capsys, ["simulate", "--resume", str(out), "--t-end", "0.1",
+                                         "--out", str(tmp_path / "b.npz")])
     for d in (3, 5):  # 3-D sphere view and the first-two-coordinates view
         assert main(["simulate", "--model", "sa", "--n", "6", "--d", str(d), "--beta", "1", "--t-end", "0.1",
                      "--out", str(tmp_path / f"c{d}.npz"), "--plot", str(tmp_path / f"c{d}.png")]) == 0
