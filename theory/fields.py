@@ -105,8 +105,8 @@ def field_derivation(spec: ModelSpec, n: int = 2) -> Derivation:
 
     Steps: kernel phi_beta, weight phi_beta' at the score <Qx, Ky>, the pair contribution w V y, the field
     P_x(N / Z) (sa) or P_x(N / n) (usa). The identity states that assembling the pair contributions of ``n``
-    explicit particles gives :func:`particle_field` for particle 1 (the kernel-level formula and the explicit
-    formula agree).
+    explicit particles gives the field of particle 1 as transcribed directly from the model table,
+    (I - x x^T)(sum_j e^{beta (Qx)^T (K x_j)} V x_j) / Z (or / n).
     """
     x = sym.particle(1, spec.d)
     pts = [x] + [sym.particle(j + 2, spec.d) for j in range(n - 1)]
@@ -116,7 +116,11 @@ def field_derivation(spec: ModelSpec, n: int = 2) -> Derivation:
     else:
         Z = sp.Integer(n)
     lhs = field_from_sums(spec, x, numerator, Z)
-    rhs = particle_field(spec, 0, pts)
+    # Right side: a direct transcription of the table in DESIGN.md (matrix products, no helper of this module).
+    weights = [sp.exp(spec.beta * ((spec.Q * x).T * (spec.K * y))[0, 0]) for y in pts]
+    raw = sum((w * (spec.V * y) for w, y in zip(weights, pts)), sp.zeros(spec.d, 1))
+    raw = raw / (sum(weights) if spec.model == "sa" else n)
+    rhs = (sp.eye(spec.d) - x * x.T) * raw
     y = sym.vector("y", spec.d)
     kernel = (sp.exp(sym.beta * sym.s) - 1) / sym.beta
     return Derivation(
