@@ -7,7 +7,14 @@ never bare names. :func:`compile_function` turns that source into a callable, ca
 identity, and :func:`write_module` writes several such functions out as a standalone, readable ``.py`` file that
 depends on NumPy/SciPy only.
 
-Higher layers (model fields and energies) build on these; see :mod:`theory.codegen` users.
+Model layer (second half): :func:`generate_model` turns a :class:`theory.spec.ModelSpec` into a module whose
+symbolic part is the pair kernel phi_beta, its derivatives and the overflow-safe shifted weight
+phi'(s) e^{-c} (all printed from sympy with CSE), and whose aggregation over particles is a fixed, documented,
+blocked template (:data:`_TEMPLATE`): ``field(X, beta)`` -> (n, d), ``energy(X, beta)`` -> float, the Riemannian
+gradient and a Hessian-vector product of E_beta. Modules are cached by :func:`model_key` (the hash of the
+expressions they are printed from) and written out by :func:`write_model_module`.
+
+Verified by: core.codegen.
 """
 from __future__ import annotations
 
@@ -322,7 +329,8 @@ def riemannian_hessian_vector(X, beta, U, block=None):
 class GeneratedModel:
     """Generated NumPy code of one model: the module source and its compiled functions.
 
-    ``field(X, beta, time_unit="natural", block=None) -> (n, d)``, ``energy(X, beta) -> float``,
+    ``field(X, beta, time_unit="natural", block=None) -> (n, d)``,
+    ``energy(X, beta, block=None, normalization="glpr") -> float``,
     ``riemannian_gradient(X, beta) -> (n, d)``, ``riemannian_hessian_vector(X, beta, U) -> (n, d)``, and the
     generated kernel functions ``pair_energy(s, beta)`` (phi), ``pair_weight(s, beta)`` (phi'),
     ``pair_curvature(s, beta)`` (phi''), ``weight(s, beta, c)`` (phi' e^{-c}), ``attention_matrices(beta)``.
