@@ -121,9 +121,12 @@ def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) 
     pair_terms = (phi.subs(sym.s, s_xy) + phi.subs(sym.s, s_yx)) / (2 * n**2)
     self_term = phi.subs(sym.s, s_xx) / (2 * n**2)
     lhs = sp.Matrix.vstack(n * riemannian_gradient(pair_terms, x), n * riemannian_gradient(self_term, x))
-    # usa field, term by term: P_x((1/n) w(x, y) y) with w the attention weight of the spec (e^{beta s}).
-    rhs = sp.Matrix.vstack(field_from_sums(spec, x, attention_weight(spec, x, y) * y, n),
-                           field_from_sums(spec, x, attention_weight(spec, x, x) * x, n))
+    # usa field of the kernel, term by term: P_x((1/n) phi'(<x, y>) y). For phi_beta the weight phi' is the
+    # attention weight e^{beta <x, y>} of the usa model (checked by the last step being zero).
+    weight = kernel.weight()
+    rhs = sp.Matrix.vstack(field_from_sums(spec, x, weight.subs(sym.s, s_xy) * y, n),
+                           field_from_sums(spec, x, weight.subs(sym.s, s_xx) * x, n))
+    attention_check = sp.simplify(weight.subs(sym.s, s_xy) - attention_weight(spec, x, y))
     return Derivation(
         title=f"usa field = n * Riemannian gradient of E_beta on (S^{d - 1})^n, every n (pair-term level)",
         source="GLPR arXiv 2312.10794, gradient-flow structure of USA",
@@ -132,7 +135,9 @@ def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) 
                Step("terms of E containing x = x_i and y = x_j (j != i)", pair_terms),
                Step("their Euclidean gradient (1/n^2) phi'(<x,y>) y", sp.simplify(euclidean_gradient(pair_terms, x))),
                Step("self term phi(|x|^2)/(2 n^2)", self_term),
-               Step("n P_x of the pair gradient", lhs[:d, :])),
+               Step("n P_x of the pair gradient", lhs[:d, :]),
+               Step("phi'(<x,y>) minus the usa attention weight e^{beta <x,y>} (zero for phi_beta)",
+                    attention_check)),
         notes="summing the pair identity over j != i and adding the self term gives v_i^usa = n grad_i E_beta; "
               "the kernel weight phi_beta'(s) = e^{beta s} is the usa attention weight",
     )

@@ -16,6 +16,17 @@ def test_gradient_structure_proved_every_n(d):
     assert en.gradient_structure_derivation(d).verify().status == "proved"
 
 
+def test_gradient_structure_other_kernels():
+    """The pair-level identity n grad E = P_x((1/n) phi'(s) y) holds for any kernel, e.g. CRMB-style kernels."""
+    from theory.kernels import PairKernel
+
+    a = sp.Symbol("a", real=True)
+    for expr, params in ((sym.s**3 / 3 + sym.s, {}), (sp.cosh(sym.beta * sym.s), {}), (a * sym.s**2, {a: a})):
+        der = en.gradient_structure_derivation(3, PairKernel(expr, params))
+        assert der.verify().status == "proved"
+    assert en.gradient_structure_derivation(3).steps[-1].expr == 0  # phi_beta' is the attention weight
+
+
 def test_explicit_gradient_structure_small_n():
     ver = en.explicit_gradient_structure_derivation(3, 2).verify(points=3, simplify=False)
     assert ver.status == "checked-at-points"
