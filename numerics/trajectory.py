@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InputError, require_choice, require_int, require_points, require_real
+from .errors import InputError, require_choice, require_finite_array, require_int, require_points, require_real
 from .field import MODELS, TIME_UNITS, interaction_energy, make_field
 from .integrators import METHODS, integrate_adaptive, integrate_fixed
 from .provenance import atomic_write, package_versions
@@ -105,6 +105,29 @@ def load_initial(path, normalize: bool = False) -> np.ndarray:
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read initial condition {path}: {exc}") from None
     return require_points(arr, f"init file {path}", normalize=normalize)
+
+
+def load_attention_matrices(path, d: int | None = None) -> dict:
+    """Q, K, V from an ``.npz`` file holding any of the arrays ``Q``, ``K``, ``V`` (each d x d; missing = identity).
+
+    Returns a dict with the keys present. Unknown keys, non-square or non-finite arrays raise :class:`InputError`.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read matrices {path}: {exc}") from None
+    unknown = set(arrays) - {"Q", "K", "V"}
+    if unknown or not arrays:
+        raise InputError(f"matrices file {path} must hold arrays named Q, K and/or V, got {sorted(arrays)}")
+    out = {}
+    for name, M in sorted(arrays.items()):
+        M = require_finite_array(M, f"{name} in {path}", ndim=2)
+        dim = d if d is not None else M.shape[0]
+        if M.shape != (dim, dim):
+            raise InputError(f"{name} in {path} must be {dim} x {dim}, got shape {M.shape}")
+        out[name] = M
+    return out
 
 
 def energy_normalization_for(beta: float) -> str:

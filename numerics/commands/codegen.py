@@ -16,6 +16,8 @@ def add_arguments(p):
     p.add_argument("--model", choices=MODELS, required=True, help="sa or usa")
     p.add_argument("--d", type=int, required=True, help="ambient dimension")
     p.add_argument("--out", required=True, help="output .py file")
+    p.add_argument("--matrices", metavar="FILE.npz", help="attention matrices: arrays Q, K and/or V (d x d; "
+                   "missing ones are the identity)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -29,7 +31,12 @@ def run(args) -> int:
     directory = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
         raise InputError(f"cannot write {args.out}: directory {directory} does not exist or is not writable")
-    spec = ModelSpec(args.model, d)
+    mats = {}
+    if args.matrices:
+        from ..trajectory import load_attention_matrices
+
+        mats = {k: v.tolist() for k, v in load_attention_matrices(args.matrices, d).items()}
+    spec = ModelSpec(args.model, d, **mats)
     gen = generate_model(spec)
     try:
         write_model_module(spec, args.out)

@@ -10,7 +10,7 @@ from ..field import MODELS, TIME_UNITS
 from ..integrators import METHODS
 from ..provenance import StderrProgress
 from ..render import emit, key_values
-from ..trajectory import BACKENDS, load_initial, resume, simulate
+from ..trajectory import BACKENDS, load_attention_matrices, load_initial, resume, simulate
 
 NAME = "simulate"
 ORDER = 20
@@ -28,6 +28,8 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=0, help="seed of the uniform initial condition (default 0)")
     p.add_argument("--init", help="initial condition: .npy file of shape (n, d) with unit rows")
     p.add_argument("--normalize", action="store_true", help="renormalise the rows of --init instead of rejecting")
+    p.add_argument("--matrices", metavar="FILE.npz", help="attention matrices: arrays Q, K and/or V (d x d; "
+                   "missing ones are the identity)")
     p.add_argument("--save-every", type=int, default=1, help="keep every k-th step (fixed-step methods)")
     p.add_argument("--time-unit", choices=TIME_UNITS, default="natural",
                    help="usa only: 'rescaled' integrates in t' = e^beta t (finite for any beta)")
@@ -56,7 +58,7 @@ def run(args) -> int:
         _check_writable(args.plot, "plot")
     progress = StderrProgress("simulate")
     if args.resume:
-        given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt")
+        given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices")
                  if getattr(args, k) is not None]
         if given:
             raise InputError(f"--resume continues with the parameters saved in {args.resume}; "
@@ -69,11 +71,14 @@ def run(args) -> int:
         if missing:
             raise InputError(f"simulate needs {', '.join(missing)} (or --resume FILE.npz)")
         X0 = load_initial(args.init, normalize=args.normalize) if args.init else None
+        d = X0.shape[1] if X0 is not None else args.d
+        mats = load_attention_matrices(args.matrices, d if isinstance(d, int) and d >= 2 else None) \
+            if args.matrices else {}
         dt = args.dt if (args.dt is not None or args.method == "adaptive") else 0.05
         traj = simulate(args.model, args.beta, args.t_end, n=args.n, d=args.d, X0=X0, seed=args.seed,
                         method=args.method, dt=dt, save_every=args.save_every, time_unit=args.time_unit,
                         rtol=args.rtol, atol=args.atol, normalize=args.normalize, progress=progress,
-                        backend=args.backend)
+                        backend=args.backend, **mats)
     traj.save(args.out)
     if args.plot:
         from ..plots import plot_trajectory

@@ -177,3 +177,30 @@ def test_no_command_and_python_m(capsys):
     assert exc.value.code == 2
     capsys.readouterr()
     assert os.path.exists(os.path.join(os.path.dirname(__file__), "..", "..", "numerics", "__main__.py"))
+
+
+def test_matrices_flag_simulate_and_codegen(tmp_path, capsys, rng):
+    Q, V = rng.standard_normal((3, 3)), rng.standard_normal((3, 3)) / 2
+    np.savez(tmp_path / "m.npz", Q=Q, V=V)
+    out = tmp_path / "t.npz"
+    payload = run_json(capsys, ["simulate", "--model", "usa", "--n", "6", "--d", "3", "--beta", "1", "--t-end", "0.2",
+                                "--matrices", str(tmp_path / "m.npz"), "--out", str(out)])
+    assert payload["energy_is_lyapunov"] is False
+    meta = Trajectory.load(out).meta
+    assert np.allclose(meta["Q"], Q) and meta["K"] is None and np.allclose(meta["V"], V)
+    gen = tmp_path / "g.py"
+    assert main(["codegen", "--model", "sa", "--d", "3", "--matrices", str(tmp_path / "m.npz"), "--out", str(gen)]) == 0
+    capsys.readouterr()
+    spec = importlib.util.spec_from_file_location("g", gen)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    X = uniform_sphere(30, 3, rng)
+    assert np.abs(mod.field(X, 0.8) - attention_field(X, 0.8, "sa", Q=Q, V=V)).max() <= 1e-12
+    np.savez(tmp_path / "bad_key.npz", A=Q)
+    np.savez(tmp_path / "bad_shape.npz", Q=Q[:2])
+    base = ["simulate", "--model", "sa", "--n", "6", "--d", "3", "--beta", "1", "--t-end", "0.2", "--out", str(out)]
+    assert "named Q, K and/or V" in bad(capsys, base + ["--matrices", str(tmp_path / "bad_key.npz")])
+    assert "must be 3 x 3" in bad(capsys, base + ["--matrices", str(tmp_path / "bad_shape.npz")])
+    assert "cannot read matrices" in bad(capsys, base + ["--matrices", str(tmp_path / "none.npz")])
+    assert "must be 3 x 3" in bad(capsys, ["codegen", "--model", "sa", "--d", "3", "--matrices",
+                                           str(tmp_path / "bad_shape.npz"), "--out", str(gen)])
