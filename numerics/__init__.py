@@ -3,7 +3,16 @@ from .errors import InputError
 from .field import attention_field, interaction_energy, make_field
 from .integrators import METHODS, integrate_adaptive, integrate_fixed, observed_order, renormalize, step_layer, step_rk4
 from .taylor import fitted_slope, tangent_direction, taylor_remainders
-from .trajectory import BACKENDS, Trajectory, load_initial, resume, select_field, simulate, uniform_sphere
+from .trajectory import (
+    BACKENDS,
+    Trajectory,
+    load_attention_matrices,
+    load_initial,
+    resume,
+    select_field,
+    simulate,
+    uniform_sphere,
+)
 from .verification import CheckResult, all_claims, claim
 
 __all__ = [
@@ -17,6 +26,7 @@ __all__ = [
     "fitted_slope",
     "integrate_adaptive",
     "integrate_fixed",
+    "load_attention_matrices",
     "observed_order",
     "resume",
     "select_field",
