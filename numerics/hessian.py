@@ -44,25 +44,42 @@ def _resolve(kernel: PairKernel | None) -> tuple[PairKernel, sp.Expr]:
     return kernel, expr
 
 
+_GENERATED: dict[tuple[str, str], object] = {}
+
+
+def _generated(kernel: PairKernel | None, what: str):
+    """Generated callables per (kernel, what), built once: sympy runs at setup only, never per call."""
+    key = ("default" if kernel is None else sp.srepr(kernel.substituted()), what)
+    fn = _GENERATED.get(key)
+    if fn is None:
+        _, expr = _resolve(kernel)
+        if what == "exponential":
+            fn = sp.simplify(expr - exponential_kernel().expr) == 0
+        elif what == "values":
+            fn = compile_function("pair_kernel", (sym.s, sym.beta), expr,
+                                  doc="phi(s) of the pair kernel; arguments (s, beta), elementwise.")
+        else:
+            d1 = sp.simplify(sp.diff(expr, sym.s))
+            d2 = sp.simplify(sp.diff(d1, sym.s))
+            fn = compile_function("pair_kernel_derivatives", (sym.s, sym.beta), (d1, d2),
+                                  doc="(phi'(s), phi''(s)) of the pair kernel; arguments (s, beta), elementwise.")
+        _GENERATED[key] = fn
+    return fn
+
+
 def is_exponential(kernel: PairKernel | None) -> bool:
     """True for the attention kernel phi_beta (the default)."""
-    return kernel is None or sp.simplify(kernel.substituted() - exponential_kernel().expr) == 0
+    return bool(_generated(kernel, "exponential"))
 
 
 def kernel_derivatives(kernel: PairKernel | None = None):
     """Generated ``f(s, beta) -> (phi'(s), phi''(s))`` for ``kernel`` (default: phi_beta), elementwise, cached."""
-    _, expr = _resolve(kernel)
-    d1 = sp.simplify(sp.diff(expr, sym.s))
-    d2 = sp.simplify(sp.diff(d1, sym.s))
-    return compile_function("pair_kernel_derivatives", (sym.s, sym.beta), (d1, d2),
-                            doc="(phi'(s), phi''(s)) of the pair kernel; arguments (s, beta), elementwise.")
+    return _generated(kernel, "derivatives")
 
 
 def kernel_values(kernel: PairKernel | None = None):
     """Generated ``f(s, beta) -> phi(s)`` for ``kernel``, elementwise, cached."""
-    _, expr = _resolve(kernel)
-    return compile_function("pair_kernel", (sym.s, sym.beta), expr,
-                            doc="phi(s) of the pair kernel; arguments (s, beta), elementwise.")
+    return _generated(kernel, "values")
 
 
 def _weights(X: np.ndarray, beta: float, kernel):
