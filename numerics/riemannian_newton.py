@@ -1,8 +1,8 @@
 """Riemannian Newton for grad E = 0 on (S^{d-1})^n, and a multi-start search for distinct critical points.
 
 Newton step (Absil, Mahony, Sepulchre 2008, ch. 6): in the tangent basis U of :mod:`numerics.hessian`, solve
-Hess E(X)[xi] = -grad E(X) in the least-squares, minimum-norm sense (the Hessian is singular along the rotation
-orbit, and the minimum-norm step has no component there), then retract x_i <- (x_i + U_i xi_i)/|x_i + U_i xi_i|.
+Hess E(X)[xi] = -grad E(X) on the orthogonal complement of the tangent space of the rotation orbit (where the
+Hessian is singular at critical points; least squares, minimum norm, for other degeneracies), then retract x_i <- (x_i + U_i xi_i)/|x_i + U_i xi_i|.
 Newton seeks critical points of every index (saddles included), which is what a landscape census needs. A
 trust region caps the step (largest per-particle displacement <= ``radius``); the radius halves when the
 residual grows and is restored after a successful step. Near a nondegenerate (modulo rotations) critical
@@ -22,7 +22,7 @@ import numpy as np
 
 from theory.kernels import PairKernel
 
-from .critical import CRITICAL_TOLERANCE, CriticalPointReport, critical_point_report
+from .critical import CRITICAL_TOLERANCE, CriticalPointReport, _complement, critical_point_report, orbit_tangent_basis
 from .errors import require_int, require_points, require_real
 from .hessian import _weights, relative_residual, riemannian_hessian_tangent, tangent_basis
 from .trajectory import uniform_sphere
@@ -94,7 +94,10 @@ def riemannian_newton(X0, beta, kernel: PairKernel | None = None, *, tol: float 
         U = tangent_basis(X)
         H = riemannian_hessian_tangent(X, beta, kernel, U)
         g = _tangent_gradient(X, beta, kernel, U)
-        xi = np.linalg.lstsq(H, -g, rcond=1e-12)[0]
+        # Newton on the quotient by rotations: <grad E, Omega X> = 0 for every generator (invariance), and the
+        # orbit directions would otherwise receive spurious O(1) steps from eigenvalues that are O(residual).
+        C = _complement(orbit_tangent_basis(X, U), H.shape[0])
+        xi = C @ np.linalg.lstsq(C.T @ H @ C, -(C.T @ g), rcond=1e-12)[0]
         while True:
             step = np.linalg.norm(xi.reshape(X.shape[0], -1), axis=1).max()
             scaled = xi * min(1.0, trust / step) if step > 0 else xi

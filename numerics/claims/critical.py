@@ -97,11 +97,11 @@ def check_hessian_formula() -> CheckResult:
     X = circle_clusters(3, k=3, n=6)
     jac = {m: jacobian_fd_error(X, 1.5, m) for m in ("sa", "usa")}
     details["jacobian_fd_rel_errors (3 clusters of 2, d=3, beta=1.5)"] = jac
-    # Tolerances: slope 3 +- 0.15 (a wrong Hessian gives 2); second differences with h = 1e-3 carry O(h^2)
+    # Tolerances: slope >= 3 - 0.15 (a wrong Hessian gives 2; 4 if the cubic term happens to vanish); second differences with h = 1e-3 carry O(h^2)
     # truncation, so 1e-4 relative; central differences of the field with h = 1e-6: O(h^2) + eps/h ~ 1e-9, use 1e-6.
-    ok = (all(abs(s - 3) <= 0.15 for s in slopes) and max(fd_errors) <= 1e-4
+    ok = (all(s >= 2.85 for s in slopes) and max(fd_errors) <= 1e-4
           and all(v in ("proved", "checked-at-points") for v in symbolic.values()) and max(jac.values()) <= 1e-6)
-    return CheckResult(cid, "passed" if ok else "failed", round(min(slopes), 3), 3.0, "slope +- 0.15; FD <= 1e-4; "
+    return CheckResult(cid, "passed" if ok else "failed", round(min(slopes), 3), 3.0, "slope >= 2.85; FD <= 1e-4; "
                        "Jacobian <= 1e-6", details)
 
 
