@@ -39,7 +39,7 @@ from theory.kernels import PairKernel
 
 from .errors import InputError, require_choice, require_points, require_real
 from .field import MODELS
-from .hessian import _weights, energy, relative_residual, riemannian_hessian_tangent, tangent_basis
+from .hessian import pair_weights, energy, relative_residual, riemannian_hessian_tangent, tangent_basis
 
 #: relative residual below which a configuration counts as a critical point (inputs built from cos/sin, or
 #: polished by Newton, reach ~1e-15; 1e-8 leaves room for user files written with ~9 significant digits)
@@ -87,7 +87,7 @@ def orbit_tangent_basis(X, U: np.ndarray | None = None) -> np.ndarray:
     return Ul[:, :rank]
 
 
-def _complement(B: np.ndarray, N: int) -> np.ndarray:
+def orthogonal_complement(B: np.ndarray, N: int) -> np.ndarray:
     """Orthonormal basis of the orthogonal complement of the orthonormal columns B in R^N."""
     if B.shape[1] == 0:
         return np.eye(N)
@@ -120,7 +120,7 @@ def metric_weights(X, beta: float, model: str, kernel: PairKernel | None = None)
     n = X.shape[0]
     if model == "usa":
         return np.full(n, float(n))
-    _, W1, _ = _weights(X, beta, kernel)
+    _, W1, _ = pair_weights(X, beta, kernel)
     Z = W1.sum(axis=1)
     if np.any(Z <= 0):
         raise InputError("the sa model needs positive attention weights phi'(s) (sum_j phi'(s_ij) <= 0 here)")
@@ -261,7 +261,7 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
         return CriticalPointReport(**base, counts=counts, extra_zero_modes=0, classification="not critical",
                                    reason=f"not a critical point: relative residual {residual:.3g} > "
                                           f"{critical_tolerance:.3g}", unstable=None, unstable_rate=None)
-    C = _complement(B, H.shape[0])
+    C = orthogonal_complement(B, H.shape[0])
     mu = np.linalg.eigvalsh(C.T @ H @ C) if C.shape[1] else np.zeros(0)
     classification, reason, c = _classify(mu, tol)
     counts = {"positive": c["p"], "zero": c["z"] + r, "negative": c["m"]}
@@ -271,7 +271,7 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
     S = Dsq[:, None] * H * Dsq[None, :]
     if r:
         Bs, _ = np.linalg.qr(B / Dsq[:, None])
-        Cs = _complement(Bs, H.shape[0])
+        Cs = orthogonal_complement(Bs, H.shape[0])
     else:
         Cs = np.eye(H.shape[0])
     rates = np.linalg.eigvalsh(Cs.T @ S @ Cs) if Cs.shape[1] else np.zeros(1)

@@ -82,7 +82,8 @@ def kernel_values(kernel: PairKernel | None = None):
     return _generated(kernel, "values")
 
 
-def _weights(X: np.ndarray, beta: float, kernel):
+def pair_weights(X: np.ndarray, beta: float, kernel):
+    """(G, phi'(G), phi''(G)) with G = X X^T clipped to [-1, 1]; overflow raises InputError."""
     G = X @ X.T
     np.clip(G, -1.0, 1.0, out=G)
     with np.errstate(over="raise", invalid="raise"):
@@ -122,7 +123,7 @@ def riemannian_gradient(X, beta, kernel: PairKernel | None = None) -> np.ndarray
     """
     beta = require_real(beta, "beta")
     X = require_points(X, "X")
-    _, W1, _ = _weights(X, beta, kernel)
+    _, W1, _ = pair_weights(X, beta, kernel)
     n = X.shape[0]
     g = W1 @ X / n**2
     return g - np.einsum("ij,ij->i", X, g)[:, None] * X
@@ -136,7 +137,7 @@ def relative_residual(X, beta, kernel: PairKernel | None = None) -> float:
     """
     beta = require_real(beta, "beta")
     X = require_points(X, "X")
-    _, W1, _ = _weights(X, beta, kernel)
+    _, W1, _ = pair_weights(X, beta, kernel)
     v = W1 @ X
     v -= np.einsum("ij,ij->i", X, v)[:, None] * X
     scale = np.abs(W1).sum(axis=1)
@@ -158,7 +159,7 @@ def riemannian_hessian_tangent(X, beta, kernel: PairKernel | None = None, U: np.
         raise InputError(f"tangent dimension n(d-1) = {n * (d - 1)} exceeds {MAX_TANGENT_DIMENSION} "
                          "for a dense Hessian")
     U = tangent_basis(X) if U is None else np.asarray(U, dtype=float)
-    G, W1, W2 = _weights(X, beta, kernel)
+    G, W1, W2 = pair_weights(X, beta, kernel)
     C = np.einsum("ida,jd->iaj", U, X)               # C[i, a, j] = <U_i e_a, x_j> (zero for j = i)
     H = W1[:, None, :, None] * np.einsum("ida,jdb->iajb", U, U)
     H += W2[:, None, :, None] * np.einsum("iaj,jbi->iajb", C, C)
