@@ -39,7 +39,7 @@ from theory.kernels import PairKernel
 
 from .errors import InputError, require_choice, require_points, require_real
 from .field import MODELS
-from .hessian import pair_weights, energy, relative_residual, riemannian_hessian_tangent, tangent_basis
+from .hessian import energy, pair_weights, relative_residual, riemannian_hessian_tangent, tangent_basis
 
 #: relative residual below which a configuration counts as a critical point (inputs built from cos/sin, or
 #: polished by Newton, reach ~1e-15; 1e-8 leaves room for user files written with ~9 significant digits)

@@ -22,7 +22,7 @@ import numpy as np
 
 from theory.kernels import PairKernel
 
-from .critical import CriticalPointReport, orthogonal_complement, critical_point_report, orbit_tangent_basis
+from .critical import CriticalPointReport, critical_point_report, orbit_tangent_basis, orthogonal_complement
 from .errors import require_int, require_points, require_real
 from .hessian import pair_weights, relative_residual, riemannian_hessian_tangent, tangent_basis
 from .trajectory import uniform_sphere
