@@ -24,7 +24,7 @@ from theory.kernels import PairKernel
 
 from .critical import CriticalPointReport, critical_point_report, orbit_tangent_basis, orthogonal_complement
 from .errors import require_int, require_points, require_real
-from .hessian import pair_weights, relative_residual, riemannian_hessian_tangent, tangent_basis
+from .hessian import pair_weights, relative_residual, riemannian_gradient, riemannian_hessian_tangent, tangent_basis
 from .trajectory import uniform_sphere
 
 #: residual at which Newton stops (near float64 round-off for the relative residual)
@@ -135,24 +135,46 @@ class FoundCriticalPoint:
                 "max_eigenvalue": float(r.eigenvalues.max())}
 
 
+def ascent_warmup(X, beta, kernel: PairKernel | None, steps: int, step: float = 0.1) -> np.ndarray:
+    """``steps`` steps of normalised Riemannian gradient ascent x_i <- normalise(x_i + h g_i / max_j |g_j|).
+
+    Moves a random start towards the states the ascent dynamics visit (clusters, metastable saddles), which
+    plain Newton from uniform starts rarely finds (it favours high-index saddles near the start).
+    """
+    for _ in range(steps):
+        g = riemannian_gradient(X, beta, kernel)
+        top = np.linalg.norm(g, axis=1).max()
+        if top == 0:
+            break
+        X = X + step * g / top
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X
+
+
 def find_critical_points(n: int, d: int, beta: float, *, starts: int, seed: int, model: str = "usa",
-                         kernel: PairKernel | None = None, max_iter: int = 60, progress=None
+                         kernel: PairKernel | None = None, max_iter: int = 60, warmup: int = 0, progress=None
                          ) -> tuple[list[FoundCriticalPoint], dict]:
     """Newton from ``starts`` uniform random starts; distinct converged critical points with their reports.
 
-    Returns ``(points, stats)``: points sorted by energy (descending), stats with the numbers of starts,
-    converged runs and distinct classes. Randomness only through ``seed``.
+    With ``warmup`` > 0, each start first takes a random number (uniform in 0..warmup) of normalised ascent
+    steps (:func:`ascent_warmup`), so that the census also covers the low-index saddles (cluster states) the
+    dynamics pass by. Returns ``(points, stats)``: points sorted by energy (descending), stats with the numbers
+    of starts, converged runs and distinct classes. Randomness only through ``seed``.
 
     Verified by: critical.strict-saddles-d3.
     """
     n, d = require_int(n, "n", minimum=1), require_int(d, "d", minimum=2)
     starts = require_int(starts, "starts", minimum=1)
+    warmup = require_int(warmup, "warmup", minimum=0)
     rng = np.random.default_rng(require_int(seed, "seed", minimum=0))
     found: list[FoundCriticalPoint] = []
     signatures: list[np.ndarray] = []
     converged = 0
     for k in range(starts):
-        result = riemannian_newton(uniform_sphere(n, d, rng), beta, kernel, max_iter=max_iter)
+        X0 = uniform_sphere(n, d, rng)
+        if warmup:
+            X0 = ascent_warmup(X0, beta, kernel, int(rng.integers(0, warmup + 1)))
+        result = riemannian_newton(X0, beta, kernel, max_iter=max_iter)
         if progress is not None:
             progress(k + 1, starts)
         if not result.converged:
@@ -173,6 +195,7 @@ def find_critical_points(n: int, d: int, beta: float, *, starts: int, seed: int,
 __all__ = [
     "FoundCriticalPoint",
     "NewtonResult",
+    "ascent_warmup",
     "find_critical_points",
     "gram_signature",
     "riemannian_newton",

@@ -33,6 +33,8 @@ def add_arguments(p):
     p.add_argument("--search", action="store_true", help="Newton from --starts random starts; distinct critical points")
     p.add_argument("--starts", type=int, help="number of random starts for --search")
     p.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0, reported)")
+    p.add_argument("--warmup", type=int, default=0,
+                   help="up to this many normalised ascent steps before Newton (finds cluster states; default 0)")
     p.add_argument("--sweep-beta", dest="sweep", metavar="B0:B1:STEPS", help="spectrum over a beta grid")
     p.add_argument("--plot", help="write a figure (spectrum, or spectrum against beta) to FILE.png")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -105,9 +107,11 @@ def _run_search(args) -> int:
         if getattr(args, name) is None:
             raise InputError(f"--search needs --{name}")
     found, stats = find_critical_points(args.n, args.d, args.beta, starts=args.starts, seed=args.seed,
-                                        model=args.model, progress=StderrProgress("critical --search"))
+                                        model=args.model, warmup=args.warmup,
+                                        progress=StderrProgress("critical --search"))
     points = [f.to_dict() for f in found]
-    payload = {"n": args.n, "d": args.d, "beta": args.beta, "model": args.model, "seed": args.seed, **stats,
+    payload = {"n": args.n, "d": args.d, "beta": args.beta, "model": args.model, "seed": args.seed,
+               "warmup": args.warmup, **stats,
                "critical_points": points}
     rows = [(p["energy"], ",".join(map(str, p["cluster_sizes"])), p["classification"],
              f"{p['counts']['positive']}/{p['counts']['zero']}/{p['counts']['negative']}",
