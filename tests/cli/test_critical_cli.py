@@ -60,8 +60,8 @@ def test_sweep_with_plot(capsys, tmp_path):
 
 def test_search(capsys):
     code, data = _json(capsys, ["critical", "--search", "--n", "4", "--d", "3", "--beta", "2", "--starts", "3",
-                                "--seed", "5", "--json"])
-    assert code == 0 and data["starts"] == 3 and data["seed"] == 5
+                                "--seed", "5", "--warmup", "10", "--json"])
+    assert code == 0 and data["starts"] == 3 and data["seed"] == 5 and data["warmup"] == 10
     for p in data["critical_points"]:
         assert {"energy", "cluster_sizes", "classification"} <= set(p)
 
