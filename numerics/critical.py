@@ -279,8 +279,48 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
                                reason=reason, unstable=bool(c["p"] > 0), unstable_rate=float(rates.max()))
 
 
+def closed_form_spectrum(config: str, *, n: int, d: int, k: int | None = None, masses=None,
+                         kernel: PairKernel | None = None):
+    """Closed-form Hessian branches (:mod:`theory.structured`) for a structured family, or None if unavailable.
+
+    Available for ``sync``, ``polygon``, ``antipodal`` and ``clusters`` with equal masses, ``simplex`` and
+    ``orthoplex`` with one particle per vertex. Calls sympy once (setup, not a hot path).
+
+    Verified by: critical.hessian-formula, critical.circle-polygons.
+    """
+    from theory import structured
+
+    if masses is not None and len(set(masses)) > 1:
+        return None
+    if config == "sync":
+        return structured.circle_cluster_spectrum(1, n, d, kernel)
+    if config == "polygon":
+        return structured.circle_cluster_spectrum(n, 1, d, kernel)
+    if config in ("antipodal", "clusters"):
+        k = 2 if config == "antipodal" else (len(masses) if masses is not None else k)
+        return structured.circle_cluster_spectrum(k, n // k, d, kernel)
+    if config == "simplex" and n == d + 1:
+        return structured.simplex_spectrum(d, kernel)
+    if config == "orthoplex" and n == 2 * d:
+        return structured.orthoplex_spectrum(d, kernel)
+    return None
+
+
+def closed_form_comparison(branches, beta: float, eigenvalues: np.ndarray) -> dict:
+    """Branches evaluated at beta, and the largest |closed form - numeric| over the sorted spectra."""
+    from theory.structured import branch_values
+
+    values = branch_values(branches, beta)
+    merged = np.sort(np.concatenate([[v] * m for v, m in values]))
+    return {"branches": [{"label": b.label, "expression": str(b.value), "multiplicity": b.multiplicity,
+                          "value": v, "rotation": b.rotation} for b, (v, _) in zip(branches, values)],
+            "max_abs_difference": float(np.max(np.abs(merged - np.sort(eigenvalues))))}
+
+
 __all__ = [
     "CLASSES",
+    "closed_form_comparison",
+    "closed_form_spectrum",
     "CriticalPointReport",
     "cluster_sizes",
     "critical_point_report",

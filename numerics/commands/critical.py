@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..configurations import CONFIGS, build_configuration
-from ..critical import critical_point_report
+from ..critical import closed_form_comparison, closed_form_spectrum, critical_point_report
 from ..errors import InputError, require_int, require_real
 from ..field import MODELS
 from ..provenance import StderrProgress, atomic_write
@@ -37,6 +37,8 @@ def add_arguments(p):
                    help="up to this many normalised ascent steps before Newton (finds cluster states; default 0)")
     p.add_argument("--sweep-beta", dest="sweep", metavar="B0:B1:STEPS", help="spectrum over a beta grid")
     p.add_argument("--plot", help="write a figure (spectrum, or spectrum against beta) to FILE.png")
+    p.add_argument("--closed-form", action="store_true",
+                   help="also evaluate the closed-form spectrum of the structured family and compare")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -91,6 +93,15 @@ def run(args) -> int:
                   ("symmetry zero modes", report.symmetry_zero_modes),
                   ("unstable rate", f"{fmt(report.unstable_rate)} ({report.model}, natural time unit)")]
     lines += [("cluster sizes", report.cluster_sizes), ("eigenvalues", _eigen_text(report.eigenvalues))]
+    if args.closed_form:
+        branches = closed_form_spectrum(args.config, n=report.n, d=report.d, k=args.k, masses=_masses(args.masses))
+        if branches is None:
+            raise InputError(f"no closed form for config {args.config!r} with these masses (equal masses only)")
+        comparison = closed_form_comparison(branches, report.beta, report.eigenvalues)
+        payload["closed_form"] = comparison
+        lines += [(f"closed form: {b['label']}", f"{b['expression']} = {fmt(b['value'])} (x{b['multiplicity']})")
+                  for b in comparison["branches"]]
+        lines.append(("closed form vs numeric", f"max |difference| = {fmt(comparison['max_abs_difference'], 3)}"))
     if args.plot:
         _plot_spectrum(args.plot, report)
     emit(args, payload, key_values(lines))
