@@ -39,7 +39,14 @@ from theory.kernels import PairKernel
 
 from .errors import InputError, require_choice, require_points, require_real
 from .field import MODELS
-from .hessian import energy, pair_weights, relative_residual, riemannian_hessian_tangent, tangent_basis
+from .hessian import (
+    energy,
+    pair_weights,
+    relative_residual,
+    require_tangent_basis,
+    riemannian_hessian_tangent,
+    tangent_basis,
+)
 
 #: relative residual below which a configuration counts as a critical point (inputs built from cos/sin, or
 #: polished by Newton, reach ~1e-15; 1e-8 leaves room for user files written with ~9 significant digits)
@@ -239,7 +246,7 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
     critical_tolerance = require_real(critical_tolerance, "critical_tolerance", minimum=0.0)
     X = require_points(X, "X")
     n, d = X.shape
-    U = tangent_basis(X) if U is None else np.asarray(U, dtype=float)
+    U = tangent_basis(X) if U is None else require_tangent_basis(U, X)
     residual = relative_residual(X, beta, kernel)
     H = riemannian_hessian_tangent(X, beta, kernel, U)
     eig = np.linalg.eigvalsh(H)
