@@ -251,12 +251,14 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
     H = riemannian_hessian_tangent(X, beta, kernel, U)
     eig = np.linalg.eigvalsh(H)
     scale = float(np.max(np.abs(eig))) if eig.size else 0.0
-    tol = scale * max(ZERO_RELATIVE, 10.0 * residual) if zero_tolerance is None else \
+    critical = residual <= critical_tolerance
+    # Off critical points the residual term would swamp the spectrum; counts there use the round-off floor only.
+    shift = 10.0 * residual if critical else 0.0
+    tol = scale * max(ZERO_RELATIVE, shift) if zero_tolerance is None else \
         require_real(zero_tolerance, "zero_tolerance", minimum=0.0)
     B = orbit_tangent_basis(X, U)
     r = B.shape[1]
     orbit_residual = float(np.linalg.norm(H @ B) / scale) if (r and scale) else 0.0
-    critical = residual <= critical_tolerance
     kname = "phi_beta" if kernel is None else kernel.name
     base = dict(n=n, d=d, beta=beta, model=model, kernel=kname, residual=residual, critical=critical,
                 critical_tolerance=critical_tolerance, energy=energy(X, beta, kernel), eigenvalues=eig,
