@@ -23,7 +23,8 @@ along a strict ascent direction (the strict-saddle property of CRMB, arXiv 2405.
 Zero tolerance: eigenvalues with |mu| <= tol count as zero, tol = ||H||_2 * max(1e-10, 10 r) with r the relative
 residual. The first term is ~10^3 times the backward error of a symmetric eigensolver on matrices of the sizes
 used here (N eps ||H|| with N <= 4000); the second covers the first-order shift of eigenvalues when X is a
-critical point only to relative accuracy r. Eigenvalues smaller than 1e-10 ||H|| (e.g. metastable rates e^{-2 beta}
+critical point only to relative accuracy r (off critical points, where no classification is made, the counts use
+the first term only). Eigenvalues smaller than 1e-10 ||H|| (e.g. metastable rates e^{-2 beta}
 relative to e^{beta} at beta > 11) cannot be resolved in float64 and are reported as degenerate, never as a sign.
 
 Verified by: critical.hessian-formula, critical.strict-saddles-d3, critical.circle-polygons,
