@@ -29,7 +29,8 @@ I_{k+1}(x)/I_k(x) <= q_k = x / (k + 1/2 + sqrt(x^2 + (k + 1/2)^2)) < 1, decreasi
 sum_{k>=K} I_k <= I_K / (1 - q_K). K is the smallest with 3 I_K/(1 - q_K) <= tol I_0(|beta|): both truncated
 kernels are then uniformly within tol I_0(|beta|) of the exact ones, so the ``usa`` field is exact to
 tol I_0(|beta|) (the mean kernel weight of a uniform configuration), and the ``sa`` field to
-tol I_0(|beta|) (1 + |omega_i|) / Z_i * n, i.e. about 2 tol for spread-out configurations (Z_i/n ~ I_0).
+tol I_0(|beta|) (1 + |omega_i|) / (Z_i / n), i.e. about 2 tol for spread-out configurations (Z_i/n ~ I_0);
+since Z_i includes the self term, Z_i / n >= e^{beta} / n always.
 
 Cost: two passes over the particles with K harmonics each (order parameters by running powers, the field by
 Horner's rule in e^{-i theta_i}), i.e. O(n K) time and O(n) memory.
