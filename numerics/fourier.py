@@ -171,13 +171,24 @@ def _conjugate_series(z: np.ndarray, W: np.ndarray, block: int = FOURIER_BLOCK) 
     return out
 
 
+#: below this many (particle, harmonic) pairs the whole power table is built at once (fewer NumPy calls)
+SMALL_TABLE = 1 << 16
+
+
 def _angle_velocity(z: np.ndarray, a: np.ndarray, b: np.ndarray, model: str, scale: float) -> np.ndarray:
     """omega from unit complex numbers z_j = e^{i theta_j} and scaled coefficients a (K+1,), b (K,). Hot path."""
-    r = _order_parameters(z, b.size)
+    K = b.size
+    if z.size * K <= SMALL_TABLE:
+        # small systems: one (K, n) table of powers z_j^k (cumulative products), three NumPy calls
+        E = np.cumprod(np.broadcast_to(z, (K, z.size)), axis=0)
+        r = E.mean(axis=1)
+        W = np.stack([b * r, a[1:] * r]) if model == "sa" else (b * r)[None, :]
+        S = W @ E.conj()
+    else:
+        r = _order_parameters(z, K)
+        S = _conjugate_series(z, np.stack([b * r, a[1:] * r]) if model == "sa" else (b * r)[None, :])
     if model == "sa":
-        S = _conjugate_series(z, np.stack([b * r, a[1:] * r]))
         return S[0].imag / (a[0] + 2.0 * S[1].real)
-    S = _conjugate_series(z, (b * r)[None, :])
     return S[0].imag * scale
 
 
