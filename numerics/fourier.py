@@ -171,16 +171,29 @@ def _conjugate_series(z: np.ndarray, W: np.ndarray, block: int = FOURIER_BLOCK) 
     return out
 
 
-#: below this many (particle, harmonic) pairs the whole power table is built at once (fewer NumPy calls)
-SMALL_TABLE = 1 << 16
+#: up to this many (particle, harmonic) pairs the whole power table is built at once (fewer NumPy calls);
+#: above it the blocked Horner path avoids large complex GEMMs (OpenBLAS threads contend on shared cores)
+SMALL_TABLE = 1 << 14
+
+
+def _power_table(z: np.ndarray, K: int) -> np.ndarray:
+    """(K, n) table z_j^k, k = 1..K, by doubling (log2 K vectorised products; error about log2(k) * 1e-16)."""
+    E = np.empty((K, z.size), dtype=complex)
+    E[0] = z
+    filled = 1
+    while filled < K:
+        m = min(filled, K - filled)
+        np.multiply(E[:m], E[filled - 1], out=E[filled:filled + m])
+        filled += m
+    return E
 
 
 def _angle_velocity(z: np.ndarray, a: np.ndarray, b: np.ndarray, model: str, scale: float) -> np.ndarray:
     """omega from unit complex numbers z_j = e^{i theta_j} and scaled coefficients a (K+1,), b (K,). Hot path."""
     K = b.size
     if z.size * K <= SMALL_TABLE:
-        # small systems: one (K, n) table of powers z_j^k (cumulative products), three NumPy calls
-        E = np.cumprod(np.broadcast_to(z, (K, z.size)), axis=0)
+        # small systems: one (K, n) table of powers z_j^k, a few NumPy calls
+        E = _power_table(z, K)
         r = E.mean(axis=1)
         W = np.stack([b * r, a[1:] * r]) if model == "sa" else (b * r)[None, :]
         S = W @ E.conj()
