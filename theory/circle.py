@@ -379,3 +379,46 @@ def truncation_error_bound_mp(K: int, beta_value, dps: int = 30) -> tuple[mp.mpf
         sin_tail = mp.nsum(lambda j: mp.besseli(j - 1, x) - mp.besseli(j + 1, x), [K + 1, mp.inf])
         cos_tail = 2 * mp.nsum(lambda j: mp.besseli(j, x), [K + 1, mp.inf])
         return sin_tail, cos_tail
+
+
+# -- generated reference code for the order-parameter form ---------------------------------------------------------
+R_RE, R_IM, R_ABS2 = (sp.Symbol("r_re", real=True), sp.Symbol("r_im", real=True),
+                      sp.Symbol("r_abs2", nonnegative=True))
+
+
+def order_parameter_terms():
+    """Per-harmonic terms of the fields and the energy in terms of r_k = r_re + i r_im (all scaled by e^{-|beta|}).
+
+    Returns (sin_term, cos_term, energy_term):
+    sin_term = b_k Im(r_k e^{-ik theta}) (usa numerator; sum over k >= 1 is e^{-|beta|} omega_i^{usa}),
+    cos_term = 2 a_k Re(r_k e^{-ik theta}) (sa denominator minus a_0),
+    energy_term = 2 a_k |r_k|^2 (GKPR energy minus a_0 for beta >= 0).
+    """
+    a_k, b_k = scaled_fourier_coefficients()
+    rot = sp.expand_complex((R_RE + sp.I * R_IM) * sp.exp(-sp.I * k * theta))
+    return b_k * sp.im(rot), 2 * a_k * sp.re(rot), 2 * a_k * R_ABS2
+
+
+def order_parameter_term_function():
+    """Compiled ``terms(k, beta, theta, r_re, r_im, r_abs2) -> (sin_term, cos_term, energy_term)`` (broadcasting).
+
+    The reference implementation (generated through :mod:`theory.codegen`) against which the hand-written O(n K)
+    Horner evaluation in :mod:`numerics.fourier` is tested.
+    """
+    return codegen.compile_function(
+        "circle_order_parameter_terms", (k, beta, theta, R_RE, R_IM, R_ABS2), order_parameter_terms(),
+        doc="Per-harmonic terms of the circle fields and energy (scaled by e^{-|beta|}).\n\n"
+            "Arguments: k, beta, theta, r_re, r_im, r_abs2 (broadcasting). Returns (b_k Im(r_k e^{-ik theta}),\n"
+            "2 a_k Re(r_k e^{-ik theta}), 2 a_k |r_k|^2) with a_k = ive(k, beta), b_k = ive(k-1, beta) - ive(k+1, beta).")
+
+
+def circle_module_source() -> str:
+    """A standalone NumPy/SciPy module with the generated circle functions (for ``theory.codegen.write_module``)."""
+    chunks = [codegen.function_source("circle_scaled_fourier_coefficients", (k, beta),
+                                      scaled_fourier_coefficients(),
+                                      doc="Arguments: k, beta. Returns (ive(k, beta), ive(k-1, beta) - ive(k+1, beta)).").source,
+              codegen.function_source("circle_order_parameter_terms", (k, beta, theta, R_RE, R_IM, R_ABS2),
+                                      order_parameter_terms(),
+                                      doc="Arguments: k, beta, theta, r_re, r_im, r_abs2.").source]
+    return codegen.module_source("Bessel-Fourier form of self-attention dynamics on the circle (attnflow issue 4).",
+                                 chunks)
