@@ -25,11 +25,12 @@ def main(argv=None) -> int:
     report = bench_fourier(args.n, args.beta, args.n_large, args.repeats)
     print(json.dumps(report, indent=2))
     for model, r in report["models"].items():
-        print(f"{model}: n={report['n']} beta={report['beta']:g} K={report['harmonics']}: direct "
+        print(f"{model}: n={report['n']} beta={report['beta']:g} K={r['harmonics']}: direct "
               f"{r['direct_seconds']:.3f}s, fourier {r['fourier_seconds'] * 1e3:.2f}ms, speed-up {r['speedup']:.0f}x, "
               f"relative error {r['relative_error']:.2e}", file=sys.stderr)
     big = report["large"]
-    print(f"n={big['n']}: fourier {big['fourier_seconds']:.3f}s per evaluation", file=sys.stderr)
+    print(f"n={big['n']} (sa, K={big['harmonics']}): fourier {big['fourier_seconds']:.3f}s per evaluation",
+          file=sys.stderr)
     return 0
 
 

@@ -28,9 +28,11 @@ sum_{k>K} |b_k| <= sum_{k>=K} I_k(|beta|) (since 0 <= b_k <= I_{k-1} for beta >=
 I_{k+1}(x)/I_k(x) <= q_k = x / (k + 1/2 + sqrt(x^2 + (k + 1/2)^2)) < 1, decreasing in k,
 sum_{k>=K} I_k <= I_K / (1 - q_K). K is the smallest with 3 I_K/(1 - q_K) <= tol I_0(|beta|): both truncated
 kernels are then uniformly within tol I_0(|beta|) of the exact ones, so the ``usa`` field is exact to
-tol I_0(|beta|) (the mean kernel weight of a uniform configuration), and the ``sa`` field to
-tol I_0(|beta|) (1 + |omega_i|) / (Z_i / n), i.e. about 2 tol for spread-out configurations (Z_i/n ~ I_0);
-since Z_i includes the self term, Z_i / n >= e^{beta} / n always.
+tol I_0(|beta|) (the mean kernel weight of a uniform configuration). For ``sa`` the error is at most
+3 (tail) / (Z_i / n) and Z_i / n >= e^{beta} / n (the self term j = i), so K is raised until the bound is
+tol for every configuration of the n particles (a few more harmonics: K grows like sqrt(log n)).
+What remains for ``sa`` is rounding: numerator and denominator are sums of O(1) terms that cancel down to
+Z_i / n for an isolated particle, so its absolute error is about 1e-17 n.
 
 Cost: two passes over the particles with K harmonics each (order parameters by running powers, the field by
 Horner's rule in e^{-i theta_i}), i.e. O(n K) time and O(n) memory.
@@ -70,38 +72,51 @@ def bessel_tail_bound(K: int, beta: float) -> float:
     return float(special.ive(K, x)) / (1.0 - q)
 
 
-def harmonics_for_tolerance(beta: float, tol: float = 1e-12) -> int:
-    """Number of harmonics K for which the truncated Fourier field is exact to ``tol`` (relative to I_0(|beta|)).
+def harmonics_for_tolerance(beta: float, tol: float = 1e-12, *, n: int | None = None) -> int:
+    """Number of harmonics K for which the truncated Fourier field is exact to ``tol``.
 
     Parameters
     ----------
     beta : float
-        Inverse temperature (any finite real; only |beta| matters).
+        Inverse temperature (any finite real; only |beta| matters for the tail).
     tol : float
-        Relative tolerance in (0, 1).
+        Tolerance in (0, 1).
+    n : int, optional
+        Number of particles, for the worst-case ``sa`` guarantee (see below).
 
     Returns
     -------
     int
-        The smallest K >= 1 with 3 * bound_K <= tol * I_0(|beta|) e^{-|beta|}, where bound_K >=
+        Without ``n``: the smallest K >= 1 with 3 * bound_K <= tol * I_0(|beta|) e^{-|beta|}, where bound_K >=
         e^{-|beta|} sum_{k>=K} I_k(|beta|) is :func:`bessel_tail_bound`. Both truncated kernels
-        (e^{beta cos u} sin u and e^{beta cos u}) are then within tol I_0(|beta|) of the exact ones, uniformly in u.
+        (e^{beta cos u} sin u and e^{beta cos u}) are then within tol I_0(|beta|) of the exact ones, uniformly in u,
+        so the ``usa`` field is exact to tol I_0(|beta|) (relative to the mean kernel weight).
+        With ``n``: additionally 3 * bound_K <= tol * e^{beta - |beta|} / n, which makes the ``sa`` angle velocity
+        exact to ``tol`` (absolute, |omega_i| <= 1) for every configuration of n particles: the error is at most
+        (|dN_i| + |omega_i| |dZ_i|) / (Z_i/n) <= 3 bound_K / (Z_i/n) and Z_i/n >= e^{beta}/n (self term), scaled.
 
     Notes
     -----
     The tail decays like a Gaussian exp(-K^2 / (2 |beta|)) for K << |beta| and super-exponentially for K >> |beta|,
-    so K ~ sqrt(2 |beta| log(1/tol)): K = 13, 28, 79, 247 at beta = 1, 10, 100, 1000 (tol = 1e-12).
+    so K ~ sqrt(2 |beta| log(1/tol)): K = 13, 28, 79, 247 at beta = 1, 10, 100, 1000 (tol = 1e-12, no n); the sa
+    guarantee costs a few more (beta = 10: K = 30, 32, 34 at n = 200, 10^4, 10^6).
     Source: DESIGN.md section 2 (Fourier form on S^1); Amos (1974) for the ratio bound.
     Verified by: circle.fourier-field.
     """
     beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
     tol = require_real(tol, "tol", minimum=0.0, maximum=1.0, strict_minimum=True)
-    return _harmonics(abs(beta), tol)
-
-
-@lru_cache(maxsize=256)
-def _harmonics(x: float, tol: float) -> int:
+    x = abs(beta)
     target = tol * float(special.ive(0, x)) / 3.0
+    if n is not None:
+        n = require_int(n, "n", minimum=1)
+        # e^{beta - |beta|} underflows for beta < -370: clamp (K then grows to the super-exponential regime)
+        target = min(target, max(tol * math.exp(beta - x) / (3.0 * n), 1e-300))
+    return _harmonics(x, target)
+
+
+@lru_cache(maxsize=1024)
+def _harmonics(x: float, target: float) -> int:
+    """Smallest K >= 1 with bessel_tail_bound(K, x) <= target."""
     # The bound decreases in K; locate the first K below target by doubling then bisection.
     if bessel_tail_bound(1, x) <= target:
         return 1
@@ -109,7 +124,7 @@ def _harmonics(x: float, tol: float) -> int:
     while bessel_tail_bound(hi, x) > target:
         lo, hi = hi, hi * 2
         if hi > MAX_HARMONICS:
-            raise InputError(f"more than {MAX_HARMONICS} harmonics needed for beta={x:g}, tol={tol:g}")
+            raise InputError(f"more than {MAX_HARMONICS} harmonics needed for beta={x:g} (tail target {target:g})")
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if bessel_tail_bound(mid, x) > target:
@@ -205,17 +220,36 @@ def _angle_velocity(z: np.ndarray, a: np.ndarray, b: np.ndarray, model: str, sca
     return S[0].imag * scale
 
 
-def _setup(beta, model, tol, harmonics, time_unit):
-    model = require_choice(model, "model", MODELS)
-    time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
-    beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
-    if harmonics is None:
-        K = harmonics_for_tolerance(beta, tol)
-    else:
-        K = require_int(harmonics, "harmonics", minimum=1, maximum=MAX_HARMONICS)
-    scale = _usa_scale(beta, time_unit) if model == "usa" else 1.0
-    a, b = fourier_coefficients(beta, K)
-    return model, a, b, scale
+class _Coefficients:
+    """Validated parameters and scaled coefficients, per particle count n (sa's K depends on n, see
+    :func:`harmonics_for_tolerance`); ``get(n) -> (a, b, scale)`` is cached."""
+
+    def __init__(self, beta, model, tol, harmonics, time_unit):
+        self.model = require_choice(model, "model", MODELS)
+        time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
+        self.beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
+        self.tol = require_real(tol, "tol", minimum=0.0, maximum=1.0, strict_minimum=True)
+        self.fixed = None if harmonics is None else require_int(harmonics, "harmonics", minimum=1,
+                                                                maximum=MAX_HARMONICS)
+        self.scale = _usa_scale(self.beta, time_unit) if self.model == "usa" else 1.0
+        self._by_K: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._K_by_n: dict[int, int] = {}
+
+    def harmonics_for(self, n: int) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        K = self._K_by_n.get(n)
+        if K is None:
+            K = harmonics_for_tolerance(self.beta, self.tol, n=n if self.model == "sa" else None)
+            self._K_by_n[n] = K
+        return K
+
+    def get(self, n: int):
+        K = self.harmonics_for(n)
+        if K not in self._by_K:
+            self._by_K[K] = fourier_coefficients(self.beta, K)
+        a, b = self._by_K[K]
+        return a, b, self.scale
 
 
 def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float = 1e-12,
@@ -232,7 +266,8 @@ def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float
         usa: omega_i = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i);
         sa: the same sum divided by Z_i / n = (1/n) sum_j e^{beta cos(theta_j - theta_i)}.
     tol : float
-        Relative truncation tolerance (see :func:`harmonics_for_tolerance`); ignored if ``harmonics`` is given.
+        Truncation tolerance (see :func:`harmonics_for_tolerance`: usa exact to tol I_0(|beta|); sa exact to tol
+        absolute for any configuration of these n particles); ignored if ``harmonics`` is given.
     harmonics : int, optional
         Number of harmonics K to keep (overrides ``tol``).
     time_unit : {"natural", "rescaled"}
@@ -250,11 +285,11 @@ def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float
     Source: GLPR (arXiv 2312.10794), the Kuramoto form at d = 2; DESIGN.md section 2.
     Verified by: circle.fourier-field, circle.angle-equations.
     """
-    model, a, b, scale = _setup(beta, model, tol, harmonics, time_unit)
+    coef = _Coefficients(beta, model, tol, harmonics, time_unit)
     theta = require_finite_array(theta, "theta", ndim=1)
     if theta.size < 1:
         raise InputError("theta must hold at least one angle, got an empty array")
-    return _angle_velocity(np.cos(theta) + 1j * np.sin(theta), a, b, model, scale)
+    return _angle_velocity(np.cos(theta) + 1j * np.sin(theta), *coef.get(theta.size)[:2], coef.model, coef.scale)
 
 
 def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit: str = "natural",
@@ -266,20 +301,23 @@ def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit
     points) this extension keeps |x_i| fixed and d theta_i/dt = omega_i exactly, a smooth extension under
     which the circle is invariant (as the P_x extension of :mod:`numerics.field`).
 
+    ``field.harmonics_for(n)`` gives the number of harmonics used for n particles.
+
     Verified by: circle.fourier-field, circle.sphere-vs-angle.
     """
-    model, a, b, scale = _setup(beta, model, tol, harmonics, time_unit)
+    coef = _Coefficients(beta, model, tol, harmonics, time_unit)
 
     def field(X: np.ndarray) -> np.ndarray:
         z = X[:, 0] + 1j * X[:, 1]
         z /= np.abs(z)  # e^{i theta_i}; stage points of Runge-Kutta methods are slightly off the circle
-        omega = _angle_velocity(z, a, b, model, scale)
+        a, b, scale = coef.get(z.size)
+        omega = _angle_velocity(z, a, b, coef.model, scale)
         out = np.empty_like(X)
         out[:, 0] = -omega * X[:, 1]
         out[:, 1] = omega * X[:, 0]
         return out
 
-    field.harmonics = b.size
+    field.harmonics_for = coef.harmonics_for  # K used for n particles (sa: grows slowly with n)
     return field
 
 
@@ -335,16 +373,18 @@ def bench_fourier(n: int = 16384, beta: float = 10.0, n_large: int = 1_000_000, 
     rng = np.random.default_rng(seed)
     theta = rng.uniform(-np.pi, np.pi, n)
     X = np.c_[np.cos(theta), np.sin(theta)]
-    report = {"n": n, "beta": beta, "harmonics": harmonics_for_tolerance(beta), "tol": 1e-12, "models": {}}
+    report = {"n": n, "beta": beta, "tol": 1e-12, "models": {}}
     for model in ("sa", "usa"):
         direct, t_direct = best(make_field(2, beta, model, time_unit="rescaled"), X, 1)
         fast, t_fast = best(make_fourier_field(beta, model, time_unit="rescaled"), X, repeats)
         report["models"][model] = {
+            "harmonics": harmonics_for_tolerance(beta, 1e-12, n=n if model == "sa" else None),
             "direct_seconds": t_direct, "fourier_seconds": t_fast, "speedup": t_direct / t_fast,
             "relative_error": float(np.abs(fast - direct).max() / np.abs(direct).max())}
     theta = rng.uniform(-np.pi, np.pi, n_large)
     X = np.c_[np.cos(theta), np.sin(theta)]
     _, t_large = best(make_fourier_field(beta, "sa"), X, repeats)
     report["large"] = {"n": n_large, "model": "sa", "fourier_seconds": t_large,
+                       "harmonics": harmonics_for_tolerance(beta, 1e-12, n=n_large),
                        "predicted_direct_seconds": DIRECT_PAIR_COST * n_large ** 2}
     return report

@@ -88,7 +88,8 @@ def check_fourier_field() -> CheckResult:
             guarantee = tol * float(special.ive(0, beta)) + 1e-15
             if model == "usa":
                 bound_ok &= err <= guarantee
-            rows[f"{model} beta={beta:g}"] = {"harmonics": harmonics_for_tolerance(beta, tol), "max_abs_error": err,
+            K = harmonics_for_tolerance(beta, tol, n=X.shape[0] if model == "sa" else None)
+            rows[f"{model} beta={beta:g}"] = {"harmonics": K, "max_abs_error": err,
                                               "relative_error": rel}
             worst = max(worst, rel)
     res = at_most("circle.fourier-field", worst, tol, {"n": 2000, "seed": 4, "tol": tol, "cases": rows,

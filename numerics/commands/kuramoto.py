@@ -91,7 +91,7 @@ def _plot(circ, path: str) -> str:
     for c, i in zip(colours, shown):
         axes[0].plot(circ.times, theta[:, i], color=c, lw=0.6)
     m = circ.meta
-    axes[0].set_ylabel("theta_i (unwrapped)")
+    axes[0].set_ylabel("theta_i (unwrapped; pi and -pi are one point)")
     axes[0].set_title(f"{m['model']} on S^1, beta={m['beta']:g}, n={n}"
                       + (f" ({shown.size} lines shown)" if shown.size < n else "")
                       + ", colour = initial angle")
