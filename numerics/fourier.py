@@ -301,7 +301,8 @@ def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit
     points) this extension keeps |x_i| fixed and d theta_i/dt = omega_i exactly, a smooth extension under
     which the circle is invariant (as the P_x extension of :mod:`numerics.field`).
 
-    ``field.harmonics_for(n)`` gives the number of harmonics used for n particles.
+    ``field.harmonics_for(n)`` gives the number of harmonics used for n particles; ``field.harmonics`` is the
+    n-independent K of :func:`harmonics_for_tolerance` (exact for usa; sa adds a few harmonics for large n).
 
     Verified by: circle.fourier-field, circle.sphere-vs-angle.
     """
@@ -318,6 +319,7 @@ def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit
         return out
 
     field.harmonics_for = coef.harmonics_for  # K used for n particles (sa: grows slowly with n)
+    field.harmonics = coef.fixed or harmonics_for_tolerance(coef.beta, coef.tol)  # n-independent base K (API v1)
     return field
 
 
