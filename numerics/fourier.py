@@ -323,26 +323,31 @@ def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit
     return field
 
 
-#: cost model (seconds), calibrated by benchmarks/bench_fourier.py on the 2-core development machine:
-#: direct field ~ DIRECT_PAIR_COST * n^2 + DIRECT_OVERHEAD, Fourier field ~ (K + 1) (FOURIER_TERM_COST * n +
-#: FOURIER_HARMONIC_OVERHEAD) (a few NumPy calls per harmonic and block)
+#: cost model (seconds), calibrated with benchmarks/bench_fourier.py and a sweep n = 8..2048, beta = 1..100 on the
+#: 2-core development machine: direct field ~ DIRECT_OVERHEAD + DIRECT_PAIR_COST n^2; Fourier field ~
+#: FOURIER_OVERHEAD + FOURIER_TERM_COST n (K + 1), plus FOURIER_HARMONIC_OVERHEAD per harmonic and block on the
+#: blocked path (n K > SMALL_TABLE: a few NumPy calls per harmonic)
 DIRECT_PAIR_COST = 1.5e-8
 DIRECT_OVERHEAD = 5e-5
-FOURIER_TERM_COST = 2e-8
-FOURIER_HARMONIC_OVERHEAD = 8e-6
+FOURIER_TERM_COST = 2.5e-8
+FOURIER_OVERHEAD = 4e-5
+FOURIER_HARMONIC_OVERHEAD = 6e-6
 
 
 def fourier_is_faster(n: int, beta: float, tol: float = 1e-12) -> bool:
     """Whether the Fourier field is predicted faster than the direct O(n^2) field for n particles at beta.
 
-    Cost model: direct ~ c_d n^2 + c_0, Fourier ~ (K(beta, tol) + 1) (c_f n + c_h) with the constants
-    :data:`DIRECT_PAIR_COST`, :data:`DIRECT_OVERHEAD`, :data:`FOURIER_TERM_COST`,
-    :data:`FOURIER_HARMONIC_OVERHEAD` measured by ``benchmarks/bench_fourier.py``.
+    Cost model (seconds): direct ~ c_0 + c_d n^2; Fourier ~ f_0 + c_f n (K + 1) (+ c_h (K + 1) ceil(n / block)
+    when n K > :data:`SMALL_TABLE`), with K = harmonics_for_tolerance(beta, tol, n=n) and the constants above.
+    Measured on the development machine (noisy, shared cores) the Fourier field wins for every n >= 8 at
+    beta <= 10; at beta = 100 (K ~ 80) the crossover is near n ~ 100.
     """
     n = require_int(n, "n", minimum=1)
-    K = harmonics_for_tolerance(beta, tol)
-    fourier = (K + 1) * (FOURIER_TERM_COST * n + FOURIER_HARMONIC_OVERHEAD)
-    return fourier < DIRECT_PAIR_COST * n * n + DIRECT_OVERHEAD
+    K = harmonics_for_tolerance(beta, tol, n=n)
+    fourier = FOURIER_OVERHEAD + FOURIER_TERM_COST * n * (K + 1)
+    if n * K > SMALL_TABLE:
+        fourier += FOURIER_HARMONIC_OVERHEAD * (K + 1) * math.ceil(n / FOURIER_BLOCK)
+    return fourier < DIRECT_OVERHEAD + DIRECT_PAIR_COST * n * n
 
 
 def angles_of(X) -> np.ndarray:
