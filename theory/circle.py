@@ -360,11 +360,14 @@ def tail_bound_mp(K: int, beta_value) -> mp.mpf:
     return mp.besseli(K, x) / (1 - amos_ratio_bound(K, x))
 
 
-def harmonics_for_tolerance_mp(beta_value, tol, dps: int = 30) -> int:
-    """Smallest K >= 1 with 3 * tail_bound(K) <= tol * I_0(|beta|) (reference, mpmath; see numerics.fourier)."""
+def harmonics_for_tolerance_mp(beta_value, tol, dps: int = 30, n: int | None = None) -> int:
+    """Smallest K >= 1 with 3 * tail_bound(K) <= tol * I_0(|beta|) and, given n (the sa worst case),
+    3 * tail_bound(K) <= tol * e^{beta} / n (reference, mpmath, unscaled; see numerics.fourier)."""
     with mp.workdps(dps):
         x = abs(mp.mpf(beta_value))
         target = mp.mpf(tol) * mp.besseli(0, x) / 3
+        if n is not None:
+            target = min(target, mp.mpf(tol) * mp.exp(mp.mpf(beta_value)) / (3 * n))
         K = 1
         while tail_bound_mp(K, x) > target:
             K += 1
