@@ -23,7 +23,6 @@ sympy and mpmath only.
 """
 from __future__ import annotations
 
-import random
 
 import mpmath as mp
 import sympy as sp
@@ -193,6 +192,11 @@ def bessel_series(order: int, terms: int) -> sp.Expr:
     return sum((beta / 2) ** (2 * m + order) / (sp.factorial(m) * sp.factorial(m + order)) for m in range(terms))
 
 
+def _truncate_in_beta(expr: sp.Expr, order: int) -> sp.Expr:
+    """The terms of a polynomial in beta (coefficients may involve other symbols) of degree <= order."""
+    return sp.expand(sum(c * beta ** p for (p,), c in sp.Poly(sp.expand(expr), beta).terms() if p <= order))
+
+
 def generating_function_derivation(order: int = 8) -> Derivation:
     """e^{(beta/2)(z + 1/z)} = sum_k I_k(beta) z^k, checked coefficient by coefficient up to beta^order.
 
@@ -204,9 +208,7 @@ def generating_function_derivation(order: int = 8) -> Derivation:
     lhs = sp.expand(sum(((beta / 2) * (z + 1 / z)) ** m / sp.factorial(m) for m in range(order + 1)))
     rhs_full = sum(bessel_series(kk, order // 2 + 1) * z ** kk for kk in range(-order, order + 1))
     rhs = sp.expand(rhs_full)
-    # keep degrees <= order in beta on both sides
-    trunc = lambda e: sum(c * beta ** p for (p,), c in sp.Poly(e, beta).terms() if p <= order)  # noqa: E731
-    lhs_t, rhs_t = sp.expand(trunc(lhs)), sp.expand(trunc(rhs))
+    lhs_t, rhs_t = _truncate_in_beta(lhs, order), _truncate_in_beta(rhs, order)
     steps = (Step("exp series of (beta/2)(z + 1/z) through beta^order", lhs_t),
              Step("I_k(beta) = sum_m (beta/2)^{2m+|k|} / (m! (m+|k|)!), I_{-k} = I_k", rhs_t))
     return Derivation(f"generating function of I_k, Taylor coefficients through beta^{order}",
@@ -234,17 +236,16 @@ def fourier_series_derivations() -> list[Derivation]:
         factor = 1 if kk == 0 else 2
         lhs = sp.expand(cos_coef * factor)
         rhs = sp.expand(factor * bessel_series(kk, terms))
-        trunc = lambda e: sum(c * beta ** p for (p,), c in sp.Poly(e, beta).terms() if p <= order)  # noqa: E731
         out.append(Derivation(f"cos({kk}u) coefficient of e^beta cos u = {factor} I_{kk}(beta) (through beta^{order})",
-                              "DESIGN.md section 2, Fourier form on S^1", sp.expand(trunc(lhs)),
-                              sp.expand(trunc(rhs)),
+                              "DESIGN.md section 2, Fourier form on S^1", _truncate_in_beta(lhs, order),
+                              _truncate_in_beta(rhs, order),
                               (Step("coefficient from e^{beta cos u} = sum_m beta^m cos^m u / m!", lhs),)))
     for kk in range(1, 5):
         lhs = sp.expand(bessel_series(kk - 1, terms) - bessel_series(kk + 1, terms))
         rhs = sp.expand(2 * kk * bessel_series(kk, terms + 1) / beta)
-        trunc = lambda e: sum(c * beta ** p for (p,), c in sp.Poly(e, beta).terms() if p <= 2 * terms - 2)  # noqa: E731
         out.append(Derivation(f"recurrence I_{kk - 1} - I_{kk + 1} = (2 {kk}/beta) I_{kk} (Taylor)",
-                              "DLMF 10.29.1", sp.expand(trunc(lhs)), sp.expand(trunc(rhs)),
+                              "DLMF 10.29.1", _truncate_in_beta(lhs, 2 * terms - 2),
+                              _truncate_in_beta(rhs, 2 * terms - 2),
                               (Step("sin-series coefficient b_k = (2k/beta) I_k from d/du e^{beta cos u}", rhs),)))
     return out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ..circle import circle_energy, max_angle_deviation, simulate_circle, sphere_angle_deviation
+from ..circle import circle_energy, max_angle_deviation, simulate_circle
 from ..field import attention_field, interaction_energy
 from ..fourier import harmonics_for_tolerance, make_fourier_field
 from ..trajectory import simulate
