@@ -29,7 +29,7 @@ from scipy import special
 
 from .errors import InputError, require_choice, require_finite_array, require_int, require_real
 from .field import MODELS, TIME_UNITS, attention_field
-from .fourier import _angle_velocity, _Coefficients, _order_parameters, harmonics_for_tolerance
+from .fourier import _Coefficients, _order_parameters, harmonics_for_tolerance
 from .integrators import METHODS
 from .provenance import package_versions
 from .trajectory import GLPR_ENERGY_MAX_BETA, energy_normalization_for, uniform_sphere
@@ -117,10 +117,9 @@ def make_angle_field(beta: float, model: str, *, backend: str = "fourier", tol: 
         coef = _Coefficients(beta, model, tol, harmonics, time_unit)
 
         def omega(theta: np.ndarray) -> np.ndarray:
-            a, b, scale = coef.get(theta.size)
-            return _angle_velocity(np.cos(theta) + 1j * np.sin(theta), a, b, coef.model, scale)
+            return coef.velocity(np.cos(theta) + 1j * np.sin(theta))
 
-        omega.harmonics_for = coef.harmonics_for
+        omega.harmonics = coef.K
         return omega
     model = require_choice(model, "model", MODELS)
     time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
@@ -131,7 +130,7 @@ def make_angle_field(beta: float, model: str, *, backend: str = "fourier", tol: 
         V = attention_field(np.c_[c, s], beta, model, time_unit=time_unit)
         return c * V[:, 1] - s * V[:, 0]
 
-    omega_direct.harmonics_for = lambda n: None
+    omega_direct.harmonics = None
     return omega_direct
 
 
@@ -305,7 +304,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
         "save_every": save_every, "seed": seed, "init": init, "time_unit": time_unit,
         "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model == "usa" and time_unit == "rescaled")
                            else "natural: time = depth"),
-        "backend": backend, "harmonics": omega.harmonics_for(int(n)), "tol": tol,
+        "backend": backend, "harmonics": omega.harmonics, "tol": tol,
         "scheme": {"layer": "transformer layer in angles: theta <- theta + arctan(h omega)",
                    "rk4": "classical RK4 on the angles", "adaptive": "Dormand-Prince 5(4) (scipy RK45)"}[method],
         "energy_normalization": norm, "integrator_stats": stats, "seconds": seconds,

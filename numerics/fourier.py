@@ -28,11 +28,11 @@ sum_{k>K} |b_k| <= sum_{k>=K} I_k(|beta|) (since 0 <= b_k <= I_{k-1} for beta >=
 I_{k+1}(x)/I_k(x) <= q_k = x / (k + 1/2 + sqrt(x^2 + (k + 1/2)^2)) < 1, decreasing in k,
 sum_{k>=K} I_k <= I_K / (1 - q_K). K is the smallest with 3 I_K/(1 - q_K) <= tol I_0(|beta|): both truncated
 kernels are then uniformly within tol I_0(|beta|) of the exact ones, so the ``usa`` field is exact to
-tol I_0(|beta|) (the mean kernel weight of a uniform configuration). For ``sa`` the error is at most
-3 (tail) / (Z_i / n) and Z_i / n >= e^{beta} / n (the self term j = i), so K is raised until the bound is
-tol for every configuration of the n particles (a few more harmonics: K grows like sqrt(log n)).
-What remains for ``sa`` is rounding: numerator and denominator are sums of O(1) terms that cancel down to
-Z_i / n for an isolated particle, so its absolute error is about 1e-17 n.
+tol I_0(|beta|) (the mean kernel weight of a uniform configuration). For ``sa`` the error of particle i is at
+most 3 (tail) / (Z_i / n), and rounding in the cancelling sums (about 1e-16 I_0) is amplified by the same
+factor I_0 / (Z_i / n). Rows with Z_i / n < 1e-4 I_0 (isolated particles; most particles when beta << 0, where
+Z_i / n can be as small as e^{-2|beta|} / n) are therefore recomputed directly in O(n) each, and K is chosen so that
+3 (tail) <= 1e-4 tol I_0: every sa angle velocity is exact to tol for every configuration.
 
 Cost: two passes over the particles with K harmonics each (order parameters by running powers, the field by
 Horner's rule in e^{-i theta_i}), i.e. O(n K) time and O(n) memory.
@@ -52,6 +52,10 @@ from .field import MODELS, TIME_UNITS
 FOURIER_BLOCK = 65536
 #: hard cap on the number of harmonics (beta = 1e3 needs about 250 at tol = 1e-12)
 MAX_HARMONICS = 100_000
+#: sa rows whose Fourier denominator Z_i/n falls below this fraction of I_0(|beta|) (isolated particles; most
+#: particles when beta << 0) are recomputed directly: rounding in the cancelling sums (~1e-16 I_0) would otherwise
+#: be amplified by I_0 n / Z_i. At 1e-4 the amplified rounding stays near 1e-12.
+SA_DENOMINATOR_GUARD = 1e-4
 #: largest |beta| accepted (the fast path is tested up to 1e3; beyond, K ~ sqrt(beta) still works)
 MAX_BETA = 1e6
 
@@ -72,7 +76,7 @@ def bessel_tail_bound(K: int, beta: float) -> float:
     return float(special.ive(K, x)) / (1.0 - q)
 
 
-def harmonics_for_tolerance(beta: float, tol: float = 1e-12, *, n: int | None = None) -> int:
+def harmonics_for_tolerance(beta: float, tol: float = 1e-12, *, model: str = "usa") -> int:
     """Number of harmonics K for which the truncated Fourier field is exact to ``tol``.
 
     Parameters
@@ -81,37 +85,35 @@ def harmonics_for_tolerance(beta: float, tol: float = 1e-12, *, n: int | None = 
         Inverse temperature (any finite real; only |beta| matters for the tail).
     tol : float
         Tolerance in (0, 1).
-    n : int, optional
-        Number of particles, for the worst-case ``sa`` guarantee (see below).
+    model : {"usa", "sa"}
+        Which guarantee (below); ``usa`` is also the criterion for the energy and the order-parameter sums.
 
     Returns
     -------
     int
-        Without ``n``: the smallest K >= 1 with 3 * bound_K <= tol * I_0(|beta|) e^{-|beta|}, where bound_K >=
+        ``usa``: the smallest K >= 1 with 3 * bound_K <= tol * I_0(|beta|) e^{-|beta|}, where bound_K >=
         e^{-|beta|} sum_{k>=K} I_k(|beta|) is :func:`bessel_tail_bound`. Both truncated kernels
         (e^{beta cos u} sin u and e^{beta cos u}) are then within tol I_0(|beta|) of the exact ones, uniformly in u,
         so the ``usa`` field is exact to tol I_0(|beta|) (relative to the mean kernel weight).
-        With ``n``: additionally 3 * bound_K <= tol * e^{beta - |beta|} / n, which makes the ``sa`` angle velocity
-        exact to ``tol`` (absolute, |omega_i| <= 1) for every configuration of n particles: the error is at most
-        (|dN_i| + |omega_i| |dZ_i|) / (Z_i/n) <= 3 bound_K / (Z_i/n) and Z_i/n >= e^{beta}/n (self term), scaled.
+        ``sa``: 3 * bound_K <= tol * g * I_0(|beta|) e^{-|beta|} with g = :data:`SA_DENOMINATOR_GUARD`. The sa error
+        of particle i is at most (|dN_i| + |omega_i| |dZ_i|) / (Z_i/n) <= 3 bound_K / (Z_i/n) (scaled sums), and
+        rows with Z_i/n < g I_0 e^{-|beta|} are recomputed directly, so every angle velocity is exact to ``tol``
+        (absolute; |omega_i| <= 1) for every configuration.
 
     Notes
     -----
     The tail decays like a Gaussian exp(-K^2 / (2 |beta|)) for K << |beta| and super-exponentially for K >> |beta|,
-    so K ~ sqrt(2 |beta| log(1/tol)): K = 13, 28, 79, 247 at beta = 1, 10, 100, 1000 (tol = 1e-12, no n); the sa
-    guarantee costs a few more (beta = 10: K = 30, 32, 34 at n = 200, 10^4, 10^6).
+    so K ~ sqrt(2 |beta| log(1/tol)): K = 13, 28, 79, 247 at beta = 1, 10, 100, 1000 (tol = 1e-12, usa) and
+    16, 33, 88, 264 for sa.
     Source: DESIGN.md section 2 (Fourier form on S^1); Amos (1974) for the ratio bound.
     Verified by: circle.fourier-field.
     """
     beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
     tol = require_real(tol, "tol", minimum=0.0, maximum=1.0, strict_minimum=True)
+    model = require_choice(model, "model", MODELS)
     x = abs(beta)
-    target = tol * float(special.ive(0, x)) / 3.0
-    if n is not None:
-        n = require_int(n, "n", minimum=1)
-        # e^{beta - |beta|} underflows for beta < -370: clamp (K then grows to the super-exponential regime)
-        target = min(target, max(tol * math.exp(beta - x) / (3.0 * n), 1e-300))
-    return _harmonics(x, target)
+    factor = SA_DENOMINATOR_GUARD if model == "sa" else 1.0
+    return _harmonics(x, tol * factor * float(special.ive(0, x)) / 3.0)
 
 
 @lru_cache(maxsize=1024)
@@ -203,7 +205,8 @@ def _power_table(z: np.ndarray, K: int) -> np.ndarray:
     return E
 
 
-def _angle_velocity(z: np.ndarray, a: np.ndarray, b: np.ndarray, model: str, scale: float) -> np.ndarray:
+def _angle_velocity(z: np.ndarray, a: np.ndarray, b: np.ndarray, model: str, scale: float,
+                    beta: float) -> np.ndarray:
     """omega from unit complex numbers z_j = e^{i theta_j} and scaled coefficients a (K+1,), b (K,). Hot path."""
     K = b.size
     if z.size * K <= SMALL_TABLE:
@@ -215,41 +218,49 @@ def _angle_velocity(z: np.ndarray, a: np.ndarray, b: np.ndarray, model: str, sca
     else:
         r = _order_parameters(z, K)
         S = _conjugate_series(z, np.stack([b * r, a[1:] * r]) if model == "sa" else (b * r)[None, :])
-    if model == "sa":
-        return S[0].imag / (a[0] + 2.0 * S[1].real)
-    return S[0].imag * scale
+    if model == "usa":
+        return S[0].imag * scale
+    den = a[0] + 2.0 * S[1].real
+    unreliable = np.flatnonzero(den < SA_DENOMINATOR_GUARD * a[0])
+    den[unreliable] = 1.0
+    omega = S[0].imag / den
+    if unreliable.size:
+        omega[unreliable] = _direct_sa_rows(z, unreliable, beta)
+    return omega
+
+
+def _direct_sa_rows(z: np.ndarray, rows: np.ndarray, beta: float) -> np.ndarray:
+    """Exact sa angle velocities of the given rows: sum_j w_ij sin(theta_j - theta_i) / sum_j w_ij with
+    w_ij = e^{beta cos(theta_j - theta_i) - max_j(...)} (O(n) per row, blocked; no overflow)."""
+    out = np.empty(rows.size)
+    step = max(1, (1 << 22) // z.size)
+    for start in range(0, rows.size, step):
+        idx = rows[start:start + step]
+        P = z[None, :] * z[idx].conj()[:, None]  # e^{i(theta_j - theta_i)}
+        logits = beta * P.real
+        logits -= logits.max(axis=1, keepdims=True)
+        w = np.exp(logits)
+        out[start:start + step] = (w * P.imag).sum(axis=1) / w.sum(axis=1)
+    return out
 
 
 class _Coefficients:
-    """Validated parameters and scaled coefficients, per particle count n (sa's K depends on n, see
-    :func:`harmonics_for_tolerance`); ``get(n) -> (a, b, scale)`` is cached."""
+    """Validated parameters and the scaled coefficients of the truncated series."""
 
     def __init__(self, beta, model, tol, harmonics, time_unit):
         self.model = require_choice(model, "model", MODELS)
         time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
         self.beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
         self.tol = require_real(tol, "tol", minimum=0.0, maximum=1.0, strict_minimum=True)
-        self.fixed = None if harmonics is None else require_int(harmonics, "harmonics", minimum=1,
-                                                                maximum=MAX_HARMONICS)
+        if harmonics is None:
+            self.K = harmonics_for_tolerance(self.beta, self.tol, model=self.model)
+        else:
+            self.K = require_int(harmonics, "harmonics", minimum=1, maximum=MAX_HARMONICS)
         self.scale = _usa_scale(self.beta, time_unit) if self.model == "usa" else 1.0
-        self._by_K: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._K_by_n: dict[int, int] = {}
+        self.a, self.b = fourier_coefficients(self.beta, self.K)
 
-    def harmonics_for(self, n: int) -> int:
-        if self.fixed is not None:
-            return self.fixed
-        K = self._K_by_n.get(n)
-        if K is None:
-            K = harmonics_for_tolerance(self.beta, self.tol, n=n if self.model == "sa" else None)
-            self._K_by_n[n] = K
-        return K
-
-    def get(self, n: int):
-        K = self.harmonics_for(n)
-        if K not in self._by_K:
-            self._by_K[K] = fourier_coefficients(self.beta, K)
-        a, b = self._by_K[K]
-        return a, b, self.scale
+    def velocity(self, z: np.ndarray) -> np.ndarray:
+        return _angle_velocity(z, self.a, self.b, self.model, self.scale, self.beta)
 
 
 def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float = 1e-12,
@@ -267,7 +278,7 @@ def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float
         sa: the same sum divided by Z_i / n = (1/n) sum_j e^{beta cos(theta_j - theta_i)}.
     tol : float
         Truncation tolerance (see :func:`harmonics_for_tolerance`: usa exact to tol I_0(|beta|); sa exact to tol
-        absolute for any configuration of these n particles); ignored if ``harmonics`` is given.
+        absolute for any configuration); ignored if ``harmonics`` is given.
     harmonics : int, optional
         Number of harmonics K to keep (overrides ``tol``).
     time_unit : {"natural", "rescaled"}
@@ -289,7 +300,7 @@ def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float
     theta = require_finite_array(theta, "theta", ndim=1)
     if theta.size < 1:
         raise InputError("theta must hold at least one angle, got an empty array")
-    return _angle_velocity(np.cos(theta) + 1j * np.sin(theta), *coef.get(theta.size)[:2], coef.model, coef.scale)
+    return coef.velocity(np.cos(theta) + 1j * np.sin(theta))
 
 
 def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit: str = "natural",
@@ -301,8 +312,7 @@ def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit
     points) this extension keeps |x_i| fixed and d theta_i/dt = omega_i exactly, a smooth extension under
     which the circle is invariant (as the P_x extension of :mod:`numerics.field`).
 
-    ``field.harmonics_for(n)`` gives the number of harmonics used for n particles; ``field.harmonics`` is the
-    n-independent K of :func:`harmonics_for_tolerance` (exact for usa; sa adds a few harmonics for large n).
+    ``field.harmonics`` is the number of harmonics K used.
 
     Verified by: circle.fourier-field, circle.sphere-vs-angle.
     """
@@ -311,15 +321,13 @@ def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit
     def field(X: np.ndarray) -> np.ndarray:
         z = X[:, 0] + 1j * X[:, 1]
         z /= np.abs(z)  # e^{i theta_i}; stage points of Runge-Kutta methods are slightly off the circle
-        a, b, scale = coef.get(z.size)
-        omega = _angle_velocity(z, a, b, coef.model, scale)
+        omega = coef.velocity(z)
         out = np.empty_like(X)
         out[:, 0] = -omega * X[:, 1]
         out[:, 1] = omega * X[:, 0]
         return out
 
-    field.harmonics_for = coef.harmonics_for  # K used for n particles (sa: grows slowly with n)
-    field.harmonics = coef.fixed or harmonics_for_tolerance(coef.beta, coef.tol)  # n-independent base K (API v1)
+    field.harmonics = coef.K
     return field
 
 
@@ -338,12 +346,13 @@ def fourier_is_faster(n: int, beta: float, tol: float = 1e-12) -> bool:
     """Whether the Fourier field is predicted faster than the direct O(n^2) field for n particles at beta.
 
     Cost model (seconds): direct ~ c_0 + c_d n^2; Fourier ~ f_0 + c_f n (K + 1) (+ c_h (K + 1) ceil(n / block)
-    when n K > :data:`SMALL_TABLE`), with K = harmonics_for_tolerance(beta, tol, n=n) and the constants above.
+    when n K > :data:`SMALL_TABLE`), with K = harmonics_for_tolerance(beta, tol, model="sa") and the constants
+    above. (sa rows recomputed directly, see :data:`SA_DENOMINATOR_GUARD`, are not modelled.)
     Measured on the development machine (noisy, shared cores) the Fourier field wins for every n >= 8 at
     beta <= 10; at beta = 100 (K ~ 80) the crossover is near n ~ 100.
     """
     n = require_int(n, "n", minimum=1)
-    K = harmonics_for_tolerance(beta, tol, n=n)
+    K = harmonics_for_tolerance(beta, tol, model="sa")  # the larger K of the two models
     fourier = FOURIER_OVERHEAD + FOURIER_TERM_COST * n * (K + 1)
     if n * K > SMALL_TABLE:
         fourier += FOURIER_HARMONIC_OVERHEAD * (K + 1) * math.ceil(n / FOURIER_BLOCK)
@@ -385,13 +394,13 @@ def bench_fourier(n: int = 16384, beta: float = 10.0, n_large: int = 1_000_000, 
         direct, t_direct = best(make_field(2, beta, model, time_unit="rescaled"), X, 1)
         fast, t_fast = best(make_fourier_field(beta, model, time_unit="rescaled"), X, repeats)
         report["models"][model] = {
-            "harmonics": harmonics_for_tolerance(beta, 1e-12, n=n if model == "sa" else None),
+            "harmonics": harmonics_for_tolerance(beta, 1e-12, model=model),
             "direct_seconds": t_direct, "fourier_seconds": t_fast, "speedup": t_direct / t_fast,
             "relative_error": float(np.abs(fast - direct).max() / np.abs(direct).max())}
     theta = rng.uniform(-np.pi, np.pi, n_large)
     X = np.c_[np.cos(theta), np.sin(theta)]
     _, t_large = best(make_fourier_field(beta, "sa"), X, repeats)
     report["large"] = {"n": n_large, "model": "sa", "fourier_seconds": t_large,
-                       "harmonics": harmonics_for_tolerance(beta, 1e-12, n=n_large),
+                       "harmonics": harmonics_for_tolerance(beta, 1e-12, model="sa"),
                        "predicted_direct_seconds": DIRECT_PAIR_COST * n_large ** 2}
     return report

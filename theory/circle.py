@@ -361,14 +361,15 @@ def tail_bound_mp(K: int, beta_value) -> mp.mpf:
     return mp.besseli(K, x) / (1 - amos_ratio_bound(K, x))
 
 
-def harmonics_for_tolerance_mp(beta_value, tol, dps: int = 30, n: int | None = None) -> int:
-    """Smallest K >= 1 with 3 * tail_bound(K) <= tol * I_0(|beta|) and, given n (the sa worst case),
-    3 * tail_bound(K) <= tol * e^{beta} / n (reference, mpmath, unscaled; see numerics.fourier)."""
+def harmonics_for_tolerance_mp(beta_value, tol, dps: int = 30, guard=1) -> int:
+    """Smallest K >= 1 with 3 * tail_bound(K) <= guard * tol * I_0(|beta|) (reference, mpmath, unscaled).
+
+    guard = 1 is the usa criterion of :func:`numerics.fourier.harmonics_for_tolerance`; guard =
+    numerics.fourier.SA_DENOMINATOR_GUARD (1e-4) the sa criterion (sa error <= 3 tail / (Z_i/n) on the rows with
+    Z_i/n >= guard I_0; the other rows are computed directly)."""
     with mp.workdps(dps):
         x = abs(mp.mpf(beta_value))
-        target = mp.mpf(tol) * mp.besseli(0, x) / 3
-        if n is not None:
-            target = min(target, mp.mpf(tol) * mp.exp(mp.mpf(beta_value)) / (3 * n))
+        target = mp.mpf(guard) * mp.mpf(tol) * mp.besseli(0, x) / 3
         K = 1
         while tail_bound_mp(K, x) > target:
             K += 1

@@ -88,7 +88,7 @@ def check_fourier_field() -> CheckResult:
             guarantee = tol * float(special.ive(0, beta)) + 1e-15
             if model == "usa":
                 bound_ok &= err <= guarantee
-            K = harmonics_for_tolerance(beta, tol, n=X.shape[0] if model == "sa" else None)
+            K = harmonics_for_tolerance(beta, tol, model=model)
             rows[f"{model} beta={beta:g}"] = {"harmonics": K, "max_abs_error": err,
                                               "relative_error": rel}
             worst = max(worst, rel)
