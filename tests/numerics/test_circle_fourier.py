@@ -147,7 +147,7 @@ def test_generated_module_is_standalone(tmp_path):
 @pytest.mark.parametrize("beta", [10.0, 100.0, 1000.0])
 def test_sa_worst_case_isolated_particle(beta, rng):
     # a tight cluster and one particle opposite it: Z_i/n of the lone particle is ~1/n, the worst case of the
-    # sa ratio; the n-aware K keeps the truncation below tol, leaving rounding (~1e-17 n)
+    # sa ratio; rows with Z_i/n < 1e-4 I_0 are recomputed directly, the others keep truncation and rounding below tol
     n = 5000
     theta = np.r_[rng.normal(0.0, 0.01, n - 1), np.pi - 0.3]
     X = _circle(theta)
