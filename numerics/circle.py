@@ -28,13 +28,17 @@ import numpy as np
 from scipy import special
 
 from .errors import InputError, require_choice, require_finite_array, require_int, require_real
-from .field import MODELS, TIME_UNITS, attention_field
+from .field import MODELS, TIME_UNITS, attention_field, interaction_energy
 from .fourier import _Coefficients, _order_parameters, harmonics_for_tolerance
 from .integrators import METHODS
 from .provenance import package_versions
 from .trajectory import GLPR_ENERGY_MAX_BETA, energy_normalization_for, uniform_sphere
 
 BACKENDS = ("fourier", "direct")
+#: circle_energy falls back to the direct O(n^2) sum when its rounding estimate exceeds this relative accuracy
+#: (only possible for beta < 0, where the Bessel weights alternate in sign), up to this many particles
+ENERGY_RELATIVE_ACCURACY = 1e-12
+ENERGY_DIRECT_MAX_N = 4096
 AngleField = Callable[[np.ndarray], np.ndarray]
 
 
@@ -79,6 +83,9 @@ def circle_energy(theta, beta: float, *, normalization: str = "glpr", tol: float
     sum_{ij} (e^{beta cos(theta_i - theta_j)} - 1), GLPR's energy minus 1/(2 beta); |r_1|^2 / 2 at beta = 0).
     ``gkpr``: (1/n^2) sum_{ij} e^{beta(cos - 1)} = ive(0, beta) + 2 sum_k ive(k, beta) |r_k|^2 (beta >= 0).
     Truncated at K = harmonics_for_tolerance(beta, tol) (tail below tol I_0(|beta|) / |beta| resp. tol ive_0).
+    For beta > 0 every term is positive (no cancellation). For beta < 0 the weights alternate in sign and a
+    small E (e.g. a clustered state at beta = -20: E ~ 1/(2|beta|) against terms ~ e^{|beta|}/|beta|) is lost to
+    rounding: then the direct O(n^2) sum is used (n <= 4096) or InputError is raised.
 
     Source: GLPR (arXiv 2312.10794) E_beta; the order-parameter form is LITERATURE.md claim 7.
     Verified by: circle.energy-order-parameters.
@@ -101,7 +108,17 @@ def circle_energy(theta, beta: float, *, normalization: str = "glpr", tol: float
         raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='gkpr'")
     # I_k(beta)/beta = ive(k, beta) e^{|beta|} / beta (finite for |beta| <= 600)
     weights = special.ive(ks, beta) * (math.exp(abs(beta)) / beta)
-    return _half_i0_minus_one_over_beta(beta) + float(np.dot(weights, R))
+    energy = _half_i0_minus_one_over_beta(beta) + float(np.dot(weights, R))
+    if beta < 0:
+        # the weights alternate in sign: rounding ~1e-16 sum_k |w_k| may swamp a small E (clustered states)
+        rounding = 1e-16 * (K + 1) * (abs(_half_i0_minus_one_over_beta(beta)) + float(np.abs(weights).sum()))
+        if rounding > ENERGY_RELATIVE_ACCURACY * abs(energy):
+            if theta.size > ENERGY_DIRECT_MAX_N:
+                raise InputError(f"E_beta from order parameters loses accuracy at beta={beta:g} for this state "
+                                 f"(rounding ~{rounding:.1e} vs |E| = {abs(energy):.1e}) and n={theta.size} > "
+                                 f"{ENERGY_DIRECT_MAX_N} is too large for the direct sum")
+            return interaction_energy(np.c_[np.cos(theta), np.sin(theta)], beta)
+    return energy
 
 
 # -- angle velocity fields -----------------------------------------------------------------------------------------
@@ -298,7 +315,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
         stats = {"steps": steps, "step": t_end / steps}
     seconds = _time.perf_counter() - started
     norm = energy_normalization_for(beta)
-    energy = np.array([circle_energy(th, beta, normalization=norm, tol=tol) for th in thetas])
+    energy = _energies(thetas, beta, norm, tol)
     meta = {
         "model": model, "beta": beta, "n": int(n), "d": 2, "t_end": t_end, "method": method, "dt": dt,
         "save_every": save_every, "seed": seed, "init": init, "time_unit": time_unit,
@@ -308,10 +325,23 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
         "scheme": {"layer": "transformer layer in angles: theta <- theta + arctan(h omega)",
                    "rk4": "classical RK4 on the angles", "adaptive": "Dormand-Prince 5(4) (scipy RK45)"}[method],
         "energy_normalization": norm, "integrator_stats": stats, "seconds": seconds,
+        "energy_note": ("NaN where E_beta cannot be computed to 1e-12 from the order parameters (beta < 0, "
+                        f"clustered state, n > {ENERGY_DIRECT_MAX_N})") if np.isnan(energy).any() else None,
         "versions": package_versions(),
     }
     return CircleTrajectory(times=times, theta=thetas, order_parameter=kuramoto_order_parameter(thetas),
                             energy=energy, meta=meta)
+
+
+def _energies(thetas: np.ndarray, beta: float, normalization: str, tol: float) -> np.ndarray:
+    """Energy per frame; NaN where it cannot be computed accurately (beta << 0 and large n, see circle_energy)."""
+    out = np.empty(len(thetas))
+    for i, th in enumerate(thetas):
+        try:
+            out[i] = circle_energy(th, beta, normalization=normalization, tol=tol)
+        except InputError:
+            out[i] = np.nan
+    return out
 
 
 def max_angle_deviation(theta_a: np.ndarray, theta_b: np.ndarray) -> float:

@@ -115,3 +115,13 @@ def test_validation():
         circle_energy(np.array([0.0, 1.0]), -1.0, normalization="gkpr")
     with pytest.raises(InputError):
         make_angle_field(1.0, "sa", backend="gpu")
+
+
+@pytest.mark.parametrize("beta", [-10.0, -20.0, -50.0])
+def test_circle_energy_negative_beta_clustered(beta, rng):
+    # alternating Bessel weights: the order-parameter sum cancels for clustered states; the fallback keeps 1e-12
+    theta = rng.normal(0.0, 0.1, 300)
+    direct = interaction_energy(_circle(theta), beta)
+    assert abs(circle_energy(theta, beta) - direct) <= 1e-12 * abs(direct)
+    with pytest.raises(InputError):
+        circle_energy(rng.normal(0.0, 0.1, 5000), beta)
