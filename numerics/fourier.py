@@ -173,18 +173,19 @@ def _order_parameters(z: np.ndarray, K: int, block: int = FOURIER_BLOCK) -> np.n
 
 def _conjugate_series(z: np.ndarray, W: np.ndarray, block: int = FOURIER_BLOCK) -> np.ndarray:
     """S[c, i] = sum_{k=1}^K W[c, k-1] conj(z_i)^k for every particle, by Horner's rule in conj(z) (stable: the
-    Bessel weights decay in k, and Horner runs from the smallest term up)."""
+    Bessel weights decay in k, and Horner runs from the smallest term up). One 1-D pass per row of W (faster than
+    broadcasting over a (rows, block) array)."""
     rows, K = W.shape
     out = np.empty((rows, z.size), dtype=complex)
     for start in range(0, z.size, block):
         zc = z[start:start + block].conj()
-        p = np.empty((rows, zc.size), dtype=complex)
-        p[:] = W[:, K - 1, None]
-        for k in range(K - 2, -1, -1):
+        for c in range(rows):
+            p = np.full(zc.size, W[c, K - 1])
+            for k in range(K - 2, -1, -1):
+                p *= zc
+                p += W[c, k]
             p *= zc
-            p += W[:, k, None]
-        p *= zc
-        out[:, start:start + block] = p
+            out[c, start:start + block] = p
     return out
 
 
