@@ -114,6 +114,8 @@ def pair_angle_derivation(model: str) -> Derivation:
     With x_i = (cos theta_i, sin theta_i): <tau_i, P_{x_i}(w x_j)> = w sin(theta_j - theta_i) and
     <x_i, P_{x_i}(w x_j)> = 0, w = e^{beta cos(theta_j - theta_i)}; by linearity (and the scalar normaliser
     of sa) this gives the angle equations for any n. ``model`` only changes the title.
+
+    Verified by: circle.angle-equations.
     """
     ti, tj = theta, sp.Symbol("theta_j", real=True)
     xi, xj = circle_point(ti), circle_point(tj)
@@ -143,6 +145,8 @@ def angle_equation_derivation(model: str, n: int = 3) -> Derivation:
     and rhs (sum_j W_ij sin(theta_j - theta_i), 0), N_i = sum_j W_ij (sa) or n (usa). The weights are then
     identified with e^{beta cos(theta_j - theta_i)} (the inner product <x_i, x_j> = cos(theta_j - theta_i), step 2),
     which turns rhs / N_i into :func:`angle_velocity`.
+
+    Verified by: circle.angle-equations.
     """
     angles = [sp.Symbol(f"theta_{i + 1}", real=True) for i in range(n)]
     spec = ModelSpec(model, 2)
@@ -174,6 +178,8 @@ def kuramoto_derivation(model: str, n: int = 3) -> Derivation:
     """At beta = 0 the angle equations are Kuramoto's with omega_i = 0 and coupling K = 1 (K/n normalisation).
 
     Kuramoto: d theta_i/dt = omega_i + (K/n) sum_{j=1}^n sin(theta_j - theta_i).
+
+    Verified by: circle.angle-equations, circle.kuramoto-two-particles.
     """
     angles = [sp.Symbol(f"theta_{i + 1}", real=True) for i in range(n)]
     coupling, omega = sp.Integer(1), sp.Integer(0)
@@ -225,6 +231,8 @@ def fourier_series_derivations() -> list[Derivation]:
     3. Recurrence I_{k-1} - I_{k+1} = (2k/beta) I_k (checked on Taylor series): coefficient b_k = I_{k-1} - I_{k+1},
        regular at beta = 0 (b_1 = 1, b_k = 0 for k >= 2: the Kuramoto sin u).
     Each derivation is an exact identity on truncated Taylor series in beta (degree 10).
+
+    Verified by: circle.fourier-field (numerically), tests/theory/test_circle_derivations.py (symbolically).
     """
     order, terms = 10, 7
     # step 1 and 2 on the Fourier side: the k-th cosine coefficient of e^{beta cos u}, by the exponential series
@@ -298,6 +306,8 @@ def order_parameter_derivations(n: int = 3, K: int = 3) -> list[Derivation]:
        (1/n) sum_j cos(k(theta_j - theta_i)) = Re(r_k e^{-ik theta_i}) (the usa numerator, sa denominator).
     3. Gradient structure on the circle: with E_K = (I_0 - 1)/(2 beta) + sum_{k<=K} (I_k/beta)|r_k|^2,
        n dE_K/dtheta_i = sum_{k<=K} (2k I_k/beta) Im(r_k e^{-ik theta_i}) (usa = n grad E_beta, harmonic-wise).
+
+    Verified by: circle.energy-order-parameters.
     """
     angles = [sp.Symbol(f"theta_{i + 1}", real=True) for i in range(n)]
     out = []

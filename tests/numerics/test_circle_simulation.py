@@ -125,3 +125,11 @@ def test_circle_energy_negative_beta_clustered(beta, rng):
     assert abs(circle_energy(theta, beta) - direct) <= 1e-12 * abs(direct)
     with pytest.raises(InputError):
         circle_energy(rng.normal(0.0, 0.1, 5000), beta)
+
+
+@pytest.mark.slow
+def test_full_sphere_vs_angle_claim():
+    # the default=False claim (t in [0, 20], n = 200, beta in {0, 1, 5}); about 35 s
+    from numerics.claims.circle import check_sphere_vs_angle
+    res = check_sphere_vs_angle()
+    assert res.status == "passed", res.details
