@@ -75,3 +75,32 @@ __all__ += [
     "synchronized",
     "tangent_basis",
 ]
+
+# --- circle (issue 4) ---
+from .circle import (  # noqa: E402
+    CircleTrajectory,
+    circle_energy,
+    kuramoto_order_parameter,
+    make_angle_field,
+    order_parameters,
+    simulate_circle,
+)
+from .fourier import (  # noqa: E402
+    fourier_angle_velocity,
+    fourier_is_faster,
+    harmonics_for_tolerance,
+    make_fourier_field,
+)
+
+__all__ += [
+    "CircleTrajectory",
+    "circle_energy",
+    "fourier_angle_velocity",
+    "fourier_is_faster",
+    "harmonics_for_tolerance",
+    "kuramoto_order_parameter",
+    "make_angle_field",
+    "make_fourier_field",
+    "order_parameters",
+    "simulate_circle",
+]

@@ -92,3 +92,26 @@ __all__ += [
     "simplex_spectrum",
     "structured_spectrum_derivation",
 ]
+
+# --- circle (issue 4) ---
+from .circle import (  # noqa: E402
+    angle_equation_derivation,
+    energy_in_order_parameters,
+    fourier_series_derivations,
+    generating_function_derivation,
+    harmonics_for_tolerance_mp,
+    kuramoto_derivation,
+    order_parameter_derivations,
+    pair_angle_derivation,
+)
+
+__all__ += [
+    "angle_equation_derivation",
+    "energy_in_order_parameters",
+    "fourier_series_derivations",
+    "generating_function_derivation",
+    "harmonics_for_tolerance_mp",
+    "kuramoto_derivation",
+    "order_parameter_derivations",
+    "pair_angle_derivation",
+]
