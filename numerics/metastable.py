@@ -119,7 +119,7 @@ class MetastableResult:
 
 
 def metastable_run(beta: float, model: str, n: int, seed: int, *, collapse_time: float = 10.0,
-                   linear_threshold: float = 0.1, min_gap: float = 0.05, min_fraction: float = 0.01,
+                   linear_threshold: float = 0.3, min_gap: float = 0.05, min_fraction: float = 0.01,
                    tol: float = 1e-6, time_unit: str = "natural", frames: int = 12, progress=None) -> MetastableRun:
     """Evolve n iid uniform angles (seed) and count clusters after the linear phase (see module docstring).
 
@@ -172,6 +172,8 @@ def metastable_experiment(beta: float, n: int, *, model: str = "sa", seeds=5, co
         Number of seeds (0..S-1) or explicit seeds.
     collapse_time, min_gap, min_fraction, tol, time_unit
         See :func:`metastable_run` and :func:`count_clusters_by_gaps`.
+    progress : callable, optional
+        ``progress(seed)`` returns the progress callback ``(t, t_end) -> None`` of that seed's run (or None).
 
     Returns
     -------
@@ -199,7 +201,8 @@ def metastable_experiment(beta: float, n: int, *, model: str = "sa", seeds=5, co
     runs = []
     for s in seed_list:
         runs.append(metastable_run(beta, model, n, s, collapse_time=collapse_time, min_gap=min_gap,
-                                   min_fraction=min_fraction, tol=tol, time_unit=time_unit, progress=progress))
+                                   min_fraction=min_fraction, tol=tol, time_unit=time_unit,
+                                   progress=progress(s) if progress is not None else None))
     return MetastableResult(beta, model, n, dom.l_max, dom.runner_up, dom.ratio, runs,
                             {"time_unit": time_unit if model == "usa" else "natural", "min_gap": min_gap,
                              "min_fraction": min_fraction, "collapse_time": collapse_time,
