@@ -22,3 +22,23 @@ __all__ = [
     "step_rk4",
     "uniform_sphere",
 ]
+
+# --- meanfield (issue 5) ---
+from .growth import (
+    degree_power_spectrum,
+    particle_growth_rates_circle,
+    particle_growth_rates_sphere,
+    pde_growth_rates,
+)
+from .metastable import count_clusters_by_gaps, metastable_experiment
+from .pde import solve_continuity_circle
+
+__all__ += [
+    "count_clusters_by_gaps",
+    "degree_power_spectrum",
+    "metastable_experiment",
+    "particle_growth_rates_circle",
+    "particle_growth_rates_sphere",
+    "pde_growth_rates",
+    "solve_continuity_circle",
+]

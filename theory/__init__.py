@@ -42,3 +42,38 @@ __all__ = [
     "riemannian_hessian_matrix",
     "tangent_projection",
 ]
+
+# --- meanfield (issue 5) ---
+from .meanfield import (
+    circle_linearization_derivation,
+    denominator_derivation,
+    dominant_degree,
+    funk_hecke_closed_form,
+    funk_hecke_quadrature,
+    funk_hecke_series_derivation,
+    growth_rate,
+    growth_rate_expr,
+    growth_rate_function,
+    growth_rates,
+    linearization_derivation,
+    stationarity_derivation,
+    switch_point,
+    switch_points,
+)
+
+__all__ += [
+    "circle_linearization_derivation",
+    "denominator_derivation",
+    "dominant_degree",
+    "funk_hecke_closed_form",
+    "funk_hecke_quadrature",
+    "funk_hecke_series_derivation",
+    "growth_rate",
+    "growth_rate_expr",
+    "growth_rate_function",
+    "growth_rates",
+    "linearization_derivation",
+    "stationarity_derivation",
+    "switch_point",
+    "switch_points",
+]
