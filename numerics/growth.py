@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import special
 
 from .errors import InputError, require_choice, require_int, require_real
 from .field import MODELS, TIME_UNITS, block_rows, make_field
