@@ -42,9 +42,31 @@ __all__ = [
     "riemannian_hessian_matrix",
     "tangent_projection",
 ]
+# --- circle (issue 4) ---
+from .circle import (  # noqa: E402
+    angle_equation_derivation,
+    energy_in_order_parameters,
+    fourier_series_derivations,
+    generating_function_derivation,
+    harmonics_for_tolerance_mp,
+    kuramoto_derivation,
+    order_parameter_derivations,
+    pair_angle_derivation,
+)
+
+__all__ += [
+    "angle_equation_derivation",
+    "energy_in_order_parameters",
+    "fourier_series_derivations",
+    "generating_function_derivation",
+    "harmonics_for_tolerance_mp",
+    "kuramoto_derivation",
+    "order_parameter_derivations",
+    "pair_angle_derivation",
+]
 
 # --- meanfield (issue 5) ---
-from .meanfield import (
+from .meanfield import (  # noqa: E402
     circle_linearization_derivation,
     denominator_derivation,
     dominant_degree,
