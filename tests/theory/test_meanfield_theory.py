@@ -123,3 +123,16 @@ def test_bad_inputs():
         mf.funk_hecke_closed_form(1)
     with pytest.raises(ValueError):
         mf.growth_rates("sa", 2, 1.0, 0)
+
+
+def test_switch_points_agree_with_a_numpy_argmax_scan():
+    """Second code path: argmax over l of the generated NumPy rates on a fine beta grid changes exactly at the
+    mpmath roots (to the grid spacing)."""
+    f = mf.growth_rate_function("sa", 2)
+    betas = np.linspace(0.05, 30.0, 6000)
+    ls = np.arange(1, 30, dtype=float)
+    lmax = ls[np.argmax(f(ls[:, None], betas[None, :]), axis=0)]
+    jumps = betas[1:][np.diff(lmax) != 0]
+    roots = [b for b, _, _ in mf.switch_points(2, 30.0)]
+    assert len(jumps) == len(roots)
+    assert np.max(np.abs(jumps - roots)) <= betas[1] - betas[0]
