@@ -422,10 +422,12 @@ def growth_rate_function(model: str, d: int, time_unit: str = "natural"):
 
 @lru_cache(maxsize=16)
 def convolution_multiplier_function(d: int = 2):
-    """Generated ``mult(k, beta)`` = a_k(beta) e^{-|beta|} / |S^{d-1}| (ive form, any real beta != 0).
+    """Generated ``mult(l, beta)`` = a_l(beta) e^{-|beta|} / |S^{d-1}| (ive form, any real beta != 0).
 
-    On S^1: (1/2pi) * 2 pi I_k(beta) e^{-|beta|} sign(beta)^k = ive(k, |beta|) sign(beta)^k, the Fourier multiplier
-    of rho -> int e^{beta cos(th - ph)} rho(ph) d ph / (2 pi) ... up to the factor 2 pi e^{|beta|}.
+    This is the eigenvalue of rho -> int e^{beta<x,y>} rho(y) dy / |S^{d-1}| on degree-l harmonics, scaled by
+    e^{-|beta|}. On S^1 it is I_k(beta) e^{-|beta|} = sign(beta)^k ive(k, |beta|): the Fourier multiplier of
+    rho -> (1/2pi) int e^{beta cos(th - ph)} rho(ph) d ph, scaled. Argument order: (l, beta).
+    Verified by: meanfield.pde-rates (and the trapezoid cross-check in tests/numerics/test_meanfield_pde.py).
     """
     d = _check_d(d)
     l, b = sym.l, sym.beta
