@@ -420,6 +420,24 @@ def growth_rate_function(model: str, d: int, time_unit: str = "natural"):
                                         "Arguments: (l, beta), broadcasting; beta != 0.")
 
 
+def growth_rates_module_source(dims=(2, 3), time_unit: str = "natural") -> str:
+    """Source of a standalone NumPy/SciPy module with ``rate_<model>_d<d>(l, beta)`` for the given dimensions.
+
+    Write it with :func:`theory.codegen.write_module`; each function is the generated form of
+    :func:`scaled_growth_rate_expr` (argument order (l, beta), beta != 0).
+    """
+    chunks = []
+    for d in dims:
+        for model in GROWTH_MODELS:
+            chunks.append(codegen.function_source(
+                f"rate_{model}_d{d}", (sym.l, sym.beta), scaled_growth_rate_expr(model, d, time_unit),
+                doc=f"lambda_l(beta) around the uniform measure on S^{d - 1}, model {model}, {time_unit} time. "
+                    "Arguments: (l, beta), broadcasting; beta != 0.").source)
+    return codegen.module_source("Mean-field growth rates lambda_l(beta) around the uniform measure "
+                                 "(attnflow theory.meanfield; BPA arXiv 2410.23228).", chunks,
+                                 generator="theory.meanfield.growth_rates_module_source")
+
+
 @lru_cache(maxsize=16)
 def convolution_multiplier_function(d: int = 2):
     """Generated ``mult(l, beta)`` = a_l(beta) e^{-|beta|} / |S^{d-1}| (ive form, any real beta != 0).

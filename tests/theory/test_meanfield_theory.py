@@ -136,3 +136,18 @@ def test_switch_points_agree_with_a_numpy_argmax_scan():
     roots = [b for b, _, _ in mf.switch_points(2, 30.0)]
     assert len(jumps) == len(roots)
     assert np.max(np.abs(jumps - roots)) <= betas[1] - betas[0]
+
+
+def test_standalone_rates_module_matches_compiled_functions(tmp_path):
+    from theory.codegen import write_module
+    import importlib.util
+
+    path = write_module(tmp_path / "rates.py", mf.growth_rates_module_source((2, 4)))
+    spec = importlib.util.spec_from_file_location("rates", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ls = np.arange(1, 9, dtype=float)
+    for d in (2, 4):
+        for model in ("sa", "usa"):
+            assert np.allclose(getattr(mod, f"rate_{model}_d{d}")(ls, 3.5), mf.growth_rate_function(model, d)(ls, 3.5),
+                               rtol=1e-14, atol=0)
