@@ -104,3 +104,23 @@ __all__ += [
     "order_parameters",
     "simulate_circle",
 ]
+
+# --- meanfield (issue 5) ---
+from .growth import (  # noqa: E402
+    degree_power_spectrum,
+    particle_growth_rates_circle,
+    particle_growth_rates_sphere,
+    pde_growth_rates,
+)
+from .metastable import count_clusters_by_gaps, metastable_experiment  # noqa: E402
+from .pde import solve_continuity_circle  # noqa: E402
+
+__all__ += [
+    "count_clusters_by_gaps",
+    "degree_power_spectrum",
+    "metastable_experiment",
+    "particle_growth_rates_circle",
+    "particle_growth_rates_sphere",
+    "pde_growth_rates",
+    "solve_continuity_circle",
+]

@@ -115,3 +115,40 @@ __all__ += [
     "order_parameter_derivations",
     "pair_angle_derivation",
 ]
+
+# --- meanfield (issue 5) ---
+from .meanfield import (  # noqa: E402
+    circle_linearization_derivation,
+    denominator_derivation,
+    dominant_degree,
+    funk_hecke_closed_form,
+    funk_hecke_quadrature,
+    funk_hecke_series_derivation,
+    growth_rate,
+    growth_rate_expr,
+    growth_rate_function,
+    growth_rates,
+    growth_rates_module_source,
+    linearization_derivation,
+    stationarity_derivation,
+    switch_point,
+    switch_points,
+)
+
+__all__ += [
+    "circle_linearization_derivation",
+    "denominator_derivation",
+    "dominant_degree",
+    "funk_hecke_closed_form",
+    "funk_hecke_quadrature",
+    "funk_hecke_series_derivation",
+    "growth_rate",
+    "growth_rate_expr",
+    "growth_rate_function",
+    "growth_rates",
+    "growth_rates_module_source",
+    "linearization_derivation",
+    "stationarity_derivation",
+    "switch_point",
+    "switch_points",
+]
