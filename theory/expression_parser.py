@@ -203,21 +203,25 @@ class _Parser:
 
     def unary(self) -> sp.Expr:
         tok = self.tok
-        self.enter(tok)
-        try:
-            if tok.kind == "op" and tok.text in "+-":
-                self.advance()
+        if tok.kind == "op" and tok.text in "+-":
+            self.advance()
+            self.enter(tok)  # signs, '**', '(' and calls nest: each counts towards MAX_DEPTH
+            try:
                 inner = self.unary()
-                return sp.Mul(-1, inner) if tok.text == "-" else inner
-            return self.power()
-        finally:
-            self.depth -= 1
+            finally:
+                self.depth -= 1
+            return sp.Mul(-1, inner) if tok.text == "-" else inner
+        return self.power()
 
     def power(self) -> sp.Expr:
         base = self.atom()
         if self.tok.kind == "op" and self.tok.text == "**":
             op_tok = self.advance()
-            exponent = self.unary()
+            self.enter(op_tok)
+            try:
+                exponent = self.unary()
+            finally:
+                self.depth -= 1
             return self.safe_pow(base, exponent, op_tok)
         return base
 

@@ -137,10 +137,12 @@ def test_limits_on_length_depth_and_power_are_cheap():
         parse_kernel("exp(" * (MAX_DEPTH + 1) + "s" + ")" * (MAX_DEPTH + 1))
     with pytest.raises(ValueError, match="nesting deeper"):
         parse_kernel("-" * 200 + "s")
+    with pytest.raises(ValueError, match="nesting deeper"):
+        parse_kernel("s**" * 600 + "s")  # would otherwise exhaust the recursion limit
     for text in ("9**9**9**9", "(9**99)**(9**99)", "10**300**100", "999999999999999**99"):
         with pytest.raises(ValueError):
             parse_kernel(text)
-    parse_kernel("(" * (MAX_DEPTH - 1) + "s" + ")" * (MAX_DEPTH - 1))  # just inside the limit
+    parse_kernel("(" * MAX_DEPTH + "s" + ")" * MAX_DEPTH)  # just inside the limit
     assert time.perf_counter() - start < 2.0  # generous: each rejection is a few ms
 
 
