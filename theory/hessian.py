@@ -12,8 +12,9 @@ P_i = I - x_i x_i^T:
 
 (the self-interaction terms phi'(1) P_i of the Euclidean Hessian and of the Weingarten term cancel).
 These are derived here from the embedded-submanifold formulas of :mod:`theory.sphere` applied to one pair
-term, never typed in twice: :func:`hessian_block_derivations` returns the derivations that prove the closed
-forms, and the numerics layer assembles the blocks from generated phi', phi''.
+term, never typed in twice: :func:`pair_hessian_blocks` is the one place the blocks are written,
+:func:`hessian_derivation` proves them against the explicit small-n Hessian, :mod:`theory.structured` reduces
+them on symmetric configurations, and :mod:`numerics.hessian` assembles the same blocks from generated phi', phi''.
 """
 from __future__ import annotations
 
@@ -31,22 +32,48 @@ def _dphi(kernel: PairKernel, order: int, s_value):
     return kernel.derivative(order).subs(sym.s, s_value)
 
 
-def closed_form_riemannian_hessian(kernel: PairKernel, points) -> sp.Matrix:
-    """The nd x nd matrix of the closed-form Riemannian Hessian blocks above at explicit points."""
+def pair_hessian_blocks(xi, xj, dphi1, dphi2) -> tuple[sp.Matrix, sp.Matrix]:
+    """The two kernel-level pieces one pair (i, j), i != j, contributes to n^2 times the Riemannian Hessian.
+
+    Returns ``(off, diag)`` with, for s = <x_i, x_j>, dphi1 = phi'(s), dphi2 = phi''(s):
+
+        off  = phi'(s) P_i P_j + phi''(s) (P_i x_j)(P_j x_i)^T         (block (i, j))
+        diag = phi''(s) (P_i x_j)(P_i x_j)^T - phi'(s) s P_i          (added to block (i, i))
+
+    ``dphi1``, ``dphi2`` may be values or free symbols (structured spectra keep them as symbols, see
+    :mod:`theory.structured`). Every Hessian in attnflow is assembled from this one function.
+    """
+    xi, xj = sp.Matrix(xi), sp.Matrix(xj)
+    Pi, Pj = projection_matrix(xi), projection_matrix(xj)
+    sij = (xi.T * xj)[0, 0]
+    off = dphi1 * Pi * Pj + dphi2 * (Pi * xj) * (Pj * xi).T
+    diag = dphi2 * (Pi * xj) * (Pi * xj).T - dphi1 * sij * Pi
+    return off, diag
+
+
+def hessian_from_pair_blocks(points, derivatives) -> sp.Matrix:
+    """Assemble the nd x nd ambient Riemannian Hessian of E = 1/(2n^2) sum phi(s_ij) from :func:`pair_hessian_blocks`.
+
+    ``derivatives(s_value) -> (phi'(s_value), phi''(s_value))`` supplies the kernel derivatives (numbers,
+    expressions or symbols). Small-n explicit path (size grows with n): for cross-checks and structured spectra.
+    """
     pts = [sp.Matrix(p) for p in points]
     n, d = len(pts), pts[0].shape[0]
-    P = [projection_matrix(x) for x in pts]
     blocks = [[sp.zeros(d, d) for _ in range(n)] for _ in range(n)]
     for i, xi in enumerate(pts):
         for j, xj in enumerate(pts):
             if i == j:
                 continue
-            sij = (xi.T * xj)[0, 0]
-            blocks[i][j] = (_dphi(kernel, 1, sij) * P[i] * P[j]
-                            + _dphi(kernel, 2, sij) * (P[i] * xj) * (P[j] * xi).T) / n**2
-            blocks[i][i] += (_dphi(kernel, 2, sij) * (P[i] * xj) * (P[i] * xj).T
-                             - _dphi(kernel, 1, sij) * sij * P[i]) / n**2
+            d1, d2 = derivatives(sp.expand((xi.T * xj)[0, 0]))
+            off, diag = pair_hessian_blocks(xi, xj, d1, d2)
+            blocks[i][j] = off / n**2
+            blocks[i][i] += diag / n**2
     return sp.BlockMatrix(blocks).as_explicit()
+
+
+def closed_form_riemannian_hessian(kernel: PairKernel, points) -> sp.Matrix:
+    """The nd x nd matrix of the closed-form Riemannian Hessian blocks above at explicit points."""
+    return hessian_from_pair_blocks(points, lambda s_value: (_dphi(kernel, 1, s_value), _dphi(kernel, 2, s_value)))
 
 
 def closed_form_euclidean_gradient(kernel: PairKernel, points) -> list[sp.Matrix]:
@@ -120,4 +147,6 @@ __all__ = [
     "closed_form_riemannian_hessian",
     "gradient_derivation",
     "hessian_derivation",
+    "hessian_from_pair_blocks",
+    "pair_hessian_blocks",
 ]

@@ -1,0 +1,83 @@
+"""attnflow critical: JSON keys, text, sweep, search, plots and bad input (exit 2, one error line)."""
+import json
+
+import numpy as np
+import pytest
+
+from numerics.cli import main
+
+KEYS = {"residual", "eigenvalues", "counts", "symmetry_zero_modes", "classification", "unstable_rate"}
+
+
+def _json(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_json_keys_and_values(capsys):
+    code, data = _json(capsys, ["critical", "--config", "clusters", "--k", "3", "--n", "6", "--d", "2",
+                                "--beta", "-1", "--json"])
+    assert code == 0 and KEYS <= set(data)
+    assert data["classification"] == "local maximum"
+    assert data["counts"] == {"positive": 0, "zero": 1, "negative": 5}
+    assert data["eigenvalues"] == sorted(data["eigenvalues"]) and len(data["eigenvalues"]) == 6
+
+
+def test_text_output_and_plot(capsys, tmp_path):
+    png = tmp_path / "spec.png"
+    assert main(["critical", "--config", "antipodal", "--n", "4", "--d", "3", "--beta", "2", "--model", "sa",
+                 "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "strict saddle" in out and "unstable rate" in out
+    assert png.stat().st_size > 0
+
+
+def test_masses_and_non_critical_report(capsys):
+    code, data = _json(capsys, ["critical", "--config", "clusters", "--masses", "2,1,1", "--d", "3", "--beta", "1",
+                                "--json"])
+    assert code == 0 and data["classification"] == "not critical" and data["unstable_rate"] is None
+    assert data["residual"] > 1e-3
+
+
+def test_file_config(capsys, tmp_path):
+    path = tmp_path / "x.npy"
+    X = np.zeros((3, 3))
+    X[:, 0] = 1
+    np.save(path, X)
+    code, data = _json(capsys, ["critical", "--config", "file", "--file", str(path), "--beta", "0.5", "--json"])
+    assert code == 0 and data["classification"] == "local maximum" and data["symmetry_zero_modes"] == 2
+
+
+def test_sweep_with_plot(capsys, tmp_path):
+    png = tmp_path / "sweep.png"
+    code, data = _json(capsys, ["critical", "--config", "clusters", "--k", "3", "--n", "3", "--d", "2",
+                                "--sweep-beta=-1:0:5", "--plot", str(png), "--json"])
+    assert code == 0 and [s["classification"] for s in data["sweep"]][:2] == ["local maximum"] * 2
+    # the triangle: strict local maximum below beta = -2/3, local minimum (fully unstable) above
+    assert data["sweep"][-1]["classification"] == "local minimum" and png.stat().st_size > 0
+
+
+def test_search(capsys):
+    code, data = _json(capsys, ["critical", "--search", "--n", "4", "--d", "3", "--beta", "2", "--starts", "3",
+                                "--seed", "5", "--json"])
+    assert code == 0 and data["starts"] == 3 and data["seed"] == 5
+    for p in data["critical_points"]:
+        assert {"energy", "cluster_sizes", "classification"} <= set(p)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--config", "simplex", "--n", "5", "--d", "3", "--beta", "1"], "n = d + 1"),
+    (["--config", "clusters", "--k", "4", "--n", "6", "--d", "2", "--beta", "1"], "does not divide"),
+    (["--config", "polygon", "--n", "4", "--d", "2"], "--beta"),
+    (["--config", "polygon", "--n", "4", "--d", "2", "--beta", "1", "--sweep-beta", "0:1:3"], "not both"),
+    (["--config", "polygon", "--n", "4", "--d", "2", "--sweep-beta", "0:1"], "B0:B1:STEPS"),
+    (["--config", "clusters", "--masses", "2,x", "--d", "2", "--beta", "1"], "--masses"),
+    (["--search", "--n", "4", "--d", "3", "--beta", "1"], "--starts"),
+    (["--config", "file", "--file", "/nonexistent/x.npy", "--beta", "1"], "cannot read"),
+    (["--config", "polygon", "--n", "4", "--d", "2", "--beta", "1", "--plot", "/nonexistent/dir/p.png"], ""),
+])
+def test_bad_input_exits_2(capsys, argv, match):
+    assert main(["critical", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and match in err[0]
