@@ -1,4 +1,4 @@
-"""Fields, energies, Riemannian gradients and Hessians for ANY pair kernel phi(s), s = <x_i, x_j>.
+"""Fields, energies and Riemannian gradients for ANY pair kernel phi(s), s = <x_i, x_j>.
 
 For a :class:`theory.kernels.PairKernel` phi (user kernels come from :func:`theory.expression_parser.parse_kernel`)
 and unit vectors x_1..x_n (DESIGN.md section 2, GLPR arXiv 2312.10794 with e^{beta s} replaced by phi'(s)):
@@ -7,7 +7,8 @@ and unit vectors x_1..x_n (DESIGN.md section 2, GLPR arXiv 2312.10794 with e^{be
     usa    v_i = P_{x_i}( (1/n) sum_j phi'(s_ij) x_j )  =  n grad_{x_i} E
     sa     v_i = P_{x_i}( sum_j phi'(s_ij) x_j / sum_k phi'(s_ik) )         (needs phi' > 0 on [-1, 1])
 
-and the Riemannian Hessian of E in the closed-form blocks of :mod:`theory.hessian`. phi, phi', phi'' are derived
+(the Riemannian Hessian of E for any kernel is :func:`numerics.hessian.riemannian_hessian_tangent`). phi, phi',
+phi'' are derived
 once from the kernel's sympy expression and compiled through :func:`theory.codegen.compile_function` (cached);
 the declared parameters stay arguments of the generated code (argument order ``(s, beta, *params)``, see
 ``PairKernel.symbols``), so a family of kernels compiles once. Nothing symbolic runs per call.
@@ -16,7 +17,7 @@ Time unit: the natural one (no rescaling exists for a general kernel). Overflow 
 :class:`numerics.errors.InputError` rather than returning inf.
 
 Verified by: tests/numerics/test_conjecture_kernel_field.py (against :func:`numerics.field.attention_field` for the
-exponential kernel, against Taylor remainders of the energy, and against the sympy closed-form Hessian).
+exponential kernel, against Taylor remainders of the energy, and against numerics.hessian).
 """
 from __future__ import annotations
 
@@ -191,56 +192,12 @@ def kernel_riemannian_gradient(X, kernel: PairKernel | CompiledKernel, beta: flo
     return make_kernel_field(kernel, beta, "usa")(X) / X.shape[0]
 
 
-def kernel_riemannian_hessian(X, kernel: PairKernel | CompiledKernel, beta: float, *,
-                              normalize: bool = False) -> np.ndarray:
-    """The (n d) x (n d) ambient matrix of the Riemannian Hessian of E (dense; for small systems).
-
-    Blocks (closed form of :mod:`theory.hessian`), P_i = I - x_i x_i^T:
-    i != j: (1/n^2)[phi'(s_ij) P_i P_j + phi''(s_ij) (P_i x_j)(P_j x_i)^T];
-    i = i:  (1/n^2) sum_{j != i}[phi''(s_ij)(P_i x_j)(P_i x_j)^T - phi'(s_ij) s_ij P_i].
-    Restricted to the tangent space (range of blockdiag(P_i)) it is the Riemannian Hessian; it maps tangent
-    vectors to tangent vectors. Memory O(n^2 d^2).
-
-    Verified by: tests/numerics/test_conjecture_kernel_field.py (sympy closed form, finite differences).
-    """
-    compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
-    beta = require_real(beta, "beta")
-    X = require_points(X, "X", normalize=normalize)
-    n, d = X.shape
-    S = X @ X.T
-    off = ~np.eye(n, dtype=bool)
-    W1 = np.where(off, compiled(1, S, beta), 0.0)
-    W2 = np.where(off, compiled(2, S, beta), 0.0)
-    P = np.eye(d)[None] - X[:, :, None] * X[:, None, :]              # (n, d, d)
-    T = X[None, :, :] - S[:, :, None] * X[:, None, :]                # T[i, j] = P_i x_j
-    H = (np.einsum("ij,iab,jbc->iajc", W1, P, P)
-         + np.einsum("ij,ija,jib->iajb", W2, T, T))
-    diag = (np.einsum("ij,ija,ijb->iab", W2, T, T)
-            - np.einsum("ij,iab->iab", W1 * S, P))
-    idx = np.arange(n)
-    H[idx, :, idx, :] = diag
-    return H.reshape(n * d, n * d) / n**2
-
-
-def tangent_basis(X: np.ndarray) -> np.ndarray:
-    """An (n d) x (n (d - 1)) matrix whose orthonormal columns span the tangent space of (S^{d-1})^n at X."""
-    n, d = X.shape
-    B = np.zeros((n * d, n * (d - 1)))
-    for i, x in enumerate(X):
-        # the last d - 1 left singular vectors of x^T (as a 1 x d matrix) span x^perp
-        _, _, Vt = np.linalg.svd(x[None, :])
-        B[i * d:(i + 1) * d, i * (d - 1):(i + 1) * (d - 1)] = Vt[1:].T
-    return B
-
-
 __all__ = [
     "CompiledKernel",
     "compile_kernel",
     "kernel_energy",
     "kernel_field",
     "kernel_riemannian_gradient",
-    "kernel_riemannian_hessian",
     "make_kernel_field",
     "require_positive_weight",
-    "tangent_basis",
 ]
