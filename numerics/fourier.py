@@ -1,0 +1,286 @@
+"""The O(n K) Fourier fast path for self-attention dynamics on the circle S^1 (d = 2).
+
+For x_i = (cos theta_i, sin theta_i) the ``sa`` and ``usa`` fields of :mod:`numerics.field` are
+v_i = omega_i (-sin theta_i, cos theta_i) with the angle velocities (DESIGN.md section 2, GLPR arXiv 2312.10794)
+
+    usa:  omega_i = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i)
+    sa:   omega_i = sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i) / Z_i,
+          Z_i = sum_j e^{beta cos(theta_j - theta_i)}.
+
+With the modified Bessel functions I_k (generating function e^{(beta/2)(z + 1/z)} = sum_k I_k(beta) z^k,
+derived and checked in :mod:`theory.circle`)
+
+    e^{beta cos u}       = I_0(beta) + 2 sum_{k>=1} I_k(beta) cos(k u),
+    e^{beta cos u} sin u = sum_{k>=1} b_k(beta) sin(k u),   b_k = I_{k-1}(beta) - I_{k+1}(beta) = 2 k I_k(beta)/beta,
+
+so with the order parameters r_k = (1/n) sum_j e^{i k theta_j}
+
+    usa:  omega_i = sum_{k>=1} b_k Im(r_k e^{-i k theta_i}),
+    sa:   omega_i = [sum_k b_k Im(r_k e^{-i k theta_i})] / [I_0 + 2 sum_k I_k Re(r_k e^{-i k theta_i})].
+
+Every I_k is replaced by the scaled ``ive(k, beta) = I_k(beta) e^{-|beta|}`` (finite for any beta): ``sa`` is a ratio
+of two sums with the same scale, so it is exact; ``usa`` is multiplied back by e^{|beta|} in the natural time unit
+and by e^{|beta| - beta} in the rescaled unit t' = e^{beta} t (as in :mod:`numerics.field`).
+
+Truncation (:func:`harmonics_for_tolerance`): keeping k <= K changes e^{beta cos u} sin u by at most
+sum_{k>K} |b_k| <= sum_{k>=K} I_k(|beta|) (since 0 <= b_k <= I_{k-1} for beta >= 0) and e^{beta cos u} by at most
+2 sum_{k>K} I_k(|beta|) <= 2 sum_{k>=K} I_k; with Amos' ratio bound (Amos 1974, Math. Comp. 28)
+I_{k+1}(x)/I_k(x) <= q_k = x / (k + 1/2 + sqrt(x^2 + (k + 1/2)^2)) < 1, decreasing in k,
+sum_{k>=K} I_k <= I_K / (1 - q_K). K is the smallest with 3 I_K/(1 - q_K) <= tol I_0(|beta|): both truncated
+kernels are then uniformly within tol I_0(|beta|) of the exact ones, so the ``usa`` field is exact to
+tol I_0(|beta|) (the mean kernel weight of a uniform configuration), and the ``sa`` field to
+tol I_0(|beta|) (1 + |omega_i|) / Z_i * n, i.e. about 2 tol for spread-out configurations (Z_i/n ~ I_0).
+
+Cost: two passes over the particles with K harmonics each (order parameters by running powers, the field by
+Horner's rule in e^{-i theta_i}), i.e. O(n K) time and O(n) memory.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy import special
+
+from .errors import InputError, require_choice, require_finite_array, require_int, require_points, require_real
+from .field import MODELS, TIME_UNITS
+
+#: particles processed at once (a complex block of 1 MB stays in cache while the K harmonics run over it)
+FOURIER_BLOCK = 65536
+#: hard cap on the number of harmonics (beta = 1e3 needs about 250 at tol = 1e-12)
+MAX_HARMONICS = 100_000
+#: largest |beta| accepted (the fast path is tested up to 1e3; beyond, K ~ sqrt(beta) still works)
+MAX_BETA = 1e6
+
+
+def _amos_ratio_bound(k: np.ndarray | int, x: float):
+    """Upper bound q_k >= I_{k+1}(x) / I_k(x) for x >= 0, k >= 0 (Amos 1974): x / (k+1/2 + sqrt(x^2+(k+1/2)^2))."""
+    h = np.asarray(k, dtype=float) + 0.5
+    return x / (h + np.sqrt(x * x + h * h))
+
+
+def bessel_tail_bound(K: int, beta: float) -> float:
+    """Upper bound on e^{-|beta|} sum_{k>=K} I_k(|beta|), from the Amos ratio bound (geometric majorant).
+
+    Returns I_K e^{-|beta|} / (1 - q_K) with q_K = |beta| / (K + 1/2 + sqrt(beta^2 + (K + 1/2)^2)).
+    """
+    x = abs(float(beta))
+    q = float(_amos_ratio_bound(K, x))
+    return float(special.ive(K, x)) / (1.0 - q)
+
+
+def harmonics_for_tolerance(beta: float, tol: float = 1e-12) -> int:
+    """Number of harmonics K for which the truncated Fourier field is exact to ``tol`` (relative to I_0(|beta|)).
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature (any finite real; only |beta| matters).
+    tol : float
+        Relative tolerance in (0, 1).
+
+    Returns
+    -------
+    int
+        The smallest K >= 1 with 3 * bound_K <= tol * I_0(|beta|) e^{-|beta|}, where bound_K >=
+        e^{-|beta|} sum_{k>=K} I_k(|beta|) is :func:`bessel_tail_bound`. Both truncated kernels
+        (e^{beta cos u} sin u and e^{beta cos u}) are then within tol I_0(|beta|) of the exact ones, uniformly in u.
+
+    Notes
+    -----
+    The tail decays like a Gaussian exp(-K^2 / (2 |beta|)) for K << |beta| and super-exponentially for K >> |beta|,
+    so K ~ sqrt(2 |beta| log(1/tol)): K = 13, 28, 79, 247 at beta = 1, 10, 100, 1000 (tol = 1e-12).
+    Source: DESIGN.md section 2 (Fourier form on S^1); Amos (1974) for the ratio bound.
+    Verified by: circle.fourier-field.
+    """
+    beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
+    tol = require_real(tol, "tol", minimum=0.0, maximum=1.0, strict_minimum=True)
+    return _harmonics(abs(beta), tol)
+
+
+@lru_cache(maxsize=256)
+def _harmonics(x: float, tol: float) -> int:
+    target = tol * float(special.ive(0, x)) / 3.0
+    # The bound decreases in K; locate the first K below target by doubling then bisection.
+    if bessel_tail_bound(1, x) <= target:
+        return 1
+    lo, hi = 1, 2
+    while bessel_tail_bound(hi, x) > target:
+        lo, hi = hi, hi * 2
+        if hi > MAX_HARMONICS:
+            raise InputError(f"more than {MAX_HARMONICS} harmonics needed for beta={x:g}, tol={tol:g}")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if bessel_tail_bound(mid, x) > target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def fourier_coefficients(beta: float, K: int):
+    """Scaled Fourier coefficients (a, b) of the circle kernels, k = 0..K and k = 1..K.
+
+    a_k = I_k(beta) e^{-|beta|} (e^{beta cos u} e^{-|beta|} = a_0 + 2 sum_k a_k cos ku) and
+    b_k = (I_{k-1}(beta) - I_{k+1}(beta)) e^{-|beta|} (e^{beta cos u} sin u e^{-|beta|} = sum_k b_k sin ku).
+    """
+    from theory.circle import scaled_fourier_coefficient_function  # codegen once per (process, expression)
+
+    ks = np.arange(0, K + 2, dtype=float)
+    cos_coef, sin_coef = scaled_fourier_coefficient_function()(ks, float(beta))
+    return np.asarray(cos_coef[: K + 1], float), np.asarray(sin_coef[1: K + 1], float)
+
+
+def _usa_scale(beta: float, time_unit: str) -> float:
+    """Factor turning e^{-|beta|}-scaled usa sums into the requested time unit (InputError on overflow)."""
+    exponent = abs(beta) - (beta if time_unit == "rescaled" else 0.0)
+    if exponent > 709.0:
+        hint = "use time_unit='rescaled' (t' = e^beta t)" if time_unit == "natural" else "use model='sa'"
+        raise InputError(f"usa field overflows at beta={beta:g} in the {time_unit} time unit; {hint}")
+    return math.exp(exponent)
+
+
+def _order_parameters(z: np.ndarray, K: int, block: int = FOURIER_BLOCK) -> np.ndarray:
+    """r_k = (1/n) sum_j z_j^k for k = 1..K (running powers per cache-sized block; error about k * 1e-16)."""
+    r = np.zeros(K, dtype=complex)
+    for start in range(0, z.size, block):
+        zz = z[start:start + block]
+        p = zz.copy()
+        r[0] += p.sum()
+        for k in range(1, K):
+            p *= zz
+            r[k] += p.sum()
+    return r / z.size
+
+
+def _conjugate_series(z: np.ndarray, W: np.ndarray, block: int = FOURIER_BLOCK) -> np.ndarray:
+    """S[c, i] = sum_{k=1}^K W[c, k-1] conj(z_i)^k for every particle, by Horner's rule in conj(z) (stable: the
+    Bessel weights decay in k, and Horner runs from the smallest term up)."""
+    rows, K = W.shape
+    out = np.empty((rows, z.size), dtype=complex)
+    for start in range(0, z.size, block):
+        zc = z[start:start + block].conj()
+        p = np.empty((rows, zc.size), dtype=complex)
+        p[:] = W[:, K - 1, None]
+        for k in range(K - 2, -1, -1):
+            p *= zc
+            p += W[:, k, None]
+        p *= zc
+        out[:, start:start + block] = p
+    return out
+
+
+def _angle_velocity(z: np.ndarray, a: np.ndarray, b: np.ndarray, model: str, scale: float) -> np.ndarray:
+    """omega from unit complex numbers z_j = e^{i theta_j} and scaled coefficients a (K+1,), b (K,). Hot path."""
+    r = _order_parameters(z, b.size)
+    if model == "sa":
+        S = _conjugate_series(z, np.stack([b * r, a[1:] * r]))
+        return S[0].imag / (a[0] + 2.0 * S[1].real)
+    S = _conjugate_series(z, (b * r)[None, :])
+    return S[0].imag * scale
+
+
+def _setup(beta, model, tol, harmonics, time_unit):
+    model = require_choice(model, "model", MODELS)
+    time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
+    beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
+    if harmonics is None:
+        K = harmonics_for_tolerance(beta, tol)
+    else:
+        K = require_int(harmonics, "harmonics", minimum=1, maximum=MAX_HARMONICS)
+    scale = _usa_scale(beta, time_unit) if model == "usa" else 1.0
+    a, b = fourier_coefficients(beta, K)
+    return model, a, b, scale
+
+
+def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float = 1e-12,
+                           harmonics: int | None = None, time_unit: str = "natural") -> np.ndarray:
+    """Angle velocities d theta_i / dt of ``sa`` / ``usa`` on the circle in O(n K) operations.
+
+    Parameters
+    ----------
+    theta : (n,) array_like
+        Angles theta_i of x_i = (cos theta_i, sin theta_i).
+    beta : float
+        Inverse temperature (|beta| <= 1e6; tested up to 1e3).
+    model : {"sa", "usa"}
+        usa: omega_i = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i);
+        sa: the same sum divided by Z_i / n = (1/n) sum_j e^{beta cos(theta_j - theta_i)}.
+    tol : float
+        Relative truncation tolerance (see :func:`harmonics_for_tolerance`); ignored if ``harmonics`` is given.
+    harmonics : int, optional
+        Number of harmonics K to keep (overrides ``tol``).
+    time_unit : {"natural", "rescaled"}
+        ``usa`` only: ``rescaled`` gives d theta / dt' with t' = e^{beta} t (finite for any beta).
+
+    Returns
+    -------
+    (n,) ndarray
+        omega_i = sum_{k=1}^K b_k Im(r_k e^{-ik theta_i}) (usa, times the unit's scale) or that sum over
+        a_0 + 2 sum_k a_k Re(r_k e^{-ik theta_i}) (sa), r_k = (1/n) sum_j e^{ik theta_j}, with the Bessel
+        coefficients of the module docstring.
+
+    Notes
+    -----
+    Source: GLPR (arXiv 2312.10794), the Kuramoto form at d = 2; DESIGN.md section 2.
+    Verified by: circle.fourier-field, circle.angle-equations.
+    """
+    model, a, b, scale = _setup(beta, model, tol, harmonics, time_unit)
+    theta = require_finite_array(theta, "theta", ndim=1)
+    if theta.size < 1:
+        raise InputError("theta must hold at least one angle, got an empty array")
+    return _angle_velocity(np.cos(theta) + 1j * np.sin(theta), a, b, model, scale)
+
+
+def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit: str = "natural",
+                       harmonics: int | None = None):
+    """Drop-in for :func:`numerics.field.make_field` at d = 2: ``field(X) -> (n, 2)`` via the Fourier series.
+
+    ``field(X)`` returns v_i = omega_i(theta) J x_i with theta_i = atan2(x_i2, x_i1) and J the rotation by
+    +90 degrees, i.e. omega_i (-sin theta_i, cos theta_i) on the circle. Off the circle (Runge-Kutta stage
+    points) this extension keeps |x_i| fixed and d theta_i/dt = omega_i exactly, a smooth extension under
+    which the circle is invariant (as the P_x extension of :mod:`numerics.field`).
+
+    Verified by: circle.fourier-field, circle.sphere-vs-angle.
+    """
+    model, a, b, scale = _setup(beta, model, tol, harmonics, time_unit)
+
+    def field(X: np.ndarray) -> np.ndarray:
+        z = X[:, 0] + 1j * X[:, 1]
+        z /= np.abs(z)  # e^{i theta_i}; stage points of Runge-Kutta methods are slightly off the circle
+        omega = _angle_velocity(z, a, b, model, scale)
+        out = np.empty_like(X)
+        out[:, 0] = -omega * X[:, 1]
+        out[:, 1] = omega * X[:, 0]
+        return out
+
+    field.harmonics = b.size
+    return field
+
+
+#: cost model (seconds), calibrated by benchmarks/bench_fourier.py on the 2-core development machine:
+#: direct field ~ DIRECT_PAIR_COST * n^2 + DIRECT_OVERHEAD, Fourier field ~ (K + 1) (FOURIER_TERM_COST * n +
+#: FOURIER_HARMONIC_OVERHEAD) (a few NumPy calls per harmonic and block)
+DIRECT_PAIR_COST = 1.5e-8
+DIRECT_OVERHEAD = 5e-5
+FOURIER_TERM_COST = 2e-8
+FOURIER_HARMONIC_OVERHEAD = 8e-6
+
+
+def fourier_is_faster(n: int, beta: float, tol: float = 1e-12) -> bool:
+    """Whether the Fourier field is predicted faster than the direct O(n^2) field for n particles at beta.
+
+    Cost model: direct ~ c_d n^2 + c_0, Fourier ~ (K(beta, tol) + 1) (c_f n + c_h) with the constants
+    :data:`DIRECT_PAIR_COST`, :data:`DIRECT_OVERHEAD`, :data:`FOURIER_TERM_COST`,
+    :data:`FOURIER_HARMONIC_OVERHEAD` measured by ``benchmarks/bench_fourier.py``.
+    """
+    n = require_int(n, "n", minimum=1)
+    K = harmonics_for_tolerance(beta, tol)
+    fourier = (K + 1) * (FOURIER_TERM_COST * n + FOURIER_HARMONIC_OVERHEAD)
+    return fourier < DIRECT_PAIR_COST * n * n + DIRECT_OVERHEAD
+
+
+def angles_of(X) -> np.ndarray:
+    """Angles theta_i = atan2(x_i2, x_i1) of unit vectors of R^2 (validated)."""
+    X = require_points(X, "X", d=2)
+    return np.arctan2(X[:, 1], X[:, 0])
