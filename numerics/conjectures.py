@@ -84,6 +84,10 @@ def _key(inputs: dict) -> str:
     return json.dumps(encode(inputs), sort_keys=True)
 
 
+class _OutOfTime(Exception):
+    pass
+
+
 class _Counterexample(Exception):
     def __init__(self, inputs, outcome, verdict):
         super().__init__(verdict.detail)
@@ -191,7 +195,7 @@ class Conjecture:
                         return  # shrink budget spent: keep the smallest counterexample found so far
                     state["shrinks"] += 1
                 elif seconds is not None and time.perf_counter() - start > seconds:
-                    return  # time budget spent: generate without evaluating until Hypothesis stops
+                    raise _OutOfTime()  # ends the search: Hypothesis only re-runs (cheap) failing-to-time inputs
                 outcome, verdict = self.check(inputs)
                 cache[key] = (outcome, verdict)
                 if not state["failing"]:
@@ -214,6 +218,8 @@ class Conjecture:
         found = None
         try:
             test()
+        except _OutOfTime:
+            state["timed_out"] = True
         except _Counterexample as exc:
             found = {"inputs": exc.inputs, "outcome": exc.outcome,
                      "verdict": {"holds": exc.verdict.holds, "detail": exc.verdict.detail, **exc.verdict.data}}
@@ -225,7 +231,8 @@ class Conjecture:
             status = "no-counterexample-found"
         result = ConjectureResult(self.id, status, state["tried"], state["decided"], state["undecided"], found,
                                   time.perf_counter() - start, seed,
-                                  {"max_examples": budget, "seconds": seconds, "shrink_evaluations": state["shrinks"]},
+                                  {"max_examples": budget, "seconds": seconds, "shrink_evaluations": state["shrinks"],
+                                   "timed_out": state.get("timed_out", False)},
                                   undecided_reasons=state["reasons"])
         if found is not None and save:
             result.saved_to = save_counterexample(save, self, result)

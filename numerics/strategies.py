@@ -12,9 +12,9 @@ Strategies
 betas(low, high)                        inverse temperatures in [low, high]
 uniform_configurations(n, d)            iid uniform points on S^{d-1}
 clustered_configurations(masses, d)     clusters of the given sizes around random centres, angular spread
-near_critical_configurations(d, ...)    structured critical points (equal or weighted clusters on a great circle,
-                                        regular polygon, simplex, cross-polytope; numerics.configurations)
-                                        plus a small random perturbation
+near_critical_configurations(d, ...)    structured critical points (equal clusters on a great circle, regular
+                                        polygon, simplex, cross-polytope; numerics.configurations) or unequal
+                                        clusters on a circle, plus a small random perturbation
 equiangular_configurations(n, d, rho)   all <x_i, x_j> = rho (needs d >= n, -1/(n-1) < rho < 1)
 kernels(text, **params)                 PairKernels of a family given by a kernel string and parameter strategies
 
@@ -77,22 +77,23 @@ def near_critical_configurations(draw, d=st.integers(2, 5),
                                  kinds=("polygon", "equal-clusters", "clusters", "simplex", "orthoplex"),
                                  max_clusters: int = 8, max_mass: int = 3,
                                  perturbation=st.floats(0.0, 0.05)) -> np.ndarray:
-    """A structured critical point of the pair energy with cluster masses, randomly rotated and perturbed.
+    """A structured configuration with cluster masses, randomly rotated and perturbed.
 
-    ``clusters``: k clusters (masses drawn in 1..max_mass) at angles 2 pi c / k on a great circle;
-    ``equal-clusters``: the same with equal masses; ``polygon``: the regular k-gon (k drawn in 2..max_clusters,
-    favouring k <= 4); ``simplex``/``orthoplex``: clusters at the vertices (d >= 3 only; on
-    S^1 they are replaced by ``clusters``). Perturbation: each point moves by at most ``perturbation``.
+    ``polygon``: the regular k-gon (k drawn in 2..max_clusters, favouring k <= 4); ``equal-clusters``: k equal
+    clusters at angles 2 pi c / k on a great circle; ``simplex``/``orthoplex``: equal clusters at the vertices
+    (d >= 3 only; on S^1 they become ``equal-clusters``). These are critical points of every pair energy (by
+    symmetry). ``clusters``: the same circle positions with unequal masses drawn in 1..max_mass, which is NOT
+    critical in general (the start of a merger). Perturbation: each point moves by at most ``perturbation``.
     Builders from :mod:`numerics.configurations`.
     """
     dd = _value(draw, d)
     kind = draw(st.sampled_from(kinds))
     if kind in ("simplex", "orthoplex") and dd < 3:
-        kind = "clusters"
+        kind = "equal-clusters"
     if kind == "simplex":
-        X = simplex(dd, masses=draw(st.lists(st.integers(1, max_mass), min_size=dd + 1, max_size=dd + 1)))
+        X = simplex(dd, masses=[draw(st.integers(1, max_mass))] * (dd + 1))
     elif kind == "orthoplex":
-        X = orthoplex(dd, masses=draw(st.lists(st.integers(1, max_mass), min_size=2 * dd, max_size=2 * dd)))
+        X = orthoplex(dd, masses=[draw(st.integers(1, max_mass))] * (2 * dd))
     else:
         k = draw(st.one_of(st.integers(2, min(4, max_clusters)), st.integers(2, max_clusters)))  # favour few
         if kind == "polygon":
