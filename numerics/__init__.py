@@ -22,3 +22,20 @@ __all__ = [
     "step_rk4",
     "uniform_sphere",
 ]
+# --- conjecture lab (issue 8) ---
+from .conjectures import Conjecture, ConjectureResult, Verdict, load_counterexample, replay, save_counterexample
+from .kernel_field import compile_kernel, kernel_energy, kernel_field, kernel_riemannian_gradient, make_kernel_field
+
+__all__ += [
+    "Conjecture",
+    "ConjectureResult",
+    "Verdict",
+    "compile_kernel",
+    "kernel_energy",
+    "kernel_field",
+    "kernel_riemannian_gradient",
+    "load_counterexample",
+    "make_kernel_field",
+    "replay",
+    "save_counterexample",
+]

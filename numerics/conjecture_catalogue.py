@@ -233,7 +233,7 @@ def catalogue() -> dict[str, Conjecture]:
             source="PRY arXiv 2507.22857, synchronisation of mean-field models on the circle (open range)",
             note="conjecture-s1-sync-negative-beta.md", inputs=_landscape_inputs(-2.0 / 3.0, -0.16, open_high=True),
             outcome=landscape_outcome, predicate=no_spurious_maximum, expected="open", max_examples=40),
-        circle_landscape_conjecture(-2.0, 1.0, expected="counterexample"),
+        circle_landscape_conjecture(-2.0, 1.0, expected="counterexample", max_examples=80),
         landscape_conjecture(-1.0, 1.0, id="landscape", expected="open"),
         Conjecture(
             id="crmb-taylor-benign",

@@ -42,3 +42,31 @@ __all__ = [
     "riemannian_hessian_matrix",
     "tangent_projection",
 ]
+# --- conjecture lab (issue 8) ---
+from .expression_parser import parse_expression, parse_kernel, parse_parameter_assignment
+from .reductions import (
+    beta_zero_closed_form,
+    cluster_derivation,
+    cluster_energy,
+    cluster_velocity,
+    equiangular_derivation,
+    equiangular_rate,
+    initial_speed,
+    synchronisation_rate,
+    verify_by_cancellation,
+)
+
+__all__ += [
+    "beta_zero_closed_form",
+    "cluster_derivation",
+    "cluster_energy",
+    "cluster_velocity",
+    "equiangular_derivation",
+    "equiangular_rate",
+    "initial_speed",
+    "parse_expression",
+    "parse_kernel",
+    "parse_parameter_assignment",
+    "synchronisation_rate",
+    "verify_by_cancellation",
+]

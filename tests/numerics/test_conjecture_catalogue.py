@@ -31,8 +31,12 @@ def test_three_equal_clusters_below_minus_two_thirds_is_a_counterexample(masses)
 
 
 def test_three_equal_clusters_above_threshold_is_a_saddle():
-    v = _verdict({"beta": -0.5, "X0": circle_clusters(2, masses=[1, 1, 1])})
+    # clusters of 2: the intra-cluster weight -phi'(1) < 0 gives descent directions, the cluster modes ascent ones
+    v = _verdict({"beta": -0.5, "X0": circle_clusters(2, masses=[2, 2, 2])})
     assert v.holds is True and v.data["classification"] == "strict saddle"
+    # single points: only the (positive) inter-cluster weights remain, a local minimum of E
+    v = _verdict({"beta": -0.5, "X0": circle_clusters(2, masses=[1, 1, 1])})
+    assert v.holds is True and v.data["classification"] == "local minimum"
 
 
 def test_ascent_from_a_random_start_synchronises_for_positive_beta():
