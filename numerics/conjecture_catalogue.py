@@ -223,42 +223,45 @@ def circle_landscape_conjecture(beta_low: float, beta_high: float, *, id: str = 
     return landscape_conjecture(beta_low, beta_high, id=id, expected=expected, max_examples=max_examples)
 
 
+def _landscape_entry(id: str, title: str, source: str, inputs, expected: str, max_examples: int) -> Conjecture:
+    """A 'no spurious local maxima' conjecture: shared outcome (ascent + classification) and predicate."""
+    return Conjecture(id=id, title=title, source=source, note=f"conjecture-{id}.md", inputs=inputs,
+                      outcome=landscape_outcome, predicate=no_spurious_maximum, expected=expected,
+                      max_examples=max_examples)
+
+
 @functools.lru_cache(maxsize=1)
 def catalogue() -> dict[str, Conjecture]:
     """The runnable conjectures, by id."""
     items = [
-        Conjecture(
-            id="s1-sync-negative-beta",
-            title="synchronisation on S^1 for beta in [-2/3, -0.16): no spurious local maxima of E_beta",
-            source="PRY arXiv 2507.22857, synchronisation of mean-field models on the circle (open range)",
-            note="conjecture-s1-sync-negative-beta.md", inputs=_landscape_inputs(-2.0 / 3.0, -0.16, open_high=True),
-            outcome=landscape_outcome, predicate=no_spurious_maximum, expected="open", max_examples=40),
+        _landscape_entry(
+            "s1-sync-negative-beta",
+            "synchronisation on S^1 for beta in [-2/3, -0.16): no spurious local maxima of E_beta",
+            "PRY arXiv 2507.22857, synchronisation of mean-field models on the circle (open range)",
+            _landscape_inputs(-2.0 / 3.0, -0.16, open_high=True), "open", 40),
         circle_landscape_conjecture(-2.0, 1.0, expected="counterexample", max_examples=80),
         landscape_conjecture(-1.0, 1.0, id="landscape", expected="open"),
-        Conjecture(
-            id="crmb-taylor-benign",
-            title="no spurious local maxima on S^1 when phi' has non-increasing positive Taylor coefficients",
-            source="CRMB arXiv 2405.18273, synchronisation on the circle (Taylor-coefficient condition)",
-            note="conjecture-crmb-taylor-benign.md", inputs=_taylor_inputs(), outcome=landscape_outcome,
-            predicate=no_spurious_maximum, expected="no-counterexample-found", max_examples=30),
-        Conjecture(
-            id="crmb-convex-spurious",
-            title="increasing convex phi has no spurious local maxima on S^1 (false for n >= 5 by CRMB)",
-            source="CRMB arXiv 2405.18273, increasing convex kernels with spurious local maxima on the circle",
-            note="conjecture-crmb-convex-spurious.md", inputs=_convex_inputs(), outcome=landscape_outcome,
-            predicate=no_spurious_maximum, expected="counterexample", max_examples=40),
+        _landscape_entry(
+            "crmb-taylor-benign",
+            "no spurious local maxima on S^1 when phi' has non-increasing positive Taylor coefficients",
+            "CRMB arXiv 2405.18273, synchronisation on the circle (Taylor-coefficient condition)",
+            _taylor_inputs(), "no-counterexample-found", 30),
+        _landscape_entry(
+            "crmb-convex-spurious",
+            "increasing convex phi has no spurious local maxima on S^1 (false for n >= 5 by CRMB)",
+            "CRMB arXiv 2405.18273, increasing convex kernels with spurious local maxima on the circle",
+            _convex_inputs(), "counterexample", 40),
         Conjecture(
             id="metastable-lmax",
             title="from uniform starts on S^1 the number of metastable clusters is l_max(beta) (sa, n = 200)",
             source="BPA arXiv 2410.23228, fastest mode fixes the metastable structure",
             note="conjecture-metastable-lmax.md", inputs=_metastable_inputs(), outcome=metastable_outcome,
             predicate=metastable_count_is_lmax, expected="open", max_examples=4, shrink_budget=6),
-        Conjecture(
-            id="sphere-single-cluster",
-            title="d >= 3, beta >= 0: every local maximum of E_beta is synchronised (single cluster)",
-            source="MTG arXiv 1609.04885, CRMB arXiv 2405.18273, GLPR arXiv 2312.10794 (d >= 3)",
-            note="conjecture-sphere-single-cluster.md", inputs=_sphere_inputs(), outcome=landscape_outcome,
-            predicate=no_spurious_maximum, expected="no-counterexample-found", max_examples=25),
+        _landscape_entry(
+            "sphere-single-cluster",
+            "d >= 3, beta >= 0: every local maximum of E_beta is synchronised (single cluster)",
+            "MTG arXiv 1609.04885, CRMB arXiv 2405.18273, GLPR arXiv 2312.10794 (d >= 3)",
+            _sphere_inputs(), "no-counterexample-found", 25),
     ]
     return {c.id: c for c in items}
 

@@ -36,7 +36,8 @@ from fractions import Fraction
 import sympy as sp
 
 from . import symbols as sym
-from .derivation import Derivation, Step, Verification, random_rational, rational_sphere_point
+from .derivation import Derivation, Step, Verification
+from .hessian import _sampler
 from .kernels import PairKernel, exponential_kernel
 from .sphere import tangent_projection
 
@@ -141,13 +142,12 @@ def equiangular_derivation(kernel: PairKernel | None = None, model: str = "sa", 
         lhs.append((v[i].T * points[i])[0, 0])
         rhs.append(sp.Integer(0))
     names = [list(p) for p in points]
+    parameters = _sampler(0, d, kernel, [])  # random beta and kernel parameters, no sphere points
 
     def sampler(rng: random.Random):
         pts, _ = rational_equiangular_points(rng, n, d)
         subs = {names[i][c]: pts[i][c] for i in range(n) for c in range(d)}
-        subs[sym.beta] = random_rational(rng, -2, 3, 5)
-        for p in kernel.params:
-            subs[p] = random_rational(rng)
+        subs.update(parameters(rng))
         return subs
 
     return Derivation(
@@ -253,17 +253,8 @@ def cluster_derivation(kernel: PairKernel | None = None, model: str = "sa", size
     lhs.append(sp.Matrix([pair_energy(kernel, particles)]))
     rhs.append(sp.Matrix([cluster_energy(kernel, centres, masses)]))
 
-    names = [list(y) for y in centres]
-
-    def sampler(rng: random.Random):
-        subs = {}
-        for c in range(len(sizes)):
-            for k, value in enumerate(rational_sphere_point(rng, d)):
-                subs[names[c][k]] = value
-        subs[sym.beta] = random_rational(rng, -2, 3, 5)
-        for p in kernel.params:
-            subs[p] = random_rational(rng)
-        return subs
+    # exact rational points of the sphere for the centres, random beta and parameters (theory.hessian's sampler)
+    sampler = _sampler(len(sizes), d, kernel, [list(y) for y in centres])
 
     return Derivation(
         title=f"Cluster reduction ({model}, sizes {tuple(sizes)}, d={d}): coincident particles move as weighted particles",
