@@ -86,7 +86,7 @@ def landscape_outcome(inputs: dict) -> dict:
     return {"X": X, "classification": report.classification, "cluster_sizes": report.cluster_sizes,
             "residual": report.residual, "energy": report.energy, "reason": report.reason,
             "top_eigenvalues": np.sort(mu)[-min(4, mu.size):], "zero_tolerance": report.zero_tolerance,
-            "symmetry_zero_modes": report.symmetry_zero_modes, **info}
+            "symmetry_zero_modes": report.symmetry_zero_modes, "unstable": report.unstable, **info}
 
 
 def no_spurious_maximum(inputs: dict, outcome: dict) -> Verdict:
@@ -99,6 +99,10 @@ def no_spurious_maximum(inputs: dict, outcome: dict) -> Verdict:
         return Verdict(True, f"{cls} with clusters {sizes}", data)
     if cls == "local maximum":
         return Verdict(False, f"strict local maximum with {len(sizes)} clusters {sizes}: {outcome['reason']}", data)
+    if cls == "degenerate" and outcome["unstable"]:
+        # a Hessian eigenvalue > 0 off the rotation orbit is a strict ascent direction: not a local maximum
+        # (e.g. beta = 0, where {mean(X) = 0} is a critical manifold of extra zero modes)
+        return Verdict(True, f"degenerate but with an ascent direction, clusters {sizes}", data)
     return Verdict(None, f"{cls}: {outcome['reason']}", data)
 
 

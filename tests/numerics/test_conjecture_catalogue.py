@@ -57,6 +57,9 @@ def test_sphere_simplex_is_a_saddle():
 
     v = _verdict({"beta": 1.0, "X0": simplex(3)})
     assert v.holds is True
+    # beta = 0: {mean(X) = 0} is a critical manifold (degenerate), but an ascent direction exists: not a maximum
+    v = _verdict({"beta": 0.0, "X0": simplex(3)})
+    assert v.holds is True and v.data["classification"] == "degenerate"
 
 
 def test_search_finds_negative_beta_counterexample():
