@@ -124,9 +124,10 @@ def _kernel_of(inputs: dict) -> PairKernel:
 def _starts(draw, d, max_clusters: int = 8):
     """Three starts in four near a structured critical point (where spurious maxima live), one uniform.
     Shrinking moves towards the structured branch (choice 0) and towards few clusters."""
+    kinds = ("polygon", "equal-clusters", "clusters") + (("simplex", "orthoplex") if d >= 3 else ())
     if draw(st.integers(0, 3)) < 3:
-        return draw(near_critical_configurations(d=d, kinds=("polygon", "equal-clusters", "clusters"),
-                                                 max_clusters=max_clusters, perturbation=st.floats(0, 0.05)))
+        return draw(near_critical_configurations(d=d, kinds=kinds, max_clusters=max_clusters,
+                                                 perturbation=st.floats(0, 0.05)))
     return draw(uniform_configurations(n=st.integers(2, 10), d=d))
 
 
