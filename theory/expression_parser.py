@@ -59,7 +59,7 @@ FUNCTIONS = {
 CONSTANTS = {"pi": sp.pi}
 RESERVED = frozenset({"s", "beta", *FUNCTIONS, *CONSTANTS})
 
-_NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # ASCII digits only
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPERATORS = ("**", "+", "-", "*", "/", "(", ")")
 

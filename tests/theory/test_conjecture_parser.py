@@ -78,6 +78,8 @@ HOSTILE = [
     ("s # comment", "'#'"),
     ("'s'", '"\'"'),
     ("s\n+1", "'\\n'"),
+    ("\u0663*s", "'\u0663'"),          # non-ASCII digits are not numbers
+    ("s\u00b2", "'\u00b2'"),
 ]
 
 
