@@ -23,7 +23,8 @@ along a strict ascent direction (the strict-saddle property of CRMB, arXiv 2405.
 Zero tolerance: eigenvalues with |mu| <= tol count as zero, tol = ||H||_2 * max(1e-10, 10 r) with r the relative
 residual. The first term is ~10^3 times the backward error of a symmetric eigensolver on matrices of the sizes
 used here (N eps ||H|| with N <= 4000); the second covers the first-order shift of eigenvalues when X is a
-critical point only to relative accuracy r. Eigenvalues smaller than 1e-10 ||H|| (e.g. metastable rates e^{-2 beta}
+critical point only to relative accuracy r (off critical points, where no classification is made, the counts use
+the first term only). Eigenvalues smaller than 1e-10 ||H|| (e.g. metastable rates e^{-2 beta}
 relative to e^{beta} at beta > 11) cannot be resolved in float64 and are reported as degenerate, never as a sign.
 
 Verified by: critical.hessian-formula, critical.strict-saddles-d3, critical.circle-polygons,
@@ -39,7 +40,14 @@ from theory.kernels import PairKernel
 
 from .errors import InputError, require_choice, require_points, require_real
 from .field import MODELS
-from .hessian import _weights, energy, relative_residual, riemannian_hessian_tangent, tangent_basis
+from .hessian import (
+    energy,
+    pair_weights,
+    relative_residual,
+    require_tangent_basis,
+    riemannian_hessian_tangent,
+    tangent_basis,
+)
 
 #: relative residual below which a configuration counts as a critical point (inputs built from cos/sin, or
 #: polished by Newton, reach ~1e-15; 1e-8 leaves room for user files written with ~9 significant digits)
@@ -87,7 +95,7 @@ def orbit_tangent_basis(X, U: np.ndarray | None = None) -> np.ndarray:
     return Ul[:, :rank]
 
 
-def _complement(B: np.ndarray, N: int) -> np.ndarray:
+def orthogonal_complement(B: np.ndarray, N: int) -> np.ndarray:
     """Orthonormal basis of the orthogonal complement of the orthonormal columns B in R^N."""
     if B.shape[1] == 0:
         return np.eye(N)
@@ -120,7 +128,7 @@ def metric_weights(X, beta: float, model: str, kernel: PairKernel | None = None)
     n = X.shape[0]
     if model == "usa":
         return np.full(n, float(n))
-    _, W1, _ = _weights(X, beta, kernel)
+    _, W1, _ = pair_weights(X, beta, kernel)
     Z = W1.sum(axis=1)
     if np.any(Z <= 0):
         raise InputError("the sa model needs positive attention weights phi'(s) (sum_j phi'(s_ij) <= 0 here)")
@@ -239,17 +247,19 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
     critical_tolerance = require_real(critical_tolerance, "critical_tolerance", minimum=0.0)
     X = require_points(X, "X")
     n, d = X.shape
-    U = tangent_basis(X) if U is None else np.asarray(U, dtype=float)
+    U = tangent_basis(X) if U is None else require_tangent_basis(U, X)
     residual = relative_residual(X, beta, kernel)
     H = riemannian_hessian_tangent(X, beta, kernel, U)
     eig = np.linalg.eigvalsh(H)
     scale = float(np.max(np.abs(eig))) if eig.size else 0.0
-    tol = scale * max(ZERO_RELATIVE, 10.0 * residual) if zero_tolerance is None else \
+    critical = residual <= critical_tolerance
+    # Off critical points the residual term would swamp the spectrum; counts there use the round-off floor only.
+    shift = 10.0 * residual if critical else 0.0
+    tol = scale * max(ZERO_RELATIVE, shift) if zero_tolerance is None else \
         require_real(zero_tolerance, "zero_tolerance", minimum=0.0)
     B = orbit_tangent_basis(X, U)
     r = B.shape[1]
     orbit_residual = float(np.linalg.norm(H @ B) / scale) if (r and scale) else 0.0
-    critical = residual <= critical_tolerance
     kname = "phi_beta" if kernel is None else kernel.name
     base = dict(n=n, d=d, beta=beta, model=model, kernel=kname, residual=residual, critical=critical,
                 critical_tolerance=critical_tolerance, energy=energy(X, beta, kernel), eigenvalues=eig,
@@ -261,7 +271,7 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
         return CriticalPointReport(**base, counts=counts, extra_zero_modes=0, classification="not critical",
                                    reason=f"not a critical point: relative residual {residual:.3g} > "
                                           f"{critical_tolerance:.3g}", unstable=None, unstable_rate=None)
-    C = _complement(B, H.shape[0])
+    C = orthogonal_complement(B, H.shape[0])
     mu = np.linalg.eigvalsh(C.T @ H @ C) if C.shape[1] else np.zeros(0)
     classification, reason, c = _classify(mu, tol)
     counts = {"positive": c["p"], "zero": c["z"] + r, "negative": c["m"]}
@@ -271,7 +281,7 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
     S = Dsq[:, None] * H * Dsq[None, :]
     if r:
         Bs, _ = np.linalg.qr(B / Dsq[:, None])
-        Cs = _complement(Bs, H.shape[0])
+        Cs = orthogonal_complement(Bs, H.shape[0])
     else:
         Cs = np.eye(H.shape[0])
     rates = np.linalg.eigvalsh(Cs.T @ S @ Cs) if Cs.shape[1] else np.zeros(1)
@@ -279,8 +289,48 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
                                reason=reason, unstable=bool(c["p"] > 0), unstable_rate=float(rates.max()))
 
 
+def closed_form_spectrum(config: str, *, n: int, d: int, k: int | None = None, masses=None,
+                         kernel: PairKernel | None = None):
+    """Closed-form Hessian branches (:mod:`theory.structured`) for a structured family, or None if unavailable.
+
+    Available for ``sync``, ``polygon``, ``antipodal`` and ``clusters`` with equal masses, ``simplex`` and
+    ``orthoplex`` with one particle per vertex. Calls sympy once (setup, not a hot path).
+
+    Verified by: critical.hessian-formula, critical.circle-polygons.
+    """
+    from theory import structured
+
+    if masses is not None and len(set(masses)) > 1:
+        return None
+    if config == "sync":
+        return structured.circle_cluster_spectrum(1, n, d, kernel)
+    if config == "polygon":
+        return structured.circle_cluster_spectrum(n, 1, d, kernel)
+    if config in ("antipodal", "clusters"):
+        k = 2 if config == "antipodal" else (len(masses) if masses is not None else k)
+        return structured.circle_cluster_spectrum(k, n // k, d, kernel)
+    if config == "simplex" and n == d + 1:
+        return structured.simplex_spectrum(d, kernel)
+    if config == "orthoplex" and n == 2 * d:
+        return structured.orthoplex_spectrum(d, kernel)
+    return None
+
+
+def closed_form_comparison(branches, beta: float, eigenvalues: np.ndarray) -> dict:
+    """Branches evaluated at beta, and the largest |closed form - numeric| over the sorted spectra."""
+    from theory.structured import branch_values
+
+    values = branch_values(branches, beta)
+    merged = np.sort(np.concatenate([[v] * m for v, m in values]))
+    return {"branches": [{"label": b.label, "expression": str(b.value), "multiplicity": b.multiplicity,
+                          "value": v, "rotation": b.rotation} for b, (v, _) in zip(branches, values)],
+            "max_abs_difference": float(np.max(np.abs(merged - np.sort(eigenvalues))))}
+
+
 __all__ = [
     "CLASSES",
+    "closed_form_comparison",
+    "closed_form_spectrum",
     "CriticalPointReport",
     "cluster_sizes",
     "critical_point_report",

@@ -82,7 +82,8 @@ def kernel_values(kernel: PairKernel | None = None):
     return _generated(kernel, "values")
 
 
-def _weights(X: np.ndarray, beta: float, kernel):
+def pair_weights(X: np.ndarray, beta: float, kernel):
+    """(G, phi'(G), phi''(G)) with G = X X^T clipped to [-1, 1]; overflow raises InputError."""
     G = X @ X.T
     np.clip(G, -1.0, 1.0, out=G)
     with np.errstate(over="raise", invalid="raise"):
@@ -115,6 +116,20 @@ def tangent_basis(X, rng: np.random.Generator | None = None) -> np.ndarray:
     return U
 
 
+def require_tangent_basis(U, X: np.ndarray) -> np.ndarray:
+    """Validate user-supplied tangent bases: shape (n, d, d-1), orthonormal columns orthogonal to x_i (1e-8)."""
+    n, d = X.shape
+    U = np.asarray(U, dtype=float)
+    if U.shape != (n, d, d - 1):
+        raise InputError(f"tangent basis U must have shape {(n, d, d - 1)}, got {U.shape}")
+    gram = np.einsum("ida,idb->iab", U, U) - np.eye(d - 1)
+    normal = np.einsum("ida,id->ia", U, X)
+    err = max(float(np.abs(gram).max(initial=0.0)), float(np.abs(normal).max(initial=0.0)))
+    if err > 1e-8:
+        raise InputError(f"tangent basis U is not orthonormal and tangent (deviation {err:.3g} > 1e-8)")
+    return U
+
+
 def riemannian_gradient(X, beta, kernel: PairKernel | None = None) -> np.ndarray:
     """grad_i E = (1/n^2) P_i sum_j phi'(s_ij) x_j as an (n, d) array (tangent vectors).
 
@@ -122,7 +137,7 @@ def riemannian_gradient(X, beta, kernel: PairKernel | None = None) -> np.ndarray
     """
     beta = require_real(beta, "beta")
     X = require_points(X, "X")
-    _, W1, _ = _weights(X, beta, kernel)
+    _, W1, _ = pair_weights(X, beta, kernel)
     n = X.shape[0]
     g = W1 @ X / n**2
     return g - np.einsum("ij,ij->i", X, g)[:, None] * X
@@ -136,7 +151,7 @@ def relative_residual(X, beta, kernel: PairKernel | None = None) -> float:
     """
     beta = require_real(beta, "beta")
     X = require_points(X, "X")
-    _, W1, _ = _weights(X, beta, kernel)
+    _, W1, _ = pair_weights(X, beta, kernel)
     v = W1 @ X
     v -= np.einsum("ij,ij->i", X, v)[:, None] * X
     scale = np.abs(W1).sum(axis=1)
@@ -157,8 +172,8 @@ def riemannian_hessian_tangent(X, beta, kernel: PairKernel | None = None, U: np.
     if n * (d - 1) > MAX_TANGENT_DIMENSION:
         raise InputError(f"tangent dimension n(d-1) = {n * (d - 1)} exceeds {MAX_TANGENT_DIMENSION} "
                          "for a dense Hessian")
-    U = tangent_basis(X) if U is None else np.asarray(U, dtype=float)
-    G, W1, W2 = _weights(X, beta, kernel)
+    U = tangent_basis(X) if U is None else require_tangent_basis(U, X)
+    G, W1, W2 = pair_weights(X, beta, kernel)
     C = np.einsum("ida,jd->iaj", U, X)               # C[i, a, j] = <U_i e_a, x_j> (zero for j = i)
     H = W1[:, None, :, None] * np.einsum("ida,jdb->iajb", U, U)
     H += W2[:, None, :, None] * np.einsum("iaj,jbi->iajb", C, C)
@@ -197,6 +212,7 @@ __all__ = [
     "hessian_spectrum",
     "kernel_derivatives",
     "relative_residual",
+    "require_tangent_basis",
     "riemannian_gradient",
     "riemannian_hessian_tangent",
     "tangent_basis",

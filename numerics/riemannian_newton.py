@@ -22,14 +22,15 @@ import numpy as np
 
 from theory.kernels import PairKernel
 
-from .critical import CRITICAL_TOLERANCE, CriticalPointReport, _complement, critical_point_report, orbit_tangent_basis
+from .critical import CriticalPointReport, critical_point_report, orbit_tangent_basis, orthogonal_complement
 from .errors import require_int, require_points, require_real
-from .hessian import _weights, relative_residual, riemannian_hessian_tangent, tangent_basis
+from .hessian import pair_weights, relative_residual, riemannian_gradient, riemannian_hessian_tangent, tangent_basis
 from .trajectory import uniform_sphere
 
 #: residual at which Newton stops (near float64 round-off for the relative residual)
 NEWTON_TOLERANCE = 1e-13
-#: Gram-spectrum distance below which two critical points are the same up to rotation and permutation
+#: Gram-spectrum distance (per particle) below which two critical points are the same up to rotation and
+#: permutation: Newton polishes to ~1e-13, so distinct classes differ by far more, equal ones by far less
 DEDUP_TOLERANCE = 1e-6
 
 
@@ -44,7 +45,7 @@ class NewtonResult:
 
 
 def _tangent_gradient(X, beta, kernel, U):
-    _, W1, _ = _weights(X, beta, kernel)
+    _, W1, _ = pair_weights(X, beta, kernel)
     g = W1 @ X / X.shape[0] ** 2
     return np.einsum("ida,id->ia", U, g).reshape(-1)
 
@@ -96,7 +97,7 @@ def riemannian_newton(X0, beta, kernel: PairKernel | None = None, *, tol: float 
         g = _tangent_gradient(X, beta, kernel, U)
         # Newton on the quotient by rotations: <grad E, Omega X> = 0 for every generator (invariance), and the
         # orbit directions would otherwise receive spurious O(1) steps from eigenvalues that are O(residual).
-        C = _complement(orbit_tangent_basis(X, U), H.shape[0])
+        C = orthogonal_complement(orbit_tangent_basis(X, U), H.shape[0])
         xi = C @ np.linalg.lstsq(C.T @ H @ C, -(C.T @ g), rcond=1e-12)[0]
         while True:
             step = np.linalg.norm(xi.reshape(X.shape[0], -1), axis=1).max()
@@ -131,47 +132,62 @@ class FoundCriticalPoint:
         return {"energy": r.energy, "cluster_sizes": r.cluster_sizes, "classification": r.classification,
                 "reason": r.reason, "counts": r.counts, "symmetry_zero_modes": r.symmetry_zero_modes,
                 "residual": r.residual, "unstable_rate": r.unstable_rate, "hits": self.hits,
-                "max_eigenvalue_off_orbit": _max_off_orbit(r)}
+                "max_eigenvalue": float(r.eigenvalues.max())}
 
 
-def _max_off_orbit(r: CriticalPointReport) -> float | None:
-    return None if r.unstable_rate is None else float(r.eigenvalues.max())
+def ascent_warmup(X, beta, kernel: PairKernel | None, steps: int, step: float = 0.1) -> np.ndarray:
+    """``steps`` steps of normalised Riemannian gradient ascent x_i <- normalise(x_i + h g_i / max_j |g_j|).
+
+    Moves a random start towards the states the ascent dynamics visit (clusters, metastable saddles), which
+    plain Newton from uniform starts rarely finds (it favours high-index saddles near the start).
+    """
+    for _ in range(steps):
+        g = riemannian_gradient(X, beta, kernel)
+        top = np.linalg.norm(g, axis=1).max()
+        if top == 0:
+            break
+        X = X + step * g / top
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X
 
 
 def find_critical_points(n: int, d: int, beta: float, *, starts: int, seed: int, model: str = "usa",
-                         kernel: PairKernel | None = None, max_iter: int = 60, progress=None
+                         kernel: PairKernel | None = None, max_iter: int = 60, warmup: int = 0, progress=None
                          ) -> tuple[list[FoundCriticalPoint], dict]:
     """Newton from ``starts`` uniform random starts; distinct converged critical points with their reports.
 
-    Returns ``(points, stats)``: points sorted by energy (descending), stats with the numbers of starts,
-    converged runs and distinct classes. Randomness only through ``seed``.
+    With ``warmup`` > 0, each start first takes a random number (uniform in 0..warmup) of normalised ascent
+    steps (:func:`ascent_warmup`), so that the census also covers the low-index saddles (cluster states) the
+    dynamics pass by. Returns ``(points, stats)``: points sorted by energy (descending), stats with the numbers
+    of starts, converged runs and distinct classes. Randomness only through ``seed``.
 
     Verified by: critical.strict-saddles-d3.
     """
     n, d = require_int(n, "n", minimum=1), require_int(d, "d", minimum=2)
     starts = require_int(starts, "starts", minimum=1)
+    warmup = require_int(warmup, "warmup", minimum=0)
     rng = np.random.default_rng(require_int(seed, "seed", minimum=0))
     found: list[FoundCriticalPoint] = []
     signatures: list[np.ndarray] = []
     converged = 0
     for k in range(starts):
-        result = riemannian_newton(uniform_sphere(n, d, rng), beta, kernel, max_iter=max_iter)
+        X0 = uniform_sphere(n, d, rng)
+        if warmup:
+            X0 = ascent_warmup(X0, beta, kernel, int(rng.integers(0, warmup + 1)))
+        result = riemannian_newton(X0, beta, kernel, max_iter=max_iter)
         if progress is not None:
             progress(k + 1, starts)
         if not result.converged:
             continue
         converged += 1
-        sig = np.append(gram_signature(result.X), 0.0)
-        rep = None
-        for i, other in enumerate(signatures):
-            if np.max(np.abs(other[:-1] - sig[:-1])) <= DEDUP_TOLERANCE * n:
-                found[i].hits += 1
-                rep = found[i]
-                break
-        if rep is None:
-            report = critical_point_report(result.X, beta, model, kernel, critical_tolerance=CRITICAL_TOLERANCE)
-            signatures.append(sig)
-            found.append(FoundCriticalPoint(result.X, report, 1))
+        sig = gram_signature(result.X)
+        match = next((i for i, other in enumerate(signatures)
+                      if np.max(np.abs(other - sig)) <= DEDUP_TOLERANCE * n), None)
+        if match is not None:
+            found[match].hits += 1
+            continue
+        signatures.append(sig)
+        found.append(FoundCriticalPoint(result.X, critical_point_report(result.X, beta, model, kernel), 1))
     found.sort(key=lambda f: -f.report.energy)
     return found, {"starts": starts, "converged": converged, "distinct": len(found)}
 
@@ -179,6 +195,7 @@ def find_critical_points(n: int, d: int, beta: float, *, starts: int, seed: int,
 __all__ = [
     "FoundCriticalPoint",
     "NewtonResult",
+    "ascent_warmup",
     "find_critical_points",
     "gram_signature",
     "riemannian_newton",

@@ -31,6 +31,7 @@ from .derivation import Derivation, Step, rational_sphere_point, random_rational
 from .hessian import closed_form_riemannian_hessian
 from .kernels import PairKernel, exponential_kernel, pair_energy
 from .sphere import product_riemannian_gradient, projection_matrix, tangent_projection
+from .structured import orthoplex_points
 
 
 def attention_field_expression(kernel: PairKernel, points, model: str) -> list[sp.Matrix]:
@@ -85,16 +86,9 @@ def sa_gradient_identity(kernel: PairKernel | None = None, n: int = 2, d: int = 
 
 def _fixed_point(config: str, d: int) -> list[sp.Matrix]:
     if config == "antipodal":
-        e = sp.zeros(d, 1)
-        e[0] = 1
-        return [e, -e]
+        return orthoplex_points(d)[:2]
     if config == "orthoplex":
-        pts = []
-        for a in range(d):
-            e = sp.zeros(d, 1)
-            e[a] = 1
-            pts += [e, -e]
-        return pts
+        return orthoplex_points(d)
     raise ValueError(f"config must be antipodal or orthoplex, got {config!r}")
 
 

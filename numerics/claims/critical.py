@@ -23,6 +23,8 @@ from ..riemannian_newton import find_critical_points
 from ..trajectory import uniform_sphere
 from ..verification import CheckResult, claim
 
+#: random number (0..WARMUP) of normalised ascent steps before Newton, so the census covers cluster states
+WARMUP = 40
 PRY = "PRY arXiv 2507.22857, synchronisation on the circle for beta >= -0.16, failure below -2/3"
 
 
@@ -30,7 +32,7 @@ def taylor_slope(X, beta, seed: int = 0) -> tuple[float, float]:
     """Slope of log|E(gamma(t)) - E - t <g, xi> - t^2/2 xi^T H xi| against log t along a random geodesic.
 
     The remainder is O(t^3) iff grad and Hess are right (slope 3; a wrong Hessian gives slope 2). Returns the
-    fitted slope and the relative agreement of xi^T H xi with a central second difference.
+    median local slope and the agreement of xi^T H xi with a central second difference, relative to ||H||.
     """
     rng = np.random.default_rng(seed)
     n, d = X.shape
@@ -47,12 +49,20 @@ def taylor_slope(X, beta, seed: int = 0) -> tuple[float, float]:
         return interaction_energy(np.cos(t * speed) * X + np.sin(t * speed) * V / safe, beta)
 
     e0, quad = energy_at(0.0), float(xi @ H @ xi)
-    ts = np.logspace(-2.5, -1.0, 7)   # remainders ~t^3 stay far above round-off (~1e-16 |E|) on this window
-    rem = [abs(energy_at(t) - e0 - t * float(g @ xi) - 0.5 * t**2 * quad) for t in ts]
-    slope = float(np.polyfit(np.log(ts), np.log(rem), 1)[0])
+    ts = np.logspace(-4.0, -1.0, 13)
+    rem = np.array([abs(energy_at(t) - e0 - t * float(g @ xi) - 0.5 * t**2 * quad) for t in ts])
+    # Use the five smallest t whose remainder is well above the round-off of E (~1e-16 max(1, |E|), margin 1e3):
+    # there the t^3 term dominates; at larger t the t^4 term can cancel it (a fit over a fixed window then
+    # bends). The median of the local slopes is robust to one unlucky point.
+    valid = np.flatnonzero(rem > 1e-13 * max(1.0, abs(e0)))[:5]
+    if valid.size < 2:
+        return float("nan"), float("nan")
+    local = np.diff(np.log(rem[valid])) / np.diff(np.log(ts[valid]))
+    slope = float(np.median(local))
     h = 1e-3
     fd = (energy_at(h) - 2 * e0 + energy_at(-h)) / h**2
-    return slope, abs(fd - quad) / max(abs(quad), 1e-300)
+    # relative to the Hessian's scale: xi^T H xi itself can be ~0 by cancellation along an unlucky xi
+    return slope, abs(fd - quad) / max(abs(quad), float(np.abs(np.linalg.eigvalsh(H)).max()), 1e-300)
 
 
 def jacobian_fd_error(X, beta, model: str, h: float = 1e-6) -> float:
@@ -109,7 +119,7 @@ def _search_census(ns, betas, d, starts, seed) -> tuple[list, list]:
     rows, offenders = [], []
     for n in ns:
         for beta in betas:
-            found, stats = find_critical_points(n, d, beta, starts=starts, seed=seed)
+            found, stats = find_critical_points(n, d, beta, starts=starts, seed=seed, warmup=WARMUP)
             for f in found:
                 r = f.report
                 sync = len(r.cluster_sizes) == 1
@@ -120,18 +130,25 @@ def _search_census(ns, betas, d, starts, seed) -> tuple[list, list]:
     return rows, offenders
 
 
-def _strict_saddles(ns, betas, starts) -> CheckResult:
+def _strict_saddles(ns, betas, starts, ds=(3,)) -> CheckResult:
     cid = "critical.strict-saddles-d3"
-    d = 3
-    rows, offenders = _search_census(ns, betas, d, starts, seed=3)
-    sync = {f"n={n}, beta={b}": critical_point_report(synchronized(n, d), b).classification
-            for n in ns for b in betas}
+    rows, offenders, sync = [], [], {}
+    for d in ds:
+        r, o = _search_census(ns, betas, d, starts, seed=3)
+        rows += [dict(x, d=d) for x in r]
+        offenders += [dict(x, d=d) for x in o]
+        sync.update({f"d={d}, n={n}, beta={b}": critical_point_report(synchronized(n, d), b).classification
+                     for n in ns for b in betas})
     sync_ok = all(v == "local maximum" for v in sync.values())
     non_sync = [r for r in rows if not r["sync"]]
     classes = {c: sum(1 for r in non_sync if r["classification"] == c)
                for c in ("strict saddle", "local minimum", "degenerate", "local maximum")}
-    details = {"d": d, "n": list(ns), "betas": list(betas), "starts": starts, "seed": 3,
+    details = {"d": list(ds), "n": list(ns), "betas": list(betas), "starts": starts, "seed": 3, "warmup": WARMUP,
                "distinct non-synchronised critical points": len(non_sync), "classes": classes,
+               "degenerate ones by beta": {str(b): sum(1 for r in non_sync if r["beta"] == b
+                                                      and r["classification"] == "degenerate") for b in betas},
+               "smallest number of positive eigenvalues (index) among them":
+                   min((r["counts"]["positive"] for r in non_sync), default=None),
                "synchronised state": sync, "offenders (non-sync, no positive eigenvalue)": offenders}
     status = "passed" if (sync_ok and not offenders and non_sync) else ("failed" if offenders or not sync_ok
                                                                         else "inconclusive")
@@ -148,11 +165,11 @@ def check_strict_saddles() -> CheckResult:
 
 
 @claim(id="critical.strict-saddles-d3-full",
-       title="d = 3 census n = 3..12, beta in {0, 1, 2, 5, 10}: non-sync critical points are strict saddles",
+       title="d = 3, 4 census n = 3..12, beta in {0, 1, 2, 5, 10}: non-sync critical points are strict saddles",
        source="CRMB arXiv 2405.18273 / MTG arXiv 1609.04885 / GLPR arXiv 2312.10794, landscape for d >= 3",
        note="critical-strict-saddles-d3.md", default=False)
 def check_strict_saddles_full() -> CheckResult:
-    r = _strict_saddles(ns=tuple(range(3, 13)), betas=(0.0, 1.0, 2.0, 5.0, 10.0), starts=12)
+    r = _strict_saddles(ns=tuple(range(3, 13)), betas=(0.0, 1.0, 2.0, 5.0, 10.0), starts=12, ds=(3, 4))
     return CheckResult("critical.strict-saddles-d3-full", r.status, r.measured, r.expected, r.tolerance, r.details)
 
 

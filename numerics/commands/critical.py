@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..configurations import CONFIGS, build_configuration
-from ..critical import critical_point_report
+from ..critical import closed_form_comparison, closed_form_spectrum, critical_point_report
 from ..errors import InputError, require_int, require_real
 from ..field import MODELS
 from ..provenance import StderrProgress, atomic_write
@@ -33,8 +33,12 @@ def add_arguments(p):
     p.add_argument("--search", action="store_true", help="Newton from --starts random starts; distinct critical points")
     p.add_argument("--starts", type=int, help="number of random starts for --search")
     p.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0, reported)")
+    p.add_argument("--warmup", type=int, default=0,
+                   help="up to this many normalised ascent steps before Newton (finds cluster states; default 0)")
     p.add_argument("--sweep-beta", dest="sweep", metavar="B0:B1:STEPS", help="spectrum over a beta grid")
     p.add_argument("--plot", help="write a figure (spectrum, or spectrum against beta) to FILE.png")
+    p.add_argument("--closed-form", action="store_true",
+                   help="also evaluate the closed-form spectrum of the structured family and compare")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -89,6 +93,15 @@ def run(args) -> int:
                   ("symmetry zero modes", report.symmetry_zero_modes),
                   ("unstable rate", f"{fmt(report.unstable_rate)} ({report.model}, natural time unit)")]
     lines += [("cluster sizes", report.cluster_sizes), ("eigenvalues", _eigen_text(report.eigenvalues))]
+    if args.closed_form:
+        branches = closed_form_spectrum(args.config, n=report.n, d=report.d, k=args.k, masses=_masses(args.masses))
+        if branches is None:
+            raise InputError(f"no closed form for config {args.config!r} with these masses (equal masses only)")
+        comparison = closed_form_comparison(branches, report.beta, report.eigenvalues)
+        payload["closed_form"] = comparison
+        lines += [(f"closed form: {b['label']}", f"{b['expression']} = {fmt(b['value'])} (x{b['multiplicity']})")
+                  for b in comparison["branches"]]
+        lines.append(("closed form vs numeric", f"max |difference| = {fmt(comparison['max_abs_difference'], 3)}"))
     if args.plot:
         _plot_spectrum(args.plot, report)
     emit(args, payload, key_values(lines))
@@ -105,9 +118,11 @@ def _run_search(args) -> int:
         if getattr(args, name) is None:
             raise InputError(f"--search needs --{name}")
     found, stats = find_critical_points(args.n, args.d, args.beta, starts=args.starts, seed=args.seed,
-                                        model=args.model, progress=StderrProgress("critical --search"))
+                                        model=args.model, warmup=args.warmup,
+                                        progress=StderrProgress("critical --search"))
     points = [f.to_dict() for f in found]
-    payload = {"n": args.n, "d": args.d, "beta": args.beta, "model": args.model, "seed": args.seed, **stats,
+    payload = {"n": args.n, "d": args.d, "beta": args.beta, "model": args.model, "seed": args.seed,
+               "warmup": args.warmup, **stats,
                "critical_points": points}
     rows = [(p["energy"], ",".join(map(str, p["cluster_sizes"])), p["classification"],
              f"{p['counts']['positive']}/{p['counts']['zero']}/{p['counts']['negative']}",

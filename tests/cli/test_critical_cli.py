@@ -33,6 +33,17 @@ def test_text_output_and_plot(capsys, tmp_path):
     assert png.stat().st_size > 0
 
 
+@pytest.mark.parametrize("argv", [["--config", "polygon", "--n", "5", "--d", "3", "--beta", "1.5"],
+                                  ["--config", "orthoplex", "--n", "6", "--d", "3", "--beta", "-0.5"],
+                                  ["--config", "sync", "--n", "4", "--d", "3", "--beta", "2"]])
+def test_closed_form_comparison(capsys, argv):
+    code, data = _json(capsys, ["critical", *argv, "--closed-form", "--json"])
+    assert code == 0
+    # closed form evaluated at 30 digits vs float64 eigenvalues of O(1) matrices: round-off level
+    assert data["closed_form"]["max_abs_difference"] <= 1e-13
+    assert sum(b["multiplicity"] for b in data["closed_form"]["branches"]) == len(data["eigenvalues"])
+
+
 def test_masses_and_non_critical_report(capsys):
     code, data = _json(capsys, ["critical", "--config", "clusters", "--masses", "2,1,1", "--d", "3", "--beta", "1",
                                 "--json"])
@@ -60,8 +71,8 @@ def test_sweep_with_plot(capsys, tmp_path):
 
 def test_search(capsys):
     code, data = _json(capsys, ["critical", "--search", "--n", "4", "--d", "3", "--beta", "2", "--starts", "3",
-                                "--seed", "5", "--json"])
-    assert code == 0 and data["starts"] == 3 and data["seed"] == 5
+                                "--seed", "5", "--warmup", "10", "--json"])
+    assert code == 0 and data["starts"] == 3 and data["seed"] == 5 and data["warmup"] == 10
     for p in data["critical_points"]:
         assert {"energy", "cluster_sizes", "classification"} <= set(p)
 
@@ -74,6 +85,7 @@ def test_search(capsys):
     (["--config", "polygon", "--n", "4", "--d", "2", "--sweep-beta", "0:1"], "B0:B1:STEPS"),
     (["--config", "clusters", "--masses", "2,x", "--d", "2", "--beta", "1"], "--masses"),
     (["--search", "--n", "4", "--d", "3", "--beta", "1"], "--starts"),
+    (["--config", "clusters", "--masses", "1,2", "--d", "3", "--beta", "1", "--closed-form"], "no closed form"),
     (["--config", "file", "--file", "/nonexistent/x.npy", "--beta", "1"], "cannot read"),
     (["--config", "polygon", "--n", "4", "--d", "2", "--beta", "1", "--plot", "/nonexistent/dir/p.png"], ""),
 ])

@@ -127,3 +127,8 @@ def test_bad_inputs():
     with pytest.raises(InputError):
         find_critical_points(3, 3, 1.0, starts=0, seed=0)
     assert relative_residual(synchronized(4, 3), 1.0) == 0.0
+    X = synchronized(3, 3)
+    with pytest.raises(InputError, match="shape"):
+        critical_point_report(X, 1.0, U=np.zeros((3, 3, 3)))
+    with pytest.raises(InputError, match="orthonormal"):
+        critical_point_report(X, 1.0, U=2 * tangent_basis(X))
