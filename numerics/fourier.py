@@ -28,8 +28,11 @@ sum_{k>K} |b_k| <= sum_{k>=K} I_k(|beta|) (since 0 <= b_k <= I_{k-1} for beta >=
 I_{k+1}(x)/I_k(x) <= q_k = x / (k + 1/2 + sqrt(x^2 + (k + 1/2)^2)) < 1, decreasing in k,
 sum_{k>=K} I_k <= I_K / (1 - q_K). K is the smallest with 3 I_K/(1 - q_K) <= tol I_0(|beta|): both truncated
 kernels are then uniformly within tol I_0(|beta|) of the exact ones, so the ``usa`` field is exact to
-tol I_0(|beta|) (the mean kernel weight of a uniform configuration), and the ``sa`` field to
-tol I_0(|beta|) (1 + |omega_i|) / Z_i * n, i.e. about 2 tol for spread-out configurations (Z_i/n ~ I_0).
+tol I_0(|beta|) (the mean kernel weight of a uniform configuration). For ``sa`` the error of particle i is at
+most 3 (tail) / (Z_i / n), and rounding in the cancelling sums (about 1e-16 I_0) is amplified by the same
+factor I_0 / (Z_i / n). Rows with Z_i / n < 1e-4 I_0 (isolated particles; most particles when beta << 0, where
+Z_i / n can be as small as e^{-2|beta|} / n) are therefore recomputed directly in O(n) each, and K is chosen so that
+3 (tail) <= 1e-4 tol I_0: every sa angle velocity is exact to tol for every configuration.
 
 Cost: two passes over the particles with K harmonics each (order parameters by running powers, the field by
 Horner's rule in e^{-i theta_i}), i.e. O(n K) time and O(n) memory.
@@ -49,6 +52,10 @@ from .field import MODELS, TIME_UNITS
 FOURIER_BLOCK = 65536
 #: hard cap on the number of harmonics (beta = 1e3 needs about 250 at tol = 1e-12)
 MAX_HARMONICS = 100_000
+#: sa rows whose Fourier denominator Z_i/n falls below this fraction of I_0(|beta|) (isolated particles; most
+#: particles when beta << 0) are recomputed directly: rounding in the cancelling sums (~1e-16 I_0) would otherwise
+#: be amplified by I_0 n / Z_i. At 1e-4 the amplified rounding stays near 1e-12.
+SA_DENOMINATOR_GUARD = 1e-4
 #: largest |beta| accepted (the fast path is tested up to 1e3; beyond, K ~ sqrt(beta) still works)
 MAX_BETA = 1e6
 
@@ -69,38 +76,49 @@ def bessel_tail_bound(K: int, beta: float) -> float:
     return float(special.ive(K, x)) / (1.0 - q)
 
 
-def harmonics_for_tolerance(beta: float, tol: float = 1e-12) -> int:
-    """Number of harmonics K for which the truncated Fourier field is exact to ``tol`` (relative to I_0(|beta|)).
+def harmonics_for_tolerance(beta: float, tol: float = 1e-12, *, model: str = "usa") -> int:
+    """Number of harmonics K for which the truncated Fourier field is exact to ``tol``.
 
     Parameters
     ----------
     beta : float
-        Inverse temperature (any finite real; only |beta| matters).
+        Inverse temperature (any finite real; only |beta| matters for the tail).
     tol : float
-        Relative tolerance in (0, 1).
+        Tolerance in (0, 1).
+    model : {"usa", "sa"}
+        Which guarantee (below); ``usa`` is also the criterion for the energy and the order-parameter sums.
 
     Returns
     -------
     int
-        The smallest K >= 1 with 3 * bound_K <= tol * I_0(|beta|) e^{-|beta|}, where bound_K >=
+        ``usa``: the smallest K >= 1 with 3 * bound_K <= tol * I_0(|beta|) e^{-|beta|}, where bound_K >=
         e^{-|beta|} sum_{k>=K} I_k(|beta|) is :func:`bessel_tail_bound`. Both truncated kernels
-        (e^{beta cos u} sin u and e^{beta cos u}) are then within tol I_0(|beta|) of the exact ones, uniformly in u.
+        (e^{beta cos u} sin u and e^{beta cos u}) are then within tol I_0(|beta|) of the exact ones, uniformly in u,
+        so the ``usa`` field is exact to tol I_0(|beta|) (relative to the mean kernel weight).
+        ``sa``: 3 * bound_K <= tol * g * I_0(|beta|) e^{-|beta|} with g = :data:`SA_DENOMINATOR_GUARD`. The sa error
+        of particle i is at most (|dN_i| + |omega_i| |dZ_i|) / (Z_i/n) <= 3 bound_K / (Z_i/n) (scaled sums), and
+        rows with Z_i/n < g I_0 e^{-|beta|} are recomputed directly, so every angle velocity is exact to ``tol``
+        (absolute; |omega_i| <= 1) for every configuration.
 
     Notes
     -----
     The tail decays like a Gaussian exp(-K^2 / (2 |beta|)) for K << |beta| and super-exponentially for K >> |beta|,
-    so K ~ sqrt(2 |beta| log(1/tol)): K = 13, 28, 79, 247 at beta = 1, 10, 100, 1000 (tol = 1e-12).
+    so K ~ sqrt(2 |beta| log(1/tol)): K = 13, 28, 79, 247 at beta = 1, 10, 100, 1000 (tol = 1e-12, usa) and
+    16, 33, 88, 264 for sa.
     Source: DESIGN.md section 2 (Fourier form on S^1); Amos (1974) for the ratio bound.
     Verified by: circle.fourier-field.
     """
     beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
     tol = require_real(tol, "tol", minimum=0.0, maximum=1.0, strict_minimum=True)
-    return _harmonics(abs(beta), tol)
+    model = require_choice(model, "model", MODELS)
+    x = abs(beta)
+    factor = SA_DENOMINATOR_GUARD if model == "sa" else 1.0
+    return _harmonics(x, tol * factor * float(special.ive(0, x)) / 3.0)
 
 
-@lru_cache(maxsize=256)
-def _harmonics(x: float, tol: float) -> int:
-    target = tol * float(special.ive(0, x)) / 3.0
+@lru_cache(maxsize=1024)
+def _harmonics(x: float, target: float) -> int:
+    """Smallest K >= 1 with bessel_tail_bound(K, x) <= target."""
     # The bound decreases in K; locate the first K below target by doubling then bisection.
     if bessel_tail_bound(1, x) <= target:
         return 1
@@ -108,7 +126,7 @@ def _harmonics(x: float, tol: float) -> int:
     while bessel_tail_bound(hi, x) > target:
         lo, hi = hi, hi * 2
         if hi > MAX_HARMONICS:
-            raise InputError(f"more than {MAX_HARMONICS} harmonics needed for beta={x:g}, tol={tol:g}")
+            raise InputError(f"more than {MAX_HARMONICS} harmonics needed for beta={x:g} (tail target {target:g})")
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if bessel_tail_bound(mid, x) > target:
@@ -170,27 +188,79 @@ def _conjugate_series(z: np.ndarray, W: np.ndarray, block: int = FOURIER_BLOCK) 
     return out
 
 
-def _angle_velocity(z: np.ndarray, a: np.ndarray, b: np.ndarray, model: str, scale: float) -> np.ndarray:
+#: up to this many (particle, harmonic) pairs the whole power table is built at once (fewer NumPy calls);
+#: above it the blocked Horner path avoids large complex GEMMs (OpenBLAS threads contend on shared cores)
+SMALL_TABLE = 1 << 14
+
+
+def _power_table(z: np.ndarray, K: int) -> np.ndarray:
+    """(K, n) table z_j^k, k = 1..K, by doubling (log2 K vectorised products; error about log2(k) * 1e-16)."""
+    E = np.empty((K, z.size), dtype=complex)
+    E[0] = z
+    filled = 1
+    while filled < K:
+        m = min(filled, K - filled)
+        np.multiply(E[:m], E[filled - 1], out=E[filled:filled + m])
+        filled += m
+    return E
+
+
+def _angle_velocity(z: np.ndarray, a: np.ndarray, b: np.ndarray, model: str, scale: float,
+                    beta: float) -> np.ndarray:
     """omega from unit complex numbers z_j = e^{i theta_j} and scaled coefficients a (K+1,), b (K,). Hot path."""
-    r = _order_parameters(z, b.size)
-    if model == "sa":
-        S = _conjugate_series(z, np.stack([b * r, a[1:] * r]))
-        return S[0].imag / (a[0] + 2.0 * S[1].real)
-    S = _conjugate_series(z, (b * r)[None, :])
-    return S[0].imag * scale
-
-
-def _setup(beta, model, tol, harmonics, time_unit):
-    model = require_choice(model, "model", MODELS)
-    time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
-    beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
-    if harmonics is None:
-        K = harmonics_for_tolerance(beta, tol)
+    K = b.size
+    if z.size * K <= SMALL_TABLE:
+        # small systems: one (K, n) table of powers z_j^k, a few NumPy calls
+        E = _power_table(z, K)
+        r = E.mean(axis=1)
+        W = np.stack([b * r, a[1:] * r]) if model == "sa" else (b * r)[None, :]
+        S = W @ E.conj()
     else:
-        K = require_int(harmonics, "harmonics", minimum=1, maximum=MAX_HARMONICS)
-    scale = _usa_scale(beta, time_unit) if model == "usa" else 1.0
-    a, b = fourier_coefficients(beta, K)
-    return model, a, b, scale
+        r = _order_parameters(z, K)
+        S = _conjugate_series(z, np.stack([b * r, a[1:] * r]) if model == "sa" else (b * r)[None, :])
+    if model == "usa":
+        return S[0].imag * scale
+    den = a[0] + 2.0 * S[1].real
+    unreliable = np.flatnonzero(den < SA_DENOMINATOR_GUARD * a[0])
+    den[unreliable] = 1.0
+    omega = S[0].imag / den
+    if unreliable.size:
+        omega[unreliable] = _direct_sa_rows(z, unreliable, beta)
+    return omega
+
+
+def _direct_sa_rows(z: np.ndarray, rows: np.ndarray, beta: float) -> np.ndarray:
+    """Exact sa angle velocities of the given rows: sum_j w_ij sin(theta_j - theta_i) / sum_j w_ij with
+    w_ij = e^{beta cos(theta_j - theta_i) - max_j(...)} (O(n) per row, blocked; no overflow)."""
+    out = np.empty(rows.size)
+    step = max(1, (1 << 22) // z.size)
+    for start in range(0, rows.size, step):
+        idx = rows[start:start + step]
+        P = z[None, :] * z[idx].conj()[:, None]  # e^{i(theta_j - theta_i)}
+        logits = beta * P.real
+        logits -= logits.max(axis=1, keepdims=True)
+        w = np.exp(logits)
+        out[start:start + step] = (w * P.imag).sum(axis=1) / w.sum(axis=1)
+    return out
+
+
+class _Coefficients:
+    """Validated parameters and the scaled coefficients of the truncated series."""
+
+    def __init__(self, beta, model, tol, harmonics, time_unit):
+        self.model = require_choice(model, "model", MODELS)
+        time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
+        self.beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
+        self.tol = require_real(tol, "tol", minimum=0.0, maximum=1.0, strict_minimum=True)
+        if harmonics is None:
+            self.K = harmonics_for_tolerance(self.beta, self.tol, model=self.model)
+        else:
+            self.K = require_int(harmonics, "harmonics", minimum=1, maximum=MAX_HARMONICS)
+        self.scale = _usa_scale(self.beta, time_unit) if self.model == "usa" else 1.0
+        self.a, self.b = fourier_coefficients(self.beta, self.K)
+
+    def velocity(self, z: np.ndarray) -> np.ndarray:
+        return _angle_velocity(z, self.a, self.b, self.model, self.scale, self.beta)
 
 
 def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float = 1e-12,
@@ -207,7 +277,8 @@ def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float
         usa: omega_i = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i);
         sa: the same sum divided by Z_i / n = (1/n) sum_j e^{beta cos(theta_j - theta_i)}.
     tol : float
-        Relative truncation tolerance (see :func:`harmonics_for_tolerance`); ignored if ``harmonics`` is given.
+        Truncation tolerance (see :func:`harmonics_for_tolerance`: usa exact to tol I_0(|beta|); sa exact to tol
+        absolute for any configuration); ignored if ``harmonics`` is given.
     harmonics : int, optional
         Number of harmonics K to keep (overrides ``tol``).
     time_unit : {"natural", "rescaled"}
@@ -225,11 +296,11 @@ def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float
     Source: GLPR (arXiv 2312.10794), the Kuramoto form at d = 2; DESIGN.md section 2.
     Verified by: circle.fourier-field, circle.angle-equations.
     """
-    model, a, b, scale = _setup(beta, model, tol, harmonics, time_unit)
+    coef = _Coefficients(beta, model, tol, harmonics, time_unit)
     theta = require_finite_array(theta, "theta", ndim=1)
     if theta.size < 1:
         raise InputError("theta must hold at least one angle, got an empty array")
-    return _angle_velocity(np.cos(theta) + 1j * np.sin(theta), a, b, model, scale)
+    return coef.velocity(np.cos(theta) + 1j * np.sin(theta))
 
 
 def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit: str = "natural",
@@ -241,46 +312,95 @@ def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit
     points) this extension keeps |x_i| fixed and d theta_i/dt = omega_i exactly, a smooth extension under
     which the circle is invariant (as the P_x extension of :mod:`numerics.field`).
 
+    ``field.harmonics`` is the number of harmonics K used.
+
     Verified by: circle.fourier-field, circle.sphere-vs-angle.
     """
-    model, a, b, scale = _setup(beta, model, tol, harmonics, time_unit)
+    coef = _Coefficients(beta, model, tol, harmonics, time_unit)
 
     def field(X: np.ndarray) -> np.ndarray:
         z = X[:, 0] + 1j * X[:, 1]
         z /= np.abs(z)  # e^{i theta_i}; stage points of Runge-Kutta methods are slightly off the circle
-        omega = _angle_velocity(z, a, b, model, scale)
+        omega = coef.velocity(z)
         out = np.empty_like(X)
         out[:, 0] = -omega * X[:, 1]
         out[:, 1] = omega * X[:, 0]
         return out
 
-    field.harmonics = b.size
+    field.harmonics = coef.K
     return field
 
 
-#: cost model (seconds), calibrated by benchmarks/bench_fourier.py on the 2-core development machine:
-#: direct field ~ DIRECT_PAIR_COST * n^2 + DIRECT_OVERHEAD, Fourier field ~ (K + 1) (FOURIER_TERM_COST * n +
-#: FOURIER_HARMONIC_OVERHEAD) (a few NumPy calls per harmonic and block)
+#: cost model (seconds), calibrated with benchmarks/bench_fourier.py and a sweep n = 8..2048, beta = 1..100 on the
+#: 2-core development machine: direct field ~ DIRECT_OVERHEAD + DIRECT_PAIR_COST n^2; Fourier field ~
+#: FOURIER_OVERHEAD + FOURIER_TERM_COST n (K + 1), plus FOURIER_HARMONIC_OVERHEAD per harmonic and block on the
+#: blocked path (n K > SMALL_TABLE: a few NumPy calls per harmonic)
 DIRECT_PAIR_COST = 1.5e-8
 DIRECT_OVERHEAD = 5e-5
-FOURIER_TERM_COST = 2e-8
-FOURIER_HARMONIC_OVERHEAD = 8e-6
+FOURIER_TERM_COST = 2.5e-8
+FOURIER_OVERHEAD = 4e-5
+FOURIER_HARMONIC_OVERHEAD = 6e-6
 
 
 def fourier_is_faster(n: int, beta: float, tol: float = 1e-12) -> bool:
     """Whether the Fourier field is predicted faster than the direct O(n^2) field for n particles at beta.
 
-    Cost model: direct ~ c_d n^2 + c_0, Fourier ~ (K(beta, tol) + 1) (c_f n + c_h) with the constants
-    :data:`DIRECT_PAIR_COST`, :data:`DIRECT_OVERHEAD`, :data:`FOURIER_TERM_COST`,
-    :data:`FOURIER_HARMONIC_OVERHEAD` measured by ``benchmarks/bench_fourier.py``.
+    Cost model (seconds): direct ~ c_0 + c_d n^2; Fourier ~ f_0 + c_f n (K + 1) (+ c_h (K + 1) ceil(n / block)
+    when n K > :data:`SMALL_TABLE`), with K = harmonics_for_tolerance(beta, tol, model="sa") and the constants
+    above. (sa rows recomputed directly, see :data:`SA_DENOMINATOR_GUARD`, are not modelled.)
+    Measured on the development machine (noisy, shared cores) the Fourier field wins for every n >= 8 at
+    beta <= 10; at beta = 100 (K ~ 80) the crossover is near n ~ 100.
     """
     n = require_int(n, "n", minimum=1)
-    K = harmonics_for_tolerance(beta, tol)
-    fourier = (K + 1) * (FOURIER_TERM_COST * n + FOURIER_HARMONIC_OVERHEAD)
-    return fourier < DIRECT_PAIR_COST * n * n + DIRECT_OVERHEAD
+    K = harmonics_for_tolerance(beta, tol, model="sa")  # the larger K of the two models
+    fourier = FOURIER_OVERHEAD + FOURIER_TERM_COST * n * (K + 1)
+    if n * K > SMALL_TABLE:
+        fourier += FOURIER_HARMONIC_OVERHEAD * (K + 1) * math.ceil(n / FOURIER_BLOCK)
+    return fourier < DIRECT_OVERHEAD + DIRECT_PAIR_COST * n * n
 
 
 def angles_of(X) -> np.ndarray:
     """Angles theta_i = atan2(x_i2, x_i1) of unit vectors of R^2 (validated)."""
     X = require_points(X, "X", d=2)
     return np.arctan2(X[:, 1], X[:, 0])
+
+
+def bench_fourier(n: int = 16384, beta: float = 10.0, n_large: int = 1_000_000, repeats: int = 3,
+                  seed: int = 0) -> dict:
+    """Benchmark the Fourier field against the direct field of :mod:`numerics.field` in this process.
+
+    For each model (``sa``, ``usa`` in the rescaled unit): one direct evaluation at n (O(n^2)), the best of
+    ``repeats`` Fourier evaluations, the speed-up and the relative error max_i |F_i - D_i| / max_i |D_i|; then
+    the best of ``repeats`` Fourier evaluations at ``n_large``. Uniform random angles from ``seed``.
+    Targets (issue 4): speed-up >= 50 and relative error <= 1e-12 at n = 16384, beta = 10; under 1 s at n = 10^6.
+    """
+    import time
+
+    from .field import make_field
+
+    def best(fn, X, times):
+        out, t_best = None, float("inf")
+        for _ in range(times):
+            start = time.perf_counter()
+            out = fn(X)
+            t_best = min(t_best, time.perf_counter() - start)
+        return out, t_best
+
+    rng = np.random.default_rng(seed)
+    theta = rng.uniform(-np.pi, np.pi, n)
+    X = np.c_[np.cos(theta), np.sin(theta)]
+    report = {"n": n, "beta": beta, "tol": 1e-12, "models": {}}
+    for model in ("sa", "usa"):
+        direct, t_direct = best(make_field(2, beta, model, time_unit="rescaled"), X, 1)
+        fast, t_fast = best(make_fourier_field(beta, model, time_unit="rescaled"), X, repeats)
+        report["models"][model] = {
+            "harmonics": harmonics_for_tolerance(beta, 1e-12, model=model),
+            "direct_seconds": t_direct, "fourier_seconds": t_fast, "speedup": t_direct / t_fast,
+            "relative_error": float(np.abs(fast - direct).max() / np.abs(direct).max())}
+    theta = rng.uniform(-np.pi, np.pi, n_large)
+    X = np.c_[np.cos(theta), np.sin(theta)]
+    _, t_large = best(make_fourier_field(beta, "sa"), X, repeats)
+    report["large"] = {"n": n_large, "model": "sa", "fourier_seconds": t_large,
+                       "harmonics": harmonics_for_tolerance(beta, 1e-12, model="sa"),
+                       "predicted_direct_seconds": DIRECT_PAIR_COST * n_large ** 2}
+    return report

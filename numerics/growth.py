@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import special
 
 from .errors import InputError, require_choice, require_int, require_real
 from .field import MODELS, TIME_UNITS, block_rows, make_field
@@ -121,6 +120,11 @@ def predicted_rates(model: str, d: int, beta: float, modes, time_unit: str = "na
     return [float(v) for v in growth_rate_function(model, d, time_unit)(modes, float(beta))]
 
 
+def fastest_predicted_rate(model: str, d: int, beta: float, time_unit: str = "natural") -> float:
+    """max_l lambda_l(beta), searched over l <= 4 sqrt(|beta|) + 11 (far past the peak)."""
+    return max(predicted_rates(model, d, beta, range(1, 4 * int(math.sqrt(abs(beta))) + 12), time_unit))
+
+
 def pde_growth_rates(history: DensityHistory, modes=None, threshold: float = 1e-2) -> MeasuredGrowth:
     """Fit the growth of Fourier modes of a :class:`numerics.pde.DensityHistory` over its linear phase.
 
@@ -162,36 +166,43 @@ def particle_time_step(model: str, beta: float, time_unit: str, rate: float) -> 
 def simulate_circle_angles(theta0: np.ndarray, beta: float, model: str, t_end: float, dt: float, saves: int,
                            observe: Callable[[np.ndarray], np.ndarray], *, tol: float = 1e-10,
                            time_unit: str = "natural", progress=None):
-    """RK4 on the angle ODE d theta_i/dt = omega_i (Fourier fast path of :mod:`numerics.fourier`, O(n K)).
+    """RK4 for n particles on S^1 with the O(n K) Fourier field (:func:`numerics.fourier.make_fourier_field`).
 
-    Returns (times (saves,), observations (saves, ...), final theta). Only ``observe(theta)`` is stored per
-    frame (n = 1e5 particles x hundreds of frames would not fit in memory otherwise).
+    The field keeps |x_i| and moves the angle at d theta_i/dt = omega_i exactly, so RK4 on x = (cos, sin) is RK4
+    on the angles; rows are renormalised after each step. Returns (times (saves,), observations (saves, ...),
+    final angles). Only ``observe(theta)`` is stored per frame (n = 1e5 particles x hundreds of frames would
+    not fit in memory otherwise). The field is built once: ``fourier_angle_velocity`` regenerates its Bessel
+    coefficients on every call, which costs ~20 ms (see the issue-5 report).
     """
-    from .fourier import harmonics_for_tolerance, fourier_angle_velocity
+    from .fourier import make_fourier_field
 
-    K = harmonics_for_tolerance(beta, tol)
+    field_fn = make_fourier_field(beta, model, tol=tol, time_unit=time_unit)
+    theta = np.asarray(theta0, dtype=float)
+    X0 = np.column_stack([np.cos(theta), np.sin(theta)])
+    times, obs, X = rk4_frames(field_fn, X0, t_end, dt, saves, lambda X: observe(np.arctan2(X[:, 1], X[:, 0])),
+                               progress)
+    return times, obs, np.mod(np.arctan2(X[:, 1], X[:, 0]), 2 * np.pi)
 
-    def omega(th):
-        return fourier_angle_velocity(th, beta, model, harmonics=K, time_unit=time_unit)
+
+def rk4_frames(field_fn, X: np.ndarray, t_end: float, dt: float, saves: int,
+               observe: Callable[[np.ndarray], np.ndarray], progress=None):
+    """RK4 (``numerics.integrators.step_rk4``, renormalised) with steps <= dt, observing ``saves`` equally
+    spaced frames in [0, t_end]. Returns (times, stacked observations, final X)."""
+    from .integrators import step_rk4
 
     save_times = np.linspace(0.0, t_end, saves)
-    theta = np.array(theta0, dtype=float)
-    obs = [observe(theta)]
+    obs = [observe(X)]
     t = 0.0
     for target in save_times[1:]:
         steps = max(1, math.ceil((target - t) / dt - 1e-9))
         h = (target - t) / steps
         for _ in range(steps):
-            k1 = omega(theta)
-            k2 = omega(theta + 0.5 * h * k1)
-            k3 = omega(theta + 0.5 * h * k2)
-            k4 = omega(theta + h * k3)
-            theta = theta + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
+            X = step_rk4(field_fn, X, h)
         t = float(target)
-        obs.append(observe(theta))
+        obs.append(observe(X))
         if progress is not None:
             progress(t, t_end)
-    return save_times, np.array(obs), np.mod(theta, 2 * np.pi)
+    return save_times, np.array(obs), X
 
 
 def _check_common(beta, model, time_unit):
@@ -221,8 +232,7 @@ def particle_growth_rates_circle(beta: float, model: str, n: int, *, seed, modes
     modes = require_int(modes, "modes", minimum=1)
     threshold = require_real(threshold, "threshold", minimum=0.0, strict_minimum=True)
     ks = list(range(1, modes + 1))
-    pred_all = predicted_rates(model, 2, beta, range(1, 4 * int(math.sqrt(abs(beta))) + 12), time_unit)
-    lam = max(pred_all)
+    lam = fastest_predicted_rate(model, 2, beta, time_unit)
     t_end = _linear_phase_end(n, lam, threshold)
     rng = np.random.default_rng(seed)
     theta0 = rng.uniform(0, 2 * np.pi, size=n)
@@ -285,33 +295,19 @@ def particle_growth_rates_sphere(beta: float, model: str, n: int, d: int, *, see
     max_l sqrt(P_l) exceeds ``threshold``; rates are slopes of log(P_l)/2.
     Verified by: meanfield.particle-rates.
     """
-    from .integrators import step_rk4
-
     beta, model, time_unit = _check_common(beta, model, time_unit)
     n = require_int(n, "n", minimum=50)
     d = require_int(d, "d", minimum=2)
     lmax = require_int(lmax, "lmax", minimum=1)
     threshold = require_real(threshold, "threshold", minimum=0.0, strict_minimum=True)
     ls = list(range(1, lmax + 1))
-    pred_all = predicted_rates(model, d, beta, range(1, 4 * int(math.sqrt(abs(beta))) + 12), time_unit)
-    lam = max(pred_all)
+    lam = fastest_predicted_rate(model, d, beta, time_unit)
     t_end = _linear_phase_end(n, lam, threshold)
     dt = particle_time_step(model, beta, time_unit, lam)
     field_fn = make_field(d, beta, model, time_unit=time_unit)
-    X = uniform_sphere(n, d, seed)
-    save_times = np.linspace(0.0, t_end, saves)
-    powers = [degree_power_spectrum(X, lmax)]
-    t = 0.0
-    for target in save_times[1:]:
-        steps = max(1, math.ceil((target - t) / dt - 1e-9))
-        h = (target - t) / steps
-        for _ in range(steps):
-            X = step_rk4(field_fn, X, h)
-        t = float(target)
-        powers.append(degree_power_spectrum(X, lmax))
-        if progress is not None:
-            progress(t, t_end)
-    P = np.maximum(np.array(powers), 0.0)
+    save_times, powers, _ = rk4_frames(field_fn, uniform_sphere(n, d, seed), t_end, dt, saves,
+                                       lambda X: degree_power_spectrum(X, lmax), progress)
+    P = np.maximum(powers, 0.0)
     window = linear_window(save_times, np.sqrt(P.max(axis=1)), threshold, start=1.0 / lam)
     fits = fit_log_growth(save_times, P, ls, window, power=2.0)
     return MeasuredGrowth(fits, predicted_rates(model, d, beta, ls, time_unit), (fits[0].t_start, fits[0].t_stop), threshold,

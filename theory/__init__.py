@@ -43,6 +43,66 @@ __all__ = [
     "tangent_projection",
 ]
 
+# --- circle (issue 4) ---
+from .circle import (  # noqa: E402
+    angle_equation_derivation,
+    energy_in_order_parameters,
+    fourier_series_derivations,
+    generating_function_derivation,
+    harmonics_for_tolerance_mp,
+    kuramoto_derivation,
+    order_parameter_derivations,
+    pair_angle_derivation,
+)
+
+__all__ += [
+    "angle_equation_derivation",
+    "energy_in_order_parameters",
+    "fourier_series_derivations",
+    "generating_function_derivation",
+    "harmonics_for_tolerance_mp",
+    "kuramoto_derivation",
+    "order_parameter_derivations",
+    "pair_angle_derivation",
+]
+
+# --- meanfield (issue 5) ---
+from .meanfield import (  # noqa: E402
+    circle_linearization_derivation,
+    denominator_derivation,
+    dominant_degree,
+    funk_hecke_closed_form,
+    funk_hecke_quadrature,
+    funk_hecke_series_derivation,
+    growth_rate,
+    growth_rate_expr,
+    growth_rate_function,
+    growth_rates,
+    growth_rates_module_source,
+    linearization_derivation,
+    stationarity_derivation,
+    switch_point,
+    switch_points,
+)
+
+__all__ += [
+    "circle_linearization_derivation",
+    "denominator_derivation",
+    "dominant_degree",
+    "funk_hecke_closed_form",
+    "funk_hecke_quadrature",
+    "funk_hecke_series_derivation",
+    "growth_rate",
+    "growth_rate_expr",
+    "growth_rate_function",
+    "growth_rates",
+    "growth_rates_module_source",
+    "linearization_derivation",
+    "stationarity_derivation",
+    "switch_point",
+    "switch_points",
+]
+
 # --- critical points (issue 3) ---
 from .hessian import hessian_from_pair_blocks, pair_hessian_blocks
 from .jacobian import jacobian_derivation, sa_gradient_identity

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 
 import mpmath as mp
 import sympy as sp
@@ -134,15 +135,25 @@ def funk_hecke_quadrature(d: int, l: int, beta, dps: int = 30) -> mp.mpf:
             def profile(x):
                 return mp.cos(l * x)  # T_l(cos x) = cos(l x)
         else:
-            norm = mp.gegenbauer(l, lam, 1)
-
             def profile(x):
-                return mp.gegenbauer(l, lam, mp.cos(x)) / norm
+                return _gegenbauer_ratio(l, lam, mp.cos(x))
         area = 2 * mp.pi ** (mp.mpf(d - 1) / 2) / mp.gamma(mp.mpf(d - 1) / 2)
         # split at pi/2 so that the peak of e^{beta cos} and the oscillation of the profile are resolved
         value = area * mp.quad(lambda x: mp.exp(b * mp.cos(x)) * profile(x) * mp.sin(x) ** (d - 2),
-                               mp.linspace(0, mp.pi, 5))
+                               [0, mp.pi / 2, mp.pi])
     return +value
+
+
+def _gegenbauer_ratio(l: int, lam, x):
+    """C_l^lam(x) / C_l^lam(1) in mpmath by the three-term recurrence (faster than the hypergeometric form)."""
+    prev, cur = mp.mpf(1), 2 * lam * x
+    nprev, ncur = mp.mpf(1), 2 * lam
+    if l == 0:
+        return prev
+    for m in range(1, l):
+        prev, cur = cur, (2 * (m + lam) * x * cur - (m + 2 * lam - 1) * prev) / (m + 1)
+        nprev, ncur = ncur, (2 * (m + lam) * ncur - (m + 2 * lam - 1) * nprev) / (m + 1)
+    return cur / ncur
 
 
 def funk_hecke_value(d: int, l: int, beta, dps: int = 30) -> mp.mpf:
@@ -395,10 +406,12 @@ def scaled_growth_rate_expr(model: str, d: int, time_unit: str = "natural") -> s
             * codegen.besselie(l + lam, ab) * sp.exp(shift))
 
 
+@lru_cache(maxsize=64)
 def growth_rate_function(model: str, d: int, time_unit: str = "natural"):
     """Generated NumPy callable ``rate(l, beta)`` (broadcasting, float arrays) of :func:`scaled_growth_rate_expr`.
 
     Argument order: (l, beta). Valid for beta != 0 (use :func:`growth_rate_at_beta_zero` at beta = 0).
+    Memoised here because ``codegen.compile_function`` runs sympy's cse before its cache lookup.
     Verified by: meanfield.pde-rates (and tests against mpmath).
     """
     expr = scaled_growth_rate_expr(model, d, time_unit)
@@ -407,11 +420,32 @@ def growth_rate_function(model: str, d: int, time_unit: str = "natural"):
                                         "Arguments: (l, beta), broadcasting; beta != 0.")
 
 
-def convolution_multiplier_function(d: int = 2):
-    """Generated ``mult(k, beta)`` = a_k(beta) e^{-|beta|} / |S^{d-1}| (ive form, any real beta != 0).
+def growth_rates_module_source(dims=(2, 3), time_unit: str = "natural") -> str:
+    """Source of a standalone NumPy/SciPy module with ``rate_<model>_d<d>(l, beta)`` for the given dimensions.
 
-    On S^1: (1/2pi) * 2 pi I_k(beta) e^{-|beta|} sign(beta)^k = ive(k, |beta|) sign(beta)^k, the Fourier multiplier
-    of rho -> int e^{beta cos(th - ph)} rho(ph) d ph / (2 pi) ... up to the factor 2 pi e^{|beta|}.
+    Write it with :func:`theory.codegen.write_module`; each function is the generated form of
+    :func:`scaled_growth_rate_expr` (argument order (l, beta), beta != 0).
+    """
+    chunks = []
+    for d in dims:
+        for model in GROWTH_MODELS:
+            chunks.append(codegen.function_source(
+                f"rate_{model}_d{d}", (sym.l, sym.beta), scaled_growth_rate_expr(model, d, time_unit),
+                doc=f"lambda_l(beta) around the uniform measure on S^{d - 1}, model {model}, {time_unit} time. "
+                    "Arguments: (l, beta), broadcasting; beta != 0.").source)
+    return codegen.module_source("Mean-field growth rates lambda_l(beta) around the uniform measure "
+                                 "(attnflow theory.meanfield; BPA arXiv 2410.23228).", chunks,
+                                 generator="theory.meanfield.growth_rates_module_source")
+
+
+@lru_cache(maxsize=16)
+def convolution_multiplier_function(d: int = 2):
+    """Generated ``mult(l, beta)`` = a_l(beta) e^{-|beta|} / |S^{d-1}| (ive form, any real beta != 0).
+
+    This is the eigenvalue of rho -> int e^{beta<x,y>} rho(y) dy / |S^{d-1}| on degree-l harmonics, scaled by
+    e^{-|beta|}. On S^1 it is I_k(beta) e^{-|beta|} = sign(beta)^k ive(k, |beta|): the Fourier multiplier of
+    rho -> (1/2pi) int e^{beta cos(th - ph)} rho(ph) d ph, scaled. Argument order: (l, beta).
+    Verified by: meanfield.pde-rates (and the trapezoid cross-check in tests/numerics/test_meanfield_pde.py).
     """
     d = _check_d(d)
     l, b = sym.l, sym.beta

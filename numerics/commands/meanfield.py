@@ -31,7 +31,7 @@ def add_arguments(p):
 
 def meanfield_payload(args):
     """Run the solver and the fits; returns (payload, history)."""
-    from ..growth import pde_growth_rates, predicted_rates
+    from ..growth import fastest_predicted_rate, pde_growth_rates
     from ..pde import solve_continuity_circle
     from ..provenance import StderrProgress
     from theory.meanfield import dominant_degree
@@ -39,7 +39,7 @@ def meanfield_payload(args):
     beta = require_real(args.beta, "beta", minimum=-700.0, maximum=700.0)
     amplitude = require_real(args.amplitude, "amplitude", minimum=0.0, strict_minimum=True)
     if args.t_end is None:
-        lam = max(predicted_rates(args.model, 2, beta, range(1, 4 * int(math.sqrt(abs(beta))) + 12), args.time_unit))
+        lam = fastest_predicted_rate(args.model, 2, beta, args.time_unit)
         if lam <= 0:
             raise InputError(f"no growing mode at beta={beta:g}; pass --t-end explicitly")
         t_end = 2 * math.log(max(1 / amplitude, math.e)) / lam

@@ -39,6 +39,7 @@ def spectrum_payload(d: int, beta: float, model: str, lmax: int | None, time_uni
             "l_max": dom.l_max, "rate_max": dom.rate, "runner_up": dom.runner_up, "runner_up_rate": dom.runner_up_rate,
             "ratio": dom.ratio, "near_tie": dom.near_tie,
             "switch_points": [{"beta": b, "from": a, "to": c} for b, a, c in switches], "beta_max": beta_max,
+            "switch_points_note": "beta > 0 (for beta < 0 odd degrees grow and even degrees decay)",
             "source": "BPA arXiv 2410.23228 (linearisation at the uniform measure); rates in our GLPR units"}
 
 
@@ -87,7 +88,7 @@ def run(args) -> int:
     sw = ", ".join(f"{s['from']}->{s['to']} at {s['beta']:.6g}" for s in payload["switch_points"]) or "none"
     text = key_values([("model", payload["model"]), ("d", payload["d"]), ("beta", payload["beta"]),
                        ("l_max", payload["l_max"]), ("runner_up", payload["runner_up"]), ("ratio", payload["ratio"]),
-                       ("near_tie", payload["near_tie"]), (f"switch points (beta <= {payload['beta_max']:g})", sw)])
+                       ("near_tie", payload["near_tie"]), (f"switch points (0 < beta <= {payload['beta_max']:g})", sw)])
     text += "\n\n" + table(rows, ["l", f"lambda_l ({payload['time_unit']})", ""])
     emit(args, payload, text)
     return 0

@@ -1,0 +1,57 @@
+"""attnflow kuramoto: JSON keys, plot, the sphere correspondence check and bad input."""
+import json
+import os
+
+import pytest
+
+from numerics.cli import main
+
+
+def _json(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_kuramoto_json(capsys):
+    code, data = _json(capsys, ["kuramoto", "--model", "sa", "--n", "40", "--beta", "2", "--t-end", "1",
+                                "--dt", "0.05", "--json"])
+    assert code == 0
+    for key in ("order_parameter", "harmonics", "max_angle_deviation", "energy", "times"):
+        assert key in data
+    assert len(data["order_parameter"]) == len(data["times"]) == 21
+    assert data["harmonics"] >= 1
+    assert data["max_angle_deviation"] < 1e-6  # rk4 at h = 0.05 over t = 1: both integrators ~1e-8
+
+
+def test_kuramoto_text_and_plot(capsys, tmp_path):
+    path = tmp_path / "k.png"
+    code = main(["kuramoto", "--model", "usa", "--n", "30", "--beta", "1", "--t-end", "0.5", "--dt", "0.1",
+                 "--plot", str(path)])
+    out = capsys.readouterr().out
+    assert code == 0 and "harmonics K" in out and os.path.getsize(path) > 1000
+
+
+def test_kuramoto_skips_sphere_check_for_large_n(capsys):
+    code, data = _json(capsys, ["kuramoto", "--model", "sa", "--n", "2500", "--beta", "1", "--t-end", "0.2",
+                                "--dt", "0.1", "--json"])
+    assert code == 0 and data["max_angle_deviation"] is None and "skipped" in data["max_angle_deviation_note"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["--n", "0", "--beta", "1", "--t-end", "1"],
+    ["--n", "3", "--beta", "nan", "--t-end", "1"],
+    ["--n", "3", "--beta", "1", "--t-end", "-1"],
+    ["--n", "3", "--beta", "1", "--t-end", "1", "--dt", "0"],
+    ["--n", "3", "--beta", "800", "--t-end", "1"],
+    ["--n", "3", "--beta", "1", "--t-end", "1", "--plot", "out.txt"],
+    ["--n", "x", "--beta", "1", "--t-end", "1"],
+])
+def test_kuramoto_bad_input(capsys, argv):
+    try:
+        code = main(["kuramoto", "--model", "usa", *argv])
+    except SystemExit as exc:  # argparse type errors exit directly (one line, code 2)
+        code = exc.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("error:")
