@@ -84,9 +84,10 @@ def compile_kernel(kernel: PairKernel) -> CompiledKernel:
     fns = _COMPILED.get(key)
     if fns is None:
         names = ("s", "beta", *(f"p_{str(p)}" for p in args[2:]))
+        # plain sp.diff (PairKernel.derivative also simplifies, which costs seconds for kernels like log cosh);
         # exp(x) - 1 -> expm1(x), log(1 + x) -> log1p(x): no cancellation at small beta (phi_beta = expm1(beta s)/beta)
-        exprs = tuple(optimize(e, [expm1_opt, log1p_opt])
-                      for e in (kernel.expr, kernel.derivative(1), kernel.derivative(2)))
+        d1 = sp.diff(kernel.expr, sym.s)
+        exprs = tuple(optimize(e, [expm1_opt, log1p_opt]) for e in (kernel.expr, d1, sp.diff(d1, sym.s)))
         fns = tuple(compile_function(f"kernel_d{order}", args, e,
                                      doc=f"phi^({order})(s) of {sp.sstr(kernel.expr)}; args (s, beta, *params).",
                                      arg_names=names)
