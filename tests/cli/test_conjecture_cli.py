@@ -60,6 +60,12 @@ def test_replay_of_a_known_counterexample(tmp_path, capsys):
     assert main(["conjecture", "replay", path, "--json"]) == 0
     payload = _json(capsys)
     assert payload["reproduced"] is True and payload["holds"] is False and payload["id"] == "s1-no-spurious-maxima"
+    # the same file with beta moved above -2/3 no longer fails: replay says so with exit code 1
+    data = json.loads(open(path).read())
+    data["inputs"]["beta"] = -0.5
+    open(path, "w").write(json.dumps(data))
+    assert main(["conjecture", "replay", path]) == 1
+    assert "reproduced     no" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, fragment", [
