@@ -1,0 +1,91 @@
+"""attnflow conjecture list / run / replay: exit codes, JSON keys, bad input."""
+import json
+
+import pytest
+
+from numerics.cli import main
+from numerics.conjecture_catalogue import get_conjecture
+from numerics.conjectures import ConjectureResult, save_counterexample
+from numerics.configurations import circle_clusters
+
+
+def _json(capsys):
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    return json.loads(out)
+
+
+def test_list(capsys):
+    assert main(["conjecture", "list"]) == 0
+    text = capsys.readouterr().out
+    assert "s1-sync-negative-beta" in text and "crmb-convex-spurious" in text
+    assert main(["conjecture", "list", "--json"]) == 0
+    ids = [c["id"] for c in _json(capsys)["conjectures"]]
+    assert "metastable-lmax" in ids and "sphere-single-cluster" in ids
+
+
+def test_run_json_keys(capsys):
+    assert main(["conjecture", "run", "s1-sync-negative-beta", "--budget", "3", "--seed", "1", "--json"]) == 0
+    payload = _json(capsys)
+    assert {"id", "status", "examples_tried", "counterexample", "seconds"} <= set(payload)
+    assert payload["id"] == "s1-sync-negative-beta"
+    assert payload["status"] in ("counterexample", "no-counterexample-found", "inconclusive")
+    assert 1 <= payload["examples_tried"] <= 3
+
+
+def test_run_with_a_user_kernel_and_save_then_replay(tmp_path, capsys):
+    path = tmp_path / "cx.json"
+    code = main(["conjecture", "run", "landscape", "--beta-range", "-1.6", "-0.8", "--budget", "30", "--seed", "0",
+                 "--save", str(path), "--json"])
+    assert code == 0
+    payload = _json(capsys)
+    assert payload["status"] == "counterexample" and payload["saved_to"] == str(path)
+    assert main(["conjecture", "replay", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "reproduced" in text and "yes" in text
+    assert main(["conjecture", "run", "landscape", "--kernel", "exp(beta*s) + c*s**3", "--param", "c=0.5",
+                 "--beta-range", "0.2", "0.5", "--budget", "2", "--json"]) == 0
+    assert _json(capsys)["id"] == "landscape"
+
+
+def test_replay_of_a_known_counterexample(tmp_path, capsys):
+    conj = get_conjecture("s1-no-spurious-maxima")
+    inputs = {"beta": -1.2, "X0": circle_clusters(2, masses=[1, 1, 1])}
+    outcome, verdict = conj.check(inputs)
+    result = ConjectureResult(conj.id, "counterexample", 1, 1, 0,
+                              {"inputs": inputs, "outcome": outcome, "verdict": {"holds": verdict.holds,
+                                                                                 "detail": verdict.detail}},
+                              0.1, 0, {"max_examples": 1})
+    path = save_counterexample(tmp_path / "three.json", conj, result)
+    assert main(["conjecture", "replay", path, "--json"]) == 0
+    payload = _json(capsys)
+    assert payload["reproduced"] is True and payload["holds"] is False and payload["id"] == "s1-no-spurious-maxima"
+    # the same file with beta moved above -2/3 no longer fails: replay says so with exit code 1
+    data = json.loads(open(path).read())
+    data["inputs"]["beta"] = -0.5
+    open(path, "w").write(json.dumps(data))
+    assert main(["conjecture", "replay", path]) == 1
+    assert "reproduced     no" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["conjecture", "run", "nope"], "unknown conjecture id"),
+    (["conjecture", "run", "s1-sync-negative-beta", "--budget", "0"], "--budget"),
+    (["conjecture", "run", "landscape", "--kernel", "__import__('os').system('true')"], "'__import__'"),
+    (["conjecture", "run", "landscape", "--kernel", "s.__class__"], "'.'"),
+    (["conjecture", "run", "landscape", "--param", "c=1"], "--param needs --kernel"),
+    (["conjecture", "run", "landscape", "--kernel", "c*s", "--param", "c=abc"], "parameter c"),
+    (["conjecture", "run", "s1-sync-negative-beta", "--kernel", "s"], "apply to the 'landscape'"),
+    (["conjecture", "replay", "/nonexistent/cx.json"], "No such file"),
+])
+def test_bad_input_exits_2_with_one_error_line(argv, fragment, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and err.count("\n") == 1 and fragment in err
+
+
+def test_replay_of_a_non_counterexample_file(tmp_path, capsys):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"format": "something else"}')
+    assert main(["conjecture", "replay", str(bad)]) == 2
+    assert "not an attnflow counterexample file" in capsys.readouterr().err
