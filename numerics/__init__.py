@@ -125,39 +125,6 @@ __all__ += [
     "solve_continuity_circle",
 ]
 
-# --- critical points (issue 3) ---
-from .configurations import build_configuration, circle_clusters, orthoplex, regular_polygon, simplex, synchronized
-from .critical import (
-    CriticalPointReport,
-    closed_form_spectrum,
-    critical_point_report,
-    linearized_jacobian,
-    orbit_tangent_basis,
-)
-from .hessian import hessian_spectrum, relative_residual, riemannian_hessian_tangent, tangent_basis
-from .riemannian_newton import find_critical_points, gram_signature, riemannian_newton
-
-__all__ += [
-    "CriticalPointReport",
-    "build_configuration",
-    "circle_clusters",
-    "closed_form_spectrum",
-    "critical_point_report",
-    "find_critical_points",
-    "gram_signature",
-    "hessian_spectrum",
-    "linearized_jacobian",
-    "orbit_tangent_basis",
-    "orthoplex",
-    "regular_polygon",
-    "relative_residual",
-    "riemannian_hessian_tangent",
-    "riemannian_newton",
-    "simplex",
-    "synchronized",
-    "tangent_basis",
-]
-
 # --- conjecture lab (issue 8) ---
 from .conjectures import Conjecture, ConjectureResult, Verdict, load_counterexample, replay, save_counterexample
 from .kernel_field import compile_kernel, kernel_energy, kernel_field, kernel_riemannian_gradient, make_kernel_field

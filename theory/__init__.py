@@ -153,31 +153,6 @@ __all__ += [
     "switch_points",
 ]
 
-# --- critical points (issue 3) ---
-from .hessian import hessian_from_pair_blocks, pair_hessian_blocks
-from .jacobian import jacobian_derivation, sa_gradient_identity
-from .structured import (
-    SpectralBranch,
-    circle_cluster_spectrum,
-    circle_pair_coefficients,
-    orthoplex_spectrum,
-    simplex_spectrum,
-    structured_spectrum_derivation,
-)
-
-__all__ += [
-    "SpectralBranch",
-    "circle_cluster_spectrum",
-    "circle_pair_coefficients",
-    "hessian_from_pair_blocks",
-    "jacobian_derivation",
-    "orthoplex_spectrum",
-    "pair_hessian_blocks",
-    "sa_gradient_identity",
-    "simplex_spectrum",
-    "structured_spectrum_derivation",
-]
-
 # --- conjecture lab (issue 8) ---
 from .expression_parser import parse_expression, parse_kernel, parse_parameter_assignment
 from .reductions import (
