@@ -40,7 +40,7 @@ from .critical import critical_point_report
 from .errors import InputError
 from .kernel_field import _beta_zero_limit, compile_kernel
 from .riemannian_newton import riemannian_newton
-from .strategies import betas, near_critical_configurations, uniform_configurations
+from .strategies import near_critical_configurations, uniform_configurations
 
 #: L-BFGS stops when the largest projected-gradient component is below this (then Newton polishes to ~1e-13)
 ASCENT_GTOL = 1e-11

@@ -164,7 +164,6 @@ from .reductions import (
     equiangular_rate,
     initial_speed,
     synchronisation_rate,
-    verify_by_cancellation,
 )
 
 __all__ += [
@@ -179,5 +178,4 @@ __all__ += [
     "parse_kernel",
     "parse_parameter_assignment",
     "synchronisation_rate",
-    "verify_by_cancellation",
 ]

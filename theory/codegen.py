@@ -90,6 +90,16 @@ def expression_key(args: Sequence[sp.Symbol], exprs) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _as_expression(e) -> sp.Basic:
+    """A sympy expression from a sympy object or a Python number; strings are refused (they would reach
+    ``sympify``, i.e. ``eval``: user text must go through :mod:`theory.expression_parser`)."""
+    if isinstance(e, sp.Basic):
+        return e
+    if isinstance(e, bool) or not isinstance(e, (int, float)):
+        raise TypeError(f"code generation takes sympy expressions or numbers, got {type(e).__name__}")
+    return sp.Integer(e) if isinstance(e, int) else sp.Float(e)
+
+
 def function_source(name: str, args: Sequence[sp.Symbol], exprs, doc: str = "", arg_names=None) -> EmittedFunction:
     """Print ``exprs`` (an expression or a tuple of expressions) as the source of ``def name(*args)``.
 
@@ -105,7 +115,7 @@ def function_source(name: str, args: Sequence[sp.Symbol], exprs, doc: str = "", 
     multiple = isinstance(exprs, (tuple, list))
     exprs_t = tuple(exprs) if multiple else (exprs,)
     dummies = {a: sp.Symbol(nm, real=True) for a, nm in zip(args, names)}
-    exprs_t = tuple(sp.sympify(e).xreplace(dummies) for e in exprs_t)
+    exprs_t = tuple(_as_expression(e).xreplace(dummies) for e in exprs_t)
     replacements, reduced = sp.cse(exprs_t, symbols=sp.numbered_symbols("_c"), optimizations="basic")
     printer = _Printer()
     body = []
@@ -150,9 +160,20 @@ def compile_source(source: str, name: str, key: str | None = None):
 
 
 def compile_function(name: str, args: Sequence[sp.Symbol], exprs, doc: str = "", arg_names=None):
-    """Generate and compile ``exprs`` as a NumPy function (see :func:`function_source`), cached."""
+    """Generate and compile ``exprs`` as a NumPy function (see :func:`function_source`), cached.
+
+    The cache is consulted before common subexpression elimination and printing, so a repeated call costs one
+    ``srepr`` of the expressions, not a new code generation.
+    """
+    args = tuple(args)
+    names = tuple(arg_names) if arg_names is not None else tuple(str(a) for a in args)
+    exprs_key = tuple(_as_expression(e) for e in exprs) if isinstance(exprs, (tuple, list)) else _as_expression(exprs)
+    key = f"{name}:{expression_key(args, exprs_key)}:{names}:{hashlib.sha256(doc.encode()).hexdigest()[:8]}"
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
     emitted = function_source(name, args, exprs, doc, arg_names)
-    return compile_source(emitted.source, name, key=f"{name}:{emitted.key}:{emitted.args}")
+    return compile_source(emitted.source, name, key=key)
 
 
 def module_source(doc: str, chunks: Sequence[str], generator: str = "theory.codegen") -> str:

@@ -135,6 +135,10 @@ def _simplify_to_zero(expr: sp.Basic) -> bool:
     for e in entries:
         if e == 0:
             continue
+        # cancel(together(.)) decides rational identities (most of ours) far faster than simplify, which
+        # can take minutes on them; simplify remains the fallback for transcendental cancellations.
+        if sp.cancel(sp.together(e)) == 0:
+            continue
         if sp.simplify(sp.expand(e)) != 0:
             return False
     return True

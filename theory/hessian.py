@@ -25,7 +25,7 @@ import sympy as sp
 from . import symbols as sym
 from .derivation import Derivation, Step, rational_sphere_point, random_rational
 from .kernels import PairKernel, exponential_kernel, pair_energy
-from .sphere import euclidean_gradient, euclidean_hessian, product_riemannian_hessian_matrix, projection_matrix
+from .sphere import euclidean_gradient, product_riemannian_hessian_matrix, projection_matrix
 
 
 def _dphi(kernel: PairKernel, order: int, s_value):

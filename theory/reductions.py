@@ -36,7 +36,7 @@ from fractions import Fraction
 import sympy as sp
 
 from . import symbols as sym
-from .derivation import Derivation, Step, Verification
+from .derivation import Derivation, Step
 from .hessian import _sampler
 from .kernels import PairKernel, exponential_kernel
 from .sphere import tangent_projection
@@ -189,20 +189,6 @@ def beta_zero_derivation(model: str = "sa") -> Derivation:
     )
 
 
-def verify_by_cancellation(derivation: Derivation, **fallback) -> Verification:
-    """Prove ``lhs == rhs`` by rational cancellation (``sympy.cancel`` of each residual entry), else fall back to
-    ``derivation.verify(**fallback)``.
-
-    The residuals here are rational functions of exponentials, for which ``cancel`` decides zero in well under
-    a second while the generic ``simplify(expand(.))`` of :meth:`Derivation.verify` can take minutes.
-    """
-    res = derivation.residual()
-    entries = list(res) if isinstance(res, sp.MatrixBase) else [res]
-    if all(sp.cancel(sp.together(e)) == 0 for e in entries):
-        return Verification("proved", "rational cancellation of the residual (sympy.cancel)", 0, "")
-    return derivation.verify(**fallback)
-
-
 def synchronisation_rate(kernel: PairKernel | None = None, model: str = "sa") -> sp.Expr:
     """-F'(1): near s = 1, 1 - s decays like e^{-rate t}. usa: 2 phi'(1) (2 e^beta); sa: 2 (GLPR claim 2)."""
     kernel = kernel or exponential_kernel()
@@ -279,5 +265,4 @@ __all__ = [
     "initial_speed",
     "rational_equiangular_points",
     "synchronisation_rate",
-    "verify_by_cancellation",
 ]

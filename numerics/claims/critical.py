@@ -210,8 +210,8 @@ def check_circle_polygons() -> CheckResult:
     d3 = critical_point_report(circle_clusters(3, k=3, n=6), -3.0).classification
     details = {"polygons (d=2)": table, "polygons without an ascent direction": stable,
                "three clusters of 2: numeric threshold": numeric, "closed-form threshold": closed,
-               "PRY threshold": -2 / 3, f"classification at beta*-0.01": below,
-               f"classification at beta*+0.01": above,
+               "PRY threshold": -2 / 3, "classification at beta*-0.01": below,
+               "classification at beta*+0.01": above,
                "same three clusters in d=3 at beta=-3 (out-of-plane mode)": d3}
     # Brent to 1e-14 on an eigenvalue accurate to ~1e-15 relative with slope O(1): 1e-9 is a safe tolerance.
     ok = not stable and abs(numeric - closed) <= 1e-9 and abs(numeric + 2 / 3) <= 1e-9 and below == "local maximum"

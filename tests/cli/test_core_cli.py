@@ -149,13 +149,24 @@ def test_codegen_bad_inputs(tmp_path, capsys):
 
 
 def test_bench_small(capsys):
-    payload = run_json(capsys, ["bench", "--n", "256", "--repeats", "1"])
+    payload = run_json(capsys, ["bench", "--suite", "field", "--n", "256", "--repeats", "1"])
     assert [r["d"] for r in payload["results"]] == [3, 64]
     assert all(r["ratio"] > 0 and r["floor_seconds"] > 0 for r in payload["results"])
-    assert main(["bench", "--n", "128", "--repeats", "1"]) == 0
+    assert main(["bench", "--suite", "field", "--n", "128", "--repeats", "1"]) == 0
     assert "floor" in capsys.readouterr().out
     assert "n must be >= 1" in bad(capsys, ["bench", "--n", "0"])
     assert "repeats must be >= 1" in bad(capsys, ["bench", "--repeats", "0"])
+
+
+def test_bench_fourier_small(capsys):
+    payload = run_json(capsys, ["bench", "--suite", "fourier", "--fourier-n", "512", "--fourier-large-n", "2000",
+                                "--repeats", "1"])
+    report = payload["fourier"]
+    assert set(report["models"]) == {"sa", "usa"}
+    for r in report["models"].values():
+        assert r["relative_error"] <= 1e-12 and r["speedup"] > 0 and isinstance(r["within_target"], bool)
+    assert report["large"]["n"] == 2000 and "results" not in payload
+    assert "fourier-n must be >= 2" in bad(capsys, ["bench", "--suite", "fourier", "--fourier-n", "1"])
 
 
 def test_verify_core_json(capsys):
