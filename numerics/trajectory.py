@@ -155,7 +155,7 @@ def _fourier_module():
 
 
 def select_field(model: str, beta: float, d: int, n: int, Q=None, K=None, V=None, *, time_unit: str = "natural",
-                 backend: str = "auto"):
+                 backend: str = "auto", kernel=None):
     """The field callable for a simulation and the name of the backend that provides it.
 
     ``direct``: :func:`numerics.field.make_field` (blocked O(n^2) sums). ``fourier``: the S^1 Fourier-series
@@ -164,6 +164,8 @@ def select_field(model: str, beta: float, d: int, n: int, Q=None, K=None, V=None
     else ``direct`` (silently).
     """
     backend = require_choice(backend, "backend", BACKENDS)
+    if kernel is not None:
+        return _kernel_field(kernel, model, beta, Q, K, V, time_unit, backend), "kernel"
     eligible = d == 2 and all(_is_identity(M, d) for M in (Q, K, V))
     if backend == "direct":
         return make_field(d, beta, model, Q, K, V, time_unit=time_unit), "direct"
@@ -179,6 +181,50 @@ def select_field(model: str, beta: float, d: int, n: int, Q=None, K=None, V=None
     if fourier is not None and eligible and fourier.fourier_is_faster(n, beta):
         return fourier.make_fourier_field(beta, model, time_unit=time_unit), "fourier"
     return make_field(d, beta, model, Q, K, V, time_unit=time_unit), "direct"
+
+
+def _kernel_field(kernel, model, beta, Q, K, V, time_unit, backend):
+    """The field of a user pair kernel phi (see :mod:`numerics.kernel_field`): Q = K = V = I, natural time."""
+    from .kernel_field import make_kernel_field
+
+    if any(M is not None for M in (Q, K, V)):
+        raise InputError("a user kernel acts on <x_i, x_j> directly: it cannot be combined with Q, K, V")
+    if backend == "fourier":
+        raise InputError("the fourier backend is specific to the exponential kernel; use --backend direct")
+    if time_unit != "natural":
+        raise InputError("the rescaled time unit is defined for the exponential kernel only")
+    return make_kernel_field(kernel, beta, model)
+
+
+def kernel_metadata(kernel) -> dict | None:
+    """JSON form of a PairKernel for trajectory metadata (re-parsed by :func:`kernel_from_metadata`)."""
+    if kernel is None:
+        return None
+    import sympy as sp
+
+    return {"expr": sp.sstr(kernel.expr), "name": kernel.name,
+            "params": {str(k): float(v) for k, v in kernel.params.items()}}
+
+
+def kernel_from_metadata(meta: dict | None):
+    """The PairKernel recorded by :func:`kernel_metadata`, through the whitelist parser (never eval)."""
+    if not meta:
+        return None
+    from theory.expression_parser import parse_kernel
+
+    try:
+        return parse_kernel(str(meta["expr"]), dict(meta.get("params") or {}), name=meta.get("name"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"trajectory meta holds an unusable kernel: {exc}") from None
+
+
+def _energies(states, beta, kernel, normalization):
+    """Energy of each saved state: E_beta (GLPR or GKPR normalisation) or the user kernel's pair energy."""
+    if kernel is not None:
+        from .kernel_field import kernel_energy
+
+        return np.array([kernel_energy(Xk, kernel, beta) for Xk in states])
+    return np.array([interaction_energy(Xk, beta, normalization=normalization) for Xk in states])
 
 
 def _integrate(field_fn, X0, t0, t_end, method, dt, save_every, save_times, rtol, atol, progress):
@@ -221,8 +267,10 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     X0 = trajectory.X[-1]
     n, d = X0.shape
     Q, K, V = (None if meta.get(k) is None else np.asarray(meta[k], dtype=float) for k in ("Q", "K", "V"))
+    kernel = kernel_from_metadata(meta.get("kernel"))
+    backend_saved = meta.get("backend", "direct")
     field_fn, backend = select_field(model, beta, d, n, Q, K, V, time_unit=meta["time_unit"],
-                                     backend=meta.get("backend", "direct"))
+                                     backend="direct" if backend_saved == "kernel" else backend_saved, kernel=kernel)
     save_times = None
     if method == "adaptive":
         old = trajectory.times
@@ -235,7 +283,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                                       progress)
     seconds = _time.perf_counter() - started
     norm = meta.get("energy_normalization", energy_normalization_for(beta))
-    energy = np.array([interaction_energy(Xk, beta, normalization=norm) for Xk in states[1:]])
+    energy = _energies(states[1:], beta, kernel, norm)
     meta.update({"t_end": t_end, "seconds": float(meta.get("seconds", 0.0)) + seconds, "backend": backend,
                  "resumed_from": {"path": source, "t": t0, "frames": int(trajectory.times.size)},
                  "integrator_stats": {"previous": meta.get("integrator_stats"), "resumed": stats},
@@ -249,7 +297,8 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
              X0=None, seed: int | None = None, method: str = "rk4", dt: float | None = None,
              save_every: int = 1, save_times=None, Q=None, K=None, V=None, time_unit: str = "natural",
              rtol: float = 1e-9, atol: float = 1e-12, normalize: bool = False,
-             progress: Callable[[float, float], None] | None = None, backend: str = "auto") -> Trajectory:
+             progress: Callable[[float, float], None] | None = None, backend: str = "auto",
+             kernel=None) -> Trajectory:
     """Simulate dx_i/dt = v_i(X) (``sa`` or ``usa``, see :func:`numerics.field.attention_field`).
 
     Parameters
@@ -277,6 +326,10 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
         Attention matrices (identity by default).
     backend : {"auto", "direct", "fourier"}
         How the field is evaluated (see :func:`select_field`); the one used is recorded in ``meta["backend"]``.
+    kernel : theory.kernels.PairKernel, optional
+        A user pair kernel phi(s) instead of the attention kernel (issue 8): usa is then
+        v_i = P_{x_i}((1/n) sum_j phi'(s_ij) x_j) = n grad_i E and sa normalises the weights phi'(s_ij) (which
+        must be positive); Q = K = V = I, natural time. The energy column is E = 1/(2n^2) sum phi(s_ij).
 
     Returns
     -------
@@ -307,7 +360,8 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
             raise InputError(f"d={d} does not match the initial state with {X0.shape[1]} columns")
         n, d = X0.shape
         init = "given"
-    field_fn, backend = select_field(model, beta, d, n, Q, K, V, time_unit=time_unit, backend=backend)
+    field_fn, backend = select_field(model, beta, d, n, Q, K, V, time_unit=time_unit, backend=backend,
+                                     kernel=kernel)
     if method == "adaptive":
         rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
         atol = require_real(atol, "atol", minimum=0.0, strict_minimum=True)
@@ -324,9 +378,9 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
     times, states, stats = _integrate(field_fn, X0, 0.0, t_end, method, dt, save_every, save_times, rtol, atol,
                                       progress)
     seconds = _time.perf_counter() - started
-    norm = energy_normalization_for(beta)
+    norm = "kernel" if kernel is not None else energy_normalization_for(beta)
     identity = Q is None and K is None and V is None
-    energy = np.array([interaction_energy(Xk, beta, normalization=norm) for Xk in states])
+    energy = _energies(states, beta, kernel, norm)
     meta = {
         "model": model, "beta": beta, "n": int(n), "d": int(d), "t_end": t_end, "method": method,
         "dt": dt, "save_every": save_every, "seed": seed, "init": init, "time_unit": time_unit,
@@ -340,6 +394,7 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
         "K": None if K is None else np.asarray(K, float).tolist(),
         "V": None if V is None else np.asarray(V, float).tolist(),
         "energy_normalization": norm, "energy_is_lyapunov": identity, "backend": backend,
+        "kernel": kernel_metadata(kernel),
         "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
     }
     return Trajectory(times=times, X=states, energy=energy, meta=meta)

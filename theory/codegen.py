@@ -244,6 +244,8 @@ Argument order of every function: X (n, d) array of unit rows first, then beta (
 
 _TEMPLATE = '''
 MODEL = {model!r}
+#: False for a user kernel: the rescaled time unit and the GKPR energy are defined for e^{{beta s}} only
+KERNEL_IS_EXPONENTIAL = {exponential!r}
 #: kernel entries per block of rows: memory stays O(block * n), never n x n
 BLOCK_ENTRIES = 1 << 22
 
@@ -264,7 +266,9 @@ def field(X, beta, time_unit="natural", block=None):
     beta = float(beta)
     if time_unit not in ("natural", "rescaled"):
         raise ValueError(f"time_unit must be 'natural' or 'rescaled', got {{time_unit!r}}")
-    if MODEL == "usa" and time_unit == "natural" and beta > 700:
+    if not KERNEL_IS_EXPONENTIAL and time_unit != "natural":
+        raise ValueError("the rescaled time unit is defined for the exponential kernel only")
+    if KERNEL_IS_EXPONENTIAL and MODEL == "usa" and time_unit == "natural" and beta > 700:
         raise OverflowError(f"usa field overflows in the natural time unit at beta={{beta:g}}; "
                             "use time_unit='rescaled' (t' = e^beta t)")
     n, d = X.shape
@@ -280,9 +284,9 @@ def field(X, beta, time_unit="natural", block=None):
             W = weight(S, beta, c)
             out[start:start + b] = (W @ XV) / W.sum(axis=1, keepdims=True)
         else:
-            W = weight(S, beta, beta)
+            W = weight(S, beta, beta if KERNEL_IS_EXPONENTIAL else 0.0)
             out[start:start + b] = (W @ XV) / n
-    if MODEL == "usa" and time_unit == "natural":
+    if KERNEL_IS_EXPONENTIAL and MODEL == "usa" and time_unit == "natural":
         out *= numpy.exp(beta)
     out -= numpy.einsum("ij,ij->i", X, out)[:, None] * X
     return out
@@ -299,6 +303,8 @@ def energy(X, beta, block=None, normalization="glpr"):
     beta = float(beta)
     if normalization not in ("glpr", "gkpr"):
         raise ValueError(f"normalization must be 'glpr' or 'gkpr', got {{normalization!r}}")
+    if normalization == "gkpr" and not KERNEL_IS_EXPONENTIAL:
+        raise ValueError("the gkpr normalisation is defined for the exponential kernel only")
     n = X.shape[0]
     total = 0.0
     b = _rows(n, block)
@@ -387,7 +393,20 @@ def model_kernel_expressions(spec) -> dict:
     ``phi`` (written s exprel(beta s) when it equals the kernel, so that beta = 0 and small beta are exact),
     ``phi1`` = phi', ``phi2`` = phi'', ``shifted_weight`` = phi'(s) e^{-c} (powsimp'ed: e^{beta s - c}).
     """
+    if getattr(spec, "kernel", None) is not None:
+        return dict(_user_kernel_expressions(spec.kernel))
     return dict(_exponential_kernel_expressions())
+
+
+def _user_kernel_expressions(kernel) -> tuple:
+    """phi, phi', phi'' of a user kernel with its parameter values substituted; weight phi'(s) e^{-c}."""
+    from . import symbols as sym
+
+    c = sp.Symbol("c", real=True)
+    phi = kernel.substituted()
+    phi1 = sp.diff(phi, sym.s)
+    return (("phi", phi), ("phi1", phi1), ("phi2", sp.diff(phi1, sym.s)), ("shifted_weight", phi1 * sp.exp(-c)),
+            ("c", c))
 
 
 @functools.lru_cache(maxsize=None)
@@ -417,18 +436,25 @@ def model_module_source(spec, title: str = "attention field and energy") -> str:
 
     ex = model_kernel_expressions(spec)
     s, b, c = sym.s, sym.beta, ex["c"]
+    user = getattr(spec, "kernel", None) is not None
+    docs = ({"phi": f"phi(s) = {sp.sstr(ex['phi'])} (user kernel), elementwise. Args: s, beta.",
+             "phi1": f"phi'(s) = {sp.sstr(ex['phi1'])}, the interaction weight, elementwise. Args: s, beta.",
+             "phi2": f"phi''(s) = {sp.sstr(ex['phi2'])}, elementwise. Args: s, beta.",
+             "shifted_weight": "phi'(s) e^{-c} (the template's shift; cancels in sa). Args: s, beta, c."}
+            if user else
+            {"phi": "phi_beta(s) = (e^{beta s} - 1)/beta = s exprel(beta s), elementwise. Args: s, beta.",
+             "phi1": "phi_beta'(s) = e^{beta s}, the attention weight, elementwise. Args: s, beta.",
+             "phi2": "phi_beta''(s) = beta e^{beta s}, elementwise. Args: s, beta.",
+             "shifted_weight": "phi_beta'(s) e^{-c} = e^{beta s - c} (overflow-safe when c >= beta s). "
+                               "Args: s, beta, c."})
     chunks = [
-        function_source("pair_energy", (s, b), ex["phi"],
-                        "phi_beta(s) = (e^{beta s} - 1)/beta = s exprel(beta s), elementwise. Args: s, beta.").source,
-        function_source("pair_weight", (s, b), ex["phi1"],
-                        "phi_beta'(s) = e^{beta s}, the attention weight, elementwise. Args: s, beta.").source,
-        function_source("pair_curvature", (s, b), ex["phi2"],
-                        "phi_beta''(s) = beta e^{beta s}, elementwise. Args: s, beta.").source,
-        function_source("weight", (s, b, c), ex["shifted_weight"],
-                        "phi_beta'(s) e^{-c} = e^{beta s - c} (overflow-safe when c >= beta s). Args: s, beta, c.").source,
+        function_source("pair_energy", (s, b), ex["phi"], docs["phi"]).source,
+        function_source("pair_weight", (s, b), ex["phi1"], docs["phi1"]).source,
+        function_source("pair_curvature", (s, b), ex["phi2"], docs["phi2"]).source,
+        function_source("weight", (s, b, c), ex["shifted_weight"], docs["shifted_weight"]).source,
         _matrix_function("attention_matrices", (spec.A, spec.V),
                          "(A, V) with A = K^T Q, so that <Q x, K y> = y^T A x. Args: beta."),
-        _TEMPLATE.format(model=spec.model),
+        _TEMPLATE.format(model=spec.model, exponential=not user),
     ]
     key = model_key(spec)
     doc = _MODEL_DOC.format(title=title, model=spec.model, d=spec.d, A=sp.sstr(spec.A.tolist()),

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import symbols as sym
+from .kernels import PairKernel
 
 MODELS = ("sa", "usa")
 
@@ -53,6 +54,8 @@ class ModelSpec:
     Q: sp.ImmutableMatrix | None = field(default=None)
     K: sp.ImmutableMatrix | None = field(default=None)
     V: sp.ImmutableMatrix | None = field(default=None)
+    #: a user pair kernel phi(s) (issue 8); None means the attention kernel phi_beta(s) = (e^{beta s} - 1)/beta
+    kernel: PairKernel | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -67,6 +70,14 @@ class ModelSpec:
         object.__setattr__(self, "beta", beta)
         for name in ("Q", "K", "V"):
             object.__setattr__(self, name, _as_matrix(getattr(self, name), self.d, name))
+        if self.kernel is not None:
+            if not isinstance(self.kernel, PairKernel):
+                raise ValueError(f"kernel must be a theory.kernels.PairKernel, got {type(self.kernel).__name__}")
+            if not self.is_identity:
+                raise ValueError("a user kernel acts on <x_i, x_j>: it cannot be combined with Q, K, V")
+            unset = [str(p) for p, v in self.kernel.params.items() if not v.is_number]
+            if unset:
+                raise ValueError(f"kernel parameters need numeric values: {', '.join(unset)}")
 
     @property
     def A(self) -> sp.ImmutableMatrix:
@@ -78,6 +89,12 @@ class ModelSpec:
         """True when Q = K = V = I (the case in which ``usa`` is a gradient flow of E_beta)."""
         eye = sp.eye(self.d)
         return self.Q == eye and self.K == eye and self.V == eye
+
+    def energy_kernel(self) -> PairKernel:
+        """The pair kernel phi of the energy E = 1/(2n^2) sum phi(<x_i, x_j>): the user's, or phi_beta."""
+        from .kernels import exponential_kernel
+
+        return self.kernel if self.kernel is not None else exponential_kernel()
 
     def pair_kernel(self) -> sp.Expr:
         """The attention weight as a function of s = <Qx, Ky>: e^{beta s}."""

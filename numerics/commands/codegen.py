@@ -5,6 +5,7 @@ import os
 
 from ..errors import InputError, require_int
 from ..field import MODELS
+from ..kernel_options import add_kernel_arguments, kernel_from_args
 from ..render import emit, key_values
 
 NAME = "codegen"
@@ -18,6 +19,7 @@ def add_arguments(p):
     p.add_argument("--out", required=True, help="output .py file")
     p.add_argument("--matrices", metavar="FILE.npz", help="attention matrices: arrays Q, K and/or V (d x d; "
                    "missing ones are the identity)")
+    add_kernel_arguments(p, "the generated energy and field (Q = K = V = I)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -36,7 +38,10 @@ def run(args) -> int:
         from ..trajectory import load_attention_matrices
 
         mats = {k: v.tolist() for k, v in load_attention_matrices(args.matrices, d).items()}
-    spec = ModelSpec(args.model, d, **mats)
+    kernel = kernel_from_args(args)
+    if kernel is not None and mats:
+        raise InputError("--kernel acts on <x_i, x_j> directly: it cannot be combined with --matrices")
+    spec = ModelSpec(args.model, d, kernel=kernel, **mats)
     gen = generate_model(spec)
     try:
         write_model_module(spec, args.out)
@@ -46,7 +51,8 @@ def run(args) -> int:
                  "riemannian_gradient(X, beta) -> (n, d)", "riemannian_hessian_vector(X, beta, U) -> (n, d)",
                  "pair_energy(s, beta)", "pair_weight(s, beta)", "pair_curvature(s, beta)", "weight(s, beta, c)",
                  "attention_matrices(beta)"]
-    payload = {"out": args.out, "model": args.model, "d": d, "key": gen.key, "lines": gen.source.count("\n"),
+    payload = {"out": args.out, "model": args.model, "d": d, "kernel": None if kernel is None else str(kernel.expr),
+               "key": gen.key, "lines": gen.source.count("\n"),
                "functions": functions}
     text = key_values([("out", args.out), ("model", args.model), ("d", d), ("derivation key", gen.key),
                        ("lines", payload["lines"]), ("functions", ", ".join(f.split("(")[0] for f in functions))])

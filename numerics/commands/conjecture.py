@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
+from ..kernel_options import kernel_parameters
 from ..render import emit, key_values, table
 
 NAME = "conjecture"
@@ -37,11 +38,9 @@ def _conjecture(args, get_conjecture):
         if custom:
             raise InputError(f"--kernel/--param/--beta-range/--d apply to the 'landscape' conjecture, not {args.id!r}")
         return get_conjecture(args.id)
-    from theory.expression_parser import parse_parameter_assignment
-
     from ..conjecture_catalogue import landscape_conjecture
 
-    params = dict(parse_parameter_assignment(p) for p in args.param)
+    params = kernel_parameters(args.param)
     if params and args.kernel is None:
         raise InputError("--param needs --kernel")
     low, high = args.beta_range if args.beta_range is not None else (-1.0, 1.0)

@@ -8,6 +8,7 @@ from ..configurations import CONFIGS, build_configuration
 from ..critical import closed_form_comparison, closed_form_spectrum, critical_point_report
 from ..errors import InputError, require_int, require_real
 from ..field import MODELS
+from ..kernel_options import add_kernel_arguments, kernel_from_args
 from ..provenance import StderrProgress, atomic_write
 from ..render import emit, fmt, key_values, table
 from ..riemannian_newton import find_critical_points
@@ -39,6 +40,7 @@ def add_arguments(p):
     p.add_argument("--plot", help="write a figure (spectrum, or spectrum against beta) to FILE.png")
     p.add_argument("--closed-form", action="store_true",
                    help="also evaluate the closed-form spectrum of the structured family and compare")
+    add_kernel_arguments(p, "the energy E = 1/(2n^2) sum phi(<x_i, x_j>)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -81,11 +83,14 @@ def run(args) -> int:
         return _run_sweep(args)
     if args.beta is None:
         raise InputError("--beta is required")
+    kernel = kernel_from_args(args)
+    if kernel is not None and args.closed_form:
+        raise InputError("--closed-form is derived for the attention kernel only; drop --kernel or --closed-form")
     X = _configuration(args)
-    report = critical_point_report(X, args.beta, args.model)
+    report = critical_point_report(X, args.beta, args.model, kernel=kernel)
     payload = {"config": args.config, **report.to_dict()}
     lines = [("config", args.config), ("n, d", f"{report.n}, {report.d}"), ("beta", report.beta),
-             ("model", report.model), ("residual", report.residual), ("energy E_beta", report.energy),
+             ("model", report.model), ("residual", report.residual), ("energy E_beta" if kernel is None else f"energy E ({kernel.expr})", report.energy),
              ("classification", report.classification), ("reason", report.reason)]
     if report.critical:
         lines += [("counts (+, 0, -)", f"{report.counts['positive']}, {report.counts['zero']}, "
@@ -118,7 +123,7 @@ def _run_search(args) -> int:
         if getattr(args, name) is None:
             raise InputError(f"--search needs --{name}")
     found, stats = find_critical_points(args.n, args.d, args.beta, starts=args.starts, seed=args.seed,
-                                        model=args.model, warmup=args.warmup,
+                                        model=args.model, warmup=args.warmup, kernel=kernel_from_args(args),
                                         progress=StderrProgress("critical --search"))
     points = [f.to_dict() for f in found]
     payload = {"n": args.n, "d": args.d, "beta": args.beta, "model": args.model, "seed": args.seed,
@@ -137,10 +142,11 @@ def _run_search(args) -> int:
 def _run_sweep(args) -> int:
     grid = _sweep_grid(args.sweep)
     X = _configuration(args)
+    kernel = kernel_from_args(args)
     progress = StderrProgress("critical --sweep-beta")
     reports = []
     for i, b in enumerate(grid):
-        reports.append(critical_point_report(X, float(b), args.model))
+        reports.append(critical_point_report(X, float(b), args.model, kernel=kernel))
         progress(i + 1, len(grid))
     rows = [(r.beta, r.classification, f"{r.counts['positive']}/{r.counts['zero']}/{r.counts['negative']}",
              r.unstable_rate, float(r.eigenvalues.max())) for r in reports]

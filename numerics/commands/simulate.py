@@ -8,6 +8,7 @@ import numpy as np
 from ..errors import InputError
 from ..field import MODELS, TIME_UNITS
 from ..integrators import METHODS
+from ..kernel_options import add_kernel_arguments, kernel_from_args
 from ..provenance import StderrProgress
 from ..render import emit, key_values
 from ..trajectory import BACKENDS, load_attention_matrices, load_initial, resume, simulate
@@ -30,6 +31,7 @@ def add_arguments(p):
     p.add_argument("--normalize", action="store_true", help="renormalise the rows of --init instead of rejecting")
     p.add_argument("--matrices", metavar="FILE.npz", help="attention matrices: arrays Q, K and/or V (d x d; "
                    "missing ones are the identity)")
+    add_kernel_arguments(p, "the dynamics (Q = K = V = I, natural time; sa needs phi' > 0)")
     p.add_argument("--save-every", type=int, default=1, help="keep every k-th step (fixed-step methods)")
     p.add_argument("--time-unit", choices=TIME_UNITS, default="natural",
                    help="usa only: 'rescaled' integrates in t' = e^beta t (finite for any beta)")
@@ -58,7 +60,7 @@ def run(args) -> int:
         _check_writable(args.plot, "plot")
     progress = StderrProgress("simulate")
     if args.resume:
-        given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices")
+        given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices", "kernel")
                  if getattr(args, k) is not None]
         if given:
             raise InputError(f"--resume continues with the parameters saved in {args.resume}; "
@@ -78,7 +80,7 @@ def run(args) -> int:
         traj = simulate(args.model, args.beta, args.t_end, n=args.n, d=args.d, X0=X0, seed=args.seed,
                         method=args.method, dt=dt, save_every=args.save_every, time_unit=args.time_unit,
                         rtol=args.rtol, atol=args.atol, normalize=args.normalize, progress=progress,
-                        backend=args.backend, **mats)
+                        backend=args.backend, kernel=kernel_from_args(args), **mats)
     traj.save(args.out)
     if args.plot:
         from ..plots import plot_trajectory
@@ -93,6 +95,7 @@ def run(args) -> int:
     payload = {
         "out": args.out, "n": meta["n"], "d": meta["d"], "beta": meta["beta"], "model": meta["model"],
         "method": meta["method"], "backend": meta.get("backend"), "time_unit": meta["time_unit"],
+        "kernel": (meta.get("kernel") or {}).get("expr"),
         "t_end": float(traj.times[-1]), "frames": int(traj.times.size), "final_energy": float(energy[-1]),
         "energy_normalization": meta["energy_normalization"], "energy_monotone": monotone,
         "energy_is_lyapunov": meta.get("energy_is_lyapunov"), "max_norm_error": norm_error,
