@@ -251,8 +251,9 @@ def solve_moment_ode(model: GaussianAttention, mean, cov, t_end: float, *, save_
             sol = solve_ivp(rhs, (t0, t_end), y0, method="DOP853", t_eval=seg_times, rtol=rtol, atol=atol,
                             events=(blowup, lost_pd))
         nfev += int(sol.nfev)
-        ts += list(sol.t)
-        ys += list(sol.y.T)
+        if len(sol.t):  # (SciPy returns a plain list for y when no requested time falls in the segment)
+            ts += list(sol.t)
+            ys += list(np.asarray(sol.y).T)
         if sol.status == 0:
             stop = t_end
             break
@@ -262,7 +263,7 @@ def solve_moment_ode(model: GaussianAttention, mean, cov, t_end: float, *, save_
         if sol.status == 1:
             stop, y_last = float(sol.t_events[0][0]), sol.y_events[0][0]
         else:  # the solver could not continue (step size underflow): treat as a blow-up at its last time
-            stop, y_last = float(sol.t[-1]) if sol.t.size else t0, sol.y[:, -1] if sol.y.size else y0
+            stop, y_last = (float(sol.t[-1]), np.asarray(sol.y)[:, -1]) if len(sol.t) else (t0, y0)
         a, S = _unpack(y_last, d)
         trS, dtr = float(np.trace(S)), float(np.trace(moment_rhs(model, a, S)[1]))
         remaining = trS / dtr if dtr > 0 else math.inf
