@@ -66,17 +66,17 @@ def run(args) -> int:
     mean, cov = _json_value(args.mean, "mean"), _json_value(args.cov, "cov")
     sol = solve_moment_ode(model, mean, cov, t_end)
     payload = {"attention": args.attention, "d": d, "t_end": t_end, "status": sol.status,
-               "time": sol.stop_time, "mean": sol.final_mean, "cov": sol.final_cov,
+               "time": float(sol.times[-1]), "mean": sol.final_mean, "cov": sol.final_cov,
                "blowup_time": sol.blowup_time, "conventions": "arXiv 2501.18322; time = depth",
                "parameters": model.to_dict(), "solver": sol.meta, "versions": package_versions()}
-    pairs = [("attention", args.attention), ("status", sol.status), ("time", sol.stop_time),
+    pairs = [("attention", args.attention), ("status", sol.status), ("time", float(sol.times[-1])),
              ("mean", sol.final_mean), ("cov", sol.final_cov.ravel()),
              ("blowup_time", "none" if sol.blowup_time is None else fmt(sol.blowup_time))]
     run_ = None
     if args.particles is not None:
         n = require_int(args.particles, "--particles", minimum=2)
         seed = require_int(args.seed, "--seed", minimum=0)
-        t_sim = sol.stop_time
+        t_sim = float(sol.times[-1])
         steps = max(1, int(np.ceil(PARTICLE_STEPS_PER_UNIT_TIME * t_sim)))
         run_ = simulate_particles(model, mean, cov, t_sim, n=n, steps=steps, seed=seed, method="rk4",
                                   progress=StderrProgress("gaussian particles"))
