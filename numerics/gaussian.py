@@ -650,12 +650,14 @@ def velocity_by_quadrature(model: GaussianAttention, alpha: np.ndarray, Sigma: n
         L = (X @ model.A.T) @ X.T
         f, g = np.zeros(len(X)), np.zeros(len(X))
         for _ in range(20000):
-            f_new = logW - logsumexp(L + (g + logW)[None, :], axis=1) - logW
-            g = logW - logsumexp(L + (f_new + logW)[:, None], axis=0) - logW
-            if np.max(np.abs(f_new - f)) < 1e-13:
-                f = f_new
-                break
+            f_new = -logsumexp(L + (g + logW)[None, :], axis=1)
+            g = -logsumexp(L + (f_new + logW)[:, None], axis=0)
+            converged = np.max(np.abs(f_new - f)) < 1e-13
             f = f_new
+            if converged:
+                break
+        else:
+            raise InputError("quadrature Sinkhorn did not converge to 1e-13 in 20000 iterations")
         logits = L + (g + logW)[None, :]
     else:
         logits = _logits(model, X, slice(None)) + logW[None, :]

@@ -163,3 +163,21 @@ def test_attention_parameters_are_validated():
         NG.gaussian_attention("softmax", 2, V=np.eye(2))
     with pytest.raises(InputError):
         NG.gaussian_attention("sinkhorn", 2, V=np.eye(2), A=np.eye(3))
+
+
+def test_blowup_with_scaled_value_matrix():
+    # V = c I is V = I in the time c t: the blow-up time divides by c (no closed form is used by the solver)
+    Sigma, A = np.array([[1.0, 0.3], [0.3, 0.6]]), np.array([[0.8, 0.3], [-0.2, 0.5]])
+    t_star = NG.softmax_blowup_time(Sigma, A)
+    model = NG.gaussian_attention("softmax", 2, V=2.5 * np.eye(2), A=A)
+    sol = NG.solve_moment_ode(model, [0.1, 0.2], Sigma, 10.0)
+    assert sol.status == "blow-up"
+    assert sol.blowup_time == pytest.approx(t_star / 2.5, rel=1e-6)
+
+
+def test_exponential_growth_is_not_a_blowup():
+    # Sinkhorn, d = 2, expanding V: Sigma grows exponentially past the 1e8 stop and must be continued
+    model = NG.gaussian_attention("sinkhorn", 2, V=3 * np.eye(2), A=np.array([[1.0, 0.2], [0.1, 0.8]]))
+    sol = NG.solve_moment_ode(model, [0.1, 0.2], np.eye(2), 8.0, save_times=[0.0, 8.0])
+    assert sol.status == "completed" and sol.blowup_time is None
+    assert np.trace(sol.final_cov) > 1e8 * 2
