@@ -22,11 +22,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
-from scipy.linalg import expm
 from scipy.optimize import brentq
 from scipy.special import lambertw, logsumexp
 
-from .errors import InputError, require_choice, require_finite_array, require_int, require_real, require_square
+from .errors import (
+    InputError,
+    require_choice,
+    require_finite_array,
+    require_int,
+    require_real,
+    require_square,
+)
 from .field import block_rows
 
 ATTENTIONS = ("softmax", "l2", "sinkhorn")
@@ -296,7 +302,6 @@ def softmax_identity_value_closed_form(mean0, cov0, A, t: float) -> tuple[np.nda
     (= e^t (I - 2 t Sigma_0 A)^{-1/2} alpha_0). Returns (alpha or None if A is not symmetric, Sigma). Valid for
     t < blow-up time. Derived in theory.gaussian.softmax_closed_form_derivation. Verified by: gaussian.softmax-closed-form
     """
-    d = len(mean0)
     SA = _sym(np.asarray(A, dtype=float))
     Sigma = _sym(np.linalg.inv(np.linalg.inv(cov0) - 2 * t * SA))
     if np.max(np.abs(A - np.asarray(A).T)) > 1e-12 * max(1.0, np.max(np.abs(A))):
@@ -363,7 +368,7 @@ def scalar_closed_form(attention: str, alpha0: float, sigma0: float, t: float, *
         sigma = 1 / (k * k * w)
         return alpha0 * math.sqrt(sigma / sigma0) * math.exp((1 / sigma0 - 1 / sigma) / (2 * k * q)), sigma
     if attention == "sinkhorn":
-        F = lambda th: th - 1 / math.tanh(th / 2)  # noqa: E731 - increasing on (0, oo)
+        F = lambda th: th - 1 / math.tanh(th / 2)
         target = F(math.asinh(2 * abs(a) * sigma0)) + 2 * v * math.copysign(1.0, a) * t
         lo, hi = 1e-300, 1.0
         while F(hi) < target:
@@ -514,7 +519,7 @@ def simulate_particles(model: GaussianAttention, mean, cov, t_end: float, *, n: 
     rng = np.random.default_rng(require_int(seed, "seed", minimum=0))
     X0 = mean + rng.standard_normal((n, d)) @ np.linalg.cholesky(cov).T
     state = SinkhornState(np.zeros(n), np.zeros(n)) if model.attention == "sinkhorn" else None
-    field_ = lambda Y: particle_velocity(model, Y, causal=causal, block=block, sinkhorn_tol=sinkhorn_tol,  # noqa: E731
+    field_ = lambda Y: particle_velocity(model, Y, causal=causal, block=block, sinkhorn_tol=sinkhorn_tol,
                                          state=state)
     h = t_end / steps
     X = X0.copy()

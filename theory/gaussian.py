@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -80,7 +80,7 @@ class GaussianSymbols:
     S: sp.Matrix  # conditional covariance of the Sinkhorn plan (defined by the Riccati equation)
 
 
-@lru_cache(maxsize=None)
+@cache
 def gaussian_symbols(d: int) -> GaussianSymbols:
     """The symbols at explicit dimension d (1 <= d <= 3; derivations are symbolic at small d)."""
     if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 3:
@@ -493,7 +493,7 @@ def l2_scalar_derivation() -> Derivation:
     dC = 2 * v * kk * qq
     w_dot = -(dC / kk**2) * w / (1 + w)
     sig_w = 1 / (kk**2 * w)
-    ode = lambda sg: 2 * v * kk * qq * sg**2 / (1 + kk**2 * sg)  # noqa: E731 - the scalar L2 variance ODE
+    ode = lambda sg: 2 * v * kk * qq * sg**2 / (1 + kk**2 * sg)
     al = a0 * sp.sqrt(sigma / s0) * sp.exp((1 / s0 - 1 / sigma) / (2 * kk * qq))
     w0 = 1 / (kk**2 * s0)
     lhs = sp.Matrix([sp.diff(sig_w, w) * w_dot, sp.diff(al, sigma) * ode(sigma), w0 * sp.exp(w0), al.subs(sigma, s0)])
@@ -603,7 +603,7 @@ def _check_generated(attention: str, d: int) -> None:
         raise ValueError(f"generated Gaussian code exists for d = 1, 2; got {d!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def moment_rhs_function(attention: str, d: int):
     """Compiled NumPy right-hand side of the moment ODE at d in {1, 2} (elementwise over array arguments).
 
@@ -616,7 +616,7 @@ def moment_rhs_function(attention: str, d: int):
                             _rhs_doc(attention, d, names), names)
 
 
-@lru_cache(maxsize=None)
+@cache
 def sinkhorn_conditional_covariance_function(d: int):
     """Compiled S(Sigma, A) = 2 (I + (I + 4 Sigma A Sigma A^T)^{1/2})^{-1} Sigma at d in {1, 2}.
 

@@ -63,7 +63,7 @@ def test_l2_text_and_plot(capsys, tmp_path):
 ])
 def test_bad_input_exits_2_with_one_error_line(capsys, extra):
     argv = BASE + ["--t-end", "0.1"] + extra
-    code, out, err = _run(capsys, argv)
+    code, _out, err = _run(capsys, argv)
     assert code == 2
     lines = [ln for ln in err.strip().splitlines() if ln]
     assert len(lines) == 1 and lines[0].startswith("error:")

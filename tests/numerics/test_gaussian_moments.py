@@ -1,5 +1,4 @@
 """numerics.gaussian: moment ODE vs quadrature and generated code, solver, closed forms, particles."""
-import math
 
 import numpy as np
 import pytest

@@ -54,7 +54,7 @@ def test_blowup_characteristic_polynomial():
 def test_a_wrong_formula_fails():
     # the machinery can fail: a moment ODE with A in place of A^T in the covariance term is rejected
     g = G.gaussian_symbols(2)
-    da, dS = G.moment_ode_from_field("softmax", 2)
+    _da, dS = G.moment_ode_from_field("softmax", 2)
     wrong = g.V * g.Sigma * g.A * g.Sigma + g.Sigma * g.A * g.Sigma * g.V.T
     from theory.derivation import Derivation
     der = Derivation("wrong", "test", dS, wrong, sampler=G._sampler(g))
@@ -64,7 +64,7 @@ def test_a_wrong_formula_fails():
 def test_velocity_is_affine_and_softmax_mean_statement():
     # DESIGN's Gamma(x) = V(alpha + Sigma A x) and LITERATURE's d alpha/dt = V(I + Sigma A) alpha agree
     g = G.gaussian_symbols(2)
-    b, J = G.affine_parts("softmax", 2)
+    _b, J = G.affine_parts("softmax", 2)
     assert sp.simplify(J - g.V * g.Sigma * g.A) == sp.zeros(2, 2)
     da, _ = G.moment_ode_from_field("softmax", 2)
     assert sp.simplify(da - g.V * (sp.eye(2) + g.Sigma * g.A) * g.alpha) == sp.zeros(2, 1)
