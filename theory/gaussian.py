@@ -41,7 +41,7 @@ from functools import cache
 import sympy as sp
 
 from . import symbols as sym
-from .codegen import compile_function, function_source
+from .codegen import compile_function, function_source, module_source
 from .derivation import Derivation, Step, random_rational
 
 ATTENTIONS = ("softmax", "l2", "sinkhorn")
@@ -630,6 +630,21 @@ def sinkhorn_conditional_covariance_function(d: int):
     return compile_function(f"sinkhorn_conditional_covariance_d{d}", args, exprs,
                             f"Sinkhorn plan conditional covariance S at d = {d}.\n\nArguments: {', '.join(names)}.\n"
                             "Returns S_ij for i <= j.", names)
+
+
+def gaussian_module_source(dims=(1, 2)) -> str:
+    """A standalone module (NumPy/SciPy only) with every generated moment right-hand side and the Sinkhorn S(Sigma, A)
+    at the given dimensions; write it with :func:`theory.codegen.write_module`."""
+    chunks = []
+    for d in dims:
+        _check_generated("sinkhorn", d)
+        chunks += [moment_rhs_source(a, d) for a in ATTENTIONS]
+        g = gaussian_symbols(d)
+        args = upper_entries(g.Sigma) + list(g.A)
+        chunks.append(function_source(f"sinkhorn_conditional_covariance_d{d}", args,
+                                      tuple(upper_entries(sinkhorn_conditional_covariance_expr(d))),
+                                      "Sinkhorn plan conditional covariance S; returns S_ij for i <= j.").source)
+    return module_source("Gaussian moment ODEs of softmax, L2 and Sinkhorn attention (arXiv 2501.18322).", chunks)
 
 
 def gaussian_derivations(d: int = 2) -> list[Derivation]:
