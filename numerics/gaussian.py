@@ -417,10 +417,10 @@ def particle_velocity(model: GaussianAttention, X: np.ndarray, *, causal: bool =
 
     softmax/l2: P_ij = w(x_i, x_j) / sum_k w(x_i, x_k) (logsumexp-stabilised). ``causal`` (softmax only, a
     documented extension with no Gaussian closure claimed): token i attends to j <= i.
-    sinkhorn: P_ij = n exp(f_i + g_j + y_j^T A x_i) with log-domain potentials making sum_j = 1/n... rows and
-    columns of pi = P/n sum to 1/n; iterated until the largest potential update max_i |f_i^new - f_i| (the log
-    of the worst row-marginal ratio) is below ``sinkhorn_tol``; P is row-normalised exactly, columns to that
-    tolerance. ``state`` carries potentials between calls (warm start) and records iterations.
+    sinkhorn: pi_ij = exp(f_i + g_j + x_j^T A x_i) with log-domain potentials (f, g) such that every row and
+    column of pi sums to 1/n, and P = n pi; iterated until the largest potential update max_i |f_i^new - f_i|
+    (the log of the worst row-marginal ratio) is below ``sinkhorn_tol``; P is row-normalised exactly, its
+    columns to that tolerance. ``state`` carries potentials between calls (warm start) and records iterations.
     Blocked by rows: memory O(block n). Verified by: gaussian.ode-vs-particles
     """
     n, d = X.shape
