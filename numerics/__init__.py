@@ -142,3 +142,34 @@ __all__ += [
     "replay",
     "save_counterexample",
 ]
+
+# --- gaussian (issue 6) ---
+from .gaussian import (  # noqa: E402
+    compare_particles_to_ode,
+    gaussian_attention,
+    layer_gaussian_map,
+    moment_rhs,
+    particle_velocity,
+    simulate_particles,
+    sinkhorn_conditional_covariance,
+    softmax_blowup_time,
+    softmax_identity_value_closed_form,
+    softmax_low_rank_limit,
+    solve_moment_ode,
+    velocity_by_quadrature,
+)
+
+__all__ += [
+    "compare_particles_to_ode",
+    "gaussian_attention",
+    "layer_gaussian_map",
+    "moment_rhs",
+    "particle_velocity",
+    "simulate_particles",
+    "sinkhorn_conditional_covariance",
+    "softmax_blowup_time",
+    "softmax_identity_value_closed_form",
+    "softmax_low_rank_limit",
+    "solve_moment_ode",
+    "velocity_by_quadrature",
+]

@@ -179,3 +179,28 @@ __all__ += [
     "parse_parameter_assignment",
     "synchronisation_rate",
 ]
+
+# --- gaussian (issue 6) ---
+from .gaussian import (  # noqa: E402
+    affine_transport_derivation,
+    gaussian_derivations,
+    l2_tilting_derivation,
+    moment_ode_derivation,
+    moment_rhs_function,
+    sinkhorn_conditional_covariance_function,
+    sinkhorn_plan_derivation,
+    softmax_closed_form_derivation,
+    softmax_tilting_derivation,
+)
+
+__all__ += [
+    "affine_transport_derivation",
+    "gaussian_derivations",
+    "l2_tilting_derivation",
+    "moment_ode_derivation",
+    "moment_rhs_function",
+    "sinkhorn_conditional_covariance_function",
+    "sinkhorn_plan_derivation",
+    "softmax_closed_form_derivation",
+    "softmax_tilting_derivation",
+]
