@@ -30,7 +30,7 @@ from scipy import special
 from .errors import InputError, require_choice, require_finite_array, require_int, require_real
 from .field import MODELS, TIME_UNITS, attention_field, interaction_energy
 from .fourier import _Coefficients, _order_parameters, harmonics_for_tolerance
-from .integrators import METHODS
+from .integrators import METHODS, output_times
 from .provenance import package_versions
 from .trajectory import GLPR_ENERGY_MAX_BETA, energy_normalization_for, uniform_sphere
 
@@ -299,11 +299,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
     if method == "adaptive":
         rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
         atol = require_real(atol, "atol", minimum=0.0, strict_minimum=True)
-        if save_times is None:
-            save_times = np.linspace(0.0, t_end, 101)
-        save_times = np.asarray(save_times, dtype=float)
-        if save_times[0] != 0.0 or not np.isclose(save_times[-1], t_end) or np.any(np.diff(save_times) <= 0):
-            raise InputError("save_times must increase strictly from 0 to t_end")
+        save_times = output_times(save_times, t_end)
         h0 = None if dt is None else require_real(dt, "dt", minimum=0.0, strict_minimum=True)
         times, thetas, stats = integrate_angles_adaptive(omega, theta0, save_times, rtol, atol, h0)
     else:

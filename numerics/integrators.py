@@ -152,6 +152,18 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
     return save_times.copy(), np.array(states), stats
 
 
+def output_times(save_times, t_end: float) -> np.ndarray:
+    """Validated output times of an adaptive run: strictly increasing from 0 to t_end (default: 101 equally
+    spaced times)."""
+    if save_times is None:
+        return np.linspace(0.0, t_end, 101)
+    save_times = np.asarray(save_times, dtype=float)
+    if (save_times.ndim != 1 or save_times.size < 2 or save_times[0] != 0.0 or not np.isclose(save_times[-1], t_end)
+            or np.any(np.diff(save_times) <= 0)):
+        raise InputError("save_times must increase strictly from 0 to t_end")
+    return save_times
+
+
 def _initial_step(X, k, rtol, atol):
     scale = atol + rtol * np.abs(X)
     d0 = float(np.max(np.abs(X) / scale))

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-import os
 import platform
 import sys
-import tempfile
 import time
-from collections.abc import Callable
 from importlib import metadata
+
+from theory.files import atomic_write  # noqa: F401 - re-exported: numerics writes through it
 
 
 def package_versions() -> dict[str, str]:
@@ -20,27 +19,6 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
-
-
-def atomic_write(path: str | os.PathLike, writer: Callable[[str], None], suffix: str = "") -> str:
-    """Call ``writer(tmp_path)`` on a temporary file in the target's directory, then rename it into place.
-
-    Raises ``OSError`` if the directory is not writable (callers turn it into a user error).
-    """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise OSError(f"directory does not exist: {directory}")
-    fd, tmp = tempfile.mkstemp(prefix=".attnflow-", suffix=suffix or os.path.splitext(path)[1], dir=directory)
-    os.close(fd)
-    try:
-        writer(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
 
 
 def to_json(obj) -> str:

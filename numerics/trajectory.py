@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import InputError, require_choice, require_finite_array, require_int, require_points, require_real
 from .field import MODELS, TIME_UNITS, interaction_energy, make_field
-from .integrators import METHODS, integrate_adaptive, integrate_fixed
+from .integrators import METHODS, integrate_adaptive, integrate_fixed, output_times
 from .provenance import atomic_write, package_versions
 
 #: above this |beta| the GLPR energy overflows float64; trajectories then record the GKPR normalisation
@@ -365,11 +365,7 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
     if method == "adaptive":
         rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
         atol = require_real(atol, "atol", minimum=0.0, strict_minimum=True)
-        if save_times is None:
-            save_times = np.linspace(0.0, t_end, 101)
-        save_times = np.asarray(save_times, dtype=float)
-        if save_times[0] != 0.0 or not np.isclose(save_times[-1], t_end) or np.any(np.diff(save_times) <= 0):
-            raise InputError("save_times must increase strictly from 0 to t_end")
+        save_times = output_times(save_times, t_end)
     elif dt is None:
         raise InputError(f"method {method} needs a step dt")
     if dt is not None:

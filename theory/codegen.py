@@ -22,13 +22,14 @@ import functools
 import hashlib
 import keyword
 import os
-import tempfile
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sympy as sp
 from sympy.printing.numpy import SciPyPrinter
+
+from .files import atomic_write
 
 _HEADER = '''"""{doc}
 
@@ -187,17 +188,12 @@ def write_module(path: str | os.PathLike, source: str) -> str:
     """Write generated module source atomically (temporary file, then rename). Returns the path."""
     path = os.fspath(path)
     compile(source, path, "exec")  # refuse to write something that does not parse
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".attnflow-", suffix=".py", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as fh:
+
+    def writer(tmp: str) -> None:
+        with open(tmp, "w") as fh:
             fh.write(source)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+
+    return atomic_write(path, writer, suffix=".py")
 
 
 # ----------------------------------------------------------------------------------------------------------
