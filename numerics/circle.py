@@ -12,8 +12,8 @@ Integrators (the methods of :mod:`numerics.integrators`, in angle coordinates):
   map as :func:`numerics.integrators.step_layer` on the circle (no approximation).
 - ``rk4``: classical Runge-Kutta on theta (the angle equations are an ODE on the flat torus; nothing to
   renormalise).
-- ``adaptive``: Dormand-Prince 5(4) (the pair of :func:`numerics.integrators.integrate_adaptive`) through
-  ``scipy.integrate.solve_ivp(method="RK45")``, output at the save times from its dense output.
+- ``adaptive``: Dormand-Prince 5(4), :func:`numerics.integrators.integrate_adaptive` without projection, hitting
+  every save time exactly.
 
 Angles are kept unwrapped (continuous in time); wrap with ``np.angle(np.exp(1j * theta))`` when needed.
 """
@@ -30,7 +30,7 @@ from scipy import special
 from .errors import InputError, require_choice, require_finite_array, require_int, require_real
 from .field import MODELS, TIME_UNITS, attention_field, interaction_energy
 from .fourier import _Coefficients, _order_parameters, harmonics_for_tolerance
-from .integrators import METHODS, output_times
+from .integrators import METHODS, integrate_adaptive, integrate_fixed, output_times, step_rk4
 from .provenance import package_versions
 from .trajectory import GLPR_ENERGY_MAX_BETA, energy_normalization_for, uniform_sphere
 
@@ -158,12 +158,8 @@ def step_angle_layer(omega: AngleField, theta: np.ndarray, h: float) -> np.ndarr
 
 
 def step_angle_rk4(omega: AngleField, theta: np.ndarray, h: float) -> np.ndarray:
-    """One classical RK4 step of d theta/dt = omega(theta)."""
-    k1 = omega(theta)
-    k2 = omega(theta + 0.5 * h * k1)
-    k3 = omega(theta + 0.5 * h * k2)
-    k4 = omega(theta + h * k3)
-    return theta + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    """One classical RK4 step of d theta/dt = omega(theta) (the sphere RK4 without projection)."""
+    return step_rk4(omega, theta, h, project=None)
 
 
 ANGLE_STEPPERS = {"layer": step_angle_layer, "rk4": step_angle_rk4}
@@ -171,36 +167,19 @@ ANGLE_STEPPERS = {"layer": step_angle_layer, "rk4": step_angle_rk4}
 
 def integrate_angles_fixed(omega: AngleField, theta0: np.ndarray, t_end: float, dt: float, method: str,
                            save_every: int = 1, progress: Callable[[float, float], None] | None = None):
-    """N = ceil(t_end/dt) equal steps h <= dt (same step rule as :func:`numerics.integrators.integrate_fixed`).
-
-    Returns ``(times, thetas)`` with a frame every ``save_every`` steps and always the last one.
-    """
-    stepper = ANGLE_STEPPERS[require_choice(method, "method", tuple(ANGLE_STEPPERS))]
-    steps = max(1, math.ceil(t_end / dt - 1e-12))
-    h = t_end / steps
-    theta = theta0.copy()
-    times, states = [0.0], [theta.copy()]
-    for s in range(1, steps + 1):
-        theta = stepper(omega, theta, h)
-        if s % save_every == 0 or s == steps:
-            times.append(s * h)
-            states.append(theta.copy())
-        if progress is not None:
-            progress(s * h, t_end)
-    return np.array(times), np.array(states)
+    """N = ceil(t_end/dt) equal steps h <= dt (:func:`numerics.integrators.integrate_fixed` with the angle
+    steppers). Returns ``(times, thetas)`` with a frame every ``save_every`` steps and always the last one."""
+    require_choice(method, "method", tuple(ANGLE_STEPPERS))
+    return integrate_fixed(omega, theta0, t_end, dt, method, save_every, progress, steppers=ANGLE_STEPPERS)
 
 
 def integrate_angles_adaptive(omega: AngleField, theta0: np.ndarray, save_times, rtol: float = 1e-9,
                               atol: float = 1e-12, h0: float | None = None):
-    """Dormand-Prince 5(4) (scipy ``RK45``) with output at ``save_times``; returns ``(times, thetas, stats)``."""
-    from scipy.integrate import solve_ivp
-
-    save_times = np.asarray(save_times, dtype=float)
-    sol = solve_ivp(lambda t, y: omega(y), (save_times[0], save_times[-1]), theta0, method="RK45",
-                    t_eval=save_times, rtol=rtol, atol=atol, first_step=h0)
-    if not sol.success:
-        raise InputError(f"adaptive angle integration failed: {sol.message}")
-    return save_times.copy(), sol.y.T.copy(), {"field_evaluations": int(sol.nfev)}
+    """Dormand-Prince 5(4) of :func:`numerics.integrators.integrate_adaptive` without projection, output at
+    ``save_times``; returns ``(times, thetas, stats)``."""
+    times, thetas, st = integrate_adaptive(omega, theta0, save_times, rtol=rtol, atol=atol, h0=h0, project=None)
+    return times, thetas, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
+                           "field_evaluations": st.evaluations}
 
 
 # -- simulations -------------------------------------------------------------------------------------------------
@@ -319,7 +298,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
                            else "natural: time = depth"),
         "backend": backend, "harmonics": omega.harmonics, "tol": tol,
         "scheme": {"layer": "transformer layer in angles: theta <- theta + arctan(h omega)",
-                   "rk4": "classical RK4 on the angles", "adaptive": "Dormand-Prince 5(4) (scipy RK45)"}[method],
+                   "rk4": "classical RK4 on the angles", "adaptive": "Dormand-Prince 5(4), no projection"}[method],
         "energy_normalization": norm, "integrator_stats": stats, "seconds": seconds,
         "energy_note": ("NaN where E_beta cannot be computed to 1e-12 from the order parameters (beta < 0, "
                         f"clustered state, n > {ENERGY_DIRECT_MAX_N})") if np.isnan(energy).any() else None,

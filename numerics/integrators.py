@@ -37,13 +37,19 @@ def step_layer(field: Field, X: np.ndarray, h: float) -> np.ndarray:
     return renormalize(X + h * field(X))
 
 
-def step_rk4(field: Field, X: np.ndarray, h: float) -> np.ndarray:
-    """One classical RK4 step of the projected field, then renormalisation."""
+def _identity(X: np.ndarray) -> np.ndarray:
+    return X
+
+
+def step_rk4(field: Field, X: np.ndarray, h: float, project: Callable[[np.ndarray], np.ndarray] | None = renormalize
+             ) -> np.ndarray:
+    """One classical RK4 step of the projected field, then ``project`` (renormalisation; ``None``: no projection,
+    for flat state spaces such as angles)."""
     k1 = field(X)
     k2 = field(X + 0.5 * h * k1)
     k3 = field(X + 0.5 * h * k2)
     k4 = field(X + h * k3)
-    return renormalize(X + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4))
+    return (project or _identity)(X + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4))
 
 
 FIXED_STEPPERS = {"layer": step_layer, "rk4": step_rk4}
@@ -75,17 +81,19 @@ class AdaptiveStats:
 
 
 def integrate_fixed(field: Field, X0: np.ndarray, t_end: float, dt: float, method: str, save_every: int = 1,
-                    progress: Callable[[float, float], None] | None = None, t0: float = 0.0):
+                    progress: Callable[[float, float], None] | None = None, t0: float = 0.0, steppers=None):
     """Fixed-step integration from t0 to t_end with N = ceil((t_end - t0) / dt) equal steps h <= dt.
 
-    Returns ``(times, states)`` with a frame every ``save_every`` steps and always the last one.
+    Returns ``(times, states)`` with a frame every ``save_every`` steps and always the last one. ``steppers``
+    maps method names to ``step(field, X, h)`` (default: the sphere steppers :data:`FIXED_STEPPERS`).
     """
-    if method not in FIXED_STEPPERS:
-        raise InputError(f"method must be one of {', '.join(FIXED_STEPPERS)} for fixed steps, got {method!r}")
+    steppers = FIXED_STEPPERS if steppers is None else steppers
+    if method not in steppers:
+        raise InputError(f"method must be one of {', '.join(steppers)} for fixed steps, got {method!r}")
     span = t_end - t0
     steps = max(1, math.ceil(span / dt - 1e-12))
     h = span / steps
-    stepper = FIXED_STEPPERS[method]
+    stepper = steppers[method]
     X = X0.copy()
     times, states = [t0], [X.copy()]
     for k in range(1, steps + 1):
@@ -100,11 +108,14 @@ def integrate_fixed(field: Field, X0: np.ndarray, t_end: float, dt: float, metho
 
 def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float], rtol: float = 1e-9,
                        atol: float = 1e-12, h0: float | None = None, max_steps: int = 10_000_000,
-                       progress: Callable[[float, float], None] | None = None):
+                       progress: Callable[[float, float], None] | None = None,
+                       project: Callable[[np.ndarray], np.ndarray] | None = renormalize):
     """Dormand-Prince 5(4) with step-size control; returns ``(times, states, stats)`` at ``save_times``.
 
-    ``save_times`` must be non-decreasing and start at the initial time.
+    ``save_times`` must be non-decreasing and start at the initial time. Each accepted step is followed by
+    ``project`` (renormalisation onto the spheres; ``None`` for flat state spaces such as angles).
     """
+    project = project or _identity
     save_times = np.asarray(save_times, dtype=float)
     if save_times.ndim != 1 or save_times.size < 1 or np.any(np.diff(save_times) < 0):
         raise InputError("save_times must be a non-empty non-decreasing 1-D sequence")
@@ -133,8 +144,8 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
             err_norm = float(np.max(np.abs(err) / scale)) if err.size else 0.0
             if err_norm <= 1.0:
                 t = target if last else t + h_try
-                X = renormalize(X_new)
-                k_first = field(X)  # FSAL does not survive renormalisation: re-evaluate
+                X = project(X_new)
+                k_first = field(X)  # FSAL does not survive the projection: re-evaluate
                 stats.evaluations += 1
                 stats.accepted += 1
                 stats.last_step = h_try

@@ -54,7 +54,7 @@ def _sphere_vs_angle(claim_id: str, t_end: float, betas, n: int = 200, seed: int
     return at_most(claim_id, worst, 1e-9, {
         "n": n, "seed": seed, "model": "sa", "t": [0.0, t_end], "per_beta": rows,
         "integrators": "both Dormand-Prince 5(4), rtol = atol = 1e-12 (sphere: numerics.integrators on R^2 with "
-                       "the direct field; angles: scipy RK45 with the Fourier field); angle_integrator_error_estimate "
+                       "the direct field; angles: the same integrator without projection, with the Fourier field); angle_integrator_error_estimate "
                        "(angle run vs rtol = atol = 1e-13) measures the integrator part of the deviation"})
 
 
