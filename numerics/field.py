@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import exprel
 
 from .errors import InputError, require_choice, require_points, require_real, require_square
 
@@ -194,18 +195,16 @@ def interaction_energy(X, beta, *, normalization: str = "glpr", block: int | Non
             G *= beta
             total += float(np.exp(G, out=G).sum())
         return total / n**2
-    if beta == 0.0:
-        m = X.mean(axis=0)
-        return 0.5 * float(m @ m)
-    # (e^{beta s} - 1) / beta = s * phi1(beta s) with phi1(z) = expm1(z) / z: accurate for small |beta|.
+    # (e^{beta s} - 1) / beta = s exprel(beta s), exprel(z) = (e^z - 1)/z: exact at beta = 0 (the limit
+    # |mean X|^2 / 2) and accurate for tiny or subnormal |beta|, where expm1(beta s) / beta loses digits.
     total = 0.0
     for start in range(0, n, b):
         G = X[start:start + b] @ X.T
         with np.errstate(over="raise", under="ignore"):
             try:
-                total += float(np.expm1(beta * G).sum())
+                total += float((G * exprel(beta * G)).sum())
             except FloatingPointError:
                 raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='gkpr'") from None
     if not math.isfinite(total):
         raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='gkpr'")
-    return total / (2.0 * beta * n**2)
+    return total / (2.0 * n**2)
