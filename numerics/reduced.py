@@ -219,14 +219,14 @@ def predict_merges(Y, sizes, beta: float, *, eps: float, t_start: float, t_end: 
 
 
 def _safe_interval(Y: np.ndarray, field, beta: float) -> float:
-    """A time in which no chord |y_a - y_b| changes by more than min(gap / 4, 1 / (8 |beta|)), gap the smallest
-    chord: the closest pair cannot jump past eps, and no weight e^{beta<y_a,y_b>} (<y_a,y_b> = 1 - chord^2 / 2)
-    changes by more than e^{1/4}, so the speeds (which grow super-exponentially as clusters approach) stay
-    comparable over the interval."""
+    """A time in which no chord |y_a - y_b| changes by more than min(gap / 4, 1 / (2 |beta|)), gap the smallest
+    chord: the closest pair cannot jump far past eps, and no weight e^{beta<y_a,y_b>} (<y_a,y_b> = 1 - chord^2 /
+    2, chord <= 2) changes by more than a factor e, so the speeds (which grow super-exponentially as clusters
+    approach) stay comparable over the interval."""
     gaps = np.linalg.norm(Y[:, None, :] - Y[None, :, :], axis=-1)
     np.fill_diagonal(gaps, np.inf)
     speed = float(np.linalg.norm(field(Y), axis=1).max())
-    move = min(float(gaps.min()) / 4.0, 1.0 / (8.0 * abs(beta)) if beta else math.inf)
+    move = min(float(gaps.min()) / 4.0, 1.0 / (2.0 * abs(beta)) if beta else math.inf)
     return math.inf if speed == 0 else move / (2.0 * speed)
 
 
@@ -296,3 +296,29 @@ def two_cluster_laplace(theta0: float, beta: float, order: int = 1) -> float:
     s2 = math.sin(theta0) ** 2
     leading = math.exp(beta * (1.0 - math.cos(theta0))) / (2.0 * beta * s2)
     return leading if order == 1 else leading * (1.0 + 2.0 * math.cos(theta0) / (beta * s2))
+
+
+def closest_pair_order(Y, sizes) -> list[frozenset]:
+    """Hardmax merge order: repeatedly merge the two closest reduced particles (into their normalised weighted
+    mean, masses added). Returns, for each merge, the frozenset of initial ids in the new cluster.
+
+    This is the merge order the reduced model should follow at large beta for well-separated configurations
+    (the closest pair's merge time e^{beta(1 - cos theta)} is exponentially shorter than every other pair's).
+    Verified by: clusters.staircase.
+    """
+    Y = require_points(Y, "Y").copy()
+    sizes = require_finite_array(sizes, "sizes", ndim=1).copy()
+    groups = [frozenset([i]) for i in range(Y.shape[0])]
+    order = []
+    while len(groups) > 1:
+        G = Y @ Y.T
+        np.fill_diagonal(G, -np.inf)
+        a, b = np.unravel_index(int(np.argmax(G)), G.shape)
+        a, b = min(a, b), max(a, b)
+        mean = sizes[a] * Y[a] + sizes[b] * Y[b]
+        Y[a], sizes[a] = mean / np.linalg.norm(mean), sizes[a] + sizes[b]
+        groups[a] = groups[a] | groups[b]
+        order.append(groups[a])
+        Y, sizes = np.delete(Y, b, axis=0), np.delete(sizes, b)
+        del groups[b]
+    return order
