@@ -276,10 +276,10 @@ def _build(times: np.ndarray, states: list, labels: list, eps: float) -> MergeHi
         # violations: a tracked cluster spread over several eps-clusters
         split_now = {}
         pairs = np.unique(np.column_stack([root, lab]), axis=0)
-        for v in np.unique(pairs[:, 0]):
+        nodes, per_node = np.unique(pairs[:, 0], return_counts=True)
+        for v in nodes[per_node > 1]:
             pieces = pairs[pairs[:, 0] == v, 1]
-            if pieces.size > 1:
-                split_now[int(v)] = tuple(float(np.sum((root == v) & (lab == p))) for p in pieces)
+            split_now[int(v)] = tuple(float(np.sum((root == v) & (lab == p))) for p in pieces)
         for v, pieces in split_now.items():
             if v in open_split:
                 open_split[v] = Violation(v, open_split[v].start, t, open_split[v].pieces)
