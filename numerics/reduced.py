@@ -65,16 +65,23 @@ def make_reduced_field(beta: float, sizes, model: str = "sa", *, time_unit: str 
     scale = math.exp(beta) if (model == "usa" and time_unit == "natural") else 1.0
 
     def field(Y: np.ndarray) -> np.ndarray:
-        logits = beta * (Y @ Y.T) + log_m[None, :]
+        G = Y @ Y.T
+        logits = beta * G + log_m[None, :]
+        W = np.exp(logits - (logits.max(axis=1, keepdims=True) if model == "sa" else beta))
+        # Project each y_b before summing: P_{y_a} y_b = y_b - (<y_a, y_b> / |y_a|^2) y_a, with the self term
+        # exactly 0. Summing first and projecting after (P(sum_b w_b y_b)) cancels the dominant self term and
+        # leaves absolute rounding noise ~1e-16 in velocities that are ~e^{-beta(1 - cos theta)} on plateaus,
+        # which caps adaptive steps far below the merge time scale. The exact orthogonal projector (also off
+        # the sphere, at Runge-Kutta stages) has no radial mode: the extension y - <y, v> y of numerics.field
+        # decays radially at rate ~2 and limits explicit steps to O(1).
+        coef = G / np.diag(G)[:, None]
+        P = Y[None, :, :] - coef[:, :, None] * Y[:, None, :]
+        idx = np.arange(Y.shape[0])
+        P[idx, idx] = 0.0
+        V = np.einsum("ab,abk->ak", W, P)
         if model == "sa":
-            W = np.exp(logits - logits.max(axis=1, keepdims=True))
-            V = (W @ Y) / W.sum(axis=1, keepdims=True)
-        else:
-            V = scale * (np.exp(logits - beta) @ Y)
-        # Exact orthogonal projection onto y_a^perp, also off the sphere (Runge-Kutta stage points): the
-        # extension y - <y, v> y of numerics.field has a radial mode decaying at rate ~2 |<y, v>| that limits
-        # explicit steps to O(1) on exponentially long plateaus; this one is tangent to every sphere |y| = r.
-        return V - (np.einsum("ij,ij->i", Y, V) / np.einsum("ij,ij->i", Y, Y))[:, None] * Y
+            return V / W.sum(axis=1, keepdims=True)
+        return scale * V
 
     return field
 
@@ -162,13 +169,22 @@ def predict_merges(Y, sizes, beta: float, *, eps: float, t_start: float, t_end: 
         run = reintegrator(reduced, REFINE_RTOL, REFINE_ATOL)
         lab = component_labels(len(ids), eps_graph_edges(Y, eps))
         if lab.max() + 1 == len(ids):
-            joined = None
-            a, Ya = t, Y
-            while a < t_end:
+            # Time is origin + tau. The ODE is autonomous, so it is integrated in tau; the origin moves up
+            # whenever steps become tiny relative to tau: near t ~ 1e17 the float64 spacing of t is ~30, far
+            # too coarse for the O(1)-long collapse that ends a merge.
+            origin, joined = t, None
+            a, Ya = 0.0, Y
+            while origin + a < t_end:
                 # next check: the next grid time, or sooner (see _safe_interval): a merge must be caught before
                 # the merged pair starts contracting at rate O(1), where integrating the rest of a log-grid
                 # interval of length ~t would take O(t) stiff steps
-                b = min(float(grid[np.searchsorted(grid, a, side="right")]), a + _safe_interval(Ya, reduced, beta))
+                now = origin + a
+                nxt = grid[np.searchsorted(grid, now, side="right")] if now < grid[-1] else t_end
+                step = min(float(nxt) - now, _safe_interval(Ya, reduced, beta))
+                if step <= 1e-9 * max(a, 1.0) or now + step == now:
+                    origin, a = now, 0.0
+                    step = max(step, 1e-12)
+                b = a + step
                 Yb = run(Ya, np.array([a, b]))[-1]
                 lab = component_labels(len(ids), eps_graph_edges(Yb, eps))
                 if lab.max() + 1 < len(ids):
@@ -179,7 +195,7 @@ def predict_merges(Y, sizes, beta: float, *, eps: float, t_start: float, t_end: 
                 t, Y = t_end, Ya
                 break
             a, Ya, b = joined
-            while b - a > time_atol + time_rtol * abs(b):
+            while b - a > time_atol + time_rtol * abs(origin + b):
                 sub = np.linspace(a, b, substeps + 1)
                 states = run(Ya, sub)
                 for j in range(1, substeps + 1):
@@ -191,7 +207,7 @@ def predict_merges(Y, sizes, beta: float, *, eps: float, t_start: float, t_end: 
                     a, Ya = sub[-2], states[-2]
                 located += 1
             lab = component_labels(len(ids), eps_graph_edges(Yb, eps))
-            bracket, t, Y = (float(a), float(b)), float(b), Yb
+            bracket, t, Y = (float(origin + a), float(origin + b)), float(origin + b), Yb
         else:  # already within eps at the current time
             bracket = (float(t), float(t))
         new_Y, new_sizes, new_ids = [], [], []
