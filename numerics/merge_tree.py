@@ -298,7 +298,10 @@ def reintegrator(field: Callable[[np.ndarray], np.ndarray], rtol: float = REFINE
     """A :data:`Reintegrator` for ``field`` with the adaptive Dormand-Prince integrator."""
 
     def run(X0: np.ndarray, save_times: np.ndarray) -> np.ndarray:
-        return integrate_adaptive(field, X0, save_times, rtol=rtol, atol=atol)[1]
+        # the field is autonomous: integrate in time since save_times[0], so that short brackets at large t are
+        # not limited by the float64 spacing of t (and the integrator's step floor 1e-14 t)
+        save_times = np.asarray(save_times, dtype=float)
+        return integrate_adaptive(field, X0, save_times - save_times[0], rtol=rtol, atol=atol)[1]
 
     return run
 

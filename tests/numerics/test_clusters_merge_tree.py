@@ -117,3 +117,17 @@ def test_bad_input(times, X, match):
 def test_meta_without_parameters_rejected():
     with pytest.raises(InputError, match="meta lacks"):
         reintegrator_from_meta({})
+
+
+def test_linkage_cut_at_each_frame_time_gives_that_frames_clusters():
+    from numerics.clusters import canonical_labels, find_clusters
+
+    traj = simulate("sa", 4.0, 300.0, n=10, d=2, seed=11, method="adaptive",
+                    save_times=np.concatenate([[0.0], np.geomspace(0.1, 300.0, 40)]), rtol=1e-9, atol=1e-11)
+    h = merge_history(traj.times, traj.X, 1e-3)
+    assert h.violations == []  # otherwise tracked and actual partitions may differ
+    Z = h.linkage(top=1e6)
+    assert is_valid_linkage(Z)
+    for t, X in zip(traj.times, traj.X):
+        cut = canonical_labels(fcluster(Z, t=t, criterion="distance"))
+        assert np.array_equal(cut, find_clusters(X, 1e-3).labels), t
