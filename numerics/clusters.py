@@ -174,7 +174,10 @@ def clusters_from_labels(X: np.ndarray, labels: np.ndarray, eps: float, weights:
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         centres = np.where(norms > 1e-12 * sizes[:, None], sums / norms, np.nan)
-    diameters = np.array([cluster_diameter(X[labels == c]) for c in range(k)])
+    order = np.argsort(labels, kind="stable")  # members of every cluster in one pass, not k boolean masks
+    starts = np.searchsorted(labels[order], np.arange(k + 1))
+    diameters = np.array([cluster_diameter(X[order[starts[c]:starts[c + 1]]]) if starts[c + 1] - starts[c] > 1
+                          else 0.0 for c in range(k)])
     return Clusters(labels=labels, sizes=sizes, centres=centres, diameters=diameters, eps=float(eps))
 
 
