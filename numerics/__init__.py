@@ -173,3 +173,16 @@ __all__ += [
     "solve_moment_ode",
     "velocity_by_quadrature",
 ]
+
+# --- clusters, merge trees and the metastable staircase (issue 7) ---
+from .clusters import Clusters, find_clusters, geodesic_distance, single_linkage_labels
+from .merge_tree import MergeEvent, MergeHistory, Violation, merge_history, reintegrator, reintegrator_from_meta
+from .reduced import (MergePrediction, closest_pair_order, compare_merges, expand_reduced, make_reduced_field,
+                      predict_merges, reduce_configuration, two_cluster_laplace, two_cluster_merge_time)
+from .staircase import Plateau, detect_plateaus, energy_staircase, normalized_energies
+
+__all__ += ["Clusters", "find_clusters", "geodesic_distance", "single_linkage_labels", "MergeEvent",
+            "MergeHistory", "Violation", "merge_history", "reintegrator", "reintegrator_from_meta",
+            "MergePrediction", "closest_pair_order", "compare_merges", "expand_reduced", "make_reduced_field",
+            "predict_merges", "reduce_configuration", "two_cluster_laplace", "two_cluster_merge_time", "Plateau",
+            "detect_plateaus", "energy_staircase", "normalized_energies"]
