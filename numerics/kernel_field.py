@@ -122,7 +122,7 @@ def make_kernel_field(kernel: PairKernel | CompiledKernel, beta: float, model: s
             W = compiled(1, X[start:start + b] @ X.T, beta)
             acc = W @ X
             out[start:start + b] = acc / W.sum(axis=1, keepdims=True) if model == "sa" else acc / n
-        out -= np.einsum("ij,ij->i", X, out)[:, None] * X
+        out -= (np.einsum("ij,ij->i", X, out) / np.einsum("ij,ij->i", X, X))[:, None] * X  # as numerics.field
         return out
 
     return field
