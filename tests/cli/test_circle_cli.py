@@ -1,16 +1,10 @@
 """attnflow kuramoto: JSON keys, plot, the sphere correspondence check and bad input."""
-import json
 import os
 
 import pytest
 
 from numerics.cli import main
-
-
-def _json(capsys, argv):
-    code = main(argv)
-    out = capsys.readouterr().out
-    return code, json.loads(out)
+from tests.cli.helpers import json_output as _json
 
 
 def test_kuramoto_json(capsys):

@@ -1,11 +1,11 @@
 """CLI: attnflow clusters and attnflow predict-merges (in-process, exit codes, JSON keys, bad input)."""
-import json
 
 import numpy as np
 import pytest
 
 from numerics.cli import main
 from numerics.trajectory import simulate
+from tests.cli.helpers import json_output as run_json
 
 
 @pytest.fixture(scope="module")
@@ -17,12 +17,6 @@ def traj_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("clusters") / "traj.npz"
     traj.save(path)
     return str(path)
-
-
-def run_json(capsys, argv):
-    code = main(argv)
-    out = capsys.readouterr().out
-    return code, json.loads(out)
 
 
 def test_clusters_json(capsys, traj_file):

@@ -1,6 +1,5 @@
 """CLI: simulate, derive, codegen, bench, verify; exit codes, JSON keys, every bad-input case."""
 import importlib.util
-import json
 import os
 
 import numpy as np
@@ -9,30 +8,9 @@ import pytest
 from numerics.cli import main
 from numerics.field import attention_field, interaction_energy
 from numerics.trajectory import Trajectory, uniform_sphere
+from tests.cli.helpers import bad, run_json
 
 SIM_KEYS = {"out", "n", "d", "beta", "model", "method", "final_energy", "energy_monotone", "max_norm_error", "seconds"}
-
-
-def run_json(capsys, argv):
-    code = main(argv + ["--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    lines = [line for line in out.splitlines() if line.strip()]
-    assert len(lines) == 1
-    return json.loads(lines[0])
-
-
-def bad(capsys, argv):
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse errors (unknown choice, bad int) exit 2 from the parser
-        code = exc.code
-    out, err = capsys.readouterr()
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2, (out, err)
-    assert len(lines) == 1 and lines[0].startswith("error:"), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.mark.parametrize("method", ["layer", "rk4", "adaptive"])

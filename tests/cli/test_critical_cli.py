@@ -1,18 +1,12 @@
 """attnflow critical: JSON keys, text, sweep, search, plots and bad input (exit 2, one error line)."""
-import json
 
 import numpy as np
 import pytest
 
 from numerics.cli import main
+from tests.cli.helpers import json_output as _json
 
 KEYS = {"residual", "eigenvalues", "counts", "symmetry_zero_modes", "classification", "unstable_rate"}
-
-
-def _json(capsys, argv):
-    code = main(argv)
-    out = capsys.readouterr().out
-    return code, json.loads(out)
 
 
 def test_json_keys_and_values(capsys):

@@ -5,39 +5,20 @@ of numerics.kernel_field; simulate with --kernel follows the kernel field; criti
 Hessian. Hostile kernel strings are rejected by the whitelist parser with exit 2 and one error line.
 """
 import importlib.util
-import json
 
 import numpy as np
 import pytest
 
-from numerics.cli import main
 from numerics.critical import critical_point_report
 from numerics.configurations import regular_polygon
 from numerics.integrators import integrate_fixed
 from numerics.kernel_field import kernel_energy, kernel_field, make_kernel_field
 from numerics.trajectory import Trajectory, uniform_sphere
 from theory.expression_parser import parse_kernel
+from tests.cli.helpers import bad, run_json
 
 KERNEL = "exp(beta*s) + c*s**3"
 PARAMS = {"c": 0.5}
-
-
-def run_json(capsys, argv):
-    code = main(argv + ["--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
-
-
-def bad(capsys, argv):
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2 and len(lines) == 1 and lines[0].startswith("error:"), err
-    return lines[0]
 
 
 def test_simulate_with_kernel_follows_the_kernel_field_and_resumes(tmp_path, capsys):

@@ -5,6 +5,7 @@ import os
 import pytest
 
 from numerics.cli import main
+from tests.cli.helpers import bad as _bad
 
 
 def _json(capsys, argv):
@@ -12,14 +13,6 @@ def _json(capsys, argv):
     out = capsys.readouterr().out
     assert code == 0
     return json.loads(out)
-
-
-def _bad(capsys, argv):
-    code = main(argv)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
-    assert len(err) == 1 and err[0].startswith("error:")
-    return err[0]
 
 
 def test_spectrum_json_and_plot(capsys, tmp_path):
