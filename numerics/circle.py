@@ -30,7 +30,7 @@ from scipy import special
 from .errors import InputError, require_choice, require_finite_array, require_int, require_real
 from .field import MODELS, TIME_UNITS, attention_field, interaction_energy
 from .fourier import _Coefficients, _order_parameters, harmonics_for_tolerance
-from .integrators import METHODS, integrate_adaptive, integrate_fixed, output_times, step_rk4
+from .integrators import METHODS, integrate, step_rk4
 from .provenance import package_versions
 from .trajectory import GLPR_ENERGY_MAX_BETA, energy_normalization_for, uniform_sphere
 
@@ -165,23 +165,6 @@ def step_angle_rk4(omega: AngleField, theta: np.ndarray, h: float) -> np.ndarray
 ANGLE_STEPPERS = {"layer": step_angle_layer, "rk4": step_angle_rk4}
 
 
-def integrate_angles_fixed(omega: AngleField, theta0: np.ndarray, t_end: float, dt: float, method: str,
-                           save_every: int = 1, progress: Callable[[float, float], None] | None = None):
-    """N = ceil(t_end/dt) equal steps h <= dt (:func:`numerics.integrators.integrate_fixed` with the angle
-    steppers). Returns ``(times, thetas)`` with a frame every ``save_every`` steps and always the last one."""
-    require_choice(method, "method", tuple(ANGLE_STEPPERS))
-    return integrate_fixed(omega, theta0, t_end, dt, method, save_every, progress, steppers=ANGLE_STEPPERS)
-
-
-def integrate_angles_adaptive(omega: AngleField, theta0: np.ndarray, save_times, rtol: float = 1e-9,
-                              atol: float = 1e-12, h0: float | None = None):
-    """Dormand-Prince 5(4) of :func:`numerics.integrators.integrate_adaptive` without projection, output at
-    ``save_times``; returns ``(times, thetas, stats)``."""
-    times, thetas, st = integrate_adaptive(omega, theta0, save_times, rtol=rtol, atol=atol, h0=h0, project=None)
-    return times, thetas, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
-                           "field_evaluations": st.evaluations}
-
-
 # -- simulations -------------------------------------------------------------------------------------------------
 @dataclass
 class CircleTrajectory:
@@ -275,19 +258,10 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
         init = "given"
     omega = make_angle_field(beta, model, backend=backend, tol=tol, harmonics=harmonics, time_unit=time_unit)
     started = _time.perf_counter()
-    if method == "adaptive":
-        rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
-        atol = require_real(atol, "atol", minimum=0.0, strict_minimum=True)
-        save_times = output_times(save_times, t_end)
-        h0 = None if dt is None else require_real(dt, "dt", minimum=0.0, strict_minimum=True)
-        times, thetas, stats = integrate_angles_adaptive(omega, theta0, save_times, rtol, atol, h0)
-    else:
-        if dt is None:
-            raise InputError(f"method {method} needs a step dt")
-        dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
-        times, thetas = integrate_angles_fixed(omega, theta0, t_end, dt, method, save_every, progress)
-        steps = max(1, math.ceil(t_end / dt - 1e-12))
-        stats = {"steps": steps, "step": t_end / steps}
+    # angles live on the flat torus: the sphere integrators without projection, with the angle steppers
+    times, thetas, stats = integrate(omega, theta0, t_end, method, dt=dt, save_every=save_every,
+                                     save_times=save_times, rtol=rtol, atol=atol, progress=progress,
+                                     steppers=ANGLE_STEPPERS, project=None)
     seconds = _time.perf_counter() - started
     norm = energy_normalization_for(beta)
     energy = _energies(thetas, beta, norm, tol)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, require_real
 
 Field = Callable[[np.ndarray], np.ndarray]
 METHODS = ("layer", "rk4", "adaptive")
@@ -173,6 +173,37 @@ def output_times(save_times, t_end: float) -> np.ndarray:
             or np.any(np.diff(save_times) <= 0)):
         raise InputError("save_times must increase strictly from 0 to t_end")
     return save_times
+
+
+def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: float | None = None, t0: float = 0.0,
+              save_every: int = 1, save_times=None, rtol: float = 1e-9, atol: float = 1e-12,
+              progress: Callable[[float, float], None] | None = None, steppers=None,
+              project: Callable[[np.ndarray], np.ndarray] | None = renormalize):
+    """Validate the integrator options and run ``method``; returns ``(times, states, stats)``.
+
+    ``layer``/``rk4`` need ``dt`` (:func:`integrate_fixed`, with ``steppers``); ``adaptive`` uses ``dt`` as the
+    initial step hint and outputs at ``save_times`` (default: 101 equally spaced times from t0 = 0; a run from
+    t0 != 0 must give them) with ``project`` after each accepted step (:func:`integrate_adaptive`).
+    """
+    if method == "adaptive":
+        rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
+        atol = require_real(atol, "atol", minimum=0.0, strict_minimum=True)
+        if t0 == 0.0:
+            save_times = output_times(save_times, t_end)
+        elif save_times is None:
+            raise InputError("an adaptive run from t0 != 0 needs explicit save_times")
+        h0 = None if dt is None else require_real(dt, "dt", minimum=0.0, strict_minimum=True)
+        times, states, st = integrate_adaptive(field, X0, save_times, rtol=rtol, atol=atol, h0=h0,
+                                               progress=progress, project=project)
+        return times, states, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
+                               "field_evaluations": st.evaluations}
+    if dt is None:
+        raise InputError(f"method {method} needs a step dt")
+    dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
+    times, states = integrate_fixed(field, X0, t_end, dt, method, save_every, progress=progress, t0=t0,
+                                    steppers=steppers)
+    steps = max(1, math.ceil((t_end - t0) / dt - 1e-12))
+    return times, states, {"steps": steps, "step": (t_end - t0) / steps}
 
 
 def _initial_step(X, k, rtol, atol):

@@ -22,6 +22,7 @@ def package_versions() -> dict[str, str]:
 
 
 def to_json(obj) -> str:
+    """JSON text of metadata (sorted keys; NumPy scalars and arrays as Python numbers and lists)."""
     return json.dumps(obj, sort_keys=True, default=_default)
 
 
@@ -38,8 +39,9 @@ def _default(o):
 class StderrProgress:
     """Progress lines on stderr for long runs: silent for the first ``delay`` seconds, then every ``every`` s."""
 
-    def __init__(self, label: str, delay: float = 2.0, every: float = 2.0, stream=None):
+    def __init__(self, label: str, delay: float = 2.0, every: float = 2.0, stream=None, unit: str = "t="):
         self.label = label
+        self.unit = unit  # what ``done/total`` counts: "t=" (time) by default, e.g. "claims " for counts
         self.delay = delay
         self.every = every
         self.stream = stream if stream is not None else sys.stderr
@@ -56,5 +58,5 @@ class StderrProgress:
         frac = done / total if total else 1.0
         elapsed = now - self.start
         eta = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
-        print(f"{self.label}: {100 * frac:5.1f}%  t={done:.4g}/{total:.4g}  elapsed {elapsed:.1f}s  eta {eta:.1f}s",
+        print(f"{self.label}: {100 * frac:5.1f}%  {self.unit}{done:.4g}/{total:.4g}  elapsed {elapsed:.1f}s  eta {eta:.1f}s",
               file=self.stream, flush=True)

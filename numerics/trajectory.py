@@ -14,8 +14,8 @@ import numpy as np
 
 from .errors import InputError, require_choice, require_finite_array, require_int, require_points, require_real
 from .field import MODELS, TIME_UNITS, interaction_energy, make_field
-from .integrators import METHODS, integrate_adaptive, integrate_fixed, output_times
-from .provenance import atomic_write, package_versions
+from .integrators import METHODS, integrate
+from .provenance import atomic_write, package_versions, to_json
 
 #: above this |beta| the GLPR energy overflows float64; trajectories then record the GKPR normalisation
 GLPR_ENERGY_MAX_BETA = 600.0
@@ -48,7 +48,7 @@ class Trajectory:
 
     def save(self, path) -> str:
         """Write the ``.npz`` atomically (temporary file, then rename)."""
-        meta = json.dumps(self.meta, sort_keys=True, default=_json_default)
+        meta = to_json(self.meta)
 
         def writer(tmp):
             with open(tmp, "wb") as fh:
@@ -76,14 +76,6 @@ class Trajectory:
         if X.ndim != 3 or times.shape != (X.shape[0],) or energy.shape != times.shape:
             raise InputError(f"{path}: inconsistent shapes times {times.shape}, X {X.shape}, energy {energy.shape}")
         return cls(times=times, X=X, energy=energy, meta=meta)
-
-
-def _json_default(o):
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(type(o).__name__)
 
 
 def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np.ndarray:
@@ -227,22 +219,6 @@ def _energies(states, beta, kernel, normalization):
     return np.array([interaction_energy(Xk, beta, normalization=normalization) for Xk in states])
 
 
-def _integrate(field_fn, X0, t0, t_end, method, dt, save_every, save_times, rtol, atol, progress):
-    """Run the chosen integrator from (t0, X0); returns times, states and integrator statistics."""
-    if method == "adaptive":
-        h0 = None if dt is None else require_real(dt, "dt", minimum=0.0, strict_minimum=True)
-        times, states, st = integrate_adaptive(field_fn, X0, save_times, rtol=rtol, atol=atol, h0=h0,
-                                               progress=progress)
-        return times, states, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
-                               "field_evaluations": st.evaluations}
-    if dt is None:
-        raise InputError(f"method {method} needs a step dt")
-    dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
-    times, states = integrate_fixed(field_fn, X0, t_end, dt, method, save_every, progress=progress, t0=t0)
-    steps = max(1, int(np.ceil((t_end - t0) / dt - 1e-12)))
-    return times, states, {"steps": steps, "step": (t_end - t0) / steps}
-
-
 def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None] | None = None) -> Trajectory:
     """Continue a saved trajectory (a :class:`Trajectory` or the path of its ``.npz``) up to ``t_end``.
 
@@ -278,9 +254,10 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
         frames = max(1, int(round((t_end - t0) / spacing)))
         save_times = np.linspace(t0, t_end, frames + 1)
     started = _time.perf_counter()
-    times, states, stats = _integrate(field_fn, X0, t0, t_end, method, meta.get("dt"), int(meta.get("save_every", 1)),
-                                      save_times, float(meta.get("rtol") or 1e-9), float(meta.get("atol") or 1e-12),
-                                      progress)
+    times, states, stats = integrate(field_fn, X0, t_end, method, dt=meta.get("dt"), t0=t0,
+                                     save_every=int(meta.get("save_every", 1)), save_times=save_times,
+                                     rtol=float(meta.get("rtol") or 1e-9), atol=float(meta.get("atol") or 1e-12),
+                                     progress=progress)
     seconds = _time.perf_counter() - started
     norm = meta.get("energy_normalization", energy_normalization_for(beta))
     energy = _energies(states[1:], beta, kernel, norm)
@@ -362,17 +339,9 @@ def simulate(model: str, beta: float, t_end: float, *, n: int | None = None, d: 
         init = "given"
     field_fn, backend = select_field(model, beta, d, n, Q, K, V, time_unit=time_unit, backend=backend,
                                      kernel=kernel)
-    if method == "adaptive":
-        rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
-        atol = require_real(atol, "atol", minimum=0.0, strict_minimum=True)
-        save_times = output_times(save_times, t_end)
-    elif dt is None:
-        raise InputError(f"method {method} needs a step dt")
-    if dt is not None:
-        dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
     started = _time.perf_counter()
-    times, states, stats = _integrate(field_fn, X0, 0.0, t_end, method, dt, save_every, save_times, rtol, atol,
-                                      progress)
+    times, states, stats = integrate(field_fn, X0, t_end, method, dt=dt, save_every=save_every,
+                                     save_times=save_times, rtol=rtol, atol=atol, progress=progress)
     seconds = _time.perf_counter() - started
     norm = "kernel" if kernel is not None else energy_normalization_for(beta)
     identity = Q is None and K is None and V is None

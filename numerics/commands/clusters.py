@@ -1,7 +1,6 @@
 """``attnflow clusters FILE.npz``: eps-clusters over a saved trajectory, merge events, violations, staircase."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
+from ..provenance import StderrProgress
 from ..render import emit, table
 from ..verification import run_claim, select_claims
 
@@ -30,9 +31,10 @@ def run(args) -> int:
         emit(args, payload, table(rows, ["id", "claim", "source", "run"]))
         return 0
     runs = []
-    for c in claims:
-        r = run_claim(c)
-        runs.append(r)
+    progress = StderrProgress("verify", unit="claims ")  # silent unless the run takes more than 2 s
+    for k, c in enumerate(claims, 1):
+        runs.append(run_claim(c))
+        progress(k, len(claims))
     checks = [{"id": r.claim.id, "title": r.claim.title, "source": r.claim.source, "status": r.result.status,
                "measured": r.result.measured, "expected": r.result.expected, "tolerance": r.result.tolerance,
                "seconds": round(r.seconds, 3), "note": r.claim.note, "details": r.result.details} for r in runs]
