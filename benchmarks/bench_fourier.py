@@ -1,7 +1,7 @@
 """Benchmark of the O(n K) Fourier field on the circle against the direct O(n^2) field (issue 4).
 
 Run from the repository root:  python benchmarks/bench_fourier.py [--n 16384] [--beta 10] [--n-large 1000000]
-Prints one JSON object (see numerics.fourier.bench_fourier) and a summary on stderr.
+Prints one JSON object (see numerics.circle.fourier.bench_fourier) and a summary on stderr.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from numerics.fourier import bench_fourier  # noqa: E402
+from numerics.circle.fourier import bench_fourier  # noqa: E402
 
 
 def main(argv=None) -> int:

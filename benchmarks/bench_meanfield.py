@@ -12,8 +12,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from numerics.metastable import metastable_run  # noqa: E402
-from numerics.pde import solve_continuity_circle  # noqa: E402
+from numerics.meanfield.metastable import metastable_run  # noqa: E402
+from numerics.meanfield.pde import solve_continuity_circle  # noqa: E402
 from theory.meanfield import growth_rate_function  # noqa: E402
 
 

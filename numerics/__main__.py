@@ -1,6 +1,6 @@
 """``python -m numerics`` runs the ``attnflow`` command line."""
 import sys
 
-from .cli import main
+from numerics.cli import main
 
 sys.exit(main())

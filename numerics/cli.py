@@ -1,4 +1,5 @@
-"""The ``attnflow`` command line: parse, call the library, render. One module per subcommand.
+"""The ``attnflow`` command line: parse, call the library, render. One module per subcommand, kept in the
+``commands/`` folder of its area (``numerics/<area>/commands/<name>.py``) and discovered here.
 
 Exit codes: 0 success, 1 a verification failed, 2 bad input (one line on stderr starting with ``error:``).
 """
@@ -7,10 +8,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import pkgutil
 import sys
 
-from .errors import InputError
+from numerics.common.areas import area_modules
+from numerics.common.errors import InputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,9 +23,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _commands():
-    from . import commands
-
-    mods = [importlib.import_module(f"{commands.__name__}.{m.name}") for m in pkgutil.iter_modules(commands.__path__)]
+    """Every command module: ``numerics.<area>.commands.<name>`` defining ``NAME``, ``HELP``,
+    ``add_arguments(parser)`` and ``run(args) -> int`` (``ORDER`` sorts the help listing)."""
+    mods = [importlib.import_module(name) for name in area_modules("commands", package=True)]
     return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: getattr(m, "ORDER", 50))
 
 

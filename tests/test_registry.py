@@ -1,7 +1,7 @@
 """Every registered claim has a proofs_notes/ note, a source and a unique id; the registry is not empty."""
 from pathlib import Path
 
-from numerics.verification import all_claims
+from numerics.common.verification import all_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """The circle S^1: angle equations, the Kuramoto correspondence and the Bessel-Fourier form of the dynamics.
 
-Conventions (DESIGN.md section 2; GLPR arXiv 2312.10794): x_i = (cos theta_i, sin theta_i), tau_i =
+Conventions (docs/conventions.md; GLPR arXiv 2312.10794): x_i = (cos theta_i, sin theta_i), tau_i =
 (-sin theta_i, cos theta_i) the unit tangent, Q = K = V = I, the self-interaction j = i included.
 
 - Angle equations (:func:`angle_equation_derivation`): the sphere field v_i of ``sa``/``usa`` at d = 2 has normal
@@ -17,7 +17,7 @@ Conventions (DESIGN.md section 2; GLPR arXiv 2312.10794): x_i = (cos theta_i, si
   usa: omega_i = sum_k b_k Im(r_k e^{-ik theta_i}) = n dE_beta/dtheta_i,
   sa:  omega_i = usa / (I_0 + 2 sum_k I_k Re(r_k e^{-ik theta_i})).
 - Truncation (:func:`harmonics_for_tolerance_mp`): the reference (mpmath) version of the tail criterion used by
-  :func:`numerics.fourier.harmonics_for_tolerance`.
+  :func:`numerics.circle.fourier.harmonics_for_tolerance`.
 
 sympy and mpmath only.
 """
@@ -218,7 +218,7 @@ def generating_function_derivation(order: int = 8) -> Derivation:
     steps = (Step("exp series of (beta/2)(z + 1/z) through beta^order", lhs_t),
              Step("I_k(beta) = sum_m (beta/2)^{2m+|k|} / (m! (m+|k|)!), I_{-k} = I_k", rhs_t))
     return Derivation(f"generating function of I_k, Taylor coefficients through beta^{order}",
-                      "Watson, Theory of Bessel functions, 2.22 (modified form); DESIGN.md section 2",
+                      "Watson, Theory of Bessel functions, 2.22 (modified form); docs/conventions.md",
                       lhs_t, rhs_t, steps)
 
 
@@ -245,7 +245,7 @@ def fourier_series_derivations() -> list[Derivation]:
         lhs = sp.expand(cos_coef * factor)
         rhs = sp.expand(factor * bessel_series(kk, terms))
         out.append(Derivation(f"cos({kk}u) coefficient of e^beta cos u = {factor} I_{kk}(beta) (through beta^{order})",
-                              "DESIGN.md section 2, Fourier form on S^1", _truncate_in_beta(lhs, order),
+                              "docs/conventions.md, Fourier form on S^1", _truncate_in_beta(lhs, order),
                               _truncate_in_beta(rhs, order),
                               (Step("coefficient from e^{beta cos u} = sum_m beta^m cos^m u / m!", lhs),)))
     for kk in range(1, 5):
@@ -374,8 +374,8 @@ def tail_bound_mp(K: int, beta_value) -> mp.mpf:
 def harmonics_for_tolerance_mp(beta_value, tol, dps: int = 30, guard=1) -> int:
     """Smallest K >= 1 with 3 * tail_bound(K) <= guard * tol * I_0(|beta|) (reference, mpmath, unscaled).
 
-    guard = 1 is the usa criterion of :func:`numerics.fourier.harmonics_for_tolerance`; guard =
-    numerics.fourier.SA_DENOMINATOR_GUARD (1e-4) the sa criterion (sa error <= 3 tail / (Z_i/n) on the rows with
+    guard = 1 is the usa criterion of :func:`numerics.circle.fourier.harmonics_for_tolerance`; guard =
+    numerics.circle.fourier.SA_DENOMINATOR_GUARD (1e-4) the sa criterion (sa error <= 3 tail / (Z_i/n) on the rows with
     Z_i/n >= guard I_0; the other rows are computed directly)."""
     with mp.workdps(dps):
         x = abs(mp.mpf(beta_value))
@@ -418,7 +418,7 @@ def order_parameter_term_function():
     """Compiled ``terms(k, beta, theta, r_re, r_im, r_abs2) -> (sin_term, cos_term, energy_term)`` (broadcasting).
 
     The reference implementation (generated through :mod:`theory.codegen`) against which the hand-written O(n K)
-    Horner evaluation in :mod:`numerics.fourier` is tested.
+    Horner evaluation in :mod:`numerics.circle.fourier` is tested.
     """
     return codegen.compile_function(
         "circle_order_parameter_terms", (k, beta, theta, R_RE, R_IM, R_ABS2), order_parameter_terms(),
@@ -435,5 +435,5 @@ def circle_module_source() -> str:
               codegen.function_source("circle_order_parameter_terms", (k, beta, theta, R_RE, R_IM, R_ABS2),
                                       order_parameter_terms(),
                                       doc="Arguments: k, beta, theta, r_re, r_im, r_abs2.").source]
-    return codegen.module_source("Bessel-Fourier form of self-attention dynamics on the circle (attnflow issue 4).",
+    return codegen.module_source("Bessel-Fourier form of self-attention dynamics on the circle (attnflow).",
                                  chunks)

@@ -10,7 +10,7 @@ and the velocity of a particle x among particles y_1..y_n (x itself is one of th
     sa:   v(x) = P_x( N(x) / Z(x) ),   N(x) = sum_j w(x, y_j) V y_j,   Z(x) = sum_j w(x, y_j)
     usa:  v(x) = P_x( N(x) / n )
 
-(GLPR, arXiv 2312.10794, models SA and USA; DESIGN.md section 2). Everything here is written per pair or per
+(GLPR, arXiv 2312.10794, models SA and USA; docs/conventions.md). Everything here is written per pair or per
 particle, so expression size never grows with n; :func:`particle_field` is the explicit small-n path used as a
 cross-check. The overflow-safe form multiplies every weight by e^{-c} for a per-particle constant c: exact for
 ``sa`` (N/Z is unchanged, :func:`shift_invariance_derivation`), and for ``usa`` with c = beta it is the field in
@@ -116,7 +116,7 @@ def field_derivation(spec: ModelSpec, n: int = 2) -> Derivation:
     else:
         Z = sp.Integer(n)
     lhs = field_from_sums(spec, x, numerator, Z)
-    # Right side: a direct transcription of the table in DESIGN.md (matrix products, no helper of this module).
+    # Right side: a direct transcription of the table in docs/conventions.md (matrix products, no helper of this module).
     weights = [sp.exp(spec.beta * ((spec.Q * x).T * (spec.K * y))[0, 0]) for y in pts]
     raw = sum((w * (spec.V * y) for w, y in zip(weights, pts)), sp.zeros(spec.d, 1))
     raw = raw / (sum(weights) if spec.model == "sa" else n)

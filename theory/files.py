@@ -1,7 +1,7 @@
 """Atomic file writing (standard library only, so that both layers can use it).
 
 Outputs are written to a temporary file in the target's directory and renamed into place, so a reader never
-sees a half-written file and an interrupted run never leaves one behind (DESIGN.md, house style 12).
+sees a half-written file and an interrupted run never leaves one behind (docs/conventions.md, house style 12).
 """
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ below, general d in matrix form, checked symbolically at d = 1, 2):
               S = Sigma^{1/2} 2 (I + (I + 4 G)^{1/2})^{-1} Sigma^{1/2},  G = Sigma^{1/2} A Sigma A^T Sigma^{1/2}
               d alpha/dt = V alpha,  d Sigma/dt = V S A Sigma + Sigma A^T S V^T
 
-Note on the softmax mean: Gamma(x) = V(alpha + Sigma A x) (DESIGN.md) and d alpha/dt = V(I + Sigma A) alpha
-(LITERATURE.md) are the same statement: the mean velocity is E[Gamma(X)] = V(alpha + Sigma A alpha).
+Note on the softmax mean: Gamma(x) = V(alpha + Sigma A x) (docs/conventions.md) and d alpha/dt = V(I + Sigma A) alpha
+(docs/literature.md) are the same statement: the mean velocity is E[Gamma(X)] = V(alpha + Sigma A alpha).
 
 Every formula here is a :class:`theory.derivation.Derivation` that verifies itself; the right-hand sides are
 emitted as NumPy code through :mod:`theory.codegen` (:func:`moment_rhs_function`).

@@ -14,7 +14,7 @@ P_i = I - x_i x_i^T:
 These are derived here from the embedded-submanifold formulas of :mod:`theory.sphere` applied to one pair
 term, never typed in twice: :func:`pair_hessian_blocks` is the one place the blocks are written,
 :func:`hessian_derivation` proves them against the explicit small-n Hessian, :mod:`theory.structured` reduces
-them on symmetric configurations, and :mod:`numerics.hessian` assembles the same blocks from generated phi', phi''.
+them on symmetric configurations, and :mod:`numerics.critical.hessian` assembles the same blocks from generated phi', phi''.
 """
 from __future__ import annotations
 

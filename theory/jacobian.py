@@ -1,6 +1,6 @@
 """Jacobian of the attention fields at a fixed point, and why its unstable directions are the Hessian's.
 
-Fields (DESIGN.md, Q = K = V = I), with E = 1/(2 n^2) sum_{i,j} phi(s_ij), s_ij = <x_i, x_j>, phi' the weight:
+Fields (docs/conventions.md, Q = K = V = I), with E = 1/(2 n^2) sum_{i,j} phi(s_ij), s_ij = <x_i, x_j>, phi' the weight:
 
     usa: v_i = P_i (1/n) sum_j phi'(s_ij) x_j              = n grad_i E
     sa:  v_i = P_i sum_j phi'(s_ij) x_j / Z_i,  Z_i = sum_j phi'(s_ij)   = (n^2 / Z_i) grad_i E
@@ -18,7 +18,7 @@ have the same numbers of positive, zero and negative eigenvalues. So the unstabl
 rotation zero modes of H are zero modes of J. The rates themselves differ: eigenvalues of D^{1/2} H D^{1/2}.
 (``sa`` is thus the gradient ascent of E in the metric <u, w>_X = sum_i <u_i, w_i> / D_i, GLPR.)
 
-Verified by: critical.hessian-formula (exact here; finite differences of numerics.field in the numerics layer).
+Verified by: critical.hessian-formula (exact here; finite differences of numerics.core.field in the numerics layer).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Pair interaction kernels phi(s), s = <x, y>, and the energy they define.
 
-attnflow's energies are written at the level of the pair kernel (DESIGN.md, section 1):
+attnflow's energies are written at the level of the pair kernel (docs/conventions.md, section 1):
 
     E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>)        (self-interaction j = i included, as in GLPR)
 

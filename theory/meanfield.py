@@ -4,7 +4,7 @@ The continuity equation (GLPR, arXiv 2312.10794; BPA, arXiv 2410.23228)
 
     d rho/dt + div( rho X[rho] ) = 0,      rho a density w.r.t. the surface measure of S^{d-1},
 
-with the mean-field velocity (DESIGN.md section 2, Q = K = V = I, natural time unit)
+with the mean-field velocity (docs/conventions.md, Q = K = V = I, natural time unit)
 
     usa:  X[rho](x) = P_x int e^{beta<x,y>} y rho(y) dy            = grad_S (W * rho)(x)
     sa:   X[rho](x) = P_x int e^{beta<x,y>} y rho(y) dy / Z(x)     = grad_S (W * rho)(x) / (beta (W * rho)(x))
@@ -334,7 +334,7 @@ def circle_linearization_derivation(model: str) -> Derivation:
     """The S^1 path in Fourier modes: rho = 1/(2 pi) + eps cos(k th), velocity from the particle kernel.
 
     usa: v(th) = int e^{beta cos(ph-th)} sin(ph-th) rho(ph) d ph = d/d th (W * rho)(th), W(u) = e^{beta cos u}/beta
-    (DESIGN.md's d = 2 form); the Fourier multiplier of W is 2 pi I_k(beta)/beta (Funk-Hecke on S^1, Chebyshev
+    (docs/conventions.md's d = 2 form); the Fourier multiplier of W is 2 pi I_k(beta)/beta (Funk-Hecke on S^1, Chebyshev
     path). sa divides by Z = beta (W * rho). The identity proved: the first-order coefficient of
     -d/d th (rho v) equals lambda_k cos(k th), with lambda_k from :func:`growth_rate_expr` at d = 2.
     """

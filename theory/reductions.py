@@ -1,6 +1,6 @@
 """Exact reductions of the particle dynamics: the equiangular ODE and weighted clusters (sympy).
 
-Both are derived from the fields of DESIGN.md (GLPR arXiv 2312.10794) for any pair kernel phi (attention weight
+Both are derived from the fields of docs/conventions.md (GLPR arXiv 2312.10794) for any pair kernel phi (attention weight
 phi'(s), the exponential kernel giving e^{beta s}):
 
     usa  v_i = P_{x_i}((1/n) sum_j phi'(s_ij) x_j),      sa  v_i = P_{x_i}(sum_j phi'(s_ij) x_j / Z_i),

@@ -30,7 +30,7 @@ def _as_matrix(value, d: int, name: str) -> sp.ImmutableMatrix:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A self-attention model on the sphere S^{d-1} (DESIGN.md, section 2).
+    """A self-attention model on the sphere S^{d-1} (docs/conventions.md).
 
     Parameters
     ----------
@@ -54,7 +54,7 @@ class ModelSpec:
     Q: sp.ImmutableMatrix | None = field(default=None)
     K: sp.ImmutableMatrix | None = field(default=None)
     V: sp.ImmutableMatrix | None = field(default=None)
-    #: a user pair kernel phi(s) (issue 8); None means the attention kernel phi_beta(s) = (e^{beta s} - 1)/beta
+    #: a user pair kernel phi(s); None means the attention kernel phi_beta(s) = (e^{beta s} - 1)/beta
     kernel: PairKernel | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:

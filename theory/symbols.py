@@ -3,7 +3,7 @@
 Every derivation builds its expressions from the symbols defined here, so that two derivations of the same
 quantity can be compared term by term and stray symbols are caught (:func:`check_symbols`).
 
-Conventions (DESIGN.md, section 2): ``s`` is an inner product <x, y> of two unit vectors, ``beta`` the inverse
+Conventions (docs/conventions.md): ``s`` is an inner product <x, y> of two unit vectors, ``beta`` the inverse
 temperature (real, any sign), ``t`` time (depth), ``n`` the number of particles, ``theta`` an angle on S^1.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from numerics.cli import main
-from numerics.trajectory import simulate
+from numerics.core.trajectory import simulate
 from tests.cli.helpers import json_output as run_json
 
 

@@ -4,9 +4,9 @@ import json
 import pytest
 
 from numerics.cli import main
-from numerics.conjecture_catalogue import get_conjecture
-from numerics.conjectures import ConjectureResult, save_counterexample
-from numerics.configurations import circle_clusters
+from numerics.conjectures.catalogue import get_conjecture
+from numerics.conjectures.framework import ConjectureResult, save_counterexample
+from numerics.critical.configurations import circle_clusters
 
 
 def _json(capsys):

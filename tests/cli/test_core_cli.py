@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from numerics.cli import main
-from numerics.field import attention_field, interaction_energy
-from numerics.trajectory import Trajectory, uniform_sphere
+from numerics.core.field import attention_field, interaction_energy
+from numerics.core.trajectory import Trajectory, uniform_sphere
 from tests.cli.helpers import bad, run_json
 
 SIM_KEYS = {"out", "n", "d", "beta", "model", "method", "final_energy", "energy_monotone", "max_norm_error", "seconds"}

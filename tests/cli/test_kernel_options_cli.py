@@ -1,7 +1,7 @@
-"""--kernel / --param on simulate, critical, codegen and derive: user kernels end to end (issue 8).
+"""--kernel / --param on simulate, critical, codegen and derive: user kernels end to end.
 
 Two code paths must agree: the generated model module (theory.codegen with a user kernel) and the kernel field
-of numerics.kernel_field; simulate with --kernel follows the kernel field; critical reports use the kernel's
+of numerics.core.kernel_field; simulate with --kernel follows the kernel field; critical reports use the kernel's
 Hessian. Hostile kernel strings are rejected by the whitelist parser with exit 2 and one error line.
 """
 import importlib.util
@@ -9,11 +9,11 @@ import importlib.util
 import numpy as np
 import pytest
 
-from numerics.critical import critical_point_report
-from numerics.configurations import regular_polygon
-from numerics.integrators import integrate_fixed
-from numerics.kernel_field import kernel_energy, kernel_field, make_kernel_field
-from numerics.trajectory import Trajectory, uniform_sphere
+from numerics.critical.report import critical_point_report
+from numerics.critical.configurations import regular_polygon
+from numerics.core.integrators import integrate_fixed
+from numerics.core.kernel_field import kernel_energy, kernel_field, make_kernel_field
+from numerics.core.trajectory import Trajectory, uniform_sphere
 from theory.expression_parser import parse_kernel
 from tests.cli.helpers import bad, run_json
 

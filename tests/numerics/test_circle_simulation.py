@@ -1,10 +1,10 @@
-"""numerics.circle: angle integrators, order parameters, energy, circle simulations vs the sphere code."""
+"""numerics.circle.angles: angle integrators, order parameters, energy, circle simulations vs the sphere code."""
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numerics.circle import (
+from numerics.circle.angles import (
     circle_energy,
     initial_angles,
     kuramoto_order_parameter,
@@ -15,10 +15,10 @@ from numerics.circle import (
     sphere_angle_deviation,
     step_angle_layer,
 )
-from numerics.errors import InputError
-from numerics.field import interaction_energy, make_field
-from numerics.integrators import step_layer
-from numerics.trajectory import uniform_sphere
+from numerics.common.errors import InputError
+from numerics.core.field import interaction_energy, make_field
+from numerics.core.integrators import step_layer
+from numerics.core.trajectory import uniform_sphere
 
 
 def _circle(theta):
@@ -130,6 +130,6 @@ def test_circle_energy_negative_beta_clustered(beta, rng):
 @pytest.mark.slow
 def test_full_sphere_vs_angle_claim():
     # the default=False claim (t in [0, 20], n = 200, beta in {0, 1, 5}); about 35 s
-    from numerics.claims.circle import check_sphere_vs_angle
+    from numerics.circle.claims import check_sphere_vs_angle
     res = check_sphere_vs_angle()
     assert res.status == "passed", res.details

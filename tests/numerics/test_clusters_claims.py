@@ -1,7 +1,7 @@
 """The default clusters claims pass (slow: runs the same checks as `attnflow verify --only ...`)."""
 import pytest
 
-from numerics.verification import all_claims, run_claim
+from numerics.common.verification import all_claims, run_claim
 
 
 @pytest.mark.slow

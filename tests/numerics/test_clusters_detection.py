@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numerics.clusters import (canonical_labels, cluster_diameter, eps_graph_edges, find_clusters,
+from numerics.clusters.detection import (canonical_labels, cluster_diameter, eps_graph_edges, find_clusters,
                                geodesic_distance, single_linkage_labels)
-from numerics.errors import InputError
+from numerics.common.errors import InputError
 from tests.strategies import sphere_points
 
 

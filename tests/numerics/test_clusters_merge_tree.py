@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scipy.cluster.hierarchy import fcluster, is_valid_linkage
 
-from numerics.errors import InputError
-from numerics.merge_tree import merge_history, reintegrator_from_meta
-from numerics.reduced import two_cluster_merge_time
-from numerics.trajectory import simulate
+from numerics.common.errors import InputError
+from numerics.clusters.merge_tree import merge_history, reintegrator_from_meta
+from numerics.clusters.reduced import two_cluster_merge_time
+from numerics.core.trajectory import simulate
 
 
 def circle(angles):
@@ -120,7 +120,7 @@ def test_meta_without_parameters_rejected():
 
 
 def test_linkage_cut_at_each_frame_time_gives_that_frames_clusters():
-    from numerics.clusters import canonical_labels, find_clusters
+    from numerics.clusters.detection import canonical_labels, find_clusters
 
     traj = simulate("sa", 4.0, 300.0, n=10, d=2, seed=11, method="adaptive",
                     save_times=np.concatenate([[0.0], np.geomspace(0.1, 300.0, 40)]), rtol=1e-9, atol=1e-11)

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from numerics.errors import InputError
-from numerics.field import attention_field
-from numerics.integrators import integrate_adaptive
-from numerics.merge_tree import merge_history
-from numerics.reduced import (closest_pair_order, compare_merges, expand_reduced, make_reduced_field,
+from numerics.common.errors import InputError
+from numerics.core.field import attention_field
+from numerics.core.integrators import integrate_adaptive
+from numerics.clusters.merge_tree import merge_history
+from numerics.clusters.reduced import (closest_pair_order, compare_merges, expand_reduced, make_reduced_field,
                               predict_merges, reduce_configuration, two_cluster_laplace, two_cluster_merge_time)
-from numerics.trajectory import simulate, uniform_sphere
+from numerics.core.trajectory import simulate, uniform_sphere
 
 
 @pytest.mark.parametrize("model", ["sa", "usa"])

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from numerics.errors import InputError
-from numerics.field import interaction_energy
-from numerics.reduced import expand_reduced
-from numerics.staircase import detect_plateaus, energy_staircase, normalized_energies, plateau_deviation
+from numerics.common.errors import InputError
+from numerics.core.field import interaction_energy
+from numerics.clusters.reduced import expand_reduced
+from numerics.clusters.staircase import detect_plateaus, energy_staircase, normalized_energies, plateau_deviation
 
 
 def test_detect_plateaus_on_a_synthetic_staircase():

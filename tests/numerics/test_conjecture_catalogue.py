@@ -4,9 +4,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from numerics.conjecture_catalogue import SMOOTH_STEP, catalogue, landscape_outcome, no_spurious_maximum
-from numerics.configurations import circle_clusters, regular_polygon
-from numerics.trajectory import uniform_sphere
+from numerics.conjectures.catalogue import SMOOTH_STEP, catalogue, landscape_outcome, no_spurious_maximum
+from numerics.critical.configurations import circle_clusters, regular_polygon
+from numerics.core.trajectory import uniform_sphere
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,7 +53,7 @@ def test_smooth_step_kernel_has_a_spurious_pentagon():
 
 
 def test_sphere_simplex_is_a_saddle():
-    from numerics.configurations import simplex
+    from numerics.critical.configurations import simplex
 
     v = _verdict({"beta": 1.0, "X0": simplex(3)})
     assert v.holds is True
@@ -65,7 +65,7 @@ def test_sphere_simplex_is_a_saddle():
 def test_search_finds_negative_beta_counterexample():
     from dataclasses import replace
 
-    from numerics.conjecture_catalogue import circle_landscape_conjecture
+    from numerics.conjectures.catalogue import circle_landscape_conjecture
 
     c = replace(circle_landscape_conjecture(-1.6, -0.8), shrink_budget=5)
     r = c.run(max_examples=30, seed=0)

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from numerics.integrators import integrate_adaptive
-from numerics.kernel_field import make_kernel_field
+from numerics.core.integrators import integrate_adaptive
+from numerics.core.kernel_field import make_kernel_field
 from theory import symbols as sym
 from theory.codegen import compile_function
 from theory.expression_parser import parse_kernel

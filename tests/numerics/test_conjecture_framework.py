@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from numerics.conjectures import Conjecture, Verdict, decode, encode, load_counterexample, replay
-from numerics.errors import InputError
+from numerics.conjectures.catalogue import replay
+from numerics.conjectures.framework import Conjecture, Verdict, decode, encode, load_counterexample
+from numerics.common.errors import InputError
 
 
 def _toy(threshold=50, **kw):

@@ -4,17 +4,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numerics.errors import InputError
-from numerics.field import attention_field, interaction_energy
-from numerics.integrators import renormalize
-from numerics.kernel_field import (
+from numerics.common.errors import InputError
+from numerics.core.field import attention_field, interaction_energy
+from numerics.core.integrators import renormalize
+from numerics.core.kernel_field import (
     compile_kernel,
     kernel_energy,
     kernel_field,
     kernel_riemannian_gradient,
 )
-from numerics import hessian
-from numerics.trajectory import uniform_sphere
+from numerics.critical import hessian
+from numerics.core.trajectory import uniform_sphere
 from theory.expression_parser import parse_kernel
 from theory.kernels import exponential_kernel
 
@@ -64,7 +64,7 @@ def test_gradient_taylor_remainder_has_slope_two(text, params):
 
 @pytest.mark.parametrize("text, params", KERNELS)
 def test_energy_and_gradient_agree_with_numerics_hessian(text, params):
-    """Second code path: numerics.hessian (issue 3) compiles the substituted kernel independently."""
+    """Second code path: numerics.critical.hessian compiles the substituted kernel independently."""
     kernel = parse_kernel(text, params)
     X = uniform_sphere(5, 4, 11)
     np.testing.assert_allclose(kernel_riemannian_gradient(X, kernel, 0.9), hessian.riemannian_gradient(X, 0.9, kernel),

@@ -1,10 +1,10 @@
-"""Public strategies of numerics.strategies: unit rows, the promised structure, and usable in @given."""
+"""Public strategies of numerics.conjectures.strategies: unit rows, the promised structure, and usable in @given."""
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numerics import strategies as S
-from numerics.hessian import relative_residual
+from numerics.conjectures import strategies as S
+from numerics.critical.hessian import relative_residual
 from theory.kernels import PairKernel
 
 

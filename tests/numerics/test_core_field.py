@@ -1,4 +1,4 @@
-"""numerics.field against a naive n x n reference; blocking, overflow, memory; properties of claims 1 and 3."""
+"""numerics.core.field against a naive n x n reference; blocking, overflow, memory; properties of claims 1 and 3."""
 import tracemalloc
 
 import numpy as np
@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numerics.errors import InputError
-from numerics.field import attention_field, block_rows, interaction_energy, make_field
-from numerics.trajectory import uniform_sphere
+from numerics.common.errors import InputError
+from numerics.core.field import attention_field, block_rows, interaction_energy, make_field
+from numerics.core.trajectory import uniform_sphere
 from tests.strategies import betas, models, sphere_points
 
 
 def naive_field(X, beta, model, Q=None, K=None, V=None, time_unit="natural"):
-    """Direct transcription of DESIGN.md's table with a full n x n matrix (small n only)."""
+    """Direct transcription of docs/conventions.md's table with a full n x n matrix (small n only)."""
     n, d = X.shape
     Q, K, V = (np.eye(d) if M is None else M for M in (Q, K, V))
     S = (X @ Q.T) @ (X @ K.T).T  # S_ij = <Q x_i, K x_j>

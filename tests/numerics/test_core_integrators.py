@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from numerics.errors import InputError
-from numerics.field import make_field
-from numerics.integrators import integrate_adaptive, integrate_fixed, observed_order, step_layer, step_rk4
-from numerics.trajectory import uniform_sphere
+from numerics.common.errors import InputError
+from numerics.core.field import make_field
+from numerics.core.integrators import integrate_adaptive, integrate_fixed, observed_order, step_layer, step_rk4
+from numerics.core.trajectory import uniform_sphere
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,10 @@ import types
 import numpy as np
 import pytest
 
-from numerics.errors import InputError
-from numerics.field import attention_field, make_field
-from numerics.trajectory import Trajectory, load_initial, resume, select_field, simulate, uniform_sphere
+from numerics.common.errors import InputError
+from numerics.core.field import attention_field, make_field
+from numerics.core.model import Model
+from numerics.core.trajectory import Trajectory, load_initial, resume, simulate, uniform_sphere
 
 
 def test_save_load_round_trip(tmp_path):
@@ -54,8 +55,8 @@ def test_energy_rate_matches_identity():
 
 
 def test_fourier_backend_missing(monkeypatch):
-    """Without numerics.fourier: 'fourier' is an input error, 'auto' silently uses the direct sums."""
-    monkeypatch.setitem(sys.modules, "numerics.fourier", None)  # makes the import fail like a missing module
+    """Without numerics.circle.fourier: 'fourier' is an input error, 'auto' silently uses the direct sums."""
+    monkeypatch.setitem(sys.modules, "numerics.circle.fourier", None)  # makes the import fail like a missing module
     with pytest.raises(InputError, match="fourier backend not available"):
         simulate("sa", 1.0, 0.1, n=5, d=2, seed=0, dt=0.05, backend="fourier")
     tr = simulate("sa", 1.0, 0.1, n=5, d=2, seed=0, dt=0.05, backend="auto")
@@ -64,7 +65,7 @@ def test_fourier_backend_missing(monkeypatch):
 
 def test_fourier_backend_selection_with_a_stub(monkeypatch):
     calls = []
-    stub = types.ModuleType("numerics.fourier")
+    stub = types.ModuleType("numerics.circle.fourier")
 
     def make_fourier_field(beta, model, *, tol=1e-12, time_unit="natural"):
         calls.append((beta, model, time_unit))
@@ -72,14 +73,14 @@ def test_fourier_backend_selection_with_a_stub(monkeypatch):
 
     stub.make_fourier_field = make_fourier_field
     stub.fourier_is_faster = lambda n, beta: n >= 100
-    monkeypatch.setitem(sys.modules, "numerics.fourier", stub)
-    assert select_field("sa", 1.0, 2, 500)[1] == "fourier"
-    assert select_field("sa", 1.0, 2, 50)[1] == "direct"
-    assert select_field("sa", 1.0, 3, 500)[1] == "direct"
-    assert select_field("sa", 1.0, 2, 500, V=2 * np.eye(2))[1] == "direct"
-    assert select_field("sa", 1.0, 2, 500, Q=np.eye(2))[1] == "fourier"
+    monkeypatch.setitem(sys.modules, "numerics.circle.fourier", stub)
+    assert Model("sa", 1.0).vector_field(500, 2)[1] == "fourier"
+    assert Model("sa", 1.0).vector_field(50, 2)[1] == "direct"
+    assert Model("sa", 1.0).vector_field(500, 3)[1] == "direct"
+    assert Model("sa", 1.0, V=2 * np.eye(2)).vector_field(500, 2)[1] == "direct"
+    assert Model("sa", 1.0, Q=np.eye(2)).vector_field(500, 2)[1] == "fourier"
     with pytest.raises(InputError, match="d = 2"):
-        select_field("sa", 1.0, 3, 5, backend="fourier")
+        Model("sa", 1.0).vector_field(5, 3, backend="fourier")
     tr = simulate("usa", 1.0, 0.1, n=5, d=2, seed=0, dt=0.05, backend="fourier")
     assert tr.meta["backend"] == "fourier" and calls[-1] == (1.0, "usa", "natural")
 

@@ -1,9 +1,9 @@
-"""numerics.configurations: structured families, masses, files and impossible requests."""
+"""numerics.critical.configurations: structured families, masses, files and impossible requests."""
 import numpy as np
 import pytest
 
-from numerics.configurations import build_configuration, circle_clusters, orthoplex, simplex, simplex_vertices
-from numerics.errors import InputError
+from numerics.critical.configurations import build_configuration, circle_clusters, orthoplex, simplex, simplex_vertices
+from numerics.common.errors import InputError
 
 
 @pytest.mark.parametrize("d", [2, 3, 6])

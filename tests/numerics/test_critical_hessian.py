@@ -1,15 +1,15 @@
-"""numerics.hessian: generated blocks vs sympy, Taylor slope 3, invariances, structured closed forms."""
+"""numerics.critical.hessian: generated blocks vs sympy, Taylor slope 3, invariances, structured closed forms."""
 import numpy as np
 import pytest
 import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numerics.claims.critical import taylor_slope
-from numerics.configurations import circle_clusters, orthoplex, simplex
-from numerics.errors import InputError
-from numerics.hessian import hessian_spectrum, relative_residual, riemannian_hessian_tangent, tangent_basis
-from numerics.trajectory import uniform_sphere
+from numerics.critical.claims import taylor_slope
+from numerics.critical.configurations import circle_clusters, orthoplex, simplex
+from numerics.common.errors import InputError
+from numerics.critical.hessian import hessian_spectrum, relative_residual, riemannian_hessian_tangent, tangent_basis
+from numerics.core.trajectory import uniform_sphere
 from tests.strategies import betas, sphere_points
 from theory import symbols as sym
 from theory.hessian import closed_form_riemannian_hessian

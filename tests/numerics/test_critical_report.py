@@ -1,16 +1,16 @@
-"""numerics.critical and numerics.riemannian_newton: classification, symmetry accounting, rates, Newton."""
+"""numerics.critical.report and numerics.critical.newton: classification, symmetry accounting, rates, Newton."""
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numerics.claims.critical import jacobian_fd_error
-from numerics.configurations import circle_clusters, orthoplex, regular_polygon, simplex, synchronized
-from numerics.critical import critical_point_report, orbit_tangent_basis
-from numerics.errors import InputError
-from numerics.hessian import relative_residual, tangent_basis
-from numerics.riemannian_newton import find_critical_points, gram_signature, riemannian_newton
-from numerics.trajectory import uniform_sphere
+from numerics.critical.claims import jacobian_fd_error
+from numerics.critical.configurations import circle_clusters, orthoplex, regular_polygon, simplex, synchronized
+from numerics.critical.report import critical_point_report, orbit_tangent_basis
+from numerics.common.errors import InputError
+from numerics.critical.hessian import relative_residual, tangent_basis
+from numerics.critical.newton import find_critical_points, gram_signature, riemannian_newton
+from numerics.core.trajectory import uniform_sphere
 
 
 @pytest.mark.parametrize("d", [2, 3, 5])
@@ -74,8 +74,8 @@ def test_jacobian_matches_finite_differences_of_the_field(model):
 
 def test_inertia_of_jacobian_equals_hessian():
     """J = D H has the same numbers of positive/negative eigenvalues as H (Sylvester)."""
-    from numerics.critical import linearized_jacobian
-    from numerics.hessian import riemannian_hessian_tangent
+    from numerics.critical.report import linearized_jacobian
+    from numerics.critical.hessian import riemannian_hessian_tangent
 
     X = circle_clusters(3, masses=[3, 1, 2])
     X, beta = riemannian_newton(X, 2.0).X, 2.0

@@ -1,4 +1,4 @@
-"""numerics.gaussian: moment ODE vs quadrature and generated code, solver, closed forms, particles."""
+"""numerics.gaussian.solutions: moment ODE vs quadrature and generated code, solver, closed forms, particles."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.linalg import expm
 
-from numerics import gaussian as NG
-from numerics.errors import InputError
+from numerics.gaussian import solutions as NG
+from numerics.common.errors import InputError
 from theory import gaussian as TG
 
 

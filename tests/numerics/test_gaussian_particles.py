@@ -1,9 +1,9 @@
-"""numerics.gaussian particle system: attention matrices, Sinkhorn, causal mask, comparison with the closure."""
+"""numerics.gaussian.solutions particle system: attention matrices, Sinkhorn, causal mask, comparison with the closure."""
 import numpy as np
 import pytest
 
-from numerics import gaussian as NG
-from numerics.errors import InputError
+from numerics.gaussian import solutions as NG
+from numerics.common.errors import InputError
 
 A = np.array([[0.8, 0.3], [-0.2, 0.5]])
 V = np.array([[1.0, 0.2], [-0.3, 0.8]])

@@ -1,12 +1,12 @@
-"""numerics.growth: log-amplitude fits, power spectra, particle growth rates."""
+"""numerics.meanfield.growth: log-amplitude fits, power spectra, particle growth rates."""
 import numpy as np
 import pytest
 from scipy import special
 
-from numerics.errors import InputError
-from numerics.growth import (circle_order_parameters, degree_power_spectrum, fit_log_growth, linear_window,
+from numerics.common.errors import InputError
+from numerics.meanfield.growth import (circle_order_parameters, degree_power_spectrum, fit_log_growth, linear_window,
                              particle_growth_rates_circle, zonal_profile_sums)
-from numerics.trajectory import uniform_sphere
+from numerics.core.trajectory import uniform_sphere
 
 
 def test_fit_recovers_exact_exponentials_and_window():

@@ -1,9 +1,9 @@
-"""numerics.metastable: gap clustering and the metastable count."""
+"""numerics.meanfield.metastable: gap clustering and the metastable count."""
 import numpy as np
 import pytest
 
-from numerics.errors import InputError
-from numerics.metastable import count_clusters_by_gaps, metastable_experiment
+from numerics.common.errors import InputError
+from numerics.meanfield.metastable import count_clusters_by_gaps, metastable_experiment
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 8])

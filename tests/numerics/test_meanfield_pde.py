@@ -1,13 +1,13 @@
-"""numerics.pde: the S^1 continuity-equation solver (stationarity, linearisation, conservation, rates)."""
+"""numerics.meanfield.pde: the S^1 continuity-equation solver (stationarity, linearisation, conservation, rates)."""
 import math
 
 import numpy as np
 import pytest
 from scipy import special
 
-from numerics.errors import InputError
-from numerics.growth import pde_growth_rates, predicted_rates
-from numerics.pde import CircleContinuityOperator, solve_continuity_circle
+from numerics.common.errors import InputError
+from numerics.meanfield.growth import pde_growth_rates, predicted_rates
+from numerics.meanfield.pde import CircleContinuityOperator, solve_continuity_circle
 
 GRID = 128
 

@@ -1,8 +1,8 @@
-"""The truncation bound of the Fourier series (mpmath reference vs numerics.fourier)."""
+"""The truncation bound of the Fourier series (mpmath reference vs numerics.circle.fourier)."""
 import mpmath as mp
 import pytest
 
-from numerics.fourier import harmonics_for_tolerance
+from numerics.circle.fourier import harmonics_for_tolerance
 from theory.circle import amos_ratio_bound, harmonics_for_tolerance_mp, tail_bound_mp, truncation_error_bound_mp
 
 
@@ -30,7 +30,7 @@ def test_numeric_harmonics_match_mpmath_reference(b, tol):
 
 @pytest.mark.parametrize("b", [0.5, 10.0, 100.0, -3.0])
 def test_sa_harmonics_match_mpmath_reference(b):
-    from numerics.fourier import SA_DENOMINATOR_GUARD
+    from numerics.circle.fourier import SA_DENOMINATOR_GUARD
     K = harmonics_for_tolerance(b, 1e-12, model="sa")
     assert abs(K - harmonics_for_tolerance_mp(b, 1e-12, guard=SA_DENOMINATOR_GUARD)) <= 1
     assert K >= harmonics_for_tolerance(b, 1e-12)

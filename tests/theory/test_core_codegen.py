@@ -9,9 +9,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.field import attention_field, interaction_energy
-from numerics.taylor import fitted_slope, tangent_direction, taylor_remainders
-from numerics.trajectory import uniform_sphere
+from numerics.core.field import attention_field, interaction_energy
+from numerics.core.taylor import fitted_slope, tangent_direction, taylor_remainders
+from numerics.core.trajectory import uniform_sphere
 from theory.codegen import exprel, function_source, generate_model, model_key, write_model_module
 from theory.energy import empirical_energy
 from theory.fields import explicit_field

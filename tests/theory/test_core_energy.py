@@ -92,7 +92,7 @@ def test_mean_field_normalisation_on_the_circle():
     import mpmath
     import numpy as np
 
-    from numerics.field import interaction_energy
+    from numerics.core.field import interaction_energy
 
     beta = 1.7
     with mpmath.workdps(30):

@@ -42,7 +42,7 @@ def test_sa_denominator_drops_out():
 
 
 def test_a_wrong_rate_is_caught():
-    """The verification can fail: twice DESIGN.md's S^1 rate is rejected."""
+    """The verification can fail: twice docs/conventions.md's S^1 rate is rejected."""
     good = mf.circle_linearization_derivation("usa")
     bad = Derivation("wrong", "test", good.lhs, 2 * good.rhs)
     assert bad.verify(simplify=True).status == "failed"

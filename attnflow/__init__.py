@@ -1,0 +1,68 @@
+"""attnflow: the mathematics of transformers as interacting particle systems, derived, simulated and checked.
+
+The public API is re-exported here once, lazily (a name's module is imported on first use, so that
+import attnflow stays fast and does not import SymPy)::
+
+    import attnflow as af
+    model = af.Model("sa", beta=4.0)
+    traj = af.simulate(model, af.uniform_sphere(64, 3, seed=0), 10.0, solver=af.Solver("rk4", dt=0.05))
+
+af.theory is the symbolic layer (SymPy derivations, code generation); af.numerics the numerical one.
+"""
+from __future__ import annotations
+
+import importlib
+from importlib import metadata as _metadata
+
+try:
+    __version__ = _metadata.version("attnflow")
+except _metadata.PackageNotFoundError:  # running from a source tree that was not installed
+    __version__ = "0+unknown"
+
+#: module -> the public names it provides
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "numerics.core.model": ("BACKENDS", "Model", "SaveAt", "Solver",),
+    "numerics.circle.angles": ("circle_energy", "CircleTrajectory", "kuramoto_order_parameter", "make_angle_field", "order_parameters", "simulate_circle",),
+    "numerics.circle.fourier": ("fourier_angle_velocity", "fourier_is_faster", "harmonics_for_tolerance", "make_fourier_field",),
+    "numerics.clusters.detection": ("Clusters", "find_clusters", "geodesic_distance", "single_linkage_labels",),
+    "numerics.clusters.merge_tree": ("merge_history", "MergeEvent", "MergeHistory", "reintegrator", "reintegrator_from_meta", "Violation",),
+    "numerics.clusters.reduced": ("closest_pair_order", "compare_merges", "expand_reduced", "make_reduced_field", "MergePrediction", "predict_merges", "reduce_configuration", "two_cluster_laplace", "two_cluster_merge_time",),
+    "numerics.clusters.staircase": ("detect_plateaus", "energy_staircase", "normalized_energies", "Plateau",),
+    "numerics.common.errors": ("InputError",),
+    "numerics.common.verification": ("all_claims", "CheckResult", "claim",),
+    "numerics.conjectures.framework": ("Conjecture", "ConjectureResult", "load_counterexample", "save_counterexample", "Verdict",),
+    "numerics.conjectures.catalogue": ("replay",),
+    "numerics.core.field": ("attention_field", "interaction_energy", "make_field",),
+    "numerics.core.integrators": ("integrate_adaptive", "integrate_fixed", "METHODS", "observed_order", "renormalize", "step_layer", "step_rk4",),
+    "numerics.core.kernel_field": ("compile_kernel", "kernel_energy", "kernel_field", "kernel_riemannian_gradient", "make_kernel_field",),
+    "numerics.core.taylor": ("fitted_slope", "tangent_direction", "taylor_remainders",),
+    "numerics.critical.configurations": ("build_configuration", "circle_clusters", "orthoplex", "regular_polygon", "simplex", "synchronized",),
+    "numerics.critical.hessian": ("hessian_spectrum", "relative_residual", "riemannian_hessian_tangent", "tangent_basis",),
+    "numerics.critical.newton": ("find_critical_points", "gram_signature", "riemannian_newton",),
+    "numerics.critical.report": ("closed_form_spectrum", "critical_point_report", "CriticalPointReport", "linearized_jacobian", "orbit_tangent_basis",),
+    "numerics.gaussian.solutions": ("compare_particles_to_ode", "gaussian_attention", "layer_gaussian_map", "moment_rhs", "particle_velocity", "simulate_particles", "sinkhorn_conditional_covariance", "softmax_blowup_time", "softmax_identity_value_closed_form", "softmax_low_rank_limit", "solve_moment_ode", "velocity_by_quadrature",),
+    "numerics.meanfield.growth": ("degree_power_spectrum", "particle_growth_rates_circle", "particle_growth_rates_sphere", "pde_growth_rates",),
+    "numerics.meanfield.metastable": ("count_clusters_by_gaps", "metastable_experiment",),
+    "numerics.meanfield.pde": ("solve_continuity_circle",),
+    "numerics.core.trajectory": ("initial_state", "load_attention_matrices", "load_initial", "resume", "simulate",
+                                 "simulate_keywords", "Trajectory", "uniform_sphere",),
+}
+
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE, key=str.lower) + ["numerics", "theory", "__version__"]
+
+
+def __getattr__(name: str):
+    if name in ("theory", "numerics"):
+        return importlib.import_module(name)
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module 'attnflow' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # cache: the next access is a plain attribute
+    return value
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,68 @@
+"""``attnflow bench``: speed of the field kernels, measured in one process against in-process references.
+
+Suites: ``field`` times attention_field at n = 4096 against the floor (one Gram GEMM, one exp pass, one GEMM);
+``fourier`` times the O(n K) circle field against the direct O(n^2) field (n = 16384, beta = 10) and one
+evaluation at n = 10^6. ``all`` (default) runs both.
+"""
+from __future__ import annotations
+
+from numerics.bench.field_floor import benchmark_field
+from numerics.common.errors import require_int
+from numerics.common.render import emit, table
+
+NAME = "bench"
+ORDER = 26
+HELP = "time attention_field against its GEMM + exp + GEMM floor, and the circle Fourier field against direct"
+
+#: targets for the Fourier field (proofs_notes/circle-fourier-field.md)
+FOURIER_MIN_SPEEDUP = 50.0
+FOURIER_MAX_RELATIVE_ERROR = 1e-12
+FOURIER_LARGE_MAX_SECONDS = 1.0
+
+
+def add_arguments(p):
+    p.add_argument("--suite", choices=("field", "fourier", "all"), default="all",
+                   help="which benchmarks to run (default all)")
+    p.add_argument("--n", type=int, default=4096, help="particles for the field suite (default 4096)")
+    p.add_argument("--repeats", type=int, default=5, help="timing repeats, the minimum is kept (default 5)")
+    p.add_argument("--model", choices=("sa", "usa"), default="sa", help="model of the field suite (default sa)")
+    p.add_argument("--fourier-n", type=int, default=16384, help="particles for the Fourier comparison (16384)")
+    p.add_argument("--fourier-large-n", type=int, default=1_000_000,
+                   help="particles for the single large Fourier evaluation (default 10^6)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args) -> int:
+    payload, parts = {}, []
+    if args.suite in ("field", "all"):
+        rows = benchmark_field(n=args.n, repeats=args.repeats, model=args.model)
+        payload["results"] = rows
+        text = table([(r["n"], r["d"], f"{1e3 * r['field_seconds']:.1f} ms", f"{1e3 * r['floor_seconds']:.1f} ms",
+                       f"{r['ratio']:.2f}x", f"{r['target']}x" if r["target"] else "-", r["within_target"])
+                      for r in rows],
+                     ["n", "d", "attention_field", "floor", "ratio", "target", "met"])
+        text += ("\nfloor = one Gram GEMM + one exp pass over n x n + one (n x n)(n x d) GEMM, same process; "
+                 "times are the minimum of the repeats")
+        parts.append(text)
+    if args.suite in ("fourier", "all"):
+        from numerics.circle.fourier import bench_fourier
+
+        n = require_int(args.fourier_n, "fourier-n", minimum=2)
+        n_large = require_int(args.fourier_large_n, "fourier-large-n", minimum=2)
+        report = bench_fourier(n=n, beta=10.0, n_large=n_large, repeats=min(args.repeats, 3))
+        for r in report["models"].values():
+            r["within_target"] = (r["speedup"] >= FOURIER_MIN_SPEEDUP
+                                  and r["relative_error"] <= FOURIER_MAX_RELATIVE_ERROR)
+        big = report["large"]
+        big["within_target"] = big["fourier_seconds"] < FOURIER_LARGE_MAX_SECONDS
+        payload["fourier"] = report
+        rows = [(m, report["n"], r["harmonics"], f"{r['direct_seconds']:.3f} s", f"{1e3 * r['fourier_seconds']:.2f} ms",
+                 f"{r['speedup']:.0f}x", f"{r['relative_error']:.1e}", f">= {FOURIER_MIN_SPEEDUP:g}x, <= 1e-12", r["within_target"])
+                for m, r in report["models"].items()]
+        text = table(rows, ["model", "n", "K", "direct", "fourier", "speed-up", "rel. error", "target", "met"])
+        text += (f"\nfourier at n = {big['n']} (sa, K = {big['harmonics']}): {big['fourier_seconds']:.3f} s per "
+                 f"evaluation (target < {FOURIER_LARGE_MAX_SECONDS:g} s, met: {'yes' if big['within_target'] else 'no'}); "
+                 "beta = 10, usa in the rescaled unit")
+        parts.append(text)
+    emit(args, payload, "\n\n".join(parts))
+    return 0

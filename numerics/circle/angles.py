@@ -1,0 +1,321 @@
+"""Self-attention dynamics on the circle in angle form: integrators, order parameters, energy, simulations.
+
+On S^1 (d = 2), x_i = (cos theta_i, sin theta_i) and the ``sa``/``usa`` dynamics are the angle equations
+d theta_i/dt = omega_i(theta) (:mod:`theory.circle`; at beta = 0 the Kuramoto model with identical frequencies and
+coupling 1). The angle velocity comes from the O(n K) Fourier series (:mod:`numerics.circle.fourier`, default) or from
+the direct O(n^2) sphere field (:func:`numerics.core.field.attention_field`, as a cross-check).
+
+Integrators (the methods of :mod:`numerics.core.integrators`, in angle coordinates):
+
+- ``layer``: the transformer layer x <- (x + h v)/|x + h v| written in angles. Since v_i = omega_i tau_i,
+  x_i + h v_i has angle theta_i + arctan(h omega_i): theta <- theta + arctan(h omega(theta)). This is the same
+  map as :func:`numerics.core.integrators.step_layer` on the circle (no approximation).
+- ``rk4``: classical Runge-Kutta on theta (the angle equations are an ODE on the flat torus; nothing to
+  renormalise).
+- ``adaptive``: Dormand-Prince 5(4), :func:`numerics.core.integrators.integrate_adaptive` without projection, hitting
+  every save time exactly.
+
+Angles are kept unwrapped (continuous in time); wrap with ``np.angle(np.exp(1j * theta))`` when needed.
+"""
+from __future__ import annotations
+
+import math
+import time as _time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import special
+
+from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
+from numerics.core.field import MODELS, TIME_UNITS, attention_field, interaction_energy
+from numerics.circle.fourier import _Coefficients, _order_parameters, harmonics_for_tolerance
+from numerics.core.integrators import METHODS, integrate, step_rk4
+from numerics.common.provenance import package_versions
+from numerics.core.trajectory import GLPR_ENERGY_MAX_BETA, energy_normalization_for, uniform_sphere
+
+BACKENDS = ("fourier", "direct")
+#: circle_energy falls back to the direct O(n^2) sum when its rounding estimate exceeds this relative accuracy
+#: (only possible for beta < 0, where the Bessel weights alternate in sign), up to this many particles
+ENERGY_RELATIVE_ACCURACY = 1e-12
+ENERGY_DIRECT_MAX_N = 4096
+AngleField = Callable[[np.ndarray], np.ndarray]
+
+
+# -- order parameters and energy ---------------------------------------------------------------------------------
+def order_parameters(theta, harmonics: int) -> np.ndarray:
+    """r_k = (1/n) sum_j e^{i k theta_j} for k = 1..harmonics (complex array).
+
+    |r_1| is the Kuramoto order parameter (1 iff all angles coincide). Verified by: circle.energy-order-parameters.
+    """
+    theta = require_finite_array(theta, "theta", ndim=1)
+    harmonics = require_int(harmonics, "harmonics", minimum=1)
+    if theta.size < 1:
+        raise InputError("theta must hold at least one angle, got an empty array")
+    return _order_parameters(np.exp(1j * theta), harmonics)
+
+
+def kuramoto_order_parameter(theta) -> np.ndarray:
+    """|r_1| = |(1/n) sum_j e^{i theta_j}| over the last axis (theta of shape (n,) or (m, n))."""
+    theta = require_finite_array(theta, "theta")
+    return np.abs(np.exp(1j * theta).mean(axis=-1))
+
+
+def _half_i0_minus_one_over_beta(beta: float) -> float:
+    """(I_0(beta) - 1) / (2 beta) without cancellation: power series for |beta| < 1/2, else direct."""
+    if beta == 0.0:
+        return 0.0
+    if abs(beta) < 0.5:
+        # sum_{m>=1} (beta/2)^{2m} / (m!)^2 / (2 beta); 12 terms: (1/4)^24 / (12!)^2 ~ 1e-31 relative
+        q = (beta / 2.0) ** 2
+        term, total = 1.0, 0.0
+        for m in range(1, 13):
+            term *= q / (m * m)
+            total += term
+        return total / (2.0 * beta)
+    return (float(special.ive(0, beta)) * math.exp(abs(beta)) - 1.0) / (2.0 * beta)
+
+
+def circle_energy(theta, beta: float, *, normalization: str = "glpr", tol: float = 1e-12) -> float:
+    """Interaction energy on the circle from the order parameters, O(n K).
+
+    ``glpr``: E_beta = (I_0(beta) - 1)/(2 beta) + sum_{k>=1} (I_k(beta)/beta) |r_k|^2 (= (1/(2 beta n^2))
+    sum_{ij} (e^{beta cos(theta_i - theta_j)} - 1), GLPR's energy minus 1/(2 beta); |r_1|^2 / 2 at beta = 0).
+    ``gkpr``: (1/n^2) sum_{ij} e^{beta(cos - 1)} = ive(0, beta) + 2 sum_k ive(k, beta) |r_k|^2 (beta >= 0).
+    Truncated at K = harmonics_for_tolerance(beta, tol) (tail below tol I_0(|beta|) / |beta| resp. tol ive_0).
+    For beta > 0 every term is positive (no cancellation). For beta < 0 the weights alternate in sign and a
+    small E (e.g. a clustered state at beta = -20: E ~ 1/(2|beta|) against terms ~ e^{|beta|}/|beta|) is lost to
+    rounding: then the direct O(n^2) sum is used (n <= 4096) or InputError is raised.
+
+    Source: GLPR (arXiv 2312.10794) E_beta; the order-parameter form is docs/literature.md claim 7.
+    Verified by: circle.energy-order-parameters.
+    """
+    beta = require_real(beta, "beta")
+    normalization = require_choice(normalization, "normalization", ("glpr", "gkpr"))
+    theta = require_finite_array(theta, "theta", ndim=1)
+    if theta.size < 1:
+        raise InputError("theta must hold at least one angle, got an empty array")
+    K = harmonics_for_tolerance(beta, tol)
+    R = np.abs(_order_parameters(np.exp(1j * theta), K)) ** 2
+    ks = np.arange(1, K + 1)
+    if normalization == "gkpr":
+        if beta < 0:
+            raise InputError(f"the gkpr normalisation needs beta >= 0, got {beta:g}")
+        return float(special.ive(0, beta) + 2.0 * np.dot(special.ive(ks, beta), R))
+    if beta == 0.0:
+        return 0.5 * float(R[0])
+    if abs(beta) > GLPR_ENERGY_MAX_BETA:
+        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='gkpr'")
+    # I_k(beta)/beta = ive(k, beta) e^{|beta|} / beta (finite for |beta| <= 600)
+    weights = special.ive(ks, beta) * (math.exp(abs(beta)) / beta)
+    energy = _half_i0_minus_one_over_beta(beta) + float(np.dot(weights, R))
+    if beta < 0:
+        # the weights alternate in sign: rounding ~1e-16 sum_k |w_k| may swamp a small E (clustered states)
+        rounding = 1e-16 * (K + 1) * (abs(_half_i0_minus_one_over_beta(beta)) + float(np.abs(weights).sum()))
+        if rounding > ENERGY_RELATIVE_ACCURACY * abs(energy):
+            if theta.size > ENERGY_DIRECT_MAX_N:
+                raise InputError(f"E_beta from order parameters loses accuracy at beta={beta:g} for this state "
+                                 f"(rounding ~{rounding:.1e} vs |E| = {abs(energy):.1e}) and n={theta.size} > "
+                                 f"{ENERGY_DIRECT_MAX_N} is too large for the direct sum")
+            return interaction_energy(np.c_[np.cos(theta), np.sin(theta)], beta)
+    return energy
+
+
+# -- angle velocity fields -----------------------------------------------------------------------------------------
+def make_angle_field(beta: float, model: str, *, backend: str = "fourier", tol: float = 1e-12,
+                     harmonics: int | None = None, time_unit: str = "natural") -> AngleField:
+    """``omega(theta) -> (n,)``: the angle velocity of ``sa``/``usa`` (no per-call validation; for integrators).
+
+    ``fourier``: :func:`numerics.circle.fourier.fourier_angle_velocity` (O(n K)); ``direct``: the tangential component
+    <tau_i, v_i> of :func:`numerics.core.field.attention_field` at x_i = (cos theta_i, sin theta_i) (O(n^2)).
+    """
+    backend = require_choice(backend, "backend", BACKENDS)
+    if backend == "fourier":
+        coef = _Coefficients(beta, model, tol, harmonics, time_unit)
+
+        def omega(theta: np.ndarray) -> np.ndarray:
+            return coef.velocity(np.cos(theta) + 1j * np.sin(theta))
+
+        omega.harmonics = coef.K
+        return omega
+    model = require_choice(model, "model", MODELS)
+    time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
+    beta = require_real(beta, "beta")
+
+    def omega_direct(theta: np.ndarray) -> np.ndarray:
+        c, s = np.cos(theta), np.sin(theta)
+        V = attention_field(np.c_[c, s], beta, model, time_unit=time_unit)
+        return c * V[:, 1] - s * V[:, 0]
+
+    omega_direct.harmonics = None
+    return omega_direct
+
+
+# -- integrators in angle form -----------------------------------------------------------------------------------
+def step_angle_layer(omega: AngleField, theta: np.ndarray, h: float) -> np.ndarray:
+    """Transformer layer in angles: theta <- theta + arctan(h omega(theta)) (= x <- (x + h v)/|x + h v|)."""
+    return theta + np.arctan(h * omega(theta))
+
+
+def step_angle_rk4(omega: AngleField, theta: np.ndarray, h: float) -> np.ndarray:
+    """One classical RK4 step of d theta/dt = omega(theta) (the sphere RK4 without projection)."""
+    return step_rk4(omega, theta, h, project=None)
+
+
+ANGLE_STEPPERS = {"layer": step_angle_layer, "rk4": step_angle_rk4}
+
+
+# -- simulations -------------------------------------------------------------------------------------------------
+@dataclass
+class CircleTrajectory:
+    """Angles over time of one circle simulation.
+
+    Attributes
+    ----------
+    times : (m,) ndarray
+        Save times in the unit named by ``meta["time_unit"]``.
+    theta : (m, n) ndarray
+        Unwrapped angles theta_i(t) of x_i = (cos theta_i, sin theta_i).
+    order_parameter : (m,) ndarray
+        Kuramoto order parameter |r_1(t)|.
+    energy : (m,) ndarray
+        Interaction energy (normalisation in ``meta["energy_normalization"]``).
+    meta : dict
+        Parameters, seed, harmonics, integrator, versions.
+    """
+
+    times: np.ndarray
+    theta: np.ndarray
+    order_parameter: np.ndarray
+    energy: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def X(self) -> np.ndarray:
+        """States as points of R^2: (m, n, 2)."""
+        return np.stack([np.cos(self.theta), np.sin(self.theta)], axis=-1)
+
+
+def initial_angles(n: int, seed) -> np.ndarray:
+    """Angles of :func:`numerics.core.trajectory.uniform_sphere` (n, 2, seed): the same seed gives the same particles
+    as the sphere simulation."""
+    X = uniform_sphere(n, 2, seed)
+    return np.arctan2(X[:, 1], X[:, 0])
+
+
+def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = None, theta0=None,
+                    seed: int | None = None, method: str = "rk4", dt: float | None = None, save_every: int = 1,
+                    save_times=None, time_unit: str = "natural", backend: str = "fourier", tol: float = 1e-12,
+                    harmonics: int | None = None, rtol: float = 1e-9, atol: float = 1e-12,
+                    progress: Callable[[float, float], None] | None = None) -> CircleTrajectory:
+    """Simulate d theta_i/dt = omega_i(theta) for ``sa``/``usa`` on the circle.
+
+    Parameters
+    ----------
+    model : {"sa", "usa"}
+    beta : float
+        Inverse temperature.
+    t_end : float
+        Final time (> 0) in ``time_unit`` (``usa`` only: ``rescaled`` means t' = e^{beta} t).
+    n : int, optional
+        Number of particles (with ``seed``, uniform angles as :func:`initial_angles`).
+    theta0 : (n,) array_like, optional
+        Initial angles (instead of ``n``/``seed``).
+    method : {"layer", "rk4", "adaptive"}
+        See the module docstring; ``dt`` is required for ``layer``/``rk4``.
+    backend : {"fourier", "direct"}
+        O(n K) Fourier field (default) or the direct O(n^2) sphere field.
+    tol, harmonics : truncation of the Fourier series (see :func:`numerics.circle.fourier.harmonics_for_tolerance`).
+
+    Returns
+    -------
+    CircleTrajectory
+
+    Notes
+    -----
+    Source: GLPR (arXiv 2312.10794), SA/USA on S^1 and the Kuramoto model.
+    Verified by: circle.sphere-vs-angle, circle.kuramoto-two-particles.
+    """
+    model = require_choice(model, "model", MODELS)
+    method = require_choice(method, "method", METHODS)
+    time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
+    beta = require_real(beta, "beta")
+    t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
+    save_every = require_int(save_every, "save_every", minimum=1)
+    if theta0 is None:
+        if n is None:
+            raise InputError("give n (and a seed) or initial angles theta0")
+        n = require_int(n, "n", minimum=1)
+        theta0 = initial_angles(n, seed)
+        init = "uniform"
+    else:
+        theta0 = require_finite_array(theta0, "theta0", ndim=1)
+        if theta0.size < 1:
+            raise InputError("theta0 must hold at least one angle, got an empty array")
+        if n is not None and require_int(n, "n", minimum=1) != theta0.size:
+            raise InputError(f"n={n} does not match theta0 with {theta0.size} angles")
+        n = theta0.size
+        init = "given"
+    omega = make_angle_field(beta, model, backend=backend, tol=tol, harmonics=harmonics, time_unit=time_unit)
+    started = _time.perf_counter()
+    # angles live on the flat torus: the sphere integrators without projection, with the angle steppers
+    times, thetas, stats = integrate(omega, theta0, t_end, method, dt=dt, save_every=save_every,
+                                     save_times=save_times, rtol=rtol, atol=atol, progress=progress,
+                                     steppers=ANGLE_STEPPERS, project=None)
+    seconds = _time.perf_counter() - started
+    norm = energy_normalization_for(beta)
+    energy = _energies(thetas, beta, norm, tol)
+    meta = {
+        "model": model, "beta": beta, "n": int(n), "d": 2, "t_end": t_end, "method": method, "dt": dt,
+        "save_every": save_every, "seed": seed, "init": init, "time_unit": time_unit,
+        "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model == "usa" and time_unit == "rescaled")
+                           else "natural: time = depth"),
+        "backend": backend, "harmonics": omega.harmonics, "tol": tol,
+        "scheme": {"layer": "transformer layer in angles: theta <- theta + arctan(h omega)",
+                   "rk4": "classical RK4 on the angles", "adaptive": "Dormand-Prince 5(4), no projection"}[method],
+        "energy_normalization": norm, "integrator_stats": stats, "seconds": seconds,
+        "energy_note": ("NaN where E_beta cannot be computed to 1e-12 from the order parameters (beta < 0, "
+                        f"clustered state, n > {ENERGY_DIRECT_MAX_N})") if np.isnan(energy).any() else None,
+        "versions": package_versions(),
+    }
+    return CircleTrajectory(times=times, theta=thetas, order_parameter=kuramoto_order_parameter(thetas),
+                            energy=energy, meta=meta)
+
+
+def _energies(thetas: np.ndarray, beta: float, normalization: str, tol: float) -> np.ndarray:
+    """Energy per frame; NaN where it cannot be computed accurately (beta << 0 and large n, see circle_energy)."""
+    out = np.empty(len(thetas))
+    for i, th in enumerate(thetas):
+        try:
+            out[i] = circle_energy(th, beta, normalization=normalization, tol=tol)
+        except InputError:
+            out[i] = np.nan
+    return out
+
+
+def max_angle_deviation(theta_a: np.ndarray, theta_b: np.ndarray) -> float:
+    """max over entries of the circular distance |angle(e^{i(a - b)})| between two (m, n) angle arrays."""
+    return float(np.abs(np.angle(np.exp(1j * (np.asarray(theta_a) - np.asarray(theta_b))))).max())
+
+
+def sphere_angle_deviation(circle: CircleTrajectory) -> dict:
+    """Re-run ``circle`` as a sphere simulation in R^2 (:func:`numerics.core.trajectory.simulate`, direct field, same
+    method, step and save times) and return the max angle deviation over the run.
+
+    Returns ``{"max_angle_deviation": float, "sphere_seconds": float, "frames": int}``.
+    Verified by: circle.sphere-vs-angle.
+    """
+    from numerics.core.model import Model, SaveAt, Solver
+    from numerics.core.trajectory import simulate
+
+    m = circle.meta
+    # the comparison is angle equations against the direct O(n^2) sphere field: pin the backend (never auto)
+    solver = Solver(method=m["method"], dt=m["dt"], backend="direct")
+    save = SaveAt(every=m["save_every"], times=circle.times if m["method"] == "adaptive" else None)
+    traj = simulate(Model(m["model"], m["beta"], time_unit=m["time_unit"]), circle.X[0], m["t_end"],
+                    solver=solver, save=save)
+    theta_sphere = np.arctan2(traj.X[..., 1], traj.X[..., 0])
+    if traj.X.shape[0] != circle.theta.shape[0] or not np.allclose(traj.times, circle.times, rtol=0, atol=1e-12):
+        raise InputError("sphere and angle simulations saved different times")
+    return {"max_angle_deviation": max_angle_deviation(theta_sphere, circle.theta),
+            "sphere_seconds": traj.meta["seconds"], "frames": int(traj.X.shape[0])}

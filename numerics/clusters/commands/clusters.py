@@ -1,0 +1,127 @@
+"""``attnflow clusters FILE.npz``: eps-clusters over a saved trajectory, merge events, violations, staircase."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from numerics.clusters.detection import DEFAULT_EPS
+from numerics.common.errors import InputError, require_real
+from numerics.clusters.merge_tree import MergeHistory, history_payload, merge_history, reintegrator_from_meta
+from numerics.common.provenance import atomic_write
+from numerics.common.render import emit, fmt, key_values, table
+from numerics.clusters.staircase import energy_staircase, normalized_energies
+from numerics.core.trajectory import Trajectory
+
+NAME = "clusters"
+ORDER = 70
+HELP = "clusters over a trajectory: counts, merge events (pairwise?), violations, energy staircase"
+DESCRIPTION = (HELP + f". Clusters are the components of the graph joining particles at geodesic distance <= eps "
+               f"(default eps = {DEFAULT_EPS:g} rad: clusters contract like e^-t in sa, so one born at time t0 is "
+               "below it by t0 + 7, while iid uniform points on S^1 stay apart up to n ~ 6000).")
+MAX_ROWS = 40
+
+
+def add_arguments(p):
+    p.add_argument("file", help="trajectory .npz written by attnflow")
+    p.add_argument("--eps", type=float, default=DEFAULT_EPS, help=f"cluster threshold in radians (default {DEFAULT_EPS:g})")
+    p.add_argument("--refine", action="store_true",
+                   help="locate merge times between saved frames by re-integrating the ODE (Dormand-Prince)")
+    p.add_argument("--time-rtol", type=float, default=1e-6,
+                   help="with --refine: bracket width <= 1e-9 + time_rtol * t (default 1e-6)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--plot", metavar="FILE.png", help="dendrogram against log time, count and energy staircase")
+
+
+def analyse(traj: Trajectory, eps: float, refine: bool, time_rtol: float) -> tuple[MergeHistory, dict]:
+    """Merge history and staircase payload of a trajectory (the library calls behind the command)."""
+    reint = reintegrator_from_meta(traj.meta) if refine else None
+    hist = merge_history(traj.times, traj.X, eps, reintegrate=reint, time_rtol=time_rtol)
+    payload = history_payload(hist)
+    beta = traj.meta.get("beta")
+    payload["staircase"] = None
+    if beta is not None and float(beta) >= 0:
+        energy = normalized_energies(traj.X, float(beta))
+        plateaus = energy_staircase(traj.times, traj.X, float(beta), eps, energy=energy)
+        payload["staircase"] = {"energy": energy, "energy_normalization": "gkpr: (1/n^2) sum e^{beta(<x_i,x_j>-1)}",
+                                "plateaus": [p.to_dict() for p in plateaus]}
+    payload["time_unit"] = traj.meta.get("time_unit", "natural")
+    return hist, payload
+
+
+def run(args) -> int:
+    eps = require_real(args.eps, "--eps", minimum=0.0, strict_minimum=True)
+    time_rtol = require_real(args.time_rtol, "--time-rtol", minimum=0.0, strict_minimum=True)
+    traj = Trajectory.load(args.file)
+    hist, payload = analyse(traj, eps, args.refine, time_rtol)
+    if args.plot:
+        plot_history(hist, payload, traj, args.plot)
+        payload["plot"] = args.plot
+    summary = [("file", args.file), ("particles", hist.n), ("eps (rad)", eps), ("frames", len(hist.times)),
+               ("time unit", payload["time_unit"]), ("clusters first/last", f"{hist.counts[0]} / {hist.counts[-1]}"),
+               ("merge events", len(hist.merges)), ("pairwise", hist.pairwise),
+               ("pairwise fraction", hist.pairwise_fraction), ("violations", len(hist.violations)),
+               ("merge times", "refined to 1e-9 + %g t" % time_rtol if hist.refined else "saved frames")]
+    text = key_values(summary)
+    rows = [(e.time, e.bracket[1] - e.bracket[0], list(e.clusters), list(e.sizes), e.new) for e in hist.merges]
+    if rows:
+        text += "\n\n" + table(rows[:MAX_ROWS], ["time", "bracket", "clusters", "sizes", "new"])
+        if len(rows) > MAX_ROWS:
+            text += f"\n... {len(rows) - MAX_ROWS} more (use --json)"
+    if hist.violations:
+        text += "\n\nviolations (a tracked cluster split again)\n" + table(
+            [(v.cluster, v.start, v.end, list(v.pieces)) for v in hist.violations[:MAX_ROWS]],
+            ["cluster", "from", "to", "pieces"])
+    if payload["staircase"] and payload["staircase"]["plateaus"]:
+        text += "\n\nenergy plateaus (normalised energy vs sum_c (m_c/n)^2)\n" + table(
+            [(p["start"], p["end"], p["count"], p["height"], p["predicted"], p["height"] - p["predicted"])
+             for p in payload["staircase"]["plateaus"]], ["from", "to", "clusters", "height", "sum (m/n)^2", "diff"])
+    if args.plot:
+        text += f"\n\nplot written to {args.plot}"
+    emit(args, payload, text)
+    return 0
+
+
+def plot_history(hist: MergeHistory, payload: dict, traj: Trajectory, path: str) -> None:
+    """Three panels: the merge tree as a dendrogram against log time, the cluster count, the energy staircase."""
+    import matplotlib.pyplot as plt
+    from scipy.cluster.hierarchy import dendrogram
+
+    positive = hist.times[hist.times > 0]
+    if positive.size == 0:
+        raise InputError("the trajectory has no positive time to plot on a log axis")
+    floor = positive[0] / 2  # frame-0 clusters are drawn at this time on the log axis
+    last = float(hist.times[-1])
+    top = 2.0 * last
+    Z = hist.linkage(top=top if len(hist.roots()) > 1 else None)
+    fig, axes = plt.subplots(3, 1, figsize=(8, 10), sharex=True)
+    if Z.shape[0]:
+        dn = dendrogram(Z, no_plot=True)
+        for xs, hs in zip(dn["icoord"], dn["dcoord"]):
+            axes[0].plot(np.maximum(hs, floor), xs, color="tab:blue", lw=0.8)
+        axes[0].set_yticks([])
+        if len(hist.roots()) > 1:
+            axes[0].axvline(last, color="grey", ls=":", label="end of run (later joins: not merged)")
+            axes[0].legend(loc="lower right", fontsize=8)
+    axes[0].set_ylabel("particles")
+    axes[0].set_title(f"merge tree (eps = {hist.eps:g} rad)")
+    axes[1].step(np.maximum(hist.times, floor), hist.counts, where="post")
+    axes[1].set_ylabel("clusters")
+    stair = payload.get("staircase")
+    if stair is not None:
+        axes[2].plot(np.maximum(traj.times, floor), stair["energy"], color="tab:red", label="normalised energy")
+        for p in stair["plateaus"]:
+            axes[2].hlines(p["predicted"], p["start"], p["end"], color="k", ls="--", lw=0.8)
+        axes[2].plot([], [], "k--", lw=0.8, label="sum_c (m_c/n)^2")
+        axes[2].legend(loc="lower right", fontsize=8)
+    axes[2].set_ylabel("(1/n^2) sum e^{beta(<x_i,x_j>-1)}")
+    axes[2].set_xlabel(f"time ({payload['time_unit']}, log scale; t = 0 drawn at {fmt(floor)})")
+    axes[2].set_xscale("log")
+    fig.tight_layout()
+
+    def writer(tmp):
+        fig.savefig(tmp, format="png", dpi=110)
+
+    try:
+        atomic_write(path, writer, suffix=".png")
+    finally:
+        plt.close(fig)

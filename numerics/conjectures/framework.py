@@ -1,0 +1,302 @@
+"""Conjectures as searchable objects: a predicate on an outcome, the strategy of its inputs, a budgeted search.
+
+A :class:`Conjecture` holds
+
+- ``inputs``: a Hypothesis strategy producing a dict of inputs (numbers, strings, NumPy arrays);
+- ``outcome(inputs) -> dict``: what the dynamics/landscape produce (a trajectory summary, a critical point and its
+  spectrum...);
+- ``predicate(inputs, outcome) -> Verdict``: ``holds`` True (consistent with the conjecture), False (a
+  counterexample) or None (undecided for this example: not converged, degenerate, near tie...).
+
+:meth:`Conjecture.run` searches with Hypothesis under a budget (``max_examples`` and/or ``seconds``), lets
+Hypothesis shrink a counterexample to a minimal one, and can save it as JSON (inputs, outcome summary, verdict,
+seed, package versions), written atomically, so that :func:`replay` (``attnflow conjecture replay FILE``)
+reproduces it. Statuses:
+
+- ``counterexample``: a failing example was found (shrunk);
+- ``no-counterexample-found``: the budget ran out and at least half of the examples were decided;
+- ``inconclusive``: no counterexample, but most examples were undecided (or none was tried).
+
+"No counterexample found" is evidence, never a proof. Outcomes are deterministic functions of the inputs, so a
+saved counterexample replays exactly (up to library versions, which the file records).
+
+Verified by: conjecture.negative-beta-counterexample; tests/numerics/test_conjecture_framework.py.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from numerics.common.errors import InputError
+from numerics.common.provenance import atomic_write, package_versions
+
+STATUSES = ("counterexample", "no-counterexample-found", "inconclusive")
+FORMAT = "attnflow-conjecture-counterexample/1"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``holds``: True (example consistent), False (counterexample) or None (undecided); a one-line reason."""
+
+    holds: bool | None
+    detail: str
+    data: dict = field(default_factory=dict)
+
+
+# -- JSON encoding of inputs and outcomes (exact for float64: repr round-trips) ------------------------------------
+def encode(obj):
+    """JSON-ready form: arrays become {"ndarray": nested lists, "dtype": ...}; NumPy scalars become Python."""
+    if isinstance(obj, np.ndarray):
+        return {"ndarray": obj.tolist(), "dtype": str(obj.dtype)}
+    if isinstance(obj, Mapping):
+        return {str(k): encode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return {"float": repr(obj)}
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    return {"repr": repr(obj)}
+
+
+def decode(obj):
+    """Inverse of :func:`encode` for arrays and non-finite floats."""
+    if isinstance(obj, dict):
+        if set(obj) == {"ndarray", "dtype"}:
+            return np.asarray(obj["ndarray"], dtype=obj["dtype"])
+        if set(obj) == {"float"}:
+            return float(obj["float"])
+        return {k: decode(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [decode(v) for v in obj]
+    return obj
+
+
+def _key(inputs: dict) -> str:
+    return json.dumps(encode(inputs), sort_keys=True)
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class _Counterexample(Exception):
+    def __init__(self, inputs, outcome, verdict):
+        super().__init__(verdict.detail)
+        self.inputs, self.outcome, self.verdict = inputs, outcome, verdict
+
+
+@dataclass
+class ConjectureResult:
+    """Outcome of :meth:`Conjecture.run` (JSON form: :meth:`to_dict`)."""
+
+    id: str
+    status: str
+    examples_tried: int
+    decided: int
+    undecided: int
+    counterexample: dict | None
+    seconds: float
+    seed: int
+    budget: dict
+    saved_to: str | None = None
+    undecided_reasons: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "status": self.status, "examples_tried": self.examples_tried,
+                "decided": self.decided, "undecided": self.undecided,
+                "counterexample": encode(self.counterexample) if self.counterexample else None,
+                "seconds": round(self.seconds, 3), "seed": self.seed, "budget": self.budget,
+                "saved_to": self.saved_to, "undecided_reasons": self.undecided_reasons}
+
+
+@dataclass(frozen=True)
+class Conjecture:
+    """A conjecture to search for counterexamples (see the module docstring).
+
+    Parameters
+    ----------
+    id, title : str
+        Identifier (``attnflow conjecture run ID``) and one-line statement.
+    source : str
+        Paper id and topic.
+    note : str
+        Path of the note under ``proofs_notes/``.
+    inputs : hypothesis strategy of dict
+    outcome : callable inputs -> dict
+    predicate : callable (inputs, outcome) -> Verdict
+    expected : str
+        The status the literature predicts (``counterexample`` when a counterexample is known to exist).
+    max_examples : int
+        Default budget.
+    shrink_budget : int
+        Largest number of evaluations spent on shrinking a counterexample (each evaluation can be costly).
+    """
+
+    id: str
+    title: str
+    source: str
+    note: str
+    inputs: Any
+    outcome: Callable[[dict], dict]
+    predicate: Callable[[dict, dict], Verdict]
+    expected: str = "no-counterexample-found"
+    max_examples: int = 25
+    shrink_budget: int = 200
+
+    def check(self, inputs: dict) -> tuple[dict, Verdict]:
+        """Evaluate one example. Numerical failures (overflow, no convergence) make it undecided, not an error."""
+        try:
+            outcome = self.outcome(inputs)
+        except (InputError, FloatingPointError, np.linalg.LinAlgError, ArithmeticError) as exc:
+            return {"error": f"{type(exc).__name__}: {exc}"}, Verdict(None, f"evaluation failed: {exc}")
+        verdict = self.predicate(inputs, outcome)
+        if not isinstance(verdict, Verdict):
+            verdict = Verdict(None if verdict is None else bool(verdict), "")
+        return outcome, verdict
+
+    def run(self, max_examples: int | None = None, seconds: float | None = None, seed: int = 0,
+            save: str | None = None) -> ConjectureResult:
+        """Search for a counterexample with Hypothesis under the budget; shrink and optionally save it.
+
+        ``max_examples`` caps the examples generated (default :attr:`max_examples`); ``seconds`` stops the
+        evaluation of new examples once elapsed (shrinking a found counterexample is capped separately by
+        :attr:`shrink_budget` evaluations). The same seed gives the same search.
+        """
+        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis import seed as hypothesis_seed
+
+        budget = self.max_examples if max_examples is None else max_examples
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise InputError(f"budget must be a positive integer, got {budget!r}")
+        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
+            raise InputError(f"seconds must be positive, got {seconds!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InputError(f"seed must be an integer, got {seed!r}")
+        start = time.perf_counter()
+        cache: dict[str, tuple[dict, Verdict]] = {}
+        state = {"tried": 0, "decided": 0, "undecided": 0, "failing": False, "shrinks": 0, "reasons": {}}
+
+        def probe(inputs):
+            key = _key(inputs)
+            if key in cache:
+                outcome, verdict = cache[key]
+            else:
+                if state["failing"]:
+                    if state["shrinks"] >= self.shrink_budget:
+                        return  # shrink budget spent: keep the smallest counterexample found so far
+                    state["shrinks"] += 1
+                elif seconds is not None and time.perf_counter() - start > seconds:
+                    raise _OutOfTime()  # ends the search: Hypothesis only re-runs (cheap) failing-to-time inputs
+                outcome, verdict = self.check(inputs)
+                cache[key] = (outcome, verdict)
+                if not state["failing"]:
+                    state["tried"] += 1
+                    if verdict.holds is None:
+                        state["undecided"] += 1
+                        reason = verdict.detail.split(":")[0][:60]
+                        state["reasons"][reason] = state["reasons"].get(reason, 0) + 1
+                    else:
+                        state["decided"] += 1
+            if verdict.holds is False:
+                state["failing"] = True
+                raise _Counterexample(inputs, outcome, verdict)
+
+        test = given(self.inputs)(probe)
+        test = settings(max_examples=budget, deadline=None, database=None, derandomize=False,
+                        phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False,
+                        suppress_health_check=list(HealthCheck), print_blob=False)(test)
+        test = hypothesis_seed(seed)(test)
+        found = None
+        try:
+            test()
+        except _OutOfTime:
+            state["timed_out"] = True
+        except _Counterexample as exc:
+            found = {"inputs": exc.inputs, "outcome": exc.outcome,
+                     "verdict": {"holds": exc.verdict.holds, "detail": exc.verdict.detail, **exc.verdict.data}}
+        if found is not None:
+            status = "counterexample"
+        elif state["decided"] == 0 or state["undecided"] > state["decided"]:
+            status = "inconclusive"
+        else:
+            status = "no-counterexample-found"
+        result = ConjectureResult(self.id, status, state["tried"], state["decided"], state["undecided"], found,
+                                  time.perf_counter() - start, seed,
+                                  {"max_examples": budget, "seconds": seconds, "shrink_evaluations": state["shrinks"],
+                                   "timed_out": state.get("timed_out", False)},
+                                  undecided_reasons=state["reasons"])
+        if found is not None and save:
+            result.saved_to = save_counterexample(save, self, result)
+        return result
+
+
+def save_counterexample(path, conjecture: Conjecture, result: ConjectureResult) -> str:
+    """Write the counterexample of ``result`` as JSON (atomically): id, inputs, outcome, verdict, seed, versions."""
+    if result.counterexample is None:
+        raise InputError(f"conjecture {conjecture.id} has no counterexample to save")
+    payload = {"format": FORMAT, "id": conjecture.id, "title": conjecture.title, "source": conjecture.source,
+               "seed": result.seed, "budget": result.budget, "versions": package_versions(),
+               "inputs": encode(result.counterexample["inputs"]),
+               "outcome": encode(result.counterexample["outcome"]),
+               "verdict": encode(result.counterexample["verdict"])}
+    text = json.dumps(payload, indent=1, sort_keys=True, allow_nan=False)
+
+    def writer(tmp):
+        with open(tmp, "w") as fh:
+            fh.write(text + "\n")
+
+    return atomic_write(path, writer, suffix=".json")
+
+
+def load_counterexample(path) -> dict:
+    """Read a saved counterexample; arrays come back as NumPy arrays."""
+    try:
+        with open(path) as fh:
+            payload = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path} is not a counterexample file (invalid JSON: {exc.msg})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise InputError(f"{path} is not an attnflow counterexample file (format {FORMAT!r} expected)")
+    payload["inputs"] = decode(payload["inputs"])
+    return payload
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Outcome of :func:`replay`: whether the saved inputs still violate the conjecture."""
+
+    id: str
+    reproduced: bool
+    verdict: Verdict
+    saved_verdict: dict
+    outcome: dict
+    versions_then: dict
+    versions_now: dict
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "reproduced": self.reproduced, "holds": self.verdict.holds,
+                "detail": self.verdict.detail, "saved_detail": self.saved_verdict.get("detail"),
+                "outcome": encode(self.outcome), "versions_then": self.versions_then,
+                "versions_now": self.versions_now}
+
+
+__all__ = [
+    "Conjecture",
+    "ConjectureResult",
+    "ReplayResult",
+    "STATUSES",
+    "Verdict",
+    "decode",
+    "encode",
+    "load_counterexample",
+    "save_counterexample",
+]

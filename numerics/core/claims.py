@@ -1,0 +1,223 @@
+"""Core claims: gradient structure, energy identities, symmetries, integrator orders, generated code.
+
+Each check states its tolerance and why; together they run in about 10-20 s on one loaded core.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from numerics.core.field import attention_field, interaction_energy, make_field
+from numerics.core.integrators import integrate_fixed, observed_order
+from numerics.core.taylor import fitted_slope, tangent_direction, taylor_remainders
+from numerics.core.trajectory import simulate, uniform_sphere
+from numerics.common.verification import CheckResult, claim
+
+SOURCE_GLPR = "GLPR arXiv 2312.10794"
+
+
+def _symbolic(derivations) -> tuple[bool, dict]:
+    """Verify (derivation, kwargs) pairs; returns (all ok, {title: status})."""
+    out = {}
+    for der, kw in derivations:
+        ver = der.verify(**kw)
+        out[der.title] = ver.status if ver.ok else f"{ver.status}: {ver.detail}"
+    return all(v in ("proved", "checked-at-points") for v in out.values()), out
+
+
+def _result(claim_id, ok_symbolic, measured, bound, details, expected=0.0):
+    ok = ok_symbolic and np.isfinite(measured) and measured <= bound
+    return CheckResult(claim_id, "passed" if ok else "failed", float(measured), expected, f"<= {bound:.3g}", details)
+
+
+def _orthogonal(d: int, rng: np.random.Generator) -> np.ndarray:
+    Qm, R = np.linalg.qr(rng.standard_normal((d, d)))
+    return Qm * np.sign(np.diag(R))
+
+
+@claim(id="core.gradient-structure", title="usa = n grad E_beta; sa = gradient ascent in the metric (Z_i/n^2)",
+       source=f"{SOURCE_GLPR}, gradient-flow structure of SA and USA", note="core-gradient-structure.md")
+def check_gradient_structure() -> CheckResult:
+    from theory.codegen import generate_model
+    from theory.energy import explicit_gradient_structure_derivation, gradient_structure_derivation
+    from theory.spec import ModelSpec
+
+    ok_sym, symbolic = _symbolic([(gradient_structure_derivation(3), {}),
+                                  (explicit_gradient_structure_derivation(3, 2), {"points": 2, "simplify": False})])
+    rng = np.random.default_rng(20261121)
+    worst_field, worst_fd, cases = 0.0, 0.0, []
+    for n, d, beta in [(20, 3, 0.5), (17, 5, 3.0), (12, 3, -1.0), (25, 4, 0.0)]:
+        X = uniform_sphere(n, d, rng)
+        v_usa = attention_field(X, beta, "usa")
+        v_sa = attention_field(X, beta, "sa")
+        grad = generate_model(ModelSpec("usa", d)).riemannian_gradient(X, beta)
+        Z = np.exp(beta * (X @ X.T)).sum(axis=1)
+        scale = np.abs(grad).max()
+        # usa: v = n grad E; sa: grad E = (Z_i/n^2) v_i. Same formula through two code paths: round-off only.
+        err_field = max(np.abs(v_usa - n * grad).max() / (n * scale), np.abs((Z / n**2)[:, None] * v_sa - grad).max() / scale)
+        # Independent path: central difference of the energy along a tangent direction (error O(h^2) ~ 1e-10).
+        xi = tangent_direction(X, rng)
+        h = 1e-5
+        fd = (interaction_energy(_retract(X, h * xi), beta) - interaction_energy(_retract(X, -h * xi), beta)) / (2 * h)
+        err_fd = abs(fd - float(np.sum(v_usa * xi)) / n) / max(abs(fd), 1e-12)
+        worst_field, worst_fd = max(worst_field, err_field), max(worst_fd, err_fd)
+        cases.append({"n": n, "d": d, "beta": beta, "field_vs_gradient": err_field, "finite_difference": err_fd})
+    details = {"symbolic": symbolic, "cases": cases, "worst_field_vs_gradient": worst_field,
+               "tolerances": {"field_vs_gradient": 1e-12, "finite_difference": 1e-6}}
+    # measured: the independent finite-difference check; the two-code-path check must also hold (round-off).
+    return _result("core.gradient-structure", ok_sym and worst_field <= 1e-12, worst_fd, 1e-6, details)
+
+
+def _retract(X, U):
+    Y = X + U
+    return Y / np.linalg.norm(Y, axis=1, keepdims=True)
+
+
+def _energy_rate(X, beta, model):
+    """The sum-of-squares form of dE/dt: (1/n) sum |v_i|^2 (usa), sum (Z_i/n^2) |v_i|^2 (sa)."""
+    n = X.shape[0]
+    v = attention_field(X, beta, model)
+    if model == "usa":
+        return float((v**2).sum()) / n
+    Z = np.exp(beta * (X @ X.T)).sum(axis=1)
+    return float((Z * (v**2).sum(axis=1)).sum()) / n**2
+
+
+@claim(id="core.energy-identity", title="dE_beta/dt = (1/n) sum |v_i|^2 (usa), sum (Z_i/n^2) |v_i|^2 (sa)",
+       source=f"{SOURCE_GLPR}, energy monotonicity of SA and USA", note="core-energy-identity.md")
+def check_energy_identity() -> CheckResult:
+    from theory.energy import energy_identity_derivation, explicit_energy_identity_derivation
+
+    ok_sym, symbolic = _symbolic([(energy_identity_derivation("usa", 3), {}), (energy_identity_derivation("sa", 3), {}),
+                                  (explicit_energy_identity_derivation("usa", 2, 2), {"points": 2, "simplify": False}),
+                                  (explicit_energy_identity_derivation("sa", 2, 2), {"points": 2, "simplify": False})])
+    worst, runs = 0.0, []
+    # usa moves e^beta times faster: a smaller step keeps (h e^beta)^4 truncation errors below 1e-7.
+    for model, beta, dt, t_end in [("usa", 2.0, 0.005, 1.0), ("sa", 2.0, 0.01, 2.0), ("sa", -0.5, 0.01, 2.0)]:
+        tr = simulate(model, beta, t_end, n=16, d=3, seed=3, method="rk4", dt=dt)
+        E, h = tr.energy, float(tr.times[1] - tr.times[0])
+        # Five-point derivative of the saved energies: truncation O(h^4) ~ 1e-8, plus the rk4 error O(h^4).
+        fd = (-E[4:] + 8 * E[3:-1] - 8 * E[1:-3] + E[:-4]) / (12 * h)
+        rate = np.array([_energy_rate(X, beta, model) for X in tr.X[2:-2]])
+        rel = float(np.abs(fd - rate).max() / np.abs(rate).max())
+        decrease = float(max(0.0, -np.diff(E).min()))
+        worst = max(worst, rel)
+        runs.append({"model": model, "beta": beta, "n": 16, "d": 3, "dt": dt, "t_end": t_end,
+                     "max_rel_rate_error": rel, "min_rate": float(rate.min()), "largest_energy_decrease": decrease})
+    monotone = all(r["largest_energy_decrease"] <= 1e-12 for r in runs)
+    details = {"symbolic": symbolic, "trajectories": runs, "tolerance_note": "relative error of the five-point "
+               "derivative of E along rk4 trajectories vs the sum-of-squares form; 1e-6 covers O(h^4) errors"}
+    return _result("core.energy-identity", ok_sym and monotone, worst, 1e-6, details)
+
+
+@claim(id="core.equivariance", title="sphere invariance, permutation and O(d) equivariance of the flow",
+       source=f"{SOURCE_GLPR}, models SA and USA (symmetries)", note="core-equivariance.md")
+def check_equivariance() -> CheckResult:
+    from theory.fields import tangency_derivation
+    from theory.spec import ModelSpec
+
+    ok_sym, symbolic = _symbolic([(tangency_derivation(ModelSpec(m, 3)), {}) for m in ("sa", "usa")])
+    rng = np.random.default_rng(7)
+    errors = {"tangency": 0.0, "permutation": 0.0, "rotation": 0.0, "rotation_general_qkv": 0.0, "flow_rotation": 0.0}
+    for model in ("sa", "usa"):
+        for n, d, beta in [(15, 3, 1.5), (9, 6, -2.0)]:
+            X = uniform_sphere(n, d, rng)
+            v = attention_field(X, beta, model)
+            scale = max(1.0, float(np.abs(v).max()))
+            errors["tangency"] = max(errors["tangency"], float(np.abs(np.einsum("ij,ij->i", X, v)).max()) / scale)
+            p = rng.permutation(n)
+            errors["permutation"] = max(errors["permutation"],
+                                        float(np.abs(attention_field(X[p], beta, model) - v[p]).max()) / scale)
+            R = _orthogonal(d, rng)
+            errors["rotation"] = max(errors["rotation"],
+                                     float(np.abs(attention_field(X @ R.T, beta, model) - v @ R.T).max()) / scale)
+            # General Q, K, V: v(R X; R Q R^T, R K R^T, R V R^T) = R v(X; Q, K, V).
+            Q, K, V = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(3))
+            vg = attention_field(X, beta, model, Q, K, V)
+            vr = attention_field(X @ R.T, beta, model, R @ Q @ R.T, R @ K @ R.T, R @ V @ R.T)
+            errors["rotation_general_qkv"] = max(errors["rotation_general_qkv"],
+                                                 float(np.abs(vr - vg @ R.T).max()) / max(1.0, float(np.abs(vg).max())))
+        X0 = uniform_sphere(10, 4, rng)
+        R = _orthogonal(4, rng)
+        a = simulate(model, 1.0, 1.0, X0=X0, method="rk4", dt=0.05).final
+        b = simulate(model, 1.0, 1.0, X0=X0 @ R.T, method="rk4", dt=0.05).final
+        errors["flow_rotation"] = max(errors["flow_rotation"], float(np.abs(b - a @ R.T).max()))
+    # Every identity is exact in exact arithmetic: 1e-12 allows for round-off in sums of <= 15 terms of size e^|beta|.
+    details = {"symbolic": symbolic, "errors": errors, "tolerance_note": "relative to max |v|, 1e-12"}
+    return _result("core.equivariance", ok_sym, max(errors.values()), 1e-12, details)
+
+
+@claim(id="core.integrator-orders", title="observed orders from step halving: layer 1, rk4 4",
+       source="GLPR arXiv 2312.10794 (layer = projected Euler step); Hairer-Norsett-Wanner (RK4)",
+       note="core-integrator-orders.md")
+def check_integrator_orders() -> CheckResult:
+    X0 = uniform_sphere(8, 3, 1)
+    slopes, cases = {}, []
+    for model in ("sa", "usa"):
+        field = make_field(3, 1.0, model)
+        _, ref = integrate_fixed(field, X0, 1.0, 1 / 1024, "rk4", save_every=10**9)
+        for method, dts, expected in (("layer", [1 / 16, 1 / 32, 1 / 64, 1 / 128], 1.0),
+                                      ("rk4", [1 / 4, 1 / 8, 1 / 16, 1 / 32], 4.0)):
+            slope, errs = observed_order(field, X0, 1.0, method, dts, ref[-1])
+            slopes[f"{model}/{method}"] = slope
+            cases.append({"model": model, "method": method, "expected": expected, "observed": slope, "dts": dts,
+                          "errors": errs, "reference": "rk4, dt = 1/1024"})
+    # Deviation of the fitted slope from the theoretical order; asymptotic regime reached within 0.15.
+    dev = max(abs(c["observed"] - c["expected"]) for c in cases)
+    details = {"cases": cases, "problem": "n=8, d=3, beta=1, t_end=1, seed 1",
+               "tolerance_note": "|observed - expected| <= 0.15 (least squares over the four step sizes)"}
+    measured = {k: round(v, 3) for k, v in slopes.items()}
+    status = "passed" if dev <= 0.15 else "failed"
+    return CheckResult("core.integrator-orders", status, str(measured), "layer 1, rk4 4", "+- 0.15", details)
+
+
+@claim(id="core.codegen", title="generated code = sympy evalf; gradient/Hessian Taylor slopes 2 and 3",
+       source=f"{SOURCE_GLPR}, energy E_beta; Boumal 2023 (Taylor tests)", note="core-codegen.md")
+def check_codegen() -> CheckResult:
+    import sympy as sp
+
+    from theory.codegen import generate_model
+    from theory.energy import empirical_energy
+    from theory.fields import explicit_field
+    from theory.spec import ModelSpec
+
+    rng = np.random.default_rng(11)
+    evalf_err = 0.0
+    cases = []
+    for model, qkv in (("sa", False), ("usa", False), ("sa", True), ("usa", True)):
+        d, n = 3, 3
+        mats = {}
+        if qkv:
+            mats = {k: sp.Matrix(3, 3, [sp.Rational(int(v), 4) for v in rng.integers(-4, 5, 9)]) for k in "QKV"}
+        spec = ModelSpec(model, d, **mats)
+        gen = generate_model(spec)
+        X = uniform_sphere(n, d, rng)
+        beta = float(rng.uniform(-2, 3))
+        pts = [sp.Matrix([sp.Symbol(f"x_{i + 1},{c + 1}", real=True) for c in range(d)]) for i in range(n)]
+        subs = {pts[i][c]: sp.Float(X[i, c], 30) for i in range(n) for c in range(d)}
+        subs[sp.Symbol("beta", real=True)] = sp.Float(beta, 30)
+        exact = np.array(explicit_field(spec, pts).xreplace(subs).evalf(30).tolist(), dtype=float)
+        got = gen.field(X, beta)
+        err = float(np.abs(got - exact).max() / max(1.0, np.abs(exact).max()))
+        e_exact = float(empirical_energy(pts).xreplace(subs).evalf(30))
+        e_err = abs(gen.energy(X, beta) - e_exact) / max(1.0, abs(e_exact))
+        evalf_err = max(evalf_err, err, e_err)
+        cases.append({"model": model, "general_qkv": qkv, "beta": beta, "field_error": err, "energy_error": e_err})
+    # Taylor remainders of the generated energy along the retraction, with the generated gradient / Hessian.
+    gen = generate_model(ModelSpec("usa", 3))
+    X = uniform_sphere(12, 3, rng)
+    beta = 2.0
+    xi = tangent_direction(X, rng)
+    ts = np.logspace(-1, -3.5, 11)
+    r1, r2 = taylor_remainders(lambda Y: gen.energy(Y, beta), lambda Y: gen.riemannian_gradient(Y, beta),
+                               lambda Y, U: gen.riemannian_hessian_vector(Y, beta, U), X, xi, ts)
+    floor = 1e-13  # round-off of an energy of size ~ e^beta / beta summed over n^2 = 144 terms
+    s1, w1 = fitted_slope(ts, r1, floor)
+    s2, w2 = fitted_slope(ts, r2, floor)
+    # evalf: double rounding only (1e-12 relative); slopes: within 0.1 of 2 and 3 on the fitted window.
+    ok = evalf_err <= 1e-12 and abs(s1 - 2) <= 0.1 and abs(s2 - 3) <= 0.1
+    details = {"evalf": cases, "taylor": {"slope_gradient": s1, "window_gradient": w1, "slope_hessian": s2,
+                                          "window_hessian": w2, "n": 12, "d": 3, "beta": beta},
+               "tolerance_note": "evalf relative error <= 1e-12; |slope - 2|, |slope - 3| <= 0.1"}
+    return CheckResult("core.codegen", "passed" if ok else "failed",
+                       f"evalf err {evalf_err:.2g}; slopes {s1:.3f}, {s2:.3f}", "0; slopes 2, 3",
+                       "1e-12; +- 0.1", details)

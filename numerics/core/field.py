@@ -1,0 +1,212 @@
+"""The self-attention vector field on the sphere and the interaction energy, blocked and overflow-safe.
+
+Conventions are those of docs/conventions.md (GLPR, arXiv 2312.10794):
+
+- ``sa``:  v_i = P_{x_i}( sum_j e^{beta<Qx_i,Kx_j>} V x_j / sum_k e^{beta<Qx_i,Kx_k>} )
+- ``usa``: v_i = P_{x_i}( (1/n) sum_j e^{beta<Qx_i,Kx_j>} V x_j )
+- E_beta(X) = 1/(2 beta n^2) sum_{i,j} (e^{beta<x_i,x_j>} - 1)   (Q = K = V = I)
+
+The energy is GLPR's E_beta minus the constant 1/(2 beta): the gradient is unchanged and the limit beta -> 0 is
+(1/(2 n^2)) sum_{ij} <x_i, x_j> = |mean(X)|^2 / 2.
+
+Memory: rows are processed in blocks so that no n x n array is ever allocated; the working set is
+O(block * n) with ``block * n`` about 4 million entries (32 MB) by default.
+
+Overflow: weights are computed as e^{beta s_ij - c_i} with c_i = |beta| |M^T x_i| >= beta s_ij (M = Q^T K), so
+no exponent is positive. This is exact for ``sa`` (the shift cancels). For ``usa`` the shift is the constant
+beta when Q = K = I; in the ``rescaled`` time unit (t' = e^{beta} t, docs/conventions.md) the field is
+(1/n) sum_j e^{beta(s_ij - 1)} V x_j, finite for any beta; in the ``natural`` unit it is e^{beta} times that
+and an overflow raises :class:`InputError` instead of returning inf.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import exprel
+
+from numerics.common.errors import InputError, require_choice, require_points, require_real, require_square
+
+MODELS = ("sa", "usa")
+TIME_UNITS = ("natural", "rescaled")
+ENERGY_NORMALIZATIONS = ("glpr", "gkpr")
+
+#: default number of kernel entries per block (block rows * n)
+BLOCK_ENTRIES = 1 << 22
+
+
+def block_rows(n: int, entries: int = BLOCK_ENTRIES) -> int:
+    """Rows per block so that a block of the n x n kernel holds about ``entries`` numbers."""
+    return max(1, min(n, entries // max(n, 1)))
+
+
+def _matrices(d, Q, K, V):
+    Q = require_square(Q, "Q", d)
+    K = require_square(K, "K", d)
+    V = require_square(V, "V", d)
+    M = None
+    if Q is not None or K is not None:
+        M = (np.eye(d) if Q is None else Q).T @ (np.eye(d) if K is None else K)
+    return M, V
+
+
+def attention_field(X, beta, model: str = "sa", Q=None, K=None, V=None, *, time_unit: str = "natural",
+                    block: int | None = None, normalize: bool = False) -> np.ndarray:
+    """Velocity of every particle under self-attention dynamics on S^{d-1}.
+
+    Parameters
+    ----------
+    X : (n, d) array_like
+        Rows are unit vectors x_i (checked to 1e-8 unless ``normalize``).
+    beta : float
+        Inverse temperature (any finite real).
+    model : {"sa", "usa"}
+        ``sa``: P_{x_i}( sum_j e^{beta<Qx_i,Kx_j>} V x_j / Z_i ), Z_i = sum_k e^{beta<Qx_i,Kx_k>};
+        ``usa``: P_{x_i}( (1/n) sum_j e^{beta<Qx_i,Kx_j>} V x_j ).
+    Q, K, V : (d, d) array_like, optional
+        Query, key and value matrices; identity when omitted.
+    time_unit : {"natural", "rescaled"}
+        Only for ``usa``: ``rescaled`` returns the field in the time unit t' = e^{beta} t (finite for any beta).
+    block : int, optional
+        Rows per block (default: :func:`block_rows`).
+
+    Returns
+    -------
+    (n, d) ndarray
+        The projected velocities v_i (tangent: <v_i, x_i> = 0 up to rounding).
+
+    Notes
+    -----
+    Source: GLPR (arXiv 2312.10794), models SA and USA; docs/conventions.md.
+    Verified by: core.gradient-structure, core.equivariance, core.codegen.
+    """
+    model = require_choice(model, "model", MODELS)
+    time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
+    beta = require_real(beta, "beta")
+    X = require_points(X, "X", normalize=normalize)
+    field = make_field(X.shape[1], beta, model, Q, K, V, time_unit=time_unit, block=block)
+    return field(X)
+
+
+def make_field(d: int, beta: float, model: str = "sa", Q=None, K=None, V=None, *, time_unit: str = "natural",
+               block: int | None = None):
+    """Validate the parameters once and return ``field(X) -> (n, d)`` without per-call checks.
+
+    This is what integrators call: ``field`` evaluates the formula of :func:`attention_field` at any X in
+    R^{n x d}. Stage points of Runge-Kutta methods are slightly off the sphere; there the projection is the
+    exact orthogonal one, y - (<x, y>/|x|^2) x, which equals P_x y on the sphere and keeps every |x_i|
+    constant along the extended flow. (The literal y - <x, y> x would add a radial mode, decaying at a rate
+    of about 2 for ``sa``, that caps adaptive steps near 1 on long metastable plateaus.)
+    """
+    model = require_choice(model, "model", MODELS)
+    time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
+    beta = require_real(beta, "beta")
+    M, V = _matrices(d, Q, K, V)
+    if model == "usa" and time_unit == "natural" and beta > 700:
+        raise InputError(f"usa field overflows in the natural time unit at beta={beta:g}; "
+                         "use time_unit='rescaled' (t' = e^beta t)")
+    scale = math.exp(beta) if (model == "usa" and time_unit == "natural") else 1.0
+
+    def field(X: np.ndarray) -> np.ndarray:
+        return _projected_field(X, beta, model, M, V, scale, block)
+
+    return field
+
+
+def _projected_field(X, beta, model, M, V, scale, block):
+    n, d = X.shape
+    XV = X if V is None else X @ V.T
+    b = block or block_rows(n)
+    left = beta * (X if M is None else X @ M)
+    if model == "sa":
+        # c_i = |beta| |M^T x_i| bounds beta <M^T x_i, x_j> over unit x_j; the shift cancels in the ratio.
+        shift = abs(beta) * (np.ones(n) if M is None else np.linalg.norm(X @ M, axis=1))
+    else:
+        shift = np.full(n, beta)  # usa: e^{beta (s - 1)} defines the rescaled time unit t' = e^{beta} t
+    # Logits beta <Q x_i, K x_j> - c_i come from one GEMM with an extra column: [beta X M, -c] @ [X, 1]^T,
+    # and numerator and row sums from another: W @ [XV, 1]. The block buffers are allocated once and every
+    # GEMM and the exp write into them (no fresh n-wide arrays per block: page faults cost as much as the exp).
+    lhs = np.hstack([left, -shift[:, None]])
+    right = np.hstack([X, np.ones((n, 1))]).T.copy()
+    rhs = np.hstack([XV, np.ones((n, 1))])
+    b = min(b, n)
+    W_buf = np.empty((b, n))
+    acc_buf = np.empty((b, d + 1))
+    out = np.empty((n, d))
+    for start in range(0, n, b):
+        stop = min(n, start + b)
+        W = W_buf[:stop - start]
+        np.matmul(lhs[start:stop], right, out=W)
+        with np.errstate(over="raise", under="ignore"):
+            try:
+                np.exp(W, out=W)
+            except FloatingPointError:
+                raise InputError(f"attention weights overflow for beta={beta:g} "
+                                 "(use smaller |beta|, or model='sa')") from None
+        acc = acc_buf[:stop - start]
+        np.matmul(W, rhs, out=acc)
+        if model == "sa":
+            small = acc[:, d] < 1e-280
+            for r in np.flatnonzero(small):  # c_i far above every logit: redo the row with the exact max
+                logits = left[start + r] @ right[:d]
+                acc[r] = np.exp(logits - logits.max()) @ rhs
+            out[start:stop] = acc[:, :d] / acc[:, d:]
+        else:
+            out[start:stop] = acc[:, :d] * (scale / n)
+    # P_{x_i} v = v - <x_i, v> x_i / |x_i|^2 (= v - <x_i, v> x_i on the sphere; see make_field for off it)
+    out -= (np.einsum("ij,ij->i", X, out) / np.einsum("ij,ij->i", X, X))[:, None] * X
+    return out
+
+
+def interaction_energy(X, beta, *, normalization: str = "glpr", block: int | None = None,
+                       normalize: bool = False) -> float:
+    """Interaction energy of the configuration (Q = K = V = I).
+
+    Parameters
+    ----------
+    X : (n, d) array_like
+        Unit vectors.
+    beta : float
+        Inverse temperature.
+    normalization : {"glpr", "gkpr"}
+        ``glpr``: E_beta(X) = 1/(2 beta n^2) sum_{i,j} (e^{beta<x_i,x_j>} - 1), GLPR's energy without the constant
+        1/(2 beta); at beta = 0 the limit |mean(X)|^2 / 2. Increases along ``usa`` and ``sa``.
+        ``gkpr``: (1/n^2) sum_{i,j} e^{beta(<x_i,x_j> - 1)} in (0, 1] (GKPR, arXiv 2410.06833), finite for any
+        beta >= 0; for beta > 0 it is an increasing affine function of E_beta.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Source: GLPR (arXiv 2312.10794) energy E_beta; GKPR normalised energy. Verified by: core.energy-identity.
+    """
+    beta = require_real(beta, "beta")
+    normalization = require_choice(normalization, "normalization", ENERGY_NORMALIZATIONS)
+    X = require_points(X, "X", normalize=normalize)
+    n, _ = X.shape
+    b = block or block_rows(n)
+    if normalization == "gkpr":
+        if beta < 0:
+            raise InputError(f"the gkpr normalisation needs beta >= 0, got {beta:g}")
+        total = 0.0
+        for start in range(0, n, b):
+            G = X[start:start + b] @ X.T
+            G -= 1.0
+            G *= beta
+            total += float(np.exp(G, out=G).sum())
+        return total / n**2
+    # (e^{beta s} - 1) / beta = s exprel(beta s), exprel(z) = (e^z - 1)/z: exact at beta = 0 (the limit
+    # |mean X|^2 / 2) and accurate for tiny or subnormal |beta|, where expm1(beta s) / beta loses digits.
+    total = 0.0
+    for start in range(0, n, b):
+        G = X[start:start + b] @ X.T
+        with np.errstate(over="raise", under="ignore"):
+            try:
+                total += float((G * exprel(beta * G)).sum())
+            except FloatingPointError:
+                raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='gkpr'") from None
+    if not math.isfinite(total):
+        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='gkpr'")
+    return total / (2.0 * n**2)

@@ -1,0 +1,204 @@
+"""Fields, energies and Riemannian gradients for ANY pair kernel phi(s), s = <x_i, x_j>.
+
+For a :class:`theory.kernels.PairKernel` phi (user kernels come from :func:`theory.expression_parser.parse_kernel`)
+and unit vectors x_1..x_n (docs/conventions.md, GLPR arXiv 2312.10794 with e^{beta s} replaced by phi'(s)):
+
+    E(X)   = 1/(2 n^2) sum_{i,j} phi(s_ij)                                   (j = i included)
+    usa    v_i = P_{x_i}( (1/n) sum_j phi'(s_ij) x_j )  =  n grad_{x_i} E
+    sa     v_i = P_{x_i}( sum_j phi'(s_ij) x_j / sum_k phi'(s_ik) )         (needs phi' > 0 on [-1, 1])
+
+(the Riemannian Hessian of E for any kernel is :func:`numerics.critical.hessian.riemannian_hessian_tangent`). phi, phi',
+phi'' are derived
+once from the kernel's sympy expression and compiled through :func:`theory.codegen.compile_function` (cached);
+the declared parameters stay arguments of the generated code (argument order ``(s, beta, *params)``, see
+``PairKernel.symbols``), so a family of kernels compiles once. Nothing symbolic runs per call.
+
+Time unit: the natural one (no rescaling exists for a general kernel). Overflow of phi or phi' raises
+:class:`numerics.common.errors.InputError` rather than returning inf.
+
+Verified by: tests/numerics/test_conjecture_kernel_field.py (against :func:`numerics.core.field.attention_field` for the
+exponential kernel, against Taylor remainders of the energy, and against numerics.critical.hessian).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
+
+from theory import symbols as sym
+from theory.codegen import compile_function, expression_key
+from theory.kernels import PairKernel
+
+from numerics.common.errors import InputError, require_choice, require_points, require_real
+from numerics.core.field import MODELS, block_rows
+
+#: points at which the positivity of phi' is checked for the ``sa`` model
+POSITIVITY_GRID = 2001
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """phi, phi', phi'' of a pair kernel as NumPy callables ``f(s, beta, *params)`` plus the parameter values."""
+
+    kernel: PairKernel
+    phi: object
+    dphi: object
+    d2phi: object
+    params: tuple[float, ...]
+
+    def __call__(self, order: int, S: np.ndarray, beta: float) -> np.ndarray:
+        """phi^{(order)}(S) elementwise (order 0, 1 or 2), overflow raising InputError."""
+        fn = (self.phi, self.dphi, self.d2phi)[order]
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            try:
+                out = fn(S, beta, *self.params)
+            except FloatingPointError:
+                raise InputError(f"kernel {self.kernel.name} (derivative {order}) is not finite at "
+                                 f"beta={beta:g} on the configuration") from None
+        out = np.broadcast_to(np.asarray(out, dtype=float), np.shape(S))
+        if not np.all(np.isfinite(out)):
+            raise InputError(f"kernel {self.kernel.name} (derivative {order}) is not finite at beta={beta:g}")
+        return out
+
+
+_COMPILED: dict[str, tuple] = {}
+
+
+def compile_kernel(kernel: PairKernel) -> CompiledKernel:
+    """Compile phi, phi', phi'' of ``kernel`` (cached by the kernel's expression and parameter names).
+
+    The parameter values are read from ``kernel.params`` (they must be numbers).
+    """
+    if not isinstance(kernel, PairKernel):
+        raise InputError(f"kernel must be a theory.kernels.PairKernel, got {type(kernel).__name__}")
+    args = kernel.symbols
+    values = []
+    for p in args[2:]:
+        v = kernel.params[p]
+        if not (v.is_number and v.is_real):
+            raise InputError(f"kernel parameter {p} has no numeric value ({v})")
+        values.append(float(v))
+    key = expression_key(args, kernel.expr)
+    fns = _COMPILED.get(key)
+    if fns is None:
+        names = ("s", "beta", *(f"p_{str(p)}" for p in args[2:]))
+        # plain sp.diff (PairKernel.derivative also simplifies, which costs seconds for kernels like log cosh);
+        # exp(x) - 1 -> expm1(x), log(1 + x) -> log1p(x): no cancellation at small beta (phi_beta = expm1(beta s)/beta)
+        d1 = sp.diff(kernel.expr, sym.s)
+        exprs = tuple(optimize(e, [expm1_opt, log1p_opt]) for e in (kernel.expr, d1, sp.diff(d1, sym.s)))
+        fns = tuple(compile_function(f"kernel_d{order}", args, e,
+                                     doc=f"phi^({order})(s) of {sp.sstr(kernel.expr)}; args (s, beta, *params).",
+                                     arg_names=names)
+                    for order, e in enumerate(exprs))
+        _COMPILED[key] = fns
+    return CompiledKernel(kernel, *fns, tuple(values))
+
+
+def require_positive_weight(compiled: CompiledKernel, beta: float) -> None:
+    """Check phi'(s) > 0 on a grid of [-1, 1] (needed to normalise the ``sa`` weights)."""
+    grid = np.linspace(-1.0, 1.0, POSITIVITY_GRID)
+    w = compiled(1, grid, beta)
+    if np.min(w) <= 0:
+        k = int(np.argmin(w))
+        raise InputError(f"model sa needs phi'(s) > 0 on [-1, 1]; phi'({grid[k]:.4g}) = {w[k]:.4g} at beta={beta:g}")
+
+
+def make_kernel_field(kernel: PairKernel | CompiledKernel, beta: float, model: str = "usa", *,
+                      block: int | None = None):
+    """Validate once and return ``field(X) -> (n, d)`` for integrators (formula of :func:`kernel_field`)."""
+    compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
+    model = require_choice(model, "model", MODELS)
+    beta = require_real(beta, "beta")
+    if model == "sa":
+        require_positive_weight(compiled, beta)
+
+    def field(X: np.ndarray) -> np.ndarray:
+        n, d = X.shape
+        b = block or block_rows(n)
+        out = np.empty((n, d))
+        for start in range(0, n, b):
+            W = compiled(1, X[start:start + b] @ X.T, beta)
+            acc = W @ X
+            out[start:start + b] = acc / W.sum(axis=1, keepdims=True) if model == "sa" else acc / n
+        out -= (np.einsum("ij,ij->i", X, out) / np.einsum("ij,ij->i", X, X))[:, None] * X  # as numerics.core.field
+        return out
+
+    return field
+
+
+def kernel_field(X, kernel: PairKernel | CompiledKernel, beta: float, model: str = "usa", *,
+                 block: int | None = None, normalize: bool = False) -> np.ndarray:
+    """Velocity of every particle for the pair kernel phi.
+
+    Parameters
+    ----------
+    X : (n, d) array_like
+        Unit rows.
+    kernel : PairKernel or CompiledKernel
+        phi(s); its derivative phi' is the attention weight.
+    beta : float
+        Value of the symbol ``beta`` in the kernel.
+    model : {"usa", "sa"}
+        ``usa``: P_{x_i}((1/n) sum_j phi'(s_ij) x_j) = n grad_i E;
+        ``sa``: P_{x_i}(sum_j phi'(s_ij) x_j / sum_k phi'(s_ik)), requires phi' > 0 on [-1, 1] (checked).
+
+    Returns
+    -------
+    (n, d) ndarray, in the natural time unit.
+
+    Notes
+    -----
+    For phi_beta = (e^{beta s} - 1)/beta this is :func:`numerics.core.field.attention_field` (GLPR arXiv 2312.10794).
+    Verified by: conjecture.equiangular-ode and tests/numerics/test_conjecture_kernel_field.py.
+    """
+    X = require_points(X, "X", normalize=normalize)
+    return make_kernel_field(kernel, beta, model, block=block)(X)
+
+
+def kernel_energy(X, kernel: PairKernel | CompiledKernel, beta: float, *, block: int | None = None,
+                  normalize: bool = False) -> float:
+    """E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>) (self-interaction included).
+
+    At beta = 0 a kernel singular there (like (e^{beta s} - 1)/beta) is replaced by its limit beta -> 0.
+    Verified by: tests/numerics/test_conjecture_kernel_field.py (Taylor remainder of the gradient).
+    """
+    compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
+    beta = require_real(beta, "beta")
+    X = require_points(X, "X", normalize=normalize)
+    if beta == 0.0:
+        compiled = _beta_zero_limit(compiled)
+    n = X.shape[0]
+    b = block or block_rows(n)
+    total = sum(float(compiled(0, X[a:a + b] @ X.T, beta).sum()) for a in range(0, n, b))
+    return total / (2.0 * n**2)
+
+
+def _beta_zero_limit(compiled: CompiledKernel) -> CompiledKernel:
+    try:
+        compiled(0, np.zeros(1), 0.0)
+        return compiled
+    except InputError:
+        pass
+    k = compiled.kernel
+    limit = PairKernel(sp.limit(k.expr, sym.beta, 0), k.params, name=f"{k.name} at beta=0")
+    return compile_kernel(limit)
+
+
+def kernel_riemannian_gradient(X, kernel: PairKernel | CompiledKernel, beta: float, *,
+                               normalize: bool = False) -> np.ndarray:
+    """grad_{x_i} E = P_{x_i}((1/n^2) sum_j phi'(s_ij) x_j), i.e. the ``usa`` field divided by n."""
+    X = require_points(X, "X", normalize=normalize)
+    return make_kernel_field(kernel, beta, "usa")(X) / X.shape[0]
+
+
+__all__ = [
+    "CompiledKernel",
+    "compile_kernel",
+    "kernel_energy",
+    "kernel_field",
+    "kernel_riemannian_gradient",
+    "make_kernel_field",
+    "require_positive_weight",
+]

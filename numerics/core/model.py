@@ -1,0 +1,270 @@
+"""The model object: everything that defines the vector field, separate from how it is integrated and saved.
+
+A simulation is ``simulate(model, X0, t_end, solver=Solver(...), save=SaveAt(...))`` (the layout of Diffrax's
+``diffeqsolve(terms, solver, saveat=...)``):
+
+- :class:`Model` says *what* is integrated: the attention model (``sa`` or ``usa``), beta, Q, K, V, an optional
+  user pair kernel and the time unit. It is frozen and validated on construction; areas that add model
+  features (several heads, MLP, depth schedules, causal masks, noise) add fields here, so that every layer of
+  attnflow that takes a model accepts them.
+- :class:`Solver` says *how*: integrator, step, tolerances and the field backend.
+- :class:`SaveAt` says *what is kept*: every k-th step or explicit output times.
+
+The symbolic counterpart of :class:`Model` is :class:`theory.spec.ModelSpec` (sympy matrices, used by the
+derivations); :meth:`Model.to_spec` converts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
+from numerics.core.field import MODELS, TIME_UNITS, make_field
+from numerics.core.integrators import METHODS
+
+#: field backends: blocked direct O(n^2) sums, the S^1 Fourier series, or ``auto`` (Fourier where it applies
+#: and is faster). A comparison of two code paths pins both; ``auto`` is for users who want the fast one.
+BACKENDS = ("auto", "direct", "fourier")
+
+
+def _matrix(M, name: str) -> np.ndarray | None:
+    if M is None:
+        return None
+    arr = require_finite_array(M, name, ndim=2)
+    if arr.shape[0] != arr.shape[1] or arr.shape[0] < 2:
+        raise InputError(f"{name} must be a square d x d matrix with d >= 2, got shape {arr.shape}")
+    arr = arr.copy()
+    arr.flags.writeable = False
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A self-attention dynamics on the sphere S^{d-1}: the vector field and nothing else.
+
+    Parameters
+    ----------
+    kind : {"sa", "usa"}
+        ``sa``: dx_i/dt = P_{x_i}( sum_j e^{beta<Qx_i,Kx_j>} V x_j / sum_k e^{beta<Qx_i,Kx_k>} );
+        ``usa``: dx_i/dt = P_{x_i}( (1/n) sum_j e^{beta<Qx_i,Kx_j>} V x_j ), with P_x y = y - <x,y> x
+        (GLPR, arXiv 2312.10794, the models SA and USA).
+    beta : float
+        Inverse temperature (any real; negative beta is meaningful).
+    Q, K, V : (d, d) array_like, optional
+        Query, key and value matrices; ``None`` is the identity. Stored read-only.
+    kernel : theory.kernels.PairKernel, optional
+        A user pair kernel phi(s) instead of the attention weight: ``usa`` is then
+        v_i = P_{x_i}((1/n) sum_j phi'(s_ij) x_j) and ``sa`` normalises the weights phi'(s_ij); needs
+        Q = K = V = I and natural time.
+    time_unit : {"natural", "rescaled"}
+        ``rescaled`` (``usa`` only) integrates in t' = e^{beta} t, the overflow-safe unit.
+
+    Notes
+    -----
+    Verified by: core.energy-identity, core.equivariance (the field it builds); see
+    ``proofs_notes/core-gradient-structure.md`` for the gradient structure.
+    """
+
+    kind: str
+    beta: float
+    Q: Any = None
+    K: Any = None
+    V: Any = None
+    kernel: Any = None
+    time_unit: str = "natural"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", require_choice(self.kind, "model", MODELS))
+        object.__setattr__(self, "beta", require_real(self.beta, "beta"))
+        object.__setattr__(self, "time_unit", require_choice(self.time_unit, "time_unit", TIME_UNITS))
+        dims = set()
+        for name in ("Q", "K", "V"):
+            M = _matrix(getattr(self, name), name)
+            object.__setattr__(self, name, M)
+            if M is not None:
+                dims.add(M.shape[0])
+        if len(dims) > 1:
+            raise InputError(f"Q, K and V must have the same size, got sizes {sorted(dims)}")
+        if self.kernel is not None:
+            if not self.has_identity_matrices:
+                raise InputError("a user kernel acts on <x_i, x_j> directly: it cannot be combined with Q, K, V")
+            if self.time_unit != "natural":
+                raise InputError("the rescaled time unit is defined for the exponential kernel only")
+
+    # -- what the model is --------------------------------------------------------------------------------
+    @property
+    def dimension(self) -> int | None:
+        """d fixed by Q, K or V, or ``None`` when they are the identity of any size."""
+        for M in (self.Q, self.K, self.V):
+            if M is not None:
+                return int(M.shape[0])
+        return None
+
+    @property
+    def has_identity_matrices(self) -> bool:
+        """True when Q, K and V are all the identity (given as ``None`` or as the identity matrix)."""
+        return all(M is None or np.array_equal(M, np.eye(M.shape[0])) for M in (self.Q, self.K, self.V))
+
+    @property
+    def is_gradient_flow(self) -> bool:
+        """True when the energy of the saved frames is a Lyapunov function (Q = K = V = I; GLPR)."""
+        return self.Q is None and self.K is None and self.V is None
+
+    def check_dimension(self, d: int) -> int:
+        """``d`` validated against the matrices' size."""
+        d = require_int(d, "d", minimum=2)
+        if self.dimension is not None and self.dimension != d:
+            raise InputError(f"the model's matrices are {self.dimension} x {self.dimension}, "
+                             f"but the particles live in R^{d}")
+        return d
+
+    # -- the vector field ---------------------------------------------------------------------------------
+    def vector_field(self, n: int, d: int, backend: str = "auto"):
+        """The field callable ``f(X) -> (n, d)`` and the name of the backend that provides it.
+
+        ``direct``: :func:`numerics.core.field.make_field` (blocked O(n^2) sums). ``fourier``: the S^1
+        Fourier-series field of :mod:`numerics.circle.fourier` (d = 2, Q = K = V = I only). ``auto``:
+        ``fourier`` when it applies and is faster (:func:`numerics.circle.fourier.fourier_is_faster`), else
+        ``direct``. A user kernel has its own backend, ``kernel`` (:mod:`numerics.core.kernel_field`).
+        """
+        backend = require_choice(backend, "backend", BACKENDS)
+        d = self.check_dimension(d)
+        if self.kernel is not None:
+            if backend == "fourier":
+                raise InputError("the fourier backend is specific to the exponential kernel; use --backend direct")
+            from numerics.core.kernel_field import make_kernel_field
+
+            return make_kernel_field(self.kernel, self.beta, self.kind), "kernel"
+        direct = (lambda: make_field(d, self.beta, self.kind, self.Q, self.K, self.V, time_unit=self.time_unit))
+        if backend == "direct":
+            return direct(), "direct"
+        eligible = d == 2 and self.has_identity_matrices
+        fourier = _fourier_module()
+        if backend == "fourier":
+            if fourier is None:
+                raise InputError("fourier backend not available (numerics.circle.fourier is not part of this "
+                                 "build); use --backend direct")
+            if not eligible:
+                raise InputError(f"fourier backend needs d = 2 and Q = K = V = I, got d={d}"
+                                 + ("" if self.has_identity_matrices else " with general Q, K, V"))
+            return fourier.make_fourier_field(self.beta, self.kind, time_unit=self.time_unit), "fourier"
+        if fourier is not None and eligible and fourier.fourier_is_faster(n, self.beta):
+            return fourier.make_fourier_field(self.beta, self.kind, time_unit=self.time_unit), "fourier"
+        return direct(), "direct"
+
+    # -- conversions --------------------------------------------------------------------------------------
+    def to_meta(self) -> dict:
+        """The JSON-ready description stored in trajectory metadata (read back by :meth:`from_meta`)."""
+        return {"model": self.kind, "beta": self.beta, "time_unit": self.time_unit,
+                "Q": None if self.Q is None else self.Q.tolist(),
+                "K": None if self.K is None else self.K.tolist(),
+                "V": None if self.V is None else self.V.tolist(),
+                "kernel": kernel_metadata(self.kernel)}
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> "Model":
+        """The model recorded by :meth:`to_meta` (kernels re-parsed by the whitelist parser, never eval)."""
+        missing = {"model", "beta", "time_unit"} - set(meta)
+        if missing:
+            raise InputError(f"metadata lacks {', '.join(sorted(missing))}")
+        return cls(kind=meta["model"], beta=meta["beta"], time_unit=meta["time_unit"],
+                   Q=meta.get("Q"), K=meta.get("K"), V=meta.get("V"),
+                   kernel=kernel_from_metadata(meta.get("kernel")))
+
+    def to_spec(self, d: int | None = None):
+        """The symbolic :class:`theory.spec.ModelSpec` of this model (imports sympy)."""
+        from theory.spec import ModelSpec
+
+        d = self.check_dimension(d if d is not None else (self.dimension or 0))
+        return ModelSpec(self.kind, d, beta=self.beta, Q=self.Q, K=self.K, V=self.V, kernel=self.kernel)
+
+
+@dataclass(frozen=True)
+class Solver:
+    """How a :class:`Model` is integrated.
+
+    Parameters
+    ----------
+    method : {"layer", "rk4", "adaptive"}
+        ``layer``: the projected Euler step x <- (x + h v)/|x + h v| (one transformer layer per step);
+        ``rk4``: classical Runge-Kutta on the projected field, renormalised; ``adaptive``: Dormand-Prince
+        5(4) with error control (see :mod:`numerics.core.integrators`).
+    dt : float, optional
+        Step of ``layer`` and ``rk4`` (required for them); initial-step hint for ``adaptive``.
+    rtol, atol : float
+        ``adaptive`` tolerances.
+    backend : {"auto", "direct", "fourier"}
+        How the field is evaluated (:meth:`Model.vector_field`).
+    """
+
+    method: str = "rk4"
+    dt: float | None = None
+    rtol: float = 1e-9
+    atol: float = 1e-12
+    backend: str = "auto"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "method", require_choice(self.method, "method", METHODS))
+        object.__setattr__(self, "backend", require_choice(self.backend, "backend", BACKENDS))
+        if self.dt is not None:
+            object.__setattr__(self, "dt", require_real(self.dt, "dt", minimum=0.0, strict_minimum=True))
+        elif self.method != "adaptive":
+            raise InputError(f"method {self.method} needs a step dt")
+        object.__setattr__(self, "rtol", require_real(self.rtol, "rtol", minimum=0.0, strict_minimum=True))
+        object.__setattr__(self, "atol", require_real(self.atol, "atol", minimum=0.0, strict_minimum=True))
+
+
+@dataclass(frozen=True)
+class SaveAt:
+    """Which states a simulation keeps: every ``every``-th fixed step, or the explicit ``times``.
+
+    ``times`` (increasing, in the model's time unit, ending at or before ``t_end``) works with every method;
+    the default for ``adaptive`` is 101 equally spaced times in [0, t_end].
+    """
+
+    every: int = 1
+    times: Any = field(default=None)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "every", require_int(self.every, "save_every", minimum=1))
+        if self.times is not None:
+            t = require_finite_array(self.times, "save_times", ndim=1)
+            t.flags.writeable = False
+            object.__setattr__(self, "times", t)
+
+
+def kernel_metadata(kernel) -> dict | None:
+    """JSON form of a PairKernel for trajectory metadata (re-parsed by :func:`kernel_from_metadata`)."""
+    if kernel is None:
+        return None
+    import sympy as sp
+
+    return {"expr": sp.sstr(kernel.expr), "name": kernel.name,
+            "params": {str(k): float(v) for k, v in kernel.params.items()}}
+
+
+def kernel_from_metadata(meta: dict | None):
+    """The PairKernel recorded by :func:`kernel_metadata`, through the whitelist parser (never eval)."""
+    if not meta:
+        return None
+    from theory.expression_parser import parse_kernel
+
+    try:
+        return parse_kernel(str(meta["expr"]), dict(meta.get("params") or {}), name=meta.get("name"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"metadata holds an unusable kernel: {exc}") from None
+
+
+def _fourier_module():
+    """:mod:`numerics.circle.fourier` (the S^1 Fourier backend) if it is part of this build, else None."""
+    import importlib
+
+    name = "numerics.circle.fourier"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise  # a real import error inside the module: do not hide it
+        return None

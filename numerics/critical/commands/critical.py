@@ -1,0 +1,196 @@
+"""``attnflow critical``: is a configuration a fixed point, and is it stable? Also a multi-start search and a
+beta sweep. Thin: parse, call :mod:`numerics.critical.report` / :mod:`numerics.critical.newton`, render."""
+from __future__ import annotations
+
+import numpy as np
+
+from numerics.critical.configurations import CONFIGS, build_configuration
+from numerics.critical.report import closed_form_comparison, closed_form_spectrum, critical_point_report
+from numerics.common.errors import InputError, require_int, require_real
+from numerics.core.field import MODELS
+from numerics.common.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.common.provenance import StderrProgress, atomic_write
+from numerics.common.render import emit, fmt, key_values, table
+from numerics.critical.newton import find_critical_points
+
+NAME = "critical"
+ORDER = 30
+HELP = "critical points of the attention energy: residual, Hessian spectrum, classification, search, beta sweep"
+DESCRIPTION = (HELP + ". Energy E_beta = 1/(2 beta n^2) sum (e^{beta<x_i,x_j>} - 1) (docs/conventions.md); usa is its "
+               "ascent, so unstable directions are positive Hessian eigenvalues; rates in the natural time unit.")
+
+
+def add_arguments(p):
+    p.add_argument("--config", choices=CONFIGS, help="structured configuration (or 'file' with --file)")
+    p.add_argument("--k", type=int, help="number of clusters (clusters)")
+    p.add_argument("--masses", help="cluster sizes m1,m2,... (clusters, antipodal, simplex, orthoplex)")
+    p.add_argument("--file", help="(n, d) .npy file of unit vectors (config file)")
+    p.add_argument("--normalize", action="store_true", help="renormalise the rows of --file")
+    p.add_argument("--n", type=int, help="number of particles")
+    p.add_argument("--d", type=int, help="ambient dimension (sphere S^{d-1})")
+    p.add_argument("--beta", type=float, help="inverse temperature (any real)")
+    p.add_argument("--model", choices=MODELS, default="usa",
+                   help="dynamics for unstable_rate (default usa = n grad E; sa = (n^2/Z_i) grad_i E)")
+    p.add_argument("--search", action="store_true", help="Newton from --starts random starts; distinct critical points")
+    p.add_argument("--starts", type=int, help="number of random starts for --search")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0, reported)")
+    p.add_argument("--warmup", type=int, default=0,
+                   help="up to this many normalised ascent steps before Newton (finds cluster states; default 0)")
+    p.add_argument("--sweep-beta", dest="sweep", metavar="B0:B1:STEPS", help="spectrum over a beta grid")
+    p.add_argument("--plot", help="write a figure (spectrum, or spectrum against beta) to FILE.png")
+    p.add_argument("--closed-form", action="store_true",
+                   help="also evaluate the closed-form spectrum of the structured family and compare")
+    add_kernel_arguments(p, "the energy E = 1/(2n^2) sum phi(<x_i, x_j>)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _masses(text):
+    if text is None:
+        return None
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"--masses must be comma-separated integers, got {text!r}") from None
+
+
+def _sweep_grid(text: str) -> np.ndarray:
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise InputError(f"--sweep-beta must be B0:B1:STEPS, got {text!r}")
+    b0 = require_real(parts[0], "sweep start")
+    b1 = require_real(parts[1], "sweep end")
+    try:
+        steps = int(parts[2])
+    except ValueError:
+        raise InputError(f"--sweep-beta STEPS must be an integer, got {parts[2]!r}") from None
+    steps = require_int(steps, "sweep STEPS", minimum=2, maximum=2000)
+    return np.linspace(b0, b1, steps)
+
+
+def _configuration(args):
+    if args.config is None:
+        raise InputError("give --config (or --search)")
+    return build_configuration(args.config, n=args.n, d=args.d, k=args.k, masses=_masses(args.masses),
+                               file=args.file, normalize=args.normalize)
+
+
+def run(args) -> int:
+    if args.search:
+        return _run_search(args)
+    if args.sweep:
+        if args.beta is not None:
+            raise InputError("give either --beta or --sweep-beta, not both")
+        return _run_sweep(args)
+    if args.beta is None:
+        raise InputError("--beta is required")
+    kernel = kernel_from_args(args)
+    if kernel is not None and args.closed_form:
+        raise InputError("--closed-form is derived for the attention kernel only; drop --kernel or --closed-form")
+    X = _configuration(args)
+    report = critical_point_report(X, args.beta, args.model, kernel=kernel)
+    payload = {"config": args.config, **report.to_dict()}
+    lines = [("config", args.config), ("n, d", f"{report.n}, {report.d}"), ("beta", report.beta),
+             ("model", report.model), ("residual", report.residual), ("energy E_beta" if kernel is None else f"energy E ({kernel.expr})", report.energy),
+             ("classification", report.classification), ("reason", report.reason)]
+    if report.critical:
+        lines += [("counts (+, 0, -)", f"{report.counts['positive']}, {report.counts['zero']}, "
+                                       f"{report.counts['negative']}"),
+                  ("symmetry zero modes", report.symmetry_zero_modes),
+                  ("unstable rate", f"{fmt(report.unstable_rate)} ({report.model}, natural time unit)")]
+    lines += [("cluster sizes", report.cluster_sizes), ("eigenvalues", _eigen_text(report.eigenvalues))]
+    if args.closed_form:
+        branches = closed_form_spectrum(args.config, n=report.n, d=report.d, k=args.k, masses=_masses(args.masses))
+        if branches is None:
+            raise InputError(f"no closed form for config {args.config!r} with these masses (equal masses only)")
+        comparison = closed_form_comparison(branches, report.beta, report.eigenvalues)
+        payload["closed_form"] = comparison
+        lines += [(f"closed form: {b['label']}", f"{b['expression']} = {fmt(b['value'])} (x{b['multiplicity']})")
+                  for b in comparison["branches"]]
+        lines.append(("closed form vs numeric", f"max |difference| = {fmt(comparison['max_abs_difference'], 3)}"))
+    if args.plot:
+        _plot_spectrum(args.plot, report)
+    emit(args, payload, key_values(lines))
+    return 0
+
+
+def _eigen_text(eig) -> str:
+    values, counts = np.unique(np.round(eig, 10) + 0.0, return_counts=True)  # + 0.0: no '-0'
+    return ", ".join(f"{fmt(v)}" + (f" (x{c})" if c > 1 else "") for v, c in zip(values, counts))
+
+
+def _run_search(args) -> int:
+    for name in ("n", "d", "beta", "starts"):
+        if getattr(args, name) is None:
+            raise InputError(f"--search needs --{name}")
+    found, stats = find_critical_points(args.n, args.d, args.beta, starts=args.starts, seed=args.seed,
+                                        model=args.model, warmup=args.warmup, kernel=kernel_from_args(args),
+                                        progress=StderrProgress("critical --search"))
+    points = [f.to_dict() for f in found]
+    payload = {"n": args.n, "d": args.d, "beta": args.beta, "model": args.model, "seed": args.seed,
+               "warmup": args.warmup, **stats,
+               "critical_points": points}
+    rows = [(p["energy"], ",".join(map(str, p["cluster_sizes"])), p["classification"],
+             f"{p['counts']['positive']}/{p['counts']['zero']}/{p['counts']['negative']}",
+             p["symmetry_zero_modes"], p["unstable_rate"], p["hits"]) for p in points]
+    text = table(rows, ["energy", "clusters", "classification", "+/0/-", "sym", "unstable rate", "hits"])
+    text += (f"\n\n{stats['distinct']} distinct critical points (up to rotations and permutations) from "
+             f"{stats['converged']}/{stats['starts']} converged Newton runs (seed {args.seed})")
+    emit(args, payload, text)
+    return 0
+
+
+def _run_sweep(args) -> int:
+    grid = _sweep_grid(args.sweep)
+    X = _configuration(args)
+    kernel = kernel_from_args(args)
+    progress = StderrProgress("critical --sweep-beta")
+    reports = []
+    for i, b in enumerate(grid):
+        reports.append(critical_point_report(X, float(b), args.model, kernel=kernel))
+        progress(i + 1, len(grid))
+    rows = [(r.beta, r.classification, f"{r.counts['positive']}/{r.counts['zero']}/{r.counts['negative']}",
+             r.unstable_rate, float(r.eigenvalues.max())) for r in reports]
+    payload = {"config": args.config, "n": int(X.shape[0]), "d": int(X.shape[1]), "model": args.model,
+               "sweep": [{k: v for k, v in r.to_dict().items() if k not in ("n", "d", "model", "kernel")}
+                         for r in reports]}
+    if args.plot:
+        _plot_sweep(args.plot, grid, reports, args.config)
+    emit(args, payload, table(rows, ["beta", "classification", "+/0/-", "unstable rate", "max eigenvalue"]))
+    return 0
+
+
+def _plot_spectrum(path, report) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    eig = report.eigenvalues
+    ax.plot(np.arange(eig.size), eig, "o", ms=4)
+    ax.axhline(0.0, color="k", lw=0.5)
+    ax.set_yscale("symlog", linthresh=max(report.zero_tolerance, 1e-12))
+    ax.set_xlabel("index")
+    ax.set_ylabel("Hessian eigenvalue of E_beta")
+    ax.set_title(f"n={report.n}, d={report.d}, beta={report.beta:g}: {report.classification}")
+    _save(fig, path)
+
+
+def _plot_sweep(path, grid, reports, config) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for b, r in zip(grid, reports):
+        ax.plot(np.full(r.eigenvalues.size, b), r.eigenvalues, ".", color="C0", ms=3)
+    ax.axhline(0.0, color="k", lw=0.5)
+    ax.set_yscale("symlog", linthresh=1e-3)
+    ax.set_xlabel("beta")
+    ax.set_ylabel("Hessian eigenvalues of E_beta")
+    ax.set_title(f"{config}: n={reports[0].n}, d={reports[0].d}")
+    _save(fig, path)
+
+
+def _save(fig, path) -> None:
+    import matplotlib.pyplot as plt
+
+    try:
+        atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight"), suffix=".png")
+    finally:
+        plt.close(fig)

@@ -1,0 +1,141 @@
+"""The import rules of the layout, read from the source (no import is executed).
+
+- ``theory/`` never imports ``numerics`` or ``attnflow`` (the symbolic layer stands alone);
+- ``numerics.common`` imports no area; an area imports only ``common``, the areas below it (``ALLOWED``) and
+  itself; areas never import the ``attnflow`` entry package;
+- no import cycle between modules, at module level or inside functions.
+
+Adding an area means adding it to ``ALLOWED`` with the areas it builds on.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: area -> areas it may import (besides itself and numerics.common)
+ALLOWED = {
+    "core": set(),
+    "circle": {"core"},
+    "critical": {"core"},
+    "clusters": {"core"},
+    "gaussian": {"core"},
+    "meanfield": {"core", "circle"},
+    "conjectures": {"core", "circle", "critical", "meanfield"},
+    "bench": {"core", "circle"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Absolute names of the project modules that ``path`` imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}  # "from pkg import module"
+    return {name for name in found if name.split(".")[0] in ("theory", "numerics", "attnflow")}
+
+
+def project_modules() -> dict[str, Path]:
+    mods = {}
+    for top in ("theory", "numerics", "attnflow"):
+        for path in (ROOT / top).rglob("*.py"):
+            mods[module_name(path)] = path
+    return mods
+
+
+def import_graph() -> nx.DiGraph:
+    mods = project_modules()
+    graph = nx.DiGraph()
+    graph.add_nodes_from(mods)
+    for name, path in mods.items():
+        for target in imports_of(path):
+            # "from pkg import name" names a module only when pkg.name is a module
+            while target and target not in mods:
+                target = target.rpartition(".")[0]
+            if target and target != name and not name.startswith(target + ".") and target not in (
+                    "numerics", "theory"):
+                graph.add_edge(name, target)
+    return graph
+
+
+def area_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "numerics" and len(parts) > 2 else None
+
+
+def violations(graph: nx.DiGraph) -> list[str]:
+    bad = []
+    for src, dst in graph.edges:
+        top_src, top_dst = src.split(".")[0], dst.split(".")[0]
+        if top_src == "theory" and top_dst != "theory":
+            bad.append(f"{src} -> {dst}: theory/ must not import {top_dst}")
+        if top_src == "numerics" and top_dst == "attnflow":
+            bad.append(f"{src} -> {dst}: numerics must not import the entry package")
+        a, b = area_of(src), area_of(dst)
+        if a is None or b is None or a == b or b == "common":
+            continue
+        if a == "common":
+            bad.append(f"{src} -> {dst}: numerics.common imports no area")
+        elif b not in ALLOWED.get(a, set()):
+            bad.append(f"{src} -> {dst}: area {a} may import {sorted(ALLOWED.get(a, set())) or 'only core'}")
+    return bad
+
+
+def test_every_area_is_declared():
+    areas = {p.name for p in (ROOT / "numerics").iterdir() if (p / "__init__.py").exists()} - {"common"}
+    assert areas == set(ALLOWED), f"declare the areas' allowed imports: {sorted(areas ^ set(ALLOWED))}"
+
+
+def test_layering():
+    bad = violations(import_graph())
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycles():
+    cycles = list(nx.simple_cycles(import_graph()))
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c + [c[0]]) for c in cycles[:5])
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import numerics.core.field\n", ["theory/ must not import numerics"]),
+    ("from numerics.circle.fourier import make_fourier_field\n", ["theory/ must not import numerics"]),
+])
+def test_rule_catches_theory_importing_numerics(tmp_path, monkeypatch, source, expected):
+    """The checker itself can fail: a planted theory -> numerics import is reported."""
+    planted = ROOT / "theory" / "_planted_violation.py"
+    planted.write_text(source)
+    try:
+        bad = violations(import_graph())
+    finally:
+        planted.unlink()
+    assert any(e in line for e in expected for line in bad)
+
+
+def test_rule_catches_upward_area_import_and_cycles():
+    """A planted upward import (core -> clusters) and a planted cycle are both reported."""
+    graph = import_graph()
+    graph.add_edge("numerics.core.field", "numerics.clusters.detection")
+    assert any("area core may import" in line for line in violations(graph))
+    graph.add_edge("numerics.clusters.detection", "numerics.core.field")
+    assert list(nx.simple_cycles(graph))
