@@ -44,9 +44,9 @@ def resolve_output(path: str | os.PathLike) -> str:
         raise OutputPathError(f"refusing to write {shown}: it exists and is {_kind(mode)}, not a regular file")
     directory = os.path.dirname(target)
     if not os.path.isdir(directory):
-        raise OutputPathError(f"cannot write {path}: directory {directory} does not exist")
+        raise OutputPathError(f"cannot write {path}: directory {directory} does not exist or is not writable")
     if not os.access(directory, os.W_OK):
-        raise OutputPathError(f"cannot write {path}: directory {directory} is not writable")
+        raise OutputPathError(f"cannot write {path}: directory {directory} does not exist or is not writable")
     return target
 
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_points, require_real
+from numerics.common.errors import (SPHERE_TOLERANCE, InputError, require_finite_array, require_int, require_points,
+                                    require_real)
+from numerics.common.readers import parse_json, read_npy, read_npz
 from numerics.core.field import interaction_energy
 from numerics.core.integrators import integrate
 from numerics.core.model import Model, SaveAt, Solver
@@ -62,20 +64,37 @@ class Trajectory:
 
     @classmethod
     def load(cls, path) -> "Trajectory":
-        """Read a trajectory written by :meth:`save`; bad files raise :class:`InputError`."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                missing = {"times", "X", "energy", "meta"} - set(data.files)
-                if missing:
-                    raise InputError(f"{path} is not an attnflow trajectory (missing {', '.join(sorted(missing))})")
-                times, X, energy = data["times"], data["X"], data["energy"]
-                meta = json.loads(str(data["meta"]))
-        except (OSError, ValueError) as exc:
-            if isinstance(exc, InputError):
-                raise
-            raise InputError(f"cannot read trajectory {path}: {exc}") from None
-        if X.ndim != 3 or times.shape != (X.shape[0],) or energy.shape != times.shape:
-            raise InputError(f"{path}: inconsistent shapes times {times.shape}, X {X.shape}, energy {energy.shape}")
+        """Read a trajectory written by :meth:`save`, validated as strictly as an initial condition.
+
+        Bad files raise :class:`InputError` ("invalid trajectory ..."): missing arrays, wrong shapes or dtypes,
+        non-finite values, times that do not increase, states off the unit sphere, metadata of the wrong type.
+        """
+        data = read_npz(path, "trajectory")
+        missing = {"times", "X", "energy", "meta"} - set(data)
+        if missing:
+            raise InputError(f"invalid trajectory {path}: not an attnflow trajectory "
+                             f"(missing {', '.join(sorted(missing))})")
+        where = f"trajectory {path}"
+        times = require_finite_array(data["times"], f"times of {where}", ndim=1)
+        X = require_finite_array(data["X"], f"states X of {where}", ndim=3)
+        energy = require_finite_array(data["energy"], f"energy of {where}", ndim=1)
+        if times.size < 1 or times.shape != (X.shape[0],) or energy.shape != times.shape:
+            raise InputError(f"invalid {where}: inconsistent shapes times {times.shape}, X {X.shape}, "
+                             f"energy {energy.shape}")
+        if np.any(np.diff(times) <= 0):
+            raise InputError(f"invalid {where}: times must increase strictly")
+        if X.shape[1] < 1 or X.shape[2] < 2:
+            raise InputError(f"invalid {where}: states must have n >= 1 rows and d >= 2 columns, got {X.shape}")
+        off = np.abs(np.linalg.norm(X, axis=2) - 1.0)
+        if off.max() > SPHERE_TOLERANCE:
+            k, i = np.unravel_index(int(np.argmax(off)), off.shape)
+            raise InputError(f"invalid {where}: frame {k} row {i} is off the unit sphere by {off[k, i]:.3g}")
+        meta_raw = data["meta"]
+        if meta_raw.dtype.kind not in "US" or meta_raw.shape != ():
+            raise InputError(f"invalid {where}: meta must be a JSON string")
+        meta = parse_json(str(meta_raw), f"metadata of {where}")
+        if not isinstance(meta, dict):
+            raise InputError(f"invalid {where}: meta must be a JSON object")
         return cls(times=times, X=X, energy=energy, meta=meta)
 
 
@@ -93,11 +112,7 @@ def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np
 
 def load_initial(path, normalize: bool = False) -> np.ndarray:
     """Initial condition from a ``.npy`` file of shape (n, d) with unit rows (see :func:`require_points`)."""
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read initial condition {path}: {exc}") from None
-    return require_points(arr, f"init file {path}", normalize=normalize)
+    return require_points(read_npy(path, "initial condition"), f"init file {path}", normalize=normalize)
 
 
 def load_attention_matrices(path, d: int | None = None) -> dict:
@@ -105,11 +120,7 @@ def load_attention_matrices(path, d: int | None = None) -> dict:
 
     Returns a dict with the keys present. Unknown keys, non-square or non-finite arrays raise :class:`InputError`.
     """
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read matrices {path}: {exc}") from None
+    arrays = read_npz(path, "matrices file")
     unknown = set(arrays) - {"Q", "K", "V"}
     if unknown or not arrays:
         raise InputError(f"matrices file {path} must hold arrays named Q, K and/or V, got {sorted(arrays)}")
