@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from numerics.common.errors import InputError
-from numerics.common.kernel_options import kernel_parameters
+from numerics.core.kernel_options import kernel_parameters
 from numerics.common.render import emit, key_values, table
 
 NAME = "conjecture"
@@ -44,7 +44,7 @@ def _conjecture(args, get_conjecture):
     if params and args.kernel is None:
         raise InputError("--param needs --kernel")
     low, high = args.beta_range if args.beta_range is not None else (-1.0, 1.0)
-    return landscape_conjecture(low, high, kernel=args.kernel or "exponential", params=params,
+    return landscape_conjecture(low, high, kernel=args.kernel if args.kernel is not None else "exponential", params=params,
                                 d=2 if args.d is None else args.d)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from numerics.common.errors import InputError
 from numerics.core.field import MODELS, TIME_UNITS
 from numerics.core.integrators import METHODS
-from numerics.common.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
 from numerics.core.model import BACKENDS, Model, SaveAt, Solver

@@ -8,7 +8,7 @@ from numerics.critical.configurations import CONFIGS, build_configuration
 from numerics.critical.report import closed_form_comparison, closed_form_spectrum, critical_point_report
 from numerics.common.errors import InputError, require_int, require_real
 from numerics.core.field import MODELS
-from numerics.common.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.provenance import StderrProgress, atomic_write
 from numerics.common.render import emit, fmt, key_values, table
 from numerics.critical.newton import find_critical_points
