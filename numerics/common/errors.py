@@ -10,6 +10,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+#: |beta| beyond which e^{beta s} on [-1, 1] overflows float64 (e^709.8): the range of the commands that
+#: evaluate the attention kernel unscaled (critical, spectrum, meanfield, conjecture); stated in their --help
+EXP_BETA_MAX = 700.0
+
 #: rows of X may deviate from unit norm by at most this much before they count as off the sphere
 SPHERE_TOLERANCE = 1e-8
 

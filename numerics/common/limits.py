@@ -8,7 +8,8 @@ generous for this machine class and can be raised:
 - work: :data:`DEFAULT_WORK_HOURS` hours at :data:`FLOP_RATE` floating-point operations per second, or
   ``ATTNFLOW_MAX_WORK_HOURS`` (CLI: ``attnflow --max-hours H ...``).
 
-Estimates are orders of magnitude (the dominant arrays and the dominant O(n^2) or O(n K) sums), not promises.
+Estimates are orders of magnitude (the dominant arrays and the dominant O(n^2) or O(n K) sums, plus a fixed
+overhead per Python-level step where that dominates), not promises.
 """
 from __future__ import annotations
 
