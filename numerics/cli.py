@@ -36,6 +36,12 @@ def _commands():
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="attnflow", description="Verify the mathematics of transformers as interacting "
                      "particle systems: derive, generate code, simulate, check claims from the literature.")
+    parser.add_argument("--max-memory", type=float, metavar="GB",
+                        help="refuse requests estimated to need more memory than this (default 16 GiB; "
+                             "also ATTNFLOW_MAX_MEMORY_GB)")
+    parser.add_argument("--max-hours", type=float, metavar="H",
+                        help="refuse requests estimated to take longer than this (default 24 h; also "
+                             "ATTNFLOW_MAX_WORK_HOURS)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for mod in _commands():
@@ -64,6 +70,15 @@ def main(argv=None) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
     parser = build_parser()
     args = parser.parse_args(argv)
+    for flag, value in (("--max-memory", args.max_memory), ("--max-hours", args.max_hours)):
+        if value is not None and not (0 < value < float("inf")):
+            print(f"error: {flag} must be a positive number, got {value:g}", file=sys.stderr)
+            return 2
+    limits = {"ATTNFLOW_MAX_MEMORY_GB": args.max_memory, "ATTNFLOW_MAX_WORK_HOURS": args.max_hours}
+    saved_env = {k: os.environ.get(k) for k in limits}
+    for key, value in limits.items():
+        if value is not None:
+            os.environ[key] = repr(value)  # read (and validated) by numerics.common.limits
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if threading.current_thread() is threading.main_thread() \
         else None
     try:
@@ -88,6 +103,11 @@ def main(argv=None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     return int(code or 0)
 
 
