@@ -23,16 +23,16 @@ def read_npz(path, what: str) -> dict[str, np.ndarray]:
     """Every array of the ``.npz`` at ``path``, fully read (so a truncated archive fails here, not later)."""
     _require_file(path, what)
     try:
-        with np.load(path, allow_pickle=False) as data:
-            if not isinstance(data, np.lib.npyio.NpzFile):
-                raise InputError(f"cannot read {what} {path}: invalid file (an .npy array, not an .npz archive)")
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"cannot read {what} {path}: invalid file ({_reason(exc)})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise InputError(f"cannot read {what} {path}: invalid file (an .npy array, not an .npz archive)")
+    try:
+        with data:
             return {k: data[k] for k in data.files}
-    except InputError:
-        raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError, RuntimeError) as exc:
         raise InputError(f"cannot read {what} {path}: invalid file ({_reason(exc)})") from None
-    except AttributeError:  # np.load returned an ndarray (no context manager): an .npy file
-        raise InputError(f"cannot read {what} {path}: invalid file (an .npy array, not an .npz archive)") from None
 
 
 def read_npy(path, what: str) -> np.ndarray:
@@ -97,5 +97,7 @@ def _require_file(path, what: str) -> None:
 
 
 def _reason(exc: BaseException) -> str:
+    if "pickle" in str(exc):
+        return "it holds pickled Python objects, which attnflow never loads"
     text = str(exc).strip().splitlines()
     return text[0] if text and text[0] else type(exc).__name__

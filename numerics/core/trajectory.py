@@ -20,7 +20,7 @@ from numerics.common.readers import parse_json, read_npy, read_npz
 from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, energy_normalization_for, interaction_energy
 from numerics.core.integrators import integrate
 from numerics.core.model import Model, SaveAt, Solver
-from numerics.common.provenance import atomic_write, package_versions, to_json
+from numerics.common.provenance import atomic_write, package_versions, thread_environment, to_json
 
 
 
@@ -272,7 +272,8 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "energy_normalization": norm,
             "energy_definition": ENERGY_DEFINITIONS.get(norm, "E = 1/(2 n^2) sum_ij phi(s_ij) (user kernel phi)"),
             "energy_is_lyapunov": model.is_gradient_flow, "backend": backend,
-            "integrator_stats": stats, "seconds": seconds, "versions": package_versions()}
+            "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
+            "threads": thread_environment()}
     meta.update(provenance or {})
     return Trajectory(times=times, X=states, energy=energy, meta=meta)
 
