@@ -8,10 +8,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
+import warnings
 
 from numerics.common.areas import area_modules
 from numerics.common.errors import InputError
+from numerics.common.paths import check_command_paths
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,13 +36,33 @@ def _commands():
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="attnflow", description="Verify the mathematics of transformers as interacting "
                      "particle systems: derive, generate code, simulate, check claims from the literature.")
+    parser.add_argument("--max-memory", type=float, metavar="GB",
+                        help="refuse requests estimated to need more memory than this (default 16 GiB; "
+                             "also ATTNFLOW_MAX_MEMORY_GB)")
+    parser.add_argument("--max-hours", type=float, metavar="H",
+                        help="refuse requests estimated to take longer than this (default 24 h; also "
+                             "ATTNFLOW_MAX_WORK_HOURS)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for mod in _commands():
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
         mod.add_arguments(p)
-        p.set_defaults(_run=mod.run)
+        p.set_defaults(_run=mod.run, _module=mod)
     return parser
+
+
+class Terminated(BaseException):
+    """Raised by the SIGTERM handler so that ``finally`` blocks and the atomic writer clean up."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise Terminated()
+
+
+def _interrupted(code: int, what: str) -> int:
+    print(f"error: interrupted by {what}; temporary files were removed and outputs that were not yet "
+          f"renamed into place are unchanged", file=sys.stderr)
+    return code
 
 
 def main(argv=None) -> int:
@@ -46,20 +70,60 @@ def main(argv=None) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
     parser = build_parser()
     args = parser.parse_args(argv)
+    for flag, value in (("--max-memory", args.max_memory), ("--max-hours", args.max_hours)):
+        if value is not None and not (0 < value < float("inf")):
+            print(f"error: {flag} must be a positive number, got {value:g}", file=sys.stderr)
+            return 2
+    limits = {"ATTNFLOW_MAX_MEMORY_GB": args.max_memory, "ATTNFLOW_MAX_WORK_HOURS": args.max_hours}
+    saved_env = {k: os.environ.get(k) for k in limits}
+    for key, value in limits.items():
+        if value is not None:
+            os.environ[key] = repr(value)  # read (and validated) by numerics.common.limits
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
-        code = args._run(args)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_command_paths(args._module, args)
+            code = args._run(args)
+        _replay_warnings(caught)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, OverflowError, TypeError) as exc:
         # OSError: unwritable output, missing file. ValueError here is a validation the API raised.
+        # OverflowError/TypeError: a value the validators let through; still one line and exit 2.
         msg = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.strerror else str(exc)
-        print(f"error: {msg.splitlines()[0] if msg else type(exc).__name__}", file=sys.stderr)
+        print(f"error: {_one_line(msg) or type(exc).__name__}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(130, "SIGINT")
+    except Terminated:
+        return _interrupted(143, "SIGTERM")
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     return int(code or 0)
+
+
+def _one_line(message) -> str:
+    text = str(message).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _replay_warnings(caught) -> None:
+    """Warnings of a successful run, one line each (a failed run prints only its ``error:`` line)."""
+    seen = set()
+    for w in caught:
+        line = f"warning: {_one_line(w.message)}"
+        if line not in seen:
+            seen.add(line)
+            print(line, file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

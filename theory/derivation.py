@@ -30,8 +30,9 @@ class Verification:
     """Outcome of :meth:`Derivation.verify`.
 
     ``status`` is ``"proved"`` (simplified to zero), ``"checked-at-points"`` (simplification inconclusive, the
-    residual was exactly zero at ``points`` random admissible points) or ``"failed"`` (a nonzero residual was
-    found, shown in ``detail``).
+    residual was exactly zero at ``points`` random admissible points), ``"failed"`` (a nonzero residual was
+    found, shown in ``detail``) or ``"inconclusive"`` (every drawn point was a singularity of the expressions,
+    e.g. a kernel's pole: nothing was shown either way).
     """
 
     status: str
@@ -120,14 +121,24 @@ class Derivation:
             return Verification("failed", "symbolic simplification", 0,
                                 "simplification inconclusive and no sampler to evaluate at points")
         rng = random.Random(seed)
-        for i in range(points):
+        checked = singular = 0
+        # a point at a singularity (a kernel's pole) says nothing about the identity: draw another, up to 3x
+        while checked < points and checked + singular < 3 * points:
             subs = self.sampler(rng)
             value = _exact_value(res, subs)
+            if value is _SINGULAR:
+                singular += 1
+                continue
+            checked += 1
             if value is not True:
-                return Verification("failed", "exact evaluation at random points", i + 1,
+                return Verification("failed", "exact evaluation at random points", checked,
                                     f"nonzero residual {value} at {dict(subs)}")
         why = "simplification inconclusive" if simplify else "simplification not attempted"
-        return Verification("checked-at-points", f"exact evaluation at random points ({why})", points, "")
+        skipped = f"{singular} drawn points at singularities skipped" if singular else ""
+        if checked < points:
+            return Verification("inconclusive", f"exact evaluation at random points ({why})", checked,
+                                f"only {checked} of {points} points were regular; {skipped}")
+        return Verification("checked-at-points", f"exact evaluation at random points ({why})", points, skipped)
 
 
 def _simplify_to_zero(expr: sp.Basic) -> bool:
@@ -144,11 +155,18 @@ def _simplify_to_zero(expr: sp.Basic) -> bool:
     return True
 
 
+#: returned by :func:`_exact_value` when the point is a singularity of the expression (zoo, nan, oo)
+_SINGULAR = object()
+
+
 def _exact_value(expr: sp.Basic, subs: Mapping[sp.Symbol, sp.Expr]):
-    """True if ``expr`` is exactly zero at ``subs``; otherwise the offending (numerical) value."""
+    """True if ``expr`` is exactly zero at ``subs``; :data:`_SINGULAR` at a singularity; otherwise the
+    offending (numerical) value."""
     entries = list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
     for e in entries:
         v = e.xreplace(dict(subs))
+        if v.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+            return _SINGULAR
         zero = _is_exactly_zero_exp_rational(v)
         if zero is None:  # not a rational function of exponentials of rationals: fall back to simplify
             v = sp.simplify(v)

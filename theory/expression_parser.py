@@ -20,7 +20,12 @@ Accepted names: ``s`` (the inner product), ``beta``, ``pi``, declared parameters
 Resource limits keep hostile input cheap: at most :data:`MAX_LENGTH` characters, nesting depth at most
 :data:`MAX_DEPTH`, numeric literals at most :data:`MAX_LITERAL_DIGITS` characters, numeric exponents at most
 :data:`MAX_EXPONENT` in absolute value, and powers of numbers whose exact value would exceed
-:data:`MAX_RESULT_BITS` bits are refused before sympy evaluates them (so ``9**9**9`` costs nothing). Decimal
+:data:`MAX_RESULT_BITS` bits are refused before sympy evaluates them (so ``9**9**9`` costs nothing). SymPy
+also evaluates while it builds (``(2*s)**100`` becomes ``2**100*s**100``), so every intermediate result is
+bounded too: its exact numbers at most :data:`MAX_RESULT_BITS` bits, its integer exponents at most
+:data:`MAX_RESULT_EXPONENT`, and the whole tree at most :data:`MAX_NODES` nodes. Each operation can grow a
+number by a factor of at most :data:`MAX_EXPONENT` in bit length before it is checked, so any string is
+accepted or rejected in milliseconds, with a one-line error naming the bound it hit. Decimal
 literals become exact rationals (``0.5 -> 1/2``), so no floating-point function is evaluated at parse time.
 """
 from __future__ import annotations
@@ -42,6 +47,8 @@ MAX_EXPONENT = 100
 MAX_RESULT_BITS = 4096
 MAX_LITERAL_DIGITS = 40
 MAX_NAME_LENGTH = 32
+MAX_RESULT_EXPONENT = 10_000
+MAX_NODES = 5_000
 
 #: the only callable names: one argument each, mapped to sympy constructors
 FUNCTIONS = {
@@ -144,6 +151,20 @@ def _bits(q: sp.Rational) -> int:
     return max(int(q.p).bit_length(), int(q.q).bit_length(), 1)
 
 
+def _bounded(expr: sp.Expr, tok: Token) -> sp.Expr:
+    """``expr`` if the numbers and integer exponents SymPy created while building it are within bounds.
+
+    Automatic evaluation only rewrites the node being built, so its numbers stand at most two levels down
+    (``Mul(2**k, Pow(s, j))``); the deeper levels were checked when they were built.
+    """
+    for node in (expr, *expr.args, *(a for arg in expr.args for a in arg.args)):
+        if node.is_Rational and _bits(node) > MAX_RESULT_BITS:
+            raise _error(tok, tok.pos, f"an intermediate number exceeds {MAX_RESULT_BITS} bits at")
+        if node.is_Pow and node.exp.is_Number and abs(node.exp) > MAX_RESULT_EXPONENT:
+            raise _error(tok, tok.pos, f"an intermediate exponent exceeds {MAX_RESULT_EXPONENT} at")
+    return expr
+
+
 class _Parser:
     def __init__(self, tokens: list[Token], names: Mapping[str, sp.Symbol]):
         self.tokens = tokens
@@ -184,9 +205,10 @@ class _Parser:
     def expr(self) -> sp.Expr:
         out = self.term()
         while self.tok.kind == "op" and self.tok.text in "+-":
-            op = self.advance().text
+            op_tok = self.advance()
+            op = op_tok.text
             rhs = self.term()
-            out = sp.Add(out, rhs) if op == "+" else sp.Add(out, sp.Mul(-1, rhs))
+            out = _bounded(sp.Add(out, rhs) if op == "+" else sp.Add(out, sp.Mul(-1, rhs)), op_tok)
         return out
 
     def term(self) -> sp.Expr:
@@ -197,8 +219,8 @@ class _Parser:
             if op_tok.text == "/":
                 if rhs.is_zero:
                     raise _error(op_tok, op_tok.pos, "division by zero for")
-                rhs = sp.Pow(rhs, -1)
-            out = sp.Mul(out, rhs)
+                rhs = _bounded(sp.Pow(rhs, -1), op_tok)
+            out = _bounded(sp.Mul(out, rhs), op_tok)
         return out
 
     def unary(self) -> sp.Expr:
@@ -210,7 +232,7 @@ class _Parser:
                 inner = self.unary()
             finally:
                 self.depth -= 1
-            return sp.Mul(-1, inner) if tok.text == "-" else inner
+            return _bounded(sp.Mul(-1, inner), tok) if tok.text == "-" else inner
         return self.power()
 
     def power(self) -> sp.Expr:
@@ -234,7 +256,12 @@ class _Parser:
                     raise _error(op_tok, op_tok.pos, "zero to a negative power for")
                 if abs(exponent) * _bits(base) > MAX_RESULT_BITS:
                     raise _error(op_tok, op_tok.pos, "power too large to evaluate for")
-        return sp.Pow(base, exponent)
+            else:
+                # SymPy distributes integer powers over products of numbers: bound the coefficient first
+                coeff = base.as_coeff_Mul()[0]
+                if coeff.is_Rational and abs(exponent) * _bits(coeff) > MAX_RESULT_BITS:
+                    raise _error(op_tok, op_tok.pos, f"an intermediate number exceeds {MAX_RESULT_BITS} bits at")
+        return _bounded(sp.Pow(base, exponent), op_tok)
 
     def atom(self) -> sp.Expr:
         tok = self.tok
@@ -283,7 +310,7 @@ def _short(x: sp.Expr) -> str:
 def _apply(name: str, arg: sp.Expr, tok: Token) -> sp.Expr:
     if name in ("log", "sqrt") and arg.is_Number and arg.is_zero:
         raise _error(tok, tok.pos, f"{name}(0) is not finite:")
-    return FUNCTIONS[name](arg)
+    return _bounded(FUNCTIONS[name](arg), tok)
 
 
 def check_parameter_name(name: str) -> str:
@@ -305,8 +332,14 @@ def parse_expression(text: str, parameters=()) -> tuple[sp.Expr, dict[str, sp.Sy
     """
     declared = {check_parameter_name(p): sp.Symbol(p, real=True) for p in parameters}
     names = {"s": sym.s, "beta": sym.beta, **declared}
-    parser = _Parser(tokenize(text), names)
+    tokens = tokenize(text)
+    if tokens[0].kind == "end":
+        raise ValueError("kernel: empty expression")
+    parser = _Parser(tokens, names)
     expr = parser.parse()
+    size = sum(1 for _ in zip(sp.preorder_traversal(expr), range(MAX_NODES + 1)))
+    if size > MAX_NODES:
+        raise ValueError(f"kernel: expression has more than {MAX_NODES} nodes after evaluation")
     return expr, {p: declared[p] for p in declared if p in parser.used}
 
 

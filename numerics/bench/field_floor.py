@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from numerics.common.errors import require_int, require_real
+from numerics.common.limits import check_work
 from numerics.core.field import attention_field
 from numerics.core.trajectory import uniform_sphere
 
@@ -42,6 +43,8 @@ def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str =
     """Time ``attention_field`` and the floor for each d; returns one dict per d with seconds and the ratio."""
     n = require_int(n, "n", minimum=1)
     repeats = require_int(repeats, "repeats", minimum=1)
+    check_work(2.0 * repeats * sum(float(n) * n * (2 * require_int(d, "d", minimum=2) + 8) for d in dims),
+               f"a benchmark with n={n}, {repeats} repeats")
     beta = require_real(beta, "beta")
     rows = []
     for d in dims:

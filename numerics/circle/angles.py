@@ -32,7 +32,8 @@ from numerics.core.field import MODELS, TIME_UNITS, attention_field, interaction
 from numerics.circle.fourier import _Coefficients, _order_parameters, harmonics_for_tolerance
 from numerics.core.integrators import METHODS, integrate, step_rk4
 from numerics.common.provenance import package_versions
-from numerics.core.trajectory import GLPR_ENERGY_MAX_BETA, energy_normalization_for, uniform_sphere
+from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, GLPR_ENERGY_MAX_BETA, energy_normalization_for
+from numerics.core.trajectory import uniform_sphere
 
 BACKENDS = ("fourier", "direct")
 #: circle_energy falls back to the direct O(n^2) sum when its rounding estimate exceeds this relative accuracy
@@ -76,7 +77,7 @@ def _half_i0_minus_one_over_beta(beta: float) -> float:
     return (float(special.ive(0, beta)) * math.exp(abs(beta)) - 1.0) / (2.0 * beta)
 
 
-def circle_energy(theta, beta: float, *, normalization: str = "glpr", tol: float = 1e-12) -> float:
+def circle_energy(theta, beta: float, *, normalization: str = "glpr-shifted", tol: float = 1e-12) -> float:
     """Interaction energy on the circle from the order parameters, O(n K).
 
     ``glpr``: E_beta = (I_0(beta) - 1)/(2 beta) + sum_{k>=1} (I_k(beta)/beta) |r_k|^2 (= (1/(2 beta n^2))
@@ -91,10 +92,14 @@ def circle_energy(theta, beta: float, *, normalization: str = "glpr", tol: float
     Verified by: circle.energy-order-parameters.
     """
     beta = require_real(beta, "beta")
-    normalization = require_choice(normalization, "normalization", ("glpr", "gkpr"))
+    normalization = require_choice(ENERGY_ALIASES.get(normalization, normalization), "normalization",
+                                   ("glpr-shifted", "gkpr", "log-mean-exp"))
     theta = require_finite_array(theta, "theta", ndim=1)
     if theta.size < 1:
         raise InputError("theta must hold at least one angle, got an empty array")
+    if normalization == "log-mean-exp":
+        # blocked direct sum: finite for every beta (the alternating Bessel weights of beta < 0 cancel badly)
+        return interaction_energy(np.c_[np.cos(theta), np.sin(theta)], beta, normalization=normalization)
     K = harmonics_for_tolerance(beta, tol)
     R = np.abs(_order_parameters(np.exp(1j * theta), K)) ** 2
     ks = np.arange(1, K + 1)
@@ -105,7 +110,7 @@ def circle_energy(theta, beta: float, *, normalization: str = "glpr", tol: float
     if beta == 0.0:
         return 0.5 * float(R[0])
     if abs(beta) > GLPR_ENERGY_MAX_BETA:
-        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='gkpr'")
+        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='log-mean-exp' or 'gkpr'")
     # I_k(beta)/beta = ive(k, beta) e^{|beta|} / beta (finite for |beta| <= 600)
     weights = special.ive(ks, beta) * (math.exp(abs(beta)) / beta)
     energy = _half_i0_minus_one_over_beta(beta) + float(np.dot(weights, R))
@@ -273,7 +278,8 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
         "backend": backend, "harmonics": omega.harmonics, "tol": tol,
         "scheme": {"layer": "transformer layer in angles: theta <- theta + arctan(h omega)",
                    "rk4": "classical RK4 on the angles", "adaptive": "Dormand-Prince 5(4), no projection"}[method],
-        "energy_normalization": norm, "integrator_stats": stats, "seconds": seconds,
+        "energy_normalization": norm, "energy_definition": ENERGY_DEFINITIONS[norm],
+        "integrator_stats": stats, "seconds": seconds,
         "energy_note": ("NaN where E_beta cannot be computed to 1e-12 from the order parameters (beta < 0, "
                         f"clustered state, n > {ENERGY_DIRECT_MAX_N})") if np.isnan(energy).any() else None,
         "versions": package_versions(),

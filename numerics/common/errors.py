@@ -10,6 +10,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+#: |beta| beyond which e^{beta s} on [-1, 1] overflows float64 (e^709.8): the range of the commands that
+#: evaluate the attention kernel unscaled (critical, spectrum, meanfield, conjecture); stated in their --help
+EXP_BETA_MAX = 700.0
+
 #: rows of X may deviate from unit norm by at most this much before they count as off the sphere
 SPHERE_TOLERANCE = 1e-8
 
@@ -31,10 +35,14 @@ def require_int(value, name: str, minimum: int | None = None, maximum: int | Non
 
 def require_real(value, name: str, minimum: float | None = None, maximum: float | None = None,
                  strict_minimum: bool = False) -> float:
+    if isinstance(value, (complex, np.complexfloating)):
+        raise InputError(f"{name} must be a real number, got {value!r}")
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a real number, got {value!r}") from None
+        raise InputError(f"{name} must be a real number, got {_short(value)}") from None
+    except OverflowError:
+        raise InputError(f"{name} must be finite, got {_short(value)}") from None
     if not math.isfinite(out):
         raise InputError(f"{name} must be finite, got {value!r}")
     if minimum is not None and (out < minimum or (strict_minimum and out == minimum)):
@@ -45,6 +53,11 @@ def require_real(value, name: str, minimum: float | None = None, maximum: float 
     return out
 
 
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def require_choice(value, name: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise InputError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
@@ -52,9 +65,15 @@ def require_choice(value, name: str, choices: Sequence[str]) -> str:
 
 
 def require_finite_array(a, name: str, ndim: int | None = None) -> np.ndarray:
+    """``a`` as a finite float64 array (complex, object, string and boolean arrays are refused, not cast)."""
+    raw = np.asarray(a) if not isinstance(a, np.ndarray) else a
+    if raw.dtype.kind == "c" or (raw.dtype.kind == "O" and any(isinstance(v, complex) for v in raw.flat)):
+        raise InputError(f"{name} must be real, got a complex array (dtype {raw.dtype})")
+    if raw.dtype.kind not in "fiuO":
+        raise InputError(f"{name} must be a numeric array, got dtype {raw.dtype}")
     try:
-        arr = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError):
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"{name} must be a numeric array") from None
     if ndim is not None and arr.ndim != ndim:
         raise InputError(f"{name} must have {ndim} dimensions, got shape {arr.shape}")

@@ -40,7 +40,7 @@ from numerics.common.provenance import package_versions
 from numerics.conjectures.framework import Conjecture, ReplayResult, Verdict, load_counterexample
 from numerics.critical.report import critical_point_report
 from numerics.common.errors import InputError
-from numerics.core.kernel_field import _beta_zero_limit, compile_kernel
+from numerics.core.kernel_field import _beta_zero_limit, check_kernel_on_interval, compile_kernel
 from numerics.critical.newton import riemannian_newton
 from numerics.conjectures.strategies import near_critical_configurations, uniform_configurations
 
@@ -213,9 +213,12 @@ def landscape_conjecture(beta_low: float, beta_high: float, *, kernel: str = "ex
     name = "E_beta" if kernel == "exponential" else f"phi(s) = {kernel}"
     if kernel != "exponential":
         try:
-            parse_kernel(kernel, params or {})
+            parsed = parse_kernel(kernel, params or {})
         except ValueError as exc:
             raise InputError(str(exc)) from None
+        # usable on all of [-1, 1] at both ends of the beta range, before any example is drawn
+        for beta in (beta_low, beta_high):
+            check_kernel_on_interval(parsed, beta)
     return Conjecture(
         id=id, title=f"no spurious local maxima of {name} on S^{d - 1} for beta in [{beta_low:g}, {beta_high:g}]",
         source="PRY arXiv 2507.22857 and CRMB arXiv 2405.18273, synchronisation on circles and spheres",

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from numerics.common.errors import InputError
+from numerics.common.readers import read_json
 from numerics.common.provenance import atomic_write, package_versions
 
 STATUSES = ("counterexample", "no-counterexample-found", "inconclusive")
@@ -67,10 +68,16 @@ def encode(obj):
     return {"repr": repr(obj)}
 
 
+#: the array dtypes a saved counterexample may hold (numbers only: nothing that constructs objects)
+_DTYPES = ("float64", "float32", "int64", "int32", "bool")
+
+
 def decode(obj):
     """Inverse of :func:`encode` for arrays and non-finite floats."""
     if isinstance(obj, dict):
         if set(obj) == {"ndarray", "dtype"}:
+            if obj["dtype"] not in _DTYPES:
+                raise ValueError(f"dtype {str(obj['dtype'])[:20]!r} is not one of {', '.join(_DTYPES)}")
             return np.asarray(obj["ndarray"], dtype=obj["dtype"])
         if set(obj) == {"float"}:
             return float(obj["float"])
@@ -260,13 +267,22 @@ def save_counterexample(path, conjecture: Conjecture, result: ConjectureResult) 
 def load_counterexample(path) -> dict:
     """Read a saved counterexample; arrays come back as NumPy arrays."""
     try:
-        with open(path) as fh:
-            payload = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path} is not a counterexample file (invalid JSON: {exc.msg})") from None
+        payload = read_json(path, "counterexample file")
+    except InputError as exc:
+        if "No such file" in str(exc):
+            raise
+        raise InputError(f"{path} is not a counterexample file: {str(exc).split(': ', 1)[-1]}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise InputError(f"{path} is not an attnflow counterexample file (format {FORMAT!r} expected)")
-    payload["inputs"] = decode(payload["inputs"])
+        raise InputError(f"invalid file {path}: not an attnflow counterexample file "
+                         f"(format {FORMAT!r} expected)")
+    for key, kind in (("id", str), ("inputs", dict)):
+        if not isinstance(payload.get(key), kind):
+            raise InputError(f"invalid counterexample file {path}: {key!r} must be a JSON "
+                             f"{'string' if kind is str else 'object'}")
+    try:
+        payload["inputs"] = decode(payload["inputs"])
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InputError(f"invalid counterexample file {path}: bad array in inputs ({exc})") from None
     return payload
 
 

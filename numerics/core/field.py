@@ -29,7 +29,17 @@ from numerics.common.errors import InputError, require_choice, require_points, r
 
 MODELS = ("sa", "usa")
 TIME_UNITS = ("natural", "rescaled")
-ENERGY_NORMALIZATIONS = ("glpr", "gkpr")
+ENERGY_NORMALIZATIONS = ("glpr-shifted", "gkpr", "log-mean-exp")
+#: accepted on input for files and calls of the first release ("glpr" was the shifted energy all along)
+ENERGY_ALIASES = {"glpr": "glpr-shifted"}
+#: what each normalisation is, printed with every energy (trajectory metadata, CLI output)
+ENERGY_DEFINITIONS = {
+    "glpr-shifted": "E = 1/(2 beta n^2) sum_ij (e^{beta s_ij} - 1) = GLPR's E_beta - 1/(2 beta)",
+    "gkpr": "E = (1/n^2) sum_ij e^{beta (s_ij - 1)} in (0, 1] (GKPR's normalised energy; beta >= 0)",
+    "log-mean-exp": "E = (1/beta) log((1/n^2) sum_ij e^{beta s_ij}) (finite for every beta; increasing in E_beta)",
+}
+#: beyond this |beta| the shifted GLPR energy overflows float64 (e^{|beta|} near 1e260)
+GLPR_ENERGY_MAX_BETA = 600.0
 
 #: default number of kernel entries per block (block rows * n)
 BLOCK_ENTRIES = 1 << 22
@@ -158,7 +168,19 @@ def _projected_field(X, beta, model, M, V, scale, block):
     return out
 
 
-def interaction_energy(X, beta, *, normalization: str = "glpr", block: int | None = None,
+def energy_normalization_for(beta: float) -> str:
+    """The normalisation trajectories record for ``beta``, chosen before a run from beta alone.
+
+    ``glpr-shifted`` for |beta| <= 600; ``gkpr`` above (finite for beta >= 0); ``log-mean-exp`` below -600
+    (finite for every beta). All three increase along the dynamics (Q = K = V = I); the choice is recorded in
+    the output with its definition (:data:`ENERGY_DEFINITIONS`), never made silently.
+    """
+    if abs(beta) <= GLPR_ENERGY_MAX_BETA:
+        return "glpr-shifted"
+    return "gkpr" if beta > 0 else "log-mean-exp"
+
+
+def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: int | None = None,
                        normalize: bool = False) -> float:
     """Interaction energy of the configuration (Q = K = V = I).
 
@@ -168,11 +190,15 @@ def interaction_energy(X, beta, *, normalization: str = "glpr", block: int | Non
         Unit vectors.
     beta : float
         Inverse temperature.
-    normalization : {"glpr", "gkpr"}
-        ``glpr``: E_beta(X) = 1/(2 beta n^2) sum_{i,j} (e^{beta<x_i,x_j>} - 1), GLPR's energy without the constant
-        1/(2 beta); at beta = 0 the limit |mean(X)|^2 / 2. Increases along ``usa`` and ``sa``.
+    normalization : {"glpr-shifted", "gkpr", "log-mean-exp"}
+        ``glpr-shifted`` (alias ``glpr``): E(X) = 1/(2 beta n^2) sum_{i,j} (e^{beta<x_i,x_j>} - 1), GLPR's E_beta
+        minus the constant 1/(2 beta); at beta = 0 the limit |mean(X)|^2 / 2. Increases along ``usa`` and
+        ``sa``; overflows for |beta| > 600.
         ``gkpr``: (1/n^2) sum_{i,j} e^{beta(<x_i,x_j> - 1)} in (0, 1] (GKPR, arXiv 2410.06833), finite for any
         beta >= 0; for beta > 0 it is an increasing affine function of E_beta.
+        ``log-mean-exp``: L(X) = (1/beta) log((1/n^2) sum_{i,j} e^{beta<x_i,x_j>}), finite for every real beta
+        (|mean X|^2 at beta = 0). E_glpr-shifted = (e^{beta L} - 1)/(2 beta), so L increases with E_beta
+        for either sign of beta.
 
     Returns
     -------
@@ -183,10 +209,13 @@ def interaction_energy(X, beta, *, normalization: str = "glpr", block: int | Non
     Source: GLPR (arXiv 2312.10794) energy E_beta; GKPR normalised energy. Verified by: core.energy-identity.
     """
     beta = require_real(beta, "beta")
-    normalization = require_choice(normalization, "normalization", ENERGY_NORMALIZATIONS)
+    normalization = require_choice(ENERGY_ALIASES.get(normalization, normalization), "normalization",
+                                   ENERGY_NORMALIZATIONS)
     X = require_points(X, "X", normalize=normalize)
     n, _ = X.shape
     b = block or block_rows(n)
+    if normalization == "log-mean-exp":
+        return _log_mean_exp_energy(X, beta, b)
     if normalization == "gkpr":
         if beta < 0:
             raise InputError(f"the gkpr normalisation needs beta >= 0, got {beta:g}")
@@ -206,7 +235,33 @@ def interaction_energy(X, beta, *, normalization: str = "glpr", block: int | Non
             try:
                 total += float((G * exprel(beta * G)).sum())
             except FloatingPointError:
-                raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='gkpr'") from None
+                raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='log-mean-exp' "
+                                 f"(any beta) or 'gkpr' (beta >= 0)") from None
     if not math.isfinite(total):
-        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='gkpr'")
+        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='log-mean-exp' (any beta) or "
+                         f"'gkpr' (beta >= 0)")
     return total / (2.0 * n**2)
+
+
+def _log_mean_exp_energy(X: np.ndarray, beta: float, block: int) -> float:
+    """(1/beta) log mean_ij e^{beta s_ij}: log1p(mean expm1) for |beta| <= 1 (no cancellation as beta -> 0),
+    a running log-sum-exp with the largest exponent factored out otherwise (no overflow for any beta)."""
+    n = X.shape[0]
+    if abs(beta) <= 1.0:
+        total = 0.0
+        for start in range(0, n, block):
+            G = X[start:start + block] @ X.T
+            total += float((G * exprel(beta * G)).sum()) if beta != 0.0 else float(G.sum())
+        mean_s = total / n**2  # mean of (e^{beta s} - 1)/beta
+        return mean_s if beta == 0.0 else math.log1p(beta * mean_s) / beta
+    top, acc = -math.inf, 0.0
+    for start in range(0, n, block):
+        Z = X[start:start + block] @ X.T
+        Z *= beta
+        m = float(Z.max())
+        if m > top:
+            acc *= math.exp(top - m) if top > -math.inf else 0.0
+            top = m
+        Z -= top
+        acc += float(np.exp(Z, out=Z).sum())
+    return (top + math.log(acc / n**2)) / beta

@@ -96,6 +96,48 @@ def compile_kernel(kernel: PairKernel) -> CompiledKernel:
     return CompiledKernel(kernel, *fns, tuple(values))
 
 
+_CHECKED: dict[tuple, str | None] = {}
+
+
+def check_kernel_on_interval(kernel: PairKernel | CompiledKernel, beta: float, model: str | None = None) -> None:
+    """Refuse a kernel that is not usable on the whole range s = <x, y> in [-1, 1], before any run.
+
+    phi, phi' and phi'' (with beta and the parameters substituted) must be continuous on the closed interval
+    [-1, 1] (SymPy's ``continuous_domain`` of phi'': a pole such as tan(pi s/2) at the self-interaction
+    s = 1, or the infinite slope of sqrt(1 - s^2) at s = +-1, is refused) and finite on a grid of [-1, 1] that includes the end points; the
+    ``sa`` model also needs phi'(s) > 0 there. Every command that takes ``--kernel`` calls this (simulate,
+    critical, conjecture, derive checks, codegen), so a kernel is accepted or refused the same way everywhere.
+    Results are cached per (kernel, beta).
+    """
+    compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
+    beta = require_real(beta, "beta")
+    key = (expression_key(compiled.kernel.symbols, compiled.kernel.expr), compiled.params, beta)
+    if key not in _CHECKED:
+        _CHECKED[key] = _continuity_problem(compiled.kernel, beta)
+    if _CHECKED[key]:
+        raise InputError(_CHECKED[key])
+    grid = np.linspace(-1.0, 1.0, POSITIVITY_GRID)
+    for order in ((0, 1, 2) if beta != 0.0 else (1, 2)):  # phi itself is a 0/0 limit at beta = 0
+        compiled(order, grid, beta)  # raises InputError where it is not finite
+    if model == "sa":
+        require_positive_weight(compiled, beta)
+
+
+def _continuity_problem(kernel: PairKernel, beta: float) -> str | None:
+    # phi'' continuous on the closed interval implies phi' and phi are (they are its antiderivatives there);
+    # differentiating before substituting beta keeps beta = 0 regular ((e^{beta s} - 1)/beta has phi'' = beta e^{beta s})
+    d2 = sp.diff(kernel.expr, sym.s, 2).subs({sym.beta: sp.Float(beta), **kernel.params})
+    interval = sp.Interval(-1, 1)
+    try:
+        domain = sp.calculus.util.continuous_domain(d2, sym.s, interval)
+    except Exception:  # noqa: BLE001 - SymPy cannot decide: the numeric grid check still runs
+        return None
+    if domain != interval:
+        return (f"kernel {kernel.name}: phi''(s) is not continuous on [-1, 1] at beta={beta:g} (only on "
+                f"{sp.sstr(domain)}); s = <x_i, x_j> takes every value there, s = 1 included")
+    return None
+
+
 def require_positive_weight(compiled: CompiledKernel, beta: float) -> None:
     """Check phi'(s) > 0 on a grid of [-1, 1] (needed to normalise the ``sa`` weights)."""
     grid = np.linspace(-1.0, 1.0, POSITIVITY_GRID)
@@ -111,8 +153,7 @@ def make_kernel_field(kernel: PairKernel | CompiledKernel, beta: float, model: s
     compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
     model = require_choice(model, "model", MODELS)
     beta = require_real(beta, "beta")
-    if model == "sa":
-        require_positive_weight(compiled, beta)
+    check_kernel_on_interval(compiled, beta, model)
 
     def field(X: np.ndarray) -> np.ndarray:
         n, d = X.shape
@@ -200,5 +241,6 @@ __all__ = [
     "kernel_field",
     "kernel_riemannian_gradient",
     "make_kernel_field",
+    "check_kernel_on_interval",
     "require_positive_weight",
 ]

@@ -6,20 +6,22 @@ JSON string with every parameter, the seed, package versions, the time unit and 
 from __future__ import annotations
 
 import json
+import math
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_points, require_real
-from numerics.core.field import interaction_energy
+from numerics.common.errors import (SPHERE_TOLERANCE, InputError, require_finite_array, require_int, require_points,
+                                    require_real)
+from numerics.common.limits import check_array, check_work, steps_of
+from numerics.common.readers import parse_json, read_npy, read_npz
+from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, energy_normalization_for, interaction_energy
 from numerics.core.integrators import integrate
 from numerics.core.model import Model, SaveAt, Solver
-from numerics.common.provenance import atomic_write, package_versions, to_json
+from numerics.common.provenance import atomic_write, package_versions, thread_environment, to_json
 
-#: above this |beta| the GLPR energy overflows float64; trajectories then record the GKPR normalisation
-GLPR_ENERGY_MAX_BETA = 600.0
 
 
 @dataclass
@@ -62,25 +64,43 @@ class Trajectory:
 
     @classmethod
     def load(cls, path) -> "Trajectory":
-        """Read a trajectory written by :meth:`save`; bad files raise :class:`InputError`."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                missing = {"times", "X", "energy", "meta"} - set(data.files)
-                if missing:
-                    raise InputError(f"{path} is not an attnflow trajectory (missing {', '.join(sorted(missing))})")
-                times, X, energy = data["times"], data["X"], data["energy"]
-                meta = json.loads(str(data["meta"]))
-        except (OSError, ValueError) as exc:
-            if isinstance(exc, InputError):
-                raise
-            raise InputError(f"cannot read trajectory {path}: {exc}") from None
-        if X.ndim != 3 or times.shape != (X.shape[0],) or energy.shape != times.shape:
-            raise InputError(f"{path}: inconsistent shapes times {times.shape}, X {X.shape}, energy {energy.shape}")
+        """Read a trajectory written by :meth:`save`, validated as strictly as an initial condition.
+
+        Bad files raise :class:`InputError` ("invalid trajectory ..."): missing arrays, wrong shapes or dtypes,
+        non-finite values, times that do not increase, states off the unit sphere, metadata of the wrong type.
+        """
+        data = read_npz(path, "trajectory")
+        missing = {"times", "X", "energy", "meta"} - set(data)
+        if missing:
+            raise InputError(f"invalid trajectory {path}: not an attnflow trajectory "
+                             f"(missing {', '.join(sorted(missing))})")
+        where = f"trajectory {path}"
+        times = require_finite_array(data["times"], f"times of {where}", ndim=1)
+        X = require_finite_array(data["X"], f"states X of {where}", ndim=3)
+        energy = require_finite_array(data["energy"], f"energy of {where}", ndim=1)
+        if times.size < 1 or times.shape != (X.shape[0],) or energy.shape != times.shape:
+            raise InputError(f"invalid {where}: inconsistent shapes times {times.shape}, X {X.shape}, "
+                             f"energy {energy.shape}")
+        if np.any(np.diff(times) <= 0):
+            raise InputError(f"invalid {where}: times must increase strictly")
+        if X.shape[1] < 1 or X.shape[2] < 2:
+            raise InputError(f"invalid {where}: states must have n >= 1 rows and d >= 2 columns, got {X.shape}")
+        off = np.abs(np.linalg.norm(X, axis=2) - 1.0)
+        if off.max() > SPHERE_TOLERANCE:
+            k, i = np.unravel_index(int(np.argmax(off)), off.shape)
+            raise InputError(f"invalid {where}: frame {k} row {i} is off the unit sphere by {off[k, i]:.3g}")
+        meta_raw = data["meta"]
+        if meta_raw.dtype.kind not in "US" or meta_raw.shape != ():
+            raise InputError(f"invalid {where}: meta must be a JSON string")
+        meta = parse_json(str(meta_raw), f"metadata of {where}")
+        if not isinstance(meta, dict):
+            raise InputError(f"invalid {where}: meta must be a JSON object")
         return cls(times=times, X=X, energy=energy, meta=meta)
 
 
 def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np.ndarray:
     """n iid uniform points of S^{d-1} (normalised standard Gaussians) from a seed or Generator."""
+    check_array((n, d), f"a uniform start with n={n}, d={d}", copies=2)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     G = rng.standard_normal((n, d))
     norms = np.linalg.norm(G, axis=1, keepdims=True)
@@ -93,11 +113,7 @@ def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np
 
 def load_initial(path, normalize: bool = False) -> np.ndarray:
     """Initial condition from a ``.npy`` file of shape (n, d) with unit rows (see :func:`require_points`)."""
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read initial condition {path}: {exc}") from None
-    return require_points(arr, f"init file {path}", normalize=normalize)
+    return require_points(read_npy(path, "initial condition"), f"init file {path}", normalize=normalize)
 
 
 def load_attention_matrices(path, d: int | None = None) -> dict:
@@ -105,11 +121,7 @@ def load_attention_matrices(path, d: int | None = None) -> dict:
 
     Returns a dict with the keys present. Unknown keys, non-square or non-finite arrays raise :class:`InputError`.
     """
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read matrices {path}: {exc}") from None
+    arrays = read_npz(path, "matrices file")
     unknown = set(arrays) - {"Q", "K", "V"}
     if unknown or not arrays:
         raise InputError(f"matrices file {path} must hold arrays named Q, K and/or V, got {sorted(arrays)}")
@@ -123,8 +135,6 @@ def load_attention_matrices(path, d: int | None = None) -> dict:
     return out
 
 
-def energy_normalization_for(beta: float) -> str:
-    return "glpr" if abs(beta) <= GLPR_ENERGY_MAX_BETA else "gkpr"
 
 
 def _energies(states, beta, kernel, normalization):
@@ -162,6 +172,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                     backend="direct" if backend_saved == "kernel" else backend_saved)
     X0 = trajectory.X[-1]
     n, d = X0.shape
+    check_simulation_cost(n, d, t_end, solver, SaveAt(every=int(meta.get("save_every", 1))), t0=t0)
     field_fn, backend = model.vector_field(n, d, solver.backend)
     save_times = None
     if solver.method == "adaptive":
@@ -175,6 +186,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                                      rtol=solver.rtol, atol=solver.atol, progress=progress)
     seconds = _time.perf_counter() - started
     norm = meta.get("energy_normalization", energy_normalization_for(model.beta))
+    norm = ENERGY_ALIASES.get(norm, norm)
     energy = _energies(states[1:], model.beta, model.kernel, norm)
     meta.update({"t_end": t_end, "seconds": float(meta.get("seconds", 0.0)) + seconds, "backend": backend,
                  "resumed_from": {"path": source, "t": t0, "frames": int(trajectory.times.size)},
@@ -239,13 +251,15 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     n, d = X0.shape
     model.check_dimension(d)
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
+    check_simulation_cost(n, d, t_end, solver, save)
     field_fn, backend = model.vector_field(n, d, solver.backend)
+    norm = "kernel" if model.kernel is not None else energy_normalization_for(model.beta)
+    _energies(X0[None], model.beta, model.kernel, norm)  # fails here, before integrating, if it cannot be computed
     started = _time.perf_counter()
     times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, save_every=save.every,
                                      save_times=save.times, rtol=solver.rtol, atol=solver.atol,
                                      progress=progress)
     seconds = _time.perf_counter() - started
-    norm = "kernel" if model.kernel is not None else energy_normalization_for(model.beta)
     energy = _energies(states, model.beta, model.kernel, norm)
     adaptive = solver.method == "adaptive"
     meta = {**model.to_meta(), "n": int(n), "d": int(d), "t_end": t_end, "method": solver.method,
@@ -255,10 +269,32 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
                                else "natural: time = depth"),
             "scheme": _SCHEMES[solver.method],
             "rtol": solver.rtol if adaptive else None, "atol": solver.atol if adaptive else None,
-            "energy_normalization": norm, "energy_is_lyapunov": model.is_gradient_flow, "backend": backend,
-            "integrator_stats": stats, "seconds": seconds, "versions": package_versions()}
+            "energy_normalization": norm,
+            "energy_definition": ENERGY_DEFINITIONS.get(norm, "E = 1/(2 n^2) sum_ij phi(s_ij) (user kernel phi)"),
+            "energy_is_lyapunov": model.is_gradient_flow, "backend": backend,
+            "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
+            "threads": thread_environment()}
     meta.update(provenance or {})
     return Trajectory(times=times, X=states, energy=energy, meta=meta)
+
+
+def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: SaveAt, t0: float = 0.0) -> None:
+    """Refuse, before integrating, a run whose saved frames do not fit in memory or whose field evaluations
+    (O(n^2 d) each with the direct sums, plus an O(n^2) energy per saved frame) would take absurdly long."""
+    if solver.method == "adaptive":
+        steps = None
+        frames = 101 if save.times is None else save.times.size
+    else:
+        steps = steps_of(t_end, solver.dt, t0)
+        if not math.isfinite(steps):
+            raise InputError(f"t_end/dt = {t_end - t0:g}/{solver.dt:g} steps is not a finite number of steps")
+        frames = (steps // save.every + 2) if save.times is None else save.times.size
+    what = f"a simulation with n={n}, d={d}" + (f", {steps:.3g} steps" if steps is not None else "")
+    check_array((frames, n, d), what + f" ({frames:.3g} saved frames)")
+    check_array((n, d), what, copies=8)  # the state and the Runge-Kutta stages
+    per_eval = float(n) * n * (2 * d + 8)
+    evals = 0.0 if steps is None else steps * {"layer": 1, "rk4": 4}[solver.method]
+    check_work(evals * per_eval + frames * float(n) * n * 4, what)
 
 
 def _positional(args: tuple, kwargs: dict):

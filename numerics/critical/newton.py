@@ -22,7 +22,8 @@ import numpy as np
 
 from theory.kernels import PairKernel
 
-from numerics.critical.report import CriticalPointReport, critical_point_report, orbit_tangent_basis, orthogonal_complement
+from numerics.common.limits import check_work
+from numerics.critical.report import check_hessian_cost, CriticalPointReport, critical_point_report, orbit_tangent_basis, orthogonal_complement
 from numerics.common.errors import require_int, require_points, require_real
 from numerics.critical.hessian import pair_weights, relative_residual, riemannian_gradient, riemannian_hessian_tangent, tangent_basis
 from numerics.core.trajectory import uniform_sphere
@@ -166,6 +167,10 @@ def find_critical_points(n: int, d: int, beta: float, *, starts: int, seed: int,
     n, d = require_int(n, "n", minimum=1), require_int(d, "d", minimum=2)
     starts = require_int(starts, "starts", minimum=1)
     warmup = require_int(warmup, "warmup", minimum=0)
+    what = f"a search with {starts} starts (n={n}, d={d}, up to {max_iter} Newton steps and {warmup} warm-up steps each)"
+    check_hessian_cost(n, d, times=float(starts) * max_iter, what=what)
+    # per Newton step and per warm-up step, Python overhead dominates small n: ~1e6 and ~5e5 operation-equivalents
+    check_work(float(starts) * (max_iter * 1e6 + warmup * (n * n * (2 * d + 8) + 5e5)), what)
     rng = np.random.default_rng(require_int(seed, "seed", minimum=0))
     found: list[FoundCriticalPoint] = []
     signatures: list[np.ndarray] = []

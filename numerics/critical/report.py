@@ -38,6 +38,7 @@ import numpy as np
 
 from theory.kernels import PairKernel
 
+from numerics.common.limits import check_array, check_work
 from numerics.common.errors import InputError, require_choice, require_points, require_real
 from numerics.core.field import MODELS
 from numerics.critical.hessian import (
@@ -206,6 +207,15 @@ def _classify(mu: np.ndarray, tol: float) -> tuple[str, str, dict]:
     return "degenerate", why, dict(p=pos, m=neg, z=extra)
 
 
+def check_hessian_cost(n: int, d: int, times: float = 1.0, what: str | None = None) -> None:
+    """Refuse a Riemannian Hessian of n(d - 1) x n(d - 1) entries (a few dense copies, an O(m^3) spectrum,
+    ``times`` over) that does not fit the memory or work limits (:mod:`numerics.common.limits`)."""
+    m = float(n) * (d - 1)
+    what = what or f"the Riemannian Hessian of n={n} points on S^{d - 1} ({m:.3g} x {m:.3g})"
+    check_array((m, m), what, copies=4)
+    check_work(times * 10.0 * m**3, what)
+
+
 def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None = None, *,
                           critical_tolerance: float = CRITICAL_TOLERANCE, zero_tolerance: float | None = None,
                           U: np.ndarray | None = None) -> CriticalPointReport:
@@ -247,6 +257,7 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
     critical_tolerance = require_real(critical_tolerance, "critical_tolerance", minimum=0.0)
     X = require_points(X, "X")
     n, d = X.shape
+    check_hessian_cost(n, d)
     U = tangent_basis(X) if U is None else require_tangent_basis(U, X)
     residual = relative_residual(X, beta, kernel)
     H = riemannian_hessian_tangent(X, beta, kernel, U)

@@ -178,8 +178,9 @@ class GaussianODESolution:
     """Solution of the moment ODE at ``times`` (``means`` (T, d), ``covs`` (T, d, d)).
 
     ``status``: ``"completed"`` (reached t_end), ``"blow-up"`` (tr Sigma exceeded BLOWUP_FACTOR tr Sigma_0 or the
-    solver could not continue; ``blowup_time`` is then extrapolated, see :func:`solve_moment_ode`) or
-    ``"lost-positive-definiteness"``. ``times`` stop at the last time before blow-up.
+    solver could not continue; ``blowup_time`` is then extrapolated, see :func:`solve_moment_ode`),
+    ``"mean-overflow"`` (the mean left float64 by exponential growth while the covariance stayed regular: no
+    blow-up) or ``"lost-positive-definiteness"``. ``times`` stop at the last time before blow-up.
     """
 
     times: np.ndarray
@@ -222,6 +223,16 @@ def solve_moment_ode(model: GaussianAttention, mean, cov, t_end: float, *, save_
     if save_times is None:
         save_times = np.linspace(0.0, t_end, 101) if t_end > 0 else np.array([0.0])
     save_times = np.asarray(save_times, dtype=float)
+    with np.errstate(over="raise", invalid="raise"):
+        try:
+            da0, dS0 = moment_rhs(model, alpha0, Sigma0)
+            ok = bool(np.all(np.isfinite(da0)) and np.all(np.isfinite(dS0)))
+        except FloatingPointError:
+            ok = False
+    if not ok:
+        raise InputError(f"the moment equations overflow float64 at the initial state (|mean| = "
+                         f"{float(np.abs(alpha0).max()):.3g}, |Sigma| = {float(np.abs(Sigma0).max()):.3g}): rescale "
+                         f"the input")
     tr_ref = [float(np.trace(Sigma0))]
     min_eig = [float(np.linalg.eigvalsh(Sigma0)[0])]
 
@@ -271,8 +282,23 @@ def solve_moment_ode(model: GaussianAttention, mean, cov, t_end: float, *, save_
         else:  # the solver could not continue (step size underflow): treat as a blow-up at its last time
             stop, y_last = (float(sol.t[-1]), np.asarray(sol.y)[:, -1]) if len(sol.t) else (t0, y0)
         a, S = _unpack(y_last, d)
-        trS, dtr = float(np.trace(S)), float(np.trace(moment_rhs(model, a, S)[1]))
+        # d Sigma/dt does not involve the mean (softmax, L2 and Sinkhorn alike), so the blow-up test and time
+        # come from the covariance equation alone
+        with np.errstate(over="ignore", invalid="ignore"):
+            trS, dtr = float(np.trace(S)), float(np.trace(moment_rhs(model, np.zeros(d), S)[1]))
         remaining = trS / dtr if dtr > 0 else math.inf
+        if sol.status == -1 and np.all(np.isfinite(S)) and not remaining < POLE_RATIO * max(1.0, stop) \
+                and not np.all(np.abs(a) < 1e300):
+            # the mean left float64 while the covariance is regular: follow Sigma alone (mean set to 0, which
+            # d Sigma/dt does not see) to find whether and when it blows up
+            status = "mean-overflow"
+            meta["message"] = f"the mean overflows float64 near t = {stop:.6g}"
+            rest = solve_moment_ode(model, np.zeros(d), S, t_end - stop, save_times=[0.0, t_end - stop],
+                                    rtol=rtol, atol=atol, blowup_factor=blowup_factor)
+            if rest.status == "blow-up":
+                status, t_star = "blow-up", stop + rest.blowup_time
+                meta["message"] += f"; the covariance equation alone blows up at t* = {t_star:.10g}"
+            break
         if sol.status == -1 or remaining < POLE_RATIO * max(1.0, stop):
             status, t_star = "blow-up", stop + (remaining if math.isfinite(remaining) else 0.0)
             meta["message"] = str(sol.message)

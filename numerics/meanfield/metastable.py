@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from numerics.common.limits import check_work
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
 from numerics.core.field import MODELS, TIME_UNITS
 from numerics.meanfield.growth import circle_order_parameters, particle_time_step, predicted_rates, simulate_circle_angles
@@ -46,7 +47,8 @@ def count_clusters_by_gaps(theta, min_gap: float = 0.05, min_fraction: float = 0
     theta = require_finite_array(theta, "theta", ndim=1)
     if theta.size < 1:
         raise InputError("theta must hold at least one angle")
-    min_gap = require_real(min_gap, "min_gap", minimum=0.0, strict_minimum=True)
+    # a gap larger than pi leaves at most one cluster: the count is meaningless there
+    min_gap = require_real(min_gap, "min_gap", minimum=0.0, strict_minimum=True, maximum=math.pi)
     min_fraction = require_real(min_fraction, "min_fraction", minimum=0.0, maximum=1.0)
     a = np.sort(np.mod(theta, 2 * np.pi))
     n = a.size
@@ -197,6 +199,11 @@ def metastable_experiment(beta: float, n: int, *, model: str = "sa", seeds=5, co
         if not seed_list:
             raise InputError("seeds must not be empty")
     collapse_time = require_real(collapse_time, "collapse_time", minimum=0.0)
+    require_real(min_gap, "min_gap", minimum=0.0, strict_minimum=True, maximum=math.pi)
+    # Fourier harmonics K ~ beta + 10 sqrt(beta) and 4 sqrt(beta) + 12 observed modes, at least ~1000 RK4 steps
+    harmonics = beta + 10 * math.sqrt(beta) + 32
+    check_work(len(seed_list) * 4000.0 * n * harmonics, f"a metastable experiment at beta={beta:g} with n={n} "
+               f"and {len(seed_list)} seeds")
     dom = dominant_degree(model, 2, beta)
     runs = []
     for s in seed_list:

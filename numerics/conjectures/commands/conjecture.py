@@ -1,8 +1,8 @@
 """``attnflow conjecture``: list, run and replay counterexample searches (numerics.conjectures.framework)."""
 from __future__ import annotations
 
-from numerics.common.errors import InputError
-from numerics.common.kernel_options import kernel_parameters
+from numerics.common.errors import EXP_BETA_MAX, InputError, require_real
+from numerics.core.kernel_options import kernel_parameters
 from numerics.common.render import emit, key_values, table
 
 NAME = "conjecture"
@@ -23,7 +23,7 @@ def add_arguments(p):
     r.add_argument("--save", metavar="FILE.json", help="write a counterexample here (atomically) if one is found")
     r.add_argument("--kernel", help="kernel string phi(s) for the 'landscape' conjecture, e.g. \"exp(beta*s) + c*s**3\"")
     r.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="kernel parameter (repeatable)")
-    r.add_argument("--beta-range", nargs=2, type=float, metavar=("LOW", "HIGH"), help="beta range ('landscape')")
+    r.add_argument("--beta-range", nargs=2, type=float, metavar=("LOW", "HIGH"), help="beta range ('landscape'), each end within [-700, 700] (e^{beta s} is evaluated unscaled)")
     r.add_argument("--d", type=int, help="ambient dimension ('landscape'; default 2)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     y = sub.add_parser("replay", help="re-evaluate a saved counterexample")
@@ -44,7 +44,9 @@ def _conjecture(args, get_conjecture):
     if params and args.kernel is None:
         raise InputError("--param needs --kernel")
     low, high = args.beta_range if args.beta_range is not None else (-1.0, 1.0)
-    return landscape_conjecture(low, high, kernel=args.kernel or "exponential", params=params,
+    for b, name in ((low, "beta range LOW"), (high, "beta range HIGH")):
+        require_real(b, name, minimum=-EXP_BETA_MAX, maximum=EXP_BETA_MAX)
+    return landscape_conjecture(low, high, kernel=args.kernel if args.kernel is not None else "exponential", params=params,
                                 d=2 if args.d is None else args.d)
 
 

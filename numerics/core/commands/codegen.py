@@ -5,7 +5,7 @@ import os
 
 from numerics.common.errors import InputError, require_int
 from numerics.core.field import MODELS
-from numerics.common.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.render import emit, key_values
 
 NAME = "codegen"

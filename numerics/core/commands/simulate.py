@@ -1,14 +1,12 @@
 """``attnflow simulate``: integrate sa/usa dynamics on the sphere and save the trajectory (.npz)."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from numerics.common.errors import InputError
 from numerics.core.field import MODELS, TIME_UNITS
 from numerics.core.integrators import METHODS
-from numerics.common.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
 from numerics.core.model import BACKENDS, Model, SaveAt, Solver
@@ -17,6 +15,10 @@ from numerics.core.trajectory import initial_state, load_attention_matrices, loa
 NAME = "simulate"
 ORDER = 20
 HELP = "simulate self-attention dynamics on the sphere and save the trajectory (.npz)"
+INPUTS = ("init", "matrices", "resume")
+OUTPUTS = ("out", "plot")
+#: --resume F --out F continues a run in place: the input is read completely before the output is written
+IN_PLACE = (("resume", "out"),)
 
 
 def add_arguments(p):
@@ -47,18 +49,7 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _check_writable(path: str, what: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
-        raise InputError(f"cannot write {what} {path}: directory {directory} does not exist or is not writable")
-    if os.path.isdir(path):
-        raise InputError(f"cannot write {what} {path}: it is a directory")
-
-
 def run(args) -> int:
-    _check_writable(args.out, "output")
-    if args.plot:
-        _check_writable(args.plot, "plot")
     progress = StderrProgress("simulate")
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices", "kernel")

@@ -6,9 +6,9 @@ import numpy as np
 
 from numerics.critical.configurations import CONFIGS, build_configuration
 from numerics.critical.report import closed_form_comparison, closed_form_spectrum, critical_point_report
-from numerics.common.errors import InputError, require_int, require_real
+from numerics.common.errors import EXP_BETA_MAX, InputError, require_int, require_real
 from numerics.core.field import MODELS
-from numerics.common.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.provenance import StderrProgress, atomic_write
 from numerics.common.render import emit, fmt, key_values, table
 from numerics.critical.newton import find_critical_points
@@ -28,7 +28,7 @@ def add_arguments(p):
     p.add_argument("--normalize", action="store_true", help="renormalise the rows of --file")
     p.add_argument("--n", type=int, help="number of particles")
     p.add_argument("--d", type=int, help="ambient dimension (sphere S^{d-1})")
-    p.add_argument("--beta", type=float, help="inverse temperature (any real)")
+    p.add_argument("--beta", type=float, help=f"inverse temperature, |beta| <= {EXP_BETA_MAX:g} for the attention kernel (e^{{beta s}} is evaluated unscaled)")
     p.add_argument("--model", choices=MODELS, default="usa",
                    help="dynamics for unstable_rate (default usa = n grad E; sa = (n^2/Z_i) grad_i E)")
     p.add_argument("--search", action="store_true", help="Newton from --starts random starts; distinct critical points")
@@ -59,6 +59,8 @@ def _sweep_grid(text: str) -> np.ndarray:
         raise InputError(f"--sweep-beta must be B0:B1:STEPS, got {text!r}")
     b0 = require_real(parts[0], "sweep start")
     b1 = require_real(parts[1], "sweep end")
+    for b, name in ((b0, "sweep start"), (b1, "sweep end")):
+        require_real(b, name, minimum=-EXP_BETA_MAX, maximum=EXP_BETA_MAX)
     try:
         steps = int(parts[2])
     except ValueError:
@@ -83,6 +85,8 @@ def run(args) -> int:
         return _run_sweep(args)
     if args.beta is None:
         raise InputError("--beta is required")
+    if args.kernel is None:
+        require_real(args.beta, "beta", minimum=-EXP_BETA_MAX, maximum=EXP_BETA_MAX)
     kernel = kernel_from_args(args)
     if kernel is not None and args.closed_form:
         raise InputError("--closed-form is derived for the attention kernel only; drop --kernel or --closed-form")

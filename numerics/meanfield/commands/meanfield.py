@@ -13,7 +13,7 @@ HELP = "pseudo-spectral mean-field PDE on S^1: measured vs predicted growth rate
 
 
 def add_arguments(p):
-    p.add_argument("--beta", type=float, required=True, help="inverse temperature")
+    p.add_argument("--beta", type=float, required=True, help="inverse temperature, |beta| <= 700 (Bessel-function rates evaluated unscaled)")
     p.add_argument("--model", default="sa", choices=("sa", "usa"), help="sa (default) or usa")
     p.add_argument("--grid", type=int, default=512, help="grid points M (even; modes |k| <= M/3 kept)")
     p.add_argument("--amplitude", type=float, default=1e-6, help="relative amplitude of each perturbed mode")

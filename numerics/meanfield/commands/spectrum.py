@@ -11,7 +11,7 @@ HELP = "growth rates of spherical-harmonic degrees around the uniform measure, l
 
 def add_arguments(p):
     p.add_argument("--d", type=int, required=True, help="ambient dimension (the sphere is S^{d-1}), d >= 2")
-    p.add_argument("--beta", type=float, required=True, help="inverse temperature")
+    p.add_argument("--beta", type=float, required=True, help="inverse temperature, |beta| <= 700 (Bessel-function rates evaluated unscaled)")
     p.add_argument("--model", default="sa", choices=("sa", "usa"), help="sa (default) or usa")
     p.add_argument("--lmax", type=int, default=None, help="report rates for l = 1..L (default max(8, 2 l_max))")
     p.add_argument("--time-unit", default="natural", choices=("natural", "rescaled"),

@@ -33,8 +33,13 @@ def kernel_parameters(assignments) -> dict[str, float]:
     return params
 
 
-def kernel_from_args(args):
-    """The PairKernel of ``--kernel``/``--param``, or None when no kernel string was given."""
+def kernel_from_args(args, check: bool = True):
+    """The PairKernel of ``--kernel``/``--param``, or None when no kernel string was given.
+
+    With ``check`` (the default) the kernel is also checked on [-1, 1] before any work
+    (:func:`numerics.core.kernel_field.check_kernel_on_interval`) at the command's ``--beta`` (beta = 1 for
+    the symbolic commands, which have none) and for its ``--model``.
+    """
     params = kernel_parameters(getattr(args, "param", None))
     text = getattr(args, "kernel", None)
     if text is None:
@@ -44,6 +49,12 @@ def kernel_from_args(args):
     from theory.expression_parser import parse_kernel
 
     try:
-        return parse_kernel(text, params)
+        kernel = parse_kernel(text, params)
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    if check:
+        from numerics.core.kernel_field import check_kernel_on_interval
+
+        beta = getattr(args, "beta", None)
+        check_kernel_on_interval(kernel, 1.0 if beta is None else beta, getattr(args, "model", None))
+    return kernel

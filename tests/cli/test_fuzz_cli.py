@@ -1,0 +1,123 @@
+"""Fuzzing the command line and the kernel parser with Hypothesis.
+
+Random argument lists for every command (flags with hostile values: huge, tiny, negative, non-finite, empty,
+paths to devices, directories and missing files) and random kernel strings from a grammar with nesting and
+large literals. Every call must end in exit 0, 1 (a verification or conjecture outcome) or 2 (one ``error:``
+line), with no traceback, within a per-call time limit, and write nothing outside the run's own folder.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from numerics.cli import build_parser, main
+
+#: per-call limit (s): a hostile value must be refused before any long work
+CALL_SECONDS = 15
+
+VALUES = st.sampled_from(["0", "1", "-1", "2", "3", "1e308", "-1e308", "1e-300", "nan", "inf", "-inf", "", "abc",
+                          "1000000000", "0.5", "/dev/null", "/nonexistent/x.npz", ".", "[[1,0],[0,1]]", "[1e308]",
+                          "((2*s)**100)**100", "exp(beta*s)", "tan(pi/2*s)", "log:1:1e9:5", "-0"])
+
+
+def _flags_of(command: str) -> list[str]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    return [opt for a in sub._actions for opt in a.option_strings if opt.startswith("--") and opt != "--help"]
+
+
+#: ``verify`` runs the claim registry (no user input to fuzz); every other command is fuzzed
+COMMANDS = sorted(set(next(a for a in build_parser()._actions if a.dest == "command").choices) - {"verify"})
+
+
+@st.composite
+def argument_lists(draw):
+    command = draw(st.sampled_from(COMMANDS))
+    flags = _flags_of(command)
+    argv = [command]
+    if command in ("clusters", "predict-merges", "derive"):
+        argv.append(draw(st.sampled_from(["traj.npz", "field", "energy", "/dev/null", "missing.npz"])))
+    if command == "conjecture":
+        argv.append(draw(st.sampled_from(["run", "list", "replay"])))
+    for flag in (draw(st.lists(st.sampled_from(flags), max_size=6, unique=True)) if flags else []):
+        argv += [flag, draw(VALUES)]
+    return argv
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):  # noqa: ARG001
+    raise _Timeout()
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # a small work limit (~4 s estimated) so that legitimate but long defaults are refused like hostile values:
+    # the fuzz checks that every request is decided quickly, not that long runs finish
+    monkeypatch.setenv("ATTNFLOW_MAX_WORK_HOURS", "0.001")
+    from numerics.core.trajectory import simulate
+
+    simulate("sa", 1.0, 0.2, n=4, d=3, seed=0, dt=0.1).save("traj.npz")
+    return tmp_path
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(argv=argument_lists())
+def test_random_command_lines(folder, capsys, argv):
+    listing_before = set(os.listdir(folder))
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(CALL_SECONDS)
+    start = time.perf_counter()
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse usage errors: exit 2 with one line
+        code = exc.code
+    except _Timeout:
+        pytest.fail(f"{argv} ran longer than {CALL_SECONDS} s")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    err = capsys.readouterr().err
+    assert code in (0, 1, 2), (argv, code, err[-300:])
+    assert "Traceback" not in err, (argv, err[-500:])
+    if code == 2:
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, (argv, err)
+    # nothing written outside the run's folder; inside it only regular files (never device replacements)
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    for name in set(os.listdir(folder)) - listing_before:
+        assert not name.startswith(".attnflow-"), (argv, name)
+    assert time.perf_counter() - start < CALL_SECONDS
+
+
+ATOMS = st.sampled_from(["s", "beta", "pi", "1", "2", "0.5", "1e300", "9" * 40, "100", "0"])
+
+
+def _kernels(children):
+    return st.one_of(
+        st.tuples(children, st.sampled_from(["+", "-", "*", "/", "**"]), children).map(lambda t: f"({t[0]}{t[1]}{t[2]})"),
+        st.tuples(st.sampled_from(["exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "abs"]),
+                  children).map(lambda t: f"{t[0]}({t[1]})"),
+        children.map(lambda c: f"-{c}"),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.recursive(ATOMS, _kernels, max_leaves=12))
+def test_random_kernel_strings_are_decided_fast(text):
+    from theory.expression_parser import parse_kernel
+
+    start = time.perf_counter()
+    try:
+        parse_kernel(text)
+    except ValueError as exc:
+        assert str(exc).startswith("kernel:") and "\n" not in str(exc)
+    assert time.perf_counter() - start < 1.0, text
