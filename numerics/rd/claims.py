@@ -196,3 +196,16 @@ def check_well_posedness() -> CheckResult:
 def check_well_posedness_search() -> CheckResult:
     res = well_posedness(seeds=(0, 1, 2), adversarial_starts=3, adversarial_evals=150)
     return CheckResult("rd.well-posedness-search", res.status, res.measured, res.expected, res.tolerance, res.details)
+
+
+@claim(id="rd.codimension-survey", default=False,
+       title="codimension of the limit set for V outside the proved cases (measured; the conjecture is not decided)",
+       source=GLPR + ", general value matrices (conjectured limit geometry)", note="rd-hyperplanes.md")
+def check_codimension_survey() -> CheckResult:
+    from numerics.rd.conjectures import CATALOGUE, codimension_survey
+
+    rows = codimension_survey()
+    return CheckResult("rd.codimension-survey", "inconclusive", {r["case"] + f" seed {r['seed']}": r["codimension"]
+                                                                 for r in rows},
+                       "conjecture: codimension = number of leading eigenvalues of V", "none (measurement)",
+                       {"rows": rows, "catalogue": {k: list(v) for k, v in CATALOGUE.items()}, "integrator": "rk4"})
