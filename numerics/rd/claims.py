@@ -17,6 +17,7 @@ from numerics.rd.geometry import (
     hyperplane_coordinates,
     limit_codimension,
     predicted_limit,
+    spread,
 )
 from numerics.rd.model import RdModel
 from numerics.rd.stability import adversarial_search, stability_ratios
@@ -115,7 +116,7 @@ def hyperplanes(seeds=(0, 1, 2), n: int = 30, t_end: float = 10.0, V=V_HYPERPLAN
                           keep_P=True)
         mid, end = hyperplane_coordinates(run.Z[1], V), hyperplane_coordinates(run.Z[-1], V)
         lim = boolean_limit(run.P[-1])
-        codim = limit_codimension(run.Z[-1], lim["assignment"])
+        codim = limit_codimension(run.Z[-1], lim["assignment"], scale=spread(run.Z[0]))
         rel = end["spread"] / end["range"]
         # the hyperplanes are not points: the spread across them stays O(1) in the orthogonal direction
         ortho = float(np.ptp(run.Z[-1] @ np.array([-end["normal"][1], end["normal"][0]])))
@@ -207,5 +208,5 @@ def check_codimension_survey() -> CheckResult:
     rows = codimension_survey()
     return CheckResult("rd.codimension-survey", "inconclusive", {r["case"] + f" seed {r['seed']}": r["codimension"]
                                                                  for r in rows},
-                       "conjecture: codimension = number of leading eigenvalues of V", "none (measurement)",
+                       "heuristic: codimension = number of eigenvalues of V with Re > 0", "none (measurement)",
                        {"rows": rows, "catalogue": {k: list(v) for k, v in CATALOGUE.items()}, "integrator": "rk4"})

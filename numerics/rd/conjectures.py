@@ -10,7 +10,7 @@ import numpy as np
 
 from numerics.core.model import SaveAt, Solver
 from numerics.rd.dynamics import simulate_rd
-from numerics.rd.geometry import boolean_limit, limit_codimension
+from numerics.rd.geometry import boolean_limit, limit_codimension, spread
 from numerics.rd.model import RdModel
 
 #: the catalogue: id -> (status, statement, where attnflow checks or measures it)
@@ -24,20 +24,22 @@ CATALOGUE = {
     "rd-multiplicity-mixed": ("partly proved (GLPR: special cases)", "top eigenvalue of multiplicity k: a mix of "
                               "polytope (in the top eigenspace) and subspace clustering; limit set of codimension k",
                               "claim rd.codimension-survey (measured, not decided)"),
-    "rd-general-V": ("conjecture", "general V: the limit set of the rescaled tokens has a codimension fixed by the "
-                     "spectrum of V (number of leading eigenvalues with the largest real part)",
+    "rd-general-V": ("conjecture (ours, a heuristic)", "general V: the limit set of the rescaled tokens has "
+                     "codimension equal to the number of eigenvalues of V with positive real part (z-components "
+                     "along them contract toward the leader, those along Re < 0 expand)",
                      "claim rd.codimension-survey (measured, not decided)"),
 }
 
-#: value matrices of the survey: name -> (V, expected codimension from the conjecture's heuristic)
+#: value matrices of the survey: name -> (V, codimension predicted by the heuristic: #{eigenvalues, Re > 0})
 SURVEY = {
     "top multiplicity 2 (d = 3)": (np.diag([1.0, 1.0, -0.5]), 2),
-    "simple top, d = 3": (np.diag([1.0, 0.3, -0.5]), 1),
-    "complex top pair (d = 3)": (np.array([[0.8, -0.6, 0.0], [0.6, 0.8, 0.0], [0.0, 0.0, -0.3]]), None),
+    "simple top, second positive (d = 3)": (np.diag([1.0, 0.3, -0.5]), 2),
+    "simple top, others negative (d = 3)": (np.diag([1.0, -0.2, -0.5]), 1),
+    "complex top pair (d = 3)": (np.array([[0.8, -0.6, 0.0], [0.6, 0.8, 0.0], [0.0, 0.0, -0.3]]), 2),
 }
 
 
-def codimension_survey(n: int = 30, t_end: float = 10.0, seeds=(0, 1), dt: float = 0.025) -> list[dict]:
+def codimension_survey(n: int = 30, t_end: float = 20.0, seeds=(0, 1), dt: float = 0.025) -> list[dict]:
     """The codimension of the limit set (:func:`numerics.rd.geometry.limit_codimension`) for each SURVEY matrix."""
     rows = []
     for name, (V, expected) in SURVEY.items():
@@ -47,7 +49,7 @@ def codimension_survey(n: int = 30, t_end: float = 10.0, seeds=(0, 1), dt: float
             X0 = np.random.default_rng(seed).standard_normal((n, d))
             run = simulate_rd(model, X0, t_end, solver=Solver("rk4", dt=dt), save=SaveAt(every=10_000))
             lim = boolean_limit(run.P[-1])
-            cod = limit_codimension(run.Z[-1], lim["assignment"])
+            cod = limit_codimension(run.Z[-1], lim["assignment"], scale=spread(X0))
             rows.append({"case": name, "seed": seed, "codimension": cod["codimension"],
                          "group_dimensions": cod["group_dimensions"], "leaders": len(lim["leaders"]),
                          "boolean_gap": lim["boolean_gap"], "heuristic": expected})

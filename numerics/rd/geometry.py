@@ -107,15 +107,25 @@ def hyperplane_coordinates(Z: np.ndarray, V: np.ndarray) -> dict:
             "range": float(np.ptp(c))}
 
 
-def limit_codimension(Z: np.ndarray, assignment, rel_tol: float = 1e-3) -> dict:
+def spread(Z: np.ndarray) -> float:
+    """max_i |z_i - mean(z)|."""
+    Z = np.asarray(Z, dtype=float)
+    return float(np.max(np.linalg.norm(Z - Z.mean(axis=0), axis=1)))
+
+
+def limit_codimension(Z: np.ndarray, assignment, rel_tol: float = 1e-3, scale: float | None = None) -> dict:
     """Codimension d - k of the limit set, k = the largest affine dimension of a group of tokens sharing a leader.
 
     The affine dimension of a group is the number of singular values of its centred coordinates above
-    ``rel_tol`` times the spread of all tokens. For V = I the groups collapse to points (codimension d).
+    ``rel_tol`` times ``scale``: pass the spread of the *initial* tokens (max_i |z_i(0) - mean|), a fixed
+    reference against which contracting directions shrink and expanding ones grow; the default, the spread of
+    ``Z`` itself, cannot see a single collapsed group. For V = I the groups collapse to points (codimension d).
     """
     Z = np.asarray(Z, dtype=float)
     assignment = np.asarray(assignment)
-    scale = max(float(np.max(np.linalg.norm(Z - Z.mean(axis=0), axis=1))), 1e-300)
+    if scale is None:
+        scale = spread(Z)
+    scale = max(scale, 1e-300)
     dims = []
     for leader in np.unique(assignment):
         G = Z[assignment == leader]

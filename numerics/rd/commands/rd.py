@@ -17,6 +17,7 @@ from numerics.rd.geometry import (
     hyperplane_coordinates,
     limit_codimension,
     predicted_limit,
+    spread,
 )
 from numerics.rd.model import RdModel
 from numerics.rd.stability import radius, radius_bound
@@ -110,7 +111,7 @@ def run(args) -> int:
         payload.update(lim)
         hull = hull_vertices(res.Z[0]) if n > d else []
         payload["hull_vertices"] = hull
-        payload["codimension"] = limit_codimension(res.Z[-1], lim["assignment"])["codimension"]
+        payload["codimension"] = limit_codimension(res.Z[-1], lim["assignment"], scale=spread(res.Z[0]))["codimension"]
         pairs += [("leaders", lim["leaders"]), ("boolean_gap", lim["boolean_gap"]), ("rank", lim["rank"]),
                   ("hull vertices", hull), ("codimension", payload["codimension"])]
         if model.attention == "softmax" and np.array_equal(model.V, np.eye(d)):
