@@ -33,6 +33,12 @@ def radius(X: np.ndarray) -> np.ndarray:
         return np.max(np.linalg.norm(X, axis=-1), axis=-1)
 
 
+def log_radius(model: RdModel, times: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """log R(t) = lambda t + log max_i |E(t) z_i| with E(t) = e^{t(V - lambda I)}: finite when x = e^{tV} z overflows."""
+    return np.array([model.growth_rate * t + np.log(np.max(np.linalg.norm(Y @ model.shifted_propagator(t).T, axis=1)))
+                     for t, Y in zip(times, Z)])
+
+
 def radius_bound(model: RdModel, times: np.ndarray, R0: float) -> np.ndarray:
     """exp(t ||V||_2) R_0 (constant V)."""
     with np.errstate(over="ignore"):

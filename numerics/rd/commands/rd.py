@@ -20,7 +20,7 @@ from numerics.rd.geometry import (
     spread,
 )
 from numerics.rd.model import RdModel
-from numerics.rd.stability import radius, radius_bound
+from numerics.rd.stability import log_radius, radius, radius_bound
 
 NAME = "rd"
 ORDER = 61
@@ -32,8 +32,9 @@ DESCRIPTION = (HELP + ". dx_i/dt = V sum_j P_ij x_j with softmax/L2/Sinkhorn att
 FRAMES = 101
 
 
-def add_arguments(p):
-    p.add_argument("--attention", required=True, choices=ATTENTIONS)
+def add_model_arguments(p, attentions=ATTENTIONS, default: str | None = None) -> None:
+    """--attention, --d, --A | --Q --K, --V and the initial tokens (--n --seed | --init): shared with rd-stability."""
+    p.add_argument("--attention", required=default is None, default=default, choices=attentions)
     p.add_argument("--d", required=True, type=int, help="dimension of the token space R^d")
     p.add_argument("--A", help="JSON d x d matrix A = K^T Q (softmax, sinkhorn)")
     p.add_argument("--Q", help="JSON d x d query matrix (l2; or softmax/sinkhorn with --K)")
@@ -43,6 +44,10 @@ def add_arguments(p):
     src.add_argument("--n", type=int, help="number of tokens drawn from N(0, I_d) (with --seed)")
     src.add_argument("--init", help="initial tokens: an (n, d) array in a .npy file")
     p.add_argument("--seed", type=int, default=0, help="seed of the initial tokens (default 0)")
+
+
+def add_arguments(p):
+    add_model_arguments(p)
     p.add_argument("--t-end", required=True, type=float, help="final time (depth)")
     p.add_argument("--dt", type=float, default=0.025, help="RK4 step in the rescaled variables (default 0.025)")
     p.add_argument("--frames", type=int, default=FRAMES, help=f"saved frames (default {FRAMES})")
@@ -97,9 +102,12 @@ def run(args) -> int:
                       progress=StderrProgress("rd"))
     R = radius(res.X)
     bound = radius_bound(model, res.times, float(R[0]))
+    logR = log_radius(model, res.times, res.Z)
+    log_bound = res.times * np.linalg.norm(model.V, 2) + logR[0]
     payload = {"attention": model.attention, "d": d, "n": n, "t_end": float(res.times[-1]),
                "R0": float(R[0]), "radius": finite_or_none(R[-1]), "radius_bound": finite_or_none(bound[-1]),
-               "radius_never_above_bound": bool(np.all(R[1:] <= bound[1:] * (1 + 1e-12))),
+               "log_radius": float(logR[-1]), "log_radius_bound": float(log_bound[-1]),
+               "radius_never_above_bound": bool(np.all(logR[1:] <= log_bound[1:] + 1e-12)),
                "growth_rate": model.growth_rate, "model": model.to_meta(), "solver": res.meta["solver"],
                "versions": package_versions()}
     pairs = [("attention", model.attention), ("d, n", f"{d}, {n}"), ("t_end", float(res.times[-1]))]
@@ -132,7 +140,10 @@ def run(args) -> int:
         payload["hyperplanes"] = hp
         pairs += [("hyperplanes", hp["count"]), ("hyperplane values", hp["values"]),
                   ("hyperplane spread", hp["spread"])]
-    pairs += [("radius", float(R[-1])), ("radius_bound", float(bound[-1]))]
+    if np.isfinite(R[-1]) and np.isfinite(bound[-1]):
+        pairs += [("radius", float(R[-1])), ("radius_bound", float(bound[-1]))]
+    else:
+        pairs += [("log radius", float(logR[-1])), ("log radius_bound", float(log_bound[-1]))]
     arrays = {"times": res.times, "X": res.X, "Z": res.Z, "X0": X0}
     if res.P is not None:
         arrays["P"] = res.P

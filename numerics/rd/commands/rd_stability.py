@@ -7,7 +7,7 @@ import numpy as np
 from numerics.common.errors import InputError, require_int, require_real
 from numerics.common.provenance import package_versions
 from numerics.common.render import emit, key_values
-from numerics.rd.commands.rd import build_model, finite_or_none, initial_tokens, load_tokens
+from numerics.rd.commands.rd import add_model_arguments, build_model, finite_or_none, initial_tokens, load_tokens
 from numerics.rd.stability import OT_BACKENDS, adversarial_search, stability_ratios
 
 NAME = "rd-stability"
@@ -18,18 +18,9 @@ DESCRIPTION = (HELP + ". mu_0: --n tokens from N(0, I_d) scaled into the ball of
 
 
 def add_arguments(p):
-    p.add_argument("--attention", default="softmax", choices=("softmax",),
-                   help="the constant is derived for softmax attention")
-    p.add_argument("--d", required=True, type=int)
-    p.add_argument("--A", help="JSON d x d matrix A = K^T Q")
-    p.add_argument("--Q", help="JSON d x d query matrix (with --K)")
-    p.add_argument("--K", help="JSON d x d key matrix")
-    p.add_argument("--V", required=True, help="JSON d x d value matrix")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--n", type=int, help="tokens of mu_0")
-    src.add_argument("--init", help="mu_0: (n, d) array in a .npy file")
+    # the constant is derived for softmax attention only
+    add_model_arguments(p, attentions=("softmax",), default="softmax")
     p.add_argument("--init2", help="nu_0: (m, d) array in a .npy file (default: mu_0 perturbed by --eps)")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--R0", type=float, default=0.5, help="radius of mu_0 for --n (default 0.5)")
     p.add_argument("--eps", type=float, default=0.01, help="perturbation size of nu_0 (default 0.01)")
     p.add_argument("--p", type=float, default=2.0, help="order of W_p (default 2)")
