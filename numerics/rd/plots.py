@@ -7,8 +7,10 @@ import numpy as np
 from numerics.common.provenance import atomic_write
 
 
-def plot_run(path: str, run, limit: dict, hull: list[int], radius: np.ndarray, bound: np.ndarray) -> str:
-    """Four panels: rescaled trajectories + initial hull + leaders; P(0); P(t_end); radius vs its bound."""
+def plot_run(path: str, run, limit: dict, hull: list[int], radius: np.ndarray, bound: np.ndarray,
+             hyperplanes: dict | None = None) -> str:
+    """Four panels: rescaled trajectories + initial hull + leaders (+ the hyperplanes {w^T z = c} in d = 2);
+    P(0); P(t_end); radius over its bound."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
@@ -34,7 +36,17 @@ def plot_run(path: str, run, limit: dict, hull: list[int], radius: np.ndarray, b
         ax.scatter(Z[-1, :, 0], Z[-1, :, 1], s=12, color="C2", label=f"z_i({t[-1]:.3g})", zorder=4)
         ax.scatter(Z[0, leaders, 0], Z[0, leaders, 1], s=90, facecolors="none", edgecolors="C1", lw=1.8,
                    label="leaders", zorder=5)
-        ax.set_aspect("equal", adjustable="datalim")
+        if hyperplanes is not None and Z.shape[2] == 2:
+            w = np.asarray(hyperplanes["normal"])
+            lo, hi = Z[..., :2].reshape(-1, 2).min(axis=0), Z[..., :2].reshape(-1, 2).max(axis=0)
+            s = np.linspace(-1, 1, 2) * float(np.linalg.norm(hi - lo))
+            for k, c in enumerate(hyperplanes["values"]):
+                pts = c * w[None, :] + s[:, None] * np.array([-w[1], w[0]])[None, :]
+                ax.plot(pts[:, 0], pts[:, 1], ":", color="C3", lw=1, label="w^T z = c" if k == 0 else None)
+            ax.set_xlim(lo[0] - 0.05 * (hi - lo)[0], hi[0] + 0.05 * (hi - lo)[0])
+            ax.set_ylim(lo[1] - 0.05 * (hi - lo)[1], hi[1] + 0.05 * (hi - lo)[1])
+        else:
+            ax.set_aspect("equal", adjustable="datalim")
         ax.set_xlabel("z_1")
         ax.set_ylabel("z_2")
         ax.legend(fontsize=7, loc="best")

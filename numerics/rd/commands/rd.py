@@ -156,7 +156,8 @@ def run(args) -> int:
         from numerics.rd.plots import plot_run
 
         try:
-            plot_run(args.plot, res, {"leaders": payload.get("leaders", [])}, hull, R, bound)
+            plot_run(args.plot, res, {"leaders": payload.get("leaders", [])}, hull, R, bound,
+                     hyperplanes=payload.get("hyperplanes"))
         except OSError as exc:
             raise InputError(f"cannot write --plot {args.plot!r}: {exc}") from None
         payload["plot"] = args.plot
