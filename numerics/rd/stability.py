@@ -106,7 +106,7 @@ def adversarial_search(model: RdModel, n: int, t_end: float, *, R0: float, eps: 
     """Search initial measures that maximise W_p(t_end) / W_p(0) (Nelder-Mead from ``starts`` random starts).
 
     The parameters are n tokens (mapped into the ball of radius R0 by y -> R0 y / max(R0, max|y|)) and a
-    perturbation direction; nu_0 = mu_0 + eps * direction / |direction|_max. Returns the best ratio, the
+    perturbation direction (the first start: a common translation); nu_0 = mu_0 + eps * direction / |direction|_max. Returns the best ratio, the
     configuration and the constant C(t_end) of the proof.
     """
     n = require_int(n, "n", minimum=2)
@@ -129,8 +129,11 @@ def adversarial_search(model: RdModel, n: int, t_end: float, *, R0: float, eps: 
         return -np.log(wasserstein(rx.X[-1], ry.X[-1], p, "assignment") / w0)
 
     best = None
-    for _ in range(require_int(starts, "starts", minimum=1)):
-        theta0 = np.concatenate([rng.uniform(-R0, R0, n * d) / np.sqrt(d), rng.standard_normal(n * d)])
+    for k in range(require_int(starts, "starts", minimum=1)):
+        # the first start perturbs by a common translation (all tokens shifted alike), which already grows like
+        # e^{tV}; the others are random directions
+        direction = np.ones(n * d) if k == 0 else rng.standard_normal(n * d)
+        theta0 = np.concatenate([rng.uniform(-R0, R0, n * d) / np.sqrt(d), direction])
         res = minimize(negative_log_ratio, theta0, method="Nelder-Mead",
                        options={"maxfev": max_evals, "xatol": 1e-6, "fatol": 1e-9})
         if best is None or res.fun < best.fun:
