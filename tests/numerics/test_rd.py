@@ -207,3 +207,26 @@ def test_well_posedness_claim_fails_when_the_dynamics_runs_with_2V(monkeypatch):
     res = rd_claims.well_posedness(seeds=(0,), adversarial_starts=1, adversarial_evals=5)
     assert res.status == "failed"
     assert res.measured["tight_case_deviation"] > 1e-2
+
+
+# -- property: the radius bound on random models and tokens (Hypothesis draws the seeds) ----------------------
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), attention=st.sampled_from(["softmax", "l2"]), d=st.integers(1, 3))
+def test_radius_never_exceeds_its_bound(seed, attention, d):
+    from numerics.rd.stability import log_radius
+
+    rng = np.random.default_rng(seed)
+    V = rng.standard_normal((d, d))
+    mats = {"Q": rng.standard_normal((d, d)), "K": rng.standard_normal((d, d))} if attention == "l2" else \
+        {"A": rng.standard_normal((d, d))}
+    model = RdModel(attention, d, V=V, **mats)
+    X0 = rng.standard_normal((6, d))
+    run = simulate_rd(model, X0, 1.0, solver=Solver("rk4", dt=0.02), keep_P=False)
+    logR = log_radius(model, run.times, run.Z)
+    log_bound = run.times * np.linalg.norm(V, 2) + logR[0]
+    assert np.all(logR <= log_bound + 1e-9)
+    assert np.allclose(np.exp(logR), radius(run.X), rtol=1e-10)
