@@ -503,6 +503,28 @@ def particle_velocity(model: GaussianAttention, X: np.ndarray, *, causal: bool =
                      f"(last update {state.last_error:.3g})")
 
 
+def attention_matrix(model: GaussianAttention, X: np.ndarray, *, state: SinkhornState | None = None,
+                     sinkhorn_tol: float = 1e-9) -> np.ndarray:
+    """The dense (n, n) attention matrix P of :func:`particle_velocity` (same logits, same normalisation).
+
+    softmax/l2: P_ij = exp(L_ij - max_k L_ik) / sum_k exp(L_ik - max_k L_ik) (row-stochastic).
+    sinkhorn: P_ij = n exp(f_i + g_j + L_ij) with the potentials of ``state`` (converged first by one call of
+    :func:`particle_velocity`, which also warm-starts from ``state``), rows renormalised exactly.
+    Memory O(n^2): meant for n up to a few thousand (the R^d area stores P(t) for n <= 2000).
+    """
+    n = X.shape[0]
+    L = _logits(model, X, slice(0, n))
+    if model.attention == "sinkhorn":
+        if state is None:
+            state = SinkhornState(np.zeros(n), np.zeros(n))
+        particle_velocity(model, X, sinkhorn_tol=sinkhorn_tol, state=state)
+        L += state.g[None, :]
+    L -= L.max(axis=1, keepdims=True)
+    np.exp(L, out=L)
+    L /= L.sum(axis=1, keepdims=True)
+    return L
+
+
 @dataclass(frozen=True)
 class ParticleRun:
     """Particle simulation: initial and final tokens, empirical moments at ``times``."""

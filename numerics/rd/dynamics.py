@@ -1,0 +1,135 @@
+"""Integration of the R^d self-attention dynamics in the rescaled variables z = e^{-tV} x.
+
+Rescaled equation (derived and checked in :mod:`theory.rd`, note ``proofs_notes/rd-rescaled-equation.md``):
+
+    dz_i/dt = V ( sum_j P_ij(t) z_j - z_i ),   P(t) = attention of x = e^{tV} z,
+
+with the logits <Q x_i, K x_j> = z_j^T e^{tV^T} A e^{tV} z_i. The z stay bounded (conv{z_j} is invariant for
+V = I), and the growth e^{tV} enters only through the logit scale, which is applied in log form and capped
+(:meth:`numerics.rd.model.RdModel.rescaled_attention`), so long horizons neither overflow nor lose precision.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from numerics.common.errors import InputError, require_finite_array, require_int, require_real
+from numerics.core.model import SaveAt, Solver
+from numerics.gaussian.solutions import SinkhornState, attention_matrix, particle_velocity
+from numerics.rd.model import RdModel
+
+#: P(t) is stored in the output only up to this many tokens (n^2 doubles per saved time)
+MAX_TOKENS_WITH_P = 2000
+#: Sinkhorn iterations per field evaluation (warm-started). The iteration contracts slowly once the logit scale
+#: e^{2 lambda t} is large (the plan tends to the identity permutation): with V = A = I and N(0, I) tokens it
+#: stalls near t = 1.2 even with 20 000 iterations (measured). Sinkhorn runs are therefore limited to moderate
+#: lambda t; beyond, the run stops with an InputError naming the tolerance (no epsilon-scaling yet)
+SINKHORN_MAX_ITER = 5_000
+
+
+@dataclass(frozen=True)
+class RdRun:
+    """A saved R^d run: times (m,), rescaled Z (m, n, d), X = e^{tV} Z (m, n, d; inf where it overflows),
+    P (m, n, n) or None, and the metadata (model, solver, seeds)."""
+
+    times: np.ndarray
+    Z: np.ndarray
+    X: np.ndarray
+    P: np.ndarray | None
+    meta: dict
+
+
+def require_tokens(X0, d: int) -> np.ndarray:
+    """An (n, d) finite array of n >= 2 tokens."""
+    X0 = require_finite_array(X0, "X0", ndim=2)
+    if X0.shape[1] != d or X0.shape[0] < 2:
+        raise InputError(f"initial tokens must have shape (n, {d}) with n >= 2, got {X0.shape}")
+    return X0
+
+
+def rescaled_velocity(model: RdModel, t: float, Z: np.ndarray, state: SinkhornState | None = None,
+                      z_scale: float | None = None) -> np.ndarray:
+    """dz/dt = (P(t) Z - Z) V^T (rows z_i), P(t) the attention of x = e^{tV} z (see module docstring)."""
+    scale = float(np.max(np.linalg.norm(Z, axis=1))) if z_scale is None else z_scale
+    att, _ = model.rescaled_attention(t, scale)
+    PZ = particle_velocity(att, Z, state=state, sinkhorn_max_iter=SINKHORN_MAX_ITER)
+    return (PZ - Z) @ model.V.T
+
+
+def rescaled_attention_matrix(model: RdModel, t: float, Z: np.ndarray,
+                              state: SinkhornState | None = None) -> np.ndarray:
+    """P(t) of the tokens x = e^{tV} z (dense; :func:`numerics.gaussian.solutions.attention_matrix`)."""
+    att, _ = model.rescaled_attention(t, float(np.max(np.linalg.norm(Z, axis=1))))
+    return attention_matrix(att, Z, state=state)
+
+
+def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveAt = SaveAt(),
+                keep_P: bool | None = None, progress: Callable[[float, float], None] | None = None) -> RdRun:
+    """Integrate dx_i/dt = V sum_j P_ij x_j from X0 (z(0) = x(0)) to ``t_end`` in the rescaled variables.
+
+    ``solver``: ``rk4`` with step ``dt`` (the field is smooth but switches fast once P is nearly Boolean;
+    RK4 with dt <= 0.05 / ||V|| resolves it, see the note) or ``layer`` (explicit Euler in z). ``save``:
+    every k-th step or explicit times (each snapped to the step grid: times must be multiples of dt).
+    ``keep_P``: store P(t) (default: when n <= 2000).
+    """
+    d = model.d
+    Z = require_tokens(X0, d).copy()
+    n = Z.shape[0]
+    t_end = require_real(t_end, "t_end", minimum=0.0)
+    if solver.method not in ("rk4", "layer"):
+        raise InputError(f"the R^d dynamics supports the fixed-step methods rk4 and layer, got {solver.method}")
+    steps = max(1, int(np.ceil(t_end / solver.dt - 1e-9))) if t_end > 0 else 0
+    h = t_end / steps if steps else 0.0
+    if save.times is not None:
+        idx = np.rint(np.asarray(save.times) / h).astype(int) if steps else np.zeros(len(save.times), int)
+        if np.any(idx < 0) or np.any(idx > steps) or np.any(np.diff(idx) <= 0):
+            raise InputError("save times must be increasing, in [0, t_end] and at least one step apart")
+        save_steps = set(idx.tolist())
+    else:
+        every = require_int(save.every, "save_every", minimum=1)
+        save_steps = set(range(0, steps + 1, every)) | {steps}
+    if keep_P is None:
+        keep_P = n <= MAX_TOKENS_WITH_P
+    if keep_P and n > MAX_TOKENS_WITH_P:
+        raise InputError(f"P(t) is stored for n <= {MAX_TOKENS_WITH_P} tokens only, got n = {n}")
+    state = SinkhornState(np.zeros(n), np.zeros(n)) if model.attention == "sinkhorn" else None
+    # the logit cap is computed from the current tokens at every evaluation (for V with eigenvalues of negative
+    # real part some z grow like e^{-Re(mu) t}); capping changes P only at exact float64 ties
+    f = lambda t, Y: rescaled_velocity(model, t, Y, state)
+    times, Zs, Ps = [], [], []
+
+    def keep(t, Y):
+        times.append(t)
+        Zs.append(Y.copy())
+        if keep_P:
+            Ps.append(rescaled_attention_matrix(model, t, Y, state))
+
+    if 0 in save_steps:
+        keep(0.0, Z)
+    for k in range(steps):
+        t = k * h
+        k1 = f(t, Z)
+        if solver.method == "layer":
+            Z = Z + h * k1
+        else:
+            k2 = f(t + h / 2, Z + (h / 2) * k1)
+            k3 = f(t + h / 2, Z + (h / 2) * k2)
+            k4 = f(t + h, Z + h * k3)
+            Z = Z + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
+        if not np.all(np.isfinite(Z)):
+            raise InputError(f"the rescaled tokens became non-finite at t = {t + h:.6g} (reduce dt)")
+        if k + 1 in save_steps:
+            keep((k + 1) * h, Z)
+        if progress is not None:
+            progress((k + 1) * h, t_end)
+    times = np.array(times)
+    Zs = np.array(Zs)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Xs = np.array([Y @ model.propagator(t).T for t, Y in zip(times, Zs)])
+    meta = {"model": model.to_meta(), "solver": {"method": solver.method, "dt": h, "steps": steps},
+            "n": n, "t_end": t_end}
+    if state is not None:
+        meta["sinkhorn_iterations"] = state.iterations
+    return RdRun(times, Zs, Xs, np.array(Ps) if keep_P else None, meta)

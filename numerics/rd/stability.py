@@ -1,0 +1,143 @@
+"""Mean-field well-posedness bounds of CACP (arXiv 2501.18322) measured on particle systems.
+
+- Support radius: |dx_i/dt| = |V sum_j P_ij x_j| <= ||V||_2 max_j |x_j|, hence R(t) <= exp(int_0^t ||V||_2) R_0.
+- Wasserstein stability (softmax attention): along the coupling of the optimal initial plan, with
+  Gamma[mu](x) = V E_mu^x[y] and both supports in the ball of radius R(t) = e^{t ||V||} R_0,
+
+      |Gamma[mu](x) - Gamma[mu](y)| <= ||V|| a R^2 |x - y|                    (Cov_x(y) A, |Cov| <= R^2)
+      |Gamma[mu](x) - Gamma[nu](x)| <= ||V|| e^{2 a R^2} (1 + 2 a R^2) W_1(mu, nu)   (ratio of two integrals)
+
+  with a = ||A||_2, and Gronwall gives W_p(mu_t, nu_t) <= C(t) W_p(mu_0, nu_0),
+  log C(t) = int_0^t ||V|| ( a R(s)^2 + e^{2 a R(s)^2} (1 + 2 a R(s)^2) ) ds
+  (derivation: ``proofs_notes/rd-well-posedness.md``; the structure of the CACP proof, constants ours).
+- W_p between two empirical measures with n equal weights: exact optimal transport with POT (``ot.emd2``),
+  cross-checked by the assignment problem (``scipy.optimize.linear_sum_assignment``; a Birkhoff vertex is optimal).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.integrate import quad
+from scipy.optimize import linear_sum_assignment, minimize
+
+from numerics.common.errors import InputError, require_int, require_real
+from numerics.core.model import SaveAt, Solver
+from numerics.rd.dynamics import simulate_rd
+from numerics.rd.model import RdModel
+
+OT_BACKENDS = ("pot", "assignment")
+
+
+def radius(X: np.ndarray) -> np.ndarray:
+    """R = max_i |x_i| for each frame of X (m, n, d) (inf where X overflowed)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.max(np.linalg.norm(X, axis=-1), axis=-1)
+
+
+def log_radius(model: RdModel, times: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """log R(t) = lambda t + log max_i |E(t) z_i| with E(t) = e^{t(V - lambda I)}: finite when x = e^{tV} z overflows."""
+    return np.array([model.growth_rate * t + np.log(np.max(np.linalg.norm(Y @ model.shifted_propagator(t).T, axis=1)))
+                     for t, Y in zip(times, Z)])
+
+
+def radius_bound(model: RdModel, times: np.ndarray, R0: float) -> np.ndarray:
+    """exp(t ||V||_2) R_0 (constant V)."""
+    with np.errstate(over="ignore"):
+        return np.exp(np.asarray(times, float) * np.linalg.norm(model.V, 2)) * R0
+
+
+def wasserstein(X: np.ndarray, Y: np.ndarray, p: float = 2.0, backend: str = "pot") -> float:
+    """W_p between the empirical measures (1/n) sum delta_{x_i} and (1/m) sum delta_{y_j}, exactly.
+
+    ``pot``: ``ot.emd2`` (network simplex) with cost |x - y|^p; ``assignment``: equal sizes only, the optimal
+    permutation (an optimal plan between uniform measures of equal size is a permutation, Birkhoff).
+    """
+    X, Y = np.asarray(X, float), np.asarray(Y, float)
+    p = require_real(p, "p", minimum=1.0)
+    M = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=-1) ** p
+    if backend == "pot":
+        import ot
+
+        a, b = np.full(len(X), 1.0 / len(X)), np.full(len(Y), 1.0 / len(Y))
+        cost = float(ot.emd2(a, b, M, numItermax=10_000_000))
+    elif backend == "assignment":
+        if len(X) != len(Y):
+            raise InputError("the assignment backend needs two measures with the same number of atoms")
+        r, c = linear_sum_assignment(M)
+        cost = float(M[r, c].mean())
+    else:
+        raise InputError(f"backend must be one of {OT_BACKENDS}, got {backend!r}")
+    return max(cost, 0.0) ** (1.0 / p)
+
+
+def log_stability_constant(model: RdModel, t: float, R0: float) -> float:
+    """log C(t) of the coupling proof (module docstring); softmax attention only."""
+    if model.attention != "softmax":
+        raise InputError("the Wasserstein constant is derived for softmax attention only")
+    v = float(np.linalg.norm(model.V, 2))
+    a = float(np.linalg.norm(model.A, 2))
+
+    def rate(s):
+        q = a * (np.exp(s * v) * R0) ** 2
+        return v * (q + np.exp(2 * q) * (1 + 2 * q))
+
+    val, _ = quad(rate, 0.0, float(t), limit=200)
+    return float(val)
+
+
+def stability_ratios(model: RdModel, X0, Y0, t_end: float, *, dt: float, p: float = 2.0,
+                     every: int = 1, backend: str = "pot") -> dict:
+    """Run both particle systems; W_p(t) / W_p(0) against C(t), the radius against its bound."""
+    solver = Solver("rk4", dt=dt)
+    rx = simulate_rd(model, X0, t_end, solver=solver, save=SaveAt(every=every), keep_P=False)
+    ry = simulate_rd(model, Y0, t_end, solver=solver, save=SaveAt(every=every), keep_P=False)
+    w0 = wasserstein(X0, Y0, p, backend)
+    if w0 == 0.0:
+        raise InputError("the two initial measures coincide (W_p = 0): nothing to compare")
+    ratios = np.array([wasserstein(a, b, p, backend) / w0 for a, b in zip(rx.X, ry.X)])
+    R0 = max(float(np.max(np.linalg.norm(X0, axis=1))), float(np.max(np.linalg.norm(Y0, axis=1))))
+    logC = np.array([log_stability_constant(model, t, R0) for t in rx.times])
+    R = np.maximum(radius(rx.X), radius(ry.X))
+    return {"times": rx.times, "ratio": ratios, "log_constant": logC, "W0": w0, "R0": R0,
+            "radius": R, "radius_bound": radius_bound(model, rx.times, R0), "p": p, "backend": backend}
+
+
+def adversarial_search(model: RdModel, n: int, t_end: float, *, R0: float, eps: float = 1e-3, dt: float = 0.05,
+                       p: float = 2.0, starts: int = 3, max_evals: int = 120, seed: int = 0) -> dict:
+    """Search initial measures that maximise W_p(t_end) / W_p(0) (Nelder-Mead from ``starts`` random starts).
+
+    The parameters are n tokens (mapped into the ball of radius R0 by y -> R0 y / max(R0, max|y|)) and a
+    perturbation direction (the first start: a common translation); nu_0 = mu_0 + eps * direction / |direction|_max. Returns the best ratio, the
+    configuration and the constant C(t_end) of the proof.
+    """
+    n = require_int(n, "n", minimum=2)
+    d = model.d
+    rng = np.random.default_rng(require_int(seed, "seed", minimum=0))
+    solver = Solver("rk4", dt=dt)
+
+    def split(theta):
+        Y = theta[: n * d].reshape(n, d)
+        Y = Y * (R0 / max(R0, float(np.max(np.linalg.norm(Y, axis=1)))))
+        D = theta[n * d:].reshape(n, d)
+        D = D / max(float(np.max(np.abs(D))), 1e-12)
+        return Y, Y + eps * D
+
+    def negative_log_ratio(theta):
+        X0, Y0 = split(theta)
+        rx = simulate_rd(model, X0, t_end, solver=solver, keep_P=False)
+        ry = simulate_rd(model, Y0, t_end, solver=solver, keep_P=False)
+        w0 = wasserstein(X0, Y0, p, "assignment")
+        return -np.log(wasserstein(rx.X[-1], ry.X[-1], p, "assignment") / w0)
+
+    best = None
+    for k in range(require_int(starts, "starts", minimum=1)):
+        # the first start perturbs by a common translation (all tokens shifted alike), which already grows like
+        # e^{tV}; the others are random directions
+        direction = np.ones(n * d) if k == 0 else rng.standard_normal(n * d)
+        theta0 = np.concatenate([rng.uniform(-R0, R0, n * d) / np.sqrt(d), direction])
+        res = minimize(negative_log_ratio, theta0, method="Nelder-Mead",
+                       options={"maxfev": max_evals, "xatol": 1e-6, "fatol": 1e-9})
+        if best is None or res.fun < best.fun:
+            best = res
+    X0, Y0 = split(best.x)
+    return {"ratio": float(np.exp(-best.fun)), "X0": X0, "Y0": Y0, "evaluations": int(best.nfev),
+            "log_constant": log_stability_constant(model, t_end, R0 + eps), "R0": R0, "eps": eps, "p": p}

@@ -1,0 +1,56 @@
+"""attnflow rd and rd-stability: output contract, files, bad input."""
+import numpy as np
+
+from tests.cli.helpers import bad, run_json
+
+EYE = "[[1,0],[0,1]]"
+
+
+def test_rd_json_and_npz(capsys, tmp_path):
+    out = tmp_path / "run.npz"
+    png = tmp_path / "run.png"
+    p = run_json(capsys, ["rd", "--attention", "softmax", "--d", "2", "--A", EYE, "--V", EYE, "--n", "12",
+                          "--seed", "1", "--t-end", "6", "--frames", "7", "--out", str(out), "--plot", str(png)])
+    for key in ("leaders", "assignment", "boolean_gap", "rank", "radius", "radius_bound"):
+        assert key in p
+    assert p["boolean_gap"] < 1e-8 and p["radius"] <= p["radius_bound"]
+    assert set(p["leaders"]) <= set(p["hull_vertices"])
+    with np.load(out) as f:
+        assert f["Z"].shape == (7, 12, 2) and f["X"].shape == (7, 12, 2) and f["P"].shape == (7, 12, 12)
+        assert f["times"][-1] == 6.0
+        assert np.allclose(f["X"][-1], np.exp(6.0) * f["Z"][-1])
+    assert png.stat().st_size > 10_000
+
+
+def test_rd_l2_with_init_file_and_hyperplanes(capsys, tmp_path):
+    X0 = np.random.default_rng(0).standard_normal((10, 2))
+    np.save(tmp_path / "x0.npy", X0)
+    p = run_json(capsys, ["rd", "--attention", "l2", "--d", "2", "--Q", EYE, "--K", EYE,
+                          "--V", "[[1,0.3],[0,-0.5]]", "--init", str(tmp_path / "x0.npy"), "--t-end", "2",
+                          "--out", str(tmp_path / "o.npz")])
+    assert p["n"] == 10 and "hyperplanes" in p
+
+
+def test_rd_stability_json(capsys, tmp_path):
+    p = run_json(capsys, ["rd-stability", "--d", "2", "--A", EYE, "--V", EYE, "--n", "8", "--t-end", "0.5",
+                          "--plot", str(tmp_path / "s.png")])
+    assert p["ratio_below_constant"] and p["radius_never_above_bound"]
+    assert p["ratio"] >= 1.0 and p["log10_constant"] > 0
+
+
+def test_rd_bad_input(capsys, tmp_path):
+    base = ["rd", "--attention", "softmax", "--d", "2", "--V", EYE, "--t-end", "1", "--out", str(tmp_path / "o.npz")]
+    assert "A" in bad(capsys, base + ["--n", "5"])  # softmax without A
+    assert "JSON" in bad(capsys, base + ["--A", "[[1,0],[0", "--n", "5"])
+    assert "2 x 2" in bad(capsys, base + ["--A", "[[1,0,0],[0,1,0]]", "--n", "5"])
+    bad(capsys, base + ["--A", EYE, "--n", "1"])
+    bad(capsys, base + ["--A", EYE, "--init", str(tmp_path / "missing.npy")])
+    np.save(tmp_path / "wrong.npy", np.zeros((4, 3)))
+    bad(capsys, base + ["--A", EYE, "--init", str(tmp_path / "wrong.npy")])
+    np.save(tmp_path / "nan.npy", np.full((4, 2), np.nan))
+    bad(capsys, base + ["--A", EYE, "--init", str(tmp_path / "nan.npy")])
+    bad(capsys, ["rd", "--attention", "softmax", "--d", "2", "--V", EYE, "--A", EYE, "--n", "4", "--t-end", "1",
+                 "--out", str(tmp_path / "no" / "o.npz")])
+    bad(capsys, ["rd", "--attention", "softmax", "--d", "2", "--V", EYE, "--A", EYE, "--n", "4", "--t-end", "-1",
+                 "--out", str(tmp_path / "o.npz")])
+    bad(capsys, ["rd-stability", "--d", "2", "--A", EYE, "--V", EYE, "--n", "4", "--t-end", "1", "--eps", "0"])
