@@ -297,6 +297,17 @@ def bifurcation(d: int, beta: float) -> Bifurcation:
     return Bifurcation(d, float(beta), g1, q, c4, c4 > 0, 1.0 / (4 * d ** 3 * c4))
 
 
+def _bisect(f, lo, hi, iterations: int = 200):
+    """Root of f in [lo, hi] with f(lo) < 0 < f(hi), by bisection (robust near the bifurcation, where r -> 0)."""
+    for _ in range(iterations):
+        mid = (lo + hi) / 2
+        if f(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
 def kuramoto_order_parameter(D_value: float, dps: int = 30) -> float:
     """Positive root r of r = I_1(r/D)/I_0(r/D) (usa, beta = 0, d = 2); 0 for D >= 1/2 (= D_c)."""
     if D_value >= 0.5:
@@ -304,7 +315,7 @@ def kuramoto_order_parameter(D_value: float, dps: int = 30) -> float:
     with mp.workdps(dps):
         Dm = mp.mpf(D_value)
         f = lambda r: r - mp.besseli(1, r / Dm) / mp.besseli(0, r / Dm)  # noqa: E731
-        return float(mp.findroot(f, (mp.mpf("1e-6"), mp.mpf(1)), solver="anderson"))
+        return float(_bisect(f, mp.mpf(10) ** (-dps // 2), mp.mpf(1)))
 
 
 def von_mises_order_parameter(d: int, D_value: float, dps: int = 30) -> float:
@@ -315,7 +326,7 @@ def von_mises_order_parameter(d: int, D_value: float, dps: int = 30) -> float:
     with mp.workdps(dps):
         Dm, nu = mp.mpf(D_value), mp.mpf(d) / 2
         f = lambda r: r - mp.besseli(nu, r / Dm) / mp.besseli(nu - 1, r / Dm)  # noqa: E731
-        return float(mp.findroot(f, (mp.mpf("1e-6"), mp.mpf(1)), solver="anderson"))
+        return float(_bisect(f, mp.mpf(10) ** (-dps // 2), mp.mpf(1)))
 
 
 # -- the weak-order-2 geodesic step --------------------------------------------------------------------------
