@@ -117,13 +117,29 @@ def stationary_branch(d: int, beta: float, *, L: int = 24, r_max: float = 0.95, 
                    "method": "natural continuation in r = m_1, scipy fsolve on (m_2..m_L, D)"})
 
 
+def stationary_moments(d: int, beta: float, D: float, guess: np.ndarray) -> np.ndarray:
+    """The fixed point m = G(m) at noise D, by Newton (scipy fsolve) from ``guess`` (length L); residual <= 1e-11."""
+    guess = np.asarray(guess, dtype=float)
+    L = guess.size
+    basis = ZonalBasis.build(d, L, nodes=4 * L + 8)
+    g = couplings(d, beta, L)
+    m = fsolve(lambda mm: mm - self_consistency_map(basis, g, D, mm), guess, xtol=1e-13)
+    resid = float(np.max(np.abs(m - self_consistency_map(basis, g, D, m))))
+    if resid > 1e-11:
+        raise InputError(f"no stationary state found near the guess at D = {D:g} (residual {resid:.2g})")
+    return m
+
+
 def order_parameter_at(branch: Branch, D: float, stable_only: bool = True) -> float | None:
-    """r on the branch at noise D (linear interpolation on a stable/monotone piece), or None if D is not covered."""
+    """r on the branch at noise D: the bracketing branch points (on a stable piece) give a guess, refined by
+    :func:`stationary_moments`; None if D is not covered."""
     D = require_real(D, "D")
     mask = branch.stable_guess if stable_only else np.ones_like(branch.D, bool)
-    Ds, rs = branch.D[mask], branch.r[mask]
+    Ds, Ms = branch.D[mask], branch.moments[mask]
     for i in range(len(Ds) - 1):
         lo, hi = sorted((Ds[i], Ds[i + 1]))
         if lo <= D <= hi and hi > lo:
-            return float(rs[i] + (rs[i + 1] - rs[i]) * (D - Ds[i]) / (Ds[i + 1] - Ds[i]))
+            w = (D - Ds[i]) / (Ds[i + 1] - Ds[i])
+            guess = (1 - w) * Ms[i] + w * Ms[i + 1]
+            return float(stationary_moments(branch.d, branch.beta, D, guess)[0])
     return None
