@@ -161,7 +161,8 @@ def _circle_rates(model: str, beta: float, D: float, modes=(1, 2, 3, 4)) -> dict
 def _zonal_rates(model: str, beta: float, D: float, d: int = 3, modes=(1, 2, 3, 4)) -> dict[int, float]:
     from numerics.noise.zonal import fitted_rates, solve_zonal
 
-    hist = solve_zonal(d, beta, D, L=12, t_end=4.0, amplitude=1e-7, degrees=modes, model=model, saves=41)
+    hist = solve_zonal(d, beta, D, L=12, t_end=4.0, amplitude=1e-7, degrees=modes, model=model, saves=41,
+                       rtol=1e-10, atol=1e-20)
     return fitted_rates(hist, modes)
 
 

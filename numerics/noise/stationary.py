@@ -82,7 +82,10 @@ def stationary_branch(d: int, beta: float, *, L: int = 24, r_max: float = 0.95, 
     q = g[2] / g[1]
     c4 = Dc / (4 * d * (d + 2)) * (1 - (d - 1) / (d * (1 - q)))
     slope = 1.0 / (4 * d ** 3 * c4)
-    rs = np.geomspace(r_min, r_max, points)
+    if not 0 < r_min < 0.05 < r_max < 1:
+        raise InputError(f"need 0 < r_min < 0.05 < r_max < 1, got r_min={r_min:g}, r_max={r_max:g}")
+    rs = np.concatenate([np.geomspace(r_min, 0.05, points // 3, endpoint=False),
+                         np.linspace(0.05, r_max, points - points // 3)])
     m = np.zeros(L)
     Dv = Dc - rs[0] ** 2 / slope
     out_D, out_r, out_m, res, tails = [], [], [], [], []
