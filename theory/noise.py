@@ -186,20 +186,22 @@ def free_energy_derivation() -> Derivation:
 
 # -- zonal moments and the Landau expansion ----------------------------------------------------------------
 def sphere_moment(d: int, power: int) -> sp.Expr:
-    """E[x_1^power] for x uniform on S^{d-1}: Gamma(d/2) Gamma((p+1)/2) / (sqrt(pi) Gamma((p+d)/2)), 0 if p odd.
+    """E[x_1^power] for x uniform on S^{d-1}; 0 for odd powers.
 
-    Computed here by integrating t^p (1-t^2)^{(d-3)/2} over [-1, 1] (sympy) and normalising, so that the
-    closed form above is checked, not assumed (tests/theory/test_noise_theory.py).
+    d = 2: (1/2pi) int_0^{2pi} cos^p (sympy). d >= 3: t = x_1 has density proportional to (1-t^2)^{(d-3)/2}, and
+    int_{-1}^{1} t^{2k} (1-t^2)^a dt = B(k + 1/2, a + 1), so the moment is B(k+1/2, a+1)/B(1/2, a+1) with
+    a = (d-3)/2. The closed form Gamma(d/2) Gamma((p+1)/2)/(sqrt(pi) Gamma((p+d)/2)) and mpmath quadrature are
+    compared with it in tests/theory/test_noise_theory.py.
     """
     d = _check_d(d)
     if power % 2:
         return sp.Integer(0)
-    t = sym.s
     if d == 2:
         th = sp.Symbol("vartheta", real=True)
         return sp.integrate(sp.cos(th) ** power, (th, 0, 2 * sp.pi)) / (2 * sp.pi)
-    w = (1 - t ** 2) ** sp.Rational(d - 3, 2)
-    return sp.simplify(sp.integrate(t ** power * w, (t, -1, 1)) / sp.integrate(w, (t, -1, 1)))
+    a, k = sp.Rational(d - 3, 2), sp.Rational(power, 2)
+    beta_fn = lambda x, y: sp.gamma(x) * sp.gamma(y) / sp.gamma(x + y)  # noqa: E731
+    return sp.simplify(beta_fn(k + sp.Rational(1, 2), a + 1) / beta_fn(sp.Rational(1, 2), a + 1))
 
 
 def landau_derivation(d: int) -> Derivation:

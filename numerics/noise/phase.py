@@ -70,7 +70,7 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
     bif = bifurcation(d, beta)
     if bif.critical_noise <= 0:
         raise InputError(f"no instability of the uniform state at beta={beta:g}")
-    branch = stationary_branch(d, beta, L=L, points=80, r_max=0.97)
+    branch = stationary_branch(d, beta, L=L, points=80, r_max=0.99)
     at = {D: order_parameter_at(branch, D) for D in values}
     particles = []
     if n:
@@ -112,6 +112,11 @@ def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
                         color="tab:orange" if start == "clustered" else "tab:green", ms=7, capsize=3,
                         mfc="none" if start == "uniform" else None,
                         label=f"particles from a {start} start (n = {ph.meta['n']})")
+    if ph.particles:
+        # finite n: the uniform state's fluctuations, E|mean|^2 = D / (n (D - D_c)) (proofs_notes/noise-threshold.md)
+        Du = np.linspace(ph.critical_noise * 1.02, Dmax, 100)
+        ax.plot(Du, np.sqrt(Du / (ph.meta["n"] * (Du - ph.critical_noise))), ":", color="tab:green", lw=1,
+                label=f"uniform state at n = {ph.meta['n']}: sqrt(D / (n (D - D_c)))")
     kind = "continuous" if ph.continuous else "discontinuous"
     ax.set_title(f"noisy usa on S^{ph.d - 1}, beta = {ph.beta:g}: {kind} transition "
                  f"(beta* = {ph.discontinuity_beta:.4g})")

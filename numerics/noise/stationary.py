@@ -21,6 +21,7 @@ Verified by: noise.kuramoto, noise.bifurcation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import fsolve
@@ -29,10 +30,14 @@ from numerics.common.errors import InputError, require_int, require_real
 from numerics.noise.zonal import ZonalBasis, couplings, harmonic_dimension
 
 
+@lru_cache(maxsize=64)
+def _dimensions(d: int, L: int) -> np.ndarray:
+    return np.array([harmonic_dimension(d, l) for l in range(1, L + 1)], dtype=float)
+
+
 def self_consistency_map(basis: ZonalBasis, g: np.ndarray, D: float, m: np.ndarray) -> np.ndarray:
     """G(m) = E_u[P_l e^phi]/E_u[e^phi] for l = 1..L (m = m_1..m_L)."""
-    L = basis.L
-    N = np.array([harmonic_dimension(basis.d, l) for l in range(1, L + 1)])
+    N = _dimensions(basis.d, basis.L)
     phi = basis.P[:, 1:] @ (g[1:] * N * m) / D
     e = np.exp(phi - phi.max())
     Z = float(basis.w @ e)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
-from scipy.special import comb, eval_chebyt, eval_gegenbauer, gamma, ive, roots_gegenbauer
+from scipy.special import eval_chebyt, eval_gegenbauer, gamma, ive, roots_gegenbauer
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
 
@@ -36,7 +36,7 @@ def harmonic_dimension(d: int, l: int) -> int:
     """N_l = dim of degree-l spherical harmonics on S^{d-1} (2 on the circle for l >= 1)."""
     if l == 0:
         return 1
-    return int(round(comb(l + d - 1, d - 1) - comb(l + d - 3, d - 1)))
+    return math.comb(l + d - 1, d - 1) - (math.comb(l + d - 3, d - 1) if l >= 2 else 0)
 
 
 def couplings(d: int, beta: float, L: int) -> np.ndarray:
