@@ -207,7 +207,7 @@ def check_threshold_particles() -> CheckResult:
     from theory.noise import critical_noise
 
     beta, n, reps = 1.0, 200, 4
-    rows, worst = [], 0.0
+    rows, worst, worst_z = [], 0.0, 0.0
     for d in (2, 3):
         Dc = critical_noise("usa", d, beta)[0]
         field, backend = Model("usa", beta).vector_field(n, d, "direct")
@@ -222,15 +222,22 @@ def check_threshold_particles() -> CheckResult:
                 m2 = np.sum(S.mean(axis=1) ** 2, axis=1)[times >= 5.0 / mu]
                 chis.append(n * m2.mean())
             chi = float(np.mean(chis))
+            se = float(np.std(chis, ddof=1) / np.sqrt(reps))
+            z = abs(chi - D / (D - Dc)) / se
+            worst_z = max(worst_z, z)
             Dc_meas = D * (1 - 1 / chi)
             err = abs(Dc_meas - Dc) / Dc
-            worst = max(worst, err)
-            rows.append({"d": d, "D": D, "chi": chi, "chi_predicted": D / (D - Dc), "chi_stderr":
-                         float(np.std(chis) / np.sqrt(reps)), "D_c_measured": Dc_meas, "D_c": Dc, "rel_err": err})
-    return CheckResult("noise.threshold-particles", _status(worst <= 0.15), worst, 0.0, "rel 0.15",
+            if ratio == 1.5:
+                worst = max(worst, err)
+            rows.append({"d": d, "D": D, "chi": chi, "chi_predicted": D / (D - Dc), "chi_stderr": se, "z": z,
+                         "D_c_measured": Dc_meas, "D_c": Dc, "rel_err": err})
+    ok = worst_z <= 3.0 and worst <= 0.05
+    return CheckResult("noise.threshold-particles", _status(ok), {"max_z_chi": worst_z, "max_rel_err_Dc": worst},
+                       {"max_z_chi": 0.0, "max_rel_err_Dc": 0.0}, "chi within 3 stderr; D_c (from D = 1.5 D_c) rel 0.05",
                        {"beta": beta, "n": n, "replicas": reps, "cases": rows, "backend": "direct",
-                        "tolerance_reason": "sampling error of chi (~5%) times the leverage D/(D - D_c) at "
-                                            "D = 1.5 D_c, plus O(1/n) corrections"})
+                        "tolerance_reason": "chi is a time average over 60/|mu| with 4 replicas (stderr 4-6%); "
+                                            "D_c = D (1 - 1/chi) amplifies chi's error by (chi - 1), smallest at "
+                                            "D = 1.5 D_c (chi = 3): 5% covers 2 stderr there"})
 
 
 # -- 4. the bifurcation ---------------------------------------------------------------------------------------
