@@ -70,14 +70,9 @@ def kuramoto_field(X: np.ndarray) -> np.ndarray:
 def kuramoto_particles(D: float, n: int, t_end: float, dt: float, seed: int, start: str = "clustered",
                        d: int = 2) -> tuple[float, float]:
     """Time-averaged |mean of x| over [t_end/3, t_end] for usa at beta = 0 (weak-order-2 scheme): (mean, std)."""
-    from numerics.core.trajectory import uniform_sphere
-    from numerics.noise.sde import integrate_sde
+    from numerics.noise.sde import initial_particles, integrate_sde
 
-    if start == "clustered":
-        X0 = np.zeros((n, d))
-        X0[:, 0] = 1.0
-    else:
-        X0 = uniform_sphere(n, d, seed + 1000)
+    X0 = initial_particles(n, d, start, seed + 1000)
     times, S, _ = integrate_sde(kuramoto_field, X0, t_end, dt, D, seed=seed, scheme="geodesic-weak2",
                                 save_every=10)
     r = np.linalg.norm(S.mean(axis=1), axis=1)[times >= t_end / 3]
@@ -276,8 +271,7 @@ def check_bifurcation() -> CheckResult:
        source=_SOURCE + "; subcritical bifurcation", note="noise-bifurcation.md", default=False)
 def check_hysteresis_particles() -> CheckResult:
     from numerics.core.model import Model
-    from numerics.core.trajectory import uniform_sphere
-    from numerics.noise.sde import integrate_sde
+    from numerics.noise.sde import initial_particles, integrate_sde
     from numerics.noise.stationary import order_parameter_at, stationary_branch
 
     n, d = 400, 3
@@ -291,11 +285,7 @@ def check_hysteresis_particles() -> CheckResult:
         field, _ = Model("usa", beta).vector_field(n, d, "direct")
         res = {}
         for start in ("uniform", "clustered"):
-            if start == "clustered":
-                X0 = np.zeros((n, d))
-                X0[:, 0] = 1.0
-            else:
-                X0 = uniform_sphere(n, d, 5)
+            X0 = initial_particles(n, d, start, 5)
             times, S, _ = integrate_sde(field, X0, t_end, dt, D, seed=11, scheme="geodesic-weak2", save_every=25)
             r = np.linalg.norm(S.mean(axis=1), axis=1)[times >= t_end / 2]
             res[start] = float(r.mean())

@@ -43,15 +43,10 @@ def particle_average(d: int, beta: float, D: float, *, n: int, t_end: float, dt:
                      progress=None) -> ParticleAverage:
     """Noisy usa particles (weak-order-2 scheme, field backend ``auto``): mean and std of r over [t_end/2, t_end]."""
     from numerics.core.model import Model
-    from numerics.core.trajectory import uniform_sphere
-    from numerics.noise.sde import integrate_sde
+    from numerics.noise.sde import initial_particles, integrate_sde
 
     field_fn, _ = Model("usa", beta).vector_field(n, d, "auto")
-    if start == "clustered":
-        X0 = np.zeros((n, d))
-        X0[:, 0] = 1.0
-    else:
-        X0 = uniform_sphere(n, d, seed + 1)
+    X0 = initial_particles(n, d, start, seed + 1)
     times, S, _ = integrate_sde(field_fn, X0, t_end, dt, D, seed=seed, scheme="geodesic-weak2",
                                 save_every=max(1, int(round(0.5 / dt))), progress=progress)
     r = np.linalg.norm(S.mean(axis=1), axis=1)[times >= t_end / 2]

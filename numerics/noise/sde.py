@@ -114,6 +114,18 @@ def integrate_sde(field: Field, X0: np.ndarray, t_end: float, dt: float, D: floa
     return times, states, stats
 
 
+def initial_particles(n: int, d: int, start: str, seed) -> np.ndarray:
+    """Start of a phase experiment: ``clustered`` (all n tokens at e_1) or ``uniform`` (iid, from ``seed``)."""
+    from numerics.core.trajectory import uniform_sphere
+
+    start = require_choice(start, "start", ("clustered", "uniform"))
+    if start == "uniform":
+        return uniform_sphere(n, d, seed)
+    X0 = np.zeros((n, d))
+    X0[:, 0] = 1.0
+    return X0
+
+
 def brownian_correlation_mc(d: int, D: float, t: float, dt: float, samples: int, seed=0,
                             scheme: str = "euler-maruyama", correction: bool = True) -> tuple[float, float]:
     """Monte Carlo E<x(t), x(0)> of pure Brownian motion on S^{d-1} (v = 0): (mean, standard error).
