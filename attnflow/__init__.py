@@ -48,6 +48,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.meanfield.growth": ("degree_power_spectrum", "particle_growth_rates_circle", "particle_growth_rates_sphere", "pde_growth_rates",),
     "numerics.meanfield.metastable": ("count_clusters_by_gaps", "metastable_experiment",),
     "numerics.meanfield.pde": ("solve_continuity_circle",),
+    "numerics.noise.phase": ("phase_diagram", "plot_phase_diagram",),
+    "numerics.noise.sde": ("brownian_correlation_mc", "integrate_sde", "SDE_METHODS",),
+    "numerics.noise.stationary": ("order_parameter_at", "stationary_branch", "stationary_moments",),
+    "numerics.noise.zonal": ("solve_zonal", "ZonalFokkerPlanck",),
     "numerics.core.trajectory": ("initial_state", "load_attention_matrices", "load_initial", "resume", "simulate",
                                  "simulate_keywords", "Trajectory", "uniform_sphere",),
 }

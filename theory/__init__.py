@@ -24,6 +24,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "theory.kernels": ("exponential_kernel", "pair_energy", "PairKernel",),
     "theory.meanfield": ("circle_linearization_derivation", "denominator_derivation", "dominant_degree", "funk_hecke_closed_form", "funk_hecke_quadrature", "funk_hecke_series_derivation", "growth_rate", "growth_rate_expr", "growth_rate_function", "growth_rates", "growth_rates_module_source", "linearization_derivation", "stationarity_derivation", "switch_point", "switch_points",),
     "theory.rd": ("rescaled_equation_derivation", "rescaled_logit_derivation",),
+    "theory.noise": ("bifurcation", "critical_noise", "discontinuity_threshold", "free_energy_derivation", "ito_correction_derivation", "kuramoto_order_parameter", "landau_derivation", "linear_stability_derivation", "von_mises_order_parameter", "zonal_taylor_derivation",),
     "theory.reductions": ("beta_zero_closed_form", "cluster_derivation", "cluster_energy", "cluster_velocity", "equiangular_derivation", "equiangular_rate", "initial_speed", "synchronisation_rate",),
     "theory.spec": ("MODELS", "ModelSpec",),
     "theory.sphere": ("euclidean_gradient", "euclidean_hessian", "product_riemannian_gradient", "product_riemannian_hessian_matrix", "projection_matrix", "riemannian_gradient", "riemannian_hessian", "riemannian_hessian_matrix", "tangent_projection",),

@@ -60,6 +60,10 @@ class Model:
         Q = K = V = I and natural time.
     time_unit : {"natural", "rescaled"}
         ``rescaled`` (``usa`` only) integrates in t' = e^{beta} t, the overflow-safe unit.
+    noise : float
+        D >= 0: each token also diffuses, dx_i = v_i dt + sqrt(2 D) P_{x_i} o dB_i (Stratonovich; Brownian motion
+        on S^{d-1} with generator D Lap_S). ``simulate`` then runs the stochastic integrators of
+        :mod:`numerics.noise.sde` with ``Solver.seed`` (see ``proofs_notes/noise-brownian-moments.md``).
 
     Notes
     -----
@@ -74,9 +78,11 @@ class Model:
     V: Any = None
     kernel: Any = None
     time_unit: str = "natural"
+    noise: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", require_choice(self.kind, "model", MODELS))
+        object.__setattr__(self, "noise", require_real(self.noise, "noise", minimum=0.0))
         object.__setattr__(self, "beta", require_real(self.beta, "beta"))
         object.__setattr__(self, "time_unit", require_choice(self.time_unit, "time_unit", TIME_UNITS))
         dims = set()
@@ -161,7 +167,7 @@ class Model:
                 "Q": None if self.Q is None else self.Q.tolist(),
                 "K": None if self.K is None else self.K.tolist(),
                 "V": None if self.V is None else self.V.tolist(),
-                "kernel": kernel_metadata(self.kernel)}
+                "kernel": kernel_metadata(self.kernel), "noise": self.noise}
 
     @classmethod
     def from_meta(cls, meta: dict) -> "Model":
@@ -171,7 +177,7 @@ class Model:
             raise InputError(f"metadata lacks {', '.join(sorted(missing))}")
         return cls(kind=meta["model"], beta=meta["beta"], time_unit=meta["time_unit"],
                    Q=meta.get("Q"), K=meta.get("K"), V=meta.get("V"),
-                   kernel=kernel_from_metadata(meta.get("kernel")))
+                   kernel=kernel_from_metadata(meta.get("kernel")), noise=meta.get("noise", 0.0))
 
     def to_spec(self, d: int | None = None):
         """The symbolic :class:`theory.spec.ModelSpec` of this model (imports sympy)."""
@@ -197,6 +203,10 @@ class Solver:
         ``adaptive`` tolerances.
     backend : {"auto", "direct", "fourier"}
         How the field is evaluated (:meth:`Model.vector_field`).
+    seed : int
+        Seed of the noise (``numpy.random.default_rng(seed)``), used only when ``Model.noise > 0``; recorded in
+        the trajectory metadata as ``noise_seed``. With noise, ``layer`` runs projected Euler-Maruyama and
+        ``rk4`` the weak-order-2 geodesic splitting (:mod:`numerics.noise.sde`); ``adaptive`` is refused.
     """
 
     method: str = "rk4"
@@ -204,9 +214,11 @@ class Solver:
     rtol: float = 1e-9
     atol: float = 1e-12
     backend: str = "auto"
+    seed: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", require_choice(self.method, "method", METHODS))
+        object.__setattr__(self, "seed", require_int(self.seed, "seed", minimum=0))
         object.__setattr__(self, "backend", require_choice(self.backend, "backend", BACKENDS))
         if self.dt is not None:
             object.__setattr__(self, "dt", require_real(self.dt, "dt", minimum=0.0, strict_minimum=True))

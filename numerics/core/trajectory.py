@@ -166,6 +166,9 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     if t_end <= t0:
         raise InputError(f"t_end={t_end:g} must exceed the saved trajectory's last time {t0:g}")
     model = Model.from_meta(meta)
+    if model.noise > 0:
+        raise InputError("resuming a noisy run is not supported (its random stream would not continue); "
+                         "rerun it with a longer t_end and the same seed")
     backend_saved = meta.get("backend", "direct")
     solver = Solver(method=meta["method"], dt=meta.get("dt"), rtol=float(meta.get("rtol") or 1e-9),
                     atol=float(meta.get("atol") or 1e-12),
@@ -256,9 +259,12 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     norm = "kernel" if model.kernel is not None else energy_normalization_for(model.beta)
     _energies(X0[None], model.beta, model.kernel, norm)  # fails here, before integrating, if it cannot be computed
     started = _time.perf_counter()
-    times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, save_every=save.every,
-                                     save_times=save.times, rtol=solver.rtol, atol=solver.atol,
-                                     progress=progress)
+    if model.noise > 0:
+        times, states, stats = _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress)
+    else:
+        times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, save_every=save.every,
+                                         save_times=save.times, rtol=solver.rtol, atol=solver.atol,
+                                         progress=progress)
     seconds = _time.perf_counter() - started
     energy = _energies(states, model.beta, model.kernel, norm)
     adaptive = solver.method == "adaptive"
@@ -267,11 +273,12 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model.kind == "usa"
                                                                    and model.time_unit == "rescaled")
                                else "natural: time = depth"),
-            "scheme": _SCHEMES[solver.method],
+            "scheme": stats.pop("scheme_text", _SCHEMES[solver.method]),
+            "noise_seed": solver.seed if model.noise > 0 else None,
             "rtol": solver.rtol if adaptive else None, "atol": solver.atol if adaptive else None,
             "energy_normalization": norm,
             "energy_definition": ENERGY_DEFINITIONS.get(norm, "E = 1/(2 n^2) sum_ij phi(s_ij) (user kernel phi)"),
-            "energy_is_lyapunov": model.is_gradient_flow, "backend": backend,
+            "energy_is_lyapunov": model.is_gradient_flow and model.noise == 0, "backend": backend,
             "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
             "threads": thread_environment()}
     meta.update(provenance or {})
@@ -293,8 +300,30 @@ def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: Sa
     check_array((frames, n, d), what + f" ({frames:.3g} saved frames)")
     check_array((n, d), what, copies=8)  # the state and the Runge-Kutta stages
     per_eval = float(n) * n * (2 * d + 8)
-    evals = 0.0 if steps is None else steps * {"layer": 1, "rk4": 4}[solver.method]
+    evals = 0.0 if steps is None else steps * {"layer": 1, "rk4": 4}.get(solver.method, 4)
     check_work(evals * per_eval + frames * float(n) * n * 4, what)
+
+
+def _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress):
+    """The stochastic integrators of :mod:`numerics.noise.sde` (loaded by name: a plug-in like the Fourier
+    backend; the core imports no area), seeded by ``solver.seed``."""
+    import importlib
+
+    try:
+        sde = importlib.import_module("numerics.noise.sde")
+    except ModuleNotFoundError as exc:
+        if exc.name != "numerics.noise.sde":
+            raise
+        raise InputError("noise > 0 needs numerics.noise, which is not part of this build") from None
+    if solver.method not in sde.FROM_SOLVER_METHOD:
+        raise InputError(f"with noise, use method layer (Euler-Maruyama) or rk4 (weak order 2), got {solver.method}")
+    if save.times is not None:
+        raise InputError("with noise, save frames with save_every (explicit save times are not supported)")
+    scheme = sde.FROM_SOLVER_METHOD[solver.method]
+    times, states, stats = sde.integrate_sde(field_fn, X0, t_end, solver.dt, model.noise, seed=solver.seed,
+                                             scheme=scheme, save_every=save.every, progress=progress)
+    stats["scheme_text"] = sde.SCHEMES[scheme]
+    return times, states, stats
 
 
 def _positional(args: tuple, kwargs: dict):
@@ -315,15 +344,15 @@ def simulate_keywords(model: str, beta: float, t_end: float, *, n: int | None = 
                       save_every: int = 1, save_times=None, Q=None, K=None, V=None, time_unit: str = "natural",
                       rtol: float = 1e-9, atol: float = 1e-12, normalize: bool = False,
                       progress: Callable[[float, float], None] | None = None, backend: str = "auto",
-                      kernel=None) -> Trajectory:
+                      kernel=None, noise: float = 0.0, noise_seed: int = 0) -> Trajectory:
     """The keyword form of :func:`simulate` from the first release (kept for the transition).
 
     It builds ``Model(model, beta, Q, K, V, kernel, time_unit)``, ``Solver(method, dt, rtol, atol, backend)``
     and ``SaveAt(save_every, save_times)``, draws ``X0`` iid uniform from ``seed`` when it is not given
     (``n`` and ``d`` then required; checked against ``X0`` otherwise) and calls :func:`simulate`.
     """
-    spec = Model(kind=model, beta=beta, Q=Q, K=K, V=V, kernel=kernel, time_unit=time_unit)
-    solver = Solver(method=method, dt=dt, rtol=rtol, atol=atol, backend=backend)
+    spec = Model(kind=model, beta=beta, Q=Q, K=K, V=V, kernel=kernel, time_unit=time_unit, noise=noise)
+    solver = Solver(method=method, dt=dt, rtol=rtol, atol=atol, backend=backend, seed=noise_seed)
     save = SaveAt(every=save_every, times=save_times)
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
     X0, init = initial_state(n, d, X0, seed, normalize)

@@ -140,8 +140,10 @@ def pde_growth_rates(history: DensityHistory, modes=None, threshold: float = 1e-
     fits = fit_log_growth(history.times, rel[:, modes], modes, window)
     meta = history.meta
     pred = predicted_rates(meta["model"], 2, meta["beta"], modes, meta["time_unit"])
+    noise = float(meta.get("noise") or 0.0)
+    pred = [p - noise * k * k for p, k in zip(pred, modes)]    # Fokker-Planck: lambda_k - D k^2 (theory.noise)
     return MeasuredGrowth(fits, pred, (fits[0].t_start, fits[0].t_stop), threshold,
-                          {"source": "pde", "time_unit": meta["time_unit"]})
+                          {"source": "pde", "time_unit": meta["time_unit"], "noise": noise})
 
 
 # -- particles on S^1 (Fourier fast path) -----------------------------------------------------------------------

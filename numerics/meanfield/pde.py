@@ -94,8 +94,9 @@ class CircleContinuityOperator:
     means t' = e^beta t, finite for any beta).
     """
 
-    def __init__(self, beta: float, model: str, grid: int, time_unit: str = "natural"):
+    def __init__(self, beta: float, model: str, grid: int, time_unit: str = "natural", noise: float = 0.0):
         self.beta, self.model, self.grid, self.time_unit = beta, model, grid, time_unit
+        self.noise = noise
         self.k = np.arange(grid // 2 + 1)
         self.cutoff = grid // 3
         self.mask = (self.k <= self.cutoff).astype(float)
@@ -115,6 +116,8 @@ class CircleContinuityOperator:
             self.velocity_multiplier = 1j * self.k * self.partition_multiplier / beta if beta != 0 else (
                 1j * self.k * np.where(self.k == 1, math.pi, 0.0))
         self.derivative = -1j * self.k * self.mask
+        # Fokker-Planck: + noise * d^2 rho/d theta^2, diagonal -noise k^2 (proofs_notes/noise-threshold.md)
+        self.diffusion = -noise * self.k.astype(float) ** 2 * self.mask
         self.min_partition = math.inf
 
     def coefficients(self, rho: np.ndarray) -> np.ndarray:
@@ -139,6 +142,8 @@ class CircleContinuityOperator:
         filtered = np.fft.irfft(c, self.grid) * self.grid
         flux = filtered * self.velocity(rho)
         fc = np.fft.rfft(flux) * self.mask
+        if self.noise:
+            return np.fft.irfft(self.derivative * fc + self.diffusion * np.fft.rfft(rho), self.grid)
         return np.fft.irfft(self.derivative * fc, self.grid)
 
     def tail_fraction(self, rho: np.ndarray) -> float:
@@ -167,7 +172,7 @@ def seeded_perturbation(grid: int, amplitude: float, seed, modes: int) -> np.nda
 def solve_continuity_circle(beta: float, model: str, *, grid: int = 512, t_end: float, amplitude: float = 1e-6,
                             seed=0, perturbation_modes: int | None = None, rho0=None, saves: int = 201,
                             rtol: float = 1e-8, atol: float = 1e-13, time_unit: str = "natural",
-                            resolution_tol: float = 1e-6, progress=None) -> DensityHistory:
+                            resolution_tol: float = 1e-6, progress=None, noise: float = 0.0) -> DensityHistory:
     """Solve the S^1 continuity equation from the uniform density plus a seeded small perturbation.
 
     Parameters
@@ -195,6 +200,9 @@ def solve_continuity_circle(beta: float, model: str, *, grid: int = 512, t_end: 
         usa only: "rescaled" is t' = e^beta t.
     resolution_tol : float
         Stop when the spectral tail fraction exceeds this (see the module docstring).
+    noise : float
+        D >= 0: solve the Fokker-Planck equation d rho/dt + d/d theta(rho v) = D d^2 rho/d theta^2 (noisy
+        particles, :mod:`theory.noise`); mode k then grows at lambda_k - D k^2.
 
     Returns
     -------
@@ -215,7 +223,8 @@ def solve_continuity_circle(beta: float, model: str, *, grid: int = 512, t_end: 
     rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
     atol = require_real(atol, "atol", minimum=0.0, strict_minimum=True)
     resolution_tol = require_real(resolution_tol, "resolution_tol", minimum=0.0, strict_minimum=True)
-    op = CircleContinuityOperator(beta, model, grid, time_unit)
+    noise = require_real(noise, "noise", minimum=0.0)
+    op = CircleContinuityOperator(beta, model, grid, time_unit, noise)
     if rho0 is None:
         amplitude = require_real(amplitude, "amplitude", minimum=0.0, strict_minimum=True)
         kmax = min(32, grid // 6) if perturbation_modes is None else require_int(
@@ -266,5 +275,5 @@ def solve_continuity_circle(beta: float, model: str, *, grid: int = 512, t_end: 
             "time_unit_note": "t' = e^beta t" if (model == "usa" and time_unit == "rescaled") else "natural",
             "dealiasing": "2/3 rule", "cutoff_mode": op.cutoff, "rtol": rtol, "atol": atol,
             "integrator": "Dormand-Prince 5(4) (scipy solve_ivp RK45)", "steps_rhs_evaluations": int(sol.nfev),
-            "resolution_tol": resolution_tol, "wall_seconds": wall}
+            "resolution_tol": resolution_tol, "wall_seconds": wall, "noise": noise}
     return DensityHistory(times, theta, Y, coeffs, mass, Y.min(axis=1), t_reached, stopped, meta)

@@ -28,6 +28,7 @@ ALLOWED = {
     "conjectures": {"core", "circle", "critical", "meanfield"},
     "bench": {"core", "circle"},
     "rd": {"core", "gaussian"},
+    "noise": {"core", "circle", "meanfield"},
 }
 
 

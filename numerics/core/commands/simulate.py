@@ -40,6 +40,9 @@ def add_arguments(p):
                    help="usa only: 'rescaled' integrates in t' = e^beta t (finite for any beta)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="field evaluation: direct sums, fourier (d=2, Q=K=V=I), or auto")
+    p.add_argument("--noise", type=float, default=0.0, help="D >= 0: Brownian noise sqrt(2D) P_x o dB on each token "
+                   "(layer = Euler-Maruyama, rk4 = weak-order-2 splitting)")
+    p.add_argument("--noise-seed", type=int, help="seed of the noise (default: --seed)")
     p.add_argument("--rtol", type=float, default=1e-9, help="adaptive: relative tolerance")
     p.add_argument("--atol", type=float, default=1e-12, help="adaptive: absolute tolerance")
     p.add_argument("--resume", metavar="FILE.npz", help="continue a saved trajectory up to --t-end (parameters "
@@ -69,9 +72,11 @@ def run(args) -> int:
         mats = load_attention_matrices(args.matrices, d if isinstance(d, int) and d >= 2 else None) \
             if args.matrices else {}
         model = Model(kind=args.model, beta=args.beta, kernel=kernel_from_args(args), time_unit=args.time_unit,
-                      **mats)
+                      noise=args.noise, **mats)
         dt = args.dt if (args.dt is not None or args.method == "adaptive") else 0.05
-        solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend)
+        noise_seed = args.seed if args.noise_seed is None else args.noise_seed
+        solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
+                        seed=noise_seed)
         save = SaveAt(every=args.save_every)
         X0, init = initial_state(args.n, args.d, X0, args.seed, args.normalize)
         traj = simulate(model, X0, args.t_end, solver=solver, save=save, progress=progress,
@@ -89,7 +94,8 @@ def run(args) -> int:
     norm_error = float(np.max(np.abs(np.linalg.norm(traj.X, axis=2) - 1.0)))
     payload = {
         "out": args.out, "n": meta["n"], "d": meta["d"], "beta": meta["beta"], "model": meta["model"],
-        "method": meta["method"], "backend": meta.get("backend"), "time_unit": meta["time_unit"],
+        "method": meta["method"], "noise": meta.get("noise") or None,
+        "noise_seed": meta.get("noise_seed"), "backend": meta.get("backend"), "time_unit": meta["time_unit"],
         "kernel": (meta.get("kernel") or {}).get("expr"),
         "t_end": float(traj.times[-1]), "frames": int(traj.times.size), "final_energy": float(energy[-1]),
         "energy_normalization": meta["energy_normalization"], "energy_monotone": monotone,

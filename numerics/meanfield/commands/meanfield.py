@@ -25,33 +25,42 @@ def add_arguments(p):
                    help="the linear phase ends when a mode reaches this relative amplitude")
     p.add_argument("--time-unit", default="natural", choices=("natural", "rescaled"),
                    help="usa only: rescaled is t' = e^beta t")
+    p.add_argument("--noise", type=float, default=0.0, metavar="D",
+                   help="D >= 0: Fokker-Planck with D d^2/dtheta^2 (noisy tokens); mode k grows at lambda_k - D k^2")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", metavar="FILE.png", help="heat map of the density over time")
 
 
 def meanfield_payload(args):
     """Run the solver and the fits; returns (payload, history)."""
-    from numerics.meanfield.growth import fastest_predicted_rate, pde_growth_rates
+    from numerics.meanfield.growth import fastest_predicted_rate, pde_growth_rates, predicted_rates
     from numerics.meanfield.pde import solve_continuity_circle
     from numerics.common.provenance import StderrProgress
     from theory.meanfield import dominant_degree
 
     beta = require_real(args.beta, "beta", minimum=-700.0, maximum=700.0)
     amplitude = require_real(args.amplitude, "amplitude", minimum=0.0, strict_minimum=True)
+    noise = require_real(args.noise, "noise", minimum=0.0)
     if args.t_end is None:
-        lam = fastest_predicted_rate(args.model, 2, beta, args.time_unit)
+        if noise:
+            lam = max(r - noise * k * k for k, r in
+                      enumerate(predicted_rates(args.model, 2, beta, range(1, 4 * int(math.sqrt(abs(beta))) + 12),
+                                                args.time_unit), start=1))
+        else:
+            lam = fastest_predicted_rate(args.model, 2, beta, args.time_unit)
         if lam <= 0:
-            raise InputError(f"no growing mode at beta={beta:g}; pass --t-end explicitly")
+            raise InputError(f"no growing mode at beta={beta:g}" + (f", noise={noise:g}" if noise else "")
+                             + "; pass --t-end explicitly")
         t_end = 2 * math.log(max(1 / amplitude, math.e)) / lam
     else:
         t_end = args.t_end
     history = solve_continuity_circle(beta, args.model, grid=args.grid, t_end=t_end, amplitude=amplitude,
                                       seed=args.seed, perturbation_modes=args.modes, time_unit=args.time_unit,
-                                      progress=StderrProgress("meanfield"))
+                                      progress=StderrProgress("meanfield"), noise=noise)
     growth = pde_growth_rates(history, threshold=args.threshold)
     dom = dominant_degree(args.model, 2, beta, time_unit=args.time_unit)
     g = growth.to_dict()
-    payload = {"beta": beta, "model": args.model, "grid": args.grid, "amplitude": amplitude, "seed": args.seed,
+    payload = {"beta": beta, "model": args.model, "noise": noise, "grid": args.grid, "amplitude": amplitude, "seed": args.seed,
                "t_end": t_end, "t_reached": history.t_reached, "stopped": history.stopped,
                "time_unit": history.meta["time_unit"], "dominant_mode": g["dominant_mode"],
                "predicted_dominant_mode": dom.l_max, "modes": g["modes"], "measured_rates": g["measured_rates"],
@@ -92,7 +101,7 @@ def run(args) -> int:
         payload["plot"] = args.plot
     rows = [(k, m, p, e) for k, m, p, e in zip(payload["modes"], payload["measured_rates"],
                                                payload["predicted_rates"], payload["relative_errors"])]
-    text = key_values([("model", payload["model"]), ("beta", payload["beta"]),
+    text = key_values([("model", payload["model"]), ("beta", payload["beta"]), ("noise D", payload["noise"]),
                        ("dominant mode (measured)", payload["dominant_mode"]),
                        ("l_max (predicted)", payload["predicted_dominant_mode"]),
                        ("fit window", f"[{payload['window'][0]:.4g}, {payload['window'][1]:.4g}] "

@@ -1,0 +1,126 @@
+"""The phase diagram of noisy usa: stationary branch, linear threshold and particle averages against D.
+
+:func:`phase_diagram` collects, at fixed (d, beta): the critical noise D_c (linear threshold), the type of the
+transition (theory.noise.bifurcation), the continued stationary branch (numerics.noise.stationary) and,
+optionally, long-time particle averages of r = |mean_i x_i| from a clustered and from a uniform start at given
+noise values. :func:`plot_phase_diagram` draws r against D.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from numerics.common.errors import InputError, require_int, require_real
+from numerics.noise.stationary import Branch, order_parameter_at, stationary_branch
+
+
+@dataclass(frozen=True)
+class ParticleAverage:
+    """Time average of r over the second half of a noisy particle run."""
+
+    D: float
+    start: str
+    r: float
+    std: float
+
+
+@dataclass(frozen=True)
+class PhaseDiagram:
+    d: int
+    beta: float
+    critical_noise: float
+    continuous: bool
+    discontinuity_beta: float
+    fold: tuple[float, float] | None
+    branch: Branch
+    branch_at: dict                # D -> stable branch r (or None)
+    particles: list = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+
+
+def particle_average(d: int, beta: float, D: float, *, n: int, t_end: float, dt: float, seed: int, start: str,
+                     progress=None) -> ParticleAverage:
+    """Noisy usa particles (weak-order-2 scheme, field backend ``auto``): mean and std of r over [t_end/2, t_end]."""
+    from numerics.core.model import Model
+    from numerics.noise.sde import initial_particles, integrate_sde
+
+    field_fn, _ = Model("usa", beta).vector_field(n, d, "auto")
+    X0 = initial_particles(n, d, start, seed + 1)
+    times, S, _ = integrate_sde(field_fn, X0, t_end, dt, D, seed=seed, scheme="geodesic-weak2",
+                                save_every=max(1, int(round(0.5 / dt))), progress=progress)
+    r = np.linalg.norm(S.mean(axis=1), axis=1)[times >= t_end / 2]
+    return ParticleAverage(float(D), start, float(r.mean()), float(r.std()))
+
+
+def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: float = 50.0, dt: float = 0.02,
+                  seed: int = 0, L: int = 32, progress=None) -> PhaseDiagram:
+    """Branch, threshold and (if ``n`` > 0) particle averages at each D of ``noise_values``, both starts."""
+    from theory.noise import bifurcation, discontinuity_threshold
+
+    d = require_int(d, "d", minimum=2)
+    beta = require_real(beta, "beta", minimum=-50.0, maximum=50.0)
+    n = require_int(n, "particles", minimum=0)
+    values = [require_real(D, "noise", minimum=0.0, strict_minimum=True) for D in noise_values]
+    bif = bifurcation(d, beta)
+    if bif.critical_noise <= 0:
+        raise InputError(f"no instability of the uniform state at beta={beta:g}")
+    branch = stationary_branch(d, beta, L=L, points=80, r_max=0.99)
+    at = {D: order_parameter_at(branch, D) for D in values}
+    particles = []
+    if n:
+        t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
+        dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
+        for D in values:
+            for start in ("clustered", "uniform"):
+                particles.append(particle_average(d, beta, D, n=n, t_end=t_end, dt=dt, seed=seed, start=start,
+                                                  progress=progress))
+    return PhaseDiagram(d, beta, bif.critical_noise, bif.continuous, discontinuity_threshold(d), branch.fold,
+                        branch, at, particles,
+                        {"landau_slope": bif.slope, "q": bif.q, "n": n, "t_end": t_end, "dt": dt, "seed": seed,
+                         "branch": branch.meta})
+
+
+def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
+    """r against D: stable (solid) and unstable (dashed) branches, the uniform state, D_c, particle averages."""
+    import matplotlib.pyplot as plt
+
+    from numerics.common.provenance import atomic_write
+
+    br = ph.branch
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    Dmax = max([ph.critical_noise * 1.3, *(br.D.tolist() or [0])] + [p.D * 1.05 for p in ph.particles])
+    ax.plot([0, ph.critical_noise], [0, 0], "k--", lw=1.2, label="uniform state (unstable)")
+    ax.plot([ph.critical_noise, Dmax], [0, 0], "k-", lw=1.8, label="uniform state (stable)")
+    stable = br.stable_guess
+    for mask, style, label in ((stable, "-", "stationary branch (stable)"),
+                               (~stable, "--", "stationary branch (unstable)")):
+        Dm = np.where(mask, br.D, np.nan)
+        ax.plot(Dm, np.where(mask, br.r, np.nan), style, color="tab:blue", lw=2, label=label)
+    ax.axvline(ph.critical_noise, color="tab:red", lw=1, ls=":", label=f"linear threshold D_c = {ph.critical_noise:.4g}")
+    if ph.fold:
+        ax.plot([ph.fold[0]], [ph.fold[1]], "o", color="tab:purple", label=f"fold D = {ph.fold[0]:.4g}")
+    for start, marker in (("clustered", "s"), ("uniform", "^")):
+        pts = [p for p in ph.particles if p.start == start]
+        if pts:
+            ax.errorbar([p.D for p in pts], [p.r for p in pts], yerr=[p.std for p in pts], fmt=marker,
+                        color="tab:orange" if start == "clustered" else "tab:green", ms=7, capsize=3,
+                        mfc="none" if start == "uniform" else None,
+                        label=f"particles from a {start} start (n = {ph.meta['n']})")
+    if ph.particles:
+        # finite n: the uniform state's fluctuations, E|mean|^2 = D / (n (D - D_c)) (proofs_notes/noise-threshold.md)
+        Du = np.linspace(ph.critical_noise * 1.02, Dmax, 100)
+        ax.plot(Du, np.sqrt(Du / (ph.meta["n"] * (Du - ph.critical_noise))), ":", color="tab:green", lw=1,
+                label=f"uniform state at n = {ph.meta['n']}: sqrt(D / (n (D - D_c)))")
+    kind = "continuous" if ph.continuous else "discontinuous"
+    ax.set_title(f"noisy usa on S^{ph.d - 1}, beta = {ph.beta:g}: {kind} transition "
+                 f"(beta* = {ph.discontinuity_beta:.4g})")
+    ax.set_xlabel("noise D")
+    ax.set_ylabel("order parameter r = |E x|")
+    ax.set_xlim(0, Dmax)
+    ax.set_ylim(-0.03, 1.02)
+    ax.legend(fontsize=8, loc="center left")
+    fig.tight_layout()
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+    plt.close(fig)
+    return path

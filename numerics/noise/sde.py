@@ -1,0 +1,169 @@
+"""Stochastic integrators for noisy self-attention on (S^{d-1})^n.
+
+The SDE (Stratonovich; B_i independent standard Brownian motions of R^d)
+
+    dx_i = v_i(X) dt + sqrt(2 D) P_{x_i} o dB_i,        P_x = I - x x^T,
+
+whose noise part is Brownian motion on S^{d-1} with generator D Lap_S (E<x(t), x(0)> = exp(-D (d-1) t)).
+Its Ito form has the extra normal drift -D (d-1) x_i (:func:`theory.noise.ito_correction_derivation`).
+
+Schemes (``xi`` are standard normal (n, d) arrays; h the step):
+
+- ``euler-maruyama`` (projected): x <- (x + h v(x) + sqrt(2 D h) P_x xi) / |...|. The renormalisation
+  supplies the Ito-Stratonovich correction: |x + eta|^{-1} = 1 - |eta|^2/2 + ..., E|eta|^2 = 2 D h (d-1), so the
+  mean normal drift is -D (d-1) x h, exactly the Ito correction; adding it explicitly as well doubles it (the
+  planted error of the note). Weak order 1, strong order 1/2 (the noise P_x dB is not commutative for d >= 3).
+  With D = 0 this is the ``layer`` step of :mod:`numerics.core.integrators`.
+- ``geodesic-weak2``: Strang splitting, half a midpoint-RK2 step of the drift (renormalised), then the geodesic
+  noise step x <- cos|eta| x + sin|eta| eta/|eta| with eta = sqrt(2 D h (1 - (d-2) D h / 3)) P_x xi, then half a
+  drift step. The curvature-corrected variance makes the isotropic step match the heat semigroup to O(h^3)
+  on every spherical harmonic (:func:`theory.noise.zonal_taylor_derivation`), hence weak order 2. It samples
+  the law of a step, not a Brownian path: no strong order is claimed.
+
+Verified by: noise.brownian-moments (claim), tests/numerics/test_noise_sde.py (weak and strong orders).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from numerics.common.errors import InputError, require_choice, require_real
+from numerics.core.integrators import renormalize
+
+Field = Callable[[np.ndarray], np.ndarray]
+
+#: scheme -> (weak order, strong order or None)
+SDE_METHODS = {"euler-maruyama": (1, 0.5), "geodesic-weak2": (2, None)}
+#: the deterministic ``Solver.method`` a noisy run maps to each scheme
+FROM_SOLVER_METHOD = {"layer": "euler-maruyama", "rk4": "geodesic-weak2"}
+SCHEMES = {"euler-maruyama": "projected Euler-Maruyama x <- (x + h v + sqrt(2Dh) P_x xi)/|.| (weak 1, strong 1/2; "
+                             "the renormalisation is the Stratonovich correction)",
+           "geodesic-weak2": "Strang splitting: RK2 drift half steps around a geodesic Gaussian step of variance "
+                             "2Dh(1-(d-2)Dh/3) (weak 2)"}
+
+
+def tangent(X: np.ndarray, xi: np.ndarray) -> np.ndarray:
+    """P_x xi row by row: the tangential part of ``xi`` at each point."""
+    return xi - np.sum(X * xi, axis=-1, keepdims=True) * X
+
+
+def step_euler_maruyama(field: Field, X: np.ndarray, h: float, D: float, xi: np.ndarray) -> np.ndarray:
+    """Projected Euler-Maruyama: (x + h v(x) + sqrt(2 D h) P_x xi) / |...|."""
+    return renormalize(X + h * field(X) + np.sqrt(2.0 * D * h) * tangent(X, xi))
+
+
+def geodesic_noise(X: np.ndarray, h: float, D: float, xi: np.ndarray, correction: bool = True) -> np.ndarray:
+    """Isotropic geodesic step exp_x(eta), eta = sqrt(2 D h c) P_x xi, c = 1 - (d-2) D h / 3 (``correction``).
+
+    Without the correction (c = 1) the step is the geodesic random walk, weak order 1 for d >= 3.
+    """
+    d = X.shape[-1]
+    c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0
+    if c <= 0:
+        raise InputError(f"step too large for the weak-order-2 noise step: need D h < 3/(d-2), got D h = {D * h:g}")
+    eta = np.sqrt(2.0 * D * h * c) * tangent(X, xi)
+    size = np.linalg.norm(eta, axis=-1, keepdims=True)
+    safe = np.where(size > 0, size, 1.0)
+    return renormalize(np.cos(size) * X + np.sin(size) * eta / safe)
+
+
+def _half_drift(field: Field, X: np.ndarray, h: float) -> np.ndarray:
+    mid = X + 0.5 * h * field(X)
+    return renormalize(X + h * field(mid))
+
+
+def step_geodesic_weak2(field: Field, X: np.ndarray, h: float, D: float, xi: np.ndarray,
+                        correction: bool = True) -> np.ndarray:
+    """Strang splitting: drift h/2 (midpoint RK2), geodesic noise step h, drift h/2. Weak order 2."""
+    X = _half_drift(field, X, 0.5 * h)
+    X = geodesic_noise(X, h, D, xi, correction)
+    return _half_drift(field, X, 0.5 * h)
+
+
+_STEPS = {"euler-maruyama": step_euler_maruyama, "geodesic-weak2": step_geodesic_weak2}
+
+
+def noisy_steppers(D: float, rng: np.random.Generator, scheme: str) -> dict:
+    """``{name: step(field, X, h)}`` for :func:`numerics.core.integrators.integrate`, drawing xi from ``rng``."""
+    scheme = require_choice(scheme, "scheme", tuple(SDE_METHODS))
+    D = require_real(D, "noise", minimum=0.0)
+    step = _STEPS[scheme]
+
+    def stepper(field, X, h):
+        return step(field, X, h, D, rng.standard_normal(X.shape))
+
+    return {scheme: stepper}
+
+
+def integrate_sde(field: Field, X0: np.ndarray, t_end: float, dt: float, D: float, *, seed=0,
+                  scheme: str = "euler-maruyama", save_every: int = 1, t0: float = 0.0, progress=None):
+    """Fixed-step integration of the noisy dynamics; returns ``(times, states, stats)``.
+
+    ``seed`` is an int or a ``numpy.random.Generator`` (the only source of randomness). N = ceil(t_end/dt)
+    equal steps h <= dt, as :func:`numerics.core.integrators.integrate_fixed`.
+    """
+    from numerics.core.integrators import integrate
+
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    steppers = noisy_steppers(D, rng, scheme)
+    times, states, stats = integrate(field, X0, t_end, scheme, dt=dt, t0=t0, save_every=save_every,
+                                     progress=progress, steppers=steppers)
+    weak, strong = SDE_METHODS[scheme]
+    stats.update({"scheme": scheme, "weak_order": weak, "strong_order": strong, "noise": D})
+    return times, states, stats
+
+
+def initial_particles(n: int, d: int, start: str, seed) -> np.ndarray:
+    """Start of a phase experiment: ``clustered`` (all n tokens at e_1) or ``uniform`` (iid, from ``seed``)."""
+    from numerics.core.trajectory import uniform_sphere
+
+    start = require_choice(start, "start", ("clustered", "uniform"))
+    if start == "uniform":
+        return uniform_sphere(n, d, seed)
+    X0 = np.zeros((n, d))
+    X0[:, 0] = 1.0
+    return X0
+
+
+def brownian_correlation_mc(d: int, D: float, t: float, dt: float, samples: int, seed=0,
+                            scheme: str = "euler-maruyama", correction: bool = True) -> tuple[float, float]:
+    """Monte Carlo E<x(t), x(0)> of pure Brownian motion on S^{d-1} (v = 0): (mean, standard error).
+
+    ``samples`` independent walkers from x(0) = e_1 (the law of <x(t), x(0)> does not depend on x(0)).
+    """
+    X = np.zeros((samples, d))
+    X[:, 0] = 1.0
+    rng = np.random.default_rng(seed)
+    steps = max(1, int(np.ceil(t / dt - 1e-12)))
+    h = t / steps
+    zero = np.zeros_like
+    for _ in range(steps):
+        xi = rng.standard_normal(X.shape)
+        if scheme == "euler-maruyama":
+            X = step_euler_maruyama(zero, X, h, D, xi)
+        else:
+            X = geodesic_noise(X, h, D, xi, correction)
+    c = X[:, 0]
+    return float(c.mean()), float(c.std(ddof=1) / np.sqrt(samples))
+
+
+def scheme_mean_factor(d: int, D: float, h: float, scheme: str, correction: bool = True, nodes: int = 64) -> float:
+    """E<x_{k+1}, x_k> of one noise step (v = 0), by Gauss-Laguerre-type quadrature over |xi_tangent|^2 ~ chi^2_{d-1}.
+
+    The scheme's exact mean after N steps is this factor to the power N (isotropy): the deterministic part of
+    the weak error, free of sampling noise.
+    """
+    from scipy.special import roots_genlaguerre
+
+    k = d - 1                                           # |P_x xi|^2 ~ chi^2_k = 2 Gamma(k/2)
+    x, w = roots_genlaguerre(nodes, k / 2 - 1)           # weight x^{k/2-1} e^{-x}
+    w = w / w.sum()
+    r2 = 2 * x                                          # chi^2_k
+    if scheme == "euler-maruyama":
+        s = 2 * D * h * r2
+        vals = 1.0 / np.sqrt(1.0 + s)                   # <x, (x + eta)/|x + eta|>
+    else:
+        c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0
+        vals = np.cos(np.sqrt(2 * D * h * c * r2))
+    return float(np.sum(w * vals))

@@ -1,0 +1,257 @@
+"""numerics.noise: SDE schemes (orders, Stratonovich correction), Fokker-Planck solvers, stationary branch,
+simulate with noise, and the claims failing on planted errors."""
+import math
+
+import numpy as np
+import pytest
+
+from numerics.common.errors import InputError
+from numerics.core.model import Model, SaveAt, Solver
+from numerics.core.trajectory import simulate, uniform_sphere
+from numerics.noise import sde
+from numerics.noise.stationary import order_parameter_at, stationary_branch
+from numerics.noise.zonal import ZonalBasis, couplings, fitted_rates, harmonic_dimension, solve_zonal
+
+
+# -- SDE schemes ----------------------------------------------------------------------------------------------
+def _weak_slope(d, scheme, correction=True, Ns=(40, 80, 160)):
+    errs = [abs(sde.scheme_mean_factor(d, 1.0, 1.0 / N, scheme, correction) ** N - math.exp(-(d - 1)))
+            for N in Ns]
+    return float(np.polyfit(np.log(1.0 / np.array(Ns)), np.log(errs), 1)[0])
+
+
+@pytest.mark.parametrize("d", [3, 5])
+def test_weak_orders_from_exact_step_means(d):
+    assert _weak_slope(d, "euler-maruyama") == pytest.approx(1.0, abs=0.15)
+    assert _weak_slope(d, "geodesic-weak2") == pytest.approx(2.0, abs=0.15)
+    # planted error: no curvature correction -> weak order 1
+    assert _weak_slope(d, "geodesic-weak2", correction=False) == pytest.approx(1.0, abs=0.15)
+
+
+def test_circle_geodesic_step_is_exact():
+    assert sde.scheme_mean_factor(2, 1.0, 0.3, "geodesic-weak2") ** 10 == pytest.approx(math.exp(-3.0), rel=1e-12)
+
+
+def test_step_mean_factor_matches_monte_carlo():
+    d, D, h = 3, 1.0, 0.2
+    X = np.tile([1.0, 0.0, 0.0], (200000, 1))
+    xi = np.random.default_rng(0).standard_normal(X.shape)
+    for scheme, step in (("euler-maruyama", lambda: sde.step_euler_maruyama(np.zeros_like, X, h, D, xi)),
+                         ("geodesic-weak2", lambda: sde.geodesic_noise(X, h, D, xi))):
+        c = step()[:, 0]
+        assert abs(c.mean() - sde.scheme_mean_factor(d, D, h, scheme)) < 4 * c.std() / math.sqrt(c.size)
+
+
+def test_brownian_correlation_monte_carlo_small():
+    mean, se = sde.brownian_correlation_mc(3, 1.0, 0.5, 0.02, 4000, seed=1, scheme="geodesic-weak2")
+    assert abs(mean - math.exp(-1.0)) < 4 * se
+
+
+def test_planted_dropped_stratonovich_correction_is_detected(monkeypatch):
+    """Dropping the renormalisation (which is the Stratonovich-to-Ito correction -D(d-1)x of this scheme) leaves
+    E<x(t), x(0)> = 1: the check fails by many standard errors."""
+    def no_correction(field, X, h, D, xi):   # Stratonovich noise read as Ito, no projection back
+        u = X / np.linalg.norm(X, axis=1, keepdims=True)
+        return X + h * field(X) + np.sqrt(2 * D * h) * sde.tangent(u, xi)
+
+    monkeypatch.setattr(sde, "step_euler_maruyama", no_correction)
+    mean, se = sde.brownian_correlation_mc(3, 1.0, 0.5, 0.01, 4000, seed=1, scheme="euler-maruyama")
+    assert abs(mean - math.exp(-1.0)) > 10 * se
+
+
+def test_explicit_normal_drift_is_mostly_removed_by_renormalisation():
+    """Adding the Ito drift -D(d-1)x on top of the renormalisation does not double the correction: the normal
+    drift is projected away and only rescales the noise by 1/(1 - D(d-1)h), an O(h^{3/2}) change per step."""
+    X = uniform_sphere(50, 3, 1)
+    xi = np.random.default_rng(2).standard_normal(X.shape)
+    h = 0.01
+    a = sde.step_euler_maruyama(np.zeros_like, X, h, 1.0, xi)
+    b = sde.step_euler_maruyama(lambda Y: -2.0 * Y, X, h, 1.0, xi)
+    gap = float(np.max(np.linalg.norm(a - b, axis=1)))
+    assert 0 < gap <= 3 * 2 * h * np.sqrt(2 * h) * np.max(np.linalg.norm(xi, axis=1))
+
+
+def test_strong_order_half_for_projected_euler_maruyama():
+    """Strong error against a fine path driven by the same Brownian increments: slope ~ 1/2 in d = 3."""
+    rng = np.random.default_rng(3)
+    d, D, T, samples, fine = 3, 1.0, 0.5, 400, 512
+    X0 = uniform_sphere(samples, d, 4)
+    dW = rng.standard_normal((fine, samples, d)) * math.sqrt(T / fine)
+    zero = np.zeros_like
+
+    def run(m):
+        X, h = X0.copy(), T / (fine // m)
+        incr = dW.reshape(fine // m, m, samples, d).sum(axis=1)
+        for k in range(fine // m):
+            X = sde.step_euler_maruyama(zero, X, h, D, incr[k] / math.sqrt(h))
+        return X
+
+    ref = run(1)
+    ms = (8, 16, 32, 64)
+    errs = [float(np.mean(np.linalg.norm(run(m) - ref, axis=1))) for m in ms]
+    slope = np.polyfit(np.log(np.array(ms) * T / fine), np.log(errs), 1)[0]
+    assert 0.35 <= slope <= 0.75, (slope, errs)
+
+
+def test_geodesic_step_rejects_huge_steps():
+    with pytest.raises(InputError):
+        sde.geodesic_noise(np.array([[1.0, 0, 0, 0, 0]]), 10.0, 1.0, np.ones((1, 5)))
+
+
+# -- the model object -----------------------------------------------------------------------------------------
+def test_model_noise_validation_and_metadata():
+    m = Model("usa", 1.0, noise=0.3)
+    assert Model.from_meta(m.to_meta()).noise == 0.3
+    assert Model.from_meta({k: v for k, v in m.to_meta().items() if k != "noise"}).noise == 0.0
+    for bad in (-0.1, float("nan"), "x"):
+        with pytest.raises(InputError):
+            Model("usa", 1.0, noise=bad)
+    with pytest.raises(InputError):
+        Solver("rk4", dt=0.1, seed=-1)
+
+
+def test_simulate_with_noise_is_reproducible_and_recorded():
+    X0 = uniform_sphere(20, 3, 0)
+    model = Model("sa", 2.0, noise=0.5)
+    a = simulate(model, X0, 0.5, solver=Solver("layer", dt=0.05, seed=9))
+    b = simulate(model, X0, 0.5, solver=Solver("layer", dt=0.05, seed=9))
+    c = simulate(model, X0, 0.5, solver=Solver("layer", dt=0.05, seed=10))
+    assert np.array_equal(a.X, b.X) and not np.array_equal(a.X, c.X)
+    assert a.meta["noise"] == 0.5 and a.meta["noise_seed"] == 9 and a.meta["energy_is_lyapunov"] is False
+    assert "Euler-Maruyama" in a.meta["scheme"]
+    assert np.allclose(np.linalg.norm(a.X, axis=2), 1.0)
+    # without noise the deterministic path runs and no noise seed is recorded
+    det = simulate(Model("sa", 2.0), X0, 0.5, solver=Solver("layer", dt=0.05))
+    assert det.meta["noise_seed"] is None and det.meta["noise"] == 0.0
+    with pytest.raises(InputError):
+        simulate(model, X0, 0.5, solver=Solver("adaptive"))
+    with pytest.raises(InputError):
+        simulate(model, X0, 0.5, solver=Solver("rk4", dt=0.1), save=SaveAt(times=[0.0, 0.5]))
+
+
+def test_noisy_resume_is_refused(tmp_path):
+    from numerics.core.trajectory import resume
+
+    traj = simulate(Model("usa", 0.0, noise=0.2), uniform_sphere(5, 2, 0), 0.2, solver=Solver("rk4", dt=0.1))
+    with pytest.raises(InputError, match="noisy"):
+        resume(traj, 0.4)
+
+
+def test_kuramoto_field_equals_model_field():
+    from numerics.noise.claims import kuramoto_field
+
+    X = uniform_sphere(30, 3, 2)
+    f, _ = Model("usa", 0.0).vector_field(30, 3, "direct")
+    assert np.allclose(kuramoto_field(X), f(X), atol=1e-13)
+
+
+# -- Fokker-Planck solvers ------------------------------------------------------------------------------------
+def test_zonal_basis_orthogonality_and_dimensions():
+    for d in (2, 3, 5):
+        B = ZonalBasis.build(d, 8)
+        G = (B.w[:, None, None] * B.P[:, :, None] * B.P[:, None, :]).sum(axis=0)
+        dims = np.array([harmonic_dimension(d, l) for l in range(9)])
+        assert np.allclose(G, np.diag(1.0 / dims), atol=1e-12)
+    assert [harmonic_dimension(3, l) for l in range(4)] == [1, 3, 5, 7]
+
+
+def test_couplings_match_theory():
+    from theory.noise import coupling
+
+    for d, beta in ((2, 1.5), (3, 2.0), (4, -1.0)):
+        g = couplings(d, beta, 4)
+        assert np.allclose(g[1:], [float(coupling(d, l, beta)) for l in range(1, 5)], rtol=1e-12)
+
+
+@pytest.mark.parametrize("d,model", [(2, "usa"), (3, "usa"), (3, "sa"), (4, "usa")])
+def test_zonal_rates_are_lambda_minus_noise_laplacian(d, model):
+    from theory.meanfield import growth_rate
+
+    beta, D = 1.5, 0.2
+    hist = solve_zonal(d, beta, D, L=10, t_end=2.0, amplitude=1e-8, degrees=(1, 2, 3), model=model, saves=21,
+                       rtol=1e-10, atol=1e-20)
+    rates = fitted_rates(hist, (1, 2, 3))
+    for l in (1, 2, 3):
+        pred = float(growth_rate(model, d, l, beta)) - D * l * (l + d - 2)
+        assert rates[l] == pytest.approx(pred, rel=1e-5, abs=1e-7)
+
+
+def test_circle_pde_noise_term_matches_zonal_solver():
+    """Two code paths for d = 2: the FFT solver of numerics.meanfield.pde and the Chebyshev-Galerkin zonal one."""
+    from numerics.meanfield.pde import solve_continuity_circle
+
+    beta, D = 1.0, 0.3
+    grid = 64
+    theta = 2 * np.pi * np.arange(grid) / grid
+    rho0 = (1 + 0.2 * np.cos(theta) + 0.1 * np.cos(2 * theta)) / (2 * np.pi)
+    h = solve_continuity_circle(beta, "usa", grid=grid, t_end=3.0, rho0=rho0, saves=4, noise=D,
+                                resolution_tol=1.0, rtol=1e-10, atol=1e-13)
+    f0 = np.zeros(21)
+    f0[0], f0[1], f0[2] = 1.0, 0.2, 0.1
+    z = solve_zonal(2, beta, D, L=20, t_end=3.0, f0=f0, saves=4, rtol=1e-10, atol=1e-13)
+    # rho/rho_0 = 1 + sum_k 2 (2 pi c_k) cos k theta for an even density
+    fft_f = 2 * 2 * np.pi * h.coefficients[-1, 1:4].real
+    assert np.allclose(fft_f, z.coefficients[-1, 1:4], atol=1e-8)
+
+
+# -- stationary states ----------------------------------------------------------------------------------------
+def test_kuramoto_branch_matches_bessel():
+    from theory.noise import kuramoto_order_parameter
+
+    br = stationary_branch(2, 0.0, L=4, points=30)
+    assert max(abs(r - kuramoto_order_parameter(D)) for D, r in list(zip(br.D, br.r))[::6]) < 1e-9
+    assert order_parameter_at(br, 0.3) == pytest.approx(kuramoto_order_parameter(0.3), abs=1e-10)
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_branch_type_matches_landau(d):
+    from theory.noise import bifurcation, discontinuity_threshold
+
+    b = discontinuity_threshold(d)
+    for beta in (0.6 * b, 1.4 * b):
+        br = stationary_branch(d, beta, L=20, points=24, r_max=0.8)
+        bif = bifurcation(d, beta)
+        assert (br.fold is None) == bif.continuous
+        assert br.r[0] ** 2 / (bif.critical_noise - br.D[0]) == pytest.approx(bif.slope, rel=1e-4)
+
+
+# -- claims fail on planted errors ------------------------------------------------------------------------------
+def test_threshold_claim_fails_with_wrong_laplacian_eigenvalue(monkeypatch):
+    import theory.noise as tn
+    from numerics.noise.claims import check_threshold
+
+    monkeypatch.setattr(tn, "laplacian_eigenvalue", lambda l, d: l * (l + d - 1))
+    assert check_threshold().status == "failed"
+
+
+@pytest.mark.slow
+def test_kuramoto_claim_fails_with_wrong_coupling_convention(monkeypatch):
+    """K_c = D instead of 2D (a factor 2 in the coupling of the self-consistency) is caught."""
+    import numerics.noise.stationary as st
+    from numerics.noise import claims
+
+    orig = st.couplings
+    monkeypatch.setattr(st, "couplings", lambda d, beta, L: 2 * orig(d, beta, L))
+    monkeypatch.setattr(claims, "kuramoto_particles", lambda *a, **k: (0.83, 0.01))  # keep the test fast
+    assert claims.check_kuramoto().status == "failed"
+
+
+@pytest.mark.slow
+def test_bifurcation_claim_fails_if_type_is_always_continuous(monkeypatch):
+    import dataclasses
+
+    import theory.noise as tn
+    from numerics.noise.claims import check_bifurcation
+
+    orig = tn.bifurcation
+    monkeypatch.setattr(tn, "bifurcation", lambda d, beta: dataclasses.replace(orig(d, beta), continuous=True))
+    assert check_bifurcation().status == "failed"
+
+
+def test_brownian_claim_fails_without_curvature_correction(monkeypatch):
+    from numerics.noise.claims import check_brownian_moments
+
+    orig = sde.scheme_mean_factor
+    monkeypatch.setattr(sde, "scheme_mean_factor",
+                        lambda d, D, h, scheme, correction=True, nodes=64: orig(d, D, h, scheme, False, nodes))
+    assert check_brownian_moments().status == "failed"
