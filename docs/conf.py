@@ -1,0 +1,99 @@
+"""Sphinx configuration of the attnflow documentation site.
+
+Build (from the repository root)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+Pages generated at build time (never edited by hand, written under ``docs/_generated/``):
+
+- ``claims.md``: the claim registry (``numerics.common.verification.all_claims``) with the values of the last
+  recorded run (``docs/claims_measured.json``, refreshed by ``python docs/tools/measure_claims.py``);
+- ``cli.md``: every ``attnflow`` subcommand's ``--help`` (``numerics.cli.build_parser``);
+- ``api/*.rst``: one page per module of the public ``attnflow`` names (``attnflow._EXPORTS``) and of ``theory``;
+- ``notes/*.md``: one stub per ``proofs_notes/*.md`` that includes the note, so the folder stays where it is.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE / "tools"))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import attnflow  # noqa: E402
+import generate  # noqa: E402  (docs/tools/generate.py)
+
+generate.write_all(HERE / "_generated")
+
+project = "attnflow"
+author = "the attnflow authors"
+copyright = "2026, the attnflow authors"
+release = attnflow.__version__
+version = release
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "examples/README.rst", "tools", "Thumbs.db", ".DS_Store",
+                    "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
+                    "auto_examples/*.md5", "auto_examples/*.json", "auto_examples/*.pickle"]
+suppress_warnings = ["myst.header"]  # notes and README-derived pages may start at ## or skip a level
+
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# numpydoc: render the docstrings; no validation errors (the docstrings are numpydoc-style but terse)
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_validation_checks: set[str] = set()
+autodoc_default_options = {"members": False, "undoc-members": False}
+autodoc_typehints = "none"
+autosummary_generate = False
+
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3", None),
+}
+intersphinx_disabled_reftypes = ["*"]
+intersphinx_timeout = 1
+# offline build (CI has no network): intersphinx is configured but not fetched
+intersphinx_mapping = {}
+
+sphinx_gallery_conf = {
+    "examples_dirs": "examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": False,
+    "only_warn_on_example_error": False,
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "min_reported_time": 1,
+}
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"attnflow {release}"
+html_static_path = ["_static"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 8,
+}
+html_show_sourcelink = False
+mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}}
