@@ -97,3 +97,31 @@ html_theme_options = {
 }
 html_show_sourcelink = False
 mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}}
+
+# The docstrings write mathematics in plain text (|x|, |r_k|^2, ...), which reStructuredText would read as
+# substitution references. Escape the bars before numpydoc parses the docstring (outside ``literals``,
+# doctest lines and literal blocks), so the text renders as written.
+import re as _re
+
+_LITERAL = _re.compile(r"(``.*?``)")
+
+
+def _escape_bars(app, what, name, obj, options, lines):
+    in_literal_block = False
+    block_indent = 0
+    for k, line in enumerate(lines):
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if in_literal_block and stripped and indent <= block_indent:
+            in_literal_block = False
+        if in_literal_block or stripped.startswith((">>>", "... ")):
+            continue
+        if "|" in line:
+            parts = _LITERAL.split(line)
+            lines[k] = "".join(p if p.startswith("``") else p.replace("|", r"\|") for p in parts)
+        if stripped.endswith("::"):
+            in_literal_block, block_indent = True, indent
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_bars, priority=100)

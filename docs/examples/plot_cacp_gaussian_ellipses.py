@@ -1,6 +1,6 @@
 """
 Covariance ellipses for softmax, L2 and Sinkhorn attention: blow-up and low-rank collapse (CACP)
-===============================================================================================
+================================================================================================
 
 **Paper.** Castin, Ablin, Carrillo, Peyre, *A unified perspective on the dynamics of deep transformers*,
 arXiv 2501.18322 (CACP): in R^d without normalisation the attention dynamics keep a Gaussian N(alpha, Sigma)

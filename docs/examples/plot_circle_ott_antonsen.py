@@ -6,7 +6,7 @@ The order parameter on the circle at beta = 0 against the Ott-Antonsen closed fo
 coupling K = 1 (GLPR arXiv 2312.10794, the circle and the Kuramoto model; derived in
 ``proofs_notes/circle-angle-equations.md``): d theta_i/dt = (1/n) sum_j sin(theta_j - theta_i). For a
 continuum of oscillators started on the Ott-Antonsen manifold (a wrapped Cauchy, i.e. Poisson-kernel, density
-with order parameter r_0), the order parameter r = |(1/n) sum_j e^{i theta_j}| solves dr/dt = r(1 - r^2)/2
+with order parameter r_0), the order parameter r = abs((1/n) sum_j e^{i theta_j}) solves dr/dt = r(1 - r^2)/2
 (Ott and Antonsen, arXiv 0806.0004), so r(t)^2 = r_0^2 e^t / (1 - r_0^2 + r_0^2 e^t).
 
 **Ours.** n = 20,000 angles drawn from a wrapped Cauchy with r_0 = 0.1 (seed 0), integrated with RK4 on the

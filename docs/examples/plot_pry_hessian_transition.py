@@ -9,13 +9,12 @@ maximum of E_beta, a spurious stable state (their result on the threshold -2/3).
 
 **Ours.** Three particles at the vertices of an equilateral triangle (:func:`attnflow.circle_clusters`), the
 spectrum of the Riemannian Hessian of E_beta (rotation mode removed) for beta from -2 to 1
-(:func:`attnflow.critical_point_report`), beside the closed-form eigenvalues derived by
-:func:`theory.structured.circle_cluster_spectrum`. ``usa`` is gradient ascent of E_beta, so a configuration is
+(:func:`attnflow.critical_point_report`; the closed-form branches are in
+:func:`theory.structured.circle_cluster_spectrum` and ``attnflow critical --closed-form``). ``usa`` is gradient ascent of E_beta, so a configuration is
 stable when every non-rotational eigenvalue is negative.
 
 **What matches, what does not.** The non-rotational eigenvalue changes sign at beta* = -2/3 (the crossing
-printed below: within about 1e-8 of -2/3 here, where eigenvalues below the zero threshold are left out; the claim ``critical.circle-polygons`` pins it to 1e-9), PRY's threshold; numeric and closed-form
-eigenvalues agree to round-off. PRY state the threshold, not a spectrum figure, so there are no published
+printed below: within about 1e-8 of -2/3 here, where eigenvalues below the zero threshold are left out; the claim ``critical.circle-polygons`` pins it to 1e-9), PRY's threshold. PRY state the threshold, not a spectrum figure, so there are no published
 eigenvalues to compare.
 """
 
