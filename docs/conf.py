@@ -97,6 +97,14 @@ html_theme_options = {
 }
 html_show_sourcelink = False
 mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}}
+# MathJax is loaded from its CDN by default. For an offline build (docs/check_render.py) point
+# ATTNFLOW_DOCS_MATHJAX at a local MathJax 2 (Debian: libjs-mathjax), e.g.
+# file:///usr/share/javascript/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML
+if os.environ.get("ATTNFLOW_DOCS_MATHJAX"):
+    mathjax_path = os.environ["ATTNFLOW_DOCS_MATHJAX"]
+    mathjax3_config = None
+    mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
+                                   "processEscapes": True}}
 
 # The docstrings write mathematics in plain text (|x|, |r_k|^2, ...), which reStructuredText would read as
 # substitution references. Escape the bars before numpydoc parses the docstring (outside ``literals``,
