@@ -131,5 +131,58 @@ def _escape_bars(app, what, name, obj, options, lines):
             in_literal_block, block_indent = True, indent
 
 
+_LIST_ITEM = _re.compile(r"^(\s*)([-*]|\d+\.)\s+")
+
+
+def _literal_formula_blocks(app, what, name, obj, options, lines):
+    """Module docstrings indent their displayed formulas without ``::``; show such blocks as literal blocks.
+
+    A line indented deeper than the paragraph (or list item) it follows starts a literal block: ``::`` and blank
+    lines are inserted around it, so the plain-text formulas render as written (monospace) instead of failing
+    with "Unexpected indentation". A list that follows a paragraph line directly gets the blank line it needs.
+    """
+    if what != "module":
+        return
+    out: list[str] = []
+    base = 0  # content indent of the current paragraph or list item
+    literal = False
+    prev = ""
+    for line in lines:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not stripped:
+            out.append(line)
+            prev = line
+            continue
+        if literal and indent <= base:
+            literal = False
+            if out and out[-1].strip():
+                out.append("")
+        if literal:
+            out.append(line)
+            prev = line
+            continue
+        item = _LIST_ITEM.match(line)
+        if indent > base and not prev.rstrip().endswith("::") and not item:
+            if out and out[-1].strip():
+                out.append("")
+            out += [" " * base + "::", ""]
+            literal = True
+            out.append(line)
+            prev = line
+            continue
+        if item:
+            if prev.strip() and not _LIST_ITEM.match(prev) and len(prev) - len(prev.lstrip()) <= indent \
+                    and not prev.startswith(" " * (indent + 1)):
+                out.append("")
+            base = indent + len(item.group(0)) - len(item.group(1))
+        elif not prev.strip() or indent < base:
+            base = indent
+        out.append(line)
+        prev = line
+    lines[:] = out
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_bars, priority=100)
+    app.connect("autodoc-process-docstring", _literal_formula_blocks, priority=90)
