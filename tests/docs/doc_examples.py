@@ -60,7 +60,8 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(ROOT)}:{self.line}"
+        path = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{path}:{self.line}"
 
 
 @dataclass
@@ -178,7 +179,7 @@ def _token_match(want: list[str], got: list[str], rtol: float) -> bool:
             return True
         if _NUMBER.match(w) and _NUMBER.match(g):
             return _numbers_close(float(w), float(g), rtol)
-        return w.startswith("--") and g.startswith("--")
+        return set(w) == {"-"} and set(g) == {"-"}  # table rules of any width
 
     def match(i: int, j: int) -> bool:
         while i < len(want) and want[i] != "...":
