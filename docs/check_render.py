@@ -5,6 +5,7 @@ Builds the site (unless ``--no-build``) into ``OUT/html`` with a local MathJax, 
 
 - screenshots the front page, one gallery page and one API page (and the conventions page, which is mostly
   equations) into ``OUT/*.png``, for a person to look at;
+- (MathJax: the local copy of Debian's libjs-mathjax, linked as ``_static/mathjax``; the CDN is not reachable)
 - dumps each page's DOM after its scripts ran and checks that MathJax typeset the equations (rendered math
   elements present, no "Math input error"), that every ``<img>`` of the page exists on disk, and that the gallery
   page shows its figure.
@@ -49,10 +50,13 @@ def chromium() -> str | None:
 def build(out: Path) -> Path:
     env = dict(os.environ)
     if LOCAL_MATHJAX.exists():
-        env["ATTNFLOW_DOCS_MATHJAX"] = f"file://{LOCAL_MATHJAX}?config=TeX-AMS-MML_HTMLorMML"
+        env["ATTNFLOW_DOCS_MATHJAX"] = "mathjax/MathJax.js?config=TeX-AMS_CHTML"  # relative to _static
     html = out / "html"
     subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d",
                     str(out / "doctrees"), str(DOCS), str(html)], check=True, env=env)
+    link = html / "_static" / "mathjax"
+    if LOCAL_MATHJAX.exists() and not link.exists():
+        link.symlink_to(LOCAL_MATHJAX.parent, target_is_directory=True)
     return html
 
 

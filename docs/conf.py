@@ -93,18 +93,20 @@ html_static_path = ["_static"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "header_links_before_dropdown": 8,
+    "header_links_before_dropdown": 6,
 }
 html_show_sourcelink = False
 mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}}
-# MathJax is loaded from its CDN by default. For an offline build (docs/check_render.py) point
-# ATTNFLOW_DOCS_MATHJAX at a local MathJax 2 (Debian: libjs-mathjax), e.g.
-# file:///usr/share/javascript/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML
+# MathJax is loaded from its CDN by default. For an offline build (docs/check_render.py) set
+# ATTNFLOW_DOCS_MATHJAX to a MathJax 2 path relative to _static, e.g. mathjax/MathJax.js?config=TeX-AMS_CHTML
+# (check_render.py links _static/mathjax to Debian's libjs-mathjax). MyST marks its pages tex2jax_ignore and its
+# math spans "math", so MathJax 2 is told to process exactly those.
 if os.environ.get("ATTNFLOW_DOCS_MATHJAX"):
     mathjax_path = os.environ["ATTNFLOW_DOCS_MATHJAX"]
     mathjax3_config = None
     mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
-                                   "processEscapes": True}}
+                                   "processEscapes": True, "processClass": "math|output_area",
+                                   "ignoreClass": "tex2jax_ignore|mathjax_ignore"}}
 
 # The docstrings write mathematics in plain text (|x|, |r_k|^2, ...), which reStructuredText would read as
 # substitution references. Escape the bars before numpydoc parses the docstring (outside ``literals``,
