@@ -74,7 +74,7 @@ def check_page(name: str, path: Path, out: Path) -> list[str]:
     if not shot.exists() or shot.stat().st_size < 10_000:
         problems.append(f"{name}: no screenshot")
     dom = _browser(["--dump-dom"], url).stdout
-    math = len(re.findall(r'class="MathJax(?:_CHTML|_SVG)?"|<mjx-container', dom))
+    math = len(re.findall(r'class="[^"]*\bMathJax(?:_CHTML|_SVG)?"|<mjx-container', dom))
     if "Math input error" in dom or "Math Processing Error" in dom:
         problems.append(f"{name}: MathJax reported an error")
     if math < MIN_MATH[name]:
