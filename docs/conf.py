@@ -1,0 +1,190 @@
+"""Sphinx configuration of the attnflow documentation site.
+
+Build (from the repository root)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+Pages generated at build time (never edited by hand, written under ``docs/_generated/``):
+
+- ``claims.md``: the claim registry (``numerics.common.verification.all_claims``) with the values of the last
+  recorded run (``docs/claims_measured.json``, refreshed by ``python docs/tools/measure_claims.py``);
+- ``cli.md``: every ``attnflow`` subcommand's ``--help`` (``numerics.cli.build_parser``);
+- ``api/*.rst``: one page per module of the public ``attnflow`` names (``attnflow._EXPORTS``) and of ``theory``;
+- ``notes/*.md``: one stub per ``proofs_notes/*.md`` that includes the note, so the folder stays where it is.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE / "tools"))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import attnflow  # noqa: E402
+import generate  # noqa: E402  (docs/tools/generate.py)
+
+generate.write_all(HERE / "_generated")
+
+project = "attnflow"
+author = "the attnflow authors"
+copyright = "2026, the attnflow authors"
+release = attnflow.__version__
+version = release
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "examples/README.rst", "tools", "Thumbs.db", ".DS_Store",
+                    "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
+                    "auto_examples/*.md5", "auto_examples/*.json", "auto_examples/*.pickle"]
+suppress_warnings = ["myst.header"]  # notes and README-derived pages may start at ## or skip a level
+
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# numpydoc: render the docstrings; no validation errors (the docstrings are numpydoc-style but terse)
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_validation_checks: set[str] = set()
+autodoc_default_options = {"members": False, "undoc-members": False}
+autodoc_typehints = "none"
+autosummary_generate = False
+
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3", None),
+}
+intersphinx_disabled_reftypes = ["*"]
+intersphinx_timeout = 1
+# offline build (CI has no network): intersphinx is configured but not fetched
+intersphinx_mapping = {}
+
+sphinx_gallery_conf = {
+    "examples_dirs": "examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": False,
+    "only_warn_on_example_error": False,
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "min_reported_time": 1,
+}
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"attnflow {release}"
+html_static_path = ["_static"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
+}
+html_show_sourcelink = False
+mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}}
+# MathJax is loaded from its CDN by default. For an offline build (docs/check_render.py) set
+# ATTNFLOW_DOCS_MATHJAX to a MathJax 2 path relative to _static, e.g. mathjax/MathJax.js?config=TeX-AMS_CHTML
+# (check_render.py links _static/mathjax to Debian's libjs-mathjax). MyST marks its pages tex2jax_ignore and its
+# math spans "math", so MathJax 2 is told to process exactly those.
+if os.environ.get("ATTNFLOW_DOCS_MATHJAX"):
+    mathjax_path = os.environ["ATTNFLOW_DOCS_MATHJAX"]
+    mathjax3_config = None
+    mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
+                                   "processEscapes": True, "processClass": "math|output_area",
+                                   "ignoreClass": "tex2jax_ignore|mathjax_ignore"}}
+
+# The docstrings write mathematics in plain text (|x|, |r_k|^2, ...), which reStructuredText would read as
+# substitution references. Escape the bars before numpydoc parses the docstring (outside ``literals``,
+# doctest lines and literal blocks), so the text renders as written.
+import re as _re
+
+_LITERAL = _re.compile(r"(``.*?``)")
+
+
+def _escape_bars(app, what, name, obj, options, lines):
+    in_literal_block = False
+    block_indent = 0
+    for k, line in enumerate(lines):
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if in_literal_block and stripped and indent <= block_indent:
+            in_literal_block = False
+        if in_literal_block or stripped.startswith((">>>", "... ")):
+            continue
+        if "|" in line:
+            parts = _LITERAL.split(line)
+            lines[k] = "".join(p if p.startswith("``") else p.replace("|", r"\|") for p in parts)
+        if stripped.endswith("::"):
+            in_literal_block, block_indent = True, indent
+
+
+_LIST_ITEM = _re.compile(r"^(\s*)([-*]|\d+\.)\s+")
+
+
+def _literal_formula_blocks(app, what, name, obj, options, lines):
+    """Module docstrings indent their displayed formulas without ``::``; show such blocks as literal blocks.
+
+    A line indented deeper than the paragraph (or list item) it follows starts a literal block: ``::`` and blank
+    lines are inserted around it, so the plain-text formulas render as written (monospace) instead of failing
+    with "Unexpected indentation". A list that follows a paragraph line directly gets the blank line it needs.
+    """
+    if what != "module":
+        return
+    out: list[str] = []
+    base = 0  # content indent of the current paragraph or list item
+    literal = False
+    prev = ""
+    for line in lines:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not stripped:
+            out.append(line)
+            prev = line
+            continue
+        if literal and indent <= base:
+            literal = False
+            if out and out[-1].strip():
+                out.append("")
+        if literal:
+            out.append(line)
+            prev = line
+            continue
+        item = _LIST_ITEM.match(line)
+        if indent > base and not prev.rstrip().endswith("::") and not item:
+            if out and out[-1].strip():
+                out.append("")
+            out += [" " * base + "::", ""]
+            literal = True
+            out.append(line)
+            prev = line
+            continue
+        if item:
+            if prev.strip() and not _LIST_ITEM.match(prev) and len(prev) - len(prev.lstrip()) <= indent \
+                    and not prev.startswith(" " * (indent + 1)):
+                out.append("")
+            base = indent + len(item.group(0)) - len(item.group(1))
+        elif not prev.strip() or indent < base:
+            base = indent
+        out.append(line)
+        prev = line
+    lines[:] = out
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_bars, priority=100)
+    app.connect("autodoc-process-docstring", _literal_formula_blocks, priority=90)
