@@ -22,6 +22,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was no
 #: module -> the public names it provides
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.core.model": ("BACKENDS", "Model", "SaveAt", "Solver",),
+    "numerics.core.blocks": ("MLP", "MultiHead", "Schedule", "block_velocity", "make_block_field",),
     "numerics.circle.angles": ("circle_energy", "CircleTrajectory", "kuramoto_order_parameter", "make_angle_field", "order_parameters", "simulate_circle",),
     "numerics.circle.fourier": ("fourier_angle_velocity", "fourier_is_faster", "harmonics_for_tolerance", "make_fourier_field",),
     "numerics.clusters.detection": ("Clusters", "find_clusters", "geodesic_distance", "single_linkage_labels",),
