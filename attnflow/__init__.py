@@ -45,6 +45,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.meanfield.growth": ("degree_power_spectrum", "particle_growth_rates_circle", "particle_growth_rates_sphere", "pde_growth_rates",),
     "numerics.meanfield.metastable": ("count_clusters_by_gaps", "metastable_experiment",),
     "numerics.meanfield.pde": ("solve_continuity_circle",),
+    "numerics.trained.checkpoint": ("Checkpoint", "load_checkpoint",),
+    "numerics.trained.encoder": ("EncoderTrace", "run_encoder", "sentence_embeddings",),
+    "numerics.trained.geometry": ("layer_geometry", "pair_cosines",),
+    "numerics.trained.heads": ("head_reports", "HeadReport",),
+    "numerics.trained.flows": ("depth_study", "iterate_layer", "trained_schedule",),
+    "numerics.trained.comparison": ("compare_iterated",),
     "numerics.core.trajectory": ("initial_state", "load_attention_matrices", "load_initial", "resume", "simulate",
                                  "simulate_keywords", "Trajectory", "uniform_sphere",),
 }
