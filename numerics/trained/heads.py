@@ -110,8 +110,7 @@ def head_reports(ckpt: Checkpoint, layer: int, r2: float) -> list[HeadReport]:
     out = []
     for h in range(ckpt.heads):
         S = Q[h].T @ K[h] / np.sqrt(k)
-        A = S.T
-        eigs = np.linalg.eigvalsh(0.5 * (A + A.T))
+        eigs = sym_eigenvalues(Q[h], K[h], 1.0 / np.sqrt(k))
         label, pos, neg = classify(eigs)
         M = W[h].T @ V[h]
         snorm = float(np.linalg.norm(S, 2))
@@ -121,10 +120,25 @@ def head_reports(ckpt: Checkpoint, layer: int, r2: float) -> list[HeadReport]:
             beta_iso=float(r2) * float(np.trace(S)) / d,
             isotropy=float(np.trace(S) / (np.sqrt(d) * np.linalg.norm(S))),
             sym_positive=pos, sym_negative=neg, lambda_max=lmax, lambda_min=float(eigs.min()),
-            blowup_time=(1.0 / (2.0 * float(r2) * lmax)) if label in ("blow-up", "mixed, blow-up dominant",
-                                                                       "mixed, collapse dominant") else None,
-            value_trace=float(np.trace(M)) / d, value_norm=float(np.linalg.norm(M, 2)), label=label))
+            blowup_time=blowup_time(eigs, r2), value_trace=float(np.trace(M)) / d,
+            value_norm=float(np.linalg.norm(M, 2)), label=label))
     return out
+
+
+def sym_eigenvalues(Qh: np.ndarray, Kh: np.ndarray, scale: float) -> np.ndarray:
+    """Eigenvalues (ascending) of sym(A), A = scale K_h^T Q_h (d x d; Q_h, K_h of shape (k, d)).
+
+    sym(A) = [K; Q]^T [[0, I/2], [I/2, 0]] [K; Q] scale is congruent to a form of signature (k, k): for k <= d/2
+    and [K; Q] of full rank 2k it has exactly k positive and k negative eigenvalues, whatever the training.
+    """
+    A = scale * (Kh.T @ Qh)
+    return np.linalg.eigvalsh(0.5 * (A + A.T))
+
+
+def blowup_time(eigs: np.ndarray, r2: float = 1.0) -> float | None:
+    """t* = 1 / (2 r^2 lambda_max(sym A)) for Sigma_0 = I (V = I; CACP arXiv 2501.18322), None if lambda_max <= 0."""
+    lmax = float(np.max(eigs))
+    return 1.0 / (2.0 * float(r2) * lmax) if lmax > ZERO_EIGEN * float(np.abs(eigs).max()) else None
 
 
 def mean_square_norm(X: np.ndarray) -> float:
