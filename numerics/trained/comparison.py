@@ -35,6 +35,7 @@ from numerics.trained.geometry import DEFAULT_EPS, layer_geometry, plateaus, uni
 from numerics.trained.heads import head_reports
 
 MIN_PLATEAU = 3
+ROUNDING = 1e-12
 
 
 def effective_betas(ckpt: Checkpoint, layer: int, r2: float) -> dict:
@@ -86,7 +87,8 @@ def compare_iterated(ckpt: Checkpoint, run: IteratedRun, eps: float = DEFAULT_EP
     reduced = (reduced_merge(run.frames, plats[0], betas["beta_iso_median"], eps) if plats else None)
     return {"layer": run.layer, "variant": run.variant, "steps": run.steps, "n": n, "eps": eps, "r2": run.r2,
             "mean_cosine": mean_cos, "counts": counts,
-            "mean_cosine_increasing_fraction": float(np.mean(steps > 0)) if steps.size else math.nan,
+            # non-decreasing up to rounding: a converged run moves by +-1e-16 per step
+            "mean_cosine_increasing_fraction": float(np.mean(steps >= -ROUNDING)) if steps.size else math.nan,
             "largest_mean_cosine_drop": float(max(0.0, -steps.min())) if steps.size else 0.0,
             "plateaus": [{"clusters": c, "first": a, "last": b} for c, a, b in plats],
             "final_clusters": counts[-1], "betas": betas, "l_max": degrees, "reduced": reduced}

@@ -29,7 +29,8 @@ def draw_layer_histograms(axes, runs: dict) -> None:
     width = edges[1] - edges[0]
     for l, ax in enumerate(axes):
         for k, (name, geo) in enumerate(runs.items()):
-            ax.step(centres, geo[l]["histogram"], where="mid", color=f"C{k}", label=name, linewidth=1.2)
+            ax.step(centres, geo[l]["histogram"], where="mid", color=f"C{k}", label=name,
+                    linewidth=2.4 if k == 0 else 1.1, zorder=3 if k == 0 else 2)
         ax.set_title(f"layer {l}" if l else "layer 0 (embeddings)", fontsize=9)
         ax.set_xlim(-1 - width, 1 + width)
         ax.set_xlabel("cosine")
@@ -66,6 +67,7 @@ def plot_heads(reports, path) -> str:
     a1.bar(x, [r.beta_iso for r in reports], color="C3", label="beta_iso = r^2 tr(Q^T K) / (d sqrt(k))")
     a1.axhline(0, color="k", linewidth=0.6)
     a1.set_yscale("symlog", linthresh=1.0)
+    a1.set_ylim(top=2.0 * max(r.beta_spec for r in reports))
     a1.set_ylabel("effective beta")
     a1.legend(fontsize=7)
     a2.vlines(x, [r.lambda_min for r in reports], [r.lambda_max for r in reports], color="0.4")
@@ -97,6 +99,10 @@ def plot_iterated(cmp: dict, path) -> str:
     a1.set_ylim(min(0.0, min(cmp["mean_cosine"])) - 0.02, 1.02)
     a2.step(it, cmp["counts"], where="post", color="C1")
     a2.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    a2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    a2.yaxis.set_minor_formatter(NullFormatter())
     a2.set_ylabel(f"clusters (eps = {cmp['eps']:g} rad)")
     a2.set_xlabel("iterations of the layer")
     for p in cmp["plateaus"]:

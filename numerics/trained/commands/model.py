@@ -168,7 +168,8 @@ def _iterate(args) -> int:
         ("beta_iso median / beta_spec max", f"{fmt(b['beta_iso_median'], 3)} / {fmt(b['beta_spec_max'], 4)}"),
         ("l_max(beta_iso) / l_max(beta_spec)", f"{lm['beta_iso_median']} / {lm['beta_spec_max']}"
                                                 f"  (l_max = 2 from beta = {fmt(lm['switch_to_l2'], 4)})"),
-        ("mean cosine increasing (fraction of steps)", fmt(cmp["mean_cosine_increasing_fraction"], 3)),
+        ("mean cosine non-decreasing (fraction of steps)", fmt(cmp["mean_cosine_increasing_fraction"], 3)),
+        ("largest drop of the mean cosine", fmt(cmp["largest_mean_cosine_drop"], 3)),
         ("final clusters", cmp["final_clusters"]),
         ("plateaus (clusters: iterations)", ", ".join(f"{p['clusters']}: {p['first']}-{p['last']}"
                                                        for p in cmp["plateaus"]) or "none"),
