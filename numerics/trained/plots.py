@@ -103,6 +103,7 @@ def plot_iterated(cmp: dict, path) -> str:
 
     a2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     a2.yaxis.set_minor_formatter(NullFormatter())
+    a2.set_yticks([t for t in (1, 2, 3, 5, 10, 20, 50, 100, 200) if t <= 1.5 * max(cmp["counts"])])
     a2.set_ylabel(f"clusters (eps = {cmp['eps']:g} rad)")
     a2.set_xlabel("iterations of the layer")
     for p in cmp["plateaus"]:

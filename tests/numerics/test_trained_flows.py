@@ -3,22 +3,9 @@ import numpy as np
 import pytest
 
 from numerics.trained import checkpoint as ck
+from tests.numerics.trained_support import SHORT, model, requires_models, trace  # noqa: F401 - fixtures
 
-pytestmark = pytest.mark.skipif(not ck.models_available(), reason="needs the extra attnflow[models]")
-
-SHORT = "Tokens cluster with depth."
-
-
-@pytest.fixture(scope="module")
-def model():
-    return ck.load_checkpoint()
-
-
-@pytest.fixture(scope="module")
-def trace(model):
-    from numerics.trained.encoder import run_encoder
-
-    return run_encoder(model, SHORT, layers=2)
+pytestmark = requires_models
 
 
 def test_multihead_blocks_are_the_weights(model):

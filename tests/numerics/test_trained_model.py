@@ -10,24 +10,11 @@ import pytest
 
 from numerics.common.errors import InputError
 from numerics.trained import checkpoint as ck
+from tests.numerics.trained_support import SHORT, model, requires_models, trace  # noqa: F401 - fixtures
 from numerics.trained.reference import reference_layer
 from numerics.trained.texts import QUICKSTART, QUICKSTART_SIMILARITIES
 
-pytestmark = pytest.mark.skipif(not ck.models_available(), reason="needs the extra attnflow[models]")
-
-SHORT = "Tokens cluster with depth."
-
-
-@pytest.fixture(scope="module")
-def model():
-    return ck.load_checkpoint()
-
-
-@pytest.fixture(scope="module")
-def trace(model):
-    from numerics.trained.encoder import run_encoder
-
-    return run_encoder(model, SHORT, layers=3)
+pytestmark = requires_models
 
 
 # -- the forward pass against what the publishers document --------------------------------------------------------
