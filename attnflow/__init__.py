@@ -22,6 +22,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was no
 #: module -> the public names it provides
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.core.model": ("BACKENDS", "Model", "SaveAt", "Solver",),
+    "numerics.core.blocks": ("MLP", "MultiHead", "Schedule", "block_velocity", "make_block_field",),
     "numerics.circle.angles": ("circle_energy", "CircleTrajectory", "kuramoto_order_parameter", "make_angle_field", "order_parameters", "simulate_circle",),
     "numerics.circle.fourier": ("fourier_angle_velocity", "fourier_is_faster", "harmonics_for_tolerance", "make_fourier_field",),
     "numerics.clusters.detection": ("Clusters", "find_clusters", "geodesic_distance", "single_linkage_labels",),
@@ -52,6 +53,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.noise.sde": ("brownian_correlation_mc", "integrate_sde", "SDE_METHODS",),
     "numerics.noise.stationary": ("order_parameter_at", "stationary_branch", "stationary_moments",),
     "numerics.noise.zonal": ("solve_zonal", "ZonalFokkerPlanck",),
+    "numerics.trained.checkpoint": ("Checkpoint", "load_checkpoint",),
+    "numerics.trained.encoder": ("EncoderTrace", "run_encoder", "sentence_embeddings",),
+    "numerics.trained.geometry": ("layer_geometry", "pair_cosines",),
+    "numerics.trained.heads": ("head_reports", "HeadReport",),
+    "numerics.trained.flows": ("depth_study", "iterate_layer", "trained_schedule",),
+    "numerics.trained.comparison": ("compare_iterated",),
     "numerics.core.trajectory": ("initial_state", "load_attention_matrices", "load_initial", "resume", "simulate",
                                  "simulate_keywords", "Trajectory", "uniform_sphere",),
 }

@@ -11,6 +11,11 @@ All methods take a vector field ``field(X) -> (n, d)`` (the projected attention 
   full step. Fourth order.
 - ``adaptive``: Dormand-Prince 5(4) embedded pair with error control on max_i |err_i| / (atol + rtol |x_i|),
   renormalised after each accepted step, for long horizons. Hits every requested output time exactly.
+
+Time-dependent fields (depth schedules, :mod:`numerics.core.blocks`) are called ``field(X, t)`` and carry the
+attribute ``field.time_dependent = True`` (:func:`is_time_dependent`); every stepper evaluates them at its stage
+times (``layer``: the step's start t, so a schedule with layer times 0, 1, ..., L-1 and h = 1 applies layer l
+on step l; ``rk4``: t, t + h/2, t + h/2, t + h; ``adaptive``: t + c_i h). Plain fields stay ``field(X)``.
 """
 from __future__ import annotations
 
@@ -32,23 +37,38 @@ def renormalize(X: np.ndarray) -> np.ndarray:
     return X / np.linalg.norm(X, axis=-1, keepdims=True)
 
 
-def step_layer(field: Field, X: np.ndarray, h: float) -> np.ndarray:
-    """One transformer layer: x <- (x + h v(x)) / |x + h v(x)| (projected Euler)."""
-    return renormalize(X + h * field(X))
+def is_time_dependent(field) -> bool:
+    """True for fields called ``field(X, t)`` (attribute ``time_dependent``)."""
+    return bool(getattr(field, "time_dependent", False))
+
+
+def _timed(field, t: float | None):
+    """``g(X, c)``: the field at time t + c (time-dependent fields) or ``field(X)``."""
+    if is_time_dependent(field):
+        if t is None:
+            raise InputError("a time-dependent field needs the time of the step")
+        return lambda X, c: field(X, t + c)
+    return lambda X, c: field(X)
+
+
+def step_layer(field: Field, X: np.ndarray, h: float, t: float | None = None) -> np.ndarray:
+    """One transformer layer: x <- (x + h v(x, t)) / |x + h v(x, t)| (projected Euler; t for time-dependent fields)."""
+    return renormalize(X + h * _timed(field, t)(X, 0.0))
 
 
 def _identity(X: np.ndarray) -> np.ndarray:
     return X
 
 
-def step_rk4(field: Field, X: np.ndarray, h: float, project: Callable[[np.ndarray], np.ndarray] | None = renormalize
-             ) -> np.ndarray:
+def step_rk4(field: Field, X: np.ndarray, h: float, project: Callable[[np.ndarray], np.ndarray] | None = renormalize,
+             t: float | None = None) -> np.ndarray:
     """One classical RK4 step of the projected field, then ``project`` (renormalisation; ``None``: no projection,
-    for flat state spaces such as angles)."""
-    k1 = field(X)
-    k2 = field(X + 0.5 * h * k1)
-    k3 = field(X + 0.5 * h * k2)
-    k4 = field(X + h * k3)
+    for flat state spaces such as angles). ``t``: start time, for time-dependent fields."""
+    f = _timed(field, t)
+    k1 = f(X, 0.0)
+    k2 = f(X + 0.5 * h * k1, 0.5 * h)
+    k3 = f(X + 0.5 * h * k2, 0.5 * h)
+    k4 = f(X + h * k3, h)
     return (project or _identity)(X + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4))
 
 
@@ -94,10 +114,11 @@ def integrate_fixed(field: Field, X0: np.ndarray, t_end: float, dt: float, metho
     steps = max(1, math.ceil(span / dt - 1e-12))
     h = span / steps
     stepper = steppers[method]
+    timed = is_time_dependent(field)
     X = X0.copy()
     times, states = [t0], [X.copy()]
     for k in range(1, steps + 1):
-        X = stepper(field, X, h)
+        X = stepper(field, X, h, t=t0 + (k - 1) * h) if timed else stepper(field, X, h)
         if k % save_every == 0 or k == steps:
             times.append(t0 + k * h)
             states.append(X.copy())
@@ -116,6 +137,9 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
     ``project`` (renormalisation onto the spheres; ``None`` for flat state spaces such as angles).
     """
     project = project or _identity
+    timed = is_time_dependent(field)
+    plain = field
+    field = (lambda X, t: plain(X, t)) if timed else (lambda X, t: plain(X))
     save_times = np.asarray(save_times, dtype=float)
     if save_times.ndim != 1 or save_times.size < 1 or np.any(np.diff(save_times) < 0):
         raise InputError("save_times must be a non-empty non-decreasing 1-D sequence")
@@ -123,7 +147,7 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
     t = float(save_times[0])
     X = X0.copy()
     states = [X.copy()]
-    k_first = field(X)
+    k_first = field(X, t)
     stats.evaluations += 1
     h = h0 if h0 is not None else _initial_step(X, k_first, rtol, atol)
     safety, fac_min, fac_max = 0.9, 0.2, 5.0
@@ -136,7 +160,7 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
             K = [k_first]
             for stage in range(1, 7):
                 Y = X + h_try * sum(a * K[j] for j, a in enumerate(_DP_A[stage]) if a != 0.0)
-                K.append(field(Y))
+                K.append(field(Y, t + _DP_C[stage] * h_try))
             stats.evaluations += 6
             X_new = X + h_try * sum(b * K[j] for j, b in enumerate(_DP_B5) if b != 0.0)
             err = h_try * sum(e * K[j] for j, e in enumerate(_DP_E) if e != 0.0)
@@ -145,7 +169,7 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
             if err_norm <= 1.0:
                 t = target if last else t + h_try
                 X = project(X_new)
-                k_first = field(X)  # FSAL does not survive the projection: re-evaluate
+                k_first = field(X, t)  # FSAL does not survive the projection: re-evaluate
                 stats.evaluations += 1
                 stats.accepted += 1
                 stats.last_step = h_try

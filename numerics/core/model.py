@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
+from numerics.core.blocks import MLP, MultiHead, Schedule, ScheduledField, make_block_field
 from numerics.core.field import MODELS, TIME_UNITS, make_field
 from numerics.core.integrators import METHODS
 
@@ -64,6 +65,17 @@ class Model:
         D >= 0: each token also diffuses, dx_i = v_i dt + sqrt(2 D) P_{x_i} o dB_i (Stratonovich; Brownian motion
         on S^{d-1} with generator D Lap_S). ``simulate`` then runs the stochastic integrators of
         :mod:`numerics.noise.sde` with ``Solver.seed`` (see ``proofs_notes/noise-brownian-moments.md``).
+    heads : numerics.core.blocks.MultiHead, optional
+        H heads with blocks Q, K, V, W of shape (H, k, d) instead of Q, K, V: head h contributes
+        W_h^T V_h a_i^{[h]} with scores beta * scale * <Q_h x_i, K_h x_j> (scale = 1/sqrt(k) by default;
+        beta = 1 for a trained network). See :mod:`numerics.core.blocks`.
+    mlp : numerics.core.blocks.MLP, optional
+        Two-layer perceptron applied to each head's output: v_i = P_{x_i}((1/H) sum_h MLP(H W_h^T V_h a_i^h)).
+        With Q, K, V (or none) and no ``heads``, the one head (Q, K, V) with scale 1 is used.
+    schedule : numerics.core.blocks.Schedule, optional
+        Depth-dependent heads and MLPs (replaces ``heads``/``mlp``); the field is then time dependent.
+    causal : bool
+        Causal mask: token i attends to tokens j <= i only (row order of X).
 
     Notes
     -----
@@ -79,6 +91,10 @@ class Model:
     kernel: Any = None
     time_unit: str = "natural"
     noise: float = 0.0
+    heads: MultiHead | None = None
+    mlp: MLP | None = None
+    schedule: Schedule | None = None
+    causal: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", require_choice(self.kind, "model", MODELS))
@@ -98,15 +114,62 @@ class Model:
                 raise InputError("a user kernel acts on <x_i, x_j> directly: it cannot be combined with Q, K, V")
             if self.time_unit != "natural":
                 raise InputError("the rescaled time unit is defined for the exponential kernel only")
+        self._check_architecture(dims)
+
+    def _check_architecture(self, dims: set) -> None:
+        """Validate heads, mlp, schedule and causal against each other and against Q, K, V, kernel."""
+        for name, cls in (("heads", MultiHead), ("mlp", MLP), ("schedule", Schedule)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, cls):
+                raise InputError(f"{name} must be a numerics.core.blocks.{cls.__name__}, got {type(value).__name__}")
+        if not isinstance(self.causal, (bool, np.bool_)):
+            raise InputError(f"causal must be True or False, got {self.causal!r}")
+        object.__setattr__(self, "causal", bool(self.causal))
+        if not self.has_architecture:
+            return
+        if self.kernel is not None:
+            raise InputError("a user kernel cannot be combined with heads, mlp, schedule or causal")
+        if self.time_unit != "natural":
+            raise InputError("heads, mlp, schedule and causal use the natural time unit")
+        if (self.heads is not None or self.schedule is not None) and dims:
+            raise InputError("give either Q, K, V (one head) or heads/schedule, not both")
+        if self.schedule is not None and (self.heads is not None or self.mlp is not None):
+            raise InputError("a schedule carries its own heads and MLPs: do not also pass heads or mlp")
+        sizes = set(dims)
+        for part in (self.heads, self.mlp, self.schedule):
+            if part is not None:
+                sizes.add(part.d)
+        if len(sizes) > 1:
+            raise InputError(f"heads, mlp, schedule and Q, K, V disagree on d: {sorted(sizes)}")
 
     # -- what the model is --------------------------------------------------------------------------------
     @property
     def dimension(self) -> int | None:
-        """d fixed by Q, K or V, or ``None`` when they are the identity of any size."""
+        """d fixed by Q, K, V, heads, mlp or schedule, or ``None`` when the model is defined in every d."""
         for M in (self.Q, self.K, self.V):
             if M is not None:
                 return int(M.shape[0])
+        for part in (self.heads, self.mlp, self.schedule):
+            if part is not None:
+                return int(part.d)
         return None
+
+    @property
+    def has_architecture(self) -> bool:
+        """True when the model uses heads, an MLP, a depth schedule or a causal mask."""
+        return (self.heads is not None or self.mlp is not None or self.schedule is not None
+                or bool(self.causal))
+
+    @property
+    def time_dependent(self) -> bool:
+        """True when the weights depend on t (a schedule): the field is then called ``field(X, t)``."""
+        return self.schedule is not None
+
+    def block_heads(self, d: int) -> MultiHead:
+        """The heads of a time-independent model: ``heads``, or the one head (Q, K, V) with scale 1."""
+        if self.heads is not None:
+            return self.heads
+        return MultiHead.from_single(self.Q, self.K, self.V, d=d)
 
     @property
     def has_identity_matrices(self) -> bool:
@@ -116,7 +179,7 @@ class Model:
     @property
     def is_gradient_flow(self) -> bool:
         """True when the energy of the saved frames is a Lyapunov function (Q = K = V = I; GLPR)."""
-        return self.Q is None and self.K is None and self.V is None
+        return self.Q is None and self.K is None and self.V is None and not self.has_architecture
 
     def check_dimension(self, d: int) -> int:
         """``d`` validated against the matrices' size."""
@@ -137,6 +200,8 @@ class Model:
         """
         backend = require_choice(backend, "backend", BACKENDS)
         d = self.check_dimension(d)
+        if self.has_architecture:
+            return self._architecture_field(n, d, backend)
         if self.kernel is not None:
             if backend == "fourier":
                 raise InputError("the fourier backend is specific to the exponential kernel; use --backend direct")
@@ -160,30 +225,80 @@ class Model:
             return fourier.make_fourier_field(self.beta, self.kind, time_unit=self.time_unit), "fourier"
         return direct(), "direct"
 
+    def _architecture_field(self, n: int, d: int, backend: str):
+        """Field of a model with heads/MLP/schedule/causal mask (:mod:`numerics.core.blocks`).
+
+        ``direct``: ``blocks`` (blocked sums per head). ``fourier``: d = 2, several heads whose score and value
+        maps are multiples of I, no MLP, schedule or mask: the sum of one-head Fourier fields (for ``usa`` the
+        field of the mixed kernel sum_h w_h e^{beta b_h s}). ``auto``: ``fourier`` when eligible and faster.
+        A schedule gives a time-dependent field ``f(X, t)`` (``f.time_dependent`` is True).
+        """
+        if self.schedule is not None:
+            if backend == "fourier":
+                raise InputError("the fourier backend does not take a depth schedule; use --backend direct")
+            return ScheduledField(self.beta, self.kind, self.schedule, self.causal), "blocks"
+        heads = self.block_heads(d)
+        from numerics.core.blocks import make_mixed_fourier_field, mixed_kernel_coefficients
+
+        coeffs = None if (self.mlp is not None or self.causal) else mixed_kernel_coefficients(heads)
+        fourier = _fourier_module() if backend != "direct" else None
+        if backend == "fourier":
+            if fourier is None:
+                raise InputError("fourier backend not available (numerics.circle.fourier is not part of this "
+                                 "build); use --backend direct")
+            if coeffs is None:
+                raise InputError("fourier backend needs d = 2, heads with Q_h^T K_h and W_h^T V_h multiples of I, "
+                                 "no MLP and no causal mask")
+            return make_mixed_fourier_field(self.beta, self.kind, heads, fourier), "fourier"
+        if (backend == "auto" and fourier is not None and coeffs is not None
+                and fourier.fourier_is_faster(n, max(abs(self.beta * b) for b, _ in coeffs))):
+            return make_mixed_fourier_field(self.beta, self.kind, heads, fourier), "fourier"
+        return make_block_field(self.beta, self.kind, heads, self.mlp, self.causal), "blocks"
+
     # -- conversions --------------------------------------------------------------------------------------
-    def to_meta(self) -> dict:
-        """The JSON-ready description stored in trajectory metadata (read back by :meth:`from_meta`)."""
-        return {"model": self.kind, "beta": self.beta, "time_unit": self.time_unit,
+    def to_meta(self, arrays: dict | None = None) -> dict:
+        """The JSON-ready description stored in trajectory metadata (read back by :meth:`from_meta`).
+
+        Arrays of heads, MLP and schedule are written inline as nested lists when ``arrays`` is None; given a
+        dict, they are put in it (keys such as ``"heads.Q"``, ``"schedule.3.mlp.W1"``) and the metadata holds
+        references ``{"npz": key}`` (trajectory files store these arrays next to ``X``, as ``arch.<key>``).
+        """
+        meta = {"model": self.kind, "beta": self.beta, "time_unit": self.time_unit,
                 "Q": None if self.Q is None else self.Q.tolist(),
                 "K": None if self.K is None else self.K.tolist(),
                 "V": None if self.V is None else self.V.tolist(),
                 "kernel": kernel_metadata(self.kernel), "noise": self.noise}
+        if self.has_architecture:
+            meta.update({"heads": None if self.heads is None else self.heads.to_meta(arrays),
+                         "mlp": None if self.mlp is None else self.mlp.to_meta(arrays),
+                         "schedule": None if self.schedule is None else self.schedule.to_meta(arrays),
+                         "causal": self.causal})
+        return meta
 
     @classmethod
-    def from_meta(cls, meta: dict) -> "Model":
-        """The model recorded by :meth:`to_meta` (kernels re-parsed by the whitelist parser, never eval)."""
+    def from_meta(cls, meta: dict, arrays: dict | None = None) -> "Model":
+        """The model recorded by :meth:`to_meta` (kernels re-parsed by the whitelist parser, never eval);
+        ``arrays`` resolves the ``{"npz": key}`` references of heads, MLP and schedule."""
         missing = {"model", "beta", "time_unit"} - set(meta)
         if missing:
             raise InputError(f"metadata lacks {', '.join(sorted(missing))}")
+        heads, mlp, schedule = meta.get("heads"), meta.get("mlp"), meta.get("schedule")
         return cls(kind=meta["model"], beta=meta["beta"], time_unit=meta["time_unit"],
                    Q=meta.get("Q"), K=meta.get("K"), V=meta.get("V"),
-                   kernel=kernel_from_metadata(meta.get("kernel")), noise=meta.get("noise", 0.0))
+                   kernel=kernel_from_metadata(meta.get("kernel")),
+                   heads=None if heads is None else MultiHead.from_meta(heads, arrays),
+                   mlp=None if mlp is None else MLP.from_meta(mlp, arrays),
+                   schedule=None if schedule is None else Schedule.from_meta(schedule, arrays),
+                   causal=bool(meta.get("causal", False)), noise=meta.get("noise", 0.0))
 
     def to_spec(self, d: int | None = None):
         """The symbolic :class:`theory.spec.ModelSpec` of this model (imports sympy)."""
         from theory.spec import ModelSpec
 
         d = self.check_dimension(d if d is not None else (self.dimension or 0))
+        if self.has_architecture:
+            raise InputError("the symbolic ModelSpec describes one head without MLP, schedule or mask; "
+                             "see theory.architectures for the block field")
         return ModelSpec(self.kind, d, beta=self.beta, Q=self.Q, K=self.K, V=self.V, kernel=self.kernel)
 
 

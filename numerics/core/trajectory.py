@@ -2,6 +2,8 @@
 
 A trajectory file is an ``.npz`` with arrays ``times`` (m,), ``X`` (m, n, d), ``energy`` (m,) and ``meta``, a
 JSON string with every parameter, the seed, package versions, the time unit and the energy normalisation.
+Models with heads, an MLP or a depth schedule also store their weight arrays, as ``arch.<key>`` entries
+(``arch.heads.Q``, ``arch.schedule.2.mlp.W1``, ...) referenced from ``meta`` (:meth:`Model.to_meta`).
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from numerics.core.integrators import integrate
 from numerics.core.model import Model, SaveAt, Solver
 from numerics.common.provenance import atomic_write, package_versions, thread_environment, to_json
 
+#: prefix of the model's weight arrays in a trajectory ``.npz``
+ARCH_PREFIX = "arch."
 
 
 @dataclass
@@ -38,12 +42,20 @@ class Trajectory:
         Interaction energy at each saved time, normalisation in ``meta["energy_normalization"]``.
     meta : dict
         Parameters, seed, versions, time unit, integrator statistics.
+    arrays : dict
+        Weight arrays of the model (heads, MLP, schedule) referenced from ``meta`` by key.
     """
 
     times: np.ndarray
     X: np.ndarray
     energy: np.ndarray
     meta: dict = field(default_factory=dict)
+    arrays: dict = field(default_factory=dict)
+
+    @property
+    def model(self) -> Model:
+        """The :class:`Model` that produced the trajectory (from ``meta`` and ``arrays``)."""
+        return Model.from_meta(self.meta, self.arrays)
 
     @property
     def final(self) -> np.ndarray:
@@ -55,7 +67,8 @@ class Trajectory:
 
         def writer(tmp):
             with open(tmp, "wb") as fh:
-                np.savez(fh, times=self.times, X=self.X, energy=self.energy, meta=np.array(meta))
+                np.savez(fh, times=self.times, X=self.X, energy=self.energy, meta=np.array(meta),
+                         **{f"{ARCH_PREFIX}{k}": v for k, v in self.arrays.items()})
 
         try:
             return atomic_write(path, writer, suffix=".npz")
@@ -95,7 +108,8 @@ class Trajectory:
         meta = parse_json(str(meta_raw), f"metadata of {where}")
         if not isinstance(meta, dict):
             raise InputError(f"invalid {where}: meta must be a JSON object")
-        return cls(times=times, X=X, energy=energy, meta=meta)
+        arrays = {k[len(ARCH_PREFIX):]: v for k, v in data.items() if k.startswith(ARCH_PREFIX)}
+        return cls(times=times, X=X, energy=energy, meta=meta, arrays=arrays)
 
 
 def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np.ndarray:
@@ -165,14 +179,14 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     t_end = require_real(t_end, "t_end")
     if t_end <= t0:
         raise InputError(f"t_end={t_end:g} must exceed the saved trajectory's last time {t0:g}")
-    model = Model.from_meta(meta)
+    model = Model.from_meta(meta, trajectory.arrays)
     if model.noise > 0:
         raise InputError("resuming a noisy run is not supported (its random stream would not continue); "
                          "rerun it with a longer t_end and the same seed")
     backend_saved = meta.get("backend", "direct")
     solver = Solver(method=meta["method"], dt=meta.get("dt"), rtol=float(meta.get("rtol") or 1e-9),
                     atol=float(meta.get("atol") or 1e-12),
-                    backend="direct" if backend_saved == "kernel" else backend_saved)
+                    backend="direct" if backend_saved in ("kernel", "blocks") else backend_saved)
     X0 = trajectory.X[-1]
     n, d = X0.shape
     check_simulation_cost(n, d, t_end, solver, SaveAt(every=int(meta.get("save_every", 1))), t0=t0)
@@ -197,7 +211,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                  "versions": package_versions()})
     return Trajectory(times=np.concatenate([trajectory.times, times[1:]]),
                       X=np.concatenate([trajectory.X, states[1:]]),
-                      energy=np.concatenate([trajectory.energy, energy]), meta=meta)
+                      energy=np.concatenate([trajectory.energy, energy]), meta=meta,
+                      arrays=dict(trajectory.arrays))
 
 
 _SCHEMES = {"layer": "projected Euler x <- (x + h v)/|x + h v|",
@@ -268,7 +283,8 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     seconds = _time.perf_counter() - started
     energy = _energies(states, model.beta, model.kernel, norm)
     adaptive = solver.method == "adaptive"
-    meta = {**model.to_meta(), "n": int(n), "d": int(d), "t_end": t_end, "method": solver.method,
+    arrays: dict = {}
+    meta = {**model.to_meta(arrays), "n": int(n), "d": int(d), "t_end": t_end, "method": solver.method,
             "dt": solver.dt, "save_every": save.every, "seed": None, "init": "given",
             "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model.kind == "usa"
                                                                    and model.time_unit == "rescaled")
@@ -282,7 +298,7 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
             "threads": thread_environment()}
     meta.update(provenance or {})
-    return Trajectory(times=times, X=states, energy=energy, meta=meta)
+    return Trajectory(times=times, X=states, energy=energy, meta=meta, arrays=arrays)
 
 
 def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: SaveAt, t0: float = 0.0) -> None:

@@ -29,6 +29,7 @@ ALLOWED = {
     "bench": {"core", "circle"},
     "rd": {"core", "gaussian"},
     "noise": {"core", "circle", "meanfield"},
+    "trained": {"core", "clusters"},
 }
 
 

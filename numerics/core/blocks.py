@@ -1,0 +1,523 @@
+"""The whole transformer block on the sphere: several heads, an MLP, depth schedules and causal masks.
+
+The field (the notes' continuous-time transformer, in the general head form of a trained network):
+
+    v_i = P_{x_i}( sum_h W_h^T V_h a_i^{[h]} )                              (no MLP)
+    v_i = P_{x_i}( (1/H) sum_h MLP( H W_h^T V_h a_i^{[h]} ) )               (with an MLP)
+
+    sa:  a_i^{[h]} = sum_{j in J(i)} p_ij^{[h]} x_j,   p_ij^{[h]} = e^{s_ij^h} / sum_{k in J(i)} e^{s_ik^h}
+    usa: a_i^{[h]} = (1/n) sum_{j in J(i)} e^{s_ij^h} x_j
+    s_ij^h = beta * c * <Q_h x_i, K_h x_j>,  c = 1/sqrt(k) by default (``MultiHead.scale``)
+
+with ``Q_h, K_h, V_h, W_h`` of shape (k, d), J(i) = {1..n} or, with a causal mask, {1..i}, and
+P_x y = y - <x, y> x. ``beta`` is the model's inverse temperature; a trained network has beta = 1. The notes'
+form (1/H) sum_h P_x(MLP(V^{[h]} a^{[h]})) is the special case W_h^T V_h = V^{[h]}/H (so H W_h^T V_h = V^{[h]}).
+With H = 1, W = I, ``scale = 1`` and no MLP the field is the one-head field of :mod:`numerics.core.field`.
+The MLP is the two-layer perceptron MLP(y) = W2 act(W1 y + b1) + b2 (one set of weights shared by the heads).
+
+A :class:`Schedule` makes the weights depend on depth: layer l (heads and optional MLP) acts on
+[t_l, t_{l+1}); weight sharing (ALBERT) is the constant schedule. A callable ``t -> (MultiHead, MLP | None)``
+is the general case. The field of a scheduled model is time dependent: it is called ``field(X, t)`` and has
+``field.time_dependent = True`` (see :mod:`numerics.core.integrators`).
+
+Sources: Geshkovski, Letrouit, Polyanskiy, Rigollet (GLPR, arXiv 2312.10794), the multi-head/MLP form of their
+continuous-time transformer; causal attention: Karagodin, Polyanskiy, Rigollet (arXiv 2411.04990).
+Notes: proofs_notes/architectures-*.md.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import erf
+
+from numerics.common.errors import InputError, require_choice, require_finite_array, require_real
+from numerics.core.field import MODELS, block_rows
+
+#: MLP activations by name
+ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "identity": lambda z: z,
+    "relu": lambda z: np.maximum(z, 0.0),
+    "tanh": np.tanh,
+    "gelu": lambda z: 0.5 * z * (1.0 + erf(z / math.sqrt(2.0))),
+}
+
+HEAD_ARRAYS = ("Q", "K", "V", "W")
+MLP_ARRAYS = ("W1", "b1", "W2", "b2")
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    arr = np.array(arr, dtype=np.float64, copy=True)
+    arr.flags.writeable = False
+    return arr
+
+
+def _put(arr: np.ndarray, key: str, arrays: dict | None):
+    """Metadata entry of an array: inline list, or a reference ``{"npz": key}`` to ``arrays[key]``."""
+    if arrays is None:
+        return arr.tolist()
+    arrays[key] = np.asarray(arr)
+    return {"npz": key}
+
+
+def _get(entry, arrays: dict | None, what: str):
+    if isinstance(entry, dict) and "npz" in entry:
+        if arrays is None or entry["npz"] not in arrays:
+            raise InputError(f"metadata refers to array {entry['npz']!r} for {what}, which the file does not hold")
+        return arrays[entry["npz"]]
+    return entry
+
+
+@dataclass(frozen=True, eq=False)
+class MultiHead:
+    """H attention heads with blocks ``Q, K, V, W`` of shape (H, k, d) (read-only copies).
+
+    Head h contributes W_h^T V_h a_i^{[h]} with scores s_ij = beta * scale * <Q_h x_i, K_h x_j>.
+
+    Parameters
+    ----------
+    Q, K, V, W : (H, k, d) array_like
+        Query, key, value and output blocks (the layout of a trained transformer's heads).
+    scale : float, optional
+        Score scale c; default 1/sqrt(k) (scaled dot-product attention).
+    """
+
+    Q: Any
+    K: Any
+    V: Any
+    W: Any
+    scale: float | None = None
+
+    def __post_init__(self) -> None:
+        shape = None
+        for name in HEAD_ARRAYS:
+            arr = require_finite_array(getattr(self, name), f"heads {name}", ndim=3)
+            if shape is None:
+                shape = arr.shape
+            elif arr.shape != shape:
+                raise InputError(f"heads Q, K, V, W must share one shape (H, k, d); {name} has {arr.shape}, "
+                                 f"Q has {shape}")
+            object.__setattr__(self, name, _frozen(arr))
+        H, k, d = shape
+        if H < 1 or k < 1 or d < 2:
+            raise InputError(f"heads need H >= 1, k >= 1 and d >= 2, got shape {shape}")
+        scale = 1.0 / math.sqrt(k) if self.scale is None else require_real(self.scale, "heads scale")
+        object.__setattr__(self, "scale", scale)
+
+    @property
+    def H(self) -> int:
+        return int(self.Q.shape[0])
+
+    @property
+    def k(self) -> int:
+        return int(self.Q.shape[1])
+
+    @property
+    def d(self) -> int:
+        return int(self.Q.shape[2])
+
+    @property
+    def score_maps(self) -> np.ndarray:
+        """(H, d, d): scale * Q_h^T K_h (scores are beta <x_i, score_maps[h] x_j>)."""
+        return self.scale * np.einsum("hki,hkj->hij", self.Q, self.K)
+
+    @property
+    def value_maps(self) -> np.ndarray:
+        """(H, d, d): W_h^T V_h (the head's value-output map on R^d)."""
+        return np.einsum("hki,hkj->hij", self.W, self.V)
+
+    # -- constructors -------------------------------------------------------------------------------------
+    @classmethod
+    def from_single(cls, Q=None, K=None, V=None, d: int | None = None, H: int = 1) -> "MultiHead":
+        """H identical copies of the one-head model (Q, K, V) with scale 1 and W_h = I/H: the one-head field.
+
+        ``None`` matrices are the identity (then ``d`` is required).
+        """
+        mats = [None if M is None else require_finite_array(M, name, ndim=2) for M, name in
+                ((Q, "Q"), (K, "K"), (V, "V"))]
+        dims = {M.shape[0] for M in mats if M is not None}
+        if d is not None:
+            dims.add(int(d))
+        if len(dims) != 1:
+            raise InputError(f"cannot build heads: sizes of Q, K, V and d disagree ({sorted(dims)})")
+        d = dims.pop()
+        Qm, Km, Vm = (np.eye(d) if M is None else M for M in mats)
+        stack = (lambda M: np.repeat(M[None], H, axis=0))
+        return cls(stack(Qm), stack(Km), stack(Vm), stack(np.eye(d) / H), scale=1.0)
+
+    @classmethod
+    def scaled_identity(cls, betas, d: int, weights=None) -> "MultiHead":
+        """Heads with Q_h^T K_h * scale = beta_h I and W_h^T V_h = w_h I (default w_h = 1/H), k = d."""
+        betas = require_finite_array(betas, "head betas", ndim=1)
+        H = betas.size
+        w = np.full(H, 1.0 / H) if weights is None else require_finite_array(weights, "head weights", ndim=1)
+        if w.size != H:
+            raise InputError(f"{H} head betas but {w.size} head weights")
+        eye = np.eye(d)
+        return cls(np.stack([b * eye for b in betas]), np.repeat(eye[None], H, 0), np.repeat(eye[None], H, 0),
+                   np.stack([c * eye for c in w]), scale=1.0)
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, what: str = "heads") -> "MultiHead":
+        missing = [k for k in HEAD_ARRAYS if k not in arrays]
+        unknown = set(arrays) - set(HEAD_ARRAYS) - {"scale"}
+        if missing or unknown:
+            raise InputError(f"{what} must hold arrays Q, K, V, W (each (H, k, d)) and optionally scale; "
+                             f"missing {missing or 'none'}, unknown {sorted(unknown) or 'none'}")
+        scale = arrays.get("scale")
+        if scale is not None:
+            scale = np.asarray(scale)
+            if scale.size != 1:
+                raise InputError(f"{what}: scale must be one number, got shape {scale.shape}")
+            scale = float(scale.reshape(()))
+        return cls(*(arrays[k] for k in HEAD_ARRAYS), scale=scale)
+
+    @classmethod
+    def load(cls, path) -> "MultiHead":
+        """Heads from an ``.npz`` with arrays Q, K, V, W of shape (H, k, d) (and optionally ``scale``)."""
+        return cls.from_arrays(_load_npz(path, "heads"), what=f"heads file {path}")
+
+    def to_meta(self, arrays: dict | None = None, prefix: str = "heads") -> dict:
+        out = {name: _put(getattr(self, name), f"{prefix}.{name}", arrays) for name in HEAD_ARRAYS}
+        out["scale"] = self.scale
+        return out
+
+    @classmethod
+    def from_meta(cls, meta: dict, arrays: dict | None = None) -> "MultiHead":
+        return cls(*(_get(meta.get(name), arrays, f"heads {name}") for name in HEAD_ARRAYS),
+                   scale=meta.get("scale"))
+
+
+@dataclass(frozen=True, eq=False)
+class MLP:
+    """The two-layer perceptron MLP(y) = W2 act(W1 y + b1) + b2 applied to each head's output.
+
+    Parameters
+    ----------
+    W1 : (m, d) array_like
+    b1 : (m,) array_like
+    W2 : (d, m) array_like
+    b2 : (d,) array_like
+    activation : {"relu", "gelu", "tanh", "identity"}
+        ``gelu`` is the exact one, z Phi(z).
+    """
+
+    W1: Any
+    b1: Any
+    W2: Any
+    b2: Any
+    activation: str = "relu"
+
+    def __post_init__(self) -> None:
+        W1 = require_finite_array(self.W1, "mlp W1", ndim=2)
+        W2 = require_finite_array(self.W2, "mlp W2", ndim=2)
+        b1 = require_finite_array(self.b1, "mlp b1", ndim=1)
+        b2 = require_finite_array(self.b2, "mlp b2", ndim=1)
+        m, d = W1.shape
+        if d < 2 or m < 1 or W2.shape != (d, m) or b1.shape != (m,) or b2.shape != (d,):
+            raise InputError(f"mlp shapes must be W1 (m, d), b1 (m,), W2 (d, m), b2 (d,) with d >= 2; got "
+                             f"W1 {W1.shape}, b1 {b1.shape}, W2 {W2.shape}, b2 {b2.shape}")
+        for name, arr in (("W1", W1), ("b1", b1), ("W2", W2), ("b2", b2)):
+            object.__setattr__(self, name, _frozen(arr))
+        object.__setattr__(self, "activation", require_choice(self.activation, "mlp activation",
+                                                              tuple(ACTIVATIONS)))
+
+    @property
+    def d(self) -> int:
+        return int(self.W1.shape[1])
+
+    def __call__(self, Y: np.ndarray) -> np.ndarray:
+        """MLP applied to each row of Y (n, d)."""
+        return ACTIVATIONS[self.activation](Y @ self.W1.T + self.b1) @ self.W2.T + self.b2
+
+    @classmethod
+    def identity(cls, d: int) -> "MLP":
+        """The identity map written as an MLP (activation ``identity``, W1 = W2 = I, zero biases)."""
+        return cls(np.eye(d), np.zeros(d), np.eye(d), np.zeros(d), activation="identity")
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, what: str = "mlp") -> "MLP":
+        missing = [k for k in MLP_ARRAYS if k not in arrays]
+        unknown = set(arrays) - set(MLP_ARRAYS) - {"activation"}
+        if missing or unknown:
+            raise InputError(f"{what} must hold arrays W1, b1, W2, b2 and optionally activation; missing "
+                             f"{missing or 'none'}, unknown {sorted(unknown) or 'none'}")
+        act = arrays.get("activation", "relu")
+        act = str(np.asarray(act).reshape(())) if not isinstance(act, str) else act
+        return cls(*(arrays[k] for k in MLP_ARRAYS), activation=act)
+
+    @classmethod
+    def load(cls, path) -> "MLP":
+        """An MLP from an ``.npz`` with arrays W1, b1, W2, b2 and optionally a string array ``activation``."""
+        return cls.from_arrays(_load_npz(path, "mlp"), what=f"mlp file {path}")
+
+    def to_meta(self, arrays: dict | None = None, prefix: str = "mlp") -> dict:
+        out = {name: _put(getattr(self, name), f"{prefix}.{name}", arrays) for name in MLP_ARRAYS}
+        out["activation"] = self.activation
+        return out
+
+    @classmethod
+    def from_meta(cls, meta: dict, arrays: dict | None = None) -> "MLP":
+        return cls(*(_get(meta.get(name), arrays, f"mlp {name}") for name in MLP_ARRAYS),
+                   activation=meta.get("activation", "relu"))
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """Weights that change with depth: layer l = (heads[l], mlps[l]) acts on [times[l], times[l+1]).
+
+    Parameters
+    ----------
+    times : (L,) array_like
+        Layer start times, strictly increasing, ``times[0] = 0``; the last layer acts on [times[-1], inf).
+    heads : sequence of MultiHead
+        One per layer (same d for all layers).
+    mlps : sequence of MLP or None, optional
+        One per layer (``None`` entries: no MLP in that layer).
+    fn : callable, optional
+        Instead of the tables: ``fn(t) -> (MultiHead, MLP | None)`` for every t >= 0 (cannot be saved to a
+        trajectory file; a run with it cannot be resumed).
+    d : int, optional
+        Dimension (required with ``fn``).
+
+    Notes
+    -----
+    With the ``layer`` step, step size 1 and times 0, 1, ..., L-1, a simulation is L applications of the
+    discrete attention map x <- (x + v^{(l)}(x)) / |x + v^{(l)}(x)| (claim architectures.schedule).
+    """
+
+    times: Any = None
+    heads: tuple = ()
+    mlps: tuple | None = None
+    fn: Callable | None = None
+    d: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.fn is not None:
+            if not callable(self.fn) or self.d is None or self.times is not None or self.heads:
+                raise InputError("a callable schedule needs fn callable and d, and no times/heads tables")
+            object.__setattr__(self, "d", int(self.d))
+            return
+        times = require_finite_array(self.times, "schedule times", ndim=1)
+        if times.size < 1 or times[0] != 0.0 or np.any(np.diff(times) <= 0):
+            raise InputError(f"schedule times must start at 0 and increase strictly, got {times.tolist()[:6]}")
+        heads = tuple(self.heads)
+        if len(heads) != times.size or not all(isinstance(h, MultiHead) for h in heads):
+            raise InputError(f"schedule needs one MultiHead per layer: {times.size} times, {len(heads)} heads")
+        mlps = None if self.mlps is None else tuple(self.mlps)
+        if mlps is not None and (len(mlps) != times.size or not all(m is None or isinstance(m, MLP) for m in mlps)):
+            raise InputError(f"schedule needs one MLP (or None) per layer: {times.size} times, {len(mlps)} mlps")
+        dims = {h.d for h in heads} | ({m.d for m in mlps if m is not None} if mlps else set())
+        if len(dims) != 1:
+            raise InputError(f"schedule layers disagree on d: {sorted(dims)}")
+        object.__setattr__(self, "times", _frozen(times))
+        object.__setattr__(self, "heads", heads)
+        object.__setattr__(self, "mlps", mlps)
+        object.__setattr__(self, "d", dims.pop())
+
+    @property
+    def layers(self) -> int | None:
+        return None if self.fn is not None else int(self.times.size)
+
+    def layer_index(self, t: float) -> int:
+        """l with times[l] <= t < times[l+1] (0 for t < 0)."""
+        return max(0, int(np.searchsorted(self.times, t, side="right")) - 1)
+
+    def at(self, t: float):
+        """``(MultiHead, MLP | None)`` acting at time t."""
+        if self.fn is not None:
+            out = self.fn(t)
+            if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], MultiHead)
+                    and (out[1] is None or isinstance(out[1], MLP)) and out[0].d == self.d):
+                raise InputError(f"schedule fn(t) must return (MultiHead, MLP or None) with d = {self.d}")
+            return out
+        l = self.layer_index(t)
+        return self.heads[l], (None if self.mlps is None else self.mlps[l])
+
+    @classmethod
+    def constant(cls, heads: MultiHead, mlp: MLP | None = None, layers: int = 1, step: float = 1.0) -> "Schedule":
+        """The same layer repeated (weight sharing): ``layers`` copies at times 0, step, 2 step, ..."""
+        return cls(times=np.arange(layers) * float(step), heads=(heads,) * layers,
+                   mlps=None if mlp is None else (mlp,) * layers)
+
+    @classmethod
+    def load(cls, path) -> "Schedule":
+        """A schedule from an ``.npz``: ``times`` (L,), ``Q, K, V, W`` (L, H, k, d), optionally ``scale``
+        (scalar) and MLP arrays ``W1`` (L, m, d), ``b1`` (L, m), ``W2`` (L, d, m), ``b2`` (L, d), ``activation``."""
+        data = _load_npz(path, "schedule")
+        what = f"schedule file {path}"
+        if "times" not in data:
+            raise InputError(f"{what} needs an array 'times' (layer start times)")
+        unknown = set(data) - {"times", "scale", "activation", *HEAD_ARRAYS, *MLP_ARRAYS}
+        if unknown:
+            raise InputError(f"{what}: unknown arrays {sorted(unknown)}")
+        times = require_finite_array(data["times"], f"times in {what}", ndim=1)
+        L = times.size
+        for name in HEAD_ARRAYS:
+            if name not in data or np.ndim(data[name]) != 4 or np.shape(data[name])[0] != L:
+                raise InputError(f"{what}: {name} must be an (L, H, k, d) array with L = {L} layers")
+        heads = tuple(MultiHead.from_arrays({**{k: data[k][l] for k in HEAD_ARRAYS},
+                                             **({"scale": data["scale"]} if "scale" in data else {})}, what)
+                      for l in range(L))
+        mlps = None
+        if any(k in data for k in MLP_ARRAYS):
+            for name in MLP_ARRAYS:
+                if name not in data or np.shape(data[name])[:1] != (L,):
+                    raise InputError(f"{what}: MLP array {name} must be given with a leading layer axis of size {L}")
+            act = {"activation": data["activation"]} if "activation" in data else {}
+            mlps = tuple(MLP.from_arrays({**{k: data[k][l] for k in MLP_ARRAYS}, **act}, what) for l in range(L))
+        return cls(times=times, heads=heads, mlps=mlps)
+
+    def to_meta(self, arrays: dict | None = None) -> dict:
+        if self.fn is not None:
+            return {"callable": repr(self.fn), "d": self.d}
+        return {"times": self.times.tolist(),
+                "heads": [h.to_meta(arrays, f"schedule.{l}.heads") for l, h in enumerate(self.heads)],
+                "mlps": None if self.mlps is None else
+                [None if m is None else m.to_meta(arrays, f"schedule.{l}.mlp") for l, m in enumerate(self.mlps)]}
+
+    @classmethod
+    def from_meta(cls, meta: dict, arrays: dict | None = None) -> "Schedule":
+        if "callable" in meta:
+            raise InputError("this trajectory was run with a callable schedule, which cannot be restored from a "
+                             "file; rebuild the Model with the same callable")
+        mlps = meta.get("mlps")
+        return cls(times=meta["times"], heads=tuple(MultiHead.from_meta(h, arrays) for h in meta["heads"]),
+                   mlps=None if mlps is None else tuple(None if m is None else MLP.from_meta(m, arrays)
+                                                        for m in mlps))
+
+
+def _load_npz(path, what: str) -> dict:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {what} file {path}: {exc}") from None
+
+
+# -- the field ------------------------------------------------------------------------------------------------
+def head_averages(X: np.ndarray, score_map: np.ndarray, beta: float, kind: str, causal: bool = False,
+                  block: int | None = None) -> np.ndarray:
+    """a_i = sum_j p_ij x_j (``sa``) or (1/n) sum_j e^{s_ij} x_j (``usa``), s_ij = beta <x_i, score_map x_j>.
+
+    Blocked over rows (:func:`numerics.core.field.block_rows`); with ``causal`` the sums run over j <= i only.
+    Overflow-safe: logits are shifted by their row maximum (exact for ``sa``; for ``usa`` the shift is
+    multiplied back and an overflow raises :class:`InputError`).
+    """
+    n, d = X.shape
+    left = beta * (X @ score_map)
+    b = block or block_rows(n)
+    out = np.empty((n, d))
+    rhs = np.hstack([X, np.ones((n, 1))])
+    for start in range(0, n, b):
+        stop = min(n, start + b)
+        cols = stop if causal else n
+        L = left[start:stop] @ X[:cols].T
+        if causal:
+            rows = np.arange(start, stop)[:, None]
+            L[np.arange(cols)[None, :] > rows] = -np.inf
+        shift = L.max(axis=1, keepdims=True)
+        E = np.exp(L - shift)
+        acc = E @ rhs[:cols]
+        if kind == "sa":
+            out[start:stop] = acc[:, :d] / acc[:, d:]
+        else:
+            with np.errstate(over="raise"):
+                try:
+                    out[start:stop] = acc[:, :d] * (np.exp(shift) / n)
+                except FloatingPointError:
+                    raise InputError(f"usa attention weights overflow for beta={beta:g}") from None
+    return out
+
+
+def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa", mlp: MLP | None = None,
+                   causal: bool = False, block: int | None = None) -> np.ndarray:
+    """The projected velocity v_i of the transformer block (module docstring), at any X in R^{n x d}.
+
+    The projection is the exact orthogonal one, y - (<x, y>/|x|^2) x (as in :func:`numerics.core.field.make_field`),
+    so Runge-Kutta stage points off the sphere keep |x_i| fixed.
+    """
+    S, M = heads.score_maps, heads.value_maps
+    H = heads.H
+    total = np.zeros_like(X)
+    for h in range(H):
+        y = head_averages(X, S[h], beta, kind, causal, block) @ M[h].T
+        total += y if mlp is None else mlp(H * y) / H
+    total -= (np.einsum("ij,ij->i", X, total) / np.einsum("ij,ij->i", X, X))[:, None] * X
+    return total
+
+
+def make_block_field(beta: float, kind: str, heads: MultiHead, mlp: MLP | None = None, causal: bool = False,
+                     block: int | None = None) -> Callable[[np.ndarray], np.ndarray]:
+    """``field(X) -> (n, d)``: :func:`block_velocity` with the parameters validated once."""
+    kind = require_choice(kind, "model", MODELS)
+    beta = require_real(beta, "beta")
+
+    def field(X: np.ndarray) -> np.ndarray:
+        return block_velocity(X, heads, beta, kind, mlp, causal, block)
+
+    return field
+
+
+class ScheduledField:
+    """The time-dependent field of a :class:`Schedule`: ``field(X, t)``, ``time_dependent = True``.
+
+    Per-layer fields are built once and cached by layer index (table schedules).
+    """
+
+    time_dependent = True
+
+    def __init__(self, beta: float, kind: str, schedule: Schedule, causal: bool = False, block: int | None = None):
+        self.beta, self.kind, self.schedule, self.causal, self.block = beta, kind, schedule, causal, block
+        self._cache: dict[int, Callable] = {}
+
+    def at(self, t: float) -> Callable[[np.ndarray], np.ndarray]:
+        """The time-independent field of the layer acting at t."""
+        if self.schedule.fn is not None:
+            heads, mlp = self.schedule.at(t)
+            return make_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block)
+        l = self.schedule.layer_index(t)
+        if l not in self._cache:
+            heads, mlp = self.schedule.at(t)
+            self._cache[l] = make_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block)
+        return self._cache[l]
+
+    def __call__(self, X: np.ndarray, t: float) -> np.ndarray:
+        return self.at(t)(X)
+
+
+def make_mixed_fourier_field(beta: float, kind: str, heads: MultiHead, fourier_module):
+    """d = 2, heads with score maps b_h I and value maps w_h I: sum_h w_h (Fourier field at beta b_h).
+
+    ``usa``: the field of the mixed pair kernel phi'(s) = sum_h w_h e^{beta b_h s}; ``sa``: a weighted sum of
+    one-head softmax fields. ``fourier_module`` is :mod:`numerics.circle.fourier` (loaded by the model).
+    """
+    coeffs = mixed_kernel_coefficients(heads)
+    if coeffs is None:
+        raise InputError("the fourier backend needs d = 2 heads with Q_h^T K_h and W_h^T V_h multiples of I")
+    parts = [(w, fourier_module.make_fourier_field(beta * b, kind)) for b, w in coeffs]
+
+    def field(X: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(X)
+        for w, f in parts:
+            out += w * f(X)
+        return out
+
+    return field
+
+
+def mixed_kernel_coefficients(heads: MultiHead, tol: float = 1e-14) -> list[tuple[float, float]] | None:
+    """[(b_h, w_h)] when every score map is b_h I and every value map is w_h I (d = 2), else None."""
+    if heads.d != 2:
+        return None
+    out = []
+    eye = np.eye(2)
+    for S, M in zip(heads.score_maps, heads.value_maps):
+        b, w = S[0, 0], M[0, 0]
+        if np.max(np.abs(S - b * eye)) > tol * max(1.0, abs(b)) or np.max(np.abs(M - w * eye)) > tol * max(1.0, abs(w)):
+            return None
+        out.append((float(b), float(w)))
+    return out

@@ -1,0 +1,141 @@
+"""Claims about the pretrained all-MiniLM-L6-v2 and attnflow's view of it (numerics.trained).
+
+Every check needs the optional extra ``attnflow[models]``; without it the result is ``inconclusive`` with the
+reason in its details.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from numerics.common.verification import CheckResult, claim
+
+SOURCE_SBERT = "sentence-transformers quick start (sbert.net, Usage), all-MiniLM-L6-v2"
+SOURCE_BERT = "Devlin et al. arXiv 1810.04805 (BERT block); GLPR arXiv 2312.10794 (transformers as particles)"
+SOURCE_GLPR = "GLPR arXiv 2312.10794 (ALBERT, clustering with depth); BPA arXiv 2410.23228 (l_max)"
+SHORT = "Tokens cluster with depth."
+
+#: the recorded trend of the iterated-layer experiment (paragraph 1, 100 iterations, eps = 0.3; see the note)
+ITERATED_STEPS = 100
+ITERATED_FINAL_CLUSTERS = {"block": [1, 2, 2, 3, 1, 1], "attention": [1, 2, 1, 1, 1, 1]}
+
+
+def _unavailable(cid: str) -> CheckResult | None:
+    from numerics.trained.checkpoint import EXTRA_HINT, models_available
+
+    if models_available():
+        return None
+    return CheckResult(cid, "inconclusive", None, None, None, {"reason": f"the packaged model is missing: {EXTRA_HINT}"})
+
+
+@claim(id="trained.quickstart", title="NumPy forward pass reproduces the published quick-start similarities",
+       source=SOURCE_SBERT, note="trained-forward-pass.md")
+def check_quickstart() -> CheckResult:
+    cid = "trained.quickstart"
+    if (skip := _unavailable(cid)) is not None:
+        return skip
+    from numerics.trained.checkpoint import load_checkpoint
+    from numerics.trained.encoder import sentence_embeddings
+    from numerics.trained.texts import QUICKSTART, QUICKSTART_SIMILARITIES
+
+    E = sentence_embeddings(load_checkpoint(), QUICKSTART)
+    S = E @ E.T
+    printed = np.array(QUICKSTART_SIMILARITIES)
+    err = float(np.abs(S - printed).max())
+    same = bool(np.array_equal(np.round(S, 4), printed))
+    return CheckResult(cid, "passed" if same else "failed", err, 0.0, "rounds to the printed 4 decimals (5e-5)",
+                       {"similarities": S.tolist(), "printed": printed.tolist(), "sentences": list(QUICKSTART),
+                        "path": "numerics.trained.encoder (float64 NumPy), mean pooling, unit norm"})
+
+
+@claim(id="trained.block", title="attention rows sum to one; every layer is the documented post-LN BERT block",
+       source=SOURCE_BERT, note="trained-forward-pass.md")
+def check_block() -> CheckResult:
+    cid = "trained.block"
+    if (skip := _unavailable(cid)) is not None:
+        return skip
+    from numerics.trained.checkpoint import load_checkpoint
+    from numerics.trained.encoder import run_encoder
+    from numerics.trained.reference import reference_layer
+
+    ckpt = load_checkpoint()
+    tr = run_encoder(ckpt, SHORT)
+    rows = float(np.abs(tr.attentions.sum(-1) - 1).max())
+    gaps = []
+    for l in range(ckpt.layers):
+        Xn, Y, P = reference_layer(tr.states[l], ckpt.layer_weights[l], ckpt.heads, ckpt.ln_eps)
+        gaps.append(max(float(np.abs(Xn - tr.states[l + 1]).max() / np.abs(Xn).max()),
+                        float(np.abs(Y - tr.sublayer[l]).max() / np.abs(Y).max()),
+                        float(np.abs(P - tr.attentions[l]).max())))
+    worst = max(max(gaps), rows)
+    tol = 1e-11
+    return CheckResult(cid, "passed" if worst <= tol and tr.attentions.min() >= 0 else "failed", worst, 0.0, tol,
+                       {"row_sum_error": rows, "layer_relative_gaps": gaps, "text": SHORT, "tokens": tr.n,
+                        "paths": "numerics.trained.encoder (vectorised heads) vs numerics.trained.reference "
+                                 "(loop over heads, scipy softmax, np.var LayerNorm, scipy.stats.norm GELU)"})
+
+
+@claim(id="trained.schedule", title="attnflow's layer step through the trained depth schedule = the idealised "
+       "attention sub-layer, to rounding", source=SOURCE_GLPR, note="trained-idealisation.md")
+def check_schedule() -> CheckResult:
+    cid = "trained.schedule"
+    if (skip := _unavailable(cid)) is not None:
+        return skip
+    from numerics.trained.checkpoint import load_checkpoint
+    from numerics.trained.encoder import run_encoder
+    from numerics.trained.flows import attnflow_depth_run, idealised_sublayer, layer_input_scales
+
+    ckpt = load_checkpoint()
+    tr = run_encoder(ckpt, SHORT)
+    frames = attnflow_depth_run(ckpt, tr)
+    r2 = layer_input_scales(tr)
+    U, gaps = frames[0], []
+    for l in range(ckpt.layers):
+        U = idealised_sublayer(U, ckpt.layer_weights[l], ckpt.heads, r2[l])
+        gaps.append(float(np.abs(U - frames[l + 1]).max()))
+    tol = 1e-12
+    return CheckResult(cid, "passed" if max(gaps) <= tol else "failed", max(gaps), 0.0, tol,
+                       {"per_layer": gaps, "r2": r2, "text": SHORT,
+                        "paths": "simulate(Model(schedule=trained_schedule), Solver('layer', dt=1, backend='direct')) "
+                                 "vs numerics.trained.flows.idealised_sublayer (full-width products)"})
+
+
+def iterated_trend(steps: int = ITERATED_STEPS, eps: float = 0.3) -> dict:
+    """Per layer and variant: mean cosine first/last, final clusters, plateaus, l_max and the reduced model."""
+    from numerics.trained.checkpoint import load_checkpoint
+    from numerics.trained.comparison import compare_iterated
+    from numerics.trained.flows import iterate_layer
+    from numerics.trained.texts import shipped_paragraphs
+
+    ckpt = load_checkpoint()
+    text = shipped_paragraphs()[0]
+    out = {}
+    for variant in ("block", "attention"):
+        rows = []
+        for layer in range(1, ckpt.layers + 1):
+            c = compare_iterated(ckpt, iterate_layer(ckpt, text, layer, steps, variant), eps)
+            rows.append({"layer": layer, "mean_cosine_first": c["mean_cosine"][0],
+                         "mean_cosine_last": c["mean_cosine"][-1],
+                         "increasing_fraction": c["mean_cosine_increasing_fraction"],
+                         "final_clusters": c["final_clusters"], "plateaus": c["plateaus"], "l_max": c["l_max"],
+                         "betas": c["betas"], "reduced": c["reduced"]})
+        out[variant] = rows
+    return out
+
+
+@claim(id="trained.iterated-layer", title="one trained layer iterated: mean cosine rises in every layer; cluster "
+       "counts end at the recorded values, not always at the predicted single cluster",
+       source=SOURCE_GLPR, note="trained-iterated-layer.md", default=False)
+def check_iterated_layer() -> CheckResult:
+    cid = "trained.iterated-layer"
+    if (skip := _unavailable(cid)) is not None:
+        return skip
+    trend = iterated_trend()
+    rises = all(r["mean_cosine_last"] > r["mean_cosine_first"] for rows in trend.values() for r in rows)
+    finals = {v: [r["final_clusters"] for r in rows] for v, rows in trend.items()}
+    lmax = {v: [r["l_max"]["beta_iso_median"] for r in rows] for v, rows in trend.items()}
+    theory_single = {v: [f == 1 for f in fs] for v, fs in finals.items()}
+    ok = rises and finals == ITERATED_FINAL_CLUSTERS
+    return CheckResult(cid, "passed" if ok else "failed", {"final_clusters": finals, "mean_cosine_rises": rises},
+                       {"final_clusters": ITERATED_FINAL_CLUSTERS, "mean_cosine_rises": True}, "exact",
+                       {"trend": trend, "l_max_beta_iso": lmax, "theory_single_cluster_holds": theory_single,
+                        "steps": ITERATED_STEPS, "eps": 0.3, "text": "shipped paragraph 1"})

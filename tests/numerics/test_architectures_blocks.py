@@ -1,0 +1,114 @@
+"""The transformer-block model features of numerics.core.blocks through the Model object."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from numerics.common.errors import InputError
+from numerics.core.blocks import MLP, MultiHead, Schedule
+from numerics.core.model import Model, Solver
+from numerics.core.trajectory import Trajectory, resume, simulate, uniform_sphere
+
+
+def _rng():
+    return np.random.default_rng(1414)
+
+
+def _random_heads(rng, H=2, k=2, d=3):
+    return MultiHead(*(rng.standard_normal((H, k, d)) for _ in range(4)))
+
+
+def _dense_block(X, heads, beta, kind, mlp=None, causal=False):
+    """Independent dense reference: loops over heads, full n x n matrices, explicit mask."""
+    n, d = X.shape
+    H = heads.Q.shape[0]
+    c = heads.scale
+    total = np.zeros((n, d))
+    for h in range(H):
+        S = beta * c * (X @ heads.Q[h].T) @ (X @ heads.K[h].T).T
+        E = np.exp(S)
+        if causal:
+            E = np.tril(E)
+        A = E @ X / (E.sum(axis=1, keepdims=True) if kind == "sa" else n)
+        y = A @ heads.V[h].T @ heads.W[h]
+        total += y if mlp is None else mlp(H * y) / H
+    return total - np.sum(X * total, axis=1, keepdims=True) * X
+
+
+@pytest.mark.parametrize("kind", ["sa", "usa"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_block_field_matches_dense_reference(kind, causal):
+    rng = _rng()
+    X = uniform_sphere(9, 3, rng)
+    heads = _random_heads(rng)
+    mlp = MLP(rng.standard_normal((4, 3)), rng.standard_normal(4), rng.standard_normal((3, 4)),
+              rng.standard_normal(3), "gelu")
+    for m in (None, mlp):
+        f, backend = Model(kind, 1.5, heads=heads, mlp=m, causal=causal).vector_field(9, 3, "direct")
+        assert backend == "blocks"
+        np.testing.assert_allclose(f(X), _dense_block(X, heads, 1.5, kind, m, causal), atol=1e-12)
+
+
+def test_planted_transpose_in_reference_is_detected():
+    rng = _rng()
+    X = uniform_sphere(9, 3, rng)
+    heads = _random_heads(rng)
+    f, _ = Model("sa", 1.0, heads=heads).vector_field(9, 3, "direct")
+    wrong = MultiHead(heads.K, heads.Q, heads.V, heads.W)  # planted error: Q and K swapped
+    assert np.abs(f(X) - _dense_block(X, wrong, 1.0, "sa")).max() > 1e-3
+
+
+def test_small_block_size_changes_nothing():
+    from numerics.core.blocks import block_velocity
+
+    rng = _rng()
+    X = uniform_sphere(11, 3, rng)
+    heads = _random_heads(rng)
+    a = block_velocity(X, heads, 2.0, "sa", causal=True)
+    b = block_velocity(X, heads, 2.0, "sa", causal=True, block=3)
+    np.testing.assert_allclose(a, b, atol=1e-14)
+
+
+def test_bad_combinations_raise():
+    rng = _rng()
+    heads = _random_heads(rng)
+    with pytest.raises(InputError, match="either Q, K, V"):
+        Model("sa", 1.0, Q=np.eye(3), heads=heads)
+    with pytest.raises(InputError, match="disagree on d"):
+        Model("sa", 1.0, heads=heads, mlp=MLP.identity(4))
+    with pytest.raises(InputError, match="natural time unit"):
+        Model("usa", 1.0, heads=heads, time_unit="rescaled")
+    with pytest.raises(InputError, match="share one shape"):
+        MultiHead(np.ones((2, 2, 3)), np.ones((2, 2, 3)), np.ones((2, 3, 3)), np.ones((2, 2, 3)))
+    with pytest.raises(InputError, match="non-finite"):
+        MultiHead(np.full((1, 2, 3), np.nan), np.ones((1, 2, 3)), np.ones((1, 2, 3)), np.ones((1, 2, 3)))
+    with pytest.raises(InputError, match="increase strictly"):
+        Schedule(times=[0, 0], heads=(heads, heads))
+    with pytest.raises(InputError, match="schedule carries"):
+        Model("sa", 1.0, schedule=Schedule.constant(heads), mlp=MLP.identity(3))
+    with pytest.raises(InputError, match="causal must be"):
+        Model("sa", 1.0, causal="yes")
+    with pytest.raises(InputError, match="fourier"):
+        Model("sa", 1.0, heads=heads, causal=True).vector_field(5, 3, "fourier")
+
+
+def test_trajectory_round_trip_and_resume(tmp_path):
+    rng = _rng()
+    heads = _random_heads(rng)
+    mlp = MLP(rng.standard_normal((4, 3)), rng.standard_normal(4), rng.standard_normal((3, 4)),
+              rng.standard_normal(3), "relu")
+    sch = Schedule(times=[0.0, 0.5], heads=(heads, MultiHead.from_single(d=3)), mlps=(mlp, None))
+    model = Model("sa", 1.0, schedule=sch, causal=True)
+    X0 = uniform_sphere(6, 3, rng)
+    full = simulate(model, X0, 1.0, solver=Solver("rk4", dt=0.1))
+    half = simulate(model, X0, 0.5, solver=Solver("rk4", dt=0.1))
+    path = tmp_path / "t.npz"
+    half.save(path)
+    back = Trajectory.load(path)
+    m2 = back.model
+    assert m2.causal and m2.schedule.layers == 2
+    np.testing.assert_array_equal(m2.schedule.heads[0].Q, heads.Q)
+    resumed = resume(path, 1.0)
+    np.testing.assert_allclose(resumed.X[-1], full.X[-1], atol=1e-13)
+    inline = Model.from_meta(model.to_meta())  # arrays written inline as lists
+    np.testing.assert_array_equal(inline.schedule.mlps[0].W1, mlp.W1)
