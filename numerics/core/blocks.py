@@ -521,3 +521,33 @@ def mixed_kernel_coefficients(heads: MultiHead, tol: float = 1e-14) -> list[tupl
             return None
         out.append((float(b), float(w)))
     return out
+
+
+def architecture_from_args(args) -> dict:
+    """Model keywords ``heads``, ``mlp``, ``schedule``, ``causal`` from the CLI flags ``--heads FILE.npz``,
+    ``--mlp FILE.npz``, ``--schedule FILE.npz`` and ``--causal`` (missing flags are left out)."""
+    out = {}
+    if getattr(args, "heads", None):
+        out["heads"] = MultiHead.load(args.heads)
+    if getattr(args, "mlp", None):
+        out["mlp"] = MLP.load(args.mlp)
+    if getattr(args, "schedule", None):
+        out["schedule"] = Schedule.load(args.schedule)
+    if getattr(args, "causal", None):
+        out["causal"] = True
+    return out
+
+
+def architecture_summary(model) -> str:
+    """One line describing a model's heads, MLP, schedule and mask (for CLI tables)."""
+    parts = []
+    if model.schedule is not None:
+        parts.append("callable schedule" if model.schedule.fn is not None
+                     else f"schedule of {model.schedule.layers} layers")
+    if model.heads is not None:
+        parts.append(f"{model.heads.H} heads (k={model.heads.k})")
+    if model.mlp is not None:
+        parts.append(f"MLP ({model.mlp.activation}, width {model.mlp.W1.shape[0]})")
+    if model.causal:
+        parts.append("causal mask")
+    return ", ".join(parts) or "one head"
