@@ -320,11 +320,11 @@ def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=No
     """
     from .codegen import compile_function
 
-    heads = [tuple(sp.Matrix(sp.nsimplify(sp.Matrix(M).tolist(), rational=False)) for M in h) for h in heads_numeric]
+    exact = (lambda M: sp.Matrix(M).applyfunc(lambda e: e if isinstance(e, sp.Rational) else sp.Rational(float(e))))
+    heads = [tuple(exact(M) for M in h) for h in heads_numeric]
     d = heads[0][0].shape[1]
     pts = [sym.particle(j + 1, d) for j in range(n)]
-    mlp_s = None if mlp is None else (sp.Matrix(mlp[0]), sp.Matrix(mlp[1]), sp.Matrix(mlp[2]), sp.Matrix(mlp[3]),
-                                      mlp[4])
+    mlp_s = None if mlp is None else (exact(mlp[0]), exact(mlp[1]), exact(mlp[2]), exact(mlp[3]), mlp[4])
     v = block_particle_field(kind, pts, particle, heads, scale=scale, mlp=mlp_s, causal=causal)
     args = [c for p in pts for c in p] + [sym.beta]
     names = [f"x{j + 1}_{a + 1}" for j in range(n) for a in range(d)] + ["beta"]
