@@ -112,3 +112,17 @@ def test_trajectory_round_trip_and_resume(tmp_path):
     np.testing.assert_allclose(resumed.X[-1], full.X[-1], atol=1e-13)
     inline = Model.from_meta(model.to_meta())  # arrays written inline as lists
     np.testing.assert_array_equal(inline.schedule.mlps[0].W1, mlp.W1)
+
+
+def test_cluster_reintegration_uses_the_architecture_model():
+    from numerics.clusters.merge_tree import reintegrator_from_meta
+    from numerics.core.model import SaveAt
+
+    rng = _rng()
+    model = Model("sa", 2.0, heads=_random_heads(rng), causal=True)
+    X0 = uniform_sphere(5, 3, rng)
+    tr = simulate(model, X0, 1.0, solver=Solver("adaptive", rtol=1e-11, atol=1e-13), save=SaveAt(times=[0.0, 1.0]))
+    again = reintegrator_from_meta(tr.meta, tr.arrays)(X0, np.array([0.0, 1.0]))
+    np.testing.assert_allclose(again[-1], tr.X[-1], atol=1e-8)
+    plain = reintegrator_from_meta({k: v for k, v in tr.meta.items() if k not in ("heads", "causal")})
+    assert np.abs(plain(X0, np.array([0.0, 1.0]))[-1] - tr.X[-1]).max() > 1e-3  # the plain model differs
