@@ -102,6 +102,41 @@ def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *
     return tangent_projection(x, total)
 
 
+def scheduled_particle_field(kind: str, points: Sequence, i: int, layers: Sequence, times: Sequence, *,
+                             t=sym.t, **options) -> sp.Matrix:
+    """Time-dependent weights as a depth schedule: layer l = (heads_l, mlp_l) acts on [times[l], times[l+1]).
+
+    Returns the velocity as a vector of ``sympy.Piecewise`` in ``t`` (the last layer acts on [times[-1], oo);
+    ``times[0]`` must be 0). Weight sharing (ALBERT) is one repeated layer; a callable schedule is the general case
+    ``block_particle_field`` with matrix entries that are expressions in t. ``options`` are passed to
+    :func:`block_particle_field` (beta, scale, weight, causal).
+    """
+    if len(layers) != len(times) or not times or times[0] != 0:
+        raise ValueError("give one layer per start time, starting at t = 0")
+    fields = [block_particle_field(kind, points, i, heads, mlp=mlp, **options) for heads, mlp in layers]
+    bounds = list(times[1:]) + [sp.oo]
+    return sp.Matrix([sp.Piecewise(*[(f[a], t < b) for f, b in zip(fields, bounds)]) for a in range(fields[0].rows)])
+
+
+def schedule_derivation(kind: str = "sa", d: int = 2, n: int = 2) -> Derivation:
+    """A schedule whose two layers are equal is the time-independent field (weight sharing; checked at t = 1/2 in
+    the first layer and t = 5/2 in the second), and inside [t_1, oo) a two-layer schedule is the second layer's
+    field (t = 3/2; the first layer has Q and K swapped, so a wrong interval would show)."""
+    Q, K, V, W = head_matrices(1, d, d)
+    pts, sampler = _sphere_points(d, n)
+    layer = ([(Q, K, V, W)], None)
+    other = ([(K, Q, V, W)], None)
+    shared = scheduled_particle_field(kind, pts, 0, [layer, layer], [0, 1])
+    mixed = scheduled_particle_field(kind, pts, 0, [other, layer], [0, 1]).subs(sym.t, sp.Rational(3, 2))
+    fixed = block_particle_field(kind, pts, 0, [(Q, K, V, W)])
+    return Derivation(title=f"{kind}: constant schedule = time-independent field; layer 2 acts on [1, oo) (d = {d})",
+                      source=SOURCE + "; depth-dependent weights",
+                      lhs=sp.Matrix.vstack(shared.subs(sym.t, sp.Rational(1, 2)), shared.subs(sym.t, sp.Rational(5, 2)),
+                                           mixed),
+                      rhs=sp.Matrix.vstack(fixed, fixed, fixed),
+                      steps=(Step("scheduled field (Piecewise in t)", shared),))
+
+
 def _rational_matrix(rng: random.Random, rows: int, cols: int) -> sp.Matrix:
     return sp.Matrix(rows, cols, lambda a, b: random_rational(rng, -2, 2, 5))
 
@@ -336,5 +371,5 @@ def architecture_derivations() -> list[Derivation]:
     """The derivations of this module at small sizes (for ``attnflow derive`` style listings and tests)."""
     return [one_head_derivation("sa"), one_head_derivation("usa"), identical_heads_derivation("sa"),
             causal_first_token_derivation(), causal_two_token_derivation(), causal_meanfield_derivation(),
-            causal_meanfield_derivation(kind="usa"), multihead_gaussian_derivation(2, 2),
+            causal_meanfield_derivation(kind="usa"), multihead_gaussian_derivation(2, 2), schedule_derivation(),
             multihead_gradient_derivation()]

@@ -75,3 +75,16 @@ def test_emitted_code_matches_numerics():
         v = np.array(f(*X.ravel(), 1.3))
         ref = block_velocity(X, heads, 1.3, "sa", MLP(*mlp), causal)[2]
         np.testing.assert_allclose(v, ref, atol=1e-13)
+
+
+def test_schedule_derivation_and_planted_wrong_interval():
+    assert A.schedule_derivation().verify().ok
+    Q, K, V, W = A.head_matrices(1, 2, 2)
+    pts = [A.sym.particle(j + 1, 2) for j in range(2)]
+    field = A.scheduled_particle_field("sa", pts, 0, [([(K, Q, V, W)], None), ([(Q, K, V, W)], None)], [0, 1])
+    fixed = A.block_particle_field("sa", pts, 0, [(Q, K, V, W)])
+    planted = Derivation("first layer at t = 1/2 (wrong interval)", "test", field.subs(A.sym.t, sp.Rational(1, 2)),
+                         fixed, sampler=A.one_head_derivation("sa").sampler)
+    wrong_entries = {e: v for e, v in zip(list(Q) + list(K) + list(V) + list(W), [1, 2, 0, 1, 1, 0, 3, 1] * 2)}
+    assert not Derivation(planted.title, "test", planted.lhs.subs(wrong_entries), planted.rhs.subs(wrong_entries),
+                          sampler=planted.sampler).verify(simplify=False).ok
