@@ -27,6 +27,7 @@ Notes: proofs_notes/architectures-*.md.
 from __future__ import annotations
 
 import math
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -392,10 +393,13 @@ class Schedule:
 
 def _load_npz(path, what: str) -> dict:
     try:
-        with np.load(path, allow_pickle=False) as data:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ValueError("not an .npz archive of named arrays")
+        with data:
             return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read {what} file {path}: {exc}") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"cannot read {what} file {path}: {exc or type(exc).__name__}") from None
 
 
 # -- the field ------------------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ class Trajectory:
                 times, X, energy = data["times"], data["X"], data["energy"]
                 meta = json.loads(str(data["meta"]))
                 arrays = {k[len(ARCH_PREFIX):]: data[k] for k in data.files if k.startswith(ARCH_PREFIX)}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError) as exc:
             if isinstance(exc, InputError):
                 raise
             raise InputError(f"cannot read trajectory {path}: {exc}") from None
@@ -109,7 +109,7 @@ def load_initial(path, normalize: bool = False) -> np.ndarray:
     """Initial condition from a ``.npy`` file of shape (n, d) with unit rows (see :func:`require_points`)."""
     try:
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError) as exc:
         raise InputError(f"cannot read initial condition {path}: {exc}") from None
     return require_points(arr, f"init file {path}", normalize=normalize)
 
@@ -122,7 +122,7 @@ def load_attention_matrices(path, d: int | None = None) -> dict:
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError) as exc:
         raise InputError(f"cannot read matrices {path}: {exc}") from None
     unknown = set(arrays) - {"Q", "K", "V"}
     if unknown or not arrays:

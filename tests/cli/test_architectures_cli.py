@@ -70,3 +70,11 @@ def test_gaussian_heads(capsys, files):
     assert "replaces --V" in bad(capsys, [
         "gaussian", "--attention", "softmax", "--d", "2", "--heads", files["heads2"], "--V", "[[1, 0], [0, 1]]",
         "--mean", "[0, 0]", "--cov", "[[1, 0], [0, 1]]", "--t-end", "0.3"])
+
+
+@pytest.mark.parametrize("flag", ["--heads", "--mlp", "--schedule", "--matrices"])
+def test_empty_file_is_a_one_line_error(capsys, files, flag):
+    empty = files["dir"] / "empty.npz"
+    empty.write_bytes(b"")
+    bad(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "4", "--d", "3", "--t-end", "0.1",
+                 "--out", str(files["dir"] / "x.npz"), flag, str(empty)])
