@@ -199,7 +199,7 @@ def gaussian_heads_quadrature(cases=((2, 2, 31), (2, 3, 32), (3, 2, 33))) -> lis
     return out
 
 
-def gaussian_heads_particles(cases=((2, 2, 41), (3, 2, 42)), n: int = 4000) -> list[dict]:
+def gaussian_heads_particles(cases=((2, 2, 41), (3, 2, 42)), n: int = 3000) -> list[dict]:
     """Particles (exact layer steps x <- x + h Gamma(x), n tokens) vs the exact Gaussian closure of the layer map,
     in standard errors (numerics.gaussian.solutions.compare_particles_to_ode)."""
     from numerics.gaussian.solutions import compare_particles_to_ode, simulate_particles
