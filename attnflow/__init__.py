@@ -22,6 +22,9 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was no
 #: module -> the public names it provides
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.core.model": ("BACKENDS", "Model", "SaveAt", "Solver",),
+    "numerics.architectures.causal": ("two_token_merge_time",),
+    "numerics.architectures.deep": ("dense_block_velocity", "discrete_transformer",),
+    "numerics.architectures.stationary": ("field_jacobian", "stationary_report",),
     "numerics.core.blocks": ("MLP", "MultiHead", "Schedule", "block_velocity", "make_block_field",),
     "numerics.circle.angles": ("circle_energy", "CircleTrajectory", "kuramoto_order_parameter", "make_angle_field", "order_parameters", "simulate_circle",),
     "numerics.circle.fourier": ("fourier_angle_velocity", "fourier_is_faster", "harmonics_for_tolerance", "make_fourier_field",),
@@ -45,7 +48,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.rd.dynamics": ("RdRun", "simulate_rd",),
     "numerics.rd.geometry": ("boolean_limit", "hull_vertices", "hyperplane_coordinates", "limit_codimension", "predicted_limit",),
     "numerics.rd.stability": ("adversarial_search", "log_stability_constant", "stability_ratios", "wasserstein",),
-    "numerics.gaussian.solutions": ("attention_matrix", "compare_particles_to_ode", "gaussian_attention", "layer_gaussian_map", "moment_rhs", "particle_velocity", "simulate_particles", "sinkhorn_conditional_covariance", "softmax_blowup_time", "softmax_identity_value_closed_form", "softmax_low_rank_limit", "solve_moment_ode", "velocity_by_quadrature",),
+    "numerics.gaussian.solutions": ("attention_matrix", "compare_particles_to_ode", "gaussian_attention", "gaussian_heads", "GaussianHeads", "layer_gaussian_map", "moment_rhs", "particle_velocity", "simulate_particles", "sinkhorn_conditional_covariance", "softmax_blowup_time", "softmax_identity_value_closed_form", "softmax_low_rank_limit", "solve_moment_ode", "velocity_by_quadrature",),
     "numerics.meanfield.growth": ("degree_power_spectrum", "particle_growth_rates_circle", "particle_growth_rates_sphere", "pde_growth_rates",),
     "numerics.meanfield.metastable": ("count_clusters_by_gaps", "metastable_experiment",),
     "numerics.meanfield.pde": ("solve_continuity_circle",),

@@ -74,7 +74,7 @@ def pairwise_runs(dims, betas, seeds, n: int, t_end: float, frames: int = 60) ->
                 traj = simulate("sa", beta, t_end, n=n, d=d, seed=seed, method="adaptive",
                                 save_times=_log_times(t_end, frames), rtol=1e-8, atol=1e-10)
                 coarse = merge_history(traj.times, traj.X, EPS)
-                fine = merge_history(traj.times, traj.X, EPS, reintegrate=reintegrator_from_meta(traj.meta),
+                fine = merge_history(traj.times, traj.X, EPS, reintegrate=reintegrator_from_meta(traj.meta, traj.arrays),
                                      time_rtol=1e-5, time_atol=1e-9)
                 out.append({"d": d, "beta": beta, "seed": seed, "n": n, "t_end": t_end,
                             "merges": len(fine.merges),
@@ -145,7 +145,7 @@ def spread_clusters_merge_time(beta: float, theta0: float, per: int = 3, spread:
     T = two_cluster_merge_time(theta0, beta, EPS)
     traj = simulate("sa", beta, 3 * T, X0=X0, method="adaptive", save_times=_log_times(3 * T, 40),
                     rtol=1e-9, atol=1e-12)
-    hist = merge_history(traj.times, traj.X, EPS, reintegrate=reintegrator_from_meta(traj.meta), time_rtol=1e-6)
+    hist = merge_history(traj.times, traj.X, EPS, reintegrate=reintegrator_from_meta(traj.meta, traj.arrays), time_rtol=1e-6)
     for e in hist.merges:
         members = set(hist.tree.nodes[e.new]["members"])
         if members & set(range(per)) and members & set(range(per, 2 * per)):

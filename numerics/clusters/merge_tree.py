@@ -35,6 +35,7 @@ import numpy as np
 from numerics.clusters.detection import clusters_from_labels, component_labels, eps_graph_edges
 from numerics.common.errors import InputError, require_finite_array, require_int, require_real
 from numerics.core.field import make_field
+from numerics.core.model import Model
 from numerics.core.integrators import integrate_adaptive
 
 #: re-integrates from a state at save_times[0] and returns the states at every save time, shape (m, n, d)
@@ -306,15 +307,27 @@ def reintegrator(field: Callable[[np.ndarray], np.ndarray], rtol: float = REFINE
     return run
 
 
-def reintegrator_from_meta(meta: dict) -> Reintegrator:
-    """The :data:`Reintegrator` of the ODE that produced a :class:`numerics.core.trajectory.Trajectory` (model, beta,
-    Q, K, V and time unit read from its ``meta``). Refined times are ODE times, in the file's time unit."""
+def reintegrator_from_meta(meta: dict, arrays: dict | None = None) -> Reintegrator:
+    """The :data:`Reintegrator` of the ODE that produced a :class:`numerics.core.trajectory.Trajectory` (the model
+    of its ``meta``, :meth:`numerics.core.model.Model.from_meta`, with the weight ``arrays`` of heads, MLP or
+    schedule). Refined times are ODE times, in the file's time unit. A time-dependent model (depth schedule) is
+    re-integrated on the true time axis (no shift of the time origin)."""
     missing = [k for k in ("model", "beta", "d") if k not in meta]
     if missing:
         raise InputError(f"trajectory meta lacks {', '.join(missing)}: cannot re-integrate to refine merge times")
-    f = make_field(int(meta["d"]), float(meta["beta"]), meta["model"], meta.get("Q"), meta.get("K"),
-                   meta.get("V"), time_unit=meta.get("time_unit", "natural"))
-    return reintegrator(f)
+    model = Model.from_meta(meta, arrays)
+    d = int(meta["d"])
+    if not model.has_architecture and model.kernel is None:
+        return reintegrator(make_field(d, model.beta, model.kind, model.Q, model.K, model.V,
+                                       time_unit=model.time_unit))
+    f, _ = model.vector_field(int(meta.get("n", 2)), d, "direct")
+    if not model.time_dependent:
+        return reintegrator(f)
+
+    def run(X0: np.ndarray, save_times: np.ndarray) -> np.ndarray:
+        return integrate_adaptive(f, X0, np.asarray(save_times, dtype=float), rtol=REFINE_RTOL, atol=REFINE_ATOL)[1]
+
+    return run
 
 
 def history_payload(history: MergeHistory) -> dict:

@@ -27,6 +27,7 @@ Notes: proofs_notes/architectures-*.md.
 from __future__ import annotations
 
 import math
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -122,12 +123,12 @@ class MultiHead:
     @property
     def score_maps(self) -> np.ndarray:
         """(H, d, d): scale * Q_h^T K_h (scores are beta <x_i, score_maps[h] x_j>)."""
-        return self.scale * np.einsum("hki,hkj->hij", self.Q, self.K)
+        return self.scale * (np.transpose(self.Q, (0, 2, 1)) @ self.K)
 
     @property
     def value_maps(self) -> np.ndarray:
         """(H, d, d): W_h^T V_h (the head's value-output map on R^d)."""
-        return np.einsum("hki,hkj->hij", self.W, self.V)
+        return np.transpose(self.W, (0, 2, 1)) @ self.V
 
     # -- constructors -------------------------------------------------------------------------------------
     @classmethod
@@ -392,10 +393,13 @@ class Schedule:
 
 def _load_npz(path, what: str) -> dict:
     try:
-        with np.load(path, allow_pickle=False) as data:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ValueError("not an .npz archive of named arrays")
+        with data:
             return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read {what} file {path}: {exc}") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"cannot read {what} file {path}: {exc or type(exc).__name__}") from None
 
 
 # -- the field ------------------------------------------------------------------------------------------------
@@ -407,8 +411,12 @@ def head_averages(X: np.ndarray, score_map: np.ndarray, beta: float, kind: str, 
     Overflow-safe: logits are shifted by their row maximum (exact for ``sa``; for ``usa`` the shift is
     multiplied back and an overflow raises :class:`InputError`).
     """
+    return _averages(X, beta * (X @ score_map), beta, kind, causal, block)
+
+
+def _averages(X: np.ndarray, left: np.ndarray, beta: float, kind: str, causal: bool, block: int | None) -> np.ndarray:
+    """:func:`head_averages` with the query side ``left`` = beta X M precomputed (logits s_ij = <left_i, x_j>)."""
     n, d = X.shape
-    left = beta * (X @ score_map)
     b = block or block_rows(n)
     out = np.empty((n, d))
     rhs = np.hstack([X, np.ones((n, 1))])
@@ -437,14 +445,16 @@ def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa
                    causal: bool = False, block: int | None = None) -> np.ndarray:
     """The projected velocity v_i of the transformer block (module docstring), at any X in R^{n x d}.
 
-    The projection is the exact orthogonal one, y - (<x, y>/|x|^2) x (as in :func:`numerics.core.field.make_field`),
-    so Runge-Kutta stage points off the sphere keep |x_i| fixed.
+    Per head the query side beta c (X Q_h^T) K_h and the value side (a V_h^T) W_h are computed through the
+    (k, d) blocks (cost O(n k d) each, never a d x d matrix), the n x n logits blockwise. The projection is the
+    exact orthogonal one, y - (<x, y>/|x|^2) x (as in :func:`numerics.core.field.make_field`), so Runge-Kutta
+    stage points off the sphere keep |x_i| fixed.
     """
-    S, M = heads.score_maps, heads.value_maps
     H = heads.H
     total = np.zeros_like(X)
     for h in range(H):
-        y = head_averages(X, S[h], beta, kind, causal, block) @ M[h].T
+        left = (beta * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
+        y = (_averages(X, left, beta, kind, causal, block) @ heads.V[h].T) @ heads.W[h]
         total += y if mlp is None else mlp(H * y) / H
     total -= (np.einsum("ij,ij->i", X, total) / np.einsum("ij,ij->i", X, X))[:, None] * X
     return total
@@ -521,3 +531,33 @@ def mixed_kernel_coefficients(heads: MultiHead, tol: float = 1e-14) -> list[tupl
             return None
         out.append((float(b), float(w)))
     return out
+
+
+def architecture_from_args(args) -> dict:
+    """Model keywords ``heads``, ``mlp``, ``schedule``, ``causal`` from the CLI flags ``--heads FILE.npz``,
+    ``--mlp FILE.npz``, ``--schedule FILE.npz`` and ``--causal`` (missing flags are left out)."""
+    out = {}
+    if getattr(args, "heads", None):
+        out["heads"] = MultiHead.load(args.heads)
+    if getattr(args, "mlp", None):
+        out["mlp"] = MLP.load(args.mlp)
+    if getattr(args, "schedule", None):
+        out["schedule"] = Schedule.load(args.schedule)
+    if getattr(args, "causal", None):
+        out["causal"] = True
+    return out
+
+
+def architecture_summary(model) -> str:
+    """One line describing a model's heads, MLP, schedule and mask (for CLI tables)."""
+    parts = []
+    if model.schedule is not None:
+        parts.append("callable schedule" if model.schedule.fn is not None
+                     else f"schedule of {model.schedule.layers} layers")
+    if model.heads is not None:
+        parts.append(f"{model.heads.H} heads (k={model.heads.k})")
+    if model.mlp is not None:
+        parts.append(f"MLP ({model.mlp.activation}, width {model.mlp.W1.shape[0]})")
+    if model.causal:
+        parts.append("causal mask")
+    return ", ".join(parts) or "one head"

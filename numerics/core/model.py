@@ -185,7 +185,10 @@ class Model:
         """``d`` validated against the matrices' size."""
         d = require_int(d, "d", minimum=2)
         if self.dimension is not None and self.dimension != d:
-            raise InputError(f"the model's matrices are {self.dimension} x {self.dimension}, "
+            if self.Q is not None or self.K is not None or self.V is not None:
+                raise InputError(f"the model's matrices are {self.dimension} x {self.dimension}, "
+                                 f"but the particles live in R^{d}")
+            raise InputError(f"the model's heads, MLP or schedule act on R^{self.dimension}, "
                              f"but the particles live in R^{d}")
         return d
 

@@ -89,6 +89,36 @@ def gaussian_attention(attention: str, d: int, *, V, A=None, Q=None, K=None) -> 
     return GaussianAttention(attention, d, require_square(A, "A", d), V)
 
 
+@dataclass(frozen=True)
+class GaussianHeads:
+    """H softmax heads acting together: Gamma(x) = sum_h Gamma_h(x), Gamma_h the one-head softmax velocity with
+    (A_h, V_h) (A_h = c K_h^T Q_h, V_h = W_h^T V_h of a transformer head). For mu = N(alpha, Sigma) each
+    Gamma_h = V_h alpha + V_h Sigma A_h x is affine, so the sum is affine with b = sum_h V_h alpha and
+    J = sum_h V_h Sigma A_h (derived in :mod:`theory.architectures`, ``multihead_gaussian_derivation``).
+
+    Verified by: architectures.gaussian-heads
+    """
+
+    heads: tuple
+    attention: str = "softmax-heads"
+
+    @property
+    def d(self) -> int:
+        return self.heads[0].d
+
+    def to_dict(self) -> dict:
+        return {"attention": self.attention, "d": self.d, "heads": [h.to_dict() for h in self.heads]}
+
+
+def gaussian_heads(As, Vs) -> GaussianHeads:
+    """Validated softmax heads from sequences of A_h and V_h (each d x d, H >= 1)."""
+    As, Vs = list(As), list(Vs)
+    if not As or len(As) != len(Vs):
+        raise InputError(f"gaussian heads need as many A_h as V_h (at least one), got {len(As)} and {len(Vs)}")
+    d = np.asarray(As[0]).shape[0] if np.ndim(As[0]) == 2 else 0
+    return GaussianHeads(tuple(gaussian_attention("softmax", d, V=V, A=A) for A, V in zip(As, Vs)))
+
+
 def require_mean(mean, d: int, name: str = "mean") -> np.ndarray:
     arr = require_finite_array(mean, name, ndim=1)
     if arr.shape != (d,):
@@ -141,6 +171,9 @@ def affine_velocity(model: GaussianAttention, alpha: np.ndarray, Sigma: np.ndarr
 
     Verified by: gaussian.ode-vs-quadrature
     """
+    if isinstance(model, GaussianHeads):
+        parts = [affine_velocity(h, alpha, Sigma) for h in model.heads]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
     V, A = model.V, model.A
     if model.attention == "softmax":
         return V @ alpha, V @ Sigma @ A
@@ -449,6 +482,8 @@ def particle_velocity(model: GaussianAttention, X: np.ndarray, *, causal: bool =
     columns to that tolerance. ``state`` carries potentials between calls (warm start) and records iterations.
     Blocked by rows: memory O(block n). Verified by: gaussian.ode-vs-particles
     """
+    if isinstance(model, GaussianHeads):
+        return sum(particle_velocity(h, X, causal=causal, block=block) for h in model.heads)
     n, d = X.shape
     block = block or block_rows(n)
     VX = X @ model.V.T
@@ -687,8 +722,14 @@ def velocity_by_quadrature(model: GaussianAttention, alpha: np.ndarray, Sigma: n
     for any field), with Gamma(x) itself a quadrature over y (softmax, l2) or the velocity of the discrete
     Sinkhorn plan on the weighted quadrature nodes (log domain, tolerance 1e-13). d <= 3.
 
+    Several heads (:class:`GaussianHeads`): the quadrature of each head's velocity, summed (the definition of
+    the multi-head velocity, not its Gaussian closure).
+
     Verified by: gaussian.ode-vs-quadrature (it is the independent side of that check)
     """
+    if isinstance(model, GaussianHeads):
+        parts = [velocity_by_quadrature(h, alpha, Sigma, nodes) for h in model.heads]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
     d = model.d
     x1, w1 = np.polynomial.hermite_e.hermegauss(nodes)  # weight e^{-x^2/2}
     w1 = w1 / w1.sum()

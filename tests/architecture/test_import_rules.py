@@ -30,6 +30,7 @@ ALLOWED = {
     "rd": {"core", "gaussian"},
     "noise": {"core", "circle", "meanfield"},
     "trained": {"core", "clusters"},
+    "architectures": {"core", "circle", "gaussian"},
 }
 
 

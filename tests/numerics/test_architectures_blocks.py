@@ -112,3 +112,35 @@ def test_trajectory_round_trip_and_resume(tmp_path):
     np.testing.assert_allclose(resumed.X[-1], full.X[-1], atol=1e-13)
     inline = Model.from_meta(model.to_meta())  # arrays written inline as lists
     np.testing.assert_array_equal(inline.schedule.mlps[0].W1, mlp.W1)
+
+
+def test_cluster_reintegration_uses_the_architecture_model():
+    from numerics.clusters.merge_tree import reintegrator_from_meta
+    from numerics.core.model import SaveAt
+
+    rng = _rng()
+    model = Model("sa", 2.0, heads=_random_heads(rng), causal=True)
+    X0 = uniform_sphere(5, 3, rng)
+    tr = simulate(model, X0, 1.0, solver=Solver("adaptive", rtol=1e-11, atol=1e-13), save=SaveAt(times=[0.0, 1.0]))
+    again = reintegrator_from_meta(tr.meta, tr.arrays)(X0, np.array([0.0, 1.0]))
+    np.testing.assert_allclose(again[-1], tr.X[-1], atol=1e-8)
+    plain = reintegrator_from_meta({k: v for k, v in tr.meta.items() if k not in ("heads", "causal")})
+    assert np.abs(plain(X0, np.array([0.0, 1.0]))[-1] - tr.X[-1]).max() > 1e-3  # the plain model differs
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_equivariance_and_tangency(causal):
+    """x -> O x with Q_h, K_h, V_h, W_h -> (.) O^T and MLP W1 -> W1 O^T, W2 -> O W2, b2 -> O b2 maps v to O v."""
+    rng = _rng()
+    d = 3
+    X = uniform_sphere(8, d, rng)
+    heads = _random_heads(rng, H=2, k=2, d=d)
+    mlp = MLP(rng.standard_normal((4, d)), rng.standard_normal(4), rng.standard_normal((d, 4)), rng.standard_normal(d),
+              "gelu")
+    O, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    rot_heads = MultiHead(*(M @ O.T for M in (heads.Q, heads.K, heads.V, heads.W)), scale=heads.scale)
+    rot_mlp = MLP(mlp.W1 @ O.T, mlp.b1, O @ mlp.W2, O @ mlp.b2, "gelu")
+    v = Model("sa", 1.3, heads=heads, mlp=mlp, causal=causal).vector_field(8, d, "direct")[0](X)
+    w = Model("sa", 1.3, heads=rot_heads, mlp=rot_mlp, causal=causal).vector_field(8, d, "direct")[0](X @ O.T)
+    np.testing.assert_allclose(w, v @ O.T, atol=1e-12)
+    assert np.abs(np.sum(v * X, axis=1)).max() < 1e-14

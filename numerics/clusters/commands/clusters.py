@@ -34,7 +34,7 @@ def add_arguments(p):
 
 def analyse(traj: Trajectory, eps: float, refine: bool, time_rtol: float) -> tuple[MergeHistory, dict]:
     """Merge history and staircase payload of a trajectory (the library calls behind the command)."""
-    reint = reintegrator_from_meta(traj.meta) if refine else None
+    reint = reintegrator_from_meta(traj.meta, traj.arrays) if refine else None
     hist = merge_history(traj.times, traj.X, eps, reintegrate=reint, time_rtol=time_rtol)
     payload = history_payload(hist)
     beta = traj.meta.get("beta")

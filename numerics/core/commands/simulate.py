@@ -9,6 +9,7 @@ from numerics.core.integrators import METHODS
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
+from numerics.core.blocks import architecture_from_args, architecture_summary
 from numerics.core.model import BACKENDS, Model, SaveAt, Solver
 from numerics.core.trajectory import initial_state, load_attention_matrices, load_initial, resume, simulate
 
@@ -34,6 +35,14 @@ def add_arguments(p):
     p.add_argument("--normalize", action="store_true", help="renormalise the rows of --init instead of rejecting")
     p.add_argument("--matrices", metavar="FILE.npz", help="attention matrices: arrays Q, K and/or V (d x d; "
                    "missing ones are the identity)")
+    p.add_argument("--heads", metavar="FILE.npz", help="several heads: arrays Q, K, V, W each (H, k, d) "
+                   "(scores beta <Q_h x, K_h y>/sqrt(k); optional scalar 'scale' replaces 1/sqrt(k))")
+    p.add_argument("--mlp", metavar="FILE.npz", help="MLP on each head's output: arrays W1 (m, d), b1 (m,), "
+                   "W2 (d, m), b2 (d,) and optional string 'activation' (relu, gelu, tanh, identity)")
+    p.add_argument("--schedule", metavar="FILE.npz", help="depth schedule: 'times' (L,) and per-layer heads Q, K, V, "
+                   "W (L, H, k, d) and optional MLP arrays with a leading layer axis")
+    p.add_argument("--causal", action="store_true", default=None,
+                   help="causal mask: token i attends to tokens j <= i (row order)")
     add_kernel_arguments(p, "the dynamics (Q = K = V = I, natural time; sa needs phi' > 0)")
     p.add_argument("--save-every", type=int, default=1, help="keep every k-th step (fixed-step methods)")
     p.add_argument("--time-unit", choices=TIME_UNITS, default="natural",
@@ -55,7 +64,8 @@ def add_arguments(p):
 def run(args) -> int:
     progress = StderrProgress("simulate")
     if args.resume:
-        given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices", "kernel")
+        given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices", "kernel",
+                                                            "heads", "mlp", "schedule", "causal")
                  if getattr(args, k) is not None]
         if given:
             raise InputError(f"--resume continues with the parameters saved in {args.resume}; "
@@ -72,7 +82,7 @@ def run(args) -> int:
         mats = load_attention_matrices(args.matrices, d if isinstance(d, int) and d >= 2 else None) \
             if args.matrices else {}
         model = Model(kind=args.model, beta=args.beta, kernel=kernel_from_args(args), time_unit=args.time_unit,
-                      noise=args.noise, **mats)
+                      noise=args.noise, **mats, **architecture_from_args(args))
         dt = args.dt if (args.dt is not None or args.method == "adaptive") else 0.05
         noise_seed = args.seed if args.noise_seed is None else args.noise_seed
         solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
@@ -97,6 +107,7 @@ def run(args) -> int:
         "method": meta["method"], "noise": meta.get("noise") or None,
         "noise_seed": meta.get("noise_seed"), "backend": meta.get("backend"), "time_unit": meta["time_unit"],
         "kernel": (meta.get("kernel") or {}).get("expr"),
+        "architecture": architecture_summary(traj.model) if meta.get("causal") is not None else None,
         "t_end": float(traj.times[-1]), "frames": int(traj.times.size), "final_energy": float(energy[-1]),
         "energy_normalization": meta["energy_normalization"], "energy_monotone": monotone,
         "energy_is_lyapunov": meta.get("energy_is_lyapunov"), "max_norm_error": norm_error,

@@ -11,6 +11,7 @@ from numerics.gaussian.solutions import (
     ATTENTIONS,
     compare_particles_to_ode,
     gaussian_attention,
+    gaussian_heads,
     simulate_particles,
     solve_moment_ode,
 )
@@ -30,7 +31,9 @@ def add_arguments(p):
     p.add_argument("--attention", required=True, choices=ATTENTIONS)
     p.add_argument("--d", required=True, type=int, help="dimension of the token space R^d")
     p.add_argument("--A", help="JSON d x d matrix A = K^T Q (softmax, sinkhorn)")
-    p.add_argument("--V", required=True, help="JSON d x d value matrix")
+    p.add_argument("--V", help="JSON d x d value matrix (required unless --heads)")
+    p.add_argument("--heads", metavar="FILE.npz", help="softmax only: several heads, arrays Q, K, V, W each "
+                   "(H, k, d); head h has A_h = K_h^T Q_h / sqrt(k) and value map W_h^T V_h, velocities summed")
     p.add_argument("--Q", help="JSON d x d query matrix (l2)")
     p.add_argument("--K", help="JSON d x d key matrix (l2)")
     p.add_argument("--mean", required=True, help="JSON vector alpha_0")
@@ -62,7 +65,16 @@ def run(args) -> int:
     d = require_int(args.d, "--d", minimum=1)
     t_end = require_real(args.t_end, "--t-end", minimum=0.0)
     mats = {k: _json_value(getattr(args, k), k) for k in ("A", "V", "Q", "K")}
-    model = gaussian_attention(args.attention, d, **mats)
+    if args.heads:
+        given = [f"--{k}" for k, v in mats.items() if v is not None]
+        if args.attention != "softmax" or given:
+            raise InputError("--heads needs --attention softmax and replaces "
+                             + (", ".join(given) if given else "--A and --V"))
+        model = _heads_model(args.heads, d)
+    else:
+        if mats["V"] is None:
+            raise InputError("--V is required (or --heads FILE.npz with --attention softmax)")
+        model = gaussian_attention(args.attention, d, **mats)
     mean, cov = _json_value(args.mean, "mean"), _json_value(args.cov, "cov")
     sol = solve_moment_ode(model, mean, cov, t_end)
     payload = {"attention": args.attention, "d": d, "t_end": t_end, "status": sol.status,
@@ -92,6 +104,16 @@ def run(args) -> int:
         payload["plot"] = args.plot
     emit(args, payload, key_values(pairs))
     return 0
+
+
+def _heads_model(path, d: int):
+    """GaussianHeads from a heads file: A_h = scale K_h^T Q_h, V_h = W_h^T V_h (numerics.core.blocks.MultiHead)."""
+    from numerics.core.blocks import MultiHead
+
+    heads = MultiHead.load(path)
+    if heads.d != d:
+        raise InputError(f"heads file {path} acts on R^{heads.d}, but --d is {d}")
+    return gaussian_heads(np.transpose(heads.score_maps, (0, 2, 1)), heads.value_maps)
 
 
 def _plot(path, sol, run_):

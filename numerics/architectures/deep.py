@@ -1,0 +1,46 @@
+"""The discrete deep transformer on the sphere: L applications of the attention map, written independently.
+
+Layer l maps x_i <- (x_i + v_i^{(l)}(X)) / |x_i + v_i^{(l)}(X)| with v^{(l)} the block velocity of
+:mod:`numerics.core.blocks` for that layer's heads and MLP (module docstring there). This module recomputes
+v^{(l)} with dense n x n matrices and ``scipy.special.softmax`` (no blocking, no shared code with
+:func:`numerics.core.blocks.block_velocity`), as the reference of claim architectures.schedule: the ``layer``
+integrator with step 1 on a schedule with layer times 0, 1, ..., L-1 must reproduce it to rounding.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import softmax
+
+from numerics.core.blocks import MLP, MultiHead, Schedule
+
+
+def dense_block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa", mlp: MLP | None = None,
+                         causal: bool = False) -> np.ndarray:
+    """v_i = P_{x_i}( sum_h W_h^T V_h a_i^h ) (or the MLP form), dense, head by head, from Q, K, V, W directly."""
+    n, d = X.shape
+    H = heads.Q.shape[0]
+    total = np.zeros((n, d))
+    for h in range(H):
+        S = beta * heads.scale * (X @ heads.Q[h].T) @ (X @ heads.K[h].T).T  # s_ij = beta c <Q x_i, K x_j>
+        if causal:
+            S = np.where(np.tri(n, dtype=bool), S, -np.inf)
+        if kind == "sa":
+            P = softmax(S, axis=1)
+        else:
+            P = np.exp(S) / n
+        y = (P @ (X @ heads.V[h].T)) @ heads.W[h]  # sum_j p_ij W_h^T V_h x_j
+        total += y if mlp is None else mlp(H * y) / H
+    return total - np.sum(X * total, axis=1, keepdims=True) * X
+
+
+def discrete_transformer(X0: np.ndarray, schedule: Schedule, beta: float, kind: str = "sa", causal: bool = False,
+                         h: float = 1.0) -> np.ndarray:
+    """States after each of the schedule's layers: (L + 1, n, d), starting with X0."""
+    X = np.array(X0, dtype=float)
+    out = [X.copy()]
+    for l in range(schedule.layers):
+        mlp = None if schedule.mlps is None else schedule.mlps[l]
+        Y = X + h * dense_block_velocity(X, schedule.heads[l], beta, kind, mlp, causal)
+        X = Y / np.linalg.norm(Y, axis=1, keepdims=True)
+        out.append(X.copy())
+    return np.array(out)

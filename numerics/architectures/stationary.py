@@ -1,0 +1,69 @@
+"""Stationary configurations of time-independent architecture models (several heads, MLP, causal mask).
+
+Models with heads, an MLP or a mask are in general not gradient flows (theory.architectures), so "critical point"
+means a zero of the projected field v(X) = 0, and stability is read from the Jacobian of the flow in tangent
+coordinates: J = U^T Dv(X) U with U an orthonormal basis of the tangent space of (S^{d-1})^n, computed by
+central differences of :meth:`numerics.core.model.Model.vector_field` along retracted tangent directions.
+For Q = K = V = I this is the linearisation of :func:`numerics.critical.report.linearized_jacobian`
+(claim architectures.stationary compares the two).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from numerics.common.errors import InputError, require_points
+from numerics.core.model import Model
+
+#: central-difference step for the field Jacobian (truncation O(h^2) ~ 1e-10, round-off ~ 1e-16/h ~ 1e-11)
+FD_STEP = 1e-5
+
+
+def tangent_basis(X: np.ndarray) -> np.ndarray:
+    """(n d, n (d-1)) orthonormal basis of the tangent space at X (block diagonal, one block per particle)."""
+    n, d = X.shape
+    U = np.zeros((n * d, n * (d - 1)))
+    for i, x in enumerate(X):
+        Qm, _ = np.linalg.qr(np.column_stack([x, np.eye(d)]))
+        U[i * d:(i + 1) * d, i * (d - 1):(i + 1) * (d - 1)] = Qm[:, 1:d]
+    return U
+
+
+def _field(model: Model, n: int, d: int):
+    if model.time_dependent:
+        raise InputError("stationary points need a time-independent model (no depth schedule)")
+    return model.vector_field(n, d, "direct")[0]
+
+
+def field_jacobian(model: Model, X, h: float = FD_STEP) -> np.ndarray:
+    """J = U^T Dv U (n(d-1) square) by central differences along tangent directions with the retraction
+    x -> (x + h u)/|x + h u|."""
+    X = require_points(X, "X")
+    n, d = X.shape
+    f = _field(model, n, d)
+    U = tangent_basis(X)
+    cols = []
+    for k in range(U.shape[1]):
+        u = U[:, k].reshape(n, d)
+        plus = (X + h * u) / np.linalg.norm(X + h * u, axis=1, keepdims=True)
+        minus = (X - h * u) / np.linalg.norm(X - h * u, axis=1, keepdims=True)
+        cols.append(((f(plus) - f(minus)) / (2 * h)).ravel())
+    return U.T @ np.array(cols).T
+
+
+def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_modes: int = 0) -> dict:
+    """Residual max_i |v_i(X)| and the Jacobian spectrum at X: counts of eigenvalues with real part above,
+    below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``unstable`` if some real
+    part exceeds the tolerance, ``stable`` if the zero count is at most ``symmetry_modes`` (pass the dimension
+    of the symmetry orbit, e.g. rotations of an O(d)-equivariant model) and no real part is positive, else
+    ``degenerate``. The finite-difference Jacobian is accurate to about 1e-10 (FD_STEP)."""
+    X = require_points(X, "X")
+    n, d = X.shape
+    residual = float(np.max(np.linalg.norm(_field(model, n, d)(X), axis=1)))
+    mu = np.linalg.eigvals(field_jacobian(model, X))
+    re = mu.real
+    counts = {"positive": int(np.sum(re > zero_tolerance)), "negative": int(np.sum(re < -zero_tolerance)),
+              "zero": int(np.sum(np.abs(re) <= zero_tolerance))}
+    verdict = ("unstable" if counts["positive"] else
+               ("stable" if counts["zero"] <= symmetry_modes else "degenerate"))
+    return {"n": n, "d": d, "residual": residual, "eigenvalues": mu, "max_real_part": float(re.max()),
+            "counts": counts, "verdict": verdict}

@@ -1,0 +1,80 @@
+"""CLI: --heads/--mlp/--schedule/--causal on simulate, --heads on gaussian; bad combinations exit 2."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.cli.helpers import bad, run_json
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    H, k, d, L = 2, 2, 3, 3
+    heads = tmp_path / "heads.npz"
+    np.savez(heads, **{n: rng.standard_normal((H, k, d)) for n in "QKVW"})
+    mlp = tmp_path / "mlp.npz"
+    np.savez(mlp, W1=rng.standard_normal((4, d)), b1=np.zeros(4), W2=rng.standard_normal((d, 4)), b2=np.zeros(d),
+             activation=np.array("tanh"))
+    sched = tmp_path / "schedule.npz"
+    np.savez(sched, times=np.arange(L, dtype=float), **{n: rng.standard_normal((L, H, k, d)) for n in "QKVW"})
+    broken = tmp_path / "broken.npz"
+    np.savez(broken, Q=np.ones((2, 2, 3)))
+    heads2 = tmp_path / "heads2.npz"
+    np.savez(heads2, **{n: rng.standard_normal((H, k, 2)) for n in "QKVW"})
+    return {"heads": str(heads), "mlp": str(mlp), "schedule": str(sched), "broken": str(broken),
+            "heads2": str(heads2), "dir": tmp_path}
+
+
+def test_simulate_with_heads_mlp_causal(capsys, files):
+    out = str(files["dir"] / "a.npz")
+    p = run_json(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "6", "--d", "3", "--t-end", "0.5",
+                          "--heads", files["heads"], "--mlp", files["mlp"], "--causal", "--out", out])
+    assert p["backend"] == "blocks" and "causal mask" in p["architecture"] and p["max_norm_error"] < 1e-12
+    assert p["energy_is_lyapunov"] is False
+
+
+def test_simulate_schedule_and_resume(capsys, files):
+    out = str(files["dir"] / "s.npz")
+    p = run_json(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "6", "--d", "3", "--t-end", "2",
+                          "--method", "layer", "--dt", "1", "--schedule", files["schedule"], "--out", out])
+    assert p["architecture"] == "schedule of 3 layers" and p["frames"] == 3
+    out2 = str(files["dir"] / "s2.npz")
+    p2 = run_json(capsys, ["simulate", "--resume", out, "--t-end", "4", "--out", out2])
+    assert p2["frames"] == 5
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--heads", "broken"], "must hold arrays Q, K, V, W"),
+    (["--heads", "heads", "--schedule", "schedule"], "schedule carries"),
+    (["--heads", "heads", "--kernel", "exp(s)"], "user kernel"),
+    (["--heads", "heads", "--backend", "fourier"], "fourier"),
+    (["--heads", "heads2"], "act on R^2"),
+    (["--mlp", "missing"], "cannot read mlp"),
+])
+def test_bad_combinations(capsys, files, extra, message):
+    extra = [files.get(e, e) if not e.startswith("--") and e != "exp(s)" and e != "fourier" else e for e in extra]
+    extra = [str(files["dir"] / "nope.npz") if e == "missing" else e for e in extra]
+    line = bad(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "4", "--d", "3", "--t-end", "0.1",
+                        "--out", str(files["dir"] / "x.npz")] + extra)
+    assert message in line
+
+
+def test_gaussian_heads(capsys, files):
+    p = run_json(capsys, ["gaussian", "--attention", "softmax", "--d", "2", "--heads", files["heads2"],
+                          "--mean", "[0.1, 0.2]", "--cov", "[[1, 0.1], [0.1, 0.5]]", "--t-end", "0.3"])
+    assert p["status"] == "completed" and len(p["parameters"]["heads"]) == 2
+    assert "--heads needs --attention softmax" in bad(capsys, [
+        "gaussian", "--attention", "l2", "--d", "2", "--heads", files["heads2"], "--mean", "[0, 0]",
+        "--cov", "[[1, 0], [0, 1]]", "--t-end", "0.3"])
+    assert "replaces --V" in bad(capsys, [
+        "gaussian", "--attention", "softmax", "--d", "2", "--heads", files["heads2"], "--V", "[[1, 0], [0, 1]]",
+        "--mean", "[0, 0]", "--cov", "[[1, 0], [0, 1]]", "--t-end", "0.3"])
+
+
+@pytest.mark.parametrize("flag", ["--heads", "--mlp", "--schedule", "--matrices"])
+def test_empty_file_is_a_one_line_error(capsys, files, flag):
+    empty = files["dir"] / "empty.npz"
+    empty.write_bytes(b"")
+    bad(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "4", "--d", "3", "--t-end", "0.1",
+                 "--out", str(files["dir"] / "x.npz"), flag, str(empty)])

@@ -1,0 +1,375 @@
+"""The transformer block on the sphere, symbolically: several heads, an MLP, depth schedules, causal masks.
+
+Single-particle field (GLPR arXiv 2312.10794, the continuous-time transformer with H heads and an MLP, in the head
+layout of a trained network; conventions of :mod:`numerics.core.blocks`):
+
+    v_i = P_{x_i}( sum_h W_h^T V_h a_i^h )                          without an MLP,
+    v_i = P_{x_i}( (1/H) sum_h MLP( H W_h^T V_h a_i^h ) )           with MLP(y) = W2 act(W1 y + b1) + b2,
+    sa:  a_i^h = sum_{j in J(i)} w_ij^h x_j / sum_{k in J(i)} w_ik^h,   usa: a_i^h = (1/n) sum_{j in J(i)} w_ij^h x_j,
+    w_ij^h = phi'(s_ij^h),  s_ij^h = c <Q_h x_i, K_h x_j>,
+
+phi' the pair-kernel weight (e^{beta s} for attention, any phi'(s) for a user kernel), c the score scale
+(1/sqrt(k) for a trained head), J(i) = {1..n} or {1..i} with a causal mask. The notes' form
+(1/H) sum_h P(MLP(V^{[h]} a^h)) is W_h^T V_h = V^{[h]}/H.
+
+Derivations here (each a :class:`theory.derivation.Derivation` that verifies itself):
+
+- :func:`one_head_derivation`: H = 1, W = I, c = 1, identity MLP gives :func:`theory.fields.particle_field`.
+- :func:`identical_heads_derivation`: H identical heads with W_h = I/H give the one-head field.
+- :func:`causal_first_token_derivation`, :func:`causal_two_token_derivation`: with V = I the first token is a
+  fixed point for any Q, K, and d cos(theta_12)/dt = sigma(s_21 - s_22) sin^2(theta_12) (KPR arXiv 2411.04990).
+- :func:`causal_meanfield_derivation`: the masked mean-field velocity with position label s in [0, 1]
+  (arXiv 2501.18322 / 2411.04990) evaluated on the empirical measure of (x_j, j/n) is the causal particle field.
+- :func:`multihead_gaussian_derivation`: Gaussian moment ODEs for H softmax heads (derived from the summed
+  affine velocity; the covariance ODE is a sum over heads because it is linear in the slope J; the layer map is
+  not: its h^2 J Sigma J^T term mixes heads).
+- :func:`multihead_gradient_derivation`: usa heads with symmetric score maps B_h and value maps c_h B_h are
+  n grad E for E = sum_h c_h/(2 beta n^2) sum_{ij} e^{beta x_i^T B_h x_j}; :func:`gradient_obstruction` shows
+  that with V = I and B != b I the Jacobian is not symmetric (no Euclidean gradient).
+
+:func:`block_velocity_function` emits the field as NumPy code through :mod:`theory.codegen`.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import sympy as sp
+
+from . import symbols as sym
+from .derivation import Derivation, Step, random_rational, sphere_point_sampler
+from .sphere import tangent_projection
+
+SOURCE = "GLPR arXiv 2312.10794, multi-head transformer with MLP (continuous-time form)"
+SOURCE_KPR = "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990, causal self-attention"
+ACTIVATIONS = ("identity", "relu", "tanh", "gelu")
+
+
+def activation(name: str, z: sp.Expr) -> sp.Expr:
+    """The MLP activation as a sympy expression (``gelu`` is the exact z Phi(z))."""
+    if name == "identity":
+        return z
+    if name == "relu":
+        return sp.Max(z, 0)
+    if name == "tanh":
+        return sp.tanh(z)
+    if name == "gelu":
+        return z * (1 + sp.erf(z / sp.sqrt(2))) / 2
+    raise ValueError(f"activation must be one of {ACTIVATIONS}, got {name!r}")
+
+
+def head_matrices(h: int, k: int, d: int) -> tuple[sp.Matrix, ...]:
+    """Symbolic blocks (Q_h, K_h, V_h, W_h), each k x d, entries ``Qh_ab`` etc."""
+    return tuple(sp.Matrix(k, d, lambda a, b, n=name: sp.Symbol(f"{n}{h}_{a + 1}{b + 1}", real=True))
+                 for name in ("Q", "K", "V", "W"))
+
+
+def _col(x) -> sp.Matrix:
+    m = sp.Matrix(x)
+    return m if m.shape[1] == 1 else m.reshape(len(m), 1)
+
+
+def mlp_apply(mlp, y: sp.Matrix) -> sp.Matrix:
+    """MLP(y) = W2 act(W1 y + b1) + b2 for ``mlp = (W1, b1, W2, b2, activation name)``."""
+    W1, b1, W2, b2, act = mlp
+    z = sp.Matrix(W1) * y + _col(b1)
+    return sp.Matrix(W2) * z.applyfunc(lambda e: activation(act, e)) + _col(b2)
+
+
+def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *, beta=sym.beta, scale=1,
+                         weight: sp.Expr | None = None, mlp=None, causal: bool = False) -> sp.Matrix:
+    """The velocity of particle ``i`` (0-based) among ``points`` (module docstring).
+
+    ``heads``: sequence of (Q_h, K_h, V_h, W_h), each k x d (sympy or numbers). ``weight``: phi'(s) as an
+    expression in :data:`theory.symbols.s` (default e^{beta s}). ``mlp``: (W1, b1, W2, b2, activation name).
+    """
+    if kind not in ("sa", "usa"):
+        raise ValueError(f"kind must be sa or usa, got {kind!r}")
+    pts = [_col(p) for p in points]
+    n = len(pts)
+    x = pts[i]
+    J = pts[: i + 1] if causal else pts
+    w_expr = sp.exp(beta * sym.s) if weight is None else weight
+    H = len(heads)
+    total = sp.zeros(x.rows, 1)
+    for Q, K, V, W in heads:
+        Q, K, V, W = (sp.Matrix(M) for M in (Q, K, V, W))
+        weights = [w_expr.subs(sym.s, scale * ((Q * x).T * (K * y))[0, 0]) for y in J]
+        a = sum((w * y for w, y in zip(weights, J)), sp.zeros(x.rows, 1))
+        a = a / (sum(weights) if kind == "sa" else n)
+        y_h = W.T * V * a
+        total += y_h if mlp is None else mlp_apply(mlp, H * y_h) / H
+    return tangent_projection(x, total)
+
+
+def scheduled_particle_field(kind: str, points: Sequence, i: int, layers: Sequence, times: Sequence, *,
+                             t=sym.t, **options) -> sp.Matrix:
+    """Time-dependent weights as a depth schedule: layer l = (heads_l, mlp_l) acts on [times[l], times[l+1]).
+
+    Returns the velocity as a vector of ``sympy.Piecewise`` in ``t`` (the last layer acts on [times[-1], oo);
+    ``times[0]`` must be 0). Weight sharing (ALBERT) is one repeated layer; a callable schedule is the general case
+    ``block_particle_field`` with matrix entries that are expressions in t. ``options`` are passed to
+    :func:`block_particle_field` (beta, scale, weight, causal).
+    """
+    if len(layers) != len(times) or not times or times[0] != 0:
+        raise ValueError("give one layer per start time, starting at t = 0")
+    fields = [block_particle_field(kind, points, i, heads, mlp=mlp, **options) for heads, mlp in layers]
+    bounds = list(times[1:]) + [sp.oo]
+    return sp.Matrix([sp.Piecewise(*[(f[a], t < b) for f, b in zip(fields, bounds)]) for a in range(fields[0].rows)])
+
+
+def schedule_derivation(kind: str = "sa", d: int = 2, n: int = 2) -> Derivation:
+    """A schedule whose two layers are equal is the time-independent field (weight sharing; checked at t = 1/2 in
+    the first layer and t = 5/2 in the second), and inside [t_1, oo) a two-layer schedule is the second layer's
+    field (t = 3/2; the first layer has Q and K swapped, so a wrong interval would show)."""
+    Q, K, V, W = head_matrices(1, d, d)
+    pts, sampler = _sphere_points(d, n)
+    layer = ([(Q, K, V, W)], None)
+    other = ([(K, Q, V, W)], None)
+    shared = scheduled_particle_field(kind, pts, 0, [layer, layer], [0, 1])
+    mixed = scheduled_particle_field(kind, pts, 0, [other, layer], [0, 1]).subs(sym.t, sp.Rational(3, 2))
+    fixed = block_particle_field(kind, pts, 0, [(Q, K, V, W)])
+    return Derivation(title=f"{kind}: constant schedule = time-independent field; layer 2 acts on [1, oo) (d = {d})",
+                      source=SOURCE + "; depth-dependent weights",
+                      lhs=sp.Matrix.vstack(shared.subs(sym.t, sp.Rational(1, 2)), shared.subs(sym.t, sp.Rational(5, 2)),
+                                           mixed),
+                      rhs=sp.Matrix.vstack(fixed, fixed, fixed),
+                      steps=(Step("scheduled field (Piecewise in t)", shared),))
+
+
+def _rational_matrix(rng: random.Random, rows: int, cols: int) -> sp.Matrix:
+    return sp.Matrix(rows, cols, lambda a, b: random_rational(rng, -2, 2, 5))
+
+
+def _sphere_points(d: int, n: int):
+    pts = [sym.particle(j + 1, d) for j in range(n)]
+    return pts, sphere_point_sampler([list(p) for p in pts], d, sym.beta)
+
+
+def one_head_derivation(kind: str, d: int = 2, n: int = 2, seed: int = 14) -> Derivation:
+    """H = 1, W = I, c = 1 and the identity MLP give the one-head field of :func:`theory.fields.particle_field`.
+
+    Q, K, V are exact random rationals (``seed``); the identity holds at rational points of the sphere.
+    Verified by: tests/theory/test_architectures.py (and architectures.heads-reduce numerically).
+    """
+    from .fields import particle_field
+    from .spec import ModelSpec
+
+    rng = random.Random(seed)
+    Q, K, V = (_rational_matrix(rng, d, d) for _ in range(3))
+    pts, sampler = _sphere_points(d, n)
+    ident = (sp.eye(d), sp.zeros(d, 1), sp.eye(d), sp.zeros(d, 1), "identity")
+    lhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d))], mlp=ident)
+    rhs = particle_field(ModelSpec(kind, d, Q=Q, K=K, V=V), 0, pts)
+    return Derivation(
+        title=f"{kind}: the block field with one head, W = I, scale 1 and the identity MLP is the one-head field "
+              f"(d = {d}, n = {n})",
+        source=SOURCE, lhs=lhs, rhs=rhs,
+        steps=(Step("block field of particle 1", lhs), Step("one-head field (theory.fields)", rhs)),
+        sampler=sampler, notes="MLP(y) = I (I y + 0) + 0 with the identity activation; (1/H) MLP(H y) = y at H = 1")
+
+
+def identical_heads_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3) -> Derivation:
+    """H identical heads (Q, K, V symbolic, W_h = I/H, c = 1) give the one-head field (sum of H equal terms / H)."""
+    Q, K, V, _ = head_matrices(1, d, d)
+    pts, _ = _sphere_points(d, n)
+    lhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d) / H)] * H)
+    rhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d))])
+    return Derivation(title=f"{kind}: {H} identical heads with W_h = I/{H} equal one head (d = {d}, n = {n})",
+                      source=SOURCE, lhs=lhs, rhs=rhs,
+                      steps=(Step("head contribution W_h^T V_h a^h = V a / H", V * pts[0] / H),))
+
+
+def causal_first_token_derivation(d: int = 3, n: int = 3) -> Derivation:
+    """With a causal mask and V = I the first token's velocity is P_{x_1} x_1 = 0, for any Q, K (symbolic)."""
+    Q, K, _, _ = head_matrices(1, d, d)
+    pts, sampler = _sphere_points(d, n)
+    lhs = block_particle_field("sa", pts, 0, [(Q, K, sp.eye(d), sp.eye(d))], causal=True)
+    return Derivation(title=f"causal sa, V = I: the first token does not move (any Q, K; d = {d})",
+                      source=SOURCE_KPR, lhs=lhs, rhs=sp.zeros(d, 1),
+                      steps=(Step("a_1 = x_1 (only j = 1 is visible)", pts[0]),
+                             Step("v_1 = P_{x_1} x_1 = (1 - |x_1|^2) x_1", (1 - (pts[0].T * pts[0])[0, 0]) * pts[0])),
+                      sampler=sampler, notes="holds on the sphere |x_1| = 1")
+
+
+def causal_two_token_derivation(d: int = 3) -> Derivation:
+    """Causal sa, V = I, two tokens: d<x_1, x_2>/dt = sigma(beta (s_21 - s_22)) (1 - <x_1, x_2>^2).
+
+    With theta the angle: d theta/dt = -sigma(beta g) sin theta, the basis of the merge-time integral of
+    :mod:`numerics.architectures.causal`. Q, K symbolic; checked at rational points.
+    """
+    Q, K, _, _ = head_matrices(1, d, d)
+    pts, sampler0 = _sphere_points(d, 2)
+    x1, x2 = pts
+    v2 = block_particle_field("sa", pts, 1, [(Q, K, sp.eye(d), sp.eye(d))], causal=True)
+    lhs = (x1.T * v2)[0, 0]
+    s21 = ((Q * x2).T * (K * x1))[0, 0]
+    s22 = ((Q * x2).T * (K * x2))[0, 0]
+    c = (x1.T * x2)[0, 0]
+    rhs = (1 - c**2) / (1 + sp.exp(-sym.beta * (s21 - s22)))
+    entries = list(Q) + list(K)
+
+    def sampler(rng):
+        subs = sampler0(rng)
+        subs.update({e: random_rational(rng, -2, 2, 5) for e in entries})
+        return subs
+
+    return Derivation(title=f"causal sa, V = I: d cos(theta_12)/dt = sigma(beta (s_21 - s_22)) sin^2(theta_12) "
+                            f"(d = {d})", source=SOURCE_KPR, lhs=lhs, rhs=rhs,
+                      steps=(Step("v_2 = p_21 P_{x_2} x_1 (P_{x_2} x_2 = 0)", v2),
+                             Step("p_21 = sigma(beta (s_21 - s_22))", 1 / (1 + sp.exp(-sym.beta * (s21 - s22))))),
+                      sampler=sampler)
+
+
+def causal_meanfield_velocity(x, s, atoms, kind: str = "sa", beta=sym.beta) -> sp.Matrix:
+    """The masked mean-field velocity with position labels (V = I, Q = K = I):
+
+        v(x, s) = P_x( int 1{tau <= s} e^{beta <x, y>} y dmu(y, tau) / int 1{tau <= s} e^{beta <x, y>} dmu(y, tau) )
+
+    (``usa``: the numerator alone) for the discrete measure mu = (1/n) sum_j delta_{(y_j, tau_j)} given as
+    ``atoms`` = [(y_j, tau_j)]. The indicator is Heaviside(s - tau) with Heaviside(0) = 1.
+    """
+    x = _col(x)
+    n = len(atoms)
+    ind = [sp.Heaviside(s - tau, 1) for _, tau in atoms]
+    wts = [sp.exp(beta * (x.T * _col(y))[0, 0]) for y, _ in atoms]
+    num = sum((c * w * _col(y) / n for c, w, (y, _) in zip(ind, wts, atoms)), sp.zeros(x.rows, 1))
+    if kind == "sa":
+        num = num / sum(c * w / n for c, w in zip(ind, wts))
+    return tangent_projection(x, num)
+
+
+def causal_meanfield_derivation(d: int = 2, n: int = 3, i: int = 1, kind: str = "sa") -> Derivation:
+    """On the empirical measure of (x_j, j/n) the masked mean-field velocity at (x_i, i/n) is the causal particle
+    field of token i (source of the mean-field form: arXiv 2411.04990, section on the causal continuity equation)."""
+    pts, sampler = _sphere_points(d, n)
+    atoms = [(p, sp.Rational(j + 1, n)) for j, p in enumerate(pts)]
+    lhs = causal_meanfield_velocity(pts[i], sp.Rational(i + 1, n), atoms, kind)
+    rhs = block_particle_field(kind, pts, i, [(sp.eye(d), sp.eye(d), sp.eye(d), sp.eye(d))], causal=True)
+    return Derivation(title=f"{kind}: masked mean-field velocity on the empirical measure = causal particle field "
+                            f"(token {i + 1} of {n})", source=SOURCE_KPR, lhs=lhs, rhs=rhs,
+                      steps=(Step("mean-field velocity with indicator 1{tau <= s}", lhs),),
+                      sampler=sampler,
+                      notes="usa: the mean-field normalisation 1/n is the particle system's 1/n (all n tokens "
+                            "counted, the masked ones with weight 0)")
+
+
+# -- Gaussian solutions with several softmax heads ---------------------------------------------------------------
+def multihead_gaussian_derivation(d: int, H: int) -> Derivation:
+    """H softmax heads on N(alpha, Sigma): Gamma(x) = sum_h V_h (alpha + Sigma A_h x) (each head tilts the Gaussian
+    separately, :func:`theory.gaussian.softmax_tilting_derivation`), an affine field with slope
+    J = dGamma/dx = sum_h V_h Sigma A_h; the moment ODE of an affine field, (b + J alpha, J Sigma + Sigma J^T),
+    is then compared with the sum over heads of the one-head right-hand sides (lhs: from the summed field;
+    rhs: sum of :func:`theory.gaussian.moment_ode_matrix_form` with head matrices substituted).
+
+    Verified by: architectures.gaussian-heads.
+    """
+    from .gaussian import _sampler, gaussian_symbols, moment_ode_matrix_form, square_matrix
+
+    g = gaussian_symbols(d)
+    As = [square_matrix(f"A{h}", d) for h in range(H)]
+    Vs = [square_matrix(f"V{h}", d) for h in range(H)]
+    gamma = sum((V * (g.alpha + g.Sigma * A * g.x) for A, V in zip(As, Vs)), sp.zeros(d, 1))
+    J = gamma.jacobian(g.x)
+    if any(e.free_symbols & set(g.x) for e in J):
+        raise RuntimeError("the multi-head velocity is not affine")
+    b = gamma.subs({xi: 0 for xi in g.x})
+    lhs = sp.Matrix.vstack(b + J * g.alpha, (J * g.Sigma + g.Sigma * J.T).reshape(d * d, 1))
+    rhs_a, rhs_S = sp.zeros(d, 1), sp.zeros(d, d)
+    for A, V in zip(As, Vs):
+        one_a, one_S = moment_ode_matrix_form("softmax", d)
+        sub = {**dict(zip(g.A, A)), **dict(zip(g.V, V))}
+        rhs_a += one_a.xreplace(sub)
+        rhs_S += one_S.xreplace(sub)
+    rhs = sp.Matrix.vstack(rhs_a, rhs_S.reshape(d * d, 1))
+    base = _sampler(g)
+    extra = [e for M in As + Vs for e in M]
+
+    def sampler(rng):
+        subs = base(rng)
+        subs.update({e: random_rational(rng) for e in extra})
+        return subs
+
+    return Derivation(
+        title=f"{H} softmax heads: Gaussian moment ODE = sum of one-head moment ODEs (d = {d})",
+        source="arXiv 2501.18322 (CACP), Gaussian solutions, several heads",
+        lhs=lhs, rhs=rhs,
+        steps=(Step("velocity Gamma(x) = sum_h V_h (alpha + Sigma A_h x)", gamma),
+               Step("slope J = dGamma/dx = sum_h V_h Sigma A_h", J), Step("intercept b = sum_h V_h alpha", b)),
+        sampler=sampler,
+        notes="linear in J, hence a sum over heads; the exact layer map N(alpha + h(b + J alpha), "
+              "(I + hJ) Sigma (I + hJ)^T) is not (cross terms h^2 J_g Sigma J_h^T)")
+
+
+# -- gradient structure ---------------------------------------------------------------------------------------------
+def multihead_gradient_derivation(d: int = 2, n: int = 2, H: int = 2) -> Derivation:
+    """usa with heads whose score maps B_h are symmetric and value maps are c_h B_h: v_i = n grad_i E (Riemannian),
+    E = sum_h c_h/(2 beta n^2) sum_{i,j} e^{beta x_i^T B_h x_j}. (Sander et al. / GLPR's gradient structure,
+    one head per term.) Symbols: symmetric B_h, scalars c_h; checked at rational points of the sphere."""
+    from .gaussian import symmetric_matrix
+
+    pts, sampler0 = _sphere_points(d, n)
+    Bs = [symmetric_matrix(f"B{h}", d) for h in range(H)]
+    cs = [sp.Symbol(f"c{h}", real=True) for h in range(H)]
+    heads = [(B, sp.eye(d), c * B, sp.eye(d)) for B, c in zip(Bs, cs)]
+    lhs = block_particle_field("usa", pts, 0, heads)
+    E = sum(c / (2 * sym.beta * n**2) * sum(sp.exp(sym.beta * (x.T * B * y)[0, 0]) for x in pts for y in pts)
+            for B, c in zip(Bs, cs))
+    grad = sp.Matrix([sp.diff(E, xi) for xi in pts[0]])
+    rhs = n * tangent_projection(pts[0], grad)
+    extra = [e for B in Bs for e in B] + cs
+
+    def sampler(rng):
+        subs = sampler0(rng)
+        subs.update({e: random_rational(rng, -2, 2, 5) for e in set(extra)})
+        return subs
+
+    return Derivation(title=f"usa, {H} heads with symmetric B_h and value maps c_h B_h: v = n grad E (d = {d})",
+                      source=SOURCE + "; gradient structure per head", lhs=lhs, rhs=rhs,
+                      steps=(Step("energy E", E), Step("Euclidean gradient in x_1", grad)), sampler=sampler,
+                      notes="sa with several heads has one normaliser Z_i^h per head: no common metric factor, so "
+                            "GLPR's sa gradient structure does not survive H > 1 (see gradient_obstruction)")
+
+
+def gradient_obstruction(d: int = 2) -> sp.Expr:
+    """The asymmetry of the interaction Jacobian for usa with V = I and a symmetric score map B (two particles,
+    in R^d before projection): dF_1/dx_2 - (dF_2/dx_1)^T = beta e^{beta x_1^T B x_2} (x_2 (B x_1)^T - (B x_2) x_1^T)
+    componentwise; zero for all x iff B is a multiple of I. Returns the (d x d) matrix."""
+    from .gaussian import symmetric_matrix
+
+    B = symmetric_matrix("B", d)
+    x1, x2 = sym.particle(1, d), sym.particle(2, d)
+    F1 = sp.exp(sym.beta * (x1.T * B * x2)[0, 0]) * x2
+    F2 = sp.exp(sym.beta * (x2.T * B * x1)[0, 0]) * x1
+    return sp.simplify(F1.jacobian(x2) - F2.jacobian(x1).T)
+
+
+# -- code generation -------------------------------------------------------------------------------------------------
+def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=None, causal: bool = False,
+                            particle: int = 0):
+    """Emit the velocity of particle ``particle`` as a compiled NumPy function (theory.codegen).
+
+    Signature: ``f(x1_1, ..., x1_d, x2_1, ..., xn_d, beta) -> (v_1, ..., v_d)`` (coordinates of all n particles,
+    row by row, then beta), elementwise over arrays. ``heads_numeric``: sequence of (Q, K, V, W) as nested
+    lists or arrays (numbers baked into the code); ``mlp`` likewise (W1, b1, W2, b2, activation name).
+    """
+    from .codegen import compile_function
+
+    exact = (lambda M: sp.Matrix(M).applyfunc(lambda e: e if isinstance(e, sp.Rational) else sp.Rational(float(e))))
+    heads = [tuple(exact(M) for M in h) for h in heads_numeric]
+    d = heads[0][0].shape[1]
+    pts = [sym.particle(j + 1, d) for j in range(n)]
+    mlp_s = None if mlp is None else (exact(mlp[0]), exact(mlp[1]), exact(mlp[2]), exact(mlp[3]), mlp[4])
+    v = block_particle_field(kind, pts, particle, heads, scale=scale, mlp=mlp_s, causal=causal)
+    args = [c for p in pts for c in p] + [sym.beta]
+    names = [f"x{j + 1}_{a + 1}" for j in range(n) for a in range(d)] + ["beta"]
+    return compile_function(f"block_velocity_{kind}", args, tuple(v), doc="velocity of one particle of the "
+                            "transformer block (theory.architectures.block_particle_field)", arg_names=names)
+
+
+def architecture_derivations() -> list[Derivation]:
+    """The derivations of this module at small sizes (for ``attnflow derive`` style listings and tests)."""
+    return [one_head_derivation("sa"), one_head_derivation("usa"), identical_heads_derivation("sa"),
+            causal_first_token_derivation(), causal_two_token_derivation(), causal_meanfield_derivation(),
+            causal_meanfield_derivation(kind="usa"), multihead_gaussian_derivation(2, 2), schedule_derivation(),
+            multihead_gradient_derivation()]
