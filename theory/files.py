@@ -10,8 +10,18 @@ import tempfile
 from collections.abc import Callable
 
 
+def _umask() -> int:
+    """The process umask (read by setting it and restoring it at once: the only portable way)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike, writer: Callable[[str], None], suffix: str = "") -> str:
     """Call ``writer(tmp_path)`` on a temporary file in the target's directory, then rename it into place.
+
+    The file gets the permissions of a file created by ``open(path, "w")``: 0666 minus the process umask
+    (``tempfile.mkstemp`` creates 0600 files, so the mode is set explicitly before the rename).
 
     Raises ``OSError`` if the directory does not exist or is not writable (callers turn it into a user error).
     """
@@ -23,6 +33,7 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[str], None], suffix:
     os.close(fd)
     try:
         writer(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
