@@ -27,8 +27,7 @@ from scipy.special import exprel
 
 from numerics.common.errors import InputError, require_choice, require_points, require_real, require_square
 
-MODELS = ("sa", "usa")
-TIME_UNITS = ("natural", "rescaled")
+from numerics.core.names import MODELS, TIME_UNITS  # noqa: E402 - defined without heavy imports for the CLI
 ENERGY_NORMALIZATIONS = ("glpr", "gkpr")
 
 #: default number of kernel entries per block (block rows * n)

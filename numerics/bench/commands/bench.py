@@ -6,7 +6,6 @@ evaluation at n = 10^6. ``all`` (default) runs both.
 """
 from __future__ import annotations
 
-from numerics.bench.field_floor import benchmark_field
 from numerics.common.errors import require_int
 from numerics.common.render import emit, table
 
@@ -33,6 +32,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from numerics.bench.field_floor import benchmark_field
+
     payload, parts = {}, []
     if args.suite in ("field", "all"):
         rows = benchmark_field(n=args.n, repeats=args.repeats, model=args.model)

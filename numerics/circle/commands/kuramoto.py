@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.circle.angles import simulate_circle, sphere_angle_deviation
 from numerics.common.errors import InputError
-from numerics.core.field import MODELS, TIME_UNITS
-from numerics.core.integrators import METHODS
+from numerics.core.names import METHODS, MODELS, TIME_UNITS
 from numerics.common.provenance import StderrProgress, atomic_write
 from numerics.common.render import emit, key_values, table
 
@@ -37,6 +35,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from numerics.circle.angles import simulate_circle, sphere_angle_deviation
+
     if args.n < 1:
         raise InputError(f"--n must be >= 1, got {args.n}")
     if args.plot and not args.plot.lower().endswith(".png"):

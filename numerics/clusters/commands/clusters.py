@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.clusters.detection import DEFAULT_EPS
+from typing import TYPE_CHECKING
+
+from numerics.clusters.names import DEFAULT_EPS
 from numerics.common.errors import InputError, require_real
-from numerics.clusters.merge_tree import MergeHistory, history_payload, merge_history, reintegrator_from_meta
 from numerics.common.provenance import atomic_write
 from numerics.common.render import emit, fmt, key_values, table
-from numerics.clusters.staircase import energy_staircase, normalized_energies
-from numerics.core.trajectory import Trajectory
+
+if TYPE_CHECKING:  # heavy modules are imported where they are used (attnflow --help stays fast)
+    from numerics.clusters.merge_tree import MergeHistory
+    from numerics.core.trajectory import Trajectory
 
 NAME = "clusters"
 ORDER = 70
@@ -34,6 +37,9 @@ def add_arguments(p):
 
 def analyse(traj: Trajectory, eps: float, refine: bool, time_rtol: float) -> tuple[MergeHistory, dict]:
     """Merge history and staircase payload of a trajectory (the library calls behind the command)."""
+    from numerics.clusters.merge_tree import history_payload, merge_history, reintegrator_from_meta
+    from numerics.clusters.staircase import energy_staircase, normalized_energies
+
     reint = reintegrator_from_meta(traj.meta) if refine else None
     hist = merge_history(traj.times, traj.X, eps, reintegrate=reint, time_rtol=time_rtol)
     payload = history_payload(hist)
@@ -51,6 +57,8 @@ def analyse(traj: Trajectory, eps: float, refine: bool, time_rtol: float) -> tup
 def run(args) -> int:
     eps = require_real(args.eps, "--eps", minimum=0.0, strict_minimum=True)
     time_rtol = require_real(args.time_rtol, "--time-rtol", minimum=0.0, strict_minimum=True)
+    from numerics.core.trajectory import Trajectory
+
     traj = Trajectory.load(args.file)
     hist, payload = analyse(traj, eps, args.refine, time_rtol)
     if args.plot:

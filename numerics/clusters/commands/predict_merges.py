@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.clusters.detection import DEFAULT_EPS
+from typing import TYPE_CHECKING
+
+from numerics.clusters.names import DEFAULT_EPS
 from numerics.common.errors import InputError, require_real
-from numerics.clusters.merge_tree import merge_history
-from numerics.clusters.reduced import compare_merges, predict_merges, reduce_configuration
 from numerics.common.render import emit, key_values, table
-from numerics.core.trajectory import Trajectory
+
+if TYPE_CHECKING:  # heavy modules are imported where they are used (attnflow --help stays fast)
+    from numerics.core.trajectory import Trajectory
 
 NAME = "predict-merges"
 ORDER = 71
@@ -25,6 +27,9 @@ def add_arguments(p):
 
 def predict_from_trajectory(traj: Trajectory, at: float, eps: float, horizon: float | None = None) -> dict:
     """Reduced-model predictions from the frame at time >= ``at`` and the observed merges after it."""
+    from numerics.clusters.merge_tree import merge_history
+    from numerics.clusters.reduced import compare_merges, predict_merges, reduce_configuration
+
     meta = traj.meta
     for key in ("Q", "K", "V"):
         if meta.get(key) is not None:
@@ -61,6 +66,8 @@ def run(args) -> int:
     eps = require_real(args.eps, "--eps", minimum=0.0, strict_minimum=True)
     at = require_real(args.at, "--at")
     horizon = None if args.horizon is None else require_real(args.horizon, "--horizon")
+    from numerics.core.trajectory import Trajectory
+
     traj = Trajectory.load(args.file)
     out = predict_from_trajectory(traj, at, eps, horizon)
     text = key_values([("start frame time", out["at"]), ("clusters at start", len(out["clusters"]["sizes"])),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from numerics.common.errors import InputError, require_int
-from numerics.core.field import MODELS
+from numerics.core.names import MODELS
 from numerics.common.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.render import emit
 

@@ -6,13 +6,10 @@ import os
 import numpy as np
 
 from numerics.common.errors import InputError
-from numerics.core.field import MODELS, TIME_UNITS
-from numerics.core.integrators import METHODS
 from numerics.common.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
-from numerics.core.model import BACKENDS, Model, SaveAt, Solver
-from numerics.core.trajectory import initial_state, load_attention_matrices, load_initial, resume, simulate
+from numerics.core.names import BACKENDS, METHODS, MODELS, TIME_UNITS
 
 NAME = "simulate"
 ORDER = 20
@@ -56,6 +53,9 @@ def _check_writable(path: str, what: str) -> None:
 
 
 def run(args) -> int:
+    from numerics.core.model import Model, SaveAt, Solver
+    from numerics.core.trajectory import initial_state, load_attention_matrices, load_initial, resume, simulate
+
     _check_writable(args.out, "output")
     if args.plot:
         _check_writable(args.plot, "plot")

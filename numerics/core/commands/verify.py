@@ -4,7 +4,6 @@ from __future__ import annotations
 from numerics.common.errors import InputError
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, table
-from numerics.common.verification import run_claim, select_claims
 
 NAME = "verify"
 ORDER = 90
@@ -19,6 +18,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from numerics.common.verification import run_claim, select_claims
+
     only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
     try:
         claims = select_claims(only, include_all=args.all)

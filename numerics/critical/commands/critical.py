@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.critical.configurations import CONFIGS, build_configuration
-from numerics.critical.report import closed_form_comparison, closed_form_spectrum, critical_point_report
 from numerics.common.errors import InputError, require_int, require_real
-from numerics.core.field import MODELS
+from numerics.core.names import MODELS
+from numerics.critical.names import CONFIGS
 from numerics.common.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.provenance import StderrProgress, atomic_write
 from numerics.common.render import emit, fmt, key_values, table
-from numerics.critical.newton import find_critical_points
 
 NAME = "critical"
 ORDER = 30
@@ -68,6 +66,8 @@ def _sweep_grid(text: str) -> np.ndarray:
 
 
 def _configuration(args):
+    from numerics.critical.configurations import build_configuration
+
     if args.config is None:
         raise InputError("give --config (or --search)")
     return build_configuration(args.config, n=args.n, d=args.d, k=args.k, masses=_masses(args.masses),
@@ -75,6 +75,8 @@ def _configuration(args):
 
 
 def run(args) -> int:
+    from numerics.critical.report import closed_form_comparison, closed_form_spectrum, critical_point_report
+
     if args.search:
         return _run_search(args)
     if args.sweep:
@@ -119,6 +121,8 @@ def _eigen_text(eig) -> str:
 
 
 def _run_search(args) -> int:
+    from numerics.critical.newton import find_critical_points
+
     for name in ("n", "d", "beta", "starts"):
         if getattr(args, name) is None:
             raise InputError(f"--search needs --{name}")
@@ -140,6 +144,8 @@ def _run_search(args) -> int:
 
 
 def _run_sweep(args) -> int:
+    from numerics.critical.report import critical_point_report
+
     grid = _sweep_grid(args.sweep)
     X = _configuration(args)
     kernel = kernel_from_args(args)

@@ -7,13 +7,7 @@ import json
 import numpy as np
 
 from numerics.common.errors import InputError, require_int, require_real
-from numerics.gaussian.solutions import (
-    ATTENTIONS,
-    compare_particles_to_ode,
-    gaussian_attention,
-    simulate_particles,
-    solve_moment_ode,
-)
+from numerics.gaussian.names import ATTENTIONS
 from numerics.common.provenance import StderrProgress, atomic_write, package_versions
 from numerics.common.render import emit, fmt, key_values
 
@@ -59,6 +53,9 @@ def _json_value(text: str | None, name: str):
 
 
 def run(args) -> int:
+    from numerics.gaussian.solutions import (compare_particles_to_ode, gaussian_attention, simulate_particles,
+                                             solve_moment_ode)
+
     d = require_int(args.d, "--d", minimum=1)
     t_end = require_real(args.t_end, "--t-end", minimum=0.0)
     mats = {k: _json_value(getattr(args, k), k) for k in ("A", "V", "Q", "K")}
