@@ -105,8 +105,18 @@ def _clean(o):
 
 
 def emit(args, payload: dict, text: str, stream=None) -> None:
-    """Print ``payload`` as one JSON object if ``args.json``, else ``text``."""
+    """Print ``payload`` as one JSON object if ``args.json``, else ``text``.
+
+    The conventions every command shares are applied here: a payload naming a figure (``"plot"``) ends its text
+    with ``plot written to PATH``, and every JSON object carries the package ``versions`` (provenance).
+    """
     stream = stream or sys.stdout
+    if isinstance(payload, dict) and payload.get("plot") and "plot written to" not in text:
+        text += f"\n\nplot written to {payload['plot']}"
+    if isinstance(payload, dict) and "versions" not in payload:
+        from numerics.common.provenance import package_versions
+
+        payload = {**payload, "versions": package_versions()}
     if getattr(args, "json", False):
         print(json.dumps(_clean(payload), default=_jsonable, allow_nan=False), file=stream)
     else:

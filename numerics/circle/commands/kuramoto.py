@@ -74,8 +74,6 @@ def run(args) -> int:
                            ["t", "|r_1|", f"energy ({m['energy_normalization']})"])
     if deviation is None:
         text += f"\n\nnote: {note}"
-    if args.plot:
-        text += f"\n\nplot written to {payload['plot']}"
     emit(args, payload, text)
     return 0
 

@@ -168,7 +168,5 @@ def run(args) -> int:
                  f"{payload['timings']['energy']:.3g}, write {write_seconds:.3g}, other "
                  f"{payload['timings']['other']:.3g})") if k == "seconds" else (k, v) for k, v in shown]
     text = key_values(shown)
-    if args.plot:
-        text += f"\n\nplot written to {args.plot}"
     emit(args, payload, text)
     return 0

@@ -111,6 +111,7 @@ def run(args) -> int:
         lines.append(("closed form vs numeric", f"max |difference| = {fmt(comparison['max_abs_difference'], 3)}"))
     if args.plot:
         _plot_spectrum(args.plot, report)
+        payload["plot"] = args.plot
     emit(args, payload, key_values(lines))
     return 0
 
@@ -161,6 +162,7 @@ def _run_sweep(args) -> int:
                          for r in reports]}
     if args.plot:
         _plot_sweep(args.plot, grid, reports, args.config)
+        payload["plot"] = args.plot
     emit(args, payload, table(rows, ["beta", "classification", "+/0/-", "unstable rate", "max eigenvalue"]))
     return 0
 
