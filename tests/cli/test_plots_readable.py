@@ -75,3 +75,55 @@ def test_clusters_refine_reports_saved_and_inserted_frames(tmp_path, capsys):
     assert main(["clusters", str(traj), "--refine"]) == 0
     out = capsys.readouterr().out
     assert f"5 saved + {payload['inserted_frames']} inserted by --refine" in out
+
+
+def test_kuramoto_angles_are_wrapped_without_jumps():
+    from numerics.circle.commands.kuramoto import wrapped_paths
+
+    t = np.linspace(0, 1, 50)[:, None]
+    theta = np.hstack([3.0 + 0.5 * t, 3.0 + 0.5 * t + 2 * np.pi])  # one point, written twice unwrapped
+    w = wrapped_paths(theta)
+    finite = w[np.isfinite(w)]
+    assert finite.min() >= -np.pi and finite.max() < np.pi
+    np.testing.assert_allclose(w[:, 0], w[:, 1], equal_nan=True)  # drawn once (same path)
+    assert np.isnan(w).sum() == 2  # one break per path where it crosses +-pi
+
+
+def test_eigen_axis_readable_and_unclipped():
+    from numerics.critical.commands.critical import eigen_axis
+
+    fig, ax = plt.subplots()
+    values = np.array([-0.38, -0.23, 0.0, 0.0, 0.13, 0.64])
+    ax.plot(values, "o")
+    assert eigen_axis(ax, values, 1e-9) == "linear"  # today: symlog with 24 overlapping decade labels
+    spread = np.array([-40.0, -40.0, 0.0, 2e-3, 3e-2])
+    fig2, ax2 = plt.subplots()
+    ax2.plot(spread, "o")
+    assert eigen_axis(ax2, spread, 1e-9) == "symlog"
+    ticks = ax2.get_yticks()
+    lo, hi = ax2.get_ylim()
+    assert len(ticks) <= 9 and lo < spread.min() and hi > spread.max()
+    assert all(lo <= t <= hi for t in ticks)
+    plt.close(fig2)
+    plt.close(fig)
+
+
+def test_meanfield_colour_scale_symmetric_and_shows_the_linear_phase():
+    from numerics.meanfield.commands.meanfield import density_norm
+
+    excess = np.array([[1e-6, -1e-6], [1e-3, -1e-3], [0.5, -0.2]])
+    norm = density_norm(excess)
+    assert norm.vmin == -norm.vmax == -0.5
+    # the perturbation at t = 0 and after three decades of growth get clearly different colours
+    assert abs(float(norm(1e-3)) - float(norm(1e-6))) > 0.1
+
+
+def test_gaussian_plot_readable_when_the_mean_drifts(tmp_path, capsys, figures):
+    png = tmp_path / "g.png"
+    assert main(["gaussian", "--attention", "softmax", "--d", "2", "--A", "[[0,0],[0,0]]", "--V", "[[1,0.3],[0,1]]",
+                 "--mean", "[1,0.5]", "--cov", "[[1,0.2],[0.2,0.5]]", "--t-end", "46", "--plot", str(png)]) == 0
+    fig = figures[-1]
+    ellipses, spectrum = fig.axes[0], fig.axes[1]
+    lo, hi = ellipses.get_xlim()
+    assert -5 < lo < 0 < hi < 5  # centred on the mean (the mean itself is ~1e20)
+    assert spectrum.get_yscale() == "log"

@@ -78,6 +78,16 @@ def run(args) -> int:
     return 0
 
 
+def wrapped_paths(theta: np.ndarray) -> np.ndarray:
+    """Angles (m, k) wrapped to [-pi, pi), with NaN where a path crosses +-pi (so no line jumps across the
+    plot): one cluster is drawn once, where unwrapped angles drew it at theta and theta + 2 pi."""
+    w = np.angle(np.exp(1j * np.asarray(theta, float)))
+    jumps = np.abs(np.diff(w, axis=0)) > np.pi
+    out = w.copy()
+    out[1:][jumps] = np.nan
+    return out
+
+
 def _plot(circ, path: str) -> str:
     import matplotlib.pyplot as plt
 
@@ -86,10 +96,13 @@ def _plot(circ, path: str) -> str:
     shown = np.unique(np.linspace(0, n - 1, min(n, PLOT_MAX_LINES)).round().astype(int))
     colours = plt.get_cmap("hsv")((np.mod(theta[0, shown], 2 * np.pi)) / (2 * np.pi))
     fig, axes = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
-    for c, i in zip(colours, shown):
-        axes[0].plot(circ.times, theta[:, i], color=c, lw=0.6)
+    wrapped = wrapped_paths(theta[:, shown])
+    for c, j in zip(colours, range(shown.size)):
+        axes[0].plot(circ.times, wrapped[:, j], color=c, lw=0.6)
     m = circ.meta
-    axes[0].set_ylabel("theta_i (unwrapped; pi and -pi are one point)")
+    axes[0].set_ylim(-np.pi, np.pi)
+    axes[0].set_yticks([-np.pi, -np.pi / 2, 0, np.pi / 2, np.pi], ["-pi", "-pi/2", "0", "pi/2", "pi"])
+    axes[0].set_ylabel("theta_i wrapped to [-pi, pi)\n(the top and bottom edges are one point)")
     axes[0].set_title(f"{m['model']} on S^1, beta={m['beta']:g}, n={n}"
                       + (f" ({shown.size} lines shown)" if shown.size < n else "")
                       + ", colour = initial angle")

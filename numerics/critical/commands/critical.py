@@ -2,6 +2,8 @@
 beta sweep. Thin: parse, call :mod:`numerics.critical.report` / :mod:`numerics.critical.newton`, render."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from numerics.common.errors import InputError, require_int, require_real
@@ -167,14 +169,49 @@ def _run_sweep(args) -> int:
     return 0
 
 
+def eigen_axis(ax, values, zero_tolerance: float) -> str:
+    """Scale the y axis of an eigenvalue plot so that every label is readable and no point is clipped.
+
+    Linear when the nonzero |eigenvalues| span less than three decades; otherwise symmetric-log with the linear
+    zone at the smallest nonzero |eigenvalue| and at most four decade ticks per sign. Returns the scale used.
+    """
+    values = np.asarray(values, float)
+    values = values[np.isfinite(values)]
+    nonzero = np.abs(values[np.abs(values) > zero_tolerance])
+    ax.margins(y=0.08)
+    if nonzero.size == 0 or nonzero.max() / nonzero.min() < 1e3:
+        return "linear"
+    lo, hi = math.floor(math.log10(nonzero.min())), math.ceil(math.log10(nonzero.max()))
+    ax.set_yscale("symlog", linthresh=10.0 ** lo, linscale=0.5)
+    decades = np.unique(np.linspace(lo, hi, min(4, hi - lo + 1)).round().astype(int))
+    ticks = [0.0]
+    if np.any(values > zero_tolerance):
+        ticks += [10.0 ** k for k in decades]
+    if np.any(values < -zero_tolerance):
+        ticks += [-(10.0 ** k) for k in decades]
+    # limits: the data with a factor-2 margin on the log part (no point on the frame), ticks inside them
+    bottom = 2.0 * values.min() if values.min() < -zero_tolerance else -(10.0 ** lo)
+    top = 2.0 * values.max() if values.max() > zero_tolerance else 10.0 ** lo
+    ticks = sorted(t for t in ticks if bottom <= t <= top)
+    ax.set_yticks(ticks, [("0" if t == 0 else f"{t:.0e}") for t in ticks])
+    ax.set_ylim(bottom, top)
+    from matplotlib.ticker import NullLocator
+
+    ax.yaxis.set_minor_locator(NullLocator())
+    return "symlog"
+
+
 def _plot_spectrum(path, report) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     eig = report.eigenvalues
-    ax.plot(np.arange(eig.size), eig, "o", ms=4)
+    ax.plot(np.arange(eig.size), eig, "o", ms=4, clip_on=False)
     ax.axhline(0.0, color="k", lw=0.5)
-    ax.set_yscale("symlog", linthresh=max(report.zero_tolerance, 1e-12))
+    eigen_axis(ax, eig, report.zero_tolerance)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("index")
     ax.set_ylabel("Hessian eigenvalue of E_beta")
     ax.set_title(f"n={report.n}, d={report.d}, beta={report.beta:g}: {report.classification}")
@@ -186,9 +223,9 @@ def _plot_sweep(path, grid, reports, config) -> None:
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for b, r in zip(grid, reports):
-        ax.plot(np.full(r.eigenvalues.size, b), r.eigenvalues, ".", color="C0", ms=3)
+        ax.plot(np.full(r.eigenvalues.size, b), r.eigenvalues, ".", color="C0", ms=3, clip_on=False)
     ax.axhline(0.0, color="k", lw=0.5)
-    ax.set_yscale("symlog", linthresh=1e-3)
+    eigen_axis(ax, np.concatenate([r.eigenvalues for r in reports]), max(r.zero_tolerance for r in reports))
     ax.set_xlabel("beta")
     ax.set_ylabel("Hessian eigenvalues of E_beta")
     ax.set_title(f"{config}: n={reports[0].n}, d={reports[0].d}")
