@@ -39,7 +39,10 @@ def add_arguments(p):
     p.add_argument("--sweep-beta", dest="sweep", metavar="B0:B1:STEPS", help="spectrum over a beta grid")
     p.add_argument("--plot", help="write a figure (spectrum, or spectrum against beta) to FILE.png")
     p.add_argument("--closed-form", action="store_true",
-                   help="also evaluate the closed-form spectrum of the structured family and compare")
+                   help="also evaluate the closed-form spectrum of the structured family and compare (each branch "
+                        "as a combination of phi'(s), phi''(s) at the family's inner products)")
+    p.add_argument("--expanded", action="store_true",
+                   help="with --closed-form: the branches with the kernel substituted (exponentials, trigonometry)")
     add_kernel_arguments(p, "the energy E = 1/(2n^2) sum phi(<x_i, x_j>)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -67,6 +70,12 @@ def _sweep_grid(text: str) -> np.ndarray:
     return np.linspace(b0, b1, steps)
 
 
+def closed_form_spectrum(*a, **k):
+    from numerics.critical.report import closed_form_spectrum as spectrum
+
+    return spectrum(*a, **k)
+
+
 def _configuration(args):
     from numerics.critical.configurations import build_configuration
 
@@ -77,7 +86,7 @@ def _configuration(args):
 
 
 def run(args) -> int:
-    from numerics.critical.report import closed_form_comparison, closed_form_spectrum, critical_point_report
+    from numerics.critical.report import closed_form_comparison, critical_point_report
 
     if args.search:
         return _run_search(args)
@@ -107,15 +116,36 @@ def run(args) -> int:
         if branches is None:
             raise InputError(f"no closed form for config {args.config!r} with these masses (equal masses only)")
         comparison = closed_form_comparison(branches, report.beta, report.eigenvalues)
+        shown = _readable_branches(args, report, branches)
+        for b, text in zip(comparison["branches"], shown):
+            b["structured"] = text
         payload["closed_form"] = comparison
-        lines += [(f"closed form: {b['label']}", f"{b['expression']} = {fmt(b['value'])} (x{b['multiplicity']})")
-                  for b in comparison["branches"]]
+        if not args.expanded:
+            from theory.kernels import exponential_kernel
+
+            kern = exponential_kernel()
+            lines.append(("closed form: kernel", f"phi'(s) = {kern.derivative(1)}, phi''(s) = {kern.derivative(2)}"))
+        lines += [(f"closed form: {b['label']}", f"{text} = {fmt(b['value'])} (x{b['multiplicity']})")
+                  for b, text in zip(comparison["branches"], shown)]
         lines.append(("closed form vs numeric", f"max |difference| = {fmt(comparison['max_abs_difference'], 3)}"))
     if args.plot:
         _plot_spectrum(args.plot, report)
         payload["plot"] = args.plot
     emit(args, payload, key_values(lines))
     return 0
+
+
+def _readable_branches(args, report, branches) -> list[str]:
+    """Branch formulas for the text output: phi'/phi'' combinations (default) or the substituted kernel."""
+    from theory.structured import placeholder_derivatives, readable_branch
+
+    if args.expanded:
+        return [readable_branch(b.value) for b in branches]
+    abstract = closed_form_spectrum(args.config, n=report.n, d=report.d, k=args.k, masses=_masses(args.masses),
+                                    kernel=placeholder_derivatives())
+    if abstract is None or [a.label for a in abstract] != [b.label for b in branches]:
+        return [readable_branch(b.value) for b in branches]
+    return [readable_branch(a.value) for a in abstract]
 
 
 def _eigen_text(eig) -> str:
