@@ -61,9 +61,11 @@ def run(args) -> int:
 
         fixed = [max([len(c["id"]) for c in checks] + [2]), max([len(c["status"]) for c in checks] + [6]),
                  max([len(f"{c['seconds']:.1f}s") for c in checks] + [4])]
-        room = max(9, (TEXT_WIDTH - sum(fixed) - 2 * 5) // 3)  # three value columns share what is left
-        rows = [(c["id"], c["status"].upper(), _short(c["measured"], room), _short(c["expected"], room),
-                 _short(c["tolerance"], room), f"{c['seconds']:.1f}s") for c in checks]
+        keys = ("measured", "expected", "tolerance")
+        natural = [max([len(_short(c[k], 10**6)) for c in checks] + [len(k)]) for k in keys]
+        room = _share(TEXT_WIDTH - sum(fixed) - 2 * 5, natural)  # the value columns share what is left
+        rows = [(c["id"], c["status"].upper(), *(_short(c[k], w) for k, w in zip(keys, room)),
+                 f"{c['seconds']:.1f}s") for c in checks]
         text = table(rows, ["id", "status", "measured", "expected", "tolerance", "time"], 60)
     text += (f"\n\n{summary['passed']} passed, {summary['failed']} failed, {summary['inconclusive']} inconclusive"
              f" ({sum(r.seconds for r in runs):.1f}s)")
@@ -89,3 +91,16 @@ def _cut_line(text: str) -> str:
 
     text = " ".join(str(text).split())
     return text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 3] + "..."
+
+
+def _share(total: int, natural: list[int], minimum: int = 9) -> list[int]:
+    """Widths for columns that want ``natural`` characters within ``total``: narrow columns keep their width,
+    the others share the rest equally (water filling)."""
+    widths = [0] * len(natural)
+    left, todo = total, sorted(range(len(natural)), key=lambda j: natural[j])
+    while todo:
+        fair = max(minimum, left // len(todo))
+        j = todo.pop(0)
+        widths[j] = min(natural[j], fair)
+        left -= widths[j]
+    return widths
