@@ -52,3 +52,23 @@ def test_closed_pipe_ends_quietly():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == EXIT_BROKEN_PIPE == 141
     assert err == "", err
+
+
+def test_progress_bar_on_a_terminal_and_lines_otherwise(monkeypatch):
+    import io
+
+    from numerics.common import provenance
+
+    clock = iter(range(100))
+    monkeypatch.setattr(provenance.time, "perf_counter", lambda: float(next(clock)))
+    tty = io.StringIO()
+    bar = provenance.StderrProgress("run", delay=0, stream=tty, tty=True)
+    for k in range(1, 4):
+        bar(k, 3)
+    assert "\r" in tty.getvalue() and "[" in tty.getvalue() and tty.getvalue().endswith("\n")
+    assert tty.getvalue().count("\n") == 1  # one line, redrawn in place
+    log = io.StringIO()
+    lines = provenance.StderrProgress("run", delay=0, every=0, stream=log, tty=False)
+    for k in range(1, 4):
+        lines(k, 3)
+    assert "\r" not in log.getvalue() and log.getvalue().count("\n") >= 2

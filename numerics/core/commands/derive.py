@@ -76,10 +76,15 @@ def run(args) -> int:
     if args.kind == "hessian" and d > MAX_D_HESSIAN:
         raise InputError(f"derive hessian builds the explicit 2d x 2d Hessian; use --d between 2 and "
                          f"{MAX_D_HESSIAN}, got {d}")
+    from numerics.common.provenance import StderrProgress
+
     items = []
     kernel = kernel_from_args(args)
-    for der, kw in derivations(args.kind, args.model, d, kernel):
+    progress = StderrProgress("derive", unit="derivations ", clock="construction")  # symbolic work: seconds
+    built = derivations(args.kind, args.model, d, kernel)
+    for k, (der, kw) in enumerate(built, 1):
         items.append((der, der.verify(**kw)))
+        progress(k, len(built))
     blocks = []
     for der, ver in items:
         if der.structured and not args.expanded:
