@@ -234,11 +234,12 @@ def max_angle_deviation(theta_a: np.ndarray, theta_b: np.ndarray) -> float:
     return float(np.abs(np.angle(np.exp(1j * (np.asarray(theta_a) - np.asarray(theta_b))))).max())
 
 
-def sphere_angle_deviation(circle: CircleTrajectory) -> dict:
+def sphere_angle_deviation(circle: CircleTrajectory, progress: Callable[[float, float], None] | None = None) -> dict:
     """Re-run ``circle`` as a sphere simulation in R^2 (:func:`numerics.core.trajectory.simulate`, direct field, same
     method, step and save times) and return the max angle deviation over the run.
 
-    Returns ``{"max_angle_deviation": float, "sphere_seconds": float, "frames": int}``.
+    Returns ``{"max_angle_deviation": float, "sphere_seconds": float, "frames": int}``. ``progress(t, t_end)``
+    follows the sphere simulation (O(n^2) per step: the slow part of a check at large n).
     Verified by: circle.sphere-vs-angle.
     """
     from numerics.core.model import Model, SaveAt, Solver
@@ -249,7 +250,7 @@ def sphere_angle_deviation(circle: CircleTrajectory) -> dict:
     solver = Solver(method=m["method"], dt=m["dt"], backend="direct")
     save = SaveAt(every=m["save_every"], times=circle.times if m["method"] == "adaptive" else None)
     traj = simulate(Model(m["model"], m["beta"], time_unit=m["time_unit"]), circle.X[0], m["t_end"],
-                    solver=solver, save=save)
+                    solver=solver, save=save, progress=progress)
     theta_sphere = np.arctan2(traj.X[..., 1], traj.X[..., 0])
     if traj.X.shape[0] != circle.theta.shape[0] or not np.allclose(traj.times, circle.times, rtol=0, atol=1e-12):
         raise InputError("sphere and angle simulations saved different times")

@@ -23,7 +23,7 @@ import numpy as np
 from numerics.common.errors import InputError, require_real
 
 Field = Callable[[np.ndarray], np.ndarray]
-from numerics.core.names import METHODS  # noqa: E402 - defined without heavy imports for the CLI
+from numerics.core.names import METHODS  # noqa: E402, F401 - re-exported; defined without heavy imports for the CLI
 ORDERS = {"layer": 1, "rk4": 4, "adaptive": 5}
 
 

@@ -45,7 +45,7 @@ def run(args) -> int:
                            dt=args.dt, save_every=args.save_every, time_unit=args.time_unit, tol=args.tol,
                            progress=StderrProgress("kuramoto"))
     if args.n <= SPHERE_CHECK_MAX_N:
-        check = sphere_angle_deviation(circ)
+        check = sphere_angle_deviation(circ, progress=StderrProgress("kuramoto: sphere check (direct, O(n^2) per step)"))
         deviation, note = check["max_angle_deviation"], ("max over saved times and particles of the circular "
                                                          "distance between the R^2 sphere simulation (direct "
                                                          "field, same integrator and step) and the angle simulation")

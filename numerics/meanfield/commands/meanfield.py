@@ -82,8 +82,6 @@ def plot_density(history, path: str, title: str) -> None:
 
     from numerics.common.provenance import atomic_write
 
-    from matplotlib.colors import SymLogNorm
-
     fig, ax = plt.subplots(figsize=(8, 4.5))
     extent = (0.0, 2 * np.pi, float(history.times[0]), float(history.times[-1]))
     excess = history.density * 2 * np.pi - 1.0  # 2 pi rho - 1: 0 for the uniform measure
