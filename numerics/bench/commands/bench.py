@@ -38,6 +38,8 @@ def run(args) -> int:
     progress = StderrProgress("bench")  # the suites print nothing while they time: say what is running
     payload, parts = {}, []
     if args.suite in ("field", "all"):
+        require_int(args.n, "n", minimum=1)  # validated before saying what runs
+        require_int(args.repeats, "repeats", minimum=1)
         progress.note(f"field suite: attention_field vs its floor at n = {args.n}, {args.repeats} repeats ...")
         rows = benchmark_field(n=args.n, repeats=args.repeats, model=args.model)
         payload["results"] = rows
