@@ -34,7 +34,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.clusters.staircase": ("detect_plateaus", "energy_staircase", "normalized_energies", "Plateau",),
     "numerics.common.errors": ("InputError",),
     "numerics.common.verification": ("all_claims", "CheckResult", "claim",),
-    "numerics.conjectures.framework": ("Conjecture", "ConjectureResult", "load_counterexample", "save_counterexample", "Verdict",),
+    "numerics.conjectures.framework": ("Conjecture", "ConjectureResult", "load_conjectures", "load_counterexample", "save_counterexample", "Verdict",),
     "numerics.conjectures.catalogue": ("replay",),
     "numerics.core.field": ("attention_field", "interaction_energy", "make_field",),
     "numerics.core.integrators": ("integrate_adaptive", "integrate_fixed", "METHODS", "observed_order", "renormalize", "step_layer", "step_rk4",),

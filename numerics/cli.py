@@ -1,7 +1,12 @@
 """The ``attnflow`` command line: parse, call the library, render. One module per subcommand, kept in the
 ``commands/`` folder of its area (``numerics/<area>/commands/<name>.py``) and discovered here.
 
-Exit codes: 0 success, 1 a verification failed, 2 bad input (one line on stderr starting with ``error:``).
+Exit codes: 0 success, 1 a verification failed, 2 bad input (one line on stderr starting with ``error:``),
+130 interrupted, 141 (= 128 + SIGPIPE, what ``cat`` or ``yes`` return) when the reader of the output closed the
+pipe (``attnflow spectrum ... | head -1``): the command stops quietly, without a message.
+
+Building the parser imports no heavy module (SymPy, SciPy, matplotlib, NetworkX, Hypothesis): each command
+imports what it needs inside ``run``, so ``attnflow --help`` and ``attnflow COMMAND --help`` answer at once.
 """
 from __future__ import annotations
 
@@ -33,6 +38,28 @@ def _commands():
     return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: getattr(m, "ORDER", 50))
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("attnflow")
+    except metadata.PackageNotFoundError:  # a source tree that was not installed
+        return "0+unknown"
+
+
+#: exit code when the reader closed the output pipe (128 + SIGPIPE, the shell convention)
+EXIT_BROKEN_PIPE = 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail again on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (tests capture it): nothing to silence
+        pass
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="attnflow", description="Verify the mathematics of transformers as interacting "
                      "particle systems: derive, generate code, simulate, check claims from the literature.")
@@ -42,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-hours", type=float, metavar="H",
                         help="refuse requests estimated to take longer than this (default 24 h; also "
                              "ATTNFLOW_MAX_WORK_HOURS)")
+    parser.add_argument("--version", action="version", version=f"attnflow {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for mod in _commands():
@@ -86,7 +114,11 @@ def main(argv=None) -> int:
             warnings.simplefilter("always")
             check_command_paths(args._module, args)
             code = args._run(args)
+            sys.stdout.flush()
         _replay_warnings(caught)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except InputError as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2

@@ -64,6 +64,10 @@ class Derivation:
         instance rational points on the sphere). Needed when simplification is inconclusive.
     notes : str
         Conventions and remarks (normalisations, time units).
+    structured : sequence of (label, text, latex)
+        The result in structured form, for a reader: formulas in terms of the pair kernel phi and its
+        derivatives, valid for every n (and d); shown by ``attnflow derive`` by default, the expanded
+        coordinates of the identity on request. Empty when the derivation has no separate structured form.
     """
 
     title: str
@@ -73,6 +77,7 @@ class Derivation:
     steps: Sequence[Step] = field(default_factory=tuple)
     sampler: Sampler | None = None
     notes: str = ""
+    structured: Sequence[tuple[str, str, str]] = field(default_factory=tuple)
 
     # -- display ---------------------------------------------------------------------------------------------
     def to_text(self) -> str:
@@ -86,6 +91,22 @@ class Derivation:
         lines.append(f"      {sp.sstr(self.lhs)}")
         lines.append(f"    = {sp.sstr(self.rhs)}")
         return "\n".join(lines)
+
+    def to_structured_text(self) -> str:
+        """Title, source, notes and the structured form (no expanded coordinates)."""
+        lines = [self.title, f"  source: {self.source}"]
+        if self.notes:
+            lines.append(f"  notes: {self.notes}")
+        width = max((len(label) for label, _, _ in self.structured), default=0)
+        lines += [f"  {label.ljust(width)}  {text}" for label, text, _ in self.structured]
+        return "\n".join(lines)
+
+    def to_structured_latex(self) -> str:
+        body = [f"% {self.title} ({self.source})", r"\begin{align*}"]
+        body += [rf"&\text{{{label}}} && {tex} \\" for label, _, tex in self.structured]
+        body[-1] = body[-1].rstrip(" \\")
+        body.append(r"\end{align*}")
+        return "\n".join(body)
 
     def to_latex(self) -> str:
         body = [f"% {self.title} ({self.source})", r"\begin{align*}"]
@@ -104,6 +125,7 @@ class Derivation:
             "lhs": sp.sstr(self.lhs),
             "rhs": sp.sstr(self.rhs),
             "latex": self.to_latex(),
+            "structured": [{"label": label, "text": text, "latex": tex} for label, text, tex in self.structured],
         }
 
     # -- verification ----------------------------------------------------------------------------------------

@@ -112,6 +112,7 @@ def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) 
     n P_x nabla_x E = sum_j P_x((1/n) phi'(s_ij) x_j), which is the usa field term by term. The identity below is
     the stack [pair term; self term] with n a free symbol; it holds exactly (off the sphere too).
     """
+    user_kernel = kernel is not None
     kernel = kernel or energy_kernel()
     spec = ModelSpec("usa", d)
     x, y = sym.vector("x", d), sym.vector("y", d)
@@ -126,20 +127,42 @@ def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) 
     weight = kernel.weight()
     rhs = sp.Matrix.vstack(field_from_sums(spec, x, weight.subs(sym.s, s_xy) * y, n),
                            field_from_sums(spec, x, weight.subs(sym.s, s_xx) * x, n))
+    steps = (Step("kernel phi(s)" if user_kernel else "kernel phi_beta", phi),
+             Step("terms of E containing x = x_i and y = x_j (j != i)", pair_terms),
+             Step("their Euclidean gradient (1/n^2) phi'(<x,y>) y", sp.simplify(euclidean_gradient(pair_terms, x))),
+             Step("self term phi(|x|^2)/(2 n^2)", self_term),
+             Step("n P_x of the pair gradient", lhs[:d, :]))
+    field_line = ("field", "v_i = P_{x_i}( (1/n) sum_j phi'(<x_i, x_j>) x_j ) = n grad_i E",
+                  r"v_i = P_{x_i}\Big(\frac{1}{n}\sum_j \phi'(\langle x_i, x_j\rangle)\, x_j\Big) = n\,"
+                  r"\operatorname{grad}_i E")
+    d1 = kernel.derivative(1)
+    weight_line = ("weight", f"phi'(s) = {sp.sstr(d1)}", rf"\phi'(s) = {sp.latex(d1)}")
+    energy_line = ("energy", "E = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>)",
+                   r"E = \frac{1}{2n^2}\sum_{i,j}\phi(\langle x_i, x_j\rangle)")
+    if user_kernel:
+        return Derivation(
+            title=(f"kernel field = n * Riemannian gradient of E = 1/(2n^2) sum phi(<x_i,x_j>) on "
+                   f"(S^{d - 1})^n, every n (pair-term level)"),
+            source="gradient-flow structure of pair energies on spheres (as GLPR arXiv 2312.10794 for phi_beta)",
+            lhs=lhs, rhs=rhs, steps=steps,
+            notes=f"phi(s) = {sp.sstr(phi)}; summing the pair identity over j != i and adding the self term gives "
+                  "v_i = n grad_i E, where v_i = P_{x_i}((1/n) sum_j phi'(s_ij) x_j) is the field of the kernel",
+            structured=(("kernel", f"phi(s) = {sp.sstr(phi)}", rf"\phi(s) = {sp.latex(phi)}"), weight_line,
+                        energy_line, field_line))
     attention_check = sp.simplify(weight.subs(sym.s, s_xy) - attention_weight(spec, x, y))
     return Derivation(
         title=f"usa field = n * Riemannian gradient of E_beta on (S^{d - 1})^n, every n (pair-term level)",
         source="GLPR arXiv 2312.10794, gradient-flow structure of USA",
         lhs=lhs, rhs=rhs,
-        steps=(Step("kernel phi_beta", phi),
-               Step("terms of E containing x = x_i and y = x_j (j != i)", pair_terms),
-               Step("their Euclidean gradient (1/n^2) phi'(<x,y>) y", sp.simplify(euclidean_gradient(pair_terms, x))),
-               Step("self term phi(|x|^2)/(2 n^2)", self_term),
-               Step("n P_x of the pair gradient", lhs[:d, :]),
-               Step("phi'(<x,y>) minus the usa attention weight e^{beta <x,y>} (zero for phi_beta)",
-                    attention_check)),
+        steps=steps + (Step("phi'(<x,y>) minus the usa attention weight e^{beta <x,y>} (zero for phi_beta)",
+                            attention_check),),
         notes="summing the pair identity over j != i and adding the self term gives v_i^usa = n grad_i E_beta; "
               "the kernel weight phi_beta'(s) = e^{beta s} is the usa attention weight",
+        structured=(("kernel", f"phi_beta(s) = {sp.sstr(phi)}", rf"\phi_\beta(s) = {sp.latex(phi)}"),
+                    ("weight", f"phi_beta'(s) = {sp.sstr(d1)} (the usa attention weight)",
+                     rf"\phi_\beta'(s) = {sp.latex(d1)}"), energy_line,
+                    ("field", "v_i^usa = P_{x_i}( (1/n) sum_j e^{beta <x_i, x_j>} x_j ) = n grad_i E_beta",
+                     field_line[2])),
     )
 
 

@@ -50,12 +50,21 @@ def resolve_output(path: str | os.PathLike) -> str:
     return target
 
 
+def _umask() -> int:
+    """The process umask (read by setting it and restoring it at once: the only portable way)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike, writer: Callable[[str], None], suffix: str = "") -> str:
     """Call ``writer(tmp_path)`` on a temporary file in the target's directory, then rename it into place.
 
     The target is ``path`` with symlinks followed (:func:`resolve_output`; a symlink stays a symlink). The
     temporary file is removed if ``writer`` fails or the process is interrupted (any ``BaseException``,
     including the CLI's SIGTERM and SIGINT handling). Returns ``path``.
+    The file gets the permissions of a file created by ``open(path, "w")``: 0666 minus the process umask
+    (``tempfile.mkstemp`` creates 0600 files, so the mode is set explicitly before the rename).
     """
     target = resolve_output(path)
     fd, tmp = tempfile.mkstemp(prefix=".attnflow-", suffix=suffix or os.path.splitext(target)[1],
@@ -63,6 +72,7 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[str], None], suffix:
     os.close(fd)
     try:
         writer(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):

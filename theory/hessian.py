@@ -122,7 +122,28 @@ def hessian_derivation(kernel: PairKernel | None = None, n: int = 2, d: int = 3)
                Step("closed-form block (1, 2)", closed[:d, d:2 * d])),
         sampler=_sampler(n, d, kernel, names),
         notes="holds on the sphere only (|x_i| = 1); self-interaction terms cancel in the diagonal blocks",
+        structured=kernel_lines(kernel) + HESSIAN_BLOCK_LINES,
     )
+
+
+#: the closed-form blocks of :func:`pair_hessian_blocks`, for every n and d, as (label, text, LaTeX)
+HESSIAN_BLOCK_LINES = (
+    ("block (i, j), i != j", "(1/n^2) [ phi'(s_ij) P_i P_j + phi''(s_ij) (P_i x_j)(P_j x_i)^T ]",
+     r"H_{ij} = \frac{1}{n^2}\left[\phi'(s_{ij}) P_i P_j + \phi''(s_{ij}) (P_i x_j)(P_j x_i)^\top\right]"),
+    ("block (i, i)", "(1/n^2) sum_{j != i} [ phi''(s_ij) (P_i x_j)(P_i x_j)^T - phi'(s_ij) s_ij P_i ]",
+     r"H_{ii} = \frac{1}{n^2}\sum_{j \ne i}\left[\phi''(s_{ij}) (P_i x_j)(P_i x_j)^\top"
+     r" - \phi'(s_{ij})\, s_{ij} P_i\right]"),
+    ("where", "s_ij = <x_i, x_j>, P_i = I - x_i x_i^T (tangent vectors at x_i)",
+     r"s_{ij} = \langle x_i, x_j\rangle,\quad P_i = I - x_i x_i^\top"),
+)
+
+
+def kernel_lines(kernel: PairKernel) -> tuple[tuple[str, str, str], ...]:
+    """phi, phi' and phi'' of a kernel as structured-form lines (label, text, LaTeX)."""
+    d1, d2 = kernel.derivative(1), kernel.derivative(2)
+    return (("kernel", f"phi(s) = {sp.sstr(kernel.expr)}", rf"\phi(s) = {sp.latex(kernel.expr)}"),
+            ("", f"phi'(s) = {sp.sstr(d1)}", rf"\phi'(s) = {sp.latex(d1)}"),
+            ("", f"phi''(s) = {sp.sstr(d2)}", rf"\phi''(s) = {sp.latex(d2)}"))
 
 
 def gradient_derivation(kernel: PairKernel | None = None, n: int = 2, d: int = 3) -> Derivation:
@@ -139,6 +160,11 @@ def gradient_derivation(kernel: PairKernel | None = None, n: int = 2, d: int = 3
         lhs=lhs, rhs=rhs,
         steps=(Step("explicit energy", energy),),
         sampler=_sampler(n, d, kernel, names),
+        structured=kernel_lines(kernel)[:2] + (
+            ("Euclidean gradient", "nabla_i E = (1/n^2) sum_j phi'(s_ij) x_j   (j = i included)",
+             r"\nabla_i E = \frac{1}{n^2}\sum_j \phi'(s_{ij})\, x_j"),
+            ("Riemannian gradient", "grad_i E = P_i nabla_i E", r"\operatorname{grad}_i E = P_i \nabla_i E"),
+            HESSIAN_BLOCK_LINES[-1]),
     )
 
 

@@ -239,6 +239,36 @@ def structured_spectrum_derivation(family: str, d: int, k: int = 3, m: int = 1) 
     )
 
 
+def reduce_angles(expr: sp.Expr) -> sp.Expr:
+    """cos/sin of rational multiples of pi brought into [0, 2 pi) (cos(16 pi/7) -> cos(2 pi/7))."""
+    def reduced(f):
+        q = (f.args[0] / sp.pi) % 2
+        if isinstance(f, sp.cos) and q > 1:
+            q = 2 - q
+        return type(f)(q * sp.pi)
+
+    return expr.replace(lambda e: isinstance(e, (sp.cos, sp.sin)) and (e.args[0] / sp.pi).is_Rational, reduced)
+
+
+def readable_branch(value: sp.Expr) -> str:
+    """A branch for a reader: angles reduced, exponentials merged, and, when the kernel is kept abstract
+    (:func:`placeholder_derivatives`), collected as a combination of phi'(.) and phi''(.) with factored
+    coefficients. Returns text with ``phi'`` and ``phi''`` for ``dphi`` and ``ddphi``."""
+    expr = sp.expand(reduce_angles(sp.expand(value)))
+    calls = sorted(expr.atoms(sp.core.function.AppliedUndef), key=sp.default_sort_key)
+    if calls:
+        parts = sp.collect(expr, calls, evaluate=False)
+        terms = [f"({sp.sstr(sp.factor(coef))})*{sp.sstr(call)}" if coef != 1 else sp.sstr(call)
+                 for call, coef in sorted(parts.items(), key=lambda kv: sp.default_sort_key(kv[0]))
+                 if call != 1 and coef != 0]
+        if parts.get(sp.Integer(1), 0) != 0:
+            terms.append(sp.sstr(sp.factor(parts[sp.Integer(1)])))
+        text = " + ".join(terms) or "0"
+    else:
+        text = sp.sstr(sp.powsimp(expr, combine="exp"))
+    return text.replace("ddphi(", "phi''(").replace("dphi(", "phi'(")
+
+
 def branch_values(branches: list[SpectralBranch], beta_value) -> list[tuple[float, int]]:
     """(float value at beta = beta_value, multiplicity) for each branch (mpmath evaluation)."""
     out = []

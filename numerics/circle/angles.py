@@ -19,27 +19,23 @@ Angles are kept unwrapped (continuous in time); wrap with ``np.angle(np.exp(1j *
 """
 from __future__ import annotations
 
-import math
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import special
 
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
-from numerics.core.field import MODELS, TIME_UNITS, attention_field, interaction_energy
-from numerics.circle.fourier import _Coefficients, _order_parameters, harmonics_for_tolerance
+from numerics.core.field import MODELS, TIME_UNITS, attention_field
+from numerics.circle.fourier import (  # noqa: F401 - circle_energy and its limits are re-exported here
+    ENERGY_DIRECT_MAX_N, ENERGY_RELATIVE_ACCURACY, _Coefficients, _order_parameters, circle_energy,
+    harmonics_for_tolerance)
 from numerics.core.integrators import METHODS, integrate, step_rk4
 from numerics.common.provenance import package_versions
-from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, GLPR_ENERGY_MAX_BETA, energy_normalization_for
+from numerics.core.field import ENERGY_DEFINITIONS, energy_normalization_for
 from numerics.core.trajectory import uniform_sphere
 
 BACKENDS = ("fourier", "direct")
-#: circle_energy falls back to the direct O(n^2) sum when its rounding estimate exceeds this relative accuracy
-#: (only possible for beta < 0, where the Bessel weights alternate in sign), up to this many particles
-ENERGY_RELATIVE_ACCURACY = 1e-12
-ENERGY_DIRECT_MAX_N = 4096
 AngleField = Callable[[np.ndarray], np.ndarray]
 
 
@@ -60,70 +56,6 @@ def kuramoto_order_parameter(theta) -> np.ndarray:
     """|r_1| = |(1/n) sum_j e^{i theta_j}| over the last axis (theta of shape (n,) or (m, n))."""
     theta = require_finite_array(theta, "theta")
     return np.abs(np.exp(1j * theta).mean(axis=-1))
-
-
-def _half_i0_minus_one_over_beta(beta: float) -> float:
-    """(I_0(beta) - 1) / (2 beta) without cancellation: power series for |beta| < 1/2, else direct."""
-    if beta == 0.0:
-        return 0.0
-    if abs(beta) < 0.5:
-        # sum_{m>=1} (beta/2)^{2m} / (m!)^2 / (2 beta); 12 terms: (1/4)^24 / (12!)^2 ~ 1e-31 relative
-        q = (beta / 2.0) ** 2
-        term, total = 1.0, 0.0
-        for m in range(1, 13):
-            term *= q / (m * m)
-            total += term
-        return total / (2.0 * beta)
-    return (float(special.ive(0, beta)) * math.exp(abs(beta)) - 1.0) / (2.0 * beta)
-
-
-def circle_energy(theta, beta: float, *, normalization: str = "glpr-shifted", tol: float = 1e-12) -> float:
-    """Interaction energy on the circle from the order parameters, O(n K).
-
-    ``glpr``: E_beta = (I_0(beta) - 1)/(2 beta) + sum_{k>=1} (I_k(beta)/beta) |r_k|^2 (= (1/(2 beta n^2))
-    sum_{ij} (e^{beta cos(theta_i - theta_j)} - 1), GLPR's energy minus 1/(2 beta); |r_1|^2 / 2 at beta = 0).
-    ``gkpr``: (1/n^2) sum_{ij} e^{beta(cos - 1)} = ive(0, beta) + 2 sum_k ive(k, beta) |r_k|^2 (beta >= 0).
-    Truncated at K = harmonics_for_tolerance(beta, tol) (tail below tol I_0(|beta|) / |beta| resp. tol ive_0).
-    For beta > 0 every term is positive (no cancellation). For beta < 0 the weights alternate in sign and a
-    small E (e.g. a clustered state at beta = -20: E ~ 1/(2|beta|) against terms ~ e^{|beta|}/|beta|) is lost to
-    rounding: then the direct O(n^2) sum is used (n <= 4096) or InputError is raised.
-
-    Source: GLPR (arXiv 2312.10794) E_beta; the order-parameter form is docs/literature.md claim 7.
-    Verified by: circle.energy-order-parameters.
-    """
-    beta = require_real(beta, "beta")
-    normalization = require_choice(ENERGY_ALIASES.get(normalization, normalization), "normalization",
-                                   ("glpr-shifted", "gkpr", "log-mean-exp"))
-    theta = require_finite_array(theta, "theta", ndim=1)
-    if theta.size < 1:
-        raise InputError("theta must hold at least one angle, got an empty array")
-    if normalization == "log-mean-exp":
-        # blocked direct sum: finite for every beta (the alternating Bessel weights of beta < 0 cancel badly)
-        return interaction_energy(np.c_[np.cos(theta), np.sin(theta)], beta, normalization=normalization)
-    K = harmonics_for_tolerance(beta, tol)
-    R = np.abs(_order_parameters(np.exp(1j * theta), K)) ** 2
-    ks = np.arange(1, K + 1)
-    if normalization == "gkpr":
-        if beta < 0:
-            raise InputError(f"the gkpr normalisation needs beta >= 0, got {beta:g}")
-        return float(special.ive(0, beta) + 2.0 * np.dot(special.ive(ks, beta), R))
-    if beta == 0.0:
-        return 0.5 * float(R[0])
-    if abs(beta) > GLPR_ENERGY_MAX_BETA:
-        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='log-mean-exp' or 'gkpr'")
-    # I_k(beta)/beta = ive(k, beta) e^{|beta|} / beta (finite for |beta| <= 600)
-    weights = special.ive(ks, beta) * (math.exp(abs(beta)) / beta)
-    energy = _half_i0_minus_one_over_beta(beta) + float(np.dot(weights, R))
-    if beta < 0:
-        # the weights alternate in sign: rounding ~1e-16 sum_k |w_k| may swamp a small E (clustered states)
-        rounding = 1e-16 * (K + 1) * (abs(_half_i0_minus_one_over_beta(beta)) + float(np.abs(weights).sum()))
-        if rounding > ENERGY_RELATIVE_ACCURACY * abs(energy):
-            if theta.size > ENERGY_DIRECT_MAX_N:
-                raise InputError(f"E_beta from order parameters loses accuracy at beta={beta:g} for this state "
-                                 f"(rounding ~{rounding:.1e} vs |E| = {abs(energy):.1e}) and n={theta.size} > "
-                                 f"{ENERGY_DIRECT_MAX_N} is too large for the direct sum")
-            return interaction_energy(np.c_[np.cos(theta), np.sin(theta)], beta)
-    return energy
 
 
 # -- angle velocity fields -----------------------------------------------------------------------------------------
@@ -304,11 +236,12 @@ def max_angle_deviation(theta_a: np.ndarray, theta_b: np.ndarray) -> float:
     return float(np.abs(np.angle(np.exp(1j * (np.asarray(theta_a) - np.asarray(theta_b))))).max())
 
 
-def sphere_angle_deviation(circle: CircleTrajectory) -> dict:
+def sphere_angle_deviation(circle: CircleTrajectory, progress: Callable[[float, float], None] | None = None) -> dict:
     """Re-run ``circle`` as a sphere simulation in R^2 (:func:`numerics.core.trajectory.simulate`, direct field, same
     method, step and save times) and return the max angle deviation over the run.
 
-    Returns ``{"max_angle_deviation": float, "sphere_seconds": float, "frames": int}``.
+    Returns ``{"max_angle_deviation": float, "sphere_seconds": float, "frames": int}``. ``progress(t, t_end)``
+    follows the sphere simulation (O(n^2) per step: the slow part of a check at large n).
     Verified by: circle.sphere-vs-angle.
     """
     from numerics.core.model import Model, SaveAt, Solver
@@ -319,7 +252,7 @@ def sphere_angle_deviation(circle: CircleTrajectory) -> dict:
     solver = Solver(method=m["method"], dt=m["dt"], backend="direct")
     save = SaveAt(every=m["save_every"], times=circle.times if m["method"] == "adaptive" else None)
     traj = simulate(Model(m["model"], m["beta"], time_unit=m["time_unit"]), circle.X[0], m["t_end"],
-                    solver=solver, save=save)
+                    solver=solver, save=save, progress=progress)
     theta_sphere = np.arctan2(traj.X[..., 1], traj.X[..., 0])
     if traj.X.shape[0] != circle.theta.shape[0] or not np.allclose(traj.times, circle.times, rtol=0, atol=1e-12):
         raise InputError("sphere and angle simulations saved different times")

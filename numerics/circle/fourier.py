@@ -46,7 +46,7 @@ import numpy as np
 from scipy import special
 
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_points, require_real
-from numerics.core.field import MODELS, TIME_UNITS
+from numerics.core.field import ENERGY_ALIASES, GLPR_ENERGY_MAX_BETA, MODELS, TIME_UNITS, interaction_energy
 
 #: particles processed at once (a complex block of 1 MB stays in cache while the K harmonics run over it)
 FOURIER_BLOCK = 65536
@@ -304,6 +304,78 @@ def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float
     return coef.velocity(np.cos(theta) + 1j * np.sin(theta))
 
 
+#: circle_energy falls back to the direct O(n^2) sum when its rounding estimate exceeds this relative accuracy
+#: (only possible for beta < 0, where the Bessel weights alternate in sign), up to this many particles
+ENERGY_RELATIVE_ACCURACY = 1e-12
+ENERGY_DIRECT_MAX_N = 4096
+
+
+def _half_i0_minus_one_over_beta(beta: float) -> float:
+    """(I_0(beta) - 1) / (2 beta) without cancellation: power series for |beta| < 1/2, else direct."""
+    if beta == 0.0:
+        return 0.0
+    if abs(beta) < 0.5:
+        # sum_{m>=1} (beta/2)^{2m} / (m!)^2 / (2 beta); 12 terms: (1/4)^24 / (12!)^2 ~ 1e-31 relative
+        q = (beta / 2.0) ** 2
+        term, total = 1.0, 0.0
+        for m in range(1, 13):
+            term *= q / (m * m)
+            total += term
+        return total / (2.0 * beta)
+    return (float(special.ive(0, beta)) * math.exp(abs(beta)) - 1.0) / (2.0 * beta)
+
+
+def circle_energy(theta, beta: float, *, normalization: str = "glpr-shifted", tol: float = 1e-12) -> float:
+    """Interaction energy on the circle from the order parameters, O(n K).
+
+    ``glpr-shifted`` (alias ``glpr``): E_beta = (I_0(beta) - 1)/(2 beta) + sum_{k>=1} (I_k(beta)/beta) |r_k|^2 (= (1/(2 beta n^2))
+    sum_{ij} (e^{beta cos(theta_i - theta_j)} - 1), GLPR's energy minus 1/(2 beta); |r_1|^2 / 2 at beta = 0).
+    ``gkpr``: (1/n^2) sum_{ij} e^{beta(cos - 1)} = ive(0, beta) + 2 sum_k ive(k, beta) |r_k|^2 (beta >= 0).
+    Truncated at K = harmonics_for_tolerance(beta, tol) (tail below tol I_0(|beta|) / |beta| resp. tol ive_0).
+    For beta > 0 every term is positive (no cancellation). For beta < 0 the weights alternate in sign and a
+    small E (e.g. a clustered state at beta = -20: E ~ 1/(2|beta|) against terms ~ e^{|beta|}/|beta|) is lost to
+    rounding: then the direct O(n^2) sum is used (n <= 4096) or InputError is raised. ``log-mean-exp``
+    ((1/beta) log mean e^{beta cos}, every beta) is the blocked direct sum of
+    :func:`numerics.core.field.interaction_energy`.
+
+    Source: GLPR (arXiv 2312.10794) E_beta; the order-parameter form is docs/literature.md claim 7.
+    Verified by: circle.energy-order-parameters.
+    """
+    beta = require_real(beta, "beta")
+    normalization = require_choice(ENERGY_ALIASES.get(normalization, normalization), "normalization",
+                                   ("glpr-shifted", "gkpr", "log-mean-exp"))
+    theta = require_finite_array(theta, "theta", ndim=1)
+    if theta.size < 1:
+        raise InputError("theta must hold at least one angle, got an empty array")
+    if normalization == "log-mean-exp":
+        # blocked direct sum: finite for every beta (the alternating Bessel weights of beta < 0 cancel badly)
+        return interaction_energy(np.c_[np.cos(theta), np.sin(theta)], beta, normalization=normalization)
+    K = harmonics_for_tolerance(beta, tol)
+    R = np.abs(_order_parameters(np.exp(1j * theta), K)) ** 2
+    ks = np.arange(1, K + 1)
+    if normalization == "gkpr":
+        if beta < 0:
+            raise InputError(f"the gkpr normalisation needs beta >= 0, got {beta:g}")
+        return float(special.ive(0, beta) + 2.0 * np.dot(special.ive(ks, beta), R))
+    if beta == 0.0:
+        return 0.5 * float(R[0])
+    if abs(beta) > GLPR_ENERGY_MAX_BETA:
+        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='log-mean-exp' or 'gkpr'")
+    # I_k(beta)/beta = ive(k, beta) e^{|beta|} / beta (finite for |beta| <= 600)
+    weights = special.ive(ks, beta) * (math.exp(abs(beta)) / beta)
+    energy = _half_i0_minus_one_over_beta(beta) + float(np.dot(weights, R))
+    if beta < 0:
+        # the weights alternate in sign: rounding ~1e-16 sum_k |w_k| may swamp a small E (clustered states)
+        rounding = 1e-16 * (K + 1) * (abs(_half_i0_minus_one_over_beta(beta)) + float(np.abs(weights).sum()))
+        if rounding > ENERGY_RELATIVE_ACCURACY * abs(energy):
+            if theta.size > ENERGY_DIRECT_MAX_N:
+                raise InputError(f"E_beta from order parameters loses accuracy at beta={beta:g} for this state "
+                                 f"(rounding ~{rounding:.1e} vs |E| = {abs(energy):.1e}) and n={theta.size} > "
+                                 f"{ENERGY_DIRECT_MAX_N} is too large for the direct sum")
+            return interaction_energy(np.c_[np.cos(theta), np.sin(theta)], beta)
+    return energy
+
+
 def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit: str = "natural",
                        harmonics: int | None = None):
     """Drop-in for :func:`numerics.core.field.make_field` at d = 2: ``field(X) -> (n, 2)`` via the Fourier series.
@@ -313,7 +385,9 @@ def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit
     points) this extension keeps |x_i| fixed and d theta_i/dt = omega_i exactly, a smooth extension under
     which the circle is invariant (as the P_x extension of :mod:`numerics.core.field`).
 
-    ``field.harmonics`` is the number of harmonics K used.
+    ``field.harmonics`` is the number of harmonics K used. ``field.energy(X, normalization)`` is the interaction
+    energy of a state from its order parameters (:func:`circle_energy`, O(n K) instead of the direct O(n^2)
+    sum); :func:`numerics.core.trajectory.simulate` uses it for the energy column of Fourier runs.
 
     Verified by: circle.fourier-field, circle.sphere-vs-angle.
     """
@@ -328,7 +402,11 @@ def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit
         out[:, 1] = omega * X[:, 0]
         return out
 
+    def energy(X: np.ndarray, normalization: str = "glpr") -> float:
+        return circle_energy(angles_of(X), beta, normalization=normalization, tol=tol)
+
     field.harmonics = coef.K
+    field.energy = energy
     return field
 
 

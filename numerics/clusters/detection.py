@@ -34,7 +34,7 @@ from numerics.core.field import block_rows
 #: default clustering threshold (radians). Inside a cluster, distances contract like e^{-t} (sa, natural time;
 #: 1 - <x_i, x_j> ~ e^{-2t}), so a cluster born at time t0 is below 1e-3 by about t0 + 7, while iid uniform
 #: points on S^1 stay apart for n up to about 2 pi / 1e-3 ~ 6000 (typical spacing 2 pi / n).
-DEFAULT_EPS = 1e-3
+from numerics.clusters.names import DEFAULT_EPS  # noqa: E402, F401 - re-exported; light module for the CLI parser
 
 EDGE_METHODS = ("auto", "kdtree", "gram")
 #: ``auto`` uses the k-d tree up to this dimension and the blocked Gram matrix above it

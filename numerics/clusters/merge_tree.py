@@ -157,7 +157,9 @@ def frame_labels(X: np.ndarray, eps: float) -> np.ndarray:
 
 
 def merge_history(times, X, eps: float, *, reintegrate: Reintegrator | None = None, time_rtol: float = 1e-6,
-                  time_atol: float = 1e-9, substeps: int = 16, max_rounds: int = 40) -> MergeHistory:
+                  time_atol: float = 1e-9, substeps: int = 16, max_rounds: int = 40,
+                  progress: Callable[[float, float], None] | None = None,
+                  refine_progress: Callable[[float, float], None] | None = None) -> MergeHistory:
     """Track eps-clusters over saved frames and build the merge tree.
 
     Parameters
@@ -173,6 +175,9 @@ def merge_history(times, X, eps: float, *, reintegrate: Reintegrator | None = No
         are refined with :func:`refine_frames` to width <= time_atol + time_rtol * t.
     substeps : int
         Sub-intervals per refinement round.
+    progress, refine_progress : callable, optional
+        ``progress(frames_done, frames)`` as the saved frames are clustered; ``refine_progress(brackets_done,
+        brackets)`` within each refinement round (the re-integrations dominate the cost of ``--refine``).
 
     Returns
     -------
@@ -186,7 +191,11 @@ def merge_history(times, X, eps: float, *, reintegrate: Reintegrator | None = No
         raise InputError("times must increase strictly")
     eps = require_real(eps, "eps", minimum=0.0)
     frames_t, frames_x = list(times), list(X)
-    labels = [frame_labels(Xk, eps) for Xk in frames_x]
+    labels = []
+    for k, Xk in enumerate(frames_x):
+        labels.append(frame_labels(Xk, eps))
+        if progress is not None:
+            progress(k + 1, len(frames_x))
     info: dict = {}
     if reintegrate is not None:
         time_rtol = require_real(time_rtol, "time_rtol", minimum=0.0)
@@ -195,7 +204,7 @@ def merge_history(times, X, eps: float, *, reintegrate: Reintegrator | None = No
             raise InputError("time_rtol and time_atol cannot both be 0")
         substeps = require_int(substeps, "substeps", minimum=2)
         info = refine_frames(frames_t, frames_x, labels, eps, reintegrate, time_rtol, time_atol, substeps,
-                             max_rounds)
+                             max_rounds, progress=refine_progress)
     history = _build(np.array(frames_t), frames_x, labels, eps)
     history.refined = reintegrate is not None
     history.info = info
@@ -211,7 +220,8 @@ def _joins(prev: np.ndarray, cur: np.ndarray) -> bool:
 
 
 def refine_frames(times: list, states: list, labels: list, eps: float, reintegrate: Reintegrator,
-                  time_rtol: float, time_atol: float, substeps: int = 16, max_rounds: int = 40) -> dict:
+                  time_rtol: float, time_atol: float, substeps: int = 16, max_rounds: int = 40,
+                  progress: Callable[[float, float], None] | None = None) -> dict:
     """Insert re-integrated sub-frames (in place) into every bracket (t_{k-1}, t_k] in which clusters join,
     until each such bracket is narrower than time_atol + time_rtol * t_k.
 
@@ -226,7 +236,9 @@ def refine_frames(times: list, states: list, labels: list, eps: float, reintegra
         if not todo:
             break
         rounds += 1
-        for k in reversed(todo):
+        for done, k in enumerate(reversed(todo)):
+            if progress is not None:
+                progress(done, len(todo))
             sub = np.linspace(times[k - 1], times[k], substeps + 1)
             new_states = np.asarray(reintegrate(states[k - 1], sub))
             mismatch = max(mismatch, float(np.max(np.abs(new_states[-1] - states[k]))))
@@ -234,6 +246,8 @@ def refine_frames(times: list, states: list, labels: list, eps: float, reintegra
             states[k:k] = list(new_states[1:-1])
             labels[k:k] = [frame_labels(Y, eps) for Y in new_states[1:-1]]
             inserted += substeps - 1
+        if progress is not None:
+            progress(len(todo), len(todo))
     return {"rounds": rounds, "inserted": inserted, "max_mismatch": mismatch, "time_rtol": time_rtol,
             "time_atol": time_atol, "converged": rounds < max_rounds,
             "integrator": f"Dormand-Prince 5(4) rtol={REFINE_RTOL:g} atol={REFINE_ATOL:g}"}

@@ -123,7 +123,8 @@ class MergePrediction:
 
 def predict_merges(Y, sizes, beta: float, *, eps: float, t_start: float, t_end: float, model: str = "sa",
                    time_unit: str = "natural", frames: int = 400, time_rtol: float = 1e-6,
-                   time_atol: float = 1e-9, substeps: int = 16) -> MergePrediction:
+                   time_atol: float = 1e-9, substeps: int = 16,
+                   progress: Callable[[float, float], None] | None = None) -> MergePrediction:
     """Predicted merge sequence of the reduced model started from reduced particles Y with ``sizes``.
 
     Parameters
@@ -141,6 +142,8 @@ def predict_merges(Y, sizes, beta: float, *, eps: float, t_start: float, t_end: 
     frames : int
         Checks on a log-spaced grid t_start + geomspace(1e-3, t_end - t_start, frames); merge times are then
         located to width <= time_atol + time_rtol * t by re-integration on ``substeps`` sub-intervals.
+    progress : callable, optional
+        ``progress(merges_done, k - 1)``, called as merges are located.
 
     Returns
     -------
@@ -164,7 +167,10 @@ def predict_merges(Y, sizes, beta: float, *, eps: float, t_start: float, t_end: 
     events: list[MergeEvent] = []
     t = t_start
     located = 0
+    k0 = len(ids)
     while len(ids) > 1 and t < t_end:
+        if progress is not None:
+            progress(k0 - len(ids), k0 - 1)
         reduced = make_reduced_field(beta, sizes, model, time_unit=time_unit)
         run = reintegrator(reduced, REFINE_RTOL, REFINE_ATOL)
         lab = component_labels(len(ids), eps_graph_edges(Y, eps))

@@ -12,17 +12,31 @@ def snapshot_indices(m: int, count: int = 4) -> list[int]:
     return sorted(set(np.linspace(0, m - 1, min(count, m)).round().astype(int).tolist()))
 
 
-def plot_trajectory(trajectory, path, snapshots: int = 4) -> str:
+def principal_axes(X: np.ndarray, k: int = 2) -> np.ndarray:
+    """The ``k`` leading principal axes (d, k) of the points ``X`` (n, d) (uncentred second moment, so that
+    the projection of a point of the sphere stays in the unit disc)."""
+    _, _, vt = np.linalg.svd(np.asarray(X, float), full_matrices=False)
+    return vt[:k].T
+
+
+def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca") -> str:
     """Particles at several times and the energy against time, written atomically to ``path`` (PNG).
 
-    d = 2: points on the unit circle; d = 3: points on a wireframe sphere (3-D view); d > 3: the first two
-    coordinates inside the unit disc. The last panel is the energy curve (normalisation and time unit from meta).
+    d = 2: points on the unit circle; d = 3: points on a wireframe sphere (3-D view); d > 3: a projection inside
+    the unit disc, on the two leading principal axes of all saved states (``projection="pca"``, the same axes
+    for every panel, so clusters that stay apart in R^d are seen apart) or on the first two coordinates
+    (``"first"``). The last panel is the energy curve (normalisation and time unit from meta).
     """
+    if projection not in ("pca", "first"):
+        raise InputError(f"projection must be 'pca' or 'first', got {projection!r}")
     import matplotlib.pyplot as plt  # the backend is chosen by the caller (the CLI selects Agg)
 
     X, times, energy, meta = trajectory.X, trajectory.times, trajectory.energy, trajectory.meta
     d = X.shape[2]
     idx = snapshot_indices(len(times), snapshots)
+    if d > 3:
+        axes2 = principal_axes(X.reshape(-1, d)) if projection == "pca" else np.eye(d)[:, :2]
+        X = X @ axes2  # (m, n, 2): inside the unit disc
     fig = plt.figure(figsize=(3.2 * (len(idx) + 1), 3.4))
     for k, frame in enumerate(idx):
         if d == 3:
@@ -43,7 +57,8 @@ def plot_trajectory(trajectory, path, snapshots: int = 4) -> str:
             ax.set_xticks([])
             ax.set_yticks([])
             if d > 3:
-                ax.set_xlabel("first two coordinates")
+                ax.set_xlabel("principal axes 1-2 (all frames)" if projection == "pca"
+                              else "first two coordinates")
         ax.set_title(f"t = {times[frame]:.3g}")
     ax = fig.add_subplot(1, len(idx) + 1, len(idx) + 1)
     ax.plot(times, energy, color="C1")

@@ -55,26 +55,62 @@ def _default(o):
 
 
 class StderrProgress:
-    """Progress lines on stderr for long runs: silent for the first ``delay`` seconds, then every ``every`` s."""
+    """Progress of a long run on stderr, silent for the first ``delay`` seconds.
 
-    def __init__(self, label: str, delay: float = 2.0, every: float = 2.0, stream=None, unit: str = "t="):
+    ``progress(done, total)`` is called as the run advances. When the stream is a terminal a one-line bar is
+    redrawn in place (at most every 0.2 s; finished by a newline when ``done >= total``); otherwise (a log file,
+    a pipe) a plain line is printed every ``every`` seconds. The clock starts at the first call (so a progress
+    object created before a setup phase does not report the setup as elapsed time), or at construction with
+    ``clock="construction"``. ``unit`` names what ``done/total`` counts ("t=" for time, "frames " etc.).
+    """
+
+    BAR = 24
+
+    def __init__(self, label: str, delay: float = 2.0, every: float = 2.0, stream=None, unit: str = "t=",
+                 clock: str = "first-call", tty: bool | None = None):
         self.label = label
-        self.unit = unit  # what ``done/total`` counts: "t=" (time) by default, e.g. "claims " for counts
+        self.unit = unit
         self.delay = delay
         self.every = every
         self.stream = stream if stream is not None else sys.stderr
-        self.start = time.perf_counter()
+        if tty is None:
+            try:
+                tty = bool(self.stream.isatty())
+            except (AttributeError, ValueError):
+                tty = False
+        self.tty = tty
+        self.start = time.perf_counter() if clock == "construction" else None
         self.last = self.start
         self.shown = False
+        self._open_line = False
 
     def __call__(self, done: float, total: float) -> None:
         now = time.perf_counter()
-        if now - self.start < self.delay or now - self.last < self.every:
+        if self.start is None:
+            self.start = self.last = now
+        finished = total and done >= total
+        interval = 0.2 if self.tty else self.every
+        if now - self.start < self.delay or (now - self.last < interval and not (finished and self._open_line)):
             return
         self.last = now
         self.shown = True
-        frac = done / total if total else 1.0
+        frac = min(1.0, done / total) if total else 1.0
         elapsed = now - self.start
         eta = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
-        print(f"{self.label}: {100 * frac:5.1f}%  {self.unit}{done:.4g}/{total:.4g}  elapsed {elapsed:.1f}s  eta {eta:.1f}s",
-              file=self.stream, flush=True)
+        counts = f"{self.unit}{done:.4g}/{total:.4g}  elapsed {elapsed:.1f}s  eta {eta:.1f}s"
+        if self.tty:
+            filled = int(round(self.BAR * frac))
+            bar = "#" * filled + "-" * (self.BAR - filled)
+            end = "\n" if finished else ""
+            print(f"\r{self.label}: [{bar}] {100 * frac:5.1f}%  {counts}\033[K", end=end, file=self.stream,
+                  flush=True)
+            self._open_line = not finished
+        else:
+            print(f"{self.label}: {100 * frac:5.1f}%  {counts}", file=self.stream, flush=True)
+
+    def note(self, text: str) -> None:
+        """One line on stderr now (for example the estimated cost of a step that cannot report progress)."""
+        if self._open_line:
+            print(file=self.stream)
+            self._open_line = False
+        print(f"{self.label}: {text}", file=self.stream, flush=True)

@@ -41,6 +41,33 @@ def table(rows: Sequence[Sequence], headers: Sequence[str], max_width: int = 60)
     return "\n".join(line.rstrip() for line in out)
 
 
+#: width the default text output of a command fits (wrapped or abbreviated); full detail is in --json / --verbose
+TEXT_WIDTH = 100
+
+
+def wrapped_table(rows: Sequence[Sequence], headers: Sequence[str], wrap: int, width: int = TEXT_WIDTH,
+                  max_width: int = 48) -> str:
+    """An aligned table at most ``width`` columns wide: column ``wrap`` is word-wrapped over several lines to
+    fill the room the other columns leave (they are cut with an ellipsis beyond ``max_width``)."""
+    import textwrap
+
+    cells = [[fmt(c) if not isinstance(c, str) else c for c in row] for row in rows]
+    cells = [[c if j == wrap else _cut(c, max_width) for j, c in enumerate(row)] for row in cells]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        widths = [max(w, len(c)) if j != wrap else w for j, (w, c) in enumerate(zip(widths, row))]
+    room = width - sum(w for j, w in enumerate(widths) if j != wrap) - 2 * (len(headers) - 1)
+    widths[wrap] = max(12, min(room, max([len(r[wrap]) for r in cells] + [len(headers[wrap])])))
+    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)), "  ".join("-" * w for w in widths)]
+    for row in cells:
+        pieces = textwrap.wrap(row[wrap], widths[wrap]) or [""]
+        pieces = [p if len(p) <= widths[wrap] else _cut(p, widths[wrap]) for p in pieces]
+        for k, piece in enumerate(pieces):
+            line = [(piece if j == wrap else (c if k == 0 else "")) for j, c in enumerate(row)]
+            out.append("  ".join(c.ljust(w) for c, w in zip(line, widths)))
+    return "\n".join(line.rstrip() for line in out)
+
+
 def key_values(pairs: Sequence[tuple[str, object]]) -> str:
     """Two aligned columns: name, value."""
     width = max((len(k) for k, _ in pairs), default=0)
@@ -78,8 +105,18 @@ def _clean(o):
 
 
 def emit(args, payload: dict, text: str, stream=None) -> None:
-    """Print ``payload`` as one JSON object if ``args.json``, else ``text``."""
+    """Print ``payload`` as one JSON object if ``args.json``, else ``text``.
+
+    The conventions every command shares are applied here: a payload naming a figure (``"plot"``) ends its text
+    with ``plot written to PATH``, and every JSON object carries the package ``versions`` (provenance).
+    """
     stream = stream or sys.stdout
+    if isinstance(payload, dict) and payload.get("plot") and "plot written to" not in text:
+        text += f"\n\nplot written to {payload['plot']}"
+    if isinstance(payload, dict) and "versions" not in payload:
+        from numerics.common.provenance import package_versions
+
+        payload = {**payload, "versions": package_versions()}
     if getattr(args, "json", False):
         print(json.dumps(_clean(payload), default=_jsonable, allow_nan=False), file=stream)
     else:

@@ -27,7 +27,6 @@ Catalogue (ids):
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 
 import numpy as np
 from hypothesis import strategies as st
@@ -37,7 +36,8 @@ from theory.expression_parser import parse_kernel
 from theory.kernels import PairKernel, exponential_kernel
 
 from numerics.common.provenance import package_versions
-from numerics.conjectures.framework import Conjecture, ReplayResult, Verdict, load_counterexample
+from numerics.conjectures.framework import (Conjecture, ReplayResult, Verdict, conjecture_table, load_conjectures,
+                                            load_counterexample)
 from numerics.critical.report import critical_point_report
 from numerics.common.errors import InputError
 from numerics.core.kernel_field import _beta_zero_limit, check_kernel_on_interval, compile_kernel
@@ -297,14 +297,26 @@ __all__ = [
 ]
 
 
-def replay(path, conjectures: Mapping[str, Conjecture] | None = None) -> ReplayResult:
-    """Re-evaluate a saved counterexample with the conjecture of the same id (default: the catalogue)."""
+def replay(path, conjectures=None, *, module=None) -> ReplayResult:
+    """Re-evaluate a saved counterexample with the conjecture of the same id.
+
+    The conjecture is looked up in ``conjectures`` (a mapping id -> Conjecture or an iterable of them), then in
+    ``module`` (a user module: a ``.py`` path, a dotted name or a module object, see
+    :func:`numerics.conjectures.framework.load_conjectures`), then in the catalogue. A file never makes replay
+    import code by itself: for a user conjecture the error names the module recorded in the file
+    (``defined_in``), to be passed as ``module``.
+    """
     payload = load_counterexample(path)
-    if conjectures is None:
-        conjectures = catalogue()
+    table = {**catalogue(), **(load_conjectures(module) if module is not None else {}),
+             **conjecture_table(conjectures)}
     cid = payload.get("id")
-    if cid not in conjectures:
-        raise InputError(f"{path}: unknown conjecture id {cid!r} (known: {', '.join(sorted(conjectures))})")
+    if cid not in table:
+        where = payload.get("defined_in") or {}
+        hint = (f"; it was saved from {where.get('file') or where.get('module')}: replay it with "
+                f"module=... (attnflow conjecture replay FILE --module {where.get('file') or where.get('module')})"
+                if where.get("file") or where.get("module") else "; pass the user module that defines it")
+        raise InputError(f"{path}: conjecture id {cid!r} is not in the catalogue{hint}")
+    conjectures = table
     outcome, verdict = conjectures[cid].check(payload["inputs"])
     return ReplayResult(cid, verdict.holds is False, verdict, payload.get("verdict", {}), outcome,
                         payload.get("versions", {}), package_versions())

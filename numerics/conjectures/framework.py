@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,12 +173,19 @@ class Conjecture:
         return outcome, verdict
 
     def run(self, max_examples: int | None = None, seconds: float | None = None, seed: int = 0,
-            save: str | None = None) -> ConjectureResult:
+            save: str | None = None, *, hypothesis_db: str | None = None,
+            progress: Callable[[float, float], None] | None = None) -> ConjectureResult:
         """Search for a counterexample with Hypothesis under the budget; shrink and optionally save it.
 
         ``max_examples`` caps the examples generated (default :attr:`max_examples`); ``seconds`` stops the
         evaluation of new examples once elapsed (shrinking a found counterexample is capped separately by
         :attr:`shrink_budget` evaluations). The same seed gives the same search.
+
+        Hypothesis writes nothing to the working directory (its default storage is ``./.hypothesis``, where it
+        caches constants of the code under test): its storage is a temporary directory removed afterwards, or
+        ``hypothesis_db`` (a directory, created if needed) when given. The search is seeded, and Hypothesis keeps
+        no example database for seeded runs: a counterexample is kept with ``save``.
+        ``progress(examples, budget)`` is called after each new example is evaluated.
         """
         from hypothesis import HealthCheck, Phase, given, settings
         from hypothesis import seed as hypothesis_seed
@@ -217,14 +226,18 @@ class Conjecture:
                 state["failing"] = True
                 raise _Counterexample(inputs, outcome, verdict)
 
+            if progress is not None and not state["failing"]:
+                progress(state["tried"], budget)
+
         test = given(self.inputs)(probe)
-        test = settings(max_examples=budget, deadline=None, database=None, derandomize=False,
-                        phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False,
-                        suppress_health_check=list(HealthCheck), print_blob=False)(test)
-        test = hypothesis_seed(seed)(test)
         found = None
         try:
-            test()
+            with _hypothesis_storage(hypothesis_db):
+                test = settings(max_examples=budget, deadline=None, database=None, derandomize=False,
+                                phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False,
+                                suppress_health_check=list(HealthCheck), print_blob=False)(test)
+                test = hypothesis_seed(seed)(test)
+                test()
         except _OutOfTime:
             state["timed_out"] = True
         except _Counterexample as exc:
@@ -246,11 +259,110 @@ class Conjecture:
         return result
 
 
+@contextmanager
+def _hypothesis_storage(directory: str | None):
+    """Point Hypothesis's storage at ``directory`` (or a temporary directory) for the duration of a search
+    (Hypothesis's default is ``./.hypothesis`` in the working directory)."""
+    import tempfile
+
+    import hypothesis.configuration as hconf
+
+    previous = getattr(hconf, "__hypothesis_home_directory", None)
+    scratch = None
+    if directory is None:
+        scratch = tempfile.TemporaryDirectory(prefix="attnflow-hypothesis-")
+        home = scratch.name
+    else:
+        home = os.path.abspath(os.fspath(directory))
+        try:
+            os.makedirs(home, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot use {directory} for Hypothesis's storage: {exc.strerror or exc}") from None
+    hconf.set_hypothesis_home_dir(home)
+    try:
+        yield
+    finally:
+        hconf.set_hypothesis_home_dir(previous)
+        if scratch is not None:
+            scratch.cleanup()
+
+
+def defined_in(conjecture: Conjecture) -> dict:
+    """Where a conjecture's outcome and predicate are defined (module name and source file), recorded with a
+    saved counterexample so that a reader knows which module rebuilds it (``replay(..., module=FILE)``)."""
+    import inspect
+
+    fn = conjecture.outcome
+    try:
+        source = inspect.getsourcefile(fn)
+    except TypeError:
+        source = None
+    return {"module": getattr(fn, "__module__", None), "file": None if source is None else os.path.abspath(source)}
+
+
+def load_conjectures(module) -> dict[str, Conjecture]:
+    """The conjectures a user module defines, by id.
+
+    ``module`` is a path to a ``.py`` file, a dotted module name, or a module object. Collected: a
+    ``CONJECTURES`` attribute (a mapping or an iterable of :class:`Conjecture`), the result of a
+    ``conjectures()`` function, and every module-level :class:`Conjecture`.
+    """
+    import importlib
+    import importlib.util
+    import types
+
+    if not isinstance(module, types.ModuleType):
+        name = os.fspath(module)
+        if name.endswith(".py") or os.sep in name:
+            if not os.path.isfile(name):
+                raise InputError(f"conjecture module {name} does not exist")
+            spec = importlib.util.spec_from_file_location(f"attnflow_user_conjectures_{abs(hash(name))}", name)
+            mod = importlib.util.module_from_spec(spec)
+            try:
+                spec.loader.exec_module(mod)
+            except Exception as exc:  # the user's module failed: say so in one line
+                raise InputError(f"cannot load conjecture module {name}: {type(exc).__name__}: {exc}") from None
+            module = mod
+        else:
+            try:
+                module = importlib.import_module(name)
+            except ImportError as exc:
+                raise InputError(f"cannot import conjecture module {name}: {exc}") from None
+    found: dict[str, Conjecture] = {}
+
+    def add(items) -> None:
+        values = items.values() if isinstance(items, Mapping) else items
+        for c in values:
+            if isinstance(c, Conjecture):
+                found.setdefault(c.id, c)
+
+    if hasattr(module, "CONJECTURES"):
+        add(module.CONJECTURES)
+    if callable(getattr(module, "conjectures", None)):
+        add(module.conjectures())
+    add([v for v in vars(module).values() if isinstance(v, Conjecture)])
+    if not found:
+        raise InputError(f"{getattr(module, '__file__', module)} defines no Conjecture (module-level objects, "
+                         "CONJECTURES or conjectures())")
+    return found
+
+
+def conjecture_table(conjectures: Mapping[str, Conjecture] | Iterable[Conjecture] | None) -> dict[str, Conjecture]:
+    """A mapping id -> conjecture from a mapping, an iterable of conjectures, or None (empty)."""
+    if conjectures is None:
+        return {}
+    if isinstance(conjectures, Mapping):
+        return dict(conjectures)
+    return {c.id: c for c in conjectures}
+
+
 def save_counterexample(path, conjecture: Conjecture, result: ConjectureResult) -> str:
-    """Write the counterexample of ``result`` as JSON (atomically): id, inputs, outcome, verdict, seed, versions."""
+    """Write the counterexample of ``result`` as JSON (atomically): id, inputs, outcome, verdict, seed, versions,
+    and where the conjecture is defined (:func:`defined_in`)."""
     if result.counterexample is None:
         raise InputError(f"conjecture {conjecture.id} has no counterexample to save")
     payload = {"format": FORMAT, "id": conjecture.id, "title": conjecture.title, "source": conjecture.source,
+               "defined_in": defined_in(conjecture),
                "seed": result.seed, "budget": result.budget, "versions": package_versions(),
                "inputs": encode(result.counterexample["inputs"]),
                "outcome": encode(result.counterexample["outcome"]),

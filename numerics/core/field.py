@@ -27,8 +27,7 @@ from scipy.special import exprel
 
 from numerics.common.errors import InputError, require_choice, require_points, require_real, require_square
 
-MODELS = ("sa", "usa")
-TIME_UNITS = ("natural", "rescaled")
+from numerics.core.names import MODELS, TIME_UNITS  # noqa: E402 - defined without heavy imports for the CLI
 ENERGY_NORMALIZATIONS = ("glpr-shifted", "gkpr", "log-mean-exp")
 #: accepted on input for files and calls of the first release ("glpr" was the shifted energy all along)
 ENERGY_ALIASES = {"glpr": "glpr-shifted"}

@@ -28,7 +28,7 @@ import numpy as np
 from numerics.common.errors import InputError, require_real
 
 Field = Callable[[np.ndarray], np.ndarray]
-METHODS = ("layer", "rk4", "adaptive")
+from numerics.core.names import METHODS  # noqa: E402, F401 - re-exported; defined without heavy imports for the CLI
 ORDERS = {"layer": 1, "rk4": 4, "adaptive": 5}
 
 
@@ -207,7 +207,9 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
 
     ``layer``/``rk4`` need ``dt`` (:func:`integrate_fixed`, with ``steppers``); ``adaptive`` uses ``dt`` as the
     initial step hint and outputs at ``save_times`` (default: 101 equally spaced times from t0 = 0; a run from
-    t0 != 0 must give them) with ``project`` after each accepted step (:func:`integrate_adaptive`).
+    t0 != 0 must give them) with ``project`` after each accepted step (:func:`integrate_adaptive`). Fixed-step
+    methods given ``save_times`` (from t0 = 0) land on each of them: every interval between two save times is
+    split into ceil(length / dt) equal steps h <= dt (``save_every`` is then ignored).
     """
     if method == "adaptive":
         rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
@@ -224,10 +226,26 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
     if dt is None:
         raise InputError(f"method {method} needs a step dt")
     dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
+    if save_times is not None and t0 == 0.0:
+        return _fixed_at_times(field, X0, output_times(save_times, t_end), dt, method, progress, steppers)
     times, states = integrate_fixed(field, X0, t_end, dt, method, save_every, progress=progress, t0=t0,
                                     steppers=steppers)
     steps = max(1, math.ceil((t_end - t0) / dt - 1e-12))
     return times, states, {"steps": steps, "step": (t_end - t0) / steps}
+
+
+def _fixed_at_times(field, X0, save_times, dt, method, progress, steppers):
+    """Fixed steps h <= dt landing exactly on every save time (one :func:`integrate_fixed` per interval)."""
+    t_end = float(save_times[-1])
+    states, steps = [X0.copy()], 0
+    for a, b in zip(save_times[:-1], save_times[1:]):
+        seg_progress = None if progress is None else (lambda t, _end: progress(t, t_end))
+        _, seg = integrate_fixed(field, states[-1], float(b), dt, method, save_every=10**18, progress=seg_progress,
+                                 t0=float(a), steppers=steppers)
+        states.append(seg[-1])
+        steps += max(1, math.ceil((b - a) / dt - 1e-12))
+    return np.array(save_times, dtype=float), np.array(states), {"steps": steps, "step": None,
+                                                                   "max_step": dt}
 
 
 def _initial_step(X, k, rtol, atol):

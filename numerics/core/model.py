@@ -27,7 +27,7 @@ from numerics.core.integrators import METHODS
 
 #: field backends: blocked direct O(n^2) sums, the S^1 Fourier series, or ``auto`` (Fourier where it applies
 #: and is faster). A comparison of two code paths pins both; ``auto`` is for users who want the fast one.
-BACKENDS = ("auto", "direct", "fourier")
+from numerics.core.names import BACKENDS  # noqa: E402 - defined without heavy imports for the CLI
 
 
 def _matrix(M, name: str) -> np.ndarray | None:

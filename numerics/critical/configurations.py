@@ -24,7 +24,7 @@ import numpy as np
 from numerics.common.errors import InputError, require_choice, require_int
 from numerics.core.trajectory import load_initial
 
-CONFIGS = ("sync", "antipodal", "polygon", "clusters", "simplex", "orthoplex", "file")
+from numerics.critical.names import CONFIGS  # noqa: E402 - light module for the CLI parser
 
 
 def _masses(masses: Sequence[int] | None, k: int | None, n: int | None, what: str) -> list[int]:

@@ -35,7 +35,7 @@ from numerics.common.errors import (
 )
 from numerics.core.field import block_rows
 
-ATTENTIONS = ("softmax", "l2", "sinkhorn")
+from numerics.gaussian.names import ATTENTIONS  # noqa: E402 - light module for the CLI parser
 #: relative asymmetry |C - C^T| / |C| above which a covariance is rejected
 SYMMETRY_TOLERANCE = 1e-10
 #: the ODE solver stops (blow-up) once tr Sigma exceeds this factor times tr Sigma_0

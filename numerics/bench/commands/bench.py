@@ -6,7 +6,6 @@ evaluation at n = 10^6. ``all`` (default) runs both.
 """
 from __future__ import annotations
 
-from numerics.bench.field_floor import benchmark_field
 from numerics.common.errors import require_int
 from numerics.common.render import emit, table
 
@@ -33,8 +32,15 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from numerics.bench.field_floor import benchmark_field
+    from numerics.common.provenance import StderrProgress
+
+    progress = StderrProgress("bench")  # the suites print nothing while they time: say what is running
     payload, parts = {}, []
     if args.suite in ("field", "all"):
+        require_int(args.n, "n", minimum=1)  # validated before saying what runs
+        require_int(args.repeats, "repeats", minimum=1)
+        progress.note(f"field suite: attention_field vs its floor at n = {args.n}, {args.repeats} repeats ...")
         rows = benchmark_field(n=args.n, repeats=args.repeats, model=args.model)
         payload["results"] = rows
         text = table([(r["n"], r["d"], f"{1e3 * r['field_seconds']:.1f} ms", f"{1e3 * r['floor_seconds']:.1f} ms",
@@ -49,6 +55,7 @@ def run(args) -> int:
 
         n = require_int(args.fourier_n, "fourier-n", minimum=2)
         n_large = require_int(args.fourier_large_n, "fourier-large-n", minimum=2)
+        progress.note(f"fourier suite: direct vs Fourier field at n = {n}, one evaluation at n = {n_large} ...")
         report = bench_fourier(n=n, beta=10.0, n_large=n_large, repeats=min(args.repeats, 3))
         for r in report["models"].values():
             r["within_target"] = (r["speedup"] >= FOURIER_MIN_SPEEDUP

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.circle.angles import simulate_circle, sphere_angle_deviation
 from numerics.common.errors import InputError
-from numerics.core.field import MODELS, TIME_UNITS
-from numerics.core.integrators import METHODS
+from numerics.core.names import METHODS, MODELS, TIME_UNITS
 from numerics.common.provenance import StderrProgress, atomic_write
 from numerics.common.render import emit, key_values, table
 
@@ -37,6 +35,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from numerics.circle.angles import simulate_circle, sphere_angle_deviation
+
     if args.n < 1:
         raise InputError(f"--n must be >= 1, got {args.n}")
     if args.plot and not args.plot.lower().endswith(".png"):
@@ -45,7 +45,7 @@ def run(args) -> int:
                            dt=args.dt, save_every=args.save_every, time_unit=args.time_unit, tol=args.tol,
                            progress=StderrProgress("kuramoto"))
     if args.n <= SPHERE_CHECK_MAX_N:
-        check = sphere_angle_deviation(circ)
+        check = sphere_angle_deviation(circ, progress=StderrProgress("kuramoto: sphere check (direct, O(n^2) per step)"))
         deviation, note = check["max_angle_deviation"], ("max over saved times and particles of the circular "
                                                          "distance between the R^2 sphere simulation (direct "
                                                          "field, same integrator and step) and the angle simulation")
@@ -74,10 +74,18 @@ def run(args) -> int:
                            ["t", "|r_1|", f"energy ({m['energy_normalization']})"])
     if deviation is None:
         text += f"\n\nnote: {note}"
-    if args.plot:
-        text += f"\n\nplot written to {payload['plot']}"
     emit(args, payload, text)
     return 0
+
+
+def wrapped_paths(theta: np.ndarray) -> np.ndarray:
+    """Angles (m, k) wrapped to [-pi, pi), with NaN where a path crosses +-pi (so no line jumps across the
+    plot): one cluster is drawn once, where unwrapped angles drew it at theta and theta + 2 pi."""
+    w = np.angle(np.exp(1j * np.asarray(theta, float)))
+    jumps = np.abs(np.diff(w, axis=0)) > np.pi
+    out = w.copy()
+    out[1:][jumps] = np.nan
+    return out
 
 
 def _plot(circ, path: str) -> str:
@@ -88,10 +96,13 @@ def _plot(circ, path: str) -> str:
     shown = np.unique(np.linspace(0, n - 1, min(n, PLOT_MAX_LINES)).round().astype(int))
     colours = plt.get_cmap("hsv")((np.mod(theta[0, shown], 2 * np.pi)) / (2 * np.pi))
     fig, axes = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
-    for c, i in zip(colours, shown):
-        axes[0].plot(circ.times, theta[:, i], color=c, lw=0.6)
+    wrapped = wrapped_paths(theta[:, shown])
+    for c, j in zip(colours, range(shown.size)):
+        axes[0].plot(circ.times, wrapped[:, j], color=c, lw=0.6)
     m = circ.meta
-    axes[0].set_ylabel("theta_i (unwrapped; pi and -pi are one point)")
+    axes[0].set_ylim(-np.pi, np.pi)
+    axes[0].set_yticks([-np.pi, -np.pi / 2, 0, np.pi / 2, np.pi], ["-pi", "-pi/2", "0", "pi/2", "pi"])
+    axes[0].set_ylabel("theta_i wrapped to [-pi, pi)\n(the top and bottom edges are one point)")
     axes[0].set_title(f"{m['model']} on S^1, beta={m['beta']:g}, n={n}"
                       + (f" ({shown.size} lines shown)" if shown.size < n else "")
                       + ", colour = initial angle")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.clusters.detection import DEFAULT_EPS
+from typing import TYPE_CHECKING
+
+from numerics.clusters.names import DEFAULT_EPS
 from numerics.common.errors import InputError, require_real
-from numerics.clusters.merge_tree import MergeHistory, history_payload, merge_history, reintegrator_from_meta
-from numerics.common.provenance import atomic_write
+from numerics.common.provenance import StderrProgress, atomic_write
 from numerics.common.render import emit, fmt, key_values, table
-from numerics.clusters.staircase import energy_staircase, normalized_energies
-from numerics.core.trajectory import Trajectory
+
+if TYPE_CHECKING:  # heavy modules are imported where they are used (attnflow --help stays fast)
+    from numerics.clusters.merge_tree import MergeHistory
+    from numerics.core.trajectory import Trajectory
 
 NAME = "clusters"
 ORDER = 70
@@ -19,6 +22,8 @@ DESCRIPTION = (HELP + f". Clusters are the components of the graph joining parti
                f"(default eps = {DEFAULT_EPS:g} rad: clusters contract like e^-t in sa, so one born at time t0 is "
                "below it by t0 + 7, while iid uniform points on S^1 stay apart up to n ~ 6000).")
 MAX_ROWS = 40
+#: the dendrogram shows at most this many leaves (the subtrees below are drawn as one leaf labelled by its size)
+PLOT_MAX_LEAVES = 30
 
 
 def add_arguments(p):
@@ -32,11 +37,20 @@ def add_arguments(p):
     p.add_argument("--plot", metavar="FILE.png", help="dendrogram against log time, count and energy staircase")
 
 
-def analyse(traj: Trajectory, eps: float, refine: bool, time_rtol: float) -> tuple[MergeHistory, dict]:
-    """Merge history and staircase payload of a trajectory (the library calls behind the command)."""
+def analyse(traj: Trajectory, eps: float, refine: bool, time_rtol: float,
+            progress: bool = False) -> tuple[MergeHistory, dict]:
+    """Merge history and staircase payload of a trajectory (the library calls behind the command); with
+    ``progress``, progress lines (or a bar) on stderr."""
+    from numerics.clusters.merge_tree import history_payload, merge_history, reintegrator_from_meta
+    from numerics.clusters.staircase import energy_staircase, normalized_energies
+
     reint = reintegrator_from_meta(traj.meta, traj.arrays) if refine else None
-    hist = merge_history(traj.times, traj.X, eps, reintegrate=reint, time_rtol=time_rtol)
+    hist = merge_history(traj.times, traj.X, eps, reintegrate=reint, time_rtol=time_rtol,
+                         progress=StderrProgress("clusters", unit="frames ") if progress else None,
+                         refine_progress=StderrProgress("clusters --refine", unit="brackets ") if progress else None)
     payload = history_payload(hist)
+    payload["saved_frames"] = int(traj.times.size)
+    payload["inserted_frames"] = int(hist.info.get("inserted", 0)) if hist.refined else 0
     beta = traj.meta.get("beta")
     payload["staircase"] = None
     if beta is not None and float(beta) >= 0:
@@ -51,12 +65,16 @@ def analyse(traj: Trajectory, eps: float, refine: bool, time_rtol: float) -> tup
 def run(args) -> int:
     eps = require_real(args.eps, "--eps", minimum=0.0, strict_minimum=True)
     time_rtol = require_real(args.time_rtol, "--time-rtol", minimum=0.0, strict_minimum=True)
+    from numerics.core.trajectory import Trajectory
+
     traj = Trajectory.load(args.file)
-    hist, payload = analyse(traj, eps, args.refine, time_rtol)
+    hist, payload = analyse(traj, eps, args.refine, time_rtol, progress=True)
     if args.plot:
         plot_history(hist, payload, traj, args.plot)
         payload["plot"] = args.plot
-    summary = [("file", args.file), ("particles", hist.n), ("eps (rad)", eps), ("frames", len(hist.times)),
+    frames = (f"{payload['saved_frames']} saved + {payload['inserted_frames']} inserted by --refine"
+              if hist.refined else payload["saved_frames"])
+    summary = [("file", args.file), ("particles", hist.n), ("eps (rad)", eps), ("frames", frames),
                ("time unit", payload["time_unit"]), ("clusters first/last", f"{hist.counts[0]} / {hist.counts[-1]}"),
                ("merge events", len(hist.merges)), ("pairwise", hist.pairwise),
                ("pairwise fraction", hist.pairwise_fraction), ("violations", len(hist.violations)),
@@ -75,14 +93,16 @@ def run(args) -> int:
         text += "\n\nenergy plateaus (normalised energy vs sum_c (m_c/n)^2)\n" + table(
             [(p["start"], p["end"], p["count"], p["height"], p["predicted"], p["height"] - p["predicted"])
              for p in payload["staircase"]["plateaus"]], ["from", "to", "clusters", "height", "sum (m/n)^2", "diff"])
-    if args.plot:
-        text += f"\n\nplot written to {args.plot}"
     emit(args, payload, text)
     return 0
 
 
 def plot_history(hist: MergeHistory, payload: dict, traj: Trajectory, path: str) -> None:
-    """Three panels: the merge tree as a dendrogram against log time, the cluster count, the energy staircase."""
+    """Three panels: the merge tree as a dendrogram against log time, the cluster count, the energy staircase.
+
+    Above :data:`PLOT_MAX_LEAVES` leaves the dendrogram shows the last merges only: each leaf is then a subtree
+    labelled by its number of particles (a tree of 500 leaves is a solid block); the count axis is logarithmic.
+    """
     import matplotlib.pyplot as plt
     from scipy.cluster.hierarchy import dendrogram
 
@@ -94,18 +114,28 @@ def plot_history(hist: MergeHistory, payload: dict, traj: Trajectory, path: str)
     top = 2.0 * last
     Z = hist.linkage(top=top if len(hist.roots()) > 1 else None)
     fig, axes = plt.subplots(3, 1, figsize=(8, 10), sharex=True)
+    truncated = Z.shape[0] + 1 > PLOT_MAX_LEAVES
     if Z.shape[0]:
-        dn = dendrogram(Z, no_plot=True)
+        dn = dendrogram(Z, no_plot=True, truncate_mode="lastp" if truncated else None, p=PLOT_MAX_LEAVES,
+                        show_leaf_counts=True)
         for xs, hs in zip(dn["icoord"], dn["dcoord"]):
             axes[0].plot(np.maximum(hs, floor), xs, color="tab:blue", lw=0.8)
-        axes[0].set_yticks([])
+        leaves = dn["ivl"]
+        if truncated:
+            axes[0].set_yticks(5 + 10 * np.arange(len(leaves)))
+            axes[0].set_yticklabels([s.strip("()") if s.startswith("(") else "1" for s in leaves], fontsize=6)
+        else:
+            axes[0].set_yticks([])
         if len(hist.roots()) > 1:
             axes[0].axvline(last, color="grey", ls=":", label="end of run (later joins: not merged)")
             axes[0].legend(loc="lower right", fontsize=8)
-    axes[0].set_ylabel("particles")
-    axes[0].set_title(f"merge tree (eps = {hist.eps:g} rad)")
+    axes[0].set_ylabel("particles per leaf" if truncated else "particles")
+    axes[0].set_title(f"merge tree (eps = {hist.eps:g} rad)" + (
+        f": the last {PLOT_MAX_LEAVES - 1} merges; a leaf is a cluster, labelled by its size" if truncated else ""),
+        fontsize=10)
     axes[1].step(np.maximum(hist.times, floor), hist.counts, where="post")
-    axes[1].set_ylabel("clusters")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("clusters (log scale)")
     stair = payload.get("staircase")
     if stair is not None:
         axes[2].plot(np.maximum(traj.times, floor), stair["energy"], color="tab:red", label="normalised energy")

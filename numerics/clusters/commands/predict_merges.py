@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.clusters.detection import DEFAULT_EPS
+from typing import TYPE_CHECKING
+
+from numerics.clusters.names import DEFAULT_EPS
 from numerics.common.errors import InputError, require_real
-from numerics.clusters.merge_tree import merge_history
-from numerics.clusters.reduced import compare_merges, predict_merges, reduce_configuration
+from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values, table
-from numerics.core.trajectory import Trajectory
+
+if TYPE_CHECKING:  # heavy modules are imported where they are used (attnflow --help stays fast)
+    from numerics.core.trajectory import Trajectory
 
 NAME = "predict-merges"
 ORDER = 71
@@ -23,8 +26,13 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def predict_from_trajectory(traj: Trajectory, at: float, eps: float, horizon: float | None = None) -> dict:
-    """Reduced-model predictions from the frame at time >= ``at`` and the observed merges after it."""
+def predict_from_trajectory(traj: Trajectory, at: float, eps: float, horizon: float | None = None,
+                            progress: bool = False) -> dict:
+    """Reduced-model predictions from the frame at time >= ``at`` and the observed merges after it (with
+    ``progress``, progress lines or a bar on stderr)."""
+    from numerics.clusters.merge_tree import merge_history
+    from numerics.clusters.reduced import compare_merges, predict_merges, reduce_configuration
+
     meta = traj.meta
     for key in ("Q", "K", "V"):
         if meta.get(key) is not None:
@@ -40,8 +48,10 @@ def predict_from_trajectory(traj: Trajectory, at: float, eps: float, horizon: fl
         raise InputError(f"--horizon must exceed the start time {times[k]:g}, got {horizon:g}")
     Y, sizes, cl = reduce_configuration(traj.X[k], eps)
     pred = predict_merges(Y, sizes, float(meta["beta"]), eps=eps, t_start=float(times[k]), t_end=horizon,
-                          model=meta["model"], time_unit=meta.get("time_unit", "natural"))
-    observed = merge_history(times[k:], traj.X[k:], eps)
+                          model=meta["model"], time_unit=meta.get("time_unit", "natural"),
+                          progress=StderrProgress("predict-merges", unit="merges ") if progress else None)
+    observed = merge_history(times[k:], traj.X[k:], eps,
+                             progress=StderrProgress("predict-merges: observed", unit="frames ") if progress else None)
     rows = compare_merges(pred, observed)
     # within the observed window [at, last saved time] the predicted and observed merge sequences (as sets of
     # start clusters) must coincide; predictions beyond the window cannot be compared
@@ -61,8 +71,10 @@ def run(args) -> int:
     eps = require_real(args.eps, "--eps", minimum=0.0, strict_minimum=True)
     at = require_real(args.at, "--at")
     horizon = None if args.horizon is None else require_real(args.horizon, "--horizon")
+    from numerics.core.trajectory import Trajectory
+
     traj = Trajectory.load(args.file)
-    out = predict_from_trajectory(traj, at, eps, horizon)
+    out = predict_from_trajectory(traj, at, eps, horizon, progress=True)
     text = key_values([("start frame time", out["at"]), ("clusters at start", len(out["clusters"]["sizes"])),
                        ("sizes", [int(s) for s in out["clusters"]["sizes"]]), ("eps (rad)", eps),
                        ("horizon", out["horizon"]), ("observed until", out["observed_until"]),

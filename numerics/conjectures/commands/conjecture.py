@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from numerics.common.errors import EXP_BETA_MAX, InputError, require_real
+from numerics.common.provenance import StderrProgress
 from numerics.core.kernel_options import kernel_parameters
 from numerics.common.render import emit, key_values, table
 
@@ -25,15 +26,31 @@ def add_arguments(p):
     r.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="kernel parameter (repeatable)")
     r.add_argument("--beta-range", nargs=2, type=float, metavar=("LOW", "HIGH"), help="beta range ('landscape'), each end within [-700, 700] (e^{beta s} is evaluated unscaled)")
     r.add_argument("--d", type=int, help="ambient dimension ('landscape'; default 2)")
+    r.add_argument("--module", metavar="FILE.py", help="a user module defining the conjecture ID (module-level "
+                   "Conjecture objects, CONJECTURES or conjectures())")
+    r.add_argument("--hypothesis-db", metavar="DIR", help="keep Hypothesis's storage (its caches) in DIR (default: "
+                   "a temporary directory; nothing is written to the working directory). Searches are seeded, so "
+                   "Hypothesis saves no example database: keep a counterexample with --save")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     y = sub.add_parser("replay", help="re-evaluate a saved counterexample")
     y.add_argument("file", help="a counterexample file written by `conjecture run --save`")
+    y.add_argument("--module", metavar="FILE.py", help="the user module defining the conjecture (for ids "
+                   "outside the catalogue; the file records where it was saved from)")
     y.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def _conjecture(args, get_conjecture):
-    """The catalogue entry, or for ``landscape`` the user's kernel/beta range/dimension."""
+    """The user module's conjecture, the catalogue entry, or for ``landscape`` the user's kernel/beta range/d."""
     custom = args.kernel is not None or args.param or args.beta_range is not None or args.d is not None
+    if args.module is not None:
+        from numerics.conjectures.framework import load_conjectures
+
+        found = load_conjectures(args.module)
+        if args.id not in found:
+            raise InputError(f"{args.module} defines no conjecture {args.id!r} (it defines: {', '.join(found)})")
+        if custom:
+            raise InputError("--kernel/--param/--beta-range/--d apply to the catalogue's 'landscape' conjecture")
+        return found[args.id]
     if args.id != "landscape":
         if custom:
             raise InputError(f"--kernel/--param/--beta-range/--d apply to the 'landscape' conjecture, not {args.id!r}")
@@ -68,7 +85,9 @@ def run(args) -> int:
             raise InputError(f"--budget must be >= 1, got {args.budget}")
         if args.seconds is not None and not args.seconds > 0:
             raise InputError(f"--seconds must be > 0, got {args.seconds}")
-        result = conj.run(max_examples=args.budget, seconds=args.seconds, seed=args.seed, save=args.save)
+        result = conj.run(max_examples=args.budget, seconds=args.seconds, seed=args.seed, save=args.save,
+                          hypothesis_db=args.hypothesis_db,
+                          progress=StderrProgress(f"conjecture {conj.id}", unit="examples "))
         payload = result.to_dict()
         cx = result.counterexample
         pairs = [("id", result.id), ("status", result.status), ("literature expects", conj.expected),
@@ -85,7 +104,7 @@ def run(args) -> int:
             pairs.append(("saved to", result.saved_to))
         emit(args, payload, key_values(pairs))
         return 0
-    res = replay(args.file)
+    res = replay(args.file, module=args.module)
     pairs = [("id", res.id), ("reproduced", res.reproduced), ("verdict now", res.verdict.detail),
              ("verdict saved", res.saved_verdict.get("detail", "-"))]
     changed = {k: (v, res.versions_now.get(k)) for k, v in res.versions_then.items() if res.versions_now.get(k) != v}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from numerics.common.errors import InputError, require_int
-from numerics.core.field import MODELS
+from numerics.core.names import MODELS
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.render import emit, key_values
 

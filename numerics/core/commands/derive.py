@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from numerics.common.errors import InputError, require_int
-from numerics.core.field import MODELS
+from numerics.core.names import MODELS
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.render import emit
 
@@ -23,6 +23,9 @@ def add_arguments(p):
                    help=f"ambient dimension (2..{MAX_D}; hessian 2..{MAX_D_HESSIAN})")
     add_kernel_arguments(p, "the gradient and Hessian derivations (kinds gradient, hessian)")
     p.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
+    p.add_argument("--expanded", action="store_true",
+                   help="print every step and the identity in explicit coordinates (default: the structured form, "
+                        "in terms of the pair kernel and its derivatives, where the derivation has one)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -32,6 +35,8 @@ def derivations(kind: str, model: str, d: int, kernel=None):
     Kernel-level derivations (every n) are verified by simplification; explicit small-n cross-checks by exact
     evaluation at rational points of the sphere (simplification is skipped there because it is slow).
     """
+    import dataclasses
+
     from theory import energy as en
     from theory import fields
     from theory.hessian import gradient_derivation, hessian_derivation
@@ -51,7 +56,13 @@ def derivations(kind: str, model: str, d: int, kernel=None):
             out.append((fields.shift_invariance_derivation(spec), {}))
         return out
     if kind == "gradient":
-        out = [(en.gradient_structure_derivation(d, kernel), {}), (gradient_derivation(kernel, n=2, d=d), at_points)]
+        structure = en.gradient_structure_derivation(d, kernel)
+        if model == "sa":  # the structure identity is that of usa; say how sa relates to the same energy
+            structure = dataclasses.replace(structure, title=structure.title + (
+                " [sa: v_i^sa = (n^2 / Z_i) grad_i E, the same energy with a per-particle rate; see the energy "
+                "identity below]" if kernel is None else " [--model sa normalises each v_i by Z_i = sum_j "
+                "phi'(s_ij): same directions, per-particle rates]"))
+        out = [(structure, {}), (gradient_derivation(kernel, n=2, d=d), at_points)]
         if model == "sa" and kernel is None:
             out.append((en.energy_identity_derivation("sa", d), {}))
         return out
@@ -65,13 +76,22 @@ def run(args) -> int:
     if args.kind == "hessian" and d > MAX_D_HESSIAN:
         raise InputError(f"derive hessian builds the explicit 2d x 2d Hessian; use --d between 2 and "
                          f"{MAX_D_HESSIAN}, got {d}")
+    from numerics.common.provenance import StderrProgress
+
     items = []
     kernel = kernel_from_args(args)
-    for der, kw in derivations(args.kind, args.model, d, kernel):
+    progress = StderrProgress("derive", unit="derivations ", clock="construction")  # symbolic work: seconds
+    built = derivations(args.kind, args.model, d, kernel)
+    for k, (der, kw) in enumerate(built, 1):
         items.append((der, der.verify(**kw)))
+        progress(k, len(built))
     blocks = []
     for der, ver in items:
-        body = der.to_latex() if args.latex else der.to_text()
+        if der.structured and not args.expanded:
+            body = der.to_structured_latex() if args.latex else der.to_structured_text()
+            body += ("\n% " if args.latex else "\n  ") + "(every step in explicit coordinates: --expanded)"
+        else:
+            body = der.to_latex() if args.latex else der.to_text()
         status = f"verification: {ver.status} ({ver.method}{', ' + str(ver.points) + ' points' if ver.points else ''})"
         blocks.append(body + "\n" + ("% " if args.latex else "  ") + status)
     payload = {"kind": args.kind, "model": args.model, "d": d, "kernel": None if kernel is None else str(kernel.expr),

@@ -1,17 +1,16 @@
 """``attnflow simulate``: integrate sa/usa dynamics on the sphere and save the trajectory (.npz)."""
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
 
 from numerics.common.errors import InputError
-from numerics.core.field import MODELS, TIME_UNITS
-from numerics.core.integrators import METHODS
-from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
-from numerics.core.blocks import architecture_from_args, architecture_summary
-from numerics.core.model import BACKENDS, Model, SaveAt, Solver
-from numerics.core.trajectory import initial_state, load_attention_matrices, load_initial, resume, simulate
+from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.core.names import BACKENDS, METHODS, MODELS, TIME_UNITS
 
 NAME = "simulate"
 ORDER = 20
@@ -45,6 +44,9 @@ def add_arguments(p):
                    help="causal mask: token i attends to tokens j <= i (row order)")
     add_kernel_arguments(p, "the dynamics (Q = K = V = I, natural time; sa needs phi' > 0)")
     p.add_argument("--save-every", type=int, default=1, help="keep every k-th step (fixed-step methods)")
+    p.add_argument("--save-times", metavar="TIMES",
+                   help="keep the states at these times (every method): a comma list 't1,t2,...' or 'log:T0:T1:N' "
+                        "(N log-spaced times from T0 > 0 to T1); t = 0 and --t-end are always kept")
     p.add_argument("--time-unit", choices=TIME_UNITS, default="natural",
                    help="usa only: 'rescaled' integrates in t' = e^beta t (finite for any beta)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
@@ -58,11 +60,53 @@ def add_arguments(p):
                    "from its metadata)")
     p.add_argument("--out", required=True, help="output trajectory .npz")
     p.add_argument("--plot", metavar="FILE.png", help="figure: particles at several times and the energy curve")
+    p.add_argument("--projection", choices=("first", "pca"), default="pca",
+                   help="--plot for d > 3: the first two coordinates or the two leading principal axes of the "
+                        "final state (default pca)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def parse_save_times(text: str, t_end: float) -> np.ndarray:
+    """Save times from ``--save-times``: ``'t1,t2,...'`` or ``'log:T0:T1:N'``; 0 and ``t_end`` are added.
+
+    Every time must lie in (0, t_end]; the result increases strictly from 0 to t_end.
+    """
+    text = text.strip()
+    try:
+        if text.startswith("log:"):
+            parts = text[4:].split(":")
+            if len(parts) != 3:
+                raise InputError(f"--save-times log form is log:T0:T1:N, got {text!r}")
+            t0, t1, count = float(parts[0]), float(parts[1]), int(parts[2])
+            if not (math.isfinite(t0) and math.isfinite(t1) and 0 < t0 < t1) or count < 2:
+                raise InputError(f"--save-times log:T0:T1:N needs 0 < T0 < T1 and N >= 2, got {text!r}")
+            times = np.geomspace(t0, t1, count)
+        else:
+            times = np.array([float(v) for v in text.split(",") if v.strip()])
+    except ValueError:
+        raise InputError(f"--save-times must be a comma list of times or log:T0:T1:N, got {text!r}") from None
+    if times.size == 0 or not np.all(np.isfinite(times)):
+        raise InputError(f"--save-times holds no finite time: {text!r}")
+    if np.any(np.diff(times) <= 0):
+        raise InputError(f"--save-times must increase strictly, got {text!r}")
+    if times[0] < 0 or times[-1] > t_end * (1 + 1e-12):
+        raise InputError(f"--save-times must lie in [0, --t-end = {t_end:g}], got {times[0]:g}..{times[-1]:g}")
+    times = np.minimum(times, t_end)
+    if times[0] > 0:
+        times = np.concatenate([[0.0], times])
+    if times[-1] < t_end:
+        times = np.concatenate([times, [t_end]])
+    return times
+
+
 def run(args) -> int:
+    wall_start = time.perf_counter()
+    from numerics.core.blocks import architecture_from_args, architecture_summary
+    from numerics.core.model import Model, SaveAt, Solver
+    from numerics.core.trajectory import initial_state, load_attention_matrices, load_initial, resume, simulate
+
     progress = StderrProgress("simulate")
+    energy_progress = StderrProgress("simulate: energy", unit="frames ")
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices", "kernel",
                                                             "heads", "mlp", "schedule", "causal")
@@ -70,7 +114,9 @@ def run(args) -> int:
         if given:
             raise InputError(f"--resume continues with the parameters saved in {args.resume}; "
                              f"do not pass {', '.join(given)}")
-        traj = resume(args.resume, args.t_end, progress=progress)
+        if args.save_times:
+            raise InputError("--save-times does not apply to --resume (the saved run's spacing is kept)")
+        traj = resume(args.resume, args.t_end, progress=progress, energy_progress=energy_progress)
     else:
         missing = [f"--{k}" for k in ("model", "beta") if getattr(args, k) is None]
         if args.init is None:
@@ -87,15 +133,18 @@ def run(args) -> int:
         noise_seed = args.seed if args.noise_seed is None else args.noise_seed
         solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
                         seed=noise_seed)
-        save = SaveAt(every=args.save_every)
+        save_times = None if args.save_times is None else parse_save_times(args.save_times, args.t_end)
+        save = SaveAt(every=args.save_every, times=save_times)
         X0, init = initial_state(args.n, args.d, X0, args.seed, args.normalize)
         traj = simulate(model, X0, args.t_end, solver=solver, save=save, progress=progress,
-                        provenance={"seed": args.seed, "init": init})
+                        energy_progress=energy_progress, provenance={"seed": args.seed, "init": init})
+    write_start = time.perf_counter()
     traj.save(args.out)
     if args.plot:
         from numerics.common.plots import plot_trajectory
 
-        plot_trajectory(traj, args.plot)
+        plot_trajectory(traj, args.plot, projection=args.projection)
+    write_seconds = time.perf_counter() - write_start
     meta = traj.meta
     energy = traj.energy
     # Round-off in a sum of n^2 exponentials: allow decreases of 1e-12 relative to the energy's size.
@@ -111,8 +160,22 @@ def run(args) -> int:
         "t_end": float(traj.times[-1]), "frames": int(traj.times.size), "final_energy": float(energy[-1]),
         "energy_normalization": meta["energy_normalization"], "energy_monotone": monotone,
         "energy_is_lyapunov": meta.get("energy_is_lyapunov"), "max_norm_error": norm_error,
-        "seconds": float(meta["seconds"]), "plot": args.plot, "resumed_from": args.resume,
+        "energy_method": meta.get("energy_method"),
+        "resumed_from": args.resume,
     }
-    text = key_values([(k, v) for k, v in payload.items() if v is not None])
+    timings = meta.get("timings", {})
+    seconds = time.perf_counter() - wall_start
+    payload["seconds"] = seconds  # wall time of the whole command
+    payload["timings"] = {"integrate": float(timings.get("integrate", meta["seconds"])),
+                          "energy": float(timings.get("energy", 0.0)), "write": write_seconds,
+                          "other": max(0.0, seconds - float(timings.get("integrate", meta["seconds"]))
+                                       - float(timings.get("energy", 0.0)) - write_seconds)}
+    payload["versions"] = meta.get("versions")
+    payload["plot"] = args.plot
+    shown = [(k, v) for k, v in payload.items() if v is not None and k not in ("timings", "versions", "plot")]
+    shown = [(k, f"{v:.3g} (integrate {payload['timings']['integrate']:.3g}, energy "
+                 f"{payload['timings']['energy']:.3g}, write {write_seconds:.3g}, other "
+                 f"{payload['timings']['other']:.3g})") if k == "seconds" else (k, v) for k, v in shown]
+    text = key_values(shown)
     emit(args, payload, text)
     return 0

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from numerics.common.errors import InputError
 from numerics.common.provenance import StderrProgress
-from numerics.common.render import emit, table
-from numerics.common.verification import run_claim, select_claims
+from numerics.common.render import emit, table, wrapped_table
 
 NAME = "verify"
 ORDER = 90
@@ -14,24 +13,37 @@ HELP = "run the registered claims from the literature and report measured vs exp
 def add_arguments(p):
     p.add_argument("--only", help="comma-separated claim ids (or prefixes ending in '.', e.g. 'core.')")
     p.add_argument("--all", action="store_true", help="include slow claims that the default run leaves out")
-    p.add_argument("--list", action="store_true", help="list the claims without running them")
+    p.add_argument("--list", action="store_true",
+                   help="list the claims without running them (all of them: slow ones are marked 'slow')")
+    p.add_argument("--verbose", action="store_true",
+                   help="wide table with titles and sources, and the details of every check")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args) -> int:
+    from numerics.common.verification import run_claim, select_claims
+
     only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
     try:
-        claims = select_claims(only, include_all=args.all)
+        claims = select_claims(only, include_all=args.all or (args.list and not only))
     except KeyError as exc:
         raise InputError(f"unknown claim id {exc.args[0]!r} (see attnflow verify --list)") from None
     if args.list:
-        rows = [(c.id, c.title, c.source, "default" if c.default else "slow") for c in claims]
         payload = {"claims": [{"id": c.id, "title": c.title, "source": c.source, "note": c.note,
                                "default": c.default} for c in claims]}
-        emit(args, payload, table(rows, ["id", "claim", "source", "run"]))
+        if args.verbose:
+            text = table([(c.id, c.title, c.source, "default" if c.default else "slow") for c in claims],
+                         ["id", "claim", "source", "run"], 200)
+        else:
+            text = wrapped_table([(c.id, "default" if c.default else "slow", c.title) for c in claims],
+                                 ["id", "run", "claim"], wrap=2)
+        slow = sum(not c.default for c in claims)
+        text += (f"\n\n{len(claims)} claims, {slow} slow (left out of the default run; "
+                 "run them with --all or --only ID)")
+        emit(args, payload, text)
         return 0
     runs = []
-    progress = StderrProgress("verify", unit="claims ")  # silent unless the run takes more than 2 s
+    progress = StderrProgress("verify", unit="claims ", clock="construction")  # silent for the first 2 s
     for k, c in enumerate(claims, 1):
         runs.append(run_claim(c))
         progress(k, len(claims))
@@ -39,13 +51,56 @@ def run(args) -> int:
                "measured": r.result.measured, "expected": r.result.expected, "tolerance": r.result.tolerance,
                "seconds": round(r.seconds, 3), "note": r.claim.note, "details": r.result.details} for r in runs]
     summary = {s: sum(1 for c in checks if c["status"] == s) for s in ("passed", "failed", "inconclusive")}
-    rows = [(c["id"], c["title"], c["source"], c["measured"], c["expected"], c["tolerance"], c["status"].upper(),
-             f"{c['seconds']:.1f}s") for c in checks]
-    text = table(rows, ["id", "claim", "source", "measured", "expected", "tolerance", "status", "time"], 48)
+    if args.verbose:
+        rows = [(c["id"], c["title"], c["source"], c["measured"], c["expected"], c["tolerance"],
+                 c["status"].upper(), f"{c['seconds']:.1f}s") for c in checks]
+        text = table(rows, ["id", "claim", "source", "measured", "expected", "tolerance", "status", "time"], 200)
+        text += "".join(f"\n\n{c['id']}: {c['details']}" for c in checks)
+    else:
+        from numerics.common.render import TEXT_WIDTH
+
+        fixed = [max([len(c["id"]) for c in checks] + [2]), max([len(c["status"]) for c in checks] + [6]),
+                 max([len(f"{c['seconds']:.1f}s") for c in checks] + [4])]
+        keys = ("measured", "expected", "tolerance")
+        natural = [max([len(_short(c[k], 10**6)) for c in checks] + [len(k)]) for k in keys]
+        room = _share(TEXT_WIDTH - sum(fixed) - 2 * 5, natural)  # the value columns share what is left
+        rows = [(c["id"], c["status"].upper(), *(_short(c[k], w) for k, w in zip(keys, room)),
+                 f"{c['seconds']:.1f}s") for c in checks]
+        text = table(rows, ["id", "status", "measured", "expected", "tolerance", "time"], 60)
     text += (f"\n\n{summary['passed']} passed, {summary['failed']} failed, {summary['inconclusive']} inconclusive"
              f" ({sum(r.seconds for r in runs):.1f}s)")
     failed = [c for c in checks if c["status"] == "failed"]
     for c in failed:
-        text += f"\nFAILED {c['id']}: {c['details']}"
+        text += "\n" + _cut_line(f"FAILED {c['id']}: {c['details']}")
+    if not args.verbose:
+        text += "\n(titles, sources and details: --verbose or --json)"
     emit(args, {"checks": checks, "summary": summary}, text)
     return 1 if summary["failed"] else 0
+
+
+def _short(value, width: int) -> str:
+    """A measured/expected/tolerance cell in at most ``width`` characters (full values: --json, --verbose)."""
+    from numerics.common.render import fmt
+
+    text = fmt(value, 4) if not isinstance(value, str) else value
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _cut_line(text: str) -> str:
+    from numerics.common.render import TEXT_WIDTH
+
+    text = " ".join(str(text).split())
+    return text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 3] + "..."
+
+
+def _share(total: int, natural: list[int], minimum: int = 9) -> list[int]:
+    """Widths for columns that want ``natural`` characters within ``total``: narrow columns keep their width,
+    the others share the rest equally (water filling)."""
+    widths = [0] * len(natural)
+    left, todo = total, sorted(range(len(natural)), key=lambda j: natural[j])
+    while todo:
+        fair = max(minimum, left // len(todo))
+        j = todo.pop(0)
+        widths[j] = min(natural[j], fair)
+        left -= widths[j]
+    return widths

@@ -2,16 +2,16 @@
 beta sweep. Thin: parse, call :mod:`numerics.critical.report` / :mod:`numerics.critical.newton`, render."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from numerics.critical.configurations import CONFIGS, build_configuration
-from numerics.critical.report import closed_form_comparison, closed_form_spectrum, critical_point_report
 from numerics.common.errors import EXP_BETA_MAX, InputError, require_int, require_real
-from numerics.core.field import MODELS
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.core.names import MODELS
+from numerics.critical.names import CONFIGS
 from numerics.common.provenance import StderrProgress, atomic_write
 from numerics.common.render import emit, fmt, key_values, table
-from numerics.critical.newton import find_critical_points
 
 NAME = "critical"
 ORDER = 30
@@ -39,7 +39,10 @@ def add_arguments(p):
     p.add_argument("--sweep-beta", dest="sweep", metavar="B0:B1:STEPS", help="spectrum over a beta grid")
     p.add_argument("--plot", help="write a figure (spectrum, or spectrum against beta) to FILE.png")
     p.add_argument("--closed-form", action="store_true",
-                   help="also evaluate the closed-form spectrum of the structured family and compare")
+                   help="also evaluate the closed-form spectrum of the structured family and compare (each branch "
+                        "as a combination of phi'(s), phi''(s) at the family's inner products)")
+    p.add_argument("--expanded", action="store_true",
+                   help="with --closed-form: the branches with the kernel substituted (exponentials, trigonometry)")
     add_kernel_arguments(p, "the energy E = 1/(2n^2) sum phi(<x_i, x_j>)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -69,7 +72,15 @@ def _sweep_grid(text: str) -> np.ndarray:
     return np.linspace(b0, b1, steps)
 
 
+def closed_form_spectrum(*a, **k):
+    from numerics.critical.report import closed_form_spectrum as spectrum
+
+    return spectrum(*a, **k)
+
+
 def _configuration(args):
+    from numerics.critical.configurations import build_configuration
+
     if args.config is None:
         raise InputError("give --config (or --search)")
     return build_configuration(args.config, n=args.n, d=args.d, k=args.k, masses=_masses(args.masses),
@@ -77,6 +88,8 @@ def _configuration(args):
 
 
 def run(args) -> int:
+    from numerics.critical.report import closed_form_comparison, critical_point_report
+
     if args.search:
         return _run_search(args)
     if args.sweep:
@@ -107,14 +120,36 @@ def run(args) -> int:
         if branches is None:
             raise InputError(f"no closed form for config {args.config!r} with these masses (equal masses only)")
         comparison = closed_form_comparison(branches, report.beta, report.eigenvalues)
+        shown = _readable_branches(args, report, branches)
+        for b, text in zip(comparison["branches"], shown):
+            b["structured"] = text
         payload["closed_form"] = comparison
-        lines += [(f"closed form: {b['label']}", f"{b['expression']} = {fmt(b['value'])} (x{b['multiplicity']})")
-                  for b in comparison["branches"]]
+        if not args.expanded:
+            from theory.kernels import exponential_kernel
+
+            kern = exponential_kernel()
+            lines.append(("closed form: kernel", f"phi'(s) = {kern.derivative(1)}, phi''(s) = {kern.derivative(2)}"))
+        lines += [(f"closed form: {b['label']}", f"{text} = {fmt(b['value'])} (x{b['multiplicity']})")
+                  for b, text in zip(comparison["branches"], shown)]
         lines.append(("closed form vs numeric", f"max |difference| = {fmt(comparison['max_abs_difference'], 3)}"))
     if args.plot:
         _plot_spectrum(args.plot, report)
+        payload["plot"] = args.plot
     emit(args, payload, key_values(lines))
     return 0
+
+
+def _readable_branches(args, report, branches) -> list[str]:
+    """Branch formulas for the text output: phi'/phi'' combinations (default) or the substituted kernel."""
+    from theory.structured import placeholder_derivatives, readable_branch
+
+    if args.expanded:
+        return [readable_branch(b.value) for b in branches]
+    abstract = closed_form_spectrum(args.config, n=report.n, d=report.d, k=args.k, masses=_masses(args.masses),
+                                    kernel=placeholder_derivatives())
+    if abstract is None or [a.label for a in abstract] != [b.label for b in branches]:
+        return [readable_branch(b.value) for b in branches]
+    return [readable_branch(a.value) for a in abstract]
 
 
 def _eigen_text(eig) -> str:
@@ -123,6 +158,8 @@ def _eigen_text(eig) -> str:
 
 
 def _run_search(args) -> int:
+    from numerics.critical.newton import find_critical_points
+
     for name in ("n", "d", "beta", "starts"):
         if getattr(args, name) is None:
             raise InputError(f"--search needs --{name}")
@@ -144,6 +181,8 @@ def _run_search(args) -> int:
 
 
 def _run_sweep(args) -> int:
+    from numerics.critical.report import critical_point_report
+
     grid = _sweep_grid(args.sweep)
     X = _configuration(args)
     kernel = kernel_from_args(args)
@@ -159,8 +198,41 @@ def _run_sweep(args) -> int:
                          for r in reports]}
     if args.plot:
         _plot_sweep(args.plot, grid, reports, args.config)
+        payload["plot"] = args.plot
     emit(args, payload, table(rows, ["beta", "classification", "+/0/-", "unstable rate", "max eigenvalue"]))
     return 0
+
+
+def eigen_axis(ax, values, zero_tolerance: float) -> str:
+    """Scale the y axis of an eigenvalue plot so that every label is readable and no point is clipped.
+
+    Linear when the nonzero |eigenvalues| span less than three decades; otherwise symmetric-log with the linear
+    zone at the smallest nonzero |eigenvalue| and at most four decade ticks per sign. Returns the scale used.
+    """
+    values = np.asarray(values, float)
+    values = values[np.isfinite(values)]
+    nonzero = np.abs(values[np.abs(values) > zero_tolerance])
+    ax.margins(y=0.08)
+    if nonzero.size == 0 or nonzero.max() / nonzero.min() < 1e3:
+        return "linear"
+    lo, hi = math.floor(math.log10(nonzero.min())), math.ceil(math.log10(nonzero.max()))
+    ax.set_yscale("symlog", linthresh=10.0 ** lo, linscale=0.5)
+    decades = np.unique(np.linspace(lo, hi, min(4, hi - lo + 1)).round().astype(int))
+    ticks = [0.0]
+    if np.any(values > zero_tolerance):
+        ticks += [10.0 ** k for k in decades]
+    if np.any(values < -zero_tolerance):
+        ticks += [-(10.0 ** k) for k in decades]
+    # limits: the data with a factor-2 margin on the log part (no point on the frame), ticks inside them
+    bottom = 2.0 * values.min() if values.min() < -zero_tolerance else -(10.0 ** lo)
+    top = 2.0 * values.max() if values.max() > zero_tolerance else 10.0 ** lo
+    ticks = sorted(t for t in ticks if bottom <= t <= top)
+    ax.set_yticks(ticks, [("0" if t == 0 else f"{t:.0e}") for t in ticks])
+    ax.set_ylim(bottom, top)
+    from matplotlib.ticker import NullLocator
+
+    ax.yaxis.set_minor_locator(NullLocator())
+    return "symlog"
 
 
 def _plot_spectrum(path, report) -> None:
@@ -168,9 +240,12 @@ def _plot_spectrum(path, report) -> None:
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     eig = report.eigenvalues
-    ax.plot(np.arange(eig.size), eig, "o", ms=4)
+    ax.plot(np.arange(eig.size), eig, "o", ms=4, clip_on=False)
     ax.axhline(0.0, color="k", lw=0.5)
-    ax.set_yscale("symlog", linthresh=max(report.zero_tolerance, 1e-12))
+    eigen_axis(ax, eig, report.zero_tolerance)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("index")
     ax.set_ylabel("Hessian eigenvalue of E_beta")
     ax.set_title(f"n={report.n}, d={report.d}, beta={report.beta:g}: {report.classification}")
@@ -182,9 +257,9 @@ def _plot_sweep(path, grid, reports, config) -> None:
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for b, r in zip(grid, reports):
-        ax.plot(np.full(r.eigenvalues.size, b), r.eigenvalues, ".", color="C0", ms=3)
+        ax.plot(np.full(r.eigenvalues.size, b), r.eigenvalues, ".", color="C0", ms=3, clip_on=False)
     ax.axhline(0.0, color="k", lw=0.5)
-    ax.set_yscale("symlog", linthresh=1e-3)
+    eigen_axis(ax, np.concatenate([r.eigenvalues for r in reports]), max(r.zero_tolerance for r in reports))
     ax.set_xlabel("beta")
     ax.set_ylabel("Hessian eigenvalues of E_beta")
     ax.set_title(f"{config}: n={reports[0].n}, d={reports[0].d}")

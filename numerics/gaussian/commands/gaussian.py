@@ -7,14 +7,7 @@ import json
 import numpy as np
 
 from numerics.common.errors import InputError, require_int, require_real
-from numerics.gaussian.solutions import (
-    ATTENTIONS,
-    compare_particles_to_ode,
-    gaussian_attention,
-    gaussian_heads,
-    simulate_particles,
-    solve_moment_ode,
-)
+from numerics.gaussian.names import ATTENTIONS
 from numerics.common.provenance import StderrProgress, atomic_write, package_versions
 from numerics.common.render import emit, fmt, key_values
 
@@ -62,6 +55,9 @@ def _json_value(text: str | None, name: str):
 
 
 def run(args) -> int:
+    from numerics.gaussian.solutions import (compare_particles_to_ode, gaussian_attention, simulate_particles,
+                                             solve_moment_ode)
+
     d = require_int(args.d, "--d", minimum=1)
     t_end = require_real(args.t_end, "--t-end", minimum=0.0)
     mats = {k: _json_value(getattr(args, k), k) for k in ("A", "V", "Q", "K")}
@@ -109,6 +105,7 @@ def run(args) -> int:
 def _heads_model(path, d: int):
     """GaussianHeads from a heads file: A_h = scale K_h^T Q_h, V_h = W_h^T V_h (numerics.core.blocks.MultiHead)."""
     from numerics.core.blocks import MultiHead
+    from numerics.gaussian.solutions import gaussian_heads
 
     heads = MultiHead.load(path)
     if heads.d != d:
@@ -117,26 +114,51 @@ def _heads_model(path, d: int):
 
 
 def _plot(path, sol, run_):
+    """Two panels that stay readable when the mean drifts far away (e.g. to 1e20) or Sigma blows up.
+
+    Left: the 2-sd covariance ellipses of (x_1, x_2) centred on the current mean (the shape of Sigma(t); the
+    particle cloud, if any, is centred on its own mean). Right: the eigenvalues of Sigma(t) and |alpha(t)|
+    against t on a log axis.
+    """
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 6))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 5))
     if run_ is not None:
         Y = run_.X[:, :2] if run_.X.shape[1] >= 2 else np.column_stack([run_.X[:, 0], np.zeros(len(run_.X))])
+        Y = Y - Y.mean(axis=0)
         ax.scatter(Y[:, 0], Y[:, 1], s=1, alpha=0.3, color="0.5", label=f"particles at t = {run_.times[-1]:.3g}")
     idx = np.unique(np.linspace(0, len(sol.times) - 1, 6).astype(int))
     colors = plt.cm.viridis(np.linspace(0, 1, len(idx)))
     theta = np.linspace(0, 2 * np.pi, 200)
+    reach = 0.0
     for c, i in zip(colors, idx):
-        m, S = sol.means[i], sol.covs[i]
+        S = sol.covs[i]
         if S.shape[0] == 1:
-            m, S = np.array([m[0], 0.0]), np.diag([S[0, 0], 0.0])
+            S = np.diag([S[0, 0], 0.0])
         w, U = np.linalg.eigh(S[:2, :2])
-        pts = m[:2, None] + U @ (2 * np.sqrt(np.clip(w, 0, None))[:, None] * np.vstack([np.cos(theta), np.sin(theta)]))
+        pts = U @ (2 * np.sqrt(np.clip(w, 0, None))[:, None] * np.vstack([np.cos(theta), np.sin(theta)]))
         ax.plot(pts[0], pts[1], color=c, label=f"t = {sol.times[i]:.3g} (2 sd)")
-    ax.set_xlabel("x_1")
-    ax.set_ylabel("x_2")
-    ax.set_aspect("equal", adjustable="datalim")
+        reach = max(reach, float(np.max(np.abs(pts))) if np.all(np.isfinite(pts)) else reach)
+    if reach > 0:  # the ellipses set the frame (a particle cloud far wider, e.g. from round-off, is cut)
+        ax.set_xlim(-1.3 * reach, 1.3 * reach)
+        ax.set_ylim(-1.3 * reach, 1.3 * reach)
+    ax.set_xlabel("x_1 - alpha_1(t)")
+    ax.set_ylabel("x_2 - alpha_2(t)")
+    ax.set_aspect("equal", adjustable="box")
     ax.legend(fontsize=7)
-    ax.set_title("Gaussian solution: covariance ellipses (first two coordinates)")
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
-    plt.close(fig)
+    ax.set_title("covariance ellipses, centred on the mean", fontsize=10)
+    eig = np.linalg.eigvalsh(sol.covs)  # (T, d), ascending
+    for j in range(eig.shape[1]):
+        ax2.plot(sol.times, np.abs(eig[:, j]), label=f"eigenvalue {j + 1} of Sigma(t)")
+    ax2.plot(sol.times, np.linalg.norm(sol.means, axis=1), "k--", label="|alpha(t)| (mean)")
+    ax2.set_yscale("log")
+    ax2.set_xlabel("t (depth)")
+    ax2.legend(fontsize=7)
+    ax2.set_title("spectrum of Sigma(t) and size of the mean", fontsize=10)
+    fig.tight_layout()
+    try:
+        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"), suffix=".png")
+    except OSError as exc:
+        raise InputError(f"cannot write plot {path}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)

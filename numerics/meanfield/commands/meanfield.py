@@ -73,6 +73,18 @@ def meanfield_payload(args):
     return payload, history
 
 
+def density_norm(excess):
+    """Colour scale for 2 pi rho - 1: symmetric about 0, logarithmic above the initial perturbation's size,
+    so that the linear growth phase (amplitude ~1e-6 growing by decades) shows as well as the clusters."""
+    import numpy as np
+    from matplotlib.colors import SymLogNorm
+
+    vmax = float(np.nanmax(np.abs(excess))) or 1.0
+    start = float(np.nanmax(np.abs(excess[0]))) if excess.shape[0] else 0.0
+    linthresh = max(start, 1e-12 * vmax, np.finfo(float).tiny)
+    return SymLogNorm(linthresh=linthresh, vmin=-vmax, vmax=vmax, base=10)
+
+
 def plot_density(history, path: str, title: str) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
@@ -81,8 +93,15 @@ def plot_density(history, path: str, title: str) -> None:
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     extent = (0.0, 2 * np.pi, float(history.times[0]), float(history.times[-1]))
-    im = ax.imshow(history.density * 2 * np.pi, aspect="auto", origin="lower", extent=extent, cmap="magma")
-    fig.colorbar(im, ax=ax, label="2 pi rho (1 = uniform)")
+    excess = history.density * 2 * np.pi - 1.0  # 2 pi rho - 1: 0 for the uniform measure
+    norm = density_norm(excess)
+    im = ax.imshow(excess, aspect="auto", origin="lower", extent=extent, cmap="RdBu_r", norm=norm)
+    lo, hi = math.ceil(math.log10(norm.linthresh)) + 1, math.floor(math.log10(norm.vmax))
+    decades = list(range(hi, lo - 1, -max(1, (hi - lo + 3) // 4)))  # at most about 4 decades per sign
+    ticks = sorted([-(10.0 ** k) for k in decades] + [0.0] + [10.0 ** k for k in decades])
+    bar = fig.colorbar(im, ax=ax, label="2 pi rho - 1 (symmetric log scale; 0 = uniform)", ticks=ticks)
+    bar.ax.set_yticklabels(["0" if t == 0 else f"{t:.0e}" for t in ticks])
+    bar.ax.minorticks_off()
     ax.set_xlabel("theta")
     ax.set_ylabel(f"t ({history.meta['time_unit']})")
     ax.set_title(title)
