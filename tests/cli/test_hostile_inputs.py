@@ -38,8 +38,9 @@ def run_case(capsys, argv, expect: int = 2):
     assert code == expect, (argv, code, captured.err[-500:])
     if expect == 2:
         lines = captured.err.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("error:"), captured.err
-        assert "Traceback" not in captured.err
+        # one error line, the last one (a command may have announced what it was about to do)
+        assert [line for line in lines if line.startswith("error:")] == lines[-1:], captured.err
+        assert "Traceback" not in captured.err and "Warning" not in captured.err
     assert seconds < CASE_SECONDS, (argv, seconds)
     return captured
 
