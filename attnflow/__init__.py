@@ -44,6 +44,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.meanfield.growth": ("degree_power_spectrum", "particle_growth_rates_circle", "particle_growth_rates_sphere", "pde_growth_rates",),
     "numerics.meanfield.metastable": ("count_clusters_by_gaps", "metastable_experiment",),
     "numerics.meanfield.pde": ("solve_continuity_circle",),
+    "numerics.sweeps.runner": ("resume_sweep", "run_sweep",),
+    "numerics.sweeps.spec": ("SweepSpec",),
+    "numerics.sweeps.observables": ("observable", "Output",),
     "numerics.core.trajectory": ("initial_state", "load_attention_matrices", "load_initial", "resume", "simulate",
                                  "simulate_keywords", "Trajectory", "uniform_sphere",),
 }

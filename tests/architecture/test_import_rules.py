@@ -27,6 +27,7 @@ ALLOWED = {
     "meanfield": {"core", "circle"},
     "conjectures": {"core", "circle", "critical", "meanfield"},
     "bench": {"core", "circle"},
+    "sweeps": {"core", "clusters"},
 }
 
 
