@@ -71,7 +71,8 @@ def observable(name: str, outputs, doc: str | None = None):
     def register(f):
         if name in _REGISTRY and _REGISTRY[name].function is not f:
             raise ValueError(f"observable {name!r} is already registered")
-        _REGISTRY[name] = Observable(name, f, tuple(outputs), doc or (f.__doc__ or "").strip().splitlines()[0])
+        first_line = ((f.__doc__ or "").strip().splitlines() or [""])[0]
+        _REGISTRY[name] = Observable(name, f, tuple(outputs), doc or first_line)
         return f
     return register
 

@@ -174,7 +174,7 @@ def _check_engine(scheduler: str) -> None:
 def _execute(store: SweepStore, cells: list, scheduler: str, workers: int, progress) -> SweepReport:
     start = time.perf_counter()
     progress = progress or SweepProgress(len(cells))
-    spec_json = json.dumps(store.spec.to_dict(), sort_keys=True)
+    spec_json = store.spec.to_json()
     done = failed = 0
 
     def record(result):

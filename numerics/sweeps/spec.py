@@ -201,6 +201,10 @@ class SweepSpec:
         sweep["seeds"] = list(self.axes[SEED_AXIS])
         return {"model": self.model, "sweep": sweep, "run": self.run, "observables": self.observables}
 
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text, keys in their order (the order of the axes is the store's)."""
+        return json.dumps(self.to_dict())
+
     # -- the cells ----------------------------------------------------------------------------------------
     @property
     def dims(self) -> tuple[str, ...]:

@@ -48,6 +48,12 @@ def _libraries():
     return xr, zarr
 
 
+def _format2() -> dict:
+    """Keyword selecting Zarr format 2 (zarr-python 3 writes format 3 by default; 2.x knows only format 2)."""
+    _, zarr = _libraries()
+    return {"zarr_format": 2} if int(zarr.__version__.split(".")[0]) >= 3 else {}
+
+
 def sweep_versions() -> dict:
     from importlib import metadata
 
@@ -88,14 +94,14 @@ def create_store(path, spec: SweepSpec) -> "SweepStore":
     coords["time"] = ("time", times)
     fixed = {k: v for k, v in spec.model.items()}
     ds = xr.Dataset(data, coords=coords, attrs={
-        "format": FORMAT, "spec": json.dumps(spec.to_dict(), sort_keys=True), "fixed": json.dumps(fixed),
+        "format": FORMAT, "spec": spec.to_json(), "fixed": json.dumps(fixed),
         "versions": json.dumps(sweep_versions(), sort_keys=True),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     encoding = {name: {"chunks": (1,) * len(dims) + ((times.size,) if v.dims[-1] == "time" else ())}
                 for name, v in ds.data_vars.items()}
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        ds.to_zarr(str(tmp), mode="w-", zarr_format=2, consolidated=True, encoding=encoding)
+        ds.to_zarr(str(tmp), mode="w-", consolidated=True, encoding=encoding, **_format2())
         os.rename(tmp, path)
     except OSError as exc:
         raise InputError(f"cannot create {path}: {exc.strerror or exc}") from None
@@ -163,7 +169,8 @@ def open_store(path) -> SweepStore:
     if not path.is_dir():
         raise InputError(f"{path} is not a sweep store (no such directory)")
     try:
-        group = zarr.open_group(str(path), mode="r+", zarr_format=2)
+        # the arrays' own metadata, not the consolidated copy: a deleted variable must show as missing
+        group = zarr.open_group(str(path), mode="r+", **_format2(), **({"use_consolidated": False} if _format2() else {}))
         attrs = dict(group.attrs)
     except Exception as exc:  # zarr raises several types for a directory that is not a group
         raise InputError(f"{path} is not a Zarr store written by attnflow sweep ({type(exc).__name__}: "
