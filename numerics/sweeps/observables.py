@@ -176,14 +176,15 @@ def first_merge(run: RunResult, eps: float = DEFAULT_EPS) -> dict:
     return {"first_merge_time": np.nan}
 
 
-def tight_cluster_count(X, eps: float, min_fraction: float, max_diameter: float) -> int:
-    """Clusters holding at least ``min_fraction`` of the particles with geodesic diameter <= ``max_diameter``.
+def tight_cluster_count(X, eps: float, min_fraction: float, max_diameter: float, coverage: float = 0.0) -> int:
+    """Clusters holding at least ``min_fraction`` of the particles with geodesic diameter <= ``max_diameter``;
+    0 when together they hold less than ``coverage`` of the particles (chance groups in a near-uniform state).
 
     With r the largest geodesic distance of a member from the cluster's normalised mean, r <= diameter <= 2r
     (triangle inequality), so the exact O(m^2) diameter is computed only when r <= max_diameter < 2r.
     """
     c = find_clusters(X, eps, normalize=True)
-    count = 0
+    count = covered = 0
     for k in np.flatnonzero(c.sizes >= max(1.0, min_fraction * X.shape[0])):
         members = X[c.members(k)]
         centre = c.centres[k]
@@ -194,7 +195,8 @@ def tight_cluster_count(X, eps: float, min_fraction: float, max_diameter: float)
             continue
         if 2 * r <= max_diameter or cluster_diameter(members) <= max_diameter:
             count += 1
-    return count
+            covered += members.shape[0]
+    return count if covered >= coverage * X.shape[0] else 0
 
 
 @observable("metastable_clusters",
@@ -202,11 +204,12 @@ def tight_cluster_count(X, eps: float, min_fraction: float, max_diameter: float)
                                            "`hold` time units (else the longest-held one; 0 if none forms)"),
              Output("tight_clusters", "count of tight clusters at each saved time", True)])
 def metastable_clusters(run: RunResult, eps: float = 0.05, min_fraction: float = 0.02,
-                        max_diameter: float = 0.3, hold: float = 5.0) -> dict:
+                        max_diameter: float = 0.3, coverage: float = 0.5, hold: float = 5.0) -> dict:
     """The metastable cluster count: the first count of tight clusters that lasts (BPA arXiv 2410.23228).
 
     A *tight cluster* is an eps-cluster holding at least ``min_fraction`` of the particles with geodesic
-    diameter at most ``max_diameter`` (so the near-uniform start, one sprawling component, counts 0). From near
+    diameter at most ``max_diameter``; a frame counts 0 unless its tight clusters hold at least ``coverage`` of the
+    particles (so the near-uniform start, with at most a few chance groups, counts 0). From near
     the uniform state the dynamics first forms about l_max(beta) clusters on S^1 and lingers there; the count
     recorded is the first non-zero count held for ``hold`` time units on the saved times (the longest-held
     non-zero count if none is held that long).
@@ -214,7 +217,8 @@ def metastable_clusters(run: RunResult, eps: float = 0.05, min_fraction: float =
     eps, min_fraction = _eps(eps, min_fraction)
     max_diameter = require_real(max_diameter, "max_diameter", minimum=0.0, strict_minimum=True)
     hold = require_real(hold, "hold", minimum=0.0)
-    counts = np.array([tight_cluster_count(X, eps, min_fraction, max_diameter) for X in run.X])
+    coverage = require_real(coverage, "coverage", minimum=0.0, maximum=1.0)
+    counts = np.array([tight_cluster_count(X, eps, min_fraction, max_diameter, coverage) for X in run.X])
     return {"metastable_clusters": first_held_value(run.times, counts, hold), "tight_clusters": counts}
 
 

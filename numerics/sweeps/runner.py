@@ -83,14 +83,15 @@ class SweepProgress:
         self.total, self.delay, self.every = total, delay, every
         self.stream = stream if stream is not None else sys.stderr
         self.start = self.last = time.perf_counter()
+        self.shown = -1
 
     def __call__(self, done: int, failed: int, final: bool = False) -> None:
         now = time.perf_counter()
         if not final and (now - self.start < self.delay or now - self.last < self.every):
             return
-        if final and now - self.start < self.delay:
+        if final and (now - self.start < self.delay or self.shown == done):
             return
-        self.last = now
+        self.last, self.shown = now, done
         elapsed = now - self.start
         rate = done / elapsed if elapsed > 0 else math.nan
         eta = (self.total - done) / rate if rate > 0 else math.nan

@@ -312,3 +312,46 @@ def test_store_contents_helper_sees_differences(reference, tmp_path):
     with pytest.raises(AssertionError):
         assert_same_store(path, reference)
     assert store_contents(reference)["clusters"].shape == (2, 2, 2)
+
+
+# -- the metastable count and the claims' judges ------------------------------------------------------------
+def test_first_held_value_and_tight_clusters():
+    from numerics.sweeps.observables import first_held_value, tight_cluster_count
+
+    t = np.arange(12.0)
+    assert first_held_value(t, [0, 0, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1], hold=5) == 2.0
+    assert first_held_value(t, [0, 0, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2], hold=5) == 3.0
+    assert first_held_value(t, [0] * 12, hold=5) == 0.0
+    rng = np.random.default_rng(0)
+    centres = np.array([0.0, 2.0, 4.0])
+    angles = np.concatenate([c + 0.01 * rng.standard_normal(30) for c in centres] + [rng.uniform(0, 6.28, 3)])
+    X = np.column_stack([np.cos(angles), np.sin(angles)])
+    assert tight_cluster_count(X, 0.05, 0.02, 0.3, coverage=0.5) == 3
+    # the triangle-inequality shortcut agrees with the exact diameter on a cluster of diameter 0.2 < 0.3 < 2 r
+    arc = np.linspace(0.0, 0.2, 40)
+    assert tight_cluster_count(np.column_stack([np.cos(arc), np.sin(arc)]), 0.05, 0.0, 0.3) == 1
+    assert tight_cluster_count(np.column_stack([np.cos(arc), np.sin(arc)]), 0.05, 0.0, 0.15) == 0
+    uniform = np.linspace(0, 2 * np.pi, 400, endpoint=False)
+    assert tight_cluster_count(np.column_stack([np.cos(uniform), np.sin(uniform)]), 0.05, 0.02, 0.3, 0.5) == 0
+
+
+def test_claim_judges_can_fail():
+    """The judges of the sweep claims on planted data: a match passes, a planted off-by-one fails."""
+    from numerics.sweeps.claims import judge_increasing, judge_lmax_match, judge_one_cluster
+
+    betas, lmax = [2.1, 4.7, 8.2], [2, 3, 4]
+    good = [[2, 2, 2, 1], [3, 3, 3, 4], [4, 4, 5, 4]]
+    assert judge_lmax_match("x", betas, lmax, good).status == "passed"
+    assert judge_lmax_match("x", betas, [l + 1 for l in lmax], good).status == "failed"
+    assert judge_increasing("x", betas, lmax, good).status == "passed"
+    assert judge_increasing("x", betas, lmax, good[::-1]).status == "failed"
+    one = np.zeros((3, 2, 12))
+    one[0] = 1
+    one[1, :, :6] = 1
+    assert judge_one_cluster("x", [0.5, 2, 9], [8, 32], one).status == "passed"
+    planted = one.copy()
+    planted[0, 1, 0] = 0          # one seed not synchronised at the smallest beta
+    assert judge_one_cluster("x", [0.5, 2, 9], [8, 32], planted).status == "failed"
+    planted = one.copy()
+    planted[2] = 1                # probability rising again at the largest beta
+    assert judge_one_cluster("x", [0.5, 2, 9], [8, 32], planted).status == "failed"

@@ -66,7 +66,7 @@ def _report(args, report) -> int:
                        ("workers", payload["workers"]), ("cells computed now", payload["computed"]),
                        ("failed now", payload["failed_now"]),
                        ("store: done / failed / pending", f"{c['done']} / {c['failed']} / {c['pending']}"),
-                       ("wall time (s)", payload["seconds"])])
+                       ("wall time (seconds)", payload["seconds"])])
     if c["failed"]:
         text += f"\n\n{c['failed']} cell(s) failed: attnflow sweep status {payload['store']} shows why; " \
                 f"attnflow sweep resume {payload['store']} --retry-failed runs them again"
