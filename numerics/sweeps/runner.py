@@ -110,11 +110,13 @@ class SweepReport:
     failed_now: int
     counts: dict
     seconds: float
+    setup_seconds: float = 0.0
 
     def to_dict(self) -> dict:
         return {"store": self.store, "scheduler": self.scheduler, "workers": self.workers,
                 "computed": self.computed, "failed_now": self.failed_now, "counts": self.counts,
-                "seconds": self.seconds, "cells_per_second": self.computed / self.seconds if self.seconds else None}
+                "seconds": self.seconds, "setup_seconds": self.setup_seconds,
+                "cells_per_second": self.computed / self.seconds if self.seconds else None}
 
 
 def check_scheduler(scheduler: str) -> str:
@@ -144,8 +146,9 @@ def run_sweep(spec, store, *, scheduler: str = "local", workers: int = 2,
     workers = require_int(workers, "workers", minimum=1)
     spec = spec_from(spec)
     _check_engine(scheduler)
+    start = time.perf_counter()
     sweep_store = create_store(store, spec)
-    return _execute(sweep_store, sweep_store.todo(), scheduler, workers, progress)
+    return _execute(sweep_store, sweep_store.todo(), scheduler, workers, progress, start)
 
 
 def resume_sweep(store, *, scheduler: str = "local", workers: int = 2, retry_failed: bool = False,
@@ -157,8 +160,9 @@ def resume_sweep(store, *, scheduler: str = "local", workers: int = 2, retry_fai
     scheduler = check_scheduler(scheduler)
     workers = require_int(workers, "workers", minimum=1)
     _check_engine(scheduler)
+    start = time.perf_counter()
     sweep_store = open_store(store)
-    return _execute(sweep_store, sweep_store.todo(retry_failed), scheduler, workers, progress)
+    return _execute(sweep_store, sweep_store.todo(retry_failed), scheduler, workers, progress, start)
 
 
 def _check_engine(scheduler: str) -> None:
@@ -172,8 +176,10 @@ def _check_engine(scheduler: str) -> None:
                          "(or use --scheduler synchronous)") from None
 
 
-def _execute(store: SweepStore, cells: list, scheduler: str, workers: int, progress) -> SweepReport:
-    start = time.perf_counter()
+def _execute(store: SweepStore, cells: list, scheduler: str, workers: int, progress, start: float) -> SweepReport:
+    """Run ``cells`` and record them; ``setup_seconds`` counts opening or creating the store (since ``start``)
+    and starting or reaching the Dask cluster."""
+    setup = [time.perf_counter() - start]
     progress = progress or SweepProgress(len(cells))
     spec_json = store.spec.to_json()
     done = failed = 0
@@ -190,18 +196,20 @@ def _execute(store: SweepStore, cells: list, scheduler: str, workers: int, progr
             for index in cells:
                 record(run_cell(spec_json, index))
         else:
-            _run_distributed(spec_json, cells, scheduler, workers, record)
+            setup.append(_run_distributed(spec_json, cells, scheduler, workers, record))
         progress(done, failed, final=True)
     return SweepReport(str(store.path), scheduler, workers if scheduler == "local" else None, done, failed,
-                       store.counts(), time.perf_counter() - start)
+                       store.counts(), time.perf_counter() - start, sum(setup))
 
 
-def _run_distributed(spec_json: str, cells: list, scheduler: str, workers: int, record) -> None:
+def _run_distributed(spec_json: str, cells: list, scheduler: str, workers: int, record) -> float:
+    """Run the cells on Dask; returns the seconds spent starting (or reaching) the cluster."""
     import logging
 
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
+    started = time.perf_counter()
     try:
         if scheduler == "local":
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -213,6 +221,9 @@ def _run_distributed(spec_json: str, cells: list, scheduler: str, workers: int, 
             except OSError as exc:
                 raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
         with client:
+            if scheduler == "local":
+                client.wait_for_workers(workers)
+            setup = time.perf_counter() - started
             token = f"{abs(hash(spec_json)):x}-{time.time_ns():x}"
             futures = [client.submit(run_cell, spec_json, index, key=f"attnflow-cell-{token}-"
                                      + "-".join(map(str, index)), pure=False) for index in cells]
@@ -228,3 +239,4 @@ def _run_distributed(spec_json: str, cells: list, scheduler: str, workers: int, 
     finally:
         if cluster is not None:
             cluster.close()
+    return setup

@@ -59,8 +59,11 @@ def test_bad_input(capsys, minimal_store, tmp_path):
     assert "valid keys" in bad(capsys, ["sweep", "run", str(tmp_path / "bad.toml"), "--store",
                                         str(tmp_path / "b.zarr"), "--scheduler", "synchronous"])
     assert not (tmp_path / "b.zarr").exists()
-    assert "already exists" in bad(capsys, ["sweep", "run", str(tmp_path / "bad.toml").replace("bad", "none"),
-                                            "--store", str(minimal_store)]) or True
+    (tmp_path / "good.toml").write_text(MINIMAL_TOML)
+    before = tree_digest(minimal_store)
+    assert "already exists" in bad(capsys, ["sweep", "run", str(tmp_path / "good.toml"), "--store", str(minimal_store),
+                                            "--scheduler", "synchronous"])
+    assert tree_digest(minimal_store) == before
     (tmp_path / "x.zarr").mkdir()
     (tmp_path / "x.zarr" / "data.bin").write_bytes(b"\0" * 16)
     assert "not a Zarr store" in bad(capsys, ["sweep", "resume", str(tmp_path / "x.zarr")])

@@ -39,6 +39,20 @@ COMPARED = ("clusters", "one_cluster", "time_to_one_cluster", "order_parameter",
             "error", "seed_entropy")
 
 
+def quiet(*args, **kwargs):
+    """A progress callback that shows nothing."""
+    return None
+
+
+def synchronous_store(tmp_path_factory, tables, name: str):
+    """The store of ``tables`` run in-process (the reference the other schedulers are compared with)."""
+    from numerics.sweeps.runner import run_sweep
+
+    path = tmp_path_factory.mktemp("sweep") / f"{name}.zarr"
+    run_sweep(tables, path, scheduler="synchronous", progress=quiet)
+    return path
+
+
 def store_contents(path) -> dict:
     """The compared variables and the coordinates of a store, as NumPy arrays."""
     import xarray as xr

@@ -20,11 +20,8 @@ from numerics.sweeps.plotting import aggregate, wilson_interval  # noqa: E402
 from numerics.sweeps.runner import resume_sweep, run_sweep  # noqa: E402
 from numerics.sweeps.spec import SweepSpec, model_fields  # noqa: E402
 from numerics.sweeps.store import open_store  # noqa: E402
-from tests.numerics.sweep_helpers import MINIMAL_TOML, TINY, assert_same_store, store_contents, tree_digest  # noqa: E402
-
-def quiet(*args, **kwargs):
-    return None
-
+from tests.numerics.sweep_helpers import (MINIMAL_TOML, TINY, assert_same_store, quiet, store_contents,  # noqa: E402
+                                          synchronous_store, tree_digest)
 
 def tiny(**changes) -> dict:
     spec = json.loads(json.dumps(TINY))
@@ -35,9 +32,7 @@ def tiny(**changes) -> dict:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    path = tmp_path_factory.mktemp("sweep") / "ref.zarr"
-    run_sweep(TINY, path, scheduler="synchronous", progress=quiet)
-    return path
+    return synchronous_store(tmp_path_factory, TINY, "ref")
 
 
 # -- the specification ------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ pytest.importorskip("zarr")
 
 from numerics.sweeps.runner import resume_sweep, run_sweep  # noqa: E402
 from numerics.sweeps.store import open_store  # noqa: E402
-from tests.numerics.sweep_helpers import (TINY, LocalDaskCluster, assert_same_store, done_cells, start, stop,  # noqa: E402
-                                          wait_until)
+from tests.numerics.sweep_helpers import (TINY, LocalDaskCluster, assert_same_store, done_cells, quiet,  # noqa: E402
+                                          start, stop, synchronous_store, wait_until)
 
 TIMEOUT = 240  # seconds: generous, the machine is shared
 
@@ -33,22 +33,14 @@ SLOWER = {
 }
 
 
-def quiet(*args, **kwargs):
-    return None
-
-
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    path = tmp_path_factory.mktemp("ref") / "sync.zarr"
-    run_sweep(TINY, path, scheduler="synchronous", progress=quiet)
-    return path
+    return synchronous_store(tmp_path_factory, TINY, "sync")
 
 
 @pytest.fixture(scope="module")
 def slower_reference(tmp_path_factory):
-    path = tmp_path_factory.mktemp("ref") / "slower.zarr"
-    run_sweep(SLOWER, path, scheduler="synchronous", progress=quiet)
-    return path
+    return synchronous_store(tmp_path_factory, SLOWER, "slower")
 
 
 @pytest.mark.slow
