@@ -178,8 +178,11 @@ class SweepSpec:
     def from_toml(cls, text: str) -> "SweepSpec":
         try:
             import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib
+        except ModuleNotFoundError:  # Python 3.10: the sweeps extra installs tomli
+            try:
+                import tomli as tomllib
+            except ModuleNotFoundError:
+                raise InputError("reading TOML on Python 3.10 needs tomli: pip install 'attnflow[sweeps]'") from None
         try:
             tables = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
