@@ -119,6 +119,8 @@ class SweepStore:
         self.group = group
         self.spec = spec
         self.outputs = check_observables(spec.observables)
+        # cells whose error field is set: only those need it cleared when they succeed (one write less per cell)
+        self._with_error = {tuple(int(i) for i in idx) for idx in np.argwhere(self.status() == FAILED)}
 
     def status(self) -> np.ndarray:
         return np.asarray(self.group["status"][...])
@@ -146,11 +148,14 @@ class SweepStore:
             g["error"][index] = str(result["error"])[:MAX_ERROR]
             for out in self.outputs:  # a retried cell that fails again keeps no stale values
                 g[out.name][index] = np.nan
+            self._with_error.add(index)
             status = FAILED
         else:
             for out in self.outputs:
                 g[out.name][index] = result["values"][out.name]
-            g["error"][index] = ""
+            if index in self._with_error:
+                g["error"][index] = ""
+                self._with_error.discard(index)
             status = DONE
         g["seconds"][index] = float(result.get("seconds", np.nan))
         g["versions"][index] = json.dumps(result.get("versions", {}), sort_keys=True)
