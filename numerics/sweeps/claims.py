@@ -144,7 +144,8 @@ def judge_one_cluster(claim_id: str, betas, ns, one) -> CheckResult:
                        "p = 1 at the smallest beta; falls with beta", "Wilson 95% intervals", details)
 
 
-@claim(id="sweeps.one-cluster-probability", title="Sweep on S^2: P(one cluster by T) is 1 at small beta, falls with beta",
+@claim(id="sweeps.one-cluster-probability",
+       title="Sweep on S^2: P(one cluster by T) is 1 at small beta, falls with beta",
        source="GLPR arXiv 2312.10794 (single cluster), GKPR arXiv 2410.06833 (metastability)",
        note="sweeps-one-cluster-probability.md", default=False)
 def check_one_cluster_probability() -> CheckResult:

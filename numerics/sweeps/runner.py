@@ -238,5 +238,11 @@ def _run_distributed(spec_json: str, cells: list, scheduler: str, workers: int, 
                 fut.release()
     finally:
         if cluster is not None:
-            cluster.close()
+            nanny = logging.getLogger("distributed.nanny")
+            level = nanny.level
+            nanny.setLevel(logging.ERROR)  # "worker still alive after 4 s, killing" on a loaded machine: expected
+            try:
+                cluster.close()
+            finally:
+                nanny.setLevel(level)
     return setup

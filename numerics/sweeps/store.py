@@ -175,7 +175,8 @@ def open_store(path) -> SweepStore:
         raise InputError(f"{path} is not a sweep store (no such directory)")
     try:
         # the arrays' own metadata, not the consolidated copy: a deleted variable must show as missing
-        group = zarr.open_group(str(path), mode="r+", **_format2(), **({"use_consolidated": False} if _format2() else {}))
+        own_metadata = {"use_consolidated": False} if _format2() else {}
+        group = zarr.open_group(str(path), mode="r+", **_format2(), **own_metadata)
         attrs = dict(group.attrs)
     except Exception as exc:  # zarr raises several types for a directory that is not a group
         raise InputError(f"{path} is not a Zarr store written by attnflow sweep ({type(exc).__name__}: "
