@@ -131,12 +131,23 @@ def aggregate(ds, value: str, keep, selection: dict | None = None) -> Aggregate:
 
 
 def lmax_curve(model: str, d: int, betas) -> tuple[np.ndarray, np.ndarray]:
-    """l_max(beta) on a fine grid spanning ``betas`` (mean-field dominant degree, theory.meanfield)."""
-    from theory.meanfield import dominant_degree
+    """l_max(beta) over the span of ``betas`` as a step function (x, l) for ``step(where="post")``.
+
+    For beta > 0, l_max = 1 + (number of switch points below beta) (:func:`theory.meanfield.switch_points`,
+    the same for sa and usa); otherwise :func:`theory.meanfield.dominant_degree` on a grid.
+    """
+    from theory.meanfield import dominant_degree, switch_points
 
     lo, hi = float(np.min(betas)), float(np.max(betas))
-    grid = np.linspace(lo, hi, 200) if hi > lo else np.array([lo])
-    return grid, np.array([dominant_degree(model, d, b).l_max for b in grid])
+    if lo <= 0:
+        grid = np.linspace(lo, hi, 200) if hi > lo else np.array([lo])
+        return grid, np.array([dominant_degree(model, d, b).l_max for b in grid])
+    points = [b for b, _, _ in switch_points(d, hi)]
+    inside = [b for b in points if b > lo]
+    xs = [lo] + inside + [hi]
+    start = 1 + sum(b <= lo for b in points)
+    ls = [start + k for k in range(len(inside) + 1)]
+    return np.array(xs), np.array(ls + [ls[-1]])
 
 
 def _fixed(ds, name):

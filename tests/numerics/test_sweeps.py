@@ -350,3 +350,14 @@ def test_claim_judges_can_fail():
     planted = one.copy()
     planted[2] = 1                # probability rising again at the largest beta
     assert judge_one_cluster("x", [0.5, 2, 9], [8, 32], planted).status == "failed"
+
+
+def test_lmax_overlay_matches_dominant_degree():
+    """The l_max(beta) step curve of the plots (switch points) = theory.meanfield.dominant_degree on a grid."""
+    from numerics.sweeps.plotting import lmax_curve
+    from theory.meanfield import dominant_degree
+
+    for d, span in ((2, (1.0, 9.0)), (3, (0.5, 12.0))):
+        x, lvals = lmax_curve("sa", d, span)
+        for b in np.linspace(*span, 9):
+            assert lvals[np.searchsorted(x, b, side="right") - 1] == dominant_degree("sa", d, b).l_max, (d, b)
