@@ -62,6 +62,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.trained.heads": ("head_reports", "HeadReport",),
     "numerics.trained.flows": ("depth_study", "iterate_layer", "trained_schedule",),
     "numerics.trained.comparison": ("compare_iterated",),
+    "numerics.sweeps.runner": ("resume_sweep", "run_sweep",),
+    "numerics.sweeps.spec": ("SweepSpec",),
+    "numerics.sweeps.observables": ("observable", "Output",),
     "numerics.core.trajectory": ("initial_state", "load_attention_matrices", "load_initial", "resume", "simulate",
                                  "simulate_keywords", "Trajectory", "uniform_sphere",),
 }

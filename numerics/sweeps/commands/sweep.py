@@ -1,0 +1,157 @@
+"""``attnflow sweep run|resume|status|plot|observables``: parameter sweeps on Dask, results in a Zarr store.
+
+This module imports only the standard library and attnflow at import time; dask, distributed, zarr and xarray
+(the ``sweeps`` extra) are imported when a sweep runs, so the rest of the CLI works without them and the sweep
+command says which extra to install.
+"""
+from __future__ import annotations
+
+from numerics.common.errors import InputError
+from numerics.common.render import emit, key_values, table
+
+NAME = "sweep"
+ORDER = 95
+HELP = "parameter sweeps on Dask with results in a Zarr store: run, resume, status, plot, observables"
+DESCRIPTION = (HELP + ". A sweep is a TOML specification ([model], [sweep] axes, [run], [observables]); each "
+               "cell's initial state comes from SeedSequence(root_seed, spawn_key=(seed,)), so the store does not "
+               "depend on the scheduler or the number of workers. Needs: pip install 'attnflow[sweeps]'.")
+
+
+def add_arguments(p):
+    sub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    sub.required = True
+
+    def engine(q):
+        q.add_argument("--scheduler", default="local",
+                       help="local (a Dask cluster of processes on this machine, default), synchronous (in this "
+                            "process) or tcp://HOST:PORT (an existing dask scheduler)")
+        q.add_argument("--workers", type=int, default=2, help="processes of the local cluster (default 2)")
+        q.add_argument("--json", action="store_true", help="print one JSON object")
+
+    q = sub.add_parser("run", help="create the store and run every cell")
+    q.add_argument("spec", help="sweep specification (TOML)")
+    q.add_argument("--store", required=True, metavar="OUT.zarr", help="Zarr store to create (must not exist)")
+    engine(q)
+    q = sub.add_parser("resume", help="run the pending cells of a store (and the failed ones with --retry-failed)")
+    q.add_argument("store", metavar="OUT.zarr")
+    q.add_argument("--retry-failed", action="store_true", help="run failed cells again")
+    engine(q)
+    q = sub.add_parser("status", help="cells done, failed and pending; the errors of failed cells")
+    q.add_argument("store", metavar="OUT.zarr")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q = sub.add_parser("plot", help="phase diagram (--x and --y) or curves with confidence bands (--x only)")
+    q.add_argument("store", metavar="OUT.zarr")
+    q.add_argument("--x", required=True, help="axis on the horizontal axis")
+    q.add_argument("--y", help="axis on the vertical axis: a phase diagram (heat map)")
+    q.add_argument("--hue", help="without --y: one curve per value of this axis")
+    q.add_argument("--value", required=True,
+                   help="an output averaged over seeds (clusters, ...) or p_<0/1 output> (p_one_cluster)")
+    q.add_argument("--sel", action="append", metavar="NAME=VALUE", help="fix another axis (repeatable)")
+    q.add_argument("--no-theory", action="store_true", help="do not overlay l_max(beta) on cluster counts")
+    q.add_argument("--out", metavar="FILE.png", help="figure path (default: STORE_VALUE_X[_Y].png beside the store)")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q = sub.add_parser("observables", help="the registered observables, their parameters and outputs")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args) -> int:
+    return {"run": _run, "resume": _resume, "status": _status, "plot": _plot,
+            "observables": _observables}[args.action](args)
+
+
+def _report(args, report) -> int:
+    payload = report.to_dict()
+    c = payload["counts"]
+    text = key_values([("store", payload["store"]), ("scheduler", payload["scheduler"]),
+                       ("workers", payload["workers"]), ("cells computed now", payload["computed"]),
+                       ("failed now", payload["failed_now"]),
+                       ("store: done / failed / pending", f"{c['done']} / {c['failed']} / {c['pending']}"),
+                       ("wall time (seconds)", payload["seconds"])])
+    if c["failed"]:
+        text += f"\n\n{c['failed']} cell(s) failed: attnflow sweep status {payload['store']} shows why; " \
+                f"attnflow sweep resume {payload['store']} --retry-failed runs them again"
+    emit(args, payload, text)
+    return 0
+
+
+def _run(args) -> int:
+    from numerics.sweeps.runner import run_sweep
+    from numerics.sweeps.spec import SweepSpec
+
+    spec = SweepSpec.from_file(args.spec)
+    return _report(args, run_sweep(spec, args.store, scheduler=args.scheduler, workers=args.workers))
+
+
+def _resume(args) -> int:
+    from numerics.sweeps.runner import resume_sweep
+
+    return _report(args, resume_sweep(args.store, scheduler=args.scheduler, workers=args.workers,
+                                      retry_failed=args.retry_failed))
+
+
+def _status(args) -> int:
+    from numerics.sweeps.store import open_store
+
+    store = open_store(args.store)
+    counts = store.counts()
+    errors = store.errors()
+    dims = store.spec.dims
+    rows = [(", ".join(f"{d}={_val(store.spec.axes[d][i])}" for d, i in zip(dims, idx)), err)
+            for idx, err in errors]
+    payload = {"store": str(store.path), "dims": dict(zip(dims, store.spec.shape)), "counts": counts,
+               "outputs": [o.name for o in store.outputs],
+               "failed": [{"cell": dict(zip(dims, map(_val, (store.spec.axes[d][i] for d, i in zip(dims, idx))))),
+                           "error": err} for idx, err in errors]}
+    text = key_values([("store", str(store.path)),
+                       ("axes", ", ".join(f"{d} ({k})" for d, k in zip(dims, store.spec.shape))),
+                       ("outputs", ", ".join(payload["outputs"])),
+                       ("done / failed / pending", f"{counts['done']} / {counts['failed']} / {counts['pending']}")])
+    if rows:
+        text += "\n\n" + table(rows[:40], ["failed cell", "error"], max_width=100)
+    emit(args, payload, text)
+    return 0
+
+
+def _val(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def _plot(args) -> int:
+    import os
+
+    from numerics.sweeps.plotting import parse_selection, plot_curves, plot_phase_diagram
+    from numerics.sweeps.store import open_store
+
+    store = open_store(args.store)
+    ds = store.dataset()
+    selection = parse_selection(args.sel)
+    base = os.path.splitext(os.path.normpath(args.store))[0]
+    out = args.out or f"{base}_{args.value}_{args.x}{'_' + args.y if args.y else ''}.png"
+    if args.y:
+        if args.hue:
+            raise InputError("--hue draws curves; a phase diagram (--y) has no hue")
+        path = plot_phase_diagram(ds, args.x, args.y, args.value, out, selection)
+        kind = "phase diagram"
+    else:
+        path = plot_curves(ds, args.x, args.value, out, hue=args.hue, selection=selection,
+                           theory=not args.no_theory)
+        kind = "curves"
+    emit(args, {"plot": path, "kind": kind, "value": args.value, "x": args.x, "y": args.y, "hue": args.hue},
+         f"{kind} of {args.value} written to {path}")
+    return 0
+
+
+def _observables(args) -> int:
+    from numerics.sweeps.observables import registered
+
+    obs = registered()
+    payload = {name: {"doc": o.doc, "parameters": o.parameters(),
+                      "outputs": [{"name": out.name, "over_time": out.over_time, "doc": out.doc}
+                                  for out in o.outputs]} for name, o in sorted(obs.items())}
+    rows = [(name, ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                             for k, v in p["parameters"].items()) or "-",
+             ", ".join(out["name"] + (" (time)" if out["over_time"] else "") for out in p["outputs"]))
+            for name, p in payload.items()]
+    emit(args, {"observables": payload}, table(rows, ["observable", "parameters", "outputs"], max_width=80))
+    return 0
+
