@@ -48,7 +48,7 @@ iff q > 1/d; q increases from 0 to 1 with beta, so it is continuous for beta < b
 above (:func:`discontinuity_threshold`).
 
 Verified by: noise.brownian-moments, noise.kuramoto, noise.threshold, noise.bifurcation (numerics.noise.claims);
-tests/theory/test_noise_theory.py. Notes: proofs_notes/noise-*.md.
+tests/theory/test_noise_theory.py. Notes: ``proofs_notes/noise-*.md``.
 """
 from __future__ import annotations
 

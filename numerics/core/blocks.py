@@ -22,7 +22,7 @@ is the general case. The field of a scheduled model is time dependent: it is cal
 
 Sources: Geshkovski, Letrouit, Polyanskiy, Rigollet (GLPR, arXiv 2312.10794), the multi-head/MLP form of their
 continuous-time transformer; causal attention: Karagodin, Polyanskiy, Rigollet (arXiv 2411.04990).
-Notes: proofs_notes/architectures-*.md.
+Notes: ``proofs_notes/architectures-*.md``.
 """
 from __future__ import annotations
 

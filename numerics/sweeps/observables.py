@@ -5,14 +5,8 @@ declares its outputs: each is a scalar per run (a variable over the sweep's axes
 times (a variable over the axes and ``time``). Every output is stored as float64 (a count, a 0/1 indicator, a
 time; NaN where it does not exist, e.g. a merge that never happened).
 
-Users register their own in a module named in ``[run] imports`` (the workers import it too)::
-
-    from numerics.sweeps.observables import Output, observable
-
-    @observable("spread", outputs=[Output("spread", "largest |x_i - x_j| at t_end")])
-    def spread(run, scale=1.0):
-        X = run.X[-1]
-        return {"spread": scale * float(np.max(np.linalg.norm(X[:, None] - X[None], axis=-1)))}
+Users register their own in a module named in ``[run] imports`` (the workers import it too) with the
+``observable`` decorator and ``Output`` descriptions; ``docs/guide/sweeps.md`` shows a complete example.
 
 Clusters are the components of the eps-graph of :func:`numerics.clusters.detection.find_clusters` (geodesic
 distance <= eps; GLPR arXiv 2312.10794, GKPR arXiv 2410.06833).
