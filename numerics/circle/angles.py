@@ -302,7 +302,8 @@ def sphere_angle_deviation(circle: CircleTrajectory) -> dict:
     """Re-run ``circle`` as a sphere simulation in R^2 (:func:`numerics.core.trajectory.simulate`, direct field, same
     method, step and save times) and return the max angle deviation over the run.
 
-    Returns ``{"max_angle_deviation": float, "sphere_seconds": float, "frames": int}``.
+    Returns ``{"max_angle_deviation": float, "sphere_seconds": float, "frames": int, "backends": dict}``;
+    ``backends`` records both compared code paths (the angle run's field and the sphere run's, pinned "direct").
     Verified by: circle.sphere-vs-angle.
     """
     from numerics.core.model import Model, SaveAt, Solver
@@ -318,4 +319,5 @@ def sphere_angle_deviation(circle: CircleTrajectory) -> dict:
     if traj.X.shape[0] != circle.theta.shape[0] or not np.allclose(traj.times, circle.times, rtol=0, atol=1e-12):
         raise InputError("sphere and angle simulations saved different times")
     return {"max_angle_deviation": max_angle_deviation(theta_sphere, circle.theta),
-            "sphere_seconds": traj.meta["seconds"], "frames": int(traj.X.shape[0])}
+            "sphere_seconds": traj.meta["seconds"], "frames": int(traj.X.shape[0]),
+            "backends": {"angles": m["backend"], "sphere": traj.meta["backend"]}}
