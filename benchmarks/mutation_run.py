@@ -1,16 +1,17 @@
 """Mutation run: can `attnflow verify` and pytest fail on planted mathematical errors?
 
-For each mutant of benchmarks/mutants.py, one at a time: copy the working tree to a scratch directory (the
-checkout is never modified), apply the mutant, then
+For each mutant of benchmarks/mutants.py, one at a time: export the commit ``--rev`` (default HEAD, resolved
+when the mutant starts; recorded per mutant) to a scratch directory (the checkout is never modified), apply
+the mutant, then
 
 - run the default claims of ``attnflow verify`` in the scratch copy, stopping at the first ``failed`` claim
   (a mutant is *killed by verify* when at least one default claim fails; ``inconclusive`` does not count);
-- run the mutated area's tests plus its CLI tests (``mutants.tests_for``) with ``pytest -x -m 'not slow'``
+- run the mutated area's tests (``mutants.tests_for``: tests/numerics and tests/theory of the area) with ``pytest -x -m 'not slow'``
   (*killed by pytest* when pytest exits non-zero).
 
 Usage::
 
-    python benchmarks/mutation_run.py --out mutation.json            # every mutant (about 1 h on 1 core)
+    python benchmarks/mutation_run.py --out mutation.json            # every mutant (about 1 h on a loaded core)
     python benchmarks/mutation_run.py --only gauss-se-double field-transpose-A --out part.json
     python benchmarks/mutation_run.py --merge base.json part.json --out mutation.json   # later entries win
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,14 +53,14 @@ _FIRST = {"core": ["core."], "circle": ["circle."], "meanfield": ["meanfield."],
           "clusters": ["clusters."], "gaussian": ["gaussian."]}
 
 
-def _copy_tree(dest: Path) -> None:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, check=True,
-                           capture_output=True, text=True).stdout.split("\n")
-    for name in filter(None, files):
-        src = ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
+def _copy_tree(dest: Path, rev: str) -> str:
+    """Export commit ``rev`` of the checkout into ``dest`` (never the working tree: half-edited files would
+    kill mutants spuriously); returns the full commit hash."""
+    commit = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, check=True, capture_output=True,
+                            text=True).stdout.strip()
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return commit
 
 
 def apply(tree: Path, mutant) -> None:
@@ -83,18 +83,18 @@ def _run(cmd, cwd, timeout):
         return "timeout", [], time.perf_counter() - start
 
 
-def run_mutant(mutant, timeout: float) -> dict:
+def run_mutant(mutant, timeout: float, rev: str = "HEAD") -> dict:
     from mutants import _FILE_AREA
     mid, path, *_ = mutant
     with tempfile.TemporaryDirectory(prefix=f"mut-{mid}-") as tmp:
         tree = Path(tmp)
-        _copy_tree(tree)
+        commit = _copy_tree(tree, rev)
         apply(tree, mutant)
         area = _FILE_AREA[path]
         code, vout, vsec = _run([sys.executable, "-c", _VERIFY, *_FIRST[area]], tree, timeout)
         pcode, pout, psec = _run([sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p",
                                   "no:cacheprovider", *tests_for(path)], tree, timeout)
-    return {"id": mid, "file": path, "what": mutant[4],
+    return {"id": mid, "file": path, "what": mutant[4], "commit": commit,
             "verify_killed": code != 0, "verify_output": vout, "verify_seconds": round(vsec, 1),
             "pytest_killed": pcode != 0, "pytest_output": pout, "pytest_seconds": round(psec, 1)}
 
@@ -116,6 +116,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="mutation.json")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per runner and mutant")
     ap.add_argument("--merge", nargs="*", help="merge result files (later files win) instead of running")
+    ap.add_argument("--rev", default="HEAD", help="commit to mutate (read when each mutant starts)")
     ap.add_argument("--check", action="store_true", help="only check that every mutant applies")
     args = ap.parse_args(argv)
     if args.check:
@@ -137,7 +138,7 @@ def main(argv=None) -> int:
         chosen = [m for m in MUTANTS if not args.only or m[0] in args.only]
         results = []
         for k, m in enumerate(chosen, 1):
-            r = run_mutant(m, args.timeout)
+            r = run_mutant(m, args.timeout, args.rev)
             results.append(r)
             print(f"[{k}/{len(chosen)}] {m[0]}: verify {'killed' if r['verify_killed'] else 'SURVIVED'} "
                   f"({r['verify_seconds']}s), pytest {'killed' if r['pytest_killed'] else 'SURVIVED'} "
