@@ -58,3 +58,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261121)
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_precision_does_not_leak():
+    """A test that changes mpmath's global precision fails (use mpmath.workdps locally)."""
+    import mpmath
+
+    before = mpmath.mp.dps
+    yield
+    after = mpmath.mp.dps
+    mpmath.mp.dps = before
+    assert after == before, f"test left mpmath.mp.dps = {after} (was {before}); use mpmath.workdps"

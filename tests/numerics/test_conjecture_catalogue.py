@@ -85,3 +85,14 @@ def test_catalogue_entries_run(cid):
         assert r.status == "counterexample"
     if cid in ("crmb-taylor-benign", "sphere-single-cluster"):
         assert r.status != "counterexample", r.counterexample
+
+
+def test_landscape_expectation_follows_the_verified_counterexample():
+    """The default landscape range [-1, 1] contains beta < -2/3, where conjecture.negative-beta-counterexample
+    finds three equal clusters as a strict local maximum: the literature expects a counterexample, not 'open'."""
+    from numerics.conjectures.catalogue import catalogue, literature_expectation
+
+    assert catalogue()["landscape"].expected == "counterexample"
+    assert literature_expectation(-0.5, 1.0) == "open"
+    assert literature_expectation(0.1, 1.0) == "no-counterexample-found"
+    assert literature_expectation(-1.0, 1.0, kernel="exp(beta*s) + s**3") == "open"

@@ -81,10 +81,10 @@ def test_beta_zero_closed_form(model):
     assert beta_zero_derivation(model).verify().status == "proved"
     # independent: mpmath ODE solution of the beta = 0 rate at n = 5, rho0 = -0.1, t = 1.3
     F0 = sp.lambdify(s, sp.limit(equiangular_rate(model=model), beta, 0).subs(n, 5), "mpmath")
-    mpmath.mp.dps = 30
-    sol = mpmath.odefun(lambda t, y: F0(y), 0, mpmath.mpf("-0.1"))
-    exact = beta_zero_closed_form(5, sp.Rational(-1, 10)).subs(sym.t, sp.Rational(13, 10))
-    assert abs(sol(mpmath.mpf("1.3")) - sp.N(exact, 30)) < 1e-20
+    with mpmath.workdps(30):  # local precision: a global mp.dps = 30 leaked into every later test
+        sol = mpmath.odefun(lambda t, y: F0(y), 0, mpmath.mpf("-0.1"))
+        exact = beta_zero_closed_form(5, sp.Rational(-1, 10)).subs(sym.t, sp.Rational(13, 10))
+        assert abs(sol(mpmath.mpf("1.3")) - sp.N(exact, 30)) < 1e-20
 
 
 @pytest.mark.parametrize("model, sizes", [("sa", (2, 1)), ("usa", (2, 1, 1))])
