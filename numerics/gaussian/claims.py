@@ -22,6 +22,7 @@ from numerics.gaussian.solutions import (
     velocity_by_quadrature,
 )
 from numerics.common.verification import CheckResult, claim
+from numerics.gaussian.verdict import POWER_MIN_MOTION
 
 SOURCE = "arXiv 2501.18322 (CACP), Gaussian solutions"
 
@@ -219,8 +220,6 @@ def check_sinkhorn_mean() -> CheckResult:
 
 #: replicate-spread bounds for the standard-error yardstick (see check_standard_error_yardstick)
 SPREAD_BOUNDS = (0.6, 1.5)
-#: the predicted moments must move by at least this many standard errors (power of the particle comparison)
-POWER_MIN_MOTION = 8.0
 
 
 def replicate_deviations(attention: str, n: int, seeds, t_end: float = 0.5) -> np.ndarray:

@@ -115,3 +115,17 @@ def test_particle_comparison_requires_power(monkeypatch):
     res = gc._particle_check("x", [("l2", 2000, "layer", 0.5, 1)])
     assert res.details["runs"][0]["max_deviation_in_standard_errors"] <= 4.0  # the old check passed
     assert not res.details["power_ok"] and res.status == "failed"
+
+
+def test_particle_verdicts():
+    from numerics.gaussian.verdict import particle_verdict
+
+    base = {"k": 4.0}
+    assert particle_verdict({**base, "max_deviation_in_standard_errors": 1.2,
+                             "motion_in_standard_errors": 20.0}, "l2")[0] == "consistent"
+    assert particle_verdict({**base, "max_deviation_in_standard_errors": 1.2,
+                             "motion_in_standard_errors": 2.0}, "l2")[0] == "uninformative"
+    assert particle_verdict({**base, "max_deviation_in_standard_errors": 7.0,
+                             "motion_in_standard_errors": 30.0}, "softmax")[0] == "finite-n softmax bias"
+    assert particle_verdict({**base, "max_deviation_in_standard_errors": 7.0,
+                             "motion_in_standard_errors": 30.0}, "sinkhorn")[0] == "deviates"
