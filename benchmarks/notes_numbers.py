@@ -85,7 +85,7 @@ def agrees(quoted: float, current: float, noise: str) -> bool:
 def fmt(value: float) -> str:
     if value == int(value) and abs(value) < 1e6:
         return str(int(value))
-    return f"{value:.2g}" if abs(value) < 1e-3 or abs(value) >= 1e4 else f"{value:.3g}"
+    return f"{value:.2g}" if abs(value) < 1e-3 or abs(value) >= 1e6 else f"{value:.4g}"
 
 
 def disagreements(cache: dict, notes_dir: Path = NOTES) -> list[str]:

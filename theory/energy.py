@@ -190,8 +190,14 @@ def energy_identity_derivation(model: str, d: int = 3) -> Derivation:
         v = tangent_projection(x, g / Z)
         weight = Z / n**2
     rate = (grad.T * v)[0, 0]
-    squares = weight * (v.T * v)[0, 0]
-    lhs = sp.Matrix([rate, *(grad - weight * v)])
+    # The right-hand side is built without the shared projection helper (with both sides from the same helper,
+    # any linear map in its place, e.g. a reflection, would "prove" the identity): |P_x u|^2 written out as
+    # |u|^2 - 2 <x,u>^2 + <x,u>^2 |x|^2 with u = g/n (usa) or g/Z (sa), and grad_i E = g/n^2 - <x, g> x / n^2.
+    u = g / n if model == "usa" else g / Z
+    xu, xx, uu = (x.T * u)[0, 0], (x.T * x)[0, 0], (u.T * u)[0, 0]
+    squares = weight * (uu - 2 * xu**2 + xu**2 * xx)
+    grad_independent = g / n**2 - (x.T * g)[0, 0] * x / n**2
+    lhs = sp.Matrix([rate, *(grad_independent - weight * v)])
     rhs = sp.Matrix([squares, *([0] * d)])
     identity = "(1/n) |v_i|^2" if model == "usa" else "(Z_i/n^2) |v_i|^2"
     return Derivation(
