@@ -33,7 +33,7 @@ from .fields import attention_weight, explicit_field, field_from_sums
 from .hessian import closed_form_euclidean_gradient
 from .kernels import PairKernel, exponential_kernel, kernel_at_beta_zero, pair_energy
 from .spec import ModelSpec
-from .sphere import euclidean_gradient, product_riemannian_gradient, riemannian_gradient, tangent_projection
+from .sphere import euclidean_gradient, tangent_projection
 
 #: the mean-field measure, as an undefined function (a density against the surface measure sigma)
 mu = sp.Function("mu")
@@ -120,7 +120,10 @@ def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) 
     s_xy, s_yx, s_xx = (x.T * y)[0, 0], (y.T * x)[0, 0], (x.T * x)[0, 0]
     pair_terms = (phi.subs(sym.s, s_xy) + phi.subs(sym.s, s_yx)) / (2 * n**2)
     self_term = phi.subs(sym.s, s_xx) / (2 * n**2)
-    lhs = sp.Matrix.vstack(n * riemannian_gradient(pair_terms, x), n * riemannian_gradient(self_term, x))
+    # lhs without the shared projection helper (the rhs uses it through field_from_sums): n (g - <x, g> x) with g
+    # the Euclidean gradient; with both sides from one helper, a reflection in its place also "proved" this
+    lhs = sp.Matrix.vstack(n * _project_written_out(x, euclidean_gradient(pair_terms, x)),
+                           n * _project_written_out(x, euclidean_gradient(self_term, x)))
     # usa field of the kernel, term by term: P_x((1/n) phi'(<x, y>) y). For phi_beta the weight phi' is the
     # attention weight e^{beta <x, y>} of the usa model (checked by the last step being zero).
     weight = kernel.weight()
@@ -143,6 +146,12 @@ def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) 
     )
 
 
+def _project_written_out(x: sp.Matrix, u: sp.Matrix) -> sp.Matrix:
+    """u - <x, u> x, written out here on purpose: identities whose other side uses
+    :func:`theory.sphere.tangent_projection` are checked against a side that does not."""
+    return u - (x.T * u)[0, 0] * x
+
+
 def explicit_gradient_structure_derivation(n: int = 3, d: int = 2) -> Derivation:
     """Derivation (explicit small-n check): n * product Riemannian gradient of the explicit E equals the usa field
     of :func:`theory.fields.explicit_field`, and the Euclidean gradient equals the closed form of
@@ -150,7 +159,7 @@ def explicit_gradient_structure_derivation(n: int = 3, d: int = 2) -> Derivation
     spec = ModelSpec("usa", d)
     pts = [sym.particle(i + 1, d) for i in range(n)]
     E = empirical_energy(pts)
-    grads = product_riemannian_gradient(E, pts)
+    grads = [_project_written_out(x, euclidean_gradient(E, x)) for x in pts]  # not the shared helper (see above)
     lhs = sp.Matrix.vstack(*[n * g.T for g in grads])
     rhs = explicit_field(spec, pts)
     closed = closed_form_euclidean_gradient(energy_kernel(), pts)

@@ -102,3 +102,16 @@ def test_cluster_reduction_can_fail():
     other = cluster_derivation(exponential_kernel(), model="usa", sizes=(1, 2))  # masses swapped
     subs = good.sampler(random.Random(0))
     assert max(abs(sp.N(e.xreplace(subs), 30)) for e in good.lhs - other.rhs) > 1e-6
+
+
+def test_cluster_reduction_fails_with_a_reflection_as_projection(monkeypatch):
+    """The particle side uses theory.sphere.tangent_projection, the cluster side writes the projection out:
+    with a reflection in the helper the identity fails (before, both sides used it and it still 'proved')."""
+    import theory.reductions
+
+    def reflection(x, y):
+        return y - 2 * (x.T * y)[0, 0] * x
+
+    assert cluster_derivation(model="usa", sizes=(2, 1)).verify().ok
+    monkeypatch.setattr(theory.reductions, "tangent_projection", reflection)
+    assert not cluster_derivation(model="usa", sizes=(2, 1)).verify().ok
