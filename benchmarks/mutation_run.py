@@ -118,6 +118,7 @@ def main(argv=None) -> int:
     ap.add_argument("--merge", nargs="*", help="merge result files (later files win) instead of running")
     ap.add_argument("--rev", default="HEAD", help="commit to mutate (read when each mutant starts)")
     ap.add_argument("--check", action="store_true", help="only check that every mutant applies")
+    ap.add_argument("--table", action="store_true", help="print a Markdown table of the results")
     args = ap.parse_args(argv)
     if args.check:
         for m in MUTANTS:
@@ -147,6 +148,12 @@ def main(argv=None) -> int:
     summary = scores(results)
     Path(args.out).write_text(json.dumps({"scores": summary, "results": results}, indent=1))
     print(json.dumps(summary, indent=1))
+    if args.table:
+        print("| mutant | file | what | verify | killed by | pytest | commit |\n|---|---|---|---|---|---|---|")
+        for r in results:
+            by = next((line.split()[1] for line in r["verify_output"] if line.startswith("KILLED-BY")), "")
+            print(f"| {r['id']} | {r['file']} | {r['what']} | {'killed' if r['verify_killed'] else 'SURVIVED'} | "
+                  f"{by} | {'killed' if r['pytest_killed'] else 'SURVIVED'} | {r['commit'][:8]} |")
     return 0
 
 

@@ -145,6 +145,7 @@ def main(argv=None) -> int:
     ap.add_argument("--all", action="store_true", help="with --run: include default=False claims")
     ap.add_argument("--from", dest="source", help="an `attnflow verify --json [--all]` output file")
     ap.add_argument("--check", action="store_true", help="only compare notes with the cache")
+    ap.add_argument("--only", nargs="*", help="with --run: only these claim ids")
     args = ap.parse_args(argv)
     cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
     if args.check:
@@ -160,7 +161,7 @@ def main(argv=None) -> int:
         from numerics.common.verification import all_claims
 
         default = {c.id for c in all_claims() if c.default}
-        cache.update(run_claims(i for i in wanted if args.all or i in default))
+        cache.update(run_claims(i for i in wanted if (args.all or i in default) and (not args.only or i in args.only)))
     CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True, default=_default) + "\n")
     print(f"{rewrite(cache)} quoted numbers changed; cache {CACHE.relative_to(ROOT)}")
     return 0
