@@ -1,0 +1,1 @@
+from numerics.circle.fourier import make_fourier_field
