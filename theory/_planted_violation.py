@@ -1,1 +1,0 @@
-from numerics.circle.fourier import make_fourier_field
