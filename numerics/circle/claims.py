@@ -110,6 +110,17 @@ def check_fourier_field() -> CheckResult:
             rows[f"{model} beta={beta:g}"] = {"harmonics": K, "max_abs_error": err,
                                               "relative_error": rel}
             worst = max(worst, rel)
+    # the angle field's two backends (numerics.circle.angles.make_angle_field, both pinned): Fourier series vs
+    # the direct sphere field turned into d theta/dt
+    from numerics.circle.angles import make_angle_field
+
+    backends = 0.0
+    for model in ("sa", "usa"):
+        a = make_angle_field(2.0, model, backend="fourier")(theta)
+        b = make_angle_field(2.0, model, backend="direct")(theta)
+        backends = max(backends, float(np.abs(a - b).max() / np.abs(b).max()))
+    rows["angle field: fourier vs direct backend, beta=2 (relative)"] = backends
+    worst = max(worst, backends)
     res = at_most("circle.fourier-field", worst, tol, {"n": 2000, "seed": 4, "tol": tol, "cases": rows,
                                                        "usa_within_guarantee": bound_ok,
                                                        "relative_error": "max_i |F_i - D_i| / max_i |D_i|"})

@@ -254,6 +254,20 @@ def check_rates_quadrature() -> CheckResult:
         rows[f"S^{d - 1} switch points (code, quadrature)"] = found
         rows[f"S^{d - 1} l_max"] = lmax_rows
     ok = worst_rate <= 1e-9 and worst_switch <= 1e-7 and lmax_ok
+    # the S^1 convolution multipliers of the PDE (numerics.meanfield.pde), for beta of both signs:
+    # mult(l, beta) = a_l(beta) e^{-|beta|} / |S^1| = (1/pi) int_0^pi e^{beta cos th - |beta|} cos(l th) d th
+    from theory.meanfield import convolution_multiplier_function
+
+    x, w = _gauss_legendre(FUNK_HECKE_NODES)
+    th = 0.5 * np.pi * (x + 1.0)
+    worst_mult = 0.0
+    for beta in (-3.0, 3.0):
+        for l in range(0, 6):
+            quad = 0.5 * (w @ (np.exp(beta * np.cos(th) - abs(beta)) * np.cos(l * th)))
+            code = float(convolution_multiplier_function(2)(float(l), beta))
+            worst_mult = max(worst_mult, abs(code - quad) / abs(quad))
+    rows["S^1 multipliers, beta = -3, 3, l = 0..5 (relative error)"] = worst_mult
+    ok = ok and worst_mult <= 1e-9
     return CheckResult("meanfield.rates-quadrature", "passed" if ok else "failed", worst_rate, 0.0,
                        "rates 1e-9 rel; switch points 1e-7 rel; l_max equal", {
                            "compared": "generated rates (numerics.meanfield.growth.predicted_rates) and mpmath "
