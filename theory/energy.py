@@ -33,7 +33,7 @@ from .fields import attention_weight, explicit_field, field_from_sums
 from .hessian import closed_form_euclidean_gradient
 from .kernels import PairKernel, exponential_kernel, kernel_at_beta_zero, pair_energy
 from .spec import ModelSpec
-from .sphere import euclidean_gradient, product_riemannian_gradient, riemannian_gradient, tangent_projection
+from .sphere import euclidean_gradient, tangent_projection
 
 #: the mean-field measure, as an undefined function (a density against the surface measure sigma)
 mu = sp.Function("mu")
@@ -121,7 +121,10 @@ def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) 
     s_xy, s_yx, s_xx = (x.T * y)[0, 0], (y.T * x)[0, 0], (x.T * x)[0, 0]
     pair_terms = (phi.subs(sym.s, s_xy) + phi.subs(sym.s, s_yx)) / (2 * n**2)
     self_term = phi.subs(sym.s, s_xx) / (2 * n**2)
-    lhs = sp.Matrix.vstack(n * riemannian_gradient(pair_terms, x), n * riemannian_gradient(self_term, x))
+    # lhs without the shared projection helper (the rhs uses it through field_from_sums): n (g - <x, g> x) with g
+    # the Euclidean gradient; with both sides from one helper, a reflection in its place also "proved" this
+    lhs = sp.Matrix.vstack(n * _project_written_out(x, euclidean_gradient(pair_terms, x)),
+                           n * _project_written_out(x, euclidean_gradient(self_term, x)))
     # usa field of the kernel, term by term: P_x((1/n) phi'(<x, y>) y). For phi_beta the weight phi' is the
     # attention weight e^{beta <x, y>} of the usa model (checked by the last step being zero).
     weight = kernel.weight()
@@ -166,6 +169,12 @@ def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) 
     )
 
 
+def _project_written_out(x: sp.Matrix, u: sp.Matrix) -> sp.Matrix:
+    """u - <x, u> x, written out here on purpose: identities whose other side uses
+    :func:`theory.sphere.tangent_projection` are checked against a side that does not."""
+    return u - (x.T * u)[0, 0] * x
+
+
 def explicit_gradient_structure_derivation(n: int = 3, d: int = 2) -> Derivation:
     """Derivation (explicit small-n check): n * product Riemannian gradient of the explicit E equals the usa field
     of :func:`theory.fields.explicit_field`, and the Euclidean gradient equals the closed form of
@@ -173,7 +182,7 @@ def explicit_gradient_structure_derivation(n: int = 3, d: int = 2) -> Derivation
     spec = ModelSpec("usa", d)
     pts = [sym.particle(i + 1, d) for i in range(n)]
     E = empirical_energy(pts)
-    grads = product_riemannian_gradient(E, pts)
+    grads = [_project_written_out(x, euclidean_gradient(E, x)) for x in pts]  # not the shared helper (see above)
     lhs = sp.Matrix.vstack(*[n * g.T for g in grads])
     rhs = explicit_field(spec, pts)
     closed = closed_form_euclidean_gradient(energy_kernel(), pts)
@@ -213,8 +222,14 @@ def energy_identity_derivation(model: str, d: int = 3) -> Derivation:
         v = tangent_projection(x, g / Z)
         weight = Z / n**2
     rate = (grad.T * v)[0, 0]
-    squares = weight * (v.T * v)[0, 0]
-    lhs = sp.Matrix([rate, *(grad - weight * v)])
+    # The right-hand side is built without the shared projection helper (with both sides from the same helper,
+    # any linear map in its place, e.g. a reflection, would "prove" the identity): |P_x u|^2 written out as
+    # |u|^2 - 2 <x,u>^2 + <x,u>^2 |x|^2 with u = g/n (usa) or g/Z (sa), and grad_i E = g/n^2 - <x, g> x / n^2.
+    u = g / n if model == "usa" else g / Z
+    xu, xx, uu = (x.T * u)[0, 0], (x.T * x)[0, 0], (u.T * u)[0, 0]
+    squares = weight * (uu - 2 * xu**2 + xu**2 * xx)
+    grad_independent = g / n**2 - (x.T * g)[0, 0] * x / n**2
+    lhs = sp.Matrix([rate, *(grad_independent - weight * v)])
     rhs = sp.Matrix([squares, *([0] * d)])
     identity = "(1/n) |v_i|^2" if model == "usa" else "(Z_i/n^2) |v_i|^2"
     return Derivation(

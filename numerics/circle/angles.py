@@ -240,8 +240,9 @@ def sphere_angle_deviation(circle: CircleTrajectory, progress: Callable[[float, 
     """Re-run ``circle`` as a sphere simulation in R^2 (:func:`numerics.core.trajectory.simulate`, direct field, same
     method, step and save times) and return the max angle deviation over the run.
 
-    Returns ``{"max_angle_deviation": float, "sphere_seconds": float, "frames": int}``. ``progress(t, t_end)``
-    follows the sphere simulation (O(n^2) per step: the slow part of a check at large n).
+    Returns ``{"max_angle_deviation": float, "sphere_seconds": float, "frames": int, "backends": dict}``;
+    ``backends`` records both compared code paths (the angle run's field and the sphere run's, pinned "direct").
+    ``progress(t, t_end)`` follows the sphere simulation (O(n^2) per step: the slow part of a check at large n).
     Verified by: circle.sphere-vs-angle.
     """
     from numerics.core.model import Model, SaveAt, Solver
@@ -257,4 +258,5 @@ def sphere_angle_deviation(circle: CircleTrajectory, progress: Callable[[float, 
     if traj.X.shape[0] != circle.theta.shape[0] or not np.allclose(traj.times, circle.times, rtol=0, atol=1e-12):
         raise InputError("sphere and angle simulations saved different times")
     return {"max_angle_deviation": max_angle_deviation(theta_sphere, circle.theta),
-            "sphere_seconds": traj.meta["seconds"], "frames": int(traj.X.shape[0])}
+            "sphere_seconds": traj.meta["seconds"], "frames": int(traj.X.shape[0]),
+            "backends": {"angles": m["backend"], "sphere": traj.meta["backend"]}}

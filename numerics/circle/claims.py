@@ -7,6 +7,7 @@ from scipy import special
 from numerics.circle.angles import circle_energy, max_angle_deviation, simulate_circle
 from numerics.core.field import attention_field, interaction_energy
 from numerics.circle.fourier import harmonics_for_tolerance, make_fourier_field
+from numerics.core.model import Model, SaveAt, Solver
 from numerics.core.trajectory import simulate
 from numerics.common.verification import CheckResult, at_most, claim
 
@@ -35,27 +36,44 @@ def check_angle_equations() -> CheckResult:
 
 def _sphere_vs_angle(claim_id: str, t_end: float, betas, n: int = 200, seed: int = 1) -> CheckResult:
     """Both simulations with Dormand-Prince 5(4) at rtol = atol = 1e-12, same save times; the angle run is
-    repeated at rtol = atol = 1e-13 to estimate its own integrator error."""
+    repeated at rtol = atol = 1e-13 to estimate its own integrator error.
+
+    Two code paths, both pinned: the angle equations with the O(n K) Bessel-Fourier field
+    (``simulate_circle(..., backend="fourier")``) against the sphere simulation in R^2 with the direct O(n^2)
+    field (``Solver(backend="direct")``, never ``auto``, which would pick the Fourier field again and compare it
+    with itself). The claim fails if a run reports another backend than the pinned one.
+    """
     rows = {}
     worst = 0.0
     times = np.linspace(0.0, t_end, 21)
+    backends_ok = True
     for beta in betas:
         circ = simulate_circle("sa", beta, t_end, n=n, seed=seed, method="adaptive", save_times=times,
-                               rtol=1e-12, atol=1e-12)
+                               rtol=1e-12, atol=1e-12, backend="fourier")
         tight = simulate_circle("sa", beta, t_end, n=n, seed=seed, method="adaptive", save_times=times,
-                                rtol=1e-13, atol=1e-13)
-        sph = simulate("sa", beta, t_end, X0=circ.X[0], method="adaptive", save_times=times, rtol=1e-12, atol=1e-12)
+                                rtol=1e-13, atol=1e-13, backend="fourier")
+        sph = simulate(Model("sa", beta), circ.X[0], t_end,
+                       solver=Solver("adaptive", rtol=1e-12, atol=1e-12, backend="direct"), save=SaveAt(times=times))
+        backends = {"angles": circ.meta["backend"], "sphere": sph.meta["backend"]}
+        backends_ok &= backends == {"angles": "fourier", "sphere": "direct"}
         dev = max_angle_deviation(np.arctan2(sph.X[..., 1], sph.X[..., 0]), circ.theta)
         rows[f"beta={beta:g}"] = {"max_angle_deviation": dev,
                                   "angle_integrator_error_estimate": max_angle_deviation(circ.theta, tight.theta),
                                   "final_order_parameter": float(circ.order_parameter[-1]),
-                                  "harmonics": circ.meta["harmonics"]}
+                                  "harmonics": circ.meta["harmonics"], "backends": backends}
         worst = max(worst, dev)
-    return at_most(claim_id, worst, 1e-9, {
+    res = at_most(claim_id, worst, 1e-9, {
         "n": n, "seed": seed, "model": "sa", "t": [0.0, t_end], "per_beta": rows,
-        "integrators": "both Dormand-Prince 5(4), rtol = atol = 1e-12 (sphere: numerics.core.integrators on R^2 with "
-                       "the direct field; angles: the same integrator without projection, with the Fourier field); angle_integrator_error_estimate "
-                       "(angle run vs rtol = atol = 1e-13) measures the integrator part of the deviation"})
+        "compared": "angle equations, Bessel-Fourier field (backend 'fourier', harmonics per beta) vs sphere "
+                    "simulation in R^2, direct O(n^2) field (backend 'direct'); both pinned, recorded per beta",
+        "backends_as_pinned": backends_ok,
+        "integrators": "both Dormand-Prince 5(4), rtol = atol = 1e-12 (sphere: numerics.core.integrators on R^2 "
+                       "with projection; angles: the same integrator without projection); "
+                       "angle_integrator_error_estimate (angle run vs rtol = atol = 1e-13) measures the "
+                       "integrator part of the deviation"})
+    if not backends_ok:
+        return CheckResult(res.claim_id, "failed", res.measured, res.expected, res.tolerance, res.details)
+    return res
 
 
 @claim(id="circle.sphere-vs-angle", title="sphere (R^2) and angle simulations agree to 1e-9 on t in [0, 20]",
@@ -92,6 +110,17 @@ def check_fourier_field() -> CheckResult:
             rows[f"{model} beta={beta:g}"] = {"harmonics": K, "max_abs_error": err,
                                               "relative_error": rel}
             worst = max(worst, rel)
+    # the angle field's two backends (numerics.circle.angles.make_angle_field, both pinned): Fourier series vs
+    # the direct sphere field turned into d theta/dt
+    from numerics.circle.angles import make_angle_field
+
+    backends = 0.0
+    for model in ("sa", "usa"):
+        a = make_angle_field(2.0, model, backend="fourier")(theta)
+        b = make_angle_field(2.0, model, backend="direct")(theta)
+        backends = max(backends, float(np.abs(a - b).max() / np.abs(b).max()))
+    rows["angle field: fourier vs direct backend, beta=2 (relative)"] = backends
+    worst = max(worst, backends)
     res = at_most("circle.fourier-field", worst, tol, {"n": 2000, "seed": 4, "tol": tol, "cases": rows,
                                                        "usa_within_guarantee": bound_ok,
                                                        "relative_error": "max_i |F_i - D_i| / max_i |D_i|"})

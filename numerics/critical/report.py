@@ -26,6 +26,11 @@ used here (N eps ||H|| with N <= 4000); the second covers the first-order shift 
 critical point only to relative accuracy r (off critical points, where no classification is made, the counts use
 the first term only). Eigenvalues smaller than 1e-10 ||H|| (e.g. metastable rates e^{-2 beta}
 relative to e^{beta} at beta > 11) cannot be resolved in float64 and are reported as degenerate, never as a sign.
+An absolute floor completes it: tol >= 1e-13 K with K = max_{s in [-1,1]} (|phi'(s)| + |phi''(s)|) / n, the scale
+of the kernel itself, so that a Hessian that is (nearly) identically zero, e.g. phi(s) = e^{beta s} - 0.8 s^4 at
+beta = 0 at two orthogonal points (phi' = phi'' = 0 there), is degenerate rather than classified by the sign of
+its rounding noise. :func:`zero_tolerance` and :func:`classify_eigenvalues` are the one routine that
+``attnflow critical`` and the conjecture lab share.
 
 Verified by: critical.hessian-formula, critical.strict-saddles-d3, critical.circle-polygons,
 critical.unstable-rate-decay.
@@ -43,6 +48,7 @@ from numerics.common.errors import InputError, require_choice, require_points, r
 from numerics.core.field import MODELS
 from numerics.critical.hessian import (
     energy,
+    kernel_derivatives,
     pair_weights,
     relative_residual,
     require_tangent_basis,
@@ -55,6 +61,11 @@ from numerics.critical.hessian import (
 CRITICAL_TOLERANCE = 1e-8
 #: relative eigenvalue floor of the zero tolerance (see module docstring)
 ZERO_RELATIVE = 1e-10
+#: absolute zero floor, relative to the kernel's own scale K = max_{s in [-1, 1]} (|phi'(s)| + |phi''(s)|) / n
+#: (the size of a Hessian entry when pairs sit where the kernel is steepest): eigenvalues below 1e-13 K are
+#: at the rounding level of the weights and cannot decide a second-order test, even when the whole Hessian is
+#: that small (a relative tolerance alone calls an identically zero Hessian's rounding noise "negative")
+ZERO_ABSOLUTE = 1e-13
 #: singular values of the orbit generators below this fraction of the largest are treated as zero: exact
 #: symmetries give ~1e-16, genuine orbit directions O(1); anything within 1e-7 of a symmetry counts as one
 ORBIT_RANK_TOLERANCE = 1e-7
@@ -186,6 +197,31 @@ class CriticalPointReport:
         return out
 
 
+def kernel_scale(beta: float, n: int, kernel: PairKernel | None = None) -> float:
+    """K = max over 65 points s in [-1, 1] of (|phi'(s)| + |phi''(s)|), divided by n (see ZERO_ABSOLUTE)."""
+    s = np.linspace(-1.0, 1.0, 65)
+    with np.errstate(over="ignore", invalid="ignore"):
+        W1, W2 = kernel_derivatives(kernel)(s, beta)
+    total = np.abs(np.broadcast_to(np.asarray(W1, float), s.shape)) + np.abs(np.broadcast_to(np.asarray(W2, float), s.shape))
+    total = total[np.isfinite(total)]
+    return float(total.max()) / n if total.size else 0.0
+
+
+def zero_tolerance(eigenvalues: np.ndarray, residual: float, critical: bool, beta: float, n: int,
+                   kernel: PairKernel | None = None) -> float:
+    """The one zero tolerance of every classification (``attnflow critical``, the conjecture lab):
+    max(||H|| max(ZERO_RELATIVE, 10 residual), ZERO_ABSOLUTE * kernel_scale) (module docstring)."""
+    scale = float(np.max(np.abs(eigenvalues))) if eigenvalues.size else 0.0
+    shift = 10.0 * residual if critical else 0.0
+    return max(scale * max(ZERO_RELATIVE, shift), ZERO_ABSOLUTE * kernel_scale(beta, n, kernel))
+
+
+def classify_eigenvalues(mu: np.ndarray, tol: float) -> tuple[str, str, dict]:
+    """Classification of a critical point from the Hessian eigenvalues ``mu`` off the rotation orbit and the
+    zero tolerance ``tol`` (from :func:`zero_tolerance`): local maximum / minimum, strict saddle, degenerate."""
+    return _classify(mu, tol)
+
+
 def _classify(mu: np.ndarray, tol: float) -> tuple[str, str, dict]:
     pos, neg = int(np.sum(mu > tol)), int(np.sum(mu < -tol))
     extra = int(mu.size - pos - neg)
@@ -216,6 +252,9 @@ def check_hessian_cost(n: int, d: int, times: float = 1.0, what: str | None = No
     check_work(times * 10.0 * m**3, what)
 
 
+_zero_tolerance = zero_tolerance
+
+
 def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None = None, *,
                           critical_tolerance: float = CRITICAL_TOLERANCE, zero_tolerance: float | None = None,
                           U: np.ndarray | None = None) -> CriticalPointReport:
@@ -235,7 +274,8 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
     critical_tolerance : float
         Largest relative residual (:func:`numerics.critical.hessian.relative_residual`) accepted as critical.
     zero_tolerance : float, optional
-        Absolute eigenvalue threshold; default ||H|| max(1e-10, 10 residual) (module docstring).
+        Absolute eigenvalue threshold; default :func:`zero_tolerance`: max(||H|| max(1e-10, 10 residual),
+        1e-13 K) with the kernel scale K of :func:`kernel_scale` (module docstring).
     U : (n, d, d-1) array, optional
         Tangent bases (default :func:`numerics.critical.hessian.tangent_basis`); results do not depend on it.
 
@@ -265,8 +305,7 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
     scale = float(np.max(np.abs(eig))) if eig.size else 0.0
     critical = residual <= critical_tolerance
     # Off critical points the residual term would swamp the spectrum; counts there use the round-off floor only.
-    shift = 10.0 * residual if critical else 0.0
-    tol = scale * max(ZERO_RELATIVE, shift) if zero_tolerance is None else \
+    tol = _zero_tolerance(eig, residual, critical, beta, n, kernel) if zero_tolerance is None else \
         require_real(zero_tolerance, "zero_tolerance", minimum=0.0)
     B = orbit_tangent_basis(X, U)
     r = B.shape[1]

@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from numerics.common.verification import CheckResult, at_most, claim
@@ -160,3 +162,118 @@ def check_metastable_count() -> CheckResult:
 def check_metastable_count_quick() -> CheckResult:
     seeds = range(3)
     return _metastable_result("meanfield.metastable-count-quick", _metastable_cases((4.7,), 2000, seeds), 2000, seeds)
+
+
+#: Gauss-Legendre nodes for the Funk-Hecke integrals (the integrand is entire in theta: the error decays
+#: geometrically in the node count; 160 and 240 nodes agree to rounding for beta <= 30, l <= 10)
+FUNK_HECKE_NODES = 240
+
+
+@lru_cache(maxsize=4)
+def _gauss_legendre(nodes: int):
+    return np.polynomial.legendre.leggauss(nodes)
+
+
+def _funk_hecke_by_scipy_quad(d: int, l: int, beta: float, nodes: int = FUNK_HECKE_NODES) -> float:
+    """a_l(beta) e^{-beta} / |S^{d-2}| by Gauss-Legendre quadrature of the defining integral
+    int_0^pi e^{beta (cos th - 1)} C_l^{lam}(cos th) / C_l^{lam}(1) sin(th)^{d-2} d th, lam = (d-2)/2, with the
+    Gegenbauer polynomials of scipy.special (d >= 3). Independent of the Bessel closed form and of the mpmath
+    code of theory.meanfield."""
+    from scipy import special
+
+    lam = (d - 2) / 2
+    x, w = _gauss_legendre(nodes)
+    th = 0.5 * np.pi * (x + 1.0)
+    f = np.exp(beta * (np.cos(th) - 1.0)) * special.eval_gegenbauer(l, lam, np.cos(th)) \
+        / special.eval_gegenbauer(l, lam, 1.0) * np.sin(th) ** (d - 2)
+    return float(0.5 * np.pi * (w @ f))
+
+
+def quadrature_rates(d: int, beta: float, lmax: int) -> dict:
+    """lambda_l, l = 1..lmax, for usa (natural time) and sa from :func:`_funk_hecke_by_scipy_quad`.
+
+    lambda_l^usa = l(l+d-2) rho_0 a_l / beta and lambda_l^sa = l(l+d-2) a_l / (beta a_0), rho_0 = 1/|S^{d-1}|,
+    |S^{k-1}| = 2 pi^{k/2} / Gamma(k/2) (BPA arXiv 2410.23228; derivation in proofs_notes/meanfield-rates-quadrature.md).
+    """
+    from math import exp, gamma, pi
+
+    area = lambda k: 2 * pi ** (k / 2) / gamma(k / 2)  # noqa: E731 - |S^{k-1}|
+    a = [_funk_hecke_by_scipy_quad(d, l, beta) * area(d - 1) * exp(beta) for l in range(lmax + 1)]
+    ls = np.arange(1, lmax + 1)
+    lap = ls * (ls + d - 2)
+    return {"usa": lap * np.array(a[1:]) / (area(d) * beta), "sa": lap * np.array(a[1:]) / (beta * a[0])}
+
+
+@claim(id="meanfield.rates-quadrature",
+       title="rates, switch points and l_max on S^2, S^3, S^4 = independent quadrature of the Funk-Hecke integral",
+       source=_SOURCE + "; Funk-Hecke formula", note="meanfield-rates-quadrature.md")
+def check_rates_quadrature() -> CheckResult:
+    """Three code paths of the package against scipy quadrature of the defining integral (d = 3, 4, 5):
+    the generated NumPy rates (numerics.meanfield.growth.predicted_rates: what the PDE/particle claims compare
+    with), the mpmath rates (theory.meanfield.growth_rate), and the switch points / l_max
+    (theory.meanfield.switch_points, dominant_degree) against brentq roots of the quadrature rates.
+
+    Tolerances: rates 1e-9 relative (Gauss-Legendre at rounding level, absolute error ~1e-16 of a_0; the
+    smallest a_l checked is ~1e-5 a_0, so the relative error is <= ~1e-11); switch points 1e-7 relative (brentq
+    at xtol 1e-12 on a difference of rates known to ~1e-12).
+    """
+    from scipy.optimize import brentq
+
+    from numerics.meanfield.growth import predicted_rates
+    from theory.meanfield import dominant_degree, growth_rate, switch_points
+
+    worst_rate, worst_switch, lmax_ok = 0.0, 0.0, True
+    rows: dict = {}
+    lmax = 5
+    for d in (3, 4, 5):
+        for beta in (1.0, 4.0, 10.0):
+            q = quadrature_rates(d, beta, lmax)
+            for model in ("sa", "usa"):
+                gen = np.array(predicted_rates(model, d, beta, list(range(1, lmax + 1))))
+                mpm = np.array([float(growth_rate(model, d, l, beta)) for l in range(1, lmax + 1)])
+                e_gen = float(np.max(np.abs(gen - q[model]) / np.abs(q[model])))
+                e_mp = float(np.max(np.abs(mpm - q[model]) / np.abs(q[model])))
+                rows[f"S^{d - 1} {model} beta={beta:g}"] = {"generated": e_gen, "mpmath": e_mp}
+                worst_rate = max(worst_rate, e_gen, e_mp)
+        switches = switch_points(d, 12.0)
+        found = []
+        for b_code, l, _ in switches:
+            def gap(b, l=l):
+                r = quadrature_rates(d, b, l + 1)["sa"]
+                return r[l] - r[l - 1]
+            b_quad = brentq(gap, 0.05, 30.0, xtol=1e-12, rtol=1e-13)
+            found.append((b_code, b_quad))
+            worst_switch = max(worst_switch, abs(b_code - b_quad) / b_quad)
+        mids = [0.5 * (x[0] + y[0]) for x, y in zip(switches, switches[1:])] + [0.5 * switches[0][0]]
+        lmax_rows = {}
+        for b in mids:
+            r = quadrature_rates(d, b, 10)["sa"]
+            quad_l, code_l = int(np.argmax(r)) + 1, dominant_degree("sa", d, b).l_max
+            lmax_rows[f"beta={b:.4g}"] = {"quadrature": quad_l, "code": code_l}
+            lmax_ok &= quad_l == code_l
+        rows[f"S^{d - 1} switch points (code, quadrature)"] = found
+        rows[f"S^{d - 1} l_max"] = lmax_rows
+    ok = worst_rate <= 1e-9 and worst_switch <= 1e-7 and lmax_ok
+    # the S^1 convolution multipliers of the PDE (numerics.meanfield.pde), for beta of both signs:
+    # mult(l, beta) = a_l(beta) e^{-|beta|} / |S^1| = (1/pi) int_0^pi e^{beta cos th - |beta|} cos(l th) d th
+    from theory.meanfield import convolution_multiplier_function
+
+    x, w = _gauss_legendre(FUNK_HECKE_NODES)
+    th = 0.5 * np.pi * (x + 1.0)
+    worst_mult = 0.0
+    for beta in (-3.0, 3.0):
+        for l in range(0, 6):
+            quad = 0.5 * (w @ (np.exp(beta * np.cos(th) - abs(beta)) * np.cos(l * th)))
+            code = float(convolution_multiplier_function(2)(float(l), beta))
+            worst_mult = max(worst_mult, abs(code - quad) / abs(quad))
+    rows["S^1 multipliers, beta = -3, 3, l = 0..5 (relative error)"] = worst_mult
+    ok = ok and worst_mult <= 1e-9
+    return CheckResult("meanfield.rates-quadrature", "passed" if ok else "failed", worst_rate, 0.0,
+                       "rates 1e-9 rel; switch points 1e-7 rel; l_max equal", {
+                           "compared": "generated rates (numerics.meanfield.growth.predicted_rates) and mpmath "
+                                       "rates (theory.meanfield.growth_rate) vs Gauss-Legendre quadrature (240 nodes) of the "
+                                       "Funk-Hecke integral with scipy.special.eval_gegenbauer; switch_points vs "
+                                       "brentq on the quadrature rates; dominant_degree vs argmax of them",
+                           "d": [3, 4, 5], "beta": [1.0, 4.0, 10.0], "l": [1, lmax],
+                           "worst_rate_relative_error": worst_rate, "worst_switch_relative_error": worst_switch,
+                           "l_max_agree": lmax_ok, "cases": rows})

@@ -1,6 +1,7 @@
 """attnflow kuramoto: JSON keys, plot, the sphere correspondence check and bad input."""
 import os
 
+import numpy as np
 import pytest
 
 from numerics.cli import main
@@ -16,6 +17,12 @@ def test_kuramoto_json(capsys):
     assert len(data["order_parameter"]) == len(data["times"]) == 21
     assert data["harmonics"] >= 1
     assert data["max_angle_deviation"] < 1e-6  # rk4 at h = 0.05 over t = 1: both integrators ~1e-8
+    # the deviation compares two pinned code paths, named in the note
+    assert "backend direct" in data["max_angle_deviation_note"]
+    assert "backend fourier" in data["max_angle_deviation_note"]
+    # the order parameter of 40 uniform particles starts near 1/sqrt(40) and grows at beta = 2 (sa)
+    r = np.asarray(data["order_parameter"])
+    assert r[0] < 0.5 and r[-1] > r[0]
 
 
 def test_kuramoto_text_and_plot(capsys, tmp_path):

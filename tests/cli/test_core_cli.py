@@ -1,10 +1,14 @@
 """CLI: simulate, derive, codegen, bench, verify; exit codes, JSON keys, every bad-input case."""
 import importlib.util
+import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from numerics.circle.fourier import harmonics_for_tolerance
 from numerics.cli import main
 from numerics.core.field import attention_field, interaction_energy
 from numerics.core.trajectory import Trajectory, uniform_sphere
@@ -141,8 +145,11 @@ def test_bench_fourier_small(capsys):
                                 "--repeats", "1"])
     report = payload["fourier"]
     assert set(report["models"]) == {"sa", "usa"}
-    for r in report["models"].values():
-        assert r["relative_error"] <= 1e-12 and r["speedup"] > 0 and isinstance(r["within_target"], bool)
+    for model, r in report["models"].items():
+        assert r["relative_error"] <= 1e-12 and isinstance(r["within_target"], bool)
+        # the reported speed-up is the ratio of the two reported timings, and K is the tolerance's harmonics
+        assert r["speedup"] == pytest.approx(r["direct_seconds"] / r["fourier_seconds"], rel=1e-12)
+        assert r["harmonics"] == harmonics_for_tolerance(report["beta"], 1e-12, model=model)
     assert report["large"]["n"] == 2000 and "results" not in payload
     assert "fourier-n must be >= 2" in bad(capsys, ["bench", "--suite", "fourier", "--fourier-n", "1"])
 
@@ -165,7 +172,16 @@ def test_no_command_and_python_m(capsys):
         main([])
     assert exc.value.code == 2
     capsys.readouterr()
-    assert os.path.exists(os.path.join(os.path.dirname(__file__), "..", "..", "numerics", "__main__.py"))
+    # python -m numerics runs the same CLI (not only: the file exists)
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    proc = subprocess.run([sys.executable, "-m", "numerics", "verify", "--list", "--json"], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    ids = {c["id"] for c in json.loads(proc.stdout)["claims"]}
+    assert {"core.equivariance", "core.general-qkv-field"} <= ids
+    bad_run = subprocess.run([sys.executable, "-m", "numerics", "verify", "--only", "core.nope"], cwd=root,
+                             capture_output=True, text=True, timeout=120)
+    assert bad_run.returncode == 2 and bad_run.stderr.startswith("error:") and "Traceback" not in bad_run.stderr
 
 
 def test_matrices_flag_simulate_and_codegen(tmp_path, capsys, rng):

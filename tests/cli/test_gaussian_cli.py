@@ -36,8 +36,11 @@ def test_sinkhorn_particles_json(capsys):
     payload = json.loads(out)
     assert payload["blowup_time"] is None
     p = payload["particles"]
-    assert {"n", "mean", "cov", "max_deviation_in_standard_errors"} <= p.keys()
+    assert {"n", "mean", "cov", "max_deviation_in_standard_errors", "verdict", "reasoning"} <= p.keys()
     assert p["n"] == 300
+    # t = 0.1 with 300 tokens: the prediction moves by only ~1-2 SE, so agreement is no evidence
+    assert p["motion_in_standard_errors"] < 8 and p["verdict"] == "uninformative", p
+    assert p["max_deviation_in_standard_errors"] <= 4
     np.testing.assert_allclose(payload["mean"], np.array([0.5, -0.3]) * np.exp(0.1), rtol=1e-8)  # V = I
 
 
@@ -47,6 +50,7 @@ def test_l2_text_and_plot(capsys, tmp_path):
                                         "--t-end", "0.2", "--particles", "200", "--plot", str(png)])
     assert code == 0
     assert "blowup_time" in out and "none" in out
+    assert "verdict" in out and "why" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

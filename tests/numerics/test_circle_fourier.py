@@ -2,6 +2,7 @@
 import mpmath as mp
 import numpy as np
 import pytest
+from scipy import special
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -48,7 +49,13 @@ def test_fourier_field_property(seed, n, beta, model):
     X = _circle(theta)
     direct = attention_field(X, beta, model)
     fast = make_fourier_field(beta, model)(X)
-    assert np.abs(fast - direct).max() <= 1e-11 * max(np.abs(direct).max(), 1e-3)
+    # The error is absolute on the scale of the kernel, not relative to the field (which can vanish: n = 1 gives
+    # direct = 0 exactly while the series leaves ~K eps I_0 of rounding; Hypothesis found 1.4e-14 at n = 1,
+    # beta = 5, usa). Scales: usa (natural unit) is exact to tol I_0(|beta|) (harmonics_for_tolerance, mean kernel
+    # weight) plus rounding ~K eps I_0(|beta|) with K <= 60 here; sa is a weighted mean of sin(theta_j - theta_i),
+    # |omega| <= 1, exact to tol + K eps. Tolerance 1e-11 on that scale (tol = 1e-12 plus rounding, 10x margin).
+    scale = float(special.ive(0, abs(beta))) * np.exp(abs(beta)) if model == "usa" else 1.0
+    assert np.abs(fast - direct).max() <= 1e-11 * max(np.abs(direct).max(), scale)
 
 
 def test_truncation_bound_is_a_bound_and_sharp():

@@ -63,9 +63,43 @@ def test_adaptive_agrees_with_rk4():
 def test_simulation_matches_sphere_simulation(model):
     circ = simulate_circle(model, 1.5, 1.0, n=60, seed=7, method="rk4", dt=0.01)
     out = sphere_angle_deviation(circ)
+    # two code paths, both pinned: angle equations with the Fourier field vs the direct sphere field
+    assert out["backends"] == {"angles": "fourier", "sphere": "direct"}
     # both RK4 at h = 0.01 over t = 1: each integrator error ~1e-10; tolerance 1e-8
     assert out["max_angle_deviation"] <= 1e-8
     assert out["frames"] == circ.times.size
+
+
+def _wrong_sine_coefficients(monkeypatch):
+    """Plant an error in the Fourier sine coefficients b_k (b_2 doubled) of the angle field."""
+    import numerics.circle.fourier as fourier
+    right = fourier.fourier_coefficients
+
+    def wrong(beta, K):
+        a, b = right(beta, K)
+        b = b.copy()
+        b[1:2] *= 2.0
+        return a, b
+
+    monkeypatch.setattr(fourier, "fourier_coefficients", wrong)
+
+
+def test_sphere_comparison_sees_wrong_fourier_coefficients(monkeypatch):
+    # before the backend was pinned, simulate(backend="auto") picked the (equally wrong) Fourier field on the
+    # sphere side too and the deviation stayed ~1e-13
+    _wrong_sine_coefficients(monkeypatch)
+    circ = simulate_circle("sa", 1.5, 1.0, n=60, seed=7, method="rk4", dt=0.01)
+    assert sphere_angle_deviation(circ)["max_angle_deviation"] > 1e-4
+
+
+def test_sphere_vs_angle_claim_fails_on_wrong_fourier_coefficients(monkeypatch):
+    from numerics.circle.claims import check_sphere_vs_angle_quick
+    good = check_sphere_vs_angle_quick()
+    assert good.status == "passed" and good.details["backends_as_pinned"]
+    assert all(r["backends"] == {"angles": "fourier", "sphere": "direct"} for r in good.details["per_beta"].values())
+    _wrong_sine_coefficients(monkeypatch)
+    bad = check_sphere_vs_angle_quick()
+    assert bad.status == "failed" and bad.measured > 1e-6, bad.measured
 
 
 def test_energy_increases_and_order_parameter_bounds():
@@ -133,3 +167,4 @@ def test_full_sphere_vs_angle_claim():
     from numerics.circle.claims import check_sphere_vs_angle
     res = check_sphere_vs_angle()
     assert res.status == "passed", res.details
+    assert all(r["backends"] == {"angles": "fourier", "sphere": "direct"} for r in res.details["per_beta"].values())

@@ -165,3 +165,20 @@ def test_permutation_and_rotation_equivariance_property(X, beta, model, seed):
     assert np.abs(attention_field(X[p], beta, model) - v[p]).max() <= tol
     R, _ = np.linalg.qr(rng.standard_normal((d, d)))
     assert np.abs(attention_field(X @ R.T, beta, model) - v @ R.T).max() <= tol
+
+
+def test_general_qkv_claim_sees_transposed_scores(monkeypatch):
+    """core.general-qkv-field passes, and fails when the scores use A = K^T Q instead of Q^T K."""
+    import numerics.core.field as field
+    from numerics.core.claims import check_general_qkv_field
+
+    assert check_general_qkv_field().status == "passed"
+    right = field._matrices
+
+    def transposed(d, Q, K, V):
+        M, V = right(d, Q, K, V)
+        return (None if M is None else M.T), V
+
+    monkeypatch.setattr(field, "_matrices", transposed)
+    bad = check_general_qkv_field()
+    assert bad.status == "failed" and bad.measured > 1e-3

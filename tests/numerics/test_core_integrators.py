@@ -60,3 +60,19 @@ def test_fixed_saves_every_and_last(problem):
     assert len(times) == len(states) == 1 + 3 + 1  # steps 3, 6, 9 and the last (10)
     with pytest.raises(InputError):
         integrate_fixed(field, X0, 1.0, 0.1, "adaptive")
+
+
+def test_adaptive_meets_its_tolerance():
+    """Dormand-Prince at rtol = 1e-8 (atol 1e-10) on sa, beta = 2, n = 20, t = 2 against rtol = 1e-13: the global
+    error is of the order of the local tolerance times t and the Lipschitz constant (O(1) here); measured
+    9e-10, bound 1e-7. An error estimate that is 1000x too small (a planted mutant, which every other test let
+    through) gives ~2e-6."""
+    from numerics.core.field import make_field
+    from numerics.core.integrators import integrate_adaptive
+    from numerics.core.trajectory import uniform_sphere
+
+    X0 = uniform_sphere(20, 3, 0)
+    f = make_field(3, 2.0, "sa")
+    ref = integrate_adaptive(f, X0, [0.0, 2.0], rtol=1e-13, atol=1e-14)[1][-1]
+    X = integrate_adaptive(f, X0, [0.0, 2.0], rtol=1e-8, atol=1e-10)[1][-1]
+    assert np.abs(X - ref).max() <= 1e-7

@@ -89,3 +89,43 @@ def test_same_seed_same_numbers():
     r1 = NG.simulate_particles(model, [0, 0], np.eye(2), 0.1, n=300, steps=1, seed=9)
     r2 = NG.simulate_particles(model, [0, 0], np.eye(2), 0.1, n=300, steps=1, seed=9)
     np.testing.assert_array_equal(r1.X, r2.X)
+
+
+def test_standard_error_yardstick_sees_doubled_standard_errors(monkeypatch):
+    """gaussian.standard-error-yardstick passes, and fails when the standard errors are doubled (the planted
+    error that gaussian.ode-vs-particles alone, which only asks for |z| <= 4, let through)."""
+    import numerics.gaussian.solutions as sol
+    from numerics.gaussian.claims import check_standard_error_yardstick
+
+    assert check_standard_error_yardstick().status == "passed"
+    right = sol._sampling_covariance
+    monkeypatch.setattr(sol, "_sampling_covariance", lambda m, c, n: 4.0 * right(m, c, n))
+    bad = check_standard_error_yardstick()
+    assert bad.status == "failed" and bad.measured < 0.6
+
+
+def test_particle_comparison_requires_power(monkeypatch):
+    """A prediction that does not move (here: the standard errors inflated 10x, so the motion is ~1-2 SE) can
+    no longer pass by staying within 4 standard errors."""
+    import numerics.gaussian.claims as gc
+    import numerics.gaussian.solutions as sol
+
+    right = sol._sampling_covariance
+    monkeypatch.setattr(sol, "_sampling_covariance", lambda m, c, n: 100.0 * right(m, c, n))
+    res = gc._particle_check("x", [("l2", 2000, "layer", 0.5, 1)])
+    assert res.details["runs"][0]["max_deviation_in_standard_errors"] <= 4.0  # the old check passed
+    assert not res.details["power_ok"] and res.status == "failed"
+
+
+def test_particle_verdicts():
+    from numerics.gaussian.verdict import particle_verdict
+
+    base = {"k": 4.0}
+    assert particle_verdict({**base, "max_deviation_in_standard_errors": 1.2,
+                             "motion_in_standard_errors": 20.0}, "l2")[0] == "consistent"
+    assert particle_verdict({**base, "max_deviation_in_standard_errors": 1.2,
+                             "motion_in_standard_errors": 2.0}, "l2")[0] == "uninformative"
+    assert particle_verdict({**base, "max_deviation_in_standard_errors": 7.0,
+                             "motion_in_standard_errors": 30.0}, "softmax")[0] == "finite-n softmax bias"
+    assert particle_verdict({**base, "max_deviation_in_standard_errors": 7.0,
+                             "motion_in_standard_errors": 30.0}, "sinkhorn")[0] == "deviates"

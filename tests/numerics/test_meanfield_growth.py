@@ -54,3 +54,24 @@ def test_particle_rate_of_the_fastest_mode_on_circle():
     i = int(np.argmax(g.predicted))
     assert g.relative_errors()[i] < 0.05
     assert g.window[0] > 0 and g.window[1] > g.window[0]
+
+
+def test_rates_quadrature_claim_sees_an_error_that_vanishes_at_d2(monkeypatch):
+    """meanfield.rates-quadrature passes; with the Laplacian eigenvalue l(l+d-2) replaced by l(l+2d-4) (equal
+    at d = 2, so the S^1 PDE and particle claims cannot see it) in the rates it fails."""
+    import numerics.meanfield.growth as growth
+    import theory.meanfield as tm
+    from numerics.meanfield.claims import check_rates_quadrature
+
+    assert check_rates_quadrature().status == "passed"
+    right_pred, right_mp = growth.predicted_rates, tm.growth_rate
+
+    def wrong_pred(model, d, beta, modes, time_unit="natural"):
+        return [r * (m + 2 * d - 4) / (m + d - 2) for r, m in zip(right_pred(model, d, beta, modes, time_unit), modes)]
+
+    monkeypatch.setattr(growth, "predicted_rates", wrong_pred)
+    assert check_rates_quadrature().status == "failed"
+    monkeypatch.setattr(growth, "predicted_rates", right_pred)
+    monkeypatch.setattr(tm, "growth_rate", lambda model, d, l, beta, *a, **k: right_mp(model, d, l, beta, *a, **k)
+                        * (l + 2 * d - 4) / (l + d - 2))
+    assert check_rates_quadrature().status == "failed"

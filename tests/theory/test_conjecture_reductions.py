@@ -81,10 +81,10 @@ def test_beta_zero_closed_form(model):
     assert beta_zero_derivation(model).verify().status == "proved"
     # independent: mpmath ODE solution of the beta = 0 rate at n = 5, rho0 = -0.1, t = 1.3
     F0 = sp.lambdify(s, sp.limit(equiangular_rate(model=model), beta, 0).subs(n, 5), "mpmath")
-    mpmath.mp.dps = 30
-    sol = mpmath.odefun(lambda t, y: F0(y), 0, mpmath.mpf("-0.1"))
-    exact = beta_zero_closed_form(5, sp.Rational(-1, 10)).subs(sym.t, sp.Rational(13, 10))
-    assert abs(sol(mpmath.mpf("1.3")) - sp.N(exact, 30)) < 1e-20
+    with mpmath.workdps(30):  # local precision: a global mp.dps = 30 leaked into every later test
+        sol = mpmath.odefun(lambda t, y: F0(y), 0, mpmath.mpf("-0.1"))
+        exact = beta_zero_closed_form(5, sp.Rational(-1, 10)).subs(sym.t, sp.Rational(13, 10))
+        assert abs(sol(mpmath.mpf("1.3")) - sp.N(exact, 30)) < 1e-20
 
 
 @pytest.mark.parametrize("model, sizes", [("sa", (2, 1)), ("usa", (2, 1, 1))])
@@ -102,3 +102,16 @@ def test_cluster_reduction_can_fail():
     other = cluster_derivation(exponential_kernel(), model="usa", sizes=(1, 2))  # masses swapped
     subs = good.sampler(random.Random(0))
     assert max(abs(sp.N(e.xreplace(subs), 30)) for e in good.lhs - other.rhs) > 1e-6
+
+
+def test_cluster_reduction_fails_with_a_reflection_as_projection(monkeypatch):
+    """The particle side uses theory.sphere.tangent_projection, the cluster side writes the projection out:
+    with a reflection in the helper the identity fails (before, both sides used it and it still 'proved')."""
+    import theory.reductions
+
+    def reflection(x, y):
+        return y - 2 * (x.T * y)[0, 0] * x
+
+    assert cluster_derivation(model="usa", sizes=(2, 1)).verify().ok
+    monkeypatch.setattr(theory.reductions, "tangent_projection", reflection)
+    assert not cluster_derivation(model="usa", sizes=(2, 1)).verify().ok

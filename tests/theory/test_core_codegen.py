@@ -6,7 +6,7 @@ import mpmath
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from numerics.core.field import attention_field, interaction_energy
@@ -119,8 +119,21 @@ def test_generated_equals_evalf_property(n, d, beta, model, seed):
     assert abs(gen.energy(X, beta) - ref_energy) <= 1e-13 * max(1.0, abs(ref_energy))
 
 
+def _asymptotic_slope(ts, r, floor):
+    """Slope of log r against log t over the lowest decade of the points above ``floor`` (>= 3 points)."""
+    ts, r = np.asarray(ts), np.asarray(r)
+    keep = r > floor
+    if keep.sum() < 3:
+        return float("nan"), []
+    low = keep & (ts <= 10.0 * ts[keep].min() * (1 + 1e-12))
+    if low.sum() < 3:
+        low = keep
+    return fitted_slope(ts[low], r[low], floor)
+
+
 @settings(max_examples=10)
 @given(n=st.integers(2, 10), d=st.integers(2, 5), beta=st.floats(-2, 3), seed=st.integers(0, 2**31))
+@example(n=2, d=4, beta=0.9696210080658414, seed=55205954)  # the whole-window slope was 2.488 here
 def test_taylor_slopes_property(n, d, beta, seed):
     """Claim 5: Taylor remainders of the generated energy have slopes 2 (gradient) and 3 (Hessian)."""
     rng = np.random.default_rng(seed)
@@ -131,13 +144,15 @@ def test_taylor_slopes_property(n, d, beta, seed):
     r1, r2 = taylor_remainders(lambda Y: gen.energy(Y, beta), lambda Y: gen.riemannian_gradient(Y, beta),
                                lambda Y, U: gen.riemannian_hessian_vector(Y, beta, U), X, xi, ts)
     floor = 1e-13 * np.exp(abs(beta))
-    s1, w1 = fitted_slope(ts, r1, floor)
-    s2, w2 = fitted_slope(ts, r2, floor)
-    # A wrong gradient leaves r1 ~ t (slope 1), a wrong Hessian r2 ~ t^2 (slope 2). In some directions the
-    # third-order coefficient is small and changes the local slope before the asymptotic regime (Hypothesis found
-    # fitted slopes 2.76 and 3.22 at beta = 0), so the test separates right from wrong with a margin: fitted
-    # slope >= 1.7 for the gradient and >= 2.5 for the Hessian (the claim core.codegen checks 2 and 3 to +-0.1
-    # on a fixed case). Directions along which the remainder stays at round-off leave nothing to fit.
+    s1, w1 = _asymptotic_slope(ts, r1, floor)
+    s2, w2 = _asymptotic_slope(ts, r2, floor)
+    # A wrong gradient leaves r1 ~ t (slope 1), a wrong Hessian r2 ~ t^2 (slope 2). The remainders are analytic,
+    # r2(t) = |c3 t^3 + c4 t^4 + O(t^5)|: the log-slope tends to 3 as t -> 0 but takes any value near the zero
+    # t0 = -c3/c4 of c3 + c4 t (Hypothesis found n=2, d=4, beta=0.9696, seed=55205954: r2/t^3 = 4e-5 at t = 0.1
+    # and 9e-3 below t = 0.01, whole-window slope 2.488). So the slope is fitted on the lowest decade of the
+    # usable window (the asymptotic regime), where it is 3 (2 for r1) unless t0 falls inside that decade; the
+    # thresholds 1.7 and 2.5 keep a margin to the wrong-derivative slopes 1 and 2. Directions along which the
+    # remainder stays at round-off leave nothing to fit.
     if w1 and r1.max() > 1e3 * floor:
         assert s1 >= 1.7
     if w2 and r2.max() > 1e3 * floor:

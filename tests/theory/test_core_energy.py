@@ -102,3 +102,24 @@ def test_mean_field_normalisation_on_the_circle():
     theta = 2 * np.pi * np.arange(64) / 64
     X = np.column_stack([np.cos(theta), np.sin(theta)])
     assert abs(interaction_energy(X, beta) - float(closed)) < 1e-14
+
+
+def test_identities_fail_when_the_shared_projection_is_a_reflection(monkeypatch):
+    """Each identity has a side built without theory.sphere.tangent_projection, so replacing that helper by the
+    reflection y - 2<x, y>x everywhere makes them fail (before, both sides used it and they still 'proved')."""
+    import theory.energy
+    import theory.fields
+    import theory.sphere
+    from theory.energy import (energy_identity_derivation, explicit_gradient_structure_derivation,
+                               gradient_structure_derivation)
+
+    def reflection(x, y):
+        x, y = theory.sphere._col(x), theory.sphere._col(y)
+        return y - 2 * (x.T * y)[0, 0] * x
+
+    for module in (theory.sphere, theory.fields, theory.energy):
+        monkeypatch.setattr(module, "tangent_projection", reflection)
+    for der, kw in ((gradient_structure_derivation(3), {}), (energy_identity_derivation("sa", 3), {}),
+                    (energy_identity_derivation("usa", 3), {}),
+                    (explicit_gradient_structure_derivation(2, 2), {"points": 2, "simplify": False})):
+        assert not der.verify(**kw).ok, der.title

@@ -47,8 +47,10 @@ def run(args) -> int:
     if args.n <= SPHERE_CHECK_MAX_N:
         check = sphere_angle_deviation(circ, progress=StderrProgress("kuramoto: sphere check (direct, O(n^2) per step)"))
         deviation, note = check["max_angle_deviation"], ("max over saved times and particles of the circular "
-                                                         "distance between the R^2 sphere simulation (direct "
-                                                         "field, same integrator and step) and the angle simulation")
+                                                         "distance between the R^2 sphere simulation (backend "
+                                                         f"{check['backends']['sphere']}, same integrator and step) "
+                                                         "and the angle simulation (backend "
+                                                         f"{check['backends']['angles']})")
     else:
         deviation, note = None, (f"skipped: n = {args.n} > {SPHERE_CHECK_MAX_N} (the R^2 sphere simulation is "
                                  "O(n^2) per step)")

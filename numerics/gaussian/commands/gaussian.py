@@ -57,6 +57,7 @@ def _json_value(text: str | None, name: str):
 def run(args) -> int:
     from numerics.gaussian.solutions import (compare_particles_to_ode, gaussian_attention, simulate_particles,
                                              solve_moment_ode)
+    from numerics.gaussian.verdict import particle_verdict
 
     d = require_int(args.d, "--d", minimum=1)
     t_end = require_real(args.t_end, "--t-end", minimum=0.0)
@@ -89,12 +90,17 @@ def run(args) -> int:
         run_ = simulate_particles(model, mean, cov, t_sim, n=n, steps=steps, seed=seed, method="rk4",
                                   progress=StderrProgress("gaussian particles"))
         cmp = compare_particles_to_ode(model, run_, mean, cov)
+        verdict, why = particle_verdict(cmp, args.attention)
         payload["particles"] = {"n": n, "seed": seed, "steps": steps, "t": t_sim, "mean": cmp["mean"],
                                 "cov": cmp["cov"],
                                 "max_deviation_in_standard_errors": cmp["max_deviation_in_standard_errors"],
-                                "k": cmp["k"], "standard_error_method": cmp["standard_error_method"]}
+                                "motion_in_standard_errors": cmp["motion_in_standard_errors"],
+                                "k": cmp["k"], "standard_error_method": cmp["standard_error_method"],
+                                "verdict": verdict, "reasoning": why}
         pairs += [("particles", n), ("particle mean", cmp["mean"]), ("particle cov", cmp["cov"].ravel()),
-                  ("max deviation (SE)", cmp["max_deviation_in_standard_errors"])]
+                  ("max deviation (SE)", cmp["max_deviation_in_standard_errors"]),
+                  ("prediction moved (SE)", cmp["motion_in_standard_errors"]), ("verdict", verdict),
+                  ("why", why)]
     if args.plot:
         _plot(args.plot, sol, run_)
         payload["plot"] = args.plot
