@@ -18,13 +18,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.docs.doc_examples import (COMMAND_TIMEOUT, _environment, extract_blocks,  # noqa: E402
-                                     parse_console, run_pycon)
+                                     outputs_match, parse_console, run_pycon)
 
 
 def regenerate(path: Path) -> int:
     lines = path.read_text().splitlines()
     changed = 0
     globs: dict = {"__name__": "__doc_examples__"}
+    replacements = []
     with tempfile.TemporaryDirectory() as work:
         for block in extract_blocks(path):
             if block.skip:
@@ -33,19 +34,20 @@ def regenerate(path: Path) -> int:
                 for mismatch in run_pycon(block, globs):
                     print(f"pycon mismatch (fix by hand): {mismatch}", file=sys.stderr)
                 continue
-            new = []
-            for command, _ in parse_console(block.text):
+            new, stale = [], False
+            for command, want in parse_console(block.text):
                 proc = subprocess.run(["bash", "-c", command], cwd=work, env=_environment(),
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True, timeout=COMMAND_TIMEOUT)
+                stale |= not outputs_match(want, proc.stdout, block.rtol)  # timings alone never count
                 new += [f"$ {command}", *proc.stdout.rstrip("\n").splitlines()]
-            start = block.line  # index of the first line inside the fence (block.line is 1-based fence line)
-            end = start + len(block.text.splitlines())
-            if lines[start:end] != new:
-                lines[start:end] = new
-                changed += 1
-                path.write_text("\n".join(lines) + "\n")
-                return changed + regenerate(path)  # line numbers moved: start over on the new text
+            if stale:
+                replacements.append((block.line, block.line + len(block.text.splitlines()), new))
+    for start, end, new in reversed(replacements):  # from the bottom: earlier line numbers stay valid
+        lines[start:end] = new
+        changed += 1
+    if changed:
+        path.write_text("\n".join(lines) + "\n")
     return changed
 
 

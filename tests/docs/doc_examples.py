@@ -129,7 +129,8 @@ def _is_timing(line: str) -> bool:
 
 def _drop_timing_keys(obj):
     if isinstance(obj, dict):
-        return {k: _drop_timing_keys(v) for k, v in obj.items() if not (k == "seconds" or k.endswith("_seconds"))}
+        return {k: _drop_timing_keys(v) for k, v in obj.items()
+                if not (k in ("seconds", "timings") or k.endswith("_seconds"))}
     if isinstance(obj, list):
         return [_drop_timing_keys(v) for v in obj]
     return obj
