@@ -33,7 +33,8 @@ from numerics.circle.fourier import (  # noqa: F401 - circle_energy and its limi
 from numerics.core.integrators import METHODS, integrate, step_rk4
 from numerics.common.provenance import package_versions
 from numerics.core.field import ENERGY_DEFINITIONS, energy_normalization_for
-from numerics.core.trajectory import uniform_sphere
+from numerics.core.model import SaveAt, Solver
+from numerics.core.trajectory import check_simulation_cost, uniform_sphere
 
 BACKENDS = ("fourier", "direct")
 AngleField = Callable[[np.ndarray], np.ndarray]
@@ -194,6 +195,10 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
         n = theta0.size
         init = "given"
     omega = make_angle_field(beta, model, backend=backend, tol=tol, harmonics=harmonics, time_unit=time_unit)
+    # the angle field costs O(n K) per evaluation (O(n^2) for the direct backend): refuse absurd runs first
+    per_eval = float(n) * (omega.harmonics + 8) if backend == "fourier" else float(n) * n * 8
+    check_simulation_cost(n, 2, t_end, Solver(method=method, dt=dt, rtol=rtol, atol=atol),
+                          SaveAt(every=save_every, times=save_times), per_eval=per_eval)
     started = _time.perf_counter()
     # angles live on the flat torus: the sphere integrators without projection, with the angle steppers
     times, thetas, stats = integrate(omega, theta0, t_end, method, dt=dt, save_every=save_every,

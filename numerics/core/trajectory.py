@@ -342,9 +342,11 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     return Trajectory(times=times, X=states, energy=energy, meta=meta, arrays=arrays)
 
 
-def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: SaveAt, t0: float = 0.0) -> None:
+def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: SaveAt, t0: float = 0.0,
+                          per_eval: float | None = None) -> None:
     """Refuse, before integrating, a run whose saved frames do not fit in memory or whose field evaluations
-    (O(n^2 d) each with the direct sums, plus an O(n^2) energy per saved frame) would take absurdly long."""
+    (``per_eval`` operations each: O(n^2 d) with the direct sums by default, plus an O(n^2) energy per saved
+    frame) would take absurdly long."""
     if solver.method == "adaptive":
         steps = None
         frames = 101 if save.times is None else save.times.size
@@ -356,7 +358,7 @@ def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: Sa
     what = f"a simulation with n={n}, d={d}" + (f", {steps:.3g} steps" if steps is not None else "")
     check_array((frames, n, d), what + f" ({frames:.3g} saved frames)")
     check_array((n, d), what, copies=8)  # the state and the Runge-Kutta stages
-    per_eval = float(n) * n * (2 * d + 8)
+    per_eval = float(n) * n * (2 * d + 8) if per_eval is None else per_eval
     evals = 0.0 if steps is None else steps * {"layer": 1, "rk4": 4}.get(solver.method, 4)
     check_work(evals * per_eval + frames * float(n) * n * 4, what)
 

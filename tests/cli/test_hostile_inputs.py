@@ -188,6 +188,8 @@ def test_identity_at_a_pole_is_not_reported_as_failed():
     (SIM[:-2] + ["--t-end", "1", "--dt", "1e-300", "--out", "o.npz"], "memory"),
     (SIM[:-2] + ["--t-end", "1e308", "--out", "o.npz"], "steps"),
     (["kuramoto", "--model", "sa", "--n", "1000000000", "--beta", "1", "--t-end", "1"], "memory"),
+    (["kuramoto", "--model", "sa", "--n", "10", "--beta", "1", "--t-end", "1e308"], "steps"),
+    (["kuramoto", "--model", "sa", "--n", "10", "--beta", "1", "--t-end", "1", "--dt", "1e-300"], "memory"),
     (["critical", "--config", "sync", "--n", "100000", "--d", "3", "--beta", "1"], "memory"),
     (["critical", "--search", "--n", "4", "--d", "3", "--beta", "1", "--starts", "1000000000"], "hours"),
     (["critical", "--search", "--n", "4", "--d", "3", "--beta", "1", "--starts", "2", "--warmup", "1000000000"],
