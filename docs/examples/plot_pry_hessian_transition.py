@@ -30,11 +30,12 @@ spectra = np.array([np.sort(af.critical_point_report(X, float(b), model="usa").e
 
 
 def top_eigenvalue(beta):
-    # the largest eigenvalue after removing the rotation zero mode (double, by the triangle's symmetry)
+    # the largest eigenvalue after removing the rotation zero mode(s): drop the symmetry_zero_modes eigenvalues of
+    # smallest magnitude (a tolerance would also drop the crossing mode itself near beta*, where it is ~0)
     r = af.critical_point_report(X, beta, model="usa")
-    ev = np.sort(r.eigenvalues)
-    nonzero = ev[np.abs(ev) > r.zero_tolerance]
-    return nonzero.max()
+    ev = np.asarray(r.eigenvalues)
+    kept = ev[np.argsort(np.abs(ev))[r.symmetry_zero_modes:]]
+    return kept.max()
 
 
 beta_star = brentq(top_eigenvalue, -1.5, -0.1, xtol=1e-13)

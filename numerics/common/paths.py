@@ -14,7 +14,7 @@ from theory.files import resolve_output
 from numerics.common.errors import InputError
 
 #: argparse destinations that name files a command writes / reads, unless the command declares its own
-DEFAULT_OUTPUTS = ("out", "plot", "save", "store")
+DEFAULT_OUTPUTS = ("out", "plot", "save")
 DEFAULT_INPUTS = ("init", "matrices", "resume", "file", "heads", "mlp", "schedule", "spec")
 
 
@@ -22,14 +22,19 @@ def _flag(dest: str) -> str:
     return dest if dest in ("file", "spec") else "--" + dest.replace("_", "-")
 
 
-def check_paths(args, inputs: Iterable[str], outputs: Iterable[str], in_place: Iterable[tuple[str, str]] = ()):
+def check_paths(args, inputs: Iterable[str], outputs: Iterable[str], in_place: Iterable[tuple[str, str]] = (),
+                folders: Iterable[str] = ()):
     """Refuse, before any work, outputs that are not writable regular files and any output path that is also
-    an input or another output of the same command (paths compared after resolving symlinks)."""
+    an input or another output of the same command (paths compared after resolving symlinks). ``folders`` are
+    outputs that are directories by design (a Zarr store): only the collision checks apply to them."""
     allowed = {tuple(pair) for pair in in_place}
     outs = [(d, getattr(args, d)) for d in outputs if isinstance(getattr(args, d, None), str)]
     ins = [(d, getattr(args, d)) for d in inputs if isinstance(getattr(args, d, None), str)]
     resolved = {}
     for dest, path in outs:
+        if dest in folders:
+            resolved[dest] = os.path.realpath(path)
+            continue
         try:
             resolved[dest] = resolve_output(path)
         except ValueError as exc:
@@ -50,4 +55,4 @@ def check_paths(args, inputs: Iterable[str], outputs: Iterable[str], in_place: I
 def check_command_paths(module, args) -> None:
     """:func:`check_paths` with the command module's declarations (or the conventional names)."""
     check_paths(args, getattr(module, "INPUTS", DEFAULT_INPUTS), getattr(module, "OUTPUTS", DEFAULT_OUTPUTS),
-                getattr(module, "IN_PLACE", ()))
+                getattr(module, "IN_PLACE", ()), getattr(module, "FOLDERS", ()))

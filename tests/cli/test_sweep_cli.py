@@ -55,7 +55,7 @@ def test_observables_listing(capsys):
 
 
 def test_bad_input(capsys, minimal_store, tmp_path):
-    (tmp_path / "bad.toml").write_text(MINIMAL_TOML.replace('model = "sa"', 'model = "sa"\nheads = 2'))
+    (tmp_path / "bad.toml").write_text(MINIMAL_TOML.replace('model = "sa"', 'model = "sa"\ntemperature = 2'))
     assert "valid keys" in bad(capsys, ["sweep", "run", str(tmp_path / "bad.toml"), "--store",
                                         str(tmp_path / "b.zarr"), "--scheduler", "synchronous"])
     assert not (tmp_path / "b.zarr").exists()

@@ -46,10 +46,11 @@ def test_minimal_spec_of_the_issue(tmp_path):
 def test_model_keys_are_passed_generically():
     """[model] takes every Model field ('model' for its kind) plus n and d; others are named in the error."""
     assert {"model", "beta", "Q", "K", "V", "kernel", "time_unit"} <= set(model_fields())
-    with pytest.raises(InputError, match=r"unknown key 'heads'.*valid keys: model, beta"):
-        SweepSpec.from_dict(tiny(model={"heads": 2}))
-    with pytest.raises(InputError, match="unknown key 'noise'"):
-        SweepSpec.from_dict(tiny(sweep={"noise": [0.0, 0.1]}))   # until Model has a noise field
+    with pytest.raises(InputError, match=r"unknown key 'temperature'.*valid keys: model, beta"):
+        SweepSpec.from_dict(tiny(model={"temperature": 2}))
+    # the fields other areas added to Model (noise, heads, ...) pass through generically
+    noisy = SweepSpec.from_dict(tiny(sweep={"noise": [0.0, 0.1]}))
+    assert "noise" in noisy.axes and noisy.axes["noise"] == [0.0, 0.1]
     spec = SweepSpec.from_dict(tiny(model={"Q": [[1.0, 0.0], [0.0, 2.0]], "time_unit": "natural"}))
     model = spec.build_model(spec.cell_parameters((0, 0, 0)))
     assert model.Q[1, 1] == 2.0 and model.kind == "sa" and model.beta == 1.0
