@@ -18,29 +18,16 @@ Goals (issue "speed against the hardware"): the field within 1.5x the bound at d
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from numerics.common.errors import require_int, require_real
 from numerics.common.limits import check_work
+from numerics.common.timing import best_interleaved
 from numerics.core.field import attention_field, make_field, tile_rows
 from numerics.core.trajectory import uniform_sphere
 
 #: field time / hardware bound goals at n = 4096
 BOUND_TARGETS = {3: 2.0, 64: 1.5}
-
-
-def best_interleaved(fns, repeats: int) -> list[float]:
-    """Minimum time of each function over ``repeats`` rounds, alternating them within each round so that a
-    change of machine load affects every side of a ratio alike."""
-    best = [float("inf")] * len(fns)
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            start = time.perf_counter()
-            fn()
-            best[k] = min(best[k], time.perf_counter() - start)
-    return best
 
 
 _best_interleaved = best_interleaved  # name of the first release
