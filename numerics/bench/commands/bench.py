@@ -22,7 +22,7 @@ FOURIER_LARGE_MAX_SECONDS = 1.0
 
 
 def add_arguments(p):
-    p.add_argument("--suite", choices=("field", "fourier", "all"), default="all",
+    p.add_argument("--suite", choices=("field", "fourier", "simulate", "adaptive", "all"), default="all",
                    help="which benchmarks to run (default all)")
     p.add_argument("--n", type=int, default=4096, help="particles for the field suite (default 4096)")
     p.add_argument("--repeats", type=int, default=5, help="timing repeats, the minimum is kept (default 5)")
@@ -81,6 +81,32 @@ def run(args) -> int:
         text += (f"\nfourier at n = {big['n']} (sa, K = {big['harmonics']}): {big['fourier_seconds']:.3f} s per "
                  f"evaluation (target < {FOURIER_LARGE_MAX_SECONDS:g} s, met: {'yes' if big['within_target'] else 'no'}); "
                  "beta = 10, usa in the rescaled unit")
+        parts.append(text)
+    if args.suite in ("simulate", "all"):
+        from numerics.bench.simulate_share import benchmark_simulate
+
+        progress.note("simulate suite: rk4 with every frame saved vs its bare field evaluations ...")
+        rows = [benchmark_simulate(n=2048, d=d, repeats=min(args.repeats, 3)) for d in (3, 64)]
+        payload["simulate"] = rows
+        text = table([(r["n"], r["d"], r["steps"], f"{r['simulate_seconds']:.3f} s", f"{r['field_seconds']:.3f} s",
+                       f"{100 * r['outside_share']:.0f}%", f"< {100 * r['target']:.0f}%", r["within_target"])
+                      for r in rows], ["n", "d", "rk4 steps", "simulate", "4 x steps fields", "outside field",
+                                       "target", "met"])
+        text += "\nsimulate saves every frame and its energy; interleaved with the bare fields, minimum of the repeats"
+        parts.append(text)
+    if args.suite in ("adaptive", "all"):
+        from numerics.bench.adaptive_evals import benchmark_adaptive
+
+        progress.note("adaptive suite: field evaluations against SciPy's DOP853 at matched accuracy ...")
+        report = benchmark_adaptive()
+        payload["adaptive"] = report
+        rows = [(name, f"{r['rtol']:.0e}", f"{r['error']:.1e}", r["evaluations"],
+                 "-" if r.get("scipy_evaluations_at_same_error") is None else f"{r['scipy_evaluations_at_same_error']:.0f}",
+                 "-" if r.get("ratio_to_scipy") is None else f"{r['ratio_to_scipy']:.2f}")
+                for name, runs in report["runs"].items() for r in runs]
+        text = table(rows, ["method", "rtol", "max error", "evaluations", "scipy at same error", "ratio"])
+        text += (f"\nsa, n = {report['n']}, d = {report['d']}, beta = {report['beta']:g}, t_end = {report['t_end']:g}, "
+                 f"{report['outputs']} outputs; error against SciPy DOP853 at rtol 2.5e-14; counts, not times")
         parts.append(text)
     emit(args, payload, "\n\n".join(parts))
     return 0
