@@ -126,6 +126,15 @@ def peer_contenders(X: np.ndarray, beta: float) -> dict:
     return peers
 
 
+def check_field_work(n: int, repeats: int, dims=(3, 64)) -> tuple[int, int]:
+    """Validate n and repeats and refuse, before any work, a benchmark beyond the work limit."""
+    n = require_int(n, "n", minimum=1)
+    repeats = require_int(repeats, "repeats", minimum=1)
+    check_work(2.0 * repeats * sum(float(n) * n * (2 * require_int(d, "d", minimum=2) + 8) for d in dims),
+               f"a benchmark with n={n}, {repeats} repeats")
+    return n, repeats
+
+
 def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str = "sa", repeats: int = 5,
                     seed: int = 0, peers: bool = True) -> list[dict]:
     """Time ``attention_field`` against the floor, the hardware bound and installed peers for each d.
@@ -134,10 +143,7 @@ def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str =
     ``bound_seconds``, ``bound_ratio`` (field / bound), ``target`` and ``within_target`` (bound ratio goal),
     ``peers`` (name -> seconds), the measured ``rates`` and the tile rows.
     """
-    n = require_int(n, "n", minimum=1)
-    repeats = require_int(repeats, "repeats", minimum=1)
-    check_work(2.0 * repeats * sum(float(n) * n * (2 * require_int(d, "d", minimum=2) + 8) for d in dims),
-               f"a benchmark with n={n}, {repeats} repeats")
+    n, repeats = check_field_work(n, repeats, dims)
     beta = require_real(beta, "beta")
     rates = hardware_rates(repeats)
     rows = []

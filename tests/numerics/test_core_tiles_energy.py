@@ -82,3 +82,35 @@ def test_energy_check_catches_planted_errors(plant, monkeypatch):
         monkeypatch.setattr(field_module, "_expm1_sum", lambda G: np.exp(G, out=G))
     got = interaction_energy(X, 1.0, block=16)
     assert got != pytest.approx(exact_shifted_energy(X, 1.0), rel=ROUNDING)
+
+
+@pytest.mark.parametrize("kind,beta,method", [("sa", 1.0, "rk4"), ("usa", 3.0, "rk4"), ("sa", -2.0, "adaptive"),
+                                              ("sa", 30.0, "layer")])
+def test_frame_energies_from_the_field_row_sums(kind, beta, method, monkeypatch):
+    """simulate reads the energy of a frame off the row sums of the field evaluated there: equal to the pair
+    sum within the 1e-12 bound it promises, and the pair sum runs only for frames the field never saw."""
+    import numerics.core.trajectory as trajectory_module
+    from numerics.core.model import Model, Solver
+    from numerics.core.trajectory import simulate
+
+    calls = []
+    real = trajectory_module.interaction_energy
+    monkeypatch.setattr(trajectory_module, "interaction_energy", lambda *a, **k: calls.append(1) or real(*a, **k))
+    X0 = uniform_sphere(64, 3, 0)
+    traj = simulate(Model(kind, beta), X0, 1.0, solver=Solver(method, dt=0.1))
+    direct = np.array([real(X, beta) for X in traj.X])
+    assert np.max(np.abs(traj.energy - direct) / np.abs(direct)) <= field_module.TILE_ENERGY_MAX_ERROR
+    assert len(calls) <= 2, len(calls)  # X0 before integrating, the last frame (rk4, layer) never evaluated
+    assert "row sums" in traj.meta["energy_method"]
+
+
+def test_frame_energy_check_catches_a_planted_offset(monkeypatch):
+    """An error of 1e-10 in the remembered log-mean-exp shows up against the pair sum."""
+    real = field_module.RowSumMemo.store
+    monkeypatch.setattr(field_module.RowSumMemo, "store", lambda self, X, L, err: real(self, X, L + 1e-10, err))
+    f = field_module.make_field(3, 1.0, "sa")
+    X = uniform_sphere(64, 3, 0)
+    f(X)
+    from_tiles = f.tile_energy(X, "glpr-shifted")
+    assert from_tiles is not None
+    assert abs(from_tiles - interaction_energy(X, 1.0)) > 1e-12 * abs(interaction_energy(X, 1.0))

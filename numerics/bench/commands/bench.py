@@ -34,14 +34,13 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from numerics.bench.field_floor import benchmark_field
+    from numerics.bench.field_floor import benchmark_field, check_field_work
     from numerics.common.provenance import StderrProgress
 
     progress = StderrProgress("bench")  # the suites print nothing while they time: say what is running
     payload, parts = {}, []
     if args.suite in ("field", "all"):
-        require_int(args.n, "n", minimum=1)  # validated before saying what runs
-        require_int(args.repeats, "repeats", minimum=1)
+        check_field_work(args.n, args.repeats)  # validated and costed before saying what runs
         progress.note(f"field suite: attention_field vs its floor at n = {args.n}, {args.repeats} repeats ...")
         rows = benchmark_field(n=args.n, repeats=args.repeats, model=args.model)
         payload["results"] = rows
