@@ -132,6 +132,16 @@ def integrate_fixed(field: Field, X0: np.ndarray, t_end: float, dt: float, metho
     return np.array(times), np.array(states)
 
 
+def _adaptive_setup(field, save_times, project):
+    """Common checks of the adaptive integrators: ``(project, g(X, t), save_times)``."""
+    plain = field
+    timed_field = (lambda X, t: plain(X, t)) if is_time_dependent(field) else (lambda X, t: plain(X))
+    save_times = np.asarray(save_times, dtype=float)
+    if save_times.ndim != 1 or save_times.size < 1 or np.any(np.diff(save_times) < 0):
+        raise InputError("save_times must be a non-empty non-decreasing 1-D sequence")
+    return project or _identity, timed_field, save_times
+
+
 def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float], rtol: float = 1e-9,
                        atol: float = 1e-12, h0: float | None = None, max_steps: int = 10_000_000,
                        progress: Callable[[float, float], None] | None = None,
@@ -141,13 +151,7 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
     ``save_times`` must be non-decreasing and start at the initial time. Each accepted step is followed by
     ``project`` (renormalisation onto the spheres; ``None`` for flat state spaces such as angles).
     """
-    project = project or _identity
-    timed = is_time_dependent(field)
-    plain = field
-    field = (lambda X, t: plain(X, t)) if timed else (lambda X, t: plain(X))
-    save_times = np.asarray(save_times, dtype=float)
-    if save_times.ndim != 1 or save_times.size < 1 or np.any(np.diff(save_times) < 0):
-        raise InputError("save_times must be a non-empty non-decreasing 1-D sequence")
+    project, field, save_times = _adaptive_setup(field, save_times, project)
     stats = AdaptiveStats()
     t = float(save_times[0])
     X = X0.copy()
@@ -234,13 +238,7 @@ def integrate_dop853(field: Field, X0: np.ndarray, save_times: Sequence[float], 
     first-same-as-last evaluation survives (12 evaluations a step instead of 13). The returned frames are
     projected.
     """
-    project = project or _identity
-    timed = is_time_dependent(field)
-    plain = field
-    field = (lambda X, t: plain(X, t)) if timed else (lambda X, t: plain(X))
-    save_times = np.asarray(save_times, dtype=float)
-    if save_times.ndim != 1 or save_times.size < 1 or np.any(np.diff(save_times) < 0):
-        raise InputError("save_times must be a non-empty non-decreasing 1-D sequence")
+    project, field, save_times = _adaptive_setup(field, save_times, project)
     C, A, B, E3, E5, D = _dop853_tableau()
     stats = AdaptiveStats()
     t, t_end = float(save_times[0]), float(save_times[-1])
