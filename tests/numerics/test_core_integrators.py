@@ -147,3 +147,19 @@ def real_step(tableau, field, X, h):
         K.append(field(X + h * sum(A[s, j] * K[j] for j in range(s))))
     X = X + h * sum(B[j] * K[j] for j in range(12))
     return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def test_dop853_time_dependent_flat_field():
+    """dx/dt = t x on a flat space (project=None): x(t) = x0 e^{t^2/2} at interpolated and step-end outputs."""
+    from numerics.core.integrators import integrate
+
+    def field(X, t):
+        return t * X
+
+    field.time_dependent = True
+    X0 = np.array([[1.0, -0.5]])
+    times, states, stats = integrate(field, X0, 2.0, "dop853", save_times=np.linspace(0.0, 2.0, 7), rtol=1e-11,
+                                     atol=1e-13, project=None)
+    exact = X0[None] * np.exp(times ** 2 / 2)[:, None, None]
+    assert np.max(np.abs(states - exact) / np.abs(exact)) < 1e-9
+    assert stats["field_evaluations"] > 0
