@@ -188,7 +188,7 @@ def energy_method(field_fn, kernel) -> str:
     if getattr(field_fn, "energy", None) is not None:
         return "order parameters, O(n K) per frame"
     if getattr(field_fn, "tile_energy", None) is not None:
-        return "field row sums at frames where the field was evaluated (est. rel. error <= 1e-12), else pair sum"
+        return "field row sums at evaluated frames (rel. error <= 1e-12), else pair sum"
     return "pair sum, O(n^2) per frame"
 
 
