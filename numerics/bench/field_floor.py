@@ -30,9 +30,6 @@ from numerics.core.trajectory import uniform_sphere
 BOUND_TARGETS = {3: 2.0, 64: 1.5}
 
 
-_best_interleaved = best_interleaved  # name of the first release
-
-
 def make_floor(X: np.ndarray, block: int | None = None):
     """The floor of the field's arithmetic as a closure ``floor() -> (n, d)``: per tile of ``block`` rows,
     ``W = X[a:b] @ Xt`` (plain GEMM, preallocated), ``exp(W)`` in place, ``W @ X`` (preallocated)."""
