@@ -37,7 +37,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.conjectures.framework": ("Conjecture", "ConjectureResult", "load_conjectures", "load_counterexample", "save_counterexample", "Verdict",),
     "numerics.conjectures.catalogue": ("replay",),
     "numerics.core.field": ("attention_field", "interaction_energy", "make_field",),
-    "numerics.core.integrators": ("integrate_adaptive", "integrate_fixed", "METHODS", "observed_order", "renormalize", "step_layer", "step_rk4",),
+    "numerics.core.integrators": ("integrate_adaptive", "integrate_dop853", "integrate_fixed", "METHODS", "observed_order", "renormalize", "step_layer", "step_rk4",),
     "numerics.core.kernel_field": ("compile_kernel", "kernel_energy", "kernel_field", "kernel_riemannian_gradient", "make_kernel_field",),
     "numerics.core.taylor": ("fitted_slope", "tangent_direction", "taylor_remainders",),
     "numerics.critical.configurations": ("build_configuration", "circle_clusters", "orthoplex", "regular_polygon", "simplex", "synchronized",),

@@ -1,6 +1,6 @@
-"""Benchmark attention_field against the floor (one Gram GEMM, one exp pass, one GEMM) at n = 4096.
+"""Benchmark attention_field against the honest floor, the measured hardware bound and installed peers (n = 4096).
 
-Run from the repository root:  python benchmarks/bench_field.py [--n 4096] [--repeats 5] [--json]
+Run from the repository root:  python benchmarks/bench_field.py --suite field [--n 4096] [--repeats 5] [--json]
 (the same measurement as `attnflow bench`).
 """
 import os

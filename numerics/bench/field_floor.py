@@ -1,59 +1,165 @@
-"""Timing of :func:`numerics.core.field.attention_field` against the floor of its own arithmetic.
+"""Timing of :func:`numerics.core.field.attention_field` against an honest floor, the hardware and peers.
 
-The floor, measured in the same process on the same data, is one Gram GEMM (X X^T), one exp pass over the
-n x n result and one n x n by n x d GEMM: the minimum work of any dense implementation. The ratio
-field time / floor time is what ``attnflow bench`` reports (targets: 1.5 at d = 3 and 1.3 at d = 64, n = 4096).
-Times are the minimum over repeats (least disturbed by other processes), floor and field alternating.
+Three references, all measured in the same process on the same data, contenders interleaved within each round
+and the minimum over the rounds kept (the least disturbed by other processes):
+
+- the **floor**: the best NumPy implementation of the same arithmetic that the project can write, i.e. the
+  field's three operations without its shift column, projection or division: per tile of b rows (the field's
+  cache-sized :func:`numerics.core.field.tile_rows`), a plain GEMM ``X[a:b] @ Xt`` into a preallocated buffer
+  (not ``X @ X.T``, which NumPy turns into a symmetric rank-k update plus a mirroring loop, nor a fresh n x n
+  array per call), ``np.exp`` in place and a GEMM into a preallocated accumulator;
+- the **hardware bound**: dgemm GFLOP/s (a square GEMM of size 1024) and ``np.exp`` elements/s (in place on a
+  256 KiB block, in cache), measured in this process; one field evaluation does 4 n^2 (d + 1) flops of GEMM
+  and n^2 exponentials, so it cannot take less than 4 n^2 (d + 1) / gemm_rate + n^2 / exp_rate seconds;
+- **peers**, only when installed (never required): JAX (``jax.jit``, float64) and PyTorch's fused
+  ``scaled_dot_product_attention`` in float64, followed by the same projection.
+
+Goals (issue "speed against the hardware"): the field within 1.5x the bound at d = 64 and 2x at d = 3, n = 4096.
 """
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
 from numerics.common.errors import require_int, require_real
 from numerics.common.limits import check_work
-from numerics.core.field import attention_field
+from numerics.common.timing import best_interleaved
+from numerics.core.field import attention_field, make_field, tile_rows
 from numerics.core.trajectory import uniform_sphere
 
-TARGETS = {3: 1.5, 64: 1.3}
+#: field time / hardware bound goals at n = 4096
+BOUND_TARGETS = {3: 2.0, 64: 1.5}
 
 
-def _best_interleaved(fns, repeats: int) -> list[float]:
-    """Minimum time of each function over ``repeats`` rounds, alternating them within each round so that a
-    change of machine load affects both sides of a ratio alike."""
-    best = [float("inf")] * len(fns)
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            start = time.perf_counter()
-            fn()
-            best[k] = min(best[k], time.perf_counter() - start)
-    return best
+def make_floor(X: np.ndarray, block: int | None = None):
+    """The floor of the field's arithmetic as a closure ``floor() -> (n, d)``: per tile of ``block`` rows,
+    ``W = X[a:b] @ Xt`` (plain GEMM, preallocated), ``exp(W)`` in place, ``W @ X`` (preallocated)."""
+    n, d = X.shape
+    b = max(1, min(n, block or tile_rows(n, d)))
+    Xt = np.ascontiguousarray(X.T)
+    W_buf = np.empty((b, n))
+    out = np.empty((n, d))
+
+    def floor() -> np.ndarray:
+        for start in range(0, n, b):
+            stop = min(n, start + b)
+            W = W_buf[:stop - start]
+            np.matmul(X[start:stop], Xt, out=W)
+            np.exp(W, out=W)
+            np.matmul(W, X, out=out[start:stop])
+        return out
+
+    return floor
 
 
 def floor_operations(X: np.ndarray) -> np.ndarray:
-    """The floor: G = X X^T, exp(G) in place, exp(G) @ X."""
-    G = X @ X.T
-    np.exp(G, out=G)
-    return G @ X
+    """One evaluation of the floor (:func:`make_floor`)."""
+    return make_floor(X)()
 
 
-def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str = "sa", repeats: int = 5,
-                    seed: int = 0) -> list[dict]:
-    """Time ``attention_field`` and the floor for each d; returns one dict per d with seconds and the ratio."""
+def hardware_rates(repeats: int = 5, gemm_size: int = 1024, exp_entries: int = 1 << 15) -> dict:
+    """dgemm rate (flop/s, square GEMM of ``gemm_size``) and ``np.exp`` rate (elements/s, in place on
+    ``exp_entries`` numbers, in cache), the minimum time of ``repeats`` rounds, in this process."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((gemm_size, gemm_size))
+    B = rng.standard_normal((gemm_size, gemm_size))
+    C = np.empty((gemm_size, gemm_size))
+    E = rng.uniform(-1.0, 0.0, exp_entries)
+    F = np.empty_like(E)
+    inner = 32
+
+    def gemm():
+        np.matmul(A, B, out=C)
+
+    def exps():
+        for _ in range(inner):
+            np.exp(E, out=F)
+
+    gemm(), exps()
+    t_gemm, t_exp = best_interleaved([gemm, exps], repeats)
+    return {"gemm_flops_per_second": 2.0 * gemm_size**3 / t_gemm,
+            "exp_per_second": inner * exp_entries / t_exp, "gemm_size": gemm_size, "exp_entries": exp_entries}
+
+
+def field_bound_seconds(n: int, d: int, rates: dict) -> float:
+    """Lower bound of one field evaluation: 4 n^2 (d + 1) GEMM flops and n^2 exponentials at the measured rates."""
+    return 4.0 * n * n * (d + 1) / rates["gemm_flops_per_second"] + float(n) * n / rates["exp_per_second"]
+
+
+def peer_contenders(X: np.ndarray, beta: float) -> dict:
+    """Installed peers computing the ``sa`` field of X in float64 (empty when none is installed)."""
+    peers = {}
+    try:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+
+        @jax.jit
+        def jax_field(Y):
+            W = jax.nn.softmax(beta * (Y @ Y.T), axis=1)
+            V = W @ Y
+            return V - jnp.sum(V * Y, axis=1, keepdims=True) * Y
+
+        Xj = jnp.asarray(X)
+        jax_field(Xj).block_until_ready()
+        peers["jax-jit"] = lambda: jax_field(Xj).block_until_ready()
+    except Exception:  # noqa: BLE001 - an absent or broken optional peer is skipped
+        pass
+    try:
+        import torch
+        import torch.nn.functional as F
+
+        Xt = torch.from_numpy(X)[None, None]
+
+        def torch_field():
+            with torch.no_grad():
+                V = F.scaled_dot_product_attention(Xt, Xt, Xt, scale=beta)[0, 0]
+                return V - (V * Xt[0, 0]).sum(1, keepdim=True) * Xt[0, 0]
+
+        torch_field()
+        peers["torch-sdpa"] = torch_field
+    except Exception:  # noqa: BLE001
+        pass
+    return peers
+
+
+def check_field_work(n: int, repeats: int, dims=(3, 64)) -> tuple[int, int]:
+    """Validate n and repeats and refuse, before any work, a benchmark beyond the work limit."""
     n = require_int(n, "n", minimum=1)
     repeats = require_int(repeats, "repeats", minimum=1)
     check_work(2.0 * repeats * sum(float(n) * n * (2 * require_int(d, "d", minimum=2) + 8) for d in dims),
                f"a benchmark with n={n}, {repeats} repeats")
+    return n, repeats
+
+
+def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str = "sa", repeats: int = 5,
+                    seed: int = 0, peers: bool = True) -> list[dict]:
+    """Time ``attention_field`` against the floor, the hardware bound and installed peers for each d.
+
+    Returns one dict per d: ``field_seconds``, ``floor_seconds``, ``ratio`` (field / floor),
+    ``bound_seconds``, ``bound_ratio`` (field / bound), ``target`` and ``within_target`` (bound ratio goal),
+    ``peers`` (name -> seconds), the measured ``rates`` and the tile rows.
+    """
+    n, repeats = check_field_work(n, repeats, dims)
     beta = require_real(beta, "beta")
+    rates = hardware_rates(repeats)
     rows = []
     for d in dims:
         d = require_int(d, "d", minimum=2)
         X = uniform_sphere(n, d, seed)
-        attention_field(X, beta, model)  # warm-up (allocations, BLAS threads)
-        floor, field = _best_interleaved([lambda: floor_operations(X), lambda: attention_field(X, beta, model)],
-                                         repeats)
-        rows.append({"n": n, "d": d, "beta": beta, "model": model, "repeats": repeats,
-                     "field_seconds": field, "floor_seconds": floor, "ratio": field / floor,
-                     "target": TARGETS.get(d), "within_target": (field / floor <= TARGETS[d]) if d in TARGETS else None})
+        field_fn = make_field(d, beta, model)
+        floor = make_floor(X)
+        contenders = {"floor": floor, "field": lambda: field_fn(X)}
+        if peers and model == "sa":
+            contenders.update(peer_contenders(X, beta))
+        attention_field(X, beta, model), floor()  # warm-up (allocations, BLAS threads)
+        times = dict(zip(contenders, best_interleaved(list(contenders.values()), repeats)))
+        field, bound = times.pop("field"), field_bound_seconds(n, d, rates)
+        target = BOUND_TARGETS.get(d)
+        rows.append({"n": n, "d": d, "beta": beta, "model": model, "repeats": repeats, "tile_rows": tile_rows(n, d),
+                     "field_seconds": field, "floor_seconds": times.pop("floor"), "bound_seconds": bound,
+                     "ratio": None, "bound_ratio": field / bound, "target": target,
+                     "within_target": (field / bound <= target) if target else None,
+                     "peers": times, "rates": rates})
+        rows[-1]["ratio"] = field / rows[-1]["floor_seconds"]
     return rows

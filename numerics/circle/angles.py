@@ -214,7 +214,8 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
                            else "natural: time = depth"),
         "backend": backend, "harmonics": omega.harmonics, "tol": tol,
         "scheme": {"layer": "transformer layer in angles: theta <- theta + arctan(h omega)",
-                   "rk4": "classical RK4 on the angles", "adaptive": "Dormand-Prince 5(4), no projection"}[method],
+                   "rk4": "classical RK4 on the angles", "adaptive": "Dormand-Prince 5(4), no projection",
+                   "dop853": "Dormand-Prince 8(5,3) with dense output, no projection"}[method],
         "energy_normalization": norm, "energy_definition": ENERGY_DEFINITIONS[norm],
         "integrator_stats": stats, "seconds": seconds,
         "energy_note": ("NaN where E_beta cannot be computed to 1e-12 from the order parameters (beta < 0, "
@@ -256,7 +257,7 @@ def sphere_angle_deviation(circle: CircleTrajectory, progress: Callable[[float, 
     m = circle.meta
     # the comparison is angle equations against the direct O(n^2) sphere field: pin the backend (never auto)
     solver = Solver(method=m["method"], dt=m["dt"], backend="direct")
-    save = SaveAt(every=m["save_every"], times=circle.times if m["method"] == "adaptive" else None)
+    save = SaveAt(every=m["save_every"], times=circle.times if m["method"] in ("adaptive", "dop853") else None)
     traj = simulate(Model(m["model"], m["beta"], time_unit=m["time_unit"]), circle.X[0], m["t_end"],
                     solver=solver, save=save, progress=progress)
     theta_sphere = np.arctan2(traj.X[..., 1], traj.X[..., 0])

@@ -1,6 +1,7 @@
 """Metadata every output carries (parameters, seed, versions) and atomic file writing."""
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import sys
@@ -11,7 +12,13 @@ from theory.files import atomic_write  # noqa: F401 - re-exported: numerics writ
 
 
 def package_versions() -> dict[str, str]:
-    """Versions of attnflow and the libraries whose numbers it depends on."""
+    """Versions of attnflow and the libraries whose numbers it depends on (a fresh dict each call)."""
+    return dict(_package_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _package_versions() -> dict[str, str]:
+    """Looked up once per process: importlib.metadata costs about 3 ms a package, more than a small run."""
     out = {"python": platform.python_version()}
     for name in ("attnflow", "numpy", "scipy", "sympy", "mpmath", "networkx"):
         try:

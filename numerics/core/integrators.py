@@ -11,6 +11,9 @@ All methods take a vector field ``field(X) -> (n, d)`` (the projected attention 
   full step. Fourth order.
 - ``adaptive``: Dormand-Prince 5(4) embedded pair with error control on max_i |err_i| / (atol + rtol |x_i|),
   renormalised after each accepted step, for long horizons. Hits every requested output time exactly.
+- ``dop853``: Dormand-Prince 8(5,3) (Hairer, Norsett, Wanner, Solving ODEs I, section II.10; the DOP853 code)
+  with its 7th-order dense output: steps are not shortened to land on output times, the outputs are
+  interpolated (3 more evaluations in a step that holds output times). 12 evaluations a step (FSAL).
 
 Time-dependent fields (depth schedules, :mod:`numerics.core.blocks`) are called ``field(X, t)`` and carry the
 attribute ``field.time_dependent = True`` (:func:`is_time_dependent`); every stepper evaluates them at its stage
@@ -29,7 +32,9 @@ from numerics.common.errors import InputError, require_real
 
 Field = Callable[[np.ndarray], np.ndarray]
 from numerics.core.names import METHODS  # noqa: E402, F401 - re-exported; defined without heavy imports for the CLI
-ORDERS = {"layer": 1, "rk4": 4, "adaptive": 5}
+ORDERS = {"layer": 1, "rk4": 4, "adaptive": 5, "dop853": 8}
+#: methods with error control, run by :func:`integrate` from tolerances and output times
+ADAPTIVE_METHODS = ("adaptive", "dop853")
 
 
 def renormalize(X: np.ndarray) -> np.ndarray:
@@ -127,6 +132,16 @@ def integrate_fixed(field: Field, X0: np.ndarray, t_end: float, dt: float, metho
     return np.array(times), np.array(states)
 
 
+def _adaptive_setup(field, save_times, project):
+    """Common checks of the adaptive integrators: ``(project, g(X, t), save_times)``."""
+    plain = field
+    timed_field = (lambda X, t: plain(X, t)) if is_time_dependent(field) else (lambda X, t: plain(X))
+    save_times = np.asarray(save_times, dtype=float)
+    if save_times.ndim != 1 or save_times.size < 1 or np.any(np.diff(save_times) < 0):
+        raise InputError("save_times must be a non-empty non-decreasing 1-D sequence")
+    return project or _identity, timed_field, save_times
+
+
 def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float], rtol: float = 1e-9,
                        atol: float = 1e-12, h0: float | None = None, max_steps: int = 10_000_000,
                        progress: Callable[[float, float], None] | None = None,
@@ -136,13 +151,7 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
     ``save_times`` must be non-decreasing and start at the initial time. Each accepted step is followed by
     ``project`` (renormalisation onto the spheres; ``None`` for flat state spaces such as angles).
     """
-    project = project or _identity
-    timed = is_time_dependent(field)
-    plain = field
-    field = (lambda X, t: plain(X, t)) if timed else (lambda X, t: plain(X))
-    save_times = np.asarray(save_times, dtype=float)
-    if save_times.ndim != 1 or save_times.size < 1 or np.any(np.diff(save_times) < 0):
-        raise InputError("save_times must be a non-empty non-decreasing 1-D sequence")
+    project, field, save_times = _adaptive_setup(field, save_times, project)
     stats = AdaptiveStats()
     t = float(save_times[0])
     X = X0.copy()
@@ -187,6 +196,120 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
     return save_times.copy(), np.array(states), stats
 
 
+def _dop853_tableau():
+    """DOP853 coefficients (Hairer's code, as tabulated in ``scipy.integrate._ivp.dop853_coefficients``):
+    C, A (16 x 16, the last 3 rows for the dense output), B, E3, E5 (13 weights, the 13th on f(y_new)), D."""
+    from scipy.integrate._ivp import dop853_coefficients as c
+
+    return c.C, c.A, c.B, c.E3, c.E5, c.D
+
+
+def _dop853_stages(field, X: np.ndarray, f: np.ndarray, t: float, h: float, K: np.ndarray) -> np.ndarray:
+    """The 11 further stages of one DOP853 step from X (f = field(X, t)) into K[:12]; returns the 8th-order
+    solution at t + h."""
+    C, A, B, _, _, _ = _dop853_tableau()
+    K[0] = f
+    for s in range(1, 12):
+        K[s] = field(X + h * np.tensordot(A[s, :s], K[:s], axes=1), t + C[s] * h)
+    return X + h * np.tensordot(B, K[:12], axes=1)
+
+
+def step_dop853(field: Field, X: np.ndarray, h: float,
+                project: Callable[[np.ndarray], np.ndarray] | None = renormalize, t: float | None = None) -> np.ndarray:
+    """One fixed DOP853 step (8th order, 12 evaluations), then ``project``: for order tests by step halving."""
+    g = _timed(field, t)
+    K = np.empty((16,) + X.shape)
+    t0 = 0.0 if t is None else t
+    X_new = _dop853_stages(lambda Y, tau: g(Y, tau - t0), X, g(X, 0.0), t0, h, K)
+    return (project or _identity)(X_new)
+
+
+def integrate_dop853(field: Field, X0: np.ndarray, save_times: Sequence[float], rtol: float = 1e-9,
+                     atol: float = 1e-12, h0: float | None = None, max_steps: int = 10_000_000,
+                     progress: Callable[[float, float], None] | None = None,
+                     project: Callable[[np.ndarray], np.ndarray] | None = renormalize):
+    """Dormand-Prince 8(5,3) with step-size control and dense output; returns ``(times, states, stats)``.
+
+    Error norm: h max_i |e5_i|^2 / sqrt(max |e5|^2 + 0.01 max |e3|^2) on the components scaled by
+    atol + rtol max(|x|, |x_new|) (the DOP853 estimate, with max norms as in ``adaptive``). Output states
+    at ``save_times`` come from the 7th-order interpolant, then ``project``. The state is integrated without
+    projection between outputs: the exact orthogonal projection inside the field (:func:`make_field`) keeps
+    every |x_i| constant along the extended flow, so the norm drift is part of the controlled error, and the
+    first-same-as-last evaluation survives (12 evaluations a step instead of 13). The returned frames are
+    projected.
+    """
+    project, field, save_times = _adaptive_setup(field, save_times, project)
+    C, A, B, E3, E5, D = _dop853_tableau()
+    stats = AdaptiveStats()
+    t, t_end = float(save_times[0]), float(save_times[-1])
+    X = X0.copy()
+    f = field(X, t)
+    stats.evaluations += 1
+    h = h0 if h0 is not None else _initial_step(X, f, rtol, atol)
+    safety, fac_min, fac_max = 0.9, 0.2, 10.0
+    states = [project(X.copy())]
+    k_out = 1
+    while k_out < save_times.size and save_times[k_out] <= t:  # repeated initial times
+        states.append(states[0].copy())
+        k_out += 1
+    K = np.empty((16,) + X.shape)
+    rejected_last = False
+    while k_out < save_times.size:
+        if stats.accepted + stats.rejected >= max_steps:
+            raise InputError(f"dop853 integrator exceeded {max_steps} steps at t={t:g}")
+        h_try = min(h, t_end - t)
+        X_new = _dop853_stages(field, X, f, t, h_try, K)
+        t_new = t_end if h_try >= t_end - t else t + h_try
+        K[12] = f_new = field(X_new, t_new)
+        stats.evaluations += 12
+        scale = atol + rtol * np.maximum(np.abs(X), np.abs(X_new))
+        e5 = float(np.max(np.abs(np.tensordot(E5, K[:13], axes=1)) / scale)) if X.size else 0.0
+        e3 = float(np.max(np.abs(np.tensordot(E3, K[:13], axes=1)) / scale)) if X.size else 0.0
+        err = 0.0 if e5 == 0.0 and e3 == 0.0 else h_try * e5 * e5 / math.sqrt(e5 * e5 + 0.01 * e3 * e3)
+        if err <= 1.0:
+            if k_out < save_times.size and save_times[k_out] <= t_new:
+                interpolate = _dop853_dense(field, X, X_new, f, f_new, K, t, h_try, A, C, D)
+                stats.evaluations += 3
+                while k_out < save_times.size and save_times[k_out] <= t_new:
+                    target = float(save_times[k_out])
+                    states.append(project(X_new.copy() if target == t_new else interpolate(target)))
+                    k_out += 1
+            t, X, f = t_new, X_new, f_new
+            stats.accepted += 1
+            stats.last_step = h_try
+            fac = fac_max if err == 0.0 else min(fac_max, safety * err ** (-1 / 8))
+            h = h_try * (min(1.0, fac) if rejected_last else fac)
+            rejected_last = False
+            if progress is not None:
+                progress(t, t_end)
+        else:
+            stats.rejected += 1
+            rejected_last = True
+            h = h_try * max(fac_min, safety * err ** (-1 / 8))
+            if h < 1e-14 * max(1.0, abs(t)):
+                raise InputError(f"dop853 step size underflow at t={t:g}")
+    return save_times.copy(), np.array(states), stats
+
+
+def _dop853_dense(field, X, X_new, f, f_new, K, t, h, A, C, D):
+    """The 7th-order DOP853 interpolant on [t, t + h] (3 more stages); returns ``y(s)``."""
+    for s in range(13, 16):
+        K[s] = field(X + h * np.tensordot(A[s, :s], K[:s], axes=1), t + C[s] * h)
+    delta = X_new - X
+    F = [delta, h * f - delta, 2.0 * delta - h * (f_new + f)]
+    F += [h * np.tensordot(D[k], K, axes=1) for k in range(D.shape[0])]
+
+    def y(target: float) -> np.ndarray:
+        x = (target - t) / h
+        out = np.zeros_like(X)
+        for i, Fi in enumerate(reversed(F)):
+            out += Fi
+            out *= x if i % 2 == 0 else 1.0 - x
+        return out + X
+
+    return y
+
+
 def output_times(save_times, t_end: float) -> np.ndarray:
     """Validated output times of an adaptive run: strictly increasing from 0 to t_end (default: 101 equally
     spaced times)."""
@@ -211,7 +334,7 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
     methods given ``save_times`` (from t0 = 0) land on each of them: every interval between two save times is
     split into ceil(length / dt) equal steps h <= dt (``save_every`` is then ignored).
     """
-    if method == "adaptive":
+    if method in ADAPTIVE_METHODS:
         rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
         atol = require_real(atol, "atol", minimum=0.0, strict_minimum=True)
         if t0 == 0.0:
@@ -219,8 +342,9 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
         elif save_times is None:
             raise InputError("an adaptive run from t0 != 0 needs explicit save_times")
         h0 = None if dt is None else require_real(dt, "dt", minimum=0.0, strict_minimum=True)
-        times, states, st = integrate_adaptive(field, X0, save_times, rtol=rtol, atol=atol, h0=h0,
-                                               progress=progress, project=project)
+        run = integrate_adaptive if method == "adaptive" else integrate_dop853
+        times, states, st = run(field, X0, save_times, rtol=rtol, atol=atol, h0=h0, progress=progress,
+                                project=project)
         return times, states, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
                                "field_evaluations": st.evaluations}
     if dt is None:

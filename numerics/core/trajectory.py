@@ -20,7 +20,7 @@ from numerics.common.errors import (SPHERE_TOLERANCE, InputError, require_finite
 from numerics.common.limits import check_array, check_work, steps_of
 from numerics.common.readers import parse_json, read_npy, read_npz
 from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, energy_normalization_for, interaction_energy
-from numerics.core.integrators import integrate
+from numerics.core.integrators import ADAPTIVE_METHODS, integrate
 from numerics.core.model import Model, SaveAt, Solver
 from numerics.common.provenance import atomic_write, package_versions, thread_environment, to_json
 
@@ -166,6 +166,10 @@ def _energies(states, beta, kernel, normalization, field_fn=None, progress=None)
     elif getattr(field_fn, "energy", None) is not None:
         def one(Xk):
             return field_fn.energy(Xk, normalization)
+    elif getattr(field_fn, "tile_energy", None) is not None:
+        def one(Xk):  # from the field's row sums where it was evaluated at this frame, else the pair sum
+            value = field_fn.tile_energy(Xk, normalization)
+            return interaction_energy(Xk, beta, normalization=normalization) if value is None else value
     else:
         def one(Xk):
             return interaction_energy(Xk, beta, normalization=normalization)
@@ -183,6 +187,8 @@ def energy_method(field_fn, kernel) -> str:
         return "kernel pair sum, O(n^2) per frame"
     if getattr(field_fn, "energy", None) is not None:
         return "order parameters, O(n K) per frame"
+    if getattr(field_fn, "tile_energy", None) is not None:
+        return "field row sums at evaluated frames (rel. error <= 1e-12), else pair sum"
     return "pair sum, O(n^2) per frame"
 
 
@@ -219,7 +225,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     check_simulation_cost(n, d, t_end, solver, SaveAt(every=int(meta.get("save_every", 1))), t0=t0)
     field_fn, backend = model.vector_field(n, d, solver.backend)
     save_times = None
-    if solver.method == "adaptive":
+    if solver.method in ADAPTIVE_METHODS:
         old = trajectory.times
         spacing = float(old[-1] - old[0]) / max(1, old.size - 1) if old.size > 1 else (t_end - t0) / 100
         frames = max(1, int(round((t_end - t0) / spacing)))
@@ -248,7 +254,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
 
 _SCHEMES = {"layer": "projected Euler x <- (x + h v)/|x + h v|",
             "rk4": "classical RK4 on the projected field, renormalised each step",
-            "adaptive": "Dormand-Prince 5(4), renormalised each accepted step"}
+            "adaptive": "Dormand-Prince 5(4), renormalised each accepted step",
+            "dop853": "Dormand-Prince 8(5,3) with dense output, outputs renormalised"}
 
 
 def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = None,
@@ -308,7 +315,8 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     check_simulation_cost(n, d, t_end, solver, save)
     field_fn, backend = model.vector_field(n, d, solver.backend)
     norm = "kernel" if model.kernel is not None else energy_normalization_for(model.beta)
-    _energies(X0[None], model.beta, model.kernel, norm, field_fn)  # fails here, before integrating, if it cannot be computed
+    energy0 = _energies(X0[None], model.beta, model.kernel, norm, field_fn)  # fails here, before integrating
+
     started = _time.perf_counter()
     if model.noise > 0:
         times, states, stats = _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress)
@@ -318,9 +326,11 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
                                          progress=progress)
     seconds = _time.perf_counter() - started
     started = _time.perf_counter()
-    energy = _energies(states, model.beta, model.kernel, norm, field_fn, energy_progress)
+    # states[0] is X0: its energy is the one computed before integrating
+    energy = np.concatenate([energy0, _energies(states[1:], model.beta, model.kernel, norm, field_fn,
+                                                energy_progress)])
     energy_seconds = _time.perf_counter() - started
-    adaptive = solver.method == "adaptive"
+    adaptive = solver.method in ADAPTIVE_METHODS
     arrays: dict = {}
     meta = {**model.to_meta(arrays), "n": int(n), "d": int(d), "t_end": t_end, "method": solver.method,
             "dt": solver.dt, "save_every": save.every, "seed": None, "init": "given",
@@ -347,7 +357,7 @@ def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: Sa
     """Refuse, before integrating, a run whose saved frames do not fit in memory or whose field evaluations
     (``per_eval`` operations each: O(n^2 d) with the direct sums by default, plus an O(n^2) energy per saved
     frame) would take absurdly long."""
-    if solver.method == "adaptive":
+    if solver.method in ADAPTIVE_METHODS:
         steps = None
         frames = 101 if save.times is None else save.times.size
     else:

@@ -76,3 +76,106 @@ def test_adaptive_meets_its_tolerance():
     ref = integrate_adaptive(f, X0, [0.0, 2.0], rtol=1e-13, atol=1e-14)[1][-1]
     X = integrate_adaptive(f, X0, [0.0, 2.0], rtol=1e-8, atol=1e-10)[1][-1]
     assert np.abs(X - ref).max() <= 1e-7
+
+
+def test_dop853_is_eighth_order(problem):
+    """Fixed DOP853 steps h = 1/2 ... 1/8 to t = 1: least-squares slope of log error against log h."""
+    from numerics.core.integrators import step_dop853
+
+    field, X0, _ = problem
+    ref = X0
+    for _ in range(64):
+        ref = step_dop853(field, ref, 1 / 64)
+    errors = []
+    for steps in (2, 4, 8):
+        X = X0
+        for _ in range(steps):
+            X = step_dop853(field, X, 1 / steps)
+        errors.append(float(np.max(np.linalg.norm(X - ref, axis=1))))
+    slope = np.polyfit(np.log([1 / 2, 1 / 4, 1 / 8]), np.log(errors), 1)[0]
+    assert abs(slope - 8.0) <= 0.5, errors
+
+
+def test_dop853_dense_output_order_and_tolerance(problem):
+    """The interpolant at mid-step converges like h^8 (7th-order interpolant, local error); adaptive runs meet
+    the tolerance at interpolated output times and use fewer evaluations than Dormand-Prince 5(4)."""
+    from numerics.core.integrators import _dop853_dense, _dop853_stages, _dop853_tableau, integrate_dop853
+
+    field, X0, ref = problem
+    C, A, B, E3, E5, D = _dop853_tableau()
+    g = lambda Y, t: field(Y)  # noqa: E731
+    errors = []
+    for h in (0.4, 0.2, 0.1):
+        K = np.empty((16,) + X0.shape)
+        f = field(X0)
+        X1 = _dop853_stages(g, X0, f, 0.0, h, K)
+        K[12] = f1 = field(X1)
+        mid = _dop853_dense(g, X0, X1, f, f1, K, 0.0, h, A, C, D)(h / 2)
+        exact = X0
+        for _ in range(32):
+            exact = step_dop853_flat(field, exact, h / 64)
+        errors.append(float(np.max(np.abs(mid - exact))))
+    slope = np.polyfit(np.log([0.4, 0.2, 0.1]), np.log(errors), 1)[0]
+    assert abs(slope - 8.0) <= 0.6, errors
+    save = np.array([0.0, 0.25, 0.6, 1.0])
+    times, states, stats = integrate_dop853(field, X0, save, rtol=1e-10, atol=1e-12)
+    _, _, dp5 = integrate_adaptive(field, X0, save, rtol=1e-10, atol=1e-12)
+    assert np.array_equal(times, save) and np.abs(states[-1] - ref).max() < 1e-8
+    assert np.allclose(np.linalg.norm(states, axis=2), 1.0, atol=1e-15)
+    assert stats.evaluations < dp5.evaluations, (stats.evaluations, dp5.evaluations)
+
+
+def step_dop853_flat(field, X, h):
+    from numerics.core.integrators import step_dop853
+
+    return step_dop853(field, X, h, project=None)
+
+
+def test_dop853_order_check_catches_a_planted_weight_error(problem, monkeypatch):
+    """Moving 1e-6 of weight from b_1 to b_6 (still consistent: sum b = 1) breaks the order conditions of
+    order >= 2: the observed slope falls far below 8."""
+    import numerics.core.integrators as integ
+
+    real = integ._dop853_tableau
+    C, A, B, E3, E5, D = real()
+    B = B.copy()
+    B[0] -= 1e-6
+    B[5] += 1e-6
+    monkeypatch.setattr(integ, "_dop853_tableau", lambda: (C, A, B, E3, E5, D))
+    field, X0, _ = problem
+    ref = X0
+    for _ in range(64):
+        ref = real_step(real, field, ref, 1 / 64)
+    errors = []
+    for steps in (2, 4, 8):
+        X = X0
+        for _ in range(steps):
+            X = integ.step_dop853(field, X, 1 / steps)
+        errors.append(float(np.max(np.linalg.norm(X - ref, axis=1))))
+    slope = np.polyfit(np.log([1 / 2, 1 / 4, 1 / 8]), np.log(errors), 1)[0]
+    assert slope < 4.0, errors
+
+
+def real_step(tableau, field, X, h):
+    C, A, B, _, _, _ = tableau()
+    K = [field(X)]
+    for s in range(1, 12):
+        K.append(field(X + h * sum(A[s, j] * K[j] for j in range(s))))
+    X = X + h * sum(B[j] * K[j] for j in range(12))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def test_dop853_time_dependent_flat_field():
+    """dx/dt = t x on a flat space (project=None): x(t) = x0 e^{t^2/2} at interpolated and step-end outputs."""
+    from numerics.core.integrators import integrate
+
+    def field(X, t):
+        return t * X
+
+    field.time_dependent = True
+    X0 = np.array([[1.0, -0.5]])
+    times, states, stats = integrate(field, X0, 2.0, "dop853", save_times=np.linspace(0.0, 2.0, 7), rtol=1e-11,
+                                     atol=1e-13, project=None)
+    exact = X0[None] * np.exp(times ** 2 / 2)[:, None, None]
+    assert np.max(np.abs(states - exact) / np.abs(exact)) < 1e-9
+    assert stats["field_evaluations"] > 0

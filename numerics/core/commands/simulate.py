@@ -129,7 +129,7 @@ def run(args) -> int:
             if args.matrices else {}
         model = Model(kind=args.model, beta=args.beta, kernel=kernel_from_args(args), time_unit=args.time_unit,
                       noise=args.noise, **mats, **architecture_from_args(args))
-        dt = args.dt if (args.dt is not None or args.method == "adaptive") else 0.05
+        dt = args.dt if (args.dt is not None or args.method in ("adaptive", "dop853")) else 0.05
         noise_seed = args.seed if args.noise_seed is None else args.noise_seed
         solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
                         seed=noise_seed)

@@ -1,0 +1,47 @@
+"""How much of ``simulate`` is spent outside field evaluations (goal: under 10%).
+
+``simulate`` (``rk4``, a frame and its energy saved every step) and the same number of bare field
+evaluations (4 per step) are timed interleaved in one process, the minimum of the repeats kept; the share
+outside the field is 1 - field time / simulate time. It covers the integrator's vector arithmetic, the
+renormalisation, the copies of the saved frames and the energy of every frame.
+"""
+from __future__ import annotations
+
+from numerics.common.errors import require_int, require_real
+from numerics.common.limits import check_work
+from numerics.common.timing import best_interleaved
+from numerics.core.model import Model, SaveAt, Solver
+from numerics.core.trajectory import simulate, uniform_sphere
+
+#: goal: simulate spends less than this fraction of its time outside field evaluations
+OUTSIDE_TARGET = 0.10
+
+
+def benchmark_simulate(n: int = 2048, d: int = 3, beta: float = 1.0, steps: int = 10, dt: float = 0.05,
+                       repeats: int = 3, seed: int = 0) -> dict:
+    """Time ``simulate`` (rk4, ``steps`` steps, every frame saved) against 4 ``steps`` field evaluations."""
+    n = require_int(n, "n", minimum=2)
+    d = require_int(d, "d", minimum=2)
+    steps = require_int(steps, "steps", minimum=1)
+    repeats = require_int(repeats, "repeats", minimum=1)
+    beta = require_real(beta, "beta")
+    check_work(2.0 * repeats * 5 * steps * float(n) * n * (2 * d + 8), f"a simulate benchmark with n={n}")
+    model = Model("sa", beta)
+    X0 = uniform_sphere(n, d, seed)
+    field_fn, _ = model.vector_field(n, d, "direct")
+    solver, save = Solver("rk4", dt=dt), SaveAt(every=1)
+
+    def run_simulate():
+        return simulate(model, X0, steps * dt, solver=solver, save=save)
+
+    def run_fields():
+        for _ in range(4 * steps):
+            field_fn(X0)
+
+    traj = run_simulate()
+    t_sim, t_field = best_interleaved([run_simulate, run_fields], repeats)
+    outside = 1.0 - t_field / t_sim
+    return {"n": n, "d": d, "beta": beta, "steps": steps, "method": "rk4", "frames": int(traj.times.size),
+            "simulate_seconds": t_sim, "field_seconds": t_field, "outside_share": outside,
+            "energy_seconds_last_run": float(traj.meta["timings"]["energy"]),
+            "target": OUTSIDE_TARGET, "within_target": outside < OUTSIDE_TARGET}
