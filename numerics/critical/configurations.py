@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from numerics.common.limits import check_array
 from numerics.common.errors import InputError, require_choice, require_int
 from numerics.core.trajectory import load_initial
 
@@ -112,6 +113,9 @@ def build_configuration(config: str, *, n: int | None = None, d: int | None = No
                         masses: Sequence[int] | None = None, file=None, normalize: bool = False) -> np.ndarray:
     """Dispatch on the family name (see the module docstring); validates every combination."""
     config = require_choice(config, "config", CONFIGS)
+    if n is not None and d is not None:
+        check_array((require_int(n, "n", minimum=1), require_int(d, "d", minimum=2)), f"a configuration of n={n} "
+                    f"points in R^{d}", copies=4)
     if config == "file":
         if file is None:
             raise InputError("config 'file' needs --file X.npy")

@@ -25,6 +25,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 from scipy.special import lambertw, logsumexp
 
+from numerics.common.limits import check_array, check_work
 from numerics.common.errors import (
     InputError,
     require_choice,
@@ -598,6 +599,9 @@ def simulate_particles(model: GaussianAttention, mean, cov, t_end: float, *, n: 
     mean, cov = require_mean(mean, d), require_covariance(cov, d)
     n = require_int(n, "n", minimum=2)
     steps = require_int(steps, "steps", minimum=1)
+    # the particles, the Runge-Kutta stages and one row block of weights; O(n^2 d) work per field evaluation
+    check_array((n, model.d), f"a particle system of n={n} tokens in R^{model.d}", copies=12)
+    check_work(4.0 * steps * float(n) * n * (2 * model.d + 8), f"a particle system of n={n} with {steps} steps")
     t_end = require_real(t_end, "t_end", minimum=0.0)
     rng = np.random.default_rng(require_int(seed, "seed", minimum=0))
     X0 = mean + rng.standard_normal((n, d)) @ np.linalg.cholesky(cov).T

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from numerics.common.limits import check_array
 from numerics.common.errors import InputError, require_choice, require_int, require_real
 
 MODELS = ("sa", "usa")
@@ -216,6 +217,7 @@ def solve_continuity_circle(beta: float, model: str, *, grid: int = 512, t_end: 
     model = require_choice(model, "model", MODELS)
     time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
     grid = require_int(grid, "grid", minimum=8)
+    check_array((grid, 64), f"the S^1 PDE on a grid of {grid} points")  # states, stages and saved frames
     if grid % 2:
         raise InputError(f"grid must be even, got {grid}")
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
