@@ -66,9 +66,17 @@ def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca
     ax.set_ylabel(f"energy ({meta.get('energy_normalization', 'glpr')})")
     fig.suptitle(f"{meta.get('model')}  n={X.shape[1]}  d={d}  beta={meta.get('beta')}  {meta.get('method')}")
     fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def save_figure(fig, path, dpi: int = 90, **savefig) -> str:
+    """Write ``fig`` as PNG atomically (:func:`numerics.common.provenance.atomic_write`) and close it, also
+    when writing fails; an unwritable path is one :class:`InputError` line. Every command's ``--plot`` ends here.
+    ``savefig`` passes options such as ``bbox_inches="tight"`` to matplotlib."""
+    import matplotlib.pyplot as plt
 
     def writer(tmp):
-        fig.savefig(tmp, format="png", dpi=90)
+        fig.savefig(tmp, format="png", dpi=dpi, **savefig)
 
     try:
         return atomic_write(path, writer, suffix=".png")

@@ -101,3 +101,20 @@ def _reason(exc: BaseException) -> str:
         return "it holds pickled Python objects, which attnflow never loads"
     text = str(exc).strip().splitlines()
     return text[0] if text and text[0] else type(exc).__name__
+
+
+def json_array(text: str | None, name: str) -> np.ndarray | None:
+    """A command-line JSON array (``--A "[[1, 0], [0, 1]]"``) as a float array; ``None`` stays ``None``.
+
+    Parsed as data (``json.loads``, never evaluated), with the nesting bound of :func:`parse_json`; a value that
+    is not a numeric, rectangular array is one :class:`InputError` line naming the flag.
+    """
+    if text is None:
+        return None
+    value = parse_json(text, f"--{name}")
+    if not isinstance(value, list):
+        raise InputError(f"--{name} must be a JSON array, got {text!r}")
+    try:
+        return np.array(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"--{name} must be a numeric (rectangular) JSON array, got {text!r}") from None

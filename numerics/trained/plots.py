@@ -3,23 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.common.errors import InputError
-from numerics.common.provenance import atomic_write
+from numerics.common.plots import save_figure
 from numerics.trained.geometry import histogram_edges
-
-
-def _save(fig, path) -> str:
-    import matplotlib.pyplot as plt
-
-    def writer(tmp):
-        fig.savefig(tmp, format="png", dpi=90)
-
-    try:
-        return atomic_write(path, writer, suffix=".png")
-    except OSError as exc:
-        raise InputError(f"cannot write plot {path}: {exc}") from None
-    finally:
-        plt.close(fig)
 
 
 def draw_layer_histograms(axes, runs: dict) -> None:
@@ -54,7 +39,7 @@ def plot_layer_histograms(runs: dict, path, title: str = "") -> str:
         axes[r, 0].set_ylabel("fraction of pairs")
     fig.suptitle(title + " - pairwise cosines of the tokens, layer by layer", fontsize=10)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_heads(reports, path) -> str:
@@ -85,7 +70,7 @@ def plot_heads(reports, path) -> str:
     a2.set_xlabel("heads, grouped by layer")
     fig.suptitle("trained heads as attnflow parameters", fontsize=10)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_iterated(cmp: dict, path) -> str:
@@ -113,4 +98,4 @@ def plot_iterated(cmp: dict, path) -> str:
                     fontsize=8)
     fig.suptitle(f"layer {cmp['layer']} iterated ({cmp['variant']}), n = {cmp['n']} tokens", fontsize=10)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -255,6 +255,15 @@ def test_corrupt_trajectories_are_one_line_errors(capsys, work):
         run_case(capsys, argv)
 
 
+def test_deeply_nested_json_arguments_are_one_line_errors(capsys, work):
+    deep = "[" * 100_000 + "]" * 100_000
+    base = ["gaussian", "--attention", "softmax", "--d", "2", "--V", "[[1,0],[0,1]]", "--A", "[[1,0],[0,1]]",
+            "--cov", "[[1,0],[0,1]]", "--t-end", "0.1"]
+    assert "nested deeper" in run_case(capsys, base + ["--mean", deep]).err
+    assert "nested deeper" in run_case(capsys, ["rd", "--attention", "softmax", "--d", "2", "--V", deep, "--n", "4",
+                                                "--t-end", "1", "--out", "rd.npz"]).err
+
+
 def test_complex_arrays_are_refused_not_truncated(capsys, work):
     np.save("c.npy", np.eye(3).astype(complex))
     assert "complex" in run_case(capsys, ["simulate", "--model", "sa", "--init", "c.npy", "--beta", "1",

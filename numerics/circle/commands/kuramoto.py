@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from numerics.common.plots import save_figure
 from numerics.common.errors import InputError
 from numerics.core.names import METHODS, MODELS, TIME_UNITS
-from numerics.common.provenance import StderrProgress, atomic_write
+from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values, table
 
 NAME = "kuramoto"
@@ -115,10 +116,4 @@ def _plot(circ, path: str) -> str:
     axes[2].set_ylabel(f"energy ({m['energy_normalization']})")
     axes[2].set_xlabel(f"t ({m['time_unit_note']})")
     fig.tight_layout()
-    try:
-        atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110), suffix=".png")
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)

@@ -7,8 +7,9 @@ import numpy as np
 from typing import TYPE_CHECKING
 
 from numerics.clusters.names import DEFAULT_EPS
+from numerics.common.plots import save_figure
 from numerics.common.errors import InputError, require_real
-from numerics.common.provenance import StderrProgress, atomic_write
+from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, fmt, key_values, table
 
 if TYPE_CHECKING:  # heavy modules are imported where they are used (attnflow --help stays fast)
@@ -148,10 +149,4 @@ def plot_history(hist: MergeHistory, payload: dict, traj: Trajectory, path: str)
     axes[2].set_xscale("log")
     fig.tight_layout()
 
-    def writer(tmp):
-        fig.savefig(tmp, format="png", dpi=110)
-
-    try:
-        atomic_write(path, writer, suffix=".png")
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=110)

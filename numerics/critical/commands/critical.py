@@ -6,11 +6,12 @@ import math
 
 import numpy as np
 
+from numerics.common.plots import save_figure
 from numerics.common.errors import EXP_BETA_MAX, InputError, require_int, require_real
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.core.names import MODELS
 from numerics.critical.names import CONFIGS
-from numerics.common.provenance import StderrProgress, atomic_write
+from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, fmt, key_values, table
 
 NAME = "critical"
@@ -267,9 +268,4 @@ def _plot_sweep(path, grid, reports, config) -> None:
 
 
 def _save(fig, path) -> None:
-    import matplotlib.pyplot as plt
-
-    try:
-        atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight"), suffix=".png")
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=120, bbox_inches="tight")

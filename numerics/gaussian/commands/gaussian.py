@@ -2,13 +2,14 @@
 against a particle simulation, and plot covariance ellipses."""
 from __future__ import annotations
 
-import json
 
 import numpy as np
 
+from numerics.common.plots import save_figure
 from numerics.common.errors import InputError, require_int, require_real
+from numerics.common.readers import json_array
 from numerics.gaussian.names import ATTENTIONS
-from numerics.common.provenance import StderrProgress, atomic_write, package_versions
+from numerics.common.provenance import StderrProgress, package_versions
 from numerics.common.render import emit, fmt, key_values
 
 NAME = "gaussian"
@@ -38,22 +39,6 @@ def add_arguments(p):
     p.add_argument("--plot", help="write covariance ellipses over time (and the particle cloud) to FILE.png")
 
 
-def _json_value(text: str | None, name: str):
-    """Parse a JSON array as data (json.loads, never evaluated)."""
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"--{name} is not valid JSON ({exc.msg}): {text!r}") from None
-    if not isinstance(value, list):
-        raise InputError(f"--{name} must be a JSON array, got {text!r}")
-    try:
-        return np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"--{name} must be a numeric (rectangular) JSON array, got {text!r}") from None
-
-
 def run(args) -> int:
     from numerics.gaussian.solutions import (compare_particles_to_ode, gaussian_attention, simulate_particles,
                                              solve_moment_ode)
@@ -61,7 +46,7 @@ def run(args) -> int:
 
     d = require_int(args.d, "--d", minimum=1)
     t_end = require_real(args.t_end, "--t-end", minimum=0.0)
-    mats = {k: _json_value(getattr(args, k), k) for k in ("A", "V", "Q", "K")}
+    mats = {k: json_array(getattr(args, k), k) for k in ("A", "V", "Q", "K")}
     if args.heads:
         given = [f"--{k}" for k, v in mats.items() if v is not None]
         if args.attention != "softmax" or given:
@@ -72,7 +57,7 @@ def run(args) -> int:
         if mats["V"] is None:
             raise InputError("--V is required (or --heads FILE.npz with --attention softmax)")
         model = gaussian_attention(args.attention, d, **mats)
-    mean, cov = _json_value(args.mean, "mean"), _json_value(args.cov, "cov")
+    mean, cov = json_array(args.mean, "mean"), json_array(args.cov, "cov")
     sol = solve_moment_ode(model, mean, cov, t_end)
     payload = {"attention": args.attention, "d": d, "t_end": t_end, "status": sol.status,
                "time": float(sol.times[-1]), "mean": sol.final_mean, "cov": sol.final_cov,
@@ -162,9 +147,4 @@ def _plot(path, sol, run_):
     ax2.legend(fontsize=7)
     ax2.set_title("spectrum of Sigma(t) and size of the mean", fontsize=10)
     fig.tight_layout()
-    try:
-        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"), suffix=".png")
-    except OSError as exc:
-        raise InputError(f"cannot write plot {path}: {exc.strerror or exc}") from None
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=110)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from numerics.common.plots import save_figure
 from numerics.common.errors import InputError, require_real
 from numerics.common.render import emit, key_values, table
 
@@ -89,7 +90,6 @@ def plot_density(history, path: str, title: str) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from numerics.common.provenance import atomic_write
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     extent = (0.0, 2 * np.pi, float(history.times[0]), float(history.times[-1]))
@@ -106,8 +106,7 @@ def plot_density(history, path: str, title: str) -> None:
     ax.set_ylabel(f"t ({history.meta['time_unit']})")
     ax.set_title(title)
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def run(args) -> int:

@@ -1,6 +1,7 @@
 """``attnflow spectrum``: growth rates lambda_l(beta) of the uniform measure, l_max, runner-up, switch points."""
 from __future__ import annotations
 
+from numerics.common.plots import save_figure
 from numerics.common.errors import InputError, require_choice, require_int, require_real
 from numerics.common.render import emit, key_values, table
 
@@ -46,7 +47,6 @@ def spectrum_payload(d: int, beta: float, model: str, lmax: int | None, time_uni
 def plot_spectrum(payload: dict, path: str) -> None:
     import matplotlib.pyplot as plt
 
-    from numerics.common.provenance import atomic_write
     from theory.meanfield import switch_points
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
@@ -72,8 +72,7 @@ def plot_spectrum(payload: dict, path: str) -> None:
     ax2.set_title("fastest degree (switch points in grey)")
     ax2.legend()
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def run(args) -> int:

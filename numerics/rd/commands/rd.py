@@ -6,8 +6,8 @@ import numpy as np
 
 from numerics.common.errors import InputError, require_int, require_real
 from numerics.common.provenance import StderrProgress, atomic_write, package_versions
-from numerics.common.render import emit, fmt, key_values
-from numerics.gaussian.commands.gaussian import _json_value
+from numerics.common.render import emit, key_values
+from numerics.common.readers import json_array
 from numerics.gaussian.names import ATTENTIONS
 
 NAME = "rd"
@@ -68,7 +68,7 @@ def build_model(args):
     from numerics.rd.model import RdModel
 
     d = require_int(args.d, "--d", minimum=1)
-    mats = {k: _json_value(getattr(args, k), k) for k in ("A", "Q", "K", "V")}
+    mats = {k: json_array(getattr(args, k), k) for k in ("A", "Q", "K", "V")}
     return RdModel(args.attention, d, **mats)
 
 
