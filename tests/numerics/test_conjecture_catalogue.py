@@ -4,7 +4,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from numerics.conjectures.catalogue import SMOOTH_STEP, catalogue, landscape_outcome, no_spurious_maximum
+from numerics.conjectures.catalogue import (PRY_THRESHOLD, SMOOTH_STEP, ascent_outcome, catalogue, landscape_outcome,
+                                            no_spurious_maximum, stratified_floats)
 from numerics.critical.configurations import circle_clusters, regular_polygon
 from numerics.core.trajectory import uniform_sphere
 
@@ -21,7 +22,51 @@ def test_catalogue_has_the_required_entries_with_notes():
 
 
 def _verdict(inputs):
-    return no_spurious_maximum(inputs, landscape_outcome(inputs))
+    """Verdict on the critical point reached from inputs['X0'] alone (no symmetric scan)."""
+    return no_spurious_maximum(inputs, ascent_outcome(inputs))
+
+
+@pytest.mark.parametrize("beta", [-1.0, -0.8, -0.68, -0.66, -0.6, -0.3, 0.0, 0.5, 1.0])
+def test_symmetric_scan_reproduces_the_pry_threshold(beta):
+    """From a start that synchronises, the outcome's scan of symmetric critical points finds a spurious
+    maximum exactly when beta < -2/3 (PRY arXiv 2507.22857: three equal clusters), and says which start."""
+    X0 = circle_clusters(2, masses=[3]) + 0.0  # one cluster: the ascent synchronises
+    outcome = landscape_outcome({"beta": beta, "X0": X0})
+    v = no_spurious_maximum({}, outcome)
+    if beta < PRY_THRESHOLD:
+        assert v.holds is False and len(outcome["cluster_sizes"]) == 3, (beta, outcome["start"])
+        assert "3 equal clusters" in outcome["start"]
+    else:
+        assert v.holds is True and outcome["start"] == "ascent from the drawn X0", (beta, outcome["start"])
+
+
+def test_default_landscape_run_finds_the_known_counterexample():
+    """The `landscape` conjecture's default range [-1, 1] contains PRY's counterexample; the default run (its own
+    budget, a fresh seed) must find it."""
+    import secrets
+
+    seed = secrets.randbits(32)
+    result = catalogue()["landscape"].run(seed=seed)
+    assert result.status == "counterexample", f"seed {seed}: {result.status} after {result.examples_tried}"
+
+
+def test_stratified_floats_visit_every_stratum():
+    from hypothesis import given, settings
+
+    draws = []
+
+    @settings(max_examples=200, database=None)
+    @given(stratified_floats(-1.0, 1.0, strata=4, exclude_max=True))
+    def collect(x):
+        draws.append(x)
+
+    collect()
+    draws = np.array(draws)
+    assert np.all((draws >= -1.0) & (draws < 1.0))
+    counts = np.bincount(np.minimum(np.floor((draws + 1.0) * 2), 3).astype(int), minlength=4)  # 1 - ulp rounds up
+    assert np.all(counts >= 0.15 * draws.size), counts  # a fair spread gives about a quarter each
+    # Hypothesis's plain st.floats(-1, 1) puts 22-32% of its draws within 0.01 of 0 (measured); uniform: 1%
+    assert np.mean(np.abs(draws) < 0.01) < 0.15
 
 
 @pytest.mark.parametrize("masses", [[1, 1, 1], [2, 2, 2]])

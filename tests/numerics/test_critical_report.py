@@ -140,7 +140,7 @@ def test_absolute_zero_floor_shared_by_critical_and_conjecture_search(monkeypatc
     degenerate; with only the relative tolerance (the old rule) its rounding-size eigenvalues made it a
     'strict local maximum'."""
     import numerics.critical.report as report
-    from numerics.conjectures.catalogue import landscape_outcome, no_spurious_maximum
+    from numerics.conjectures.catalogue import ascent_outcome, no_spurious_maximum
     from theory.expression_parser import parse_kernel
 
     kernel = parse_kernel("exp(beta*s) - 0.8*s**4")
@@ -148,7 +148,7 @@ def test_absolute_zero_floor_shared_by_critical_and_conjecture_search(monkeypatc
     X = np.array([[1.0, 0.0, 0.0], [np.sin(th), np.cos(th), 0.0]])
     rep = report.critical_point_report(X, 0.0, "usa", kernel)
     assert rep.classification == "degenerate" and rep.zero_tolerance >= 1e-13
-    outcome = landscape_outcome({"X0": X, "beta": 0.0, "kernel": "exp(beta*s) - 0.8*s**4", "params": {}})
+    outcome = ascent_outcome({"X0": X, "beta": 0.0, "kernel": "exp(beta*s) - 0.8*s**4", "params": {}})
     assert outcome["classification"] == "degenerate"
     assert no_spurious_maximum({}, outcome).holds is None  # undecided, never a counterexample
     monkeypatch.setattr(report, "ZERO_ABSOLUTE", 0.0)

@@ -100,6 +100,10 @@ def run(args) -> int:
             pairs += [("counterexample", cx["verdict"]["detail"]), ("inputs", str(inputs))]
             if "X0" in cx["inputs"]:
                 pairs.append(("X0 shape", str(tuple(cx["inputs"]["X0"].shape))))
+            outcome = cx.get("outcome") or {}
+            if "start" in outcome:  # landscape outcomes: the drawn start or a symmetric configuration
+                shape = f", {len(outcome['X'])} points" if "X" in outcome else ""
+                pairs.append(("found from", f"{outcome['start']}{shape}"))
         if result.saved_to:
             pairs.append(("saved to", result.saved_to))
         emit(args, payload, key_values(pairs))
