@@ -1,4 +1,5 @@
 """CLI: attnflow clusters and attnflow predict-merges (in-process, exit codes, JSON keys, bad input)."""
+import re
 
 import numpy as np
 import pytest
@@ -49,9 +50,21 @@ def test_clusters_refine_and_plot(capsys, traj_file, tmp_path):
 
 
 def test_clusters_text(capsys, traj_file):
+    """The text table says what the JSON says, and the merges happen in the order the start dictates: the three
+    close pairs (separations 0.01, 0.02, 0.03 rad) first, closest first, then the pairs of pairs."""
+    code, data = run_json(capsys, ["clusters", traj_file, "--json"])
+    assert code == 0
     assert main(["clusters", traj_file]) == 0
     out = capsys.readouterr().out
-    assert "merge events" in out and "pairwise" in out
+    assert re.search(r"^merge events\s+5$", out, re.M) and re.search(r"^clusters first/last\s+6 / 1$", out, re.M)
+    rows = re.findall(r"^(\S+)\s+\S+\s+\[(\d+), (\d+)\]\s+\[(\S+), (\S+)\]\s+\d+$", out, re.M)
+    assert len(rows) == len(data["merges"]) == 5
+    for row, merge in zip(rows, data["merges"]):
+        assert float(row[0]) == pytest.approx(merge["time"], rel=1e-5)
+        assert [int(row[1]), int(row[2])] == merge["clusters"]
+        assert [float(row[3]), float(row[4])] == merge["sizes"]
+    assert [m["clusters"] for m in data["merges"][:3]] == [[4, 5], [0, 1], [2, 3]]
+    assert [sorted(m["sizes"]) for m in data["merges"][3:]] == [[2.0, 2.0], [2.0, 4.0]]
 
 
 def test_predict_merges(capsys, traj_file):

@@ -182,6 +182,10 @@ def test_no_command_and_python_m(capsys):
     bad_run = subprocess.run([sys.executable, "-m", "numerics", "verify", "--only", "core.nope"], cwd=root,
                              capture_output=True, text=True, timeout=120)
     assert bad_run.returncode == 2 and bad_run.stderr.startswith("error:") and "Traceback" not in bad_run.stderr
+    # python -m attnflow (the public package's name) runs it too
+    version = subprocess.run([sys.executable, "-m", "attnflow", "--version"], cwd=root, capture_output=True,
+                             text=True, timeout=120)
+    assert version.returncode == 0 and version.stdout.startswith("attnflow "), (version.stdout, version.stderr)
 
 
 def test_matrices_flag_simulate_and_codegen(tmp_path, capsys, rng):

@@ -1,4 +1,5 @@
 """attnflow critical: JSON keys, text, sweep, search, plots and bad input (exit 2, one error line)."""
+import re
 
 import numpy as np
 import pytest
@@ -23,8 +24,51 @@ def test_text_output_and_plot(capsys, tmp_path):
     assert main(["critical", "--config", "antipodal", "--n", "4", "--d", "3", "--beta", "2", "--model", "sa",
                  "--plot", str(png)]) == 0
     out = capsys.readouterr().out
-    assert "strict saddle" in out and "unstable rate" in out
+    assert re.search(r"^classification\s+strict saddle$", out, re.M) and "unstable rate" in out
     assert png.stat().st_size > 0
+    # the printed energy and eigenvalues against an independent computation: the energy summed directly and the
+    # Riemannian Hessian by central differences of E along geodesics (at a critical point the Hessian of E o exp
+    # is the Riemannian Hessian); printed to 6 digits, differences O(h^2) = 1e-6
+    X = np.array([[0, 0, 1.0], [0, 0, 1.0], [0, 0, -1.0], [0, 0, -1.0]])   # antipodal, two clusters of 2
+    energy, hessian = _energy_and_fd_hessian(X, beta=2.0)
+    assert float(re.search(r"^energy E_beta\s+(\S+)$", out, re.M).group(1)) == pytest.approx(energy, rel=1e-5)
+    printed = []
+    for value, count in re.findall(r"(-?[0-9.e+-]+) \(x(\d+)\)", re.search(r"^eigenvalues\s+(.*)$", out, re.M).group(1)):
+        printed += [float(value)] * int(count)
+    assert np.allclose(sorted(printed), np.linalg.eigvalsh(hessian), rtol=1e-5, atol=1e-6)
+
+
+def _energy_and_fd_hessian(X, beta, h=1e-3):
+    """E = 1/(2 beta n^2) sum (e^{beta <x_i,x_j>} - 1) and its Hessian in geodesic coordinates, numpy only."""
+    n, d = X.shape
+    basis = []
+    for i in range(n):   # an orthonormal basis of the tangent space at x_i: the complement of x_i
+        q, _ = np.linalg.qr(np.column_stack([X[i], np.eye(d)]))
+        basis += [(i, q[:, k]) for k in range(1, d)]
+
+    def energy(Y):
+        return np.expm1(beta * (Y @ Y.T)).sum() / (2 * beta * n * n)
+
+    def moved(c):
+        Y = X.copy()
+        for i in range(n):
+            w = sum(t * u for (j, u), t in zip(basis, c) if j == i)
+            r = np.linalg.norm(w)
+            if r > 0:
+                Y[i] = np.cos(r) * X[i] + np.sin(r) * w / r
+        return Y
+
+    m = len(basis)
+    H = np.zeros((m, m))
+    for a in range(m):
+        for b in range(m):
+            def f(sa, sb):
+                c = np.zeros(m)
+                c[a] += sa * h
+                c[b] += sb * h
+                return energy(moved(c))
+            H[a, b] = (f(1, 1) - f(1, -1) - f(-1, 1) + f(-1, -1)) / (4 * h * h)
+    return energy(X), (H + H.T) / 2
 
 
 @pytest.mark.parametrize("argv", [["--config", "polygon", "--n", "5", "--d", "3", "--beta", "1.5"],

@@ -1,7 +1,9 @@
 """CLI: attnflow spectrum / meanfield / metastable (in-process)."""
 import json
 import os
+import re
 
+import numpy as np
 import pytest
 
 from numerics.cli import main
@@ -27,9 +29,22 @@ def test_spectrum_json_and_plot(capsys, tmp_path):
 
 
 def test_spectrum_text_and_lmax(capsys):
+    """The text table's rates and labels equal an independent quadrature of the Funk-Hecke integral."""
+    from numerics.meanfield.claims import quadrature_rates
+
     assert main(["spectrum", "--d", "3", "--beta", "10", "--model", "usa", "--lmax", "5"]) == 0
     out = capsys.readouterr().out
-    assert "l_max" in out and "runner-up" in out
+    rows = {int(m.group(1)): (float(m.group(2)), m.group(3) or "")
+            for m in re.finditer(r"^(\d)\s+([0-9.e+-]+)\s*(l_max|runner-up)?\s*$", out, re.M)}
+    reference = quadrature_rates(3, 10.0, 5)["usa"]
+    assert sorted(rows) == [1, 2, 3, 4, 5]
+    for l, (rate, _) in rows.items():
+        # the table prints 6 significant digits; quadrature and closed form agree to 1e-10
+        assert rate == pytest.approx(reference[l - 1], rel=1e-5), l
+    labels = {label: l for l, (_, label) in rows.items() if label}
+    top = np.argsort(reference)[::-1] + 1
+    assert labels == {"l_max": top[0], "runner-up": top[1]}
+    assert re.search(rf"^l_max\s+{top[0]}$", out, re.M) and re.search(rf"^runner_up\s+{top[1]}$", out, re.M)
 
 
 @pytest.mark.parametrize("argv", [["spectrum", "--d", "1", "--beta", "2"],
