@@ -106,7 +106,7 @@ def check_hessian_formula() -> CheckResult:
         odd, even, err = taylor_slope(uniform_sphere(n, d, seed), beta, seed)
         slopes.append([odd, even])
         fd_errors.append(err)
-    details["taylor_slopes (odd part: 3, wrong gradient 1; even part: 4, wrong Hessian 2)"] = slopes
+    details["taylor_slopes_odd_even"] = slopes  # odd: 3 (wrong gradient 1); even: 4 (wrong Hessian 2)
     details["second_difference_rel_errors"] = fd_errors
     # (2) symbolic: explicit small-n Hessian = closed-form blocks; structured spectrum = blocks; J = D H
     symbolic = {"hessian n=2 d=2": hessian_derivation(n=2, d=2).verify(points=2).status,
