@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numerics.common.errors import InputError, require_finite_array, require_int, require_real
+from numerics.common.limits import check_memory, check_work
 from numerics.core.model import SaveAt, Solver
 from numerics.gaussian.solutions import SinkhornState, attention_matrix, particle_velocity
 from numerics.rd.model import RdModel
@@ -65,6 +66,23 @@ def rescaled_attention_matrix(model: RdModel, t: float, Z: np.ndarray,
     return attention_matrix(att, Z, state=state)
 
 
+def _check_resources(model: RdModel, n: int, d: int, steps: int, frames: int, keep_P: bool, method: str) -> None:
+    """Refuse a run whose memory or work estimate exceeds the limits (:mod:`numerics.common.limits`).
+
+    Memory: the saved frames (Z and X: 2 n d each; P: n^2 each when kept) and about six n x n work arrays of one
+    evaluation (logits, weights, Sinkhorn scalings). Work: per field evaluation the logits and the weighted sum
+    (about 4 n^2 d) plus the exponentials (n^2); Sinkhorn adds up to :data:`SINKHORN_MAX_ITER` sweeps of 2 n^2
+    (the worst case is what the limit must bound); rk4 makes 4 evaluations per step, layer one.
+    """
+    frame_bytes = 8.0 * (2 * n * d + (n * n if keep_P else 0))
+    check_memory(frames * frame_bytes + 6 * 8.0 * n * n, f"the R^d run ({frames} frames of n = {n} tokens"
+                 f"{', with P(t)' if keep_P else ''})")
+    per_eval = 4.0 * n * n * d + 20.0 * n * n
+    if model.attention == "sinkhorn":
+        per_eval += 2.0 * n * n * SINKHORN_MAX_ITER
+    check_work(steps * (4 if method == "rk4" else 1) * per_eval, f"the R^d run ({steps} steps, n = {n}, d = {d})")
+
+
 def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveAt = SaveAt(),
                 keep_P: bool | None = None, progress: Callable[[float, float], None] | None = None) -> RdRun:
     """Integrate dx_i/dt = V sum_j P_ij x_j from X0 (z(0) = x(0)) to ``t_end`` in the rescaled variables.
@@ -94,6 +112,7 @@ def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveA
         keep_P = n <= MAX_TOKENS_WITH_P
     if keep_P and n > MAX_TOKENS_WITH_P:
         raise InputError(f"P(t) is stored for n <= {MAX_TOKENS_WITH_P} tokens only, got n = {n}")
+    _check_resources(model, n, d, steps, len(save_steps), keep_P, solver.method)
     state = SinkhornState(np.zeros(n), np.zeros(n)) if model.attention == "sinkhorn" else None
     # the logit cap is computed from the current tokens at every evaluation (for V with eigenvalues of negative
     # real part some z grow like e^{-Re(mu) t}); capping changes P only at exact float64 ties

@@ -21,6 +21,7 @@ from scipy.optimize import linear_sum_assignment, minimize
 
 from numerics.common.errors import InputError, require_int, require_real
 from numerics.core.model import SaveAt, Solver
+from numerics.common.limits import check_array, check_work
 from numerics.rd.dynamics import simulate_rd
 from numerics.rd.model import RdModel
 
@@ -45,6 +46,13 @@ def radius_bound(model: RdModel, times: np.ndarray, R0: float) -> np.ndarray:
         return np.exp(np.asarray(times, float) * np.linalg.norm(model.V, 2)) * R0
 
 
+def check_transport_cost(n: int, m: int, d: int, count: int = 1) -> None:
+    """Refuse ``count`` exact transports between n and m atoms in R^d beyond the limits: the cost matrix goes
+    through an (n, m, d) difference array, and the network simplex costs about (n + m)^3 operations."""
+    check_array((n, m, d), f"the optimal transport between {n} and {m} atoms", copies=2)
+    check_work(count * float(n + m) ** 3, f"{count} optimal transport(s) between {n} and {m} atoms")
+
+
 def wasserstein(X: np.ndarray, Y: np.ndarray, p: float = 2.0, backend: str = "pot") -> float:
     """W_p between the empirical measures (1/n) sum delta_{x_i} and (1/m) sum delta_{y_j}, exactly.
 
@@ -53,6 +61,7 @@ def wasserstein(X: np.ndarray, Y: np.ndarray, p: float = 2.0, backend: str = "po
     """
     X, Y = np.asarray(X, float), np.asarray(Y, float)
     p = require_real(p, "p", minimum=1.0)
+    check_transport_cost(len(X), len(Y), X.shape[-1])
     M = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=-1) ** p
     if backend == "pot":
         import ot
@@ -88,6 +97,9 @@ def stability_ratios(model: RdModel, X0, Y0, t_end: float, *, dt: float, p: floa
                      every: int = 1, backend: str = "pot") -> dict:
     """Run both particle systems; W_p(t) / W_p(0) against C(t), the radius against its bound."""
     solver = Solver("rk4", dt=dt)
+    X0, Y0 = np.asarray(X0, float), np.asarray(Y0, float)
+    frames = int(np.ceil(t_end / dt)) // max(int(every), 1) + 2 if t_end > 0 else 1
+    check_transport_cost(len(X0), len(Y0), X0.shape[-1], count=frames + 1)  # W_p(0) and each frame, before the runs
     rx = simulate_rd(model, X0, t_end, solver=solver, save=SaveAt(every=every), keep_P=False)
     ry = simulate_rd(model, Y0, t_end, solver=solver, save=SaveAt(every=every), keep_P=False)
     w0 = wasserstein(X0, Y0, p, backend)

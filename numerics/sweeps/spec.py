@@ -172,6 +172,7 @@ class SweepSpec:
         spec.import_user_modules()
         check_observables(spec.observables)
         spec.check_first_cell()
+        spec.check_resources()
         return spec
 
     @classmethod
@@ -245,6 +246,29 @@ class SweepSpec:
     def check_first_cell(self) -> None:
         """Build the first cell's model: catches a bad fixed key (wrong type, bad matrix) before any run."""
         self.build_model(self.cell_parameters(next(iter(self.cells()))))
+
+    def check_resources(self) -> None:
+        """Refuse, before any run, a sweep whose total work or largest stored array exceeds the limits
+        (:mod:`numerics.common.limits`): every cell is costed with the largest n and d of the sweep, each
+        field evaluation O(n^2 (2d + 8)) (fixed-step methods: steps x stages evaluations; ``adaptive``: the
+        frames' energies only, its step count is not known in advance); in memory, a run holds its frames
+        (frames x n x d doubles) while its observables are computed (the store on disk grows run by run)."""
+        from numerics.common.limits import check_array, check_work
+
+        def largest(key):
+            vals = self.axes.get(key, [self.model.get(key)])
+            return max(int(v) for v in vals)
+
+        n, d, cells = largest("n"), largest("d"), self.size
+        frames = self.run["frames"]
+        what = f"the sweep ({cells} runs, n <= {n}, d <= {d})"
+        check_array((frames, n, d), what + f": {frames} frames of one run", copies=2)
+        per_eval = float(n) * n * (2 * d + 8)
+        evals = 0.0
+        if self.run["method"] != "adaptive":
+            steps, _ = self.fixed_steps()
+            evals = steps * (1 if self.run["method"] == "layer" else 4)
+        check_work(cells * (evals * per_eval + frames * float(n) * n * 4), what)
 
     def frame_times(self) -> np.ndarray:
         """The saved times of every run (they do not depend on the cell): ``frames`` of them up to ``t_end``.

@@ -54,3 +54,16 @@ def test_rd_bad_input(capsys, tmp_path):
     bad(capsys, ["rd", "--attention", "softmax", "--d", "2", "--V", EYE, "--A", EYE, "--n", "4", "--t-end", "-1",
                  "--out", str(tmp_path / "o.npz")])
     bad(capsys, ["rd-stability", "--d", "2", "--A", EYE, "--V", EYE, "--n", "4", "--t-end", "1", "--eps", "0"])
+
+
+def test_rd_estimates_refuse_absurd_requests(capsys, tmp_path):
+    base = ["--attention", "softmax", "--d", "2", "--V", EYE, "--A", EYE]
+    out = ["--out", str(tmp_path / "o.npz")]
+    assert "initial tokens in R^2 needs about" in bad(capsys, ["rd", *base, "--n", "1000000000", "--t-end", "1", *out])
+    assert "would take about" in bad(capsys, ["rd", *base, "--n", "3000", "--t-end", "1e9", *out])
+    assert "of memory" in bad(capsys, ["rd", *base, "--n", "100000", "--t-end", "1", *out])
+    assert not (tmp_path / "o.npz").exists()
+    # 3 exact transports between 5000 and 5000 atoms: 3e12 operations, refused before the two runs
+    line = bad(capsys, ["--max-hours", "0.01", "rd-stability", *base, "--n", "5000", "--t-end", "0.025"])
+    assert "3 optimal transport(s) between 5000 and 5000 atoms" in line
+

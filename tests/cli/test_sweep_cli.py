@@ -77,6 +77,21 @@ def test_bad_input(capsys, minimal_store, tmp_path):
                                          str(tmp_path / "m.zarr")])
 
 
+def test_absurd_sweeps_are_refused_before_any_run(capsys, tmp_path):
+    """Total work: cells x steps x 4 stages x n^2 (2d + 8); memory: the frames of one run."""
+    huge = MINIMAL_TOML.replace("n = [16, 32]", "n = [16, 100000]")
+    (tmp_path / "huge.toml").write_text(huge)
+    line = bad(capsys, ["sweep", "run", str(tmp_path / "huge.toml"), "--store", str(tmp_path / "h.zarr"),
+                        "--scheduler", "synchronous"])
+    assert "the sweep (12 runs, n <= 100000, d <= 2)" in line and "would take about" in line
+    assert not (tmp_path / "h.zarr").exists()
+    frames = MINIMAL_TOML.replace("t_end = 20.0", "t_end = 20.0\nframes = 100000000")
+    (tmp_path / "frames.toml").write_text(frames)
+    line = bad(capsys, ["sweep", "run", str(tmp_path / "frames.toml"), "--store", str(tmp_path / "f.zarr"),
+                        "--scheduler", "synchronous"])
+    assert "100000000 frames of one run" in line and "of memory" in line
+
+
 def test_missing_extra_is_named(capsys, monkeypatch, tmp_path):
     """Without the sweeps extra the command says what to install (exit 2, no traceback)."""
     import builtins
