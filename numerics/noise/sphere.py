@@ -327,12 +327,14 @@ def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0=Non
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
     dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
     saves = require_int(saves, "saves", minimum=2)
+    L = require_int(L, "L", minimum=1, maximum=200)
+    steps = max(1, math.ceil(t_end / dt - 1e-12)) if t_end / dt < 1e15 else float("inf")
+    check_sphere_cost(L, steps, saves, n_lat, n_lon)
     op = SphereFokkerPlanck(beta, noise, L, model, n_lat, n_lon)
     size = (op.L + 1) ** 2
     v = np.asarray(c0, dtype=float).copy() if c0 is not None else None
     if v is None or v.shape != (size,) or not np.all(np.isfinite(v)) or abs(v[0] - 1.0) > 1e-12:
         raise InputError(f"c0 must be finite of length (L+1)^2 = {size} with c_00 = 1 (a probability density)")
-    steps = max(1, math.ceil(t_end / dt - 1e-12))
     h = t_end / steps
     E, E2, Q, f1, f2, f3 = etdrk4_coefficients(op.linear, h)
     N = op.transport
@@ -359,6 +361,21 @@ def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0=Non
             "steps": steps, "step": h, "transport_evaluations": op.evaluations,
             "dealiasing": "Gauss-Legendre n_lat >= (3L+1)/2, n_lon >= 3L+1: usa products exact"}
     return SphereHistory(np.array(times), np.array(states), op.L, meta)
+
+
+def check_sphere_cost(L: int, steps: float, saves: int, n_lat: int | None = None, n_lon: int | None = None) -> None:
+    """Refuse, before allocating, a solve whose tables or saved frames do not fit in memory or whose transport
+    evaluations (4 per ETDRK4 step, each about 24 (L+1)^2 n_lat flops for the Legendre sums plus the FFTs and a
+    fixed Python overhead of ~1e5 flop-equivalents) would take too long (:mod:`numerics.common.limits`)."""
+    from numerics.common.limits import check_array, check_work
+
+    n_lat = (3 * L + 2) // 2 + 1 if n_lat is None else n_lat
+    n_lon = 3 * L + 2 if n_lon is None else n_lon
+    what = f"the S^2 Fokker-Planck solve with L={L}, {steps:.3g} steps"
+    check_array((L + 1, n_lat, L + 1), what + " (Legendre tables)", copies=4)
+    check_array((min(saves, steps + 1), (L + 1) ** 2), what + " (saved frames)")
+    per_eval = 24.0 * (L + 1) ** 2 * n_lat + 40.0 * n_lat * n_lon * math.log2(max(n_lon, 2)) + 1e5
+    check_work(4 * steps * per_eval, what)
 
 
 def initial_coefficients(L: int, amplitude: float = 1e-4, seed=0, modes: str = "all",
@@ -404,19 +421,22 @@ def rotate_coefficients(v: np.ndarray, L: int, R: np.ndarray, grid: SphereGrid |
     return pack(*G.analysis(vals))
 
 
-def fitted_rates(history: SphereHistory, threshold: float = 1e-2, min_size: float = 1e-300):
-    """Least-squares slope of log|c_lm(t)| per packed entry, over frames with max_{l >= 1} |c_lm| < threshold.
+def fitted_rates(history: SphereHistory, threshold: float = 1e-2, slaving: float = 1e4):
+    """Least-squares slope of log|c_lm(t)| per packed entry, over its linear frames.
 
-    Returns ``(rates, degrees, orders)``; entries that are exactly zero at t = 0 get NaN.
+    A frame is linear for entry j if M(t) = max_{l >= 1} |c_lm(t)| < ``threshold`` and |c_j(t)| > ``slaving`` *
+    M(t)^2: once a decaying mode is smaller than the quadratic products of the others it is slaved to them and
+    its slope no longer measures its own rate. Returns ``(rates, degrees, orders)``; entries with fewer than 5
+    linear frames get NaN.
     """
     C = history.coefficients
-    linear = np.max(np.abs(C[:, 1:]), axis=1) < threshold
-    idx = np.flatnonzero(linear)
-    if idx.size < 5:
-        raise InputError("fewer than 5 frames in the linear phase; lower the amplitude or t_end")
+    M = np.max(np.abs(C[:, 1:]), axis=1)
     rates = np.full(C.shape[1], np.nan)
+    if np.count_nonzero(M < threshold) < 5:
+        raise InputError("fewer than 5 frames in the linear phase; lower the amplitude or t_end")
     for j in range(1, C.shape[1]):
-        y = np.abs(C[idx, j])
-        if np.all(y > min_size):
-            rates[j] = float(np.polyfit(history.times[idx], np.log(y), 1)[0])
+        y = np.abs(C[:, j])
+        idx = np.flatnonzero((M < threshold) & (y > slaving * M ** 2) & (y > 0))
+        if idx.size >= 5:
+            rates[j] = float(np.polyfit(history.times[idx], np.log(y[idx]), 1)[0])
     return rates, degrees_of(history.L), orders_of(history.L)

@@ -43,3 +43,23 @@ def test_meanfield_noise(capsys):
     assert out["noise"] == 0.7
     assert abs(out["measured_rates"][0] - out["predicted_rates"][0]) < 1e-4 * abs(out["predicted_rates"][0])
     assert "no growing mode" in bad(capsys, ["meanfield", "--beta", "2", "--model", "usa", "--noise", "0.9"])
+
+
+def test_fokker_planck_rates_and_steady_state(capsys, tmp_path):
+    out = run_json(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.3", "--L", "6", "--t-end", "20"])
+    assert out["mass_drift"] < 1e-13
+    for row in out["rates"][:4]:
+        assert abs(row["measured_m_nonzero_max"] - row["predicted"]) < 1e-4 * max(1, abs(row["predicted"]))
+        assert abs(row["measured_m_nonzero_min"] - row["predicted"]) < 1e-4 * max(1, abs(row["predicted"]))
+    png = tmp_path / "fp.png"
+    out = run_json(capsys, ["fokker-planck", "--beta", "1", "--noise", "0.3", "--L", "8", "--start", "clustered",
+                            "--t-end", "25", "--plot", str(png)])
+    assert abs(out["final_r"] - out["branch_r"]) < 1e-4 and png.stat().st_size > 10_000
+
+
+def test_fokker_planck_bad_input(capsys):
+    assert "--t-end" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "5"])
+    assert "noise" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "nan"])
+    assert "L" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "1000"])
+    assert "blew up" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "8", "--dt", "5",
+                                     "--t-end", "200"])
