@@ -108,3 +108,42 @@ def test_sweep_with_a_noise_axis(capsys, tmp_path):
     # the two seeds differ (their own noise and initial state); weak noise orders more than strong noise
     r = a["order_parameter"].values
     assert r[0, 0] != r[0, 1] and r[0].mean() > r[1].mean()
+
+
+def _kuramoto(capsys, *extra):
+    return run_json(capsys, ["kuramoto", "--model", "usa", "--n", "300", "--beta", "0", "--t-end", "30", "--dt",
+                             "0.1", "--save-every", "10", "--seed", "2", *extra])
+
+
+def test_kuramoto_noise_reaches_the_bessel_root_reproducibly(capsys, tmp_path):
+    png = tmp_path / "k.png"
+    out = _kuramoto(capsys, "--noise", "0.25", "--plot", str(png))
+    pred = out["prediction"]
+    assert pred["critical_noise"] == 0.5 and pred["coupling_K"] == 1.0
+    assert abs(pred["r"] - 0.831462024754257) < 1e-9
+    # finite n = 300: |mean x| fluctuates by ~0.015 per frame; the late average is within 0.05 of the root
+    assert abs(out["r_late_mean"] - pred["r"]) < 0.05
+    assert png.stat().st_size > 10_000
+    again = _kuramoto(capsys, "--noise", "0.25")
+    other = _kuramoto(capsys, "--noise", "0.25", "--noise-seed", "7")
+    assert again["order_parameter"] == out["order_parameter"] and other["order_parameter"] != out["order_parameter"]
+    # above D_c the prediction is r = 0 and the particles stay near the O(1/sqrt(n)) level
+    high = _kuramoto(capsys, "--noise", "0.8")
+    assert high["prediction"]["r"] == 0.0 and high["r_late_mean"] < 0.15
+
+
+def test_kuramoto_noise_planted_wrong_coupling_is_detected(capsys, monkeypatch):
+    """Planted error: K = 2 in the Bessel equation (r = I_1(2r/D)/I_0(2r/D)) predicts 0.95, off by > 0.05."""
+    import theory.noise
+
+    original = theory.noise.kuramoto_order_parameter
+    monkeypatch.setattr(theory.noise, "kuramoto_order_parameter", lambda D, dps=30: original(D / 2, dps))
+    out = _kuramoto(capsys, "--noise", "0.25")
+    assert abs(out["r_late_mean"] - out["prediction"]["r"]) > 0.05
+
+
+def test_kuramoto_noise_bad_input(capsys):
+    base = ["kuramoto", "--model", "usa", "--n", "10", "--beta", "0", "--t-end", "1"]
+    assert "noise" in bad(capsys, base + ["--noise", "-1"])
+    assert "layer" in bad(capsys, base + ["--noise", "0.2", "--method", "adaptive"])
+    assert "--noise-seed needs" in bad(capsys, base + ["--noise-seed", "3"])
