@@ -19,7 +19,9 @@ def test_phase_plot_and_particles(capsys, tmp_path):
 
 
 def test_phase_bad_input(capsys):
-    assert "--particles needs --noise" in bad(capsys, ["phase", "--beta", "1", "--particles", "10"])
+    assert "need --noise values" in bad(capsys, ["phase", "--beta", "1", "--particles", "10"])
+    assert "need --noise values" in bad(capsys, ["phase", "--beta", "1", "--d", "3", "--pde", "8"])
+    assert "--d 3" in bad(capsys, ["phase", "--beta", "1", "--noise", "0.2", "--pde", "8"])
     assert "noise" in bad(capsys, ["phase", "--beta", "1", "--noise", "-1"])
     assert ".png" in bad(capsys, ["phase", "--beta", "1", "--plot", "x.txt"])
 
@@ -147,3 +149,12 @@ def test_kuramoto_noise_bad_input(capsys):
     assert "noise" in bad(capsys, base + ["--noise", "-1"])
     assert "layer" in bad(capsys, base + ["--noise", "0.2", "--method", "adaptive"])
     assert "--noise-seed needs" in bad(capsys, base + ["--noise-seed", "3"])
+
+
+def test_phase_pde_shows_hysteresis_on_s2(capsys):
+    """beta = 3, d = 3 (discontinuous): at D between D_c and the fold the S^2 PDE keeps a clustered start clustered
+    (on the stable branch) and a near-uniform start uniform."""
+    out = run_json(capsys, ["phase", "--beta", "3", "--d", "3", "--noise", "0.79", "--pde", "8", "--pde-t-end", "20"])
+    states = {p["start"]: p for p in out["pde"]}
+    assert abs(states["clustered"]["r"] - out["branch_at"][0]["r"]) < 5e-3     # truncation at L = 8
+    assert states["uniform"]["r"] < 0.5 * states["uniform"]["r_start"]
