@@ -174,3 +174,17 @@ def test_planted_wrong_coupling_breaks_rates(monkeypatch):
     monkeypatch.setattr(sphere, "couplings", lambda d, beta, L: original(2, beta, L))   # the circle's g_l
     m = claims.sphere_pde_checks(L=6)
     assert m["rate_err"] > 1e-2 and not _passes(m)
+
+
+@pytest.mark.slow
+def test_steady_claim_passes_and_fails_on_a_planted_coupling(monkeypatch):
+    assert claims.check_sphere_pde_steady().status == "passed"
+    original = sphere.couplings
+
+    def wrong(d, beta, L):          # g_2 2% too large: another stationary profile
+        g = original(d, beta, L).copy()
+        g[2] *= 1.02
+        return g
+
+    monkeypatch.setattr(sphere, "couplings", wrong)
+    assert claims.check_sphere_pde_steady().status == "failed"
