@@ -11,6 +11,10 @@
   slope and a fold exactly in the discontinuous cases.
 - noise.hysteresis-particles (slow): particles in the bistable window keep the uniform or the clustered state
   depending on the start; in the continuous case both starts reach the same r.
+- noise.sphere-pde: the S^2 Fokker-Planck solver in spherical harmonics reduces to the zonal solver, conserves
+  mass, is rotation-equivariant, and its non-zonal modes grow at lambda_l - D l(l+1).
+- noise.sphere-pde-steady (slow): its steady states from non-zonal starts are the continued branch; hysteresis
+  in the PDE at beta = 3.
 """
 from __future__ import annotations
 
