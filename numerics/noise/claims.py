@@ -348,8 +348,31 @@ def sphere_pde_checks(L: int = 8, beta: float = 2.0) -> dict:
                 rates_rows.append({"model": model, "D": Dv, "l": l, "predicted": pred,
                                    "measured_min": float(np.min(rates[sel])), "measured_max": float(np.max(rates[sel])),
                                    "rel_err": err})
+    # (d) the threshold from the non-zonal degree-1 rates (affine in D) and the first unstable degree at 0.9 D_c
+    from theory.noise import critical_noise
+
+    threshold_rows, worst_dc, first_ok = [], 0.0, True
+    for model in ("usa", "sa"):
+        Dc = critical_noise(model, 3, beta)[0]
+        mu = {}
+        for Dv in (0.9 * Dc, 1.1 * Dc):
+            c = initial_coefficients(L, 1e-8, seed=5, modes="nonzonal")
+            rates, deg, order = fitted_rates(solve_sphere(beta, Dv, L=L, t_end=2.0, c0=c, dt=0.05, saves=21,
+                                                          model=model))
+            mu[Dv] = (rates, deg, order)
+        lo, hi = 0.9 * Dc, 1.1 * Dc
+        sel = (mu[lo][1] == 1) & (mu[lo][2] != 0)
+        m_lo, m_hi = float(np.mean(mu[lo][0][sel])), float(np.mean(mu[hi][0][sel]))
+        Dc_meas = lo + (hi - lo) * m_lo / (m_lo - m_hi)
+        worst_dc = max(worst_dc, abs(Dc_meas - Dc) / Dc)
+        r_lo, deg_lo = mu[lo][0], mu[lo][1]
+        unstable = sorted({int(l) for l in deg_lo[np.isfinite(r_lo) & (r_lo > 0)]})
+        first_ok &= unstable == [1]
+        threshold_rows.append({"model": model, "D_c": Dc, "D_c_measured": Dc_meas,
+                               "unstable_degrees_at_0.9Dc": unstable})
     return {"zonal_err": zonal_err, "equivariance_err": equiv_err, "mass_drift": mass, "change": change,
-            "rate_err": worst_rate, "rates": rates_rows, "L": L, "beta": beta, "D": D}
+            "rate_err": worst_rate, "rates": rates_rows, "L": L, "beta": beta, "D": D,
+            "threshold_err": worst_dc, "first_unstable_ok": bool(first_ok), "threshold": threshold_rows}
 
 
 @claim(id="noise.sphere-pde", title="S^2 Fokker-Planck in spherical harmonics: reduces to the zonal solver, conserves "
@@ -359,13 +382,15 @@ def sphere_pde_checks(L: int = 8, beta: float = 2.0) -> dict:
 def check_sphere_pde() -> CheckResult:
     m = sphere_pde_checks()
     ok = (m["zonal_err"] <= 1e-9 and m["equivariance_err"] <= 1e-10 and m["mass_drift"] <= 1e-13
-          and m["change"] > 1e-2 and m["rate_err"] <= 1e-4)
-    return CheckResult("noise.sphere-pde", _status(ok),
-                       {k: m[k] for k in ("zonal_err", "equivariance_err", "mass_drift", "rate_err")},
-                       {"zonal_err": 0.0, "equivariance_err": 0.0, "mass_drift": 0.0, "rate_err": 0.0},
+          and m["change"] > 1e-2 and m["rate_err"] <= 1e-4 and m["threshold_err"] <= 1e-4 and m["first_unstable_ok"])
+    keys = ("zonal_err", "equivariance_err", "mass_drift", "rate_err", "threshold_err", "first_unstable_ok")
+    return CheckResult("noise.sphere-pde", _status(ok), {k: m[k] for k in keys},
+                       {"zonal_err": 0.0, "equivariance_err": 0.0, "mass_drift": 0.0, "rate_err": 0.0,
+                        "threshold_err": 0.0, "first_unstable_ok": True},
                        "zonal 1e-9 (ETDRK4 h=0.01 vs RK45 rtol 1e-12); equivariance 1e-10 (usa products exact on "
-                       "the grid: round-off only); mass 1e-13; rates rel 1e-4 (max(1, |pred|))",
-                       {"L": m["L"], "beta": m["beta"], "D": m["D"], "rates": m["rates"],
+                       "the grid: round-off only); mass 1e-13; rates rel 1e-4 (max(1, |pred|)); D_c rel 1e-4 from "
+                       "the m != 0 degree-1 rates at 0.9 and 1.1 D_c; only degree 1 grows at 0.9 D_c",
+                       {"L": m["L"], "beta": m["beta"], "D": m["D"], "rates": m["rates"], "threshold": m["threshold"],
                         "paths": {"zonal": "numerics.noise.zonal (Gegenbauer Galerkin, scipy RK45)",
                                   "sphere": "numerics.noise.sphere (real harmonics, Gauss-Legendre x FFT grid, "
                                             "ETDRK4)",

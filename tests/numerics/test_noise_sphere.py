@@ -116,7 +116,7 @@ def test_bad_inputs():
 # -- the claim and its planted errors --------------------------------------------------------------------------
 def _passes(m):
     return (m["zonal_err"] <= 1e-9 and m["equivariance_err"] <= 1e-10 and m["mass_drift"] <= 1e-13
-            and m["rate_err"] <= 1e-4)
+            and m["rate_err"] <= 1e-4 and m["threshold_err"] <= 1e-4 and m["first_unstable_ok"])
 
 
 def test_claim_passes():
@@ -173,7 +173,21 @@ def test_planted_wrong_coupling_breaks_rates(monkeypatch):
     original = sphere.couplings
     monkeypatch.setattr(sphere, "couplings", lambda d, beta, L: original(2, beta, L))   # the circle's g_l
     m = claims.sphere_pde_checks(L=6)
-    assert m["rate_err"] > 1e-2 and not _passes(m)
+    assert m["rate_err"] > 1e-2 and m["threshold_err"] > 1e-2 and not _passes(m)
+
+
+def test_planted_noise_on_the_wrong_degrees_breaks_the_threshold(monkeypatch):
+    """D l(l+2) (the Laplacian eigenvalue of S^3) instead of D l(l+1): the measured D_c is 2/3 of the derived one
+    (degree 1: 3 D instead of 2 D), and the rates fail."""
+    original = sphere.SphereFokkerPlanck.__init__
+
+    def wrong(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.linear = -self.noise * self.degree * (self.degree + 2.0)
+
+    monkeypatch.setattr(sphere.SphereFokkerPlanck, "__init__", wrong)
+    m = claims.sphere_pde_checks(L=6)
+    assert m["threshold_err"] > 0.1 and m["rate_err"] > 1e-2
 
 
 @pytest.mark.slow
