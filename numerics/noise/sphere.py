@@ -318,11 +318,43 @@ class SphereHistory:
 def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0=None, dt: float = 0.01,
                  model: str = "usa", saves: int = 101, n_lat: int | None = None, n_lon: int | None = None,
                  progress=None) -> SphereHistory:
-    """Integrate the S^2 Fokker-Planck equation with ETDRK4 (fixed step h = t_end / ceil(t_end / dt)).
+    """Integrate du/dt = D Lap u - div(u X[rho]) on S^2 with ETDRK4 (fixed step h = t_end / ceil(t_end / dt)).
 
-    ``c0`` is the packed initial coefficient vector (length (L+1)^2, c_00 = 1; see :func:`initial_coefficients`).
-    Stops with an :class:`InputError` if the coefficients become non-finite (step too large for the explicit
-    transport).
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature, |beta| <= 50 (kernel e^{beta <x, y>}).
+    noise : float
+        D >= 0, the diffusion coefficient (generator D Lap_S of each token's Brownian motion).
+    L : int
+        Largest spherical-harmonic degree kept.
+    t_end : float
+        Final time (> 0), natural time unit.
+    c0 : (L+1)^2 array_like
+        Packed initial coefficients of u = rho / rho_uniform with c_00 = 1 (:func:`initial_coefficients`,
+        :func:`zonal_to_packed`, :func:`pack`).
+    dt : float
+        Largest step; the transport is explicit, so concentrated states need small steps.
+    model : {"usa", "sa"}
+        usa: X = grad Phi; sa: X = grad Phi / (beta Phi) (beta != 0).
+    saves : int
+        Number of (roughly equally spaced) saved frames, the first and the last included.
+    n_lat, n_lon : int, optional
+        Grid size (default: the dealiased floor((3L+2)/2)+1 and 3L+2).
+    progress : callable, optional
+        ``progress(t, t_end)``.
+
+    Returns
+    -------
+    SphereHistory
+        Saved times, packed coefficients, and ``meta`` (grid, integrator, steps, transport evaluations).
+
+    Notes
+    -----
+    The mean-field equation of noisy self-attention (GLPR arXiv 2312.10794; Shalova-Schlichting arXiv 2412.14813);
+    the time stepping is ETDRK4 (Cox-Matthews 2002; Kassam-Trefethen 2005). A blow-up (non-finite coefficients,
+    step too large) is an :class:`InputError` naming the step. Verified by: noise.sphere-pde,
+    noise.sphere-pde-steady (proofs_notes/noise-sphere-pde.md).
     """
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
     dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
