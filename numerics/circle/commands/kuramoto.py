@@ -95,16 +95,18 @@ def stationary_prediction(model: str, beta: float, noise: float) -> dict:
     coupling is K = 1 (d theta_i/dt = (1/n) sum_j sin(theta_j - theta_i)), the critical noise K_c = 2 D, i.e.
     D_c = 1/2, and for D < D_c the positive root of r = I_1(K r/D)/I_0(K r/D) (theory.noise.kuramoto_order_parameter;
     Bertini-Giacomin-Pakdaman 2010). For beta != 0 only the linear threshold D_c(beta) is given (the stationary
-    branch is ``attnflow phase --beta B --d 2 --noise D``)."""
+    branch of usa is ``attnflow phase --beta B --d 2 --noise D``)."""
     from theory.noise import critical_noise, kuramoto_order_parameter
 
     Dc = critical_noise(model, 2, beta)[0]
     if beta == 0.0:
         return {"coupling_K": 1.0, "critical_noise": 0.5, "r": kuramoto_order_parameter(noise),
                 "equation": "r = I_1(K r/D) / I_0(K r/D), K = 1 (K_c = 2D: D_c = 1/2)"}
+    branch = (f"stationary branch: attnflow phase --beta {beta:g} --d 2 --noise D" if model == "usa"
+              else "no stationary branch for sa (the self-consistency branch is derived for usa)")
     return {"coupling_K": None, "critical_noise": Dc, "r": None,
             "equation": f"beta = {beta:g} != 0: not a one-harmonic Kuramoto model; linear threshold D_c(beta) = "
-                        f"{Dc:.6g}; stationary branch: attnflow phase --beta {beta:g} --d 2 --noise D"}
+                        f"{Dc:.6g}; {branch}"}
 
 
 def _run_noisy(args) -> int:
