@@ -54,6 +54,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.meanfield.pde": ("solve_continuity_circle",),
     "numerics.noise.phase": ("phase_diagram", "plot_phase_diagram",),
     "numerics.noise.sde": ("brownian_correlation_mc", "integrate_sde", "SDE_METHODS",),
+    "numerics.noise.sphere": ("solve_sphere", "SphereFokkerPlanck", "SphereGrid", "initial_coefficients",),
     "numerics.noise.stationary": ("order_parameter_at", "stationary_branch", "stationary_moments",),
     "numerics.noise.zonal": ("solve_zonal", "ZonalFokkerPlanck",),
     "numerics.trained.checkpoint": ("Checkpoint", "load_checkpoint",),

@@ -330,6 +330,10 @@ def reintegrator_from_meta(meta: dict, arrays: dict | None = None) -> Reintegrat
     if missing:
         raise InputError(f"trajectory meta lacks {', '.join(missing)}: cannot re-integrate to refine merge times")
     model = Model.from_meta(meta, arrays)
+    if model.noise > 0:
+        raise InputError("cannot refine merge times of a noisy trajectory (noise = "
+                         f"{model.noise:g}): the Brownian path between saved frames is not stored, and the ODE "
+                         "without noise is another dynamics; analyse the saved frames (no --refine)")
     d = int(meta["d"])
     if not model.has_architecture and model.kernel is None:
         return reintegrator(make_field(d, model.beta, model.kind, model.Q, model.K, model.V,

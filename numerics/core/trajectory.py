@@ -213,13 +213,14 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     if t_end <= t0:
         raise InputError(f"t_end={t_end:g} must exceed the saved trajectory's last time {t0:g}")
     model = Model.from_meta(meta, trajectory.arrays)
-    if model.noise > 0:
-        raise InputError("resuming a noisy run is not supported (its random stream would not continue); "
-                         "rerun it with a longer t_end and the same seed")
+    if model.noise > 0 and not isinstance(meta.get("noise_state"), dict):
+        raise InputError("cannot resume this noisy run: its file holds no noise_state (the random stream's state, "
+                         "which older files lack); rerun it with a longer t_end and the same seed")
     backend_saved = meta.get("backend", "direct")
     solver = Solver(method=meta["method"], dt=meta.get("dt"), rtol=float(meta.get("rtol") or 1e-9),
                     atol=float(meta.get("atol") or 1e-12),
-                    backend="direct" if backend_saved in ("kernel", "blocks") else backend_saved)
+                    backend="direct" if backend_saved in ("kernel", "blocks") else backend_saved,
+                    seed=int(meta.get("noise_seed") or 0))
     X0 = trajectory.X[-1]
     n, d = X0.shape
     check_simulation_cost(n, d, t_end, solver, SaveAt(every=int(meta.get("save_every", 1))), t0=t0)
@@ -231,9 +232,16 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
         frames = max(1, int(round((t_end - t0) / spacing)))
         save_times = np.linspace(t0, t_end, frames + 1)
     started = _time.perf_counter()
-    times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, t0=t0,
-                                     save_every=int(meta.get("save_every", 1)), save_times=save_times,
-                                     rtol=solver.rtol, atol=solver.atol, progress=progress)
+    if model.noise > 0:   # the random stream continues from the saved state (bitwise, with the same step)
+        times, states, stats = _integrate_noisy(model, field_fn, X0, t_end, solver,
+                                                SaveAt(every=int(meta.get("save_every", 1))), progress, t0=t0,
+                                                noise_state=meta["noise_state"])
+        meta["noise_state"] = stats.pop("noise_state")
+        stats.pop("scheme_text", None)
+    else:
+        times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, t0=t0,
+                                         save_every=int(meta.get("save_every", 1)), save_times=save_times,
+                                         rtol=solver.rtol, atol=solver.atol, progress=progress)
     seconds = _time.perf_counter() - started
     norm = meta.get("energy_normalization", energy_normalization_for(model.beta))
     norm = ENERGY_ALIASES.get(norm, norm)
@@ -339,6 +347,7 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
                                else "natural: time = depth"),
             "scheme": stats.pop("scheme_text", _SCHEMES[solver.method]),
             "noise_seed": solver.seed if model.noise > 0 else None,
+            "noise_state": stats.pop("noise_state", None),
             "rtol": solver.rtol if adaptive else None, "atol": solver.atol if adaptive else None,
             "energy_normalization": norm,
             "energy_definition": ENERGY_DEFINITIONS.get(norm, "E = 1/(2 n^2) sum_ij phi(s_ij) (user kernel phi)"),
@@ -373,9 +382,9 @@ def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: Sa
     check_work(evals * per_eval + frames * float(n) * n * 4, what)
 
 
-def _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress):
+def _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress, t0: float = 0.0, noise_state=None):
     """The stochastic integrators of :mod:`numerics.noise.sde` (loaded by name: a plug-in like the Fourier
-    backend; the core imports no area), seeded by ``solver.seed``."""
+    backend; the core imports no area), seeded by ``solver.seed`` or continuing the saved ``noise_state``."""
     import importlib
 
     try:
@@ -389,7 +398,8 @@ def _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress):
     if save.times is not None:
         raise InputError("with noise, save frames with save_every (explicit save times are not supported)")
     scheme = sde.FROM_SOLVER_METHOD[solver.method]
-    times, states, stats = sde.integrate_sde(field_fn, X0, t_end, solver.dt, model.noise, seed=solver.seed,
+    seed = solver.seed if noise_state is None else sde.generator_from_state(noise_state)
+    times, states, stats = sde.integrate_sde(field_fn, X0, t_end, solver.dt, model.noise, seed=seed, t0=t0,
                                              scheme=scheme, save_every=save.every, progress=progress)
     stats["scheme_text"] = sde.SCHEMES[scheme]
     return times, states, stats

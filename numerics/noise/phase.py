@@ -26,6 +26,36 @@ class ParticleAverage:
 
 
 @dataclass(frozen=True)
+class PdeState:
+    """The S^2 Fokker-Planck solution at t_end from a clustered or a near-uniform non-zonal start."""
+
+    D: float
+    start: str
+    r: float
+    r_start: float
+    L: int
+    t_end: float
+
+
+def pde_state(beta: float, D: float, *, start: str, L: int = 12, t_end: float = 40.0, dt: float = 0.02,
+              seed: int = 0, progress=None) -> PdeState:
+    """usa on S^2: solve the Fokker-Planck equation (:mod:`numerics.noise.sphere`) from ``clustered`` (a von
+    Mises-Fisher bump exp(3 <x, e>) about a tilted axis e) or ``uniform`` (uniform plus 1e-2 random harmonics of
+    every (l, m)) and return r = |E x| at ``t_end``."""
+    from numerics.noise.sphere import SphereGrid, initial_coefficients, pack, solve_sphere
+
+    if start == "clustered":
+        G = SphereGrid.build(L)
+        axis = np.array([0.3, -0.5, 0.8]) / np.sqrt(0.98)
+        a, b = G.analysis(np.exp(3.0 * (G.points @ axis) - 3.0))
+        c0 = pack(a, b) / a[0, 0]
+    else:
+        c0 = initial_coefficients(L, 1e-2, seed=seed)
+    h = solve_sphere(beta, D, L=L, t_end=t_end, c0=c0, dt=dt, saves=3, progress=progress)
+    return PdeState(float(D), start, float(h.order_parameter[-1]), float(h.order_parameter[0]), L, t_end)
+
+
+@dataclass(frozen=True)
 class PhaseDiagram:
     d: int
     beta: float
@@ -37,6 +67,7 @@ class PhaseDiagram:
     branch_at: dict                # D -> stable branch r (or None)
     particles: list = field(default_factory=list)
     meta: dict = field(default_factory=dict)
+    pde: list = field(default_factory=list)
 
 
 def particle_average(d: int, beta: float, D: float, *, n: int, t_end: float, dt: float, seed: int, start: str,
@@ -54,8 +85,10 @@ def particle_average(d: int, beta: float, D: float, *, n: int, t_end: float, dt:
 
 
 def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: float = 50.0, dt: float = 0.02,
-                  seed: int = 0, L: int = 32, progress=None) -> PhaseDiagram:
-    """Branch, threshold and (if ``n`` > 0) particle averages at each D of ``noise_values``, both starts."""
+                  seed: int = 0, L: int = 32, pde_L: int = 0, pde_t_end: float = 40.0,
+                  progress=None) -> PhaseDiagram:
+    """Branch, threshold and (if ``n`` > 0) particle averages at each D of ``noise_values``, both starts; with
+    ``pde_L`` > 0 (d = 3 only) also the S^2 Fokker-Planck state at ``pde_t_end`` from both starts."""
     from theory.noise import bifurcation, discontinuity_threshold
 
     d = require_int(d, "d", minimum=2)
@@ -75,10 +108,20 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
             for start in ("clustered", "uniform"):
                 particles.append(particle_average(d, beta, D, n=n, t_end=t_end, dt=dt, seed=seed, start=start,
                                                   progress=progress))
+    pde = []
+    if pde_L:
+        if d != 3:
+            raise InputError("--pde solves the S^2 Fokker-Planck equation: it needs --d 3 (on S^1 use "
+                             "attnflow meanfield --noise D)")
+        pde_L = require_int(pde_L, "pde L", minimum=2, maximum=64)
+        pde_t_end = require_real(pde_t_end, "pde t_end", minimum=0.0, strict_minimum=True)
+        for D in values:
+            for start in ("clustered", "uniform"):
+                pde.append(pde_state(beta, D, start=start, L=pde_L, t_end=pde_t_end, seed=seed, progress=progress))
     return PhaseDiagram(d, beta, bif.critical_noise, bif.continuous, discontinuity_threshold(d), branch.fold,
                         branch, at, particles,
                         {"landau_slope": bif.slope, "q": bif.q, "n": n, "t_end": t_end, "dt": dt, "seed": seed,
-                         "branch": branch.meta})
+                         "branch": branch.meta, "pde_L": pde_L, "pde_t_end": pde_t_end}, pde)
 
 
 def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
@@ -107,6 +150,12 @@ def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
                         color="tab:orange" if start == "clustered" else "tab:green", ms=7, capsize=3,
                         mfc="none" if start == "uniform" else None,
                         label=f"particles from a {start} start (n = {ph.meta['n']})")
+    for start, marker in (("clustered", "D"), ("uniform", "v")):
+        pts = [p for p in ph.pde if p.start == start]
+        if pts:
+            ax.plot([p.D for p in pts], [p.r for p in pts], marker, color="tab:brown", ms=6,
+                    mfc="none" if start == "uniform" else None,
+                    label=f"S^2 PDE at t = {ph.meta['pde_t_end']:g} from a {start} start (L = {ph.meta['pde_L']})")
     if ph.particles:
         # finite n: the uniform state's fluctuations, E|mean|^2 = D / (n (D - D_c)) (proofs_notes/noise-threshold.md)
         Du = np.linspace(ph.critical_noise * 1.02, Dmax, 100)

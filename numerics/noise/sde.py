@@ -68,17 +68,24 @@ def geodesic_noise(X: np.ndarray, h: float, D: float, xi: np.ndarray, correction
     return renormalize(np.cos(size) * X + np.sin(size) * eta / safe)
 
 
-def _half_drift(field: Field, X: np.ndarray, h: float) -> np.ndarray:
-    mid = X + 0.5 * h * field(X)
-    return renormalize(X + h * field(mid))
+def _half_drift(field: Field, X: np.ndarray, h: float, t: float | None = None) -> np.ndarray:
+    """Midpoint RK2 drift step of length h from time t (``t`` only for time-dependent fields)."""
+    if t is None:
+        mid = X + 0.5 * h * field(X)
+        return renormalize(X + h * field(mid))
+    mid = X + 0.5 * h * field(X, t)
+    return renormalize(X + h * field(mid, t + 0.5 * h))
 
 
 def step_geodesic_weak2(field: Field, X: np.ndarray, h: float, D: float, xi: np.ndarray,
-                        correction: bool = True) -> np.ndarray:
-    """Strang splitting: drift h/2 (midpoint RK2), geodesic noise step h, drift h/2. Weak order 2."""
-    X = _half_drift(field, X, 0.5 * h)
+                        correction: bool = True, t: float | None = None) -> np.ndarray:
+    """Strang splitting: drift h/2 (midpoint RK2), geodesic noise step h, drift h/2. Weak order 2.
+
+    ``t`` is the step's start time, needed (and only used) for time-dependent fields ``field(X, t)``: the drift
+    half steps act on [t, t + h/2] and [t + h/2, t + h]."""
+    X = _half_drift(field, X, 0.5 * h, t)
     X = geodesic_noise(X, h, D, xi, correction)
-    return _half_drift(field, X, 0.5 * h)
+    return _half_drift(field, X, 0.5 * h, None if t is None else t + 0.5 * h)
 
 
 _STEPS = {"euler-maruyama": step_euler_maruyama, "geodesic-weak2": step_geodesic_weak2}
@@ -90,18 +97,63 @@ def noisy_steppers(D: float, rng: np.random.Generator, scheme: str) -> dict:
     D = require_real(D, "noise", minimum=0.0)
     step = _STEPS[scheme]
 
-    def stepper(field, X, h):
-        return step(field, X, h, D, rng.standard_normal(X.shape))
+    def stepper(field, X, h, t=None):
+        xi = rng.standard_normal(X.shape)
+        if t is None:
+            return step(field, X, h, D, xi)
+        if scheme == "euler-maruyama":                  # the drift at the step's start time
+            return step(lambda Y: field(Y, t), X, h, D, xi)
+        return step(field, X, h, D, xi, t=t)
 
     return {scheme: stepper}
+
+
+def generator_state(rng: np.random.Generator) -> dict:
+    """The JSON-safe state of ``rng``'s bit generator (integers as decimal strings: PCG64 holds 128-bit ones).
+
+    Saved with a noisy trajectory, it lets :func:`generator_from_state` continue the random stream exactly
+    where the run stopped (``attnflow simulate --resume``)."""
+    def encode(v):
+        if isinstance(v, dict):
+            return {k: encode(x) for k, x in v.items()}
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            return str(int(v))
+        return v
+
+    return encode(rng.bit_generator.state)
+
+
+def generator_from_state(state) -> np.random.Generator:
+    """A ``numpy.random.Generator`` continuing the stream saved by :func:`generator_state`."""
+    if not isinstance(state, dict) or not isinstance(state.get("bit_generator"), str):
+        raise InputError("invalid noise state: expected the saved bit-generator state (a JSON object)")
+    name = state["bit_generator"]
+    if name not in ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937"):
+        raise InputError(f"invalid noise state: unknown bit generator {name!r}")
+
+    def decode(v):
+        if isinstance(v, dict):
+            return {k: decode(x) for k, x in v.items()}
+        if isinstance(v, str) and v.lstrip("-").isdigit():
+            return int(v)
+        return v
+
+    bitgen = getattr(np.random, name)()
+    try:
+        bitgen.state = decode(state)
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
+        raise InputError(f"invalid noise state: {exc}") from None
+    return np.random.Generator(bitgen)
 
 
 def integrate_sde(field: Field, X0: np.ndarray, t_end: float, dt: float, D: float, *, seed=0,
                   scheme: str = "euler-maruyama", save_every: int = 1, t0: float = 0.0, progress=None):
     """Fixed-step integration of the noisy dynamics; returns ``(times, states, stats)``.
 
-    ``seed`` is an int or a ``numpy.random.Generator`` (the only source of randomness). N = ceil(t_end/dt)
-    equal steps h <= dt, as :func:`numerics.core.integrators.integrate_fixed`.
+    ``seed`` is an int or a ``numpy.random.Generator`` (the only source of randomness). N = ceil((t_end - t0)/dt)
+    equal steps h <= dt, as :func:`numerics.core.integrators.integrate_fixed`; each step draws one standard normal
+    (n, d) array. ``stats["noise_state"]`` is the generator's state at the end (:func:`generator_state`): a run
+    continued from it with the same step draws the same numbers as the run in one piece.
     """
     from numerics.core.integrators import integrate
 
@@ -110,7 +162,8 @@ def integrate_sde(field: Field, X0: np.ndarray, t_end: float, dt: float, D: floa
     times, states, stats = integrate(field, X0, t_end, scheme, dt=dt, t0=t0, save_every=save_every,
                                      progress=progress, steppers=steppers)
     weak, strong = SDE_METHODS[scheme]
-    stats.update({"scheme": scheme, "weak_order": weak, "strong_order": strong, "noise": D})
+    stats.update({"scheme": scheme, "weak_order": weak, "strong_order": strong, "noise": D,
+                  "noise_state": generator_state(rng)})
     return times, states, stats
 
 

@@ -43,6 +43,13 @@ def _versions() -> dict:
     return sweep_versions()
 
 
+def noise_seed(spec: SweepSpec, seed: int) -> int:
+    """The noise seed of a cell (used when the model has noise > 0): the first word of
+    SeedSequence(root_seed, spawn_key=(seed, 1)), independent of the initial state's stream (spawn_key (seed,))
+    and the same at every value of the other axes (common random numbers, as for the initial state)."""
+    return int(np.random.SeedSequence(spec.run["root_seed"], spawn_key=(int(seed), 1)).generate_state(1)[0])
+
+
 def simulate_cell(spec: SweepSpec, params: dict):
     """The trajectory of one cell (its model, n, d and seed index in ``params``)."""
     model = spec.build_model(params)
@@ -50,7 +57,7 @@ def simulate_cell(spec: SweepSpec, params: dict):
     X0 = uniform_sphere(n, d, np.random.default_rng(spec.seed_sequence(params[SEED_AXIS])))
     run = spec.run
     solver = Solver(method=run["method"], dt=run["dt"], rtol=run["rtol"], atol=run["atol"],
-                    backend=run["backend"])
+                    backend=run["backend"], seed=noise_seed(spec, params[SEED_AXIS]))
     times = spec.frame_times()
     save = SaveAt(times=times) if run["method"] == "adaptive" else SaveAt(every=spec.save_every())
     traj = simulate(model, X0, run["t_end"], solver=solver, save=save)

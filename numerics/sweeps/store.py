@@ -88,7 +88,8 @@ def create_store(path, spec: SweepSpec) -> "SweepStore":
     data["error"] = (dims, np.full(shape, "", dtype=object), {"description": "why the cell failed (empty if not)"})
     data["seconds"] = (dims, np.full(shape, np.nan), {"description": "wall time of the run and its observables"})
     data["seed_entropy"] = (dims, np.full(shape, spec.run["root_seed"], np.int64),
-                            {"description": "initial state drawn from SeedSequence(seed_entropy, spawn_key=(seed,))"})
+                            {"description": "initial state drawn from SeedSequence(seed_entropy, spawn_key=(seed,)); "
+                                            "noise (if any) seeded from spawn_key=(seed, 1)"})
     data["versions"] = (dims, np.full(shape, "", dtype=object), {"description": "package versions on the worker"})
     coords = {name: ("seed" if name == SEED_AXIS else name, np.asarray(values)) for name, values in spec.axes.items()}
     coords["time"] = ("time", times)

@@ -19,7 +19,9 @@ def test_phase_plot_and_particles(capsys, tmp_path):
 
 
 def test_phase_bad_input(capsys):
-    assert "--particles needs --noise" in bad(capsys, ["phase", "--beta", "1", "--particles", "10"])
+    assert "need --noise values" in bad(capsys, ["phase", "--beta", "1", "--particles", "10"])
+    assert "need --noise values" in bad(capsys, ["phase", "--beta", "1", "--d", "3", "--pde", "8"])
+    assert "--d 3" in bad(capsys, ["phase", "--beta", "1", "--noise", "0.2", "--pde", "8"])
     assert "noise" in bad(capsys, ["phase", "--beta", "1", "--noise", "-1"])
     assert ".png" in bad(capsys, ["phase", "--beta", "1", "--plot", "x.txt"])
 
@@ -43,3 +45,116 @@ def test_meanfield_noise(capsys):
     assert out["noise"] == 0.7
     assert abs(out["measured_rates"][0] - out["predicted_rates"][0]) < 1e-4 * abs(out["predicted_rates"][0])
     assert "no growing mode" in bad(capsys, ["meanfield", "--beta", "2", "--model", "usa", "--noise", "0.9"])
+
+
+def test_fokker_planck_rates_and_steady_state(capsys, tmp_path):
+    out = run_json(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.3", "--L", "6", "--t-end", "20"])
+    assert out["mass_drift"] < 1e-13
+    for row in out["rates"][:4]:
+        assert abs(row["measured_m_nonzero_max"] - row["predicted"]) < 1e-4 * max(1, abs(row["predicted"]))
+        assert abs(row["measured_m_nonzero_min"] - row["predicted"]) < 1e-4 * max(1, abs(row["predicted"]))
+    png = tmp_path / "fp.png"
+    out = run_json(capsys, ["fokker-planck", "--beta", "1", "--noise", "0.3", "--L", "8", "--start", "clustered",
+                            "--t-end", "25", "--plot", str(png)])
+    assert abs(out["final_r"] - out["branch_r"]) < 1e-4 and png.stat().st_size > 10_000
+
+
+def test_fokker_planck_bad_input(capsys):
+    assert "--t-end" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "5"])
+    assert "noise" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "nan"])
+    assert "L" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "1000"])
+    assert "blew up" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "8", "--dt", "5",
+                                     "--t-end", "200"])
+
+
+def test_simulate_noise_resume_equals_one_piece(capsys, tmp_path):
+    """simulate --noise, then --resume: bitwise the run in one piece (the file holds the random stream's state)."""
+    common = ["--model", "usa", "--beta", "1", "--n", "10", "--d", "3", "--dt", "0.05", "--noise", "0.4",
+              "--noise-seed", "5", "--save-every", "4"]
+    run_json(capsys, ["simulate", *common, "--t-end", "1.6", "--out", str(tmp_path / "whole.npz")])
+    run_json(capsys, ["simulate", *common, "--t-end", "0.8", "--out", str(tmp_path / "part.npz")])
+    out = run_json(capsys, ["simulate", "--resume", str(tmp_path / "part.npz"), "--t-end", "1.6",
+                            "--out", str(tmp_path / "part.npz")])
+    assert out["noise"] == 0.4 and out["resumed_from"] == str(tmp_path / "part.npz")
+    whole, joined = np.load(tmp_path / "whole.npz"), np.load(tmp_path / "part.npz")
+    assert np.array_equal(whole["X"], joined["X"]) and np.array_equal(whole["times"], joined["times"])
+
+
+def test_clusters_on_a_noisy_trajectory(capsys, tmp_path):
+    path = tmp_path / "noisy.npz"
+    run_json(capsys, ["simulate", "--model", "usa", "--beta", "4", "--n", "12", "--d", "3", "--t-end", "2",
+                      "--dt", "0.05", "--noise", "0.01", "--save-every", "10", "--out", str(path)])
+    out = run_json(capsys, ["clusters", str(path), "--eps", "0.01"])
+    assert out["counts"][0] == 12 and len(out["counts"]) == 5
+    # refining merge times re-integrates the ODE, which is not the noisy dynamics: refused
+    assert "noisy trajectory" in bad(capsys, ["clusters", str(path), "--refine"])
+
+
+def test_sweep_with_a_noise_axis(capsys, tmp_path):
+    """A noise axis: each seed index gets its own noise stream (SeedSequence(root, (seed, 1))), reproducibly."""
+    import pytest
+
+    pytest.importorskip("zarr")
+    xr = pytest.importorskip("xarray")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[model]\nmodel = "usa"\nd = 2\nbeta = 0.0\nn = 60\n[sweep]\nnoise = [0.1, 0.8]\nseeds = 2\n'
+                    '[run]\nt_end = 3.0\ndt = 0.1\nframes = 4\n[observables]\norder_parameter = {}\n')
+    stores = []
+    for name in ("a", "b"):
+        store = tmp_path / f"{name}.zarr"
+        run_json(capsys, ["sweep", "run", str(spec), "--store", str(store), "--scheduler", "synchronous"])
+        stores.append(xr.open_zarr(str(store)).load())
+    a, b = stores
+    assert (a["status"].values == 1).all()
+    assert np.array_equal(a["order_parameter"].values, b["order_parameter"].values)
+    # the two seeds differ (their own noise and initial state); weak noise orders more than strong noise
+    r = a["order_parameter"].values
+    assert r[0, 0] != r[0, 1] and r[0].mean() > r[1].mean()
+
+
+def _kuramoto(capsys, *extra):
+    return run_json(capsys, ["kuramoto", "--model", "usa", "--n", "300", "--beta", "0", "--t-end", "30", "--dt",
+                             "0.1", "--save-every", "10", "--seed", "2", *extra])
+
+
+def test_kuramoto_noise_reaches_the_bessel_root_reproducibly(capsys, tmp_path):
+    png = tmp_path / "k.png"
+    out = _kuramoto(capsys, "--noise", "0.25", "--plot", str(png))
+    pred = out["prediction"]
+    assert pred["critical_noise"] == 0.5 and pred["coupling_K"] == 1.0
+    assert abs(pred["r"] - 0.831462024754257) < 1e-9
+    # finite n = 300: |mean x| fluctuates by ~0.015 per frame; the late average is within 0.05 of the root
+    assert abs(out["r_late_mean"] - pred["r"]) < 0.05
+    assert png.stat().st_size > 10_000
+    again = _kuramoto(capsys, "--noise", "0.25")
+    other = _kuramoto(capsys, "--noise", "0.25", "--noise-seed", "7")
+    assert again["order_parameter"] == out["order_parameter"] and other["order_parameter"] != out["order_parameter"]
+    # above D_c the prediction is r = 0 and the particles stay near the O(1/sqrt(n)) level
+    high = _kuramoto(capsys, "--noise", "0.8")
+    assert high["prediction"]["r"] == 0.0 and high["r_late_mean"] < 0.15
+
+
+def test_kuramoto_noise_planted_wrong_coupling_is_detected(capsys, monkeypatch):
+    """Planted error: K = 2 in the Bessel equation (r = I_1(2r/D)/I_0(2r/D)) predicts 0.95, off by > 0.05."""
+    import theory.noise
+
+    original = theory.noise.kuramoto_order_parameter
+    monkeypatch.setattr(theory.noise, "kuramoto_order_parameter", lambda D, dps=30: original(D / 2, dps))
+    out = _kuramoto(capsys, "--noise", "0.25")
+    assert abs(out["r_late_mean"] - out["prediction"]["r"]) > 0.05
+
+
+def test_kuramoto_noise_bad_input(capsys):
+    base = ["kuramoto", "--model", "usa", "--n", "10", "--beta", "0", "--t-end", "1"]
+    assert "noise" in bad(capsys, base + ["--noise", "-1"])
+    assert "layer" in bad(capsys, base + ["--noise", "0.2", "--method", "adaptive"])
+    assert "--noise-seed needs" in bad(capsys, base + ["--noise-seed", "3"])
+
+
+def test_phase_pde_shows_hysteresis_on_s2(capsys):
+    """beta = 3, d = 3 (discontinuous): at D between D_c and the fold the S^2 PDE keeps a clustered start clustered
+    (on the stable branch) and a near-uniform start uniform."""
+    out = run_json(capsys, ["phase", "--beta", "3", "--d", "3", "--noise", "0.79", "--pde", "8", "--pde-t-end", "20"])
+    states = {p["start"]: p for p in out["pde"]}
+    assert abs(states["clustered"]["r"] - out["branch_at"][0]["r"]) < 5e-3     # truncation at L = 8
+    assert states["uniform"]["r"] < 0.5 * states["uniform"]["r_start"]

@@ -19,6 +19,10 @@ def add_arguments(p):
     p.add_argument("--t-end", type=float, default=50.0, help="particle run length (average over the second half)")
     p.add_argument("--dt", type=float, default=0.02, help="particle step (weak-order-2 scheme)")
     p.add_argument("--seed", type=int, default=0, help="seed of the particle noise and uniform start")
+    p.add_argument("--pde", type=int, default=0, metavar="L",
+                   help="d = 3: also solve the S^2 Fokker-Planck equation (spherical harmonics up to degree L) at "
+                        "each --noise value from a clustered and a near-uniform non-zonal start")
+    p.add_argument("--pde-t-end", type=float, default=40.0, help="time of the PDE runs (default 40)")
     p.add_argument("--plot", metavar="FILE.png", help="bifurcation diagram r against D")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -29,10 +33,11 @@ def run(args) -> int:
 
     if args.plot and not args.plot.lower().endswith(".png"):
         raise InputError(f"--plot must name a .png file, got {args.plot!r}")
-    if args.particles and not args.noise:
-        raise InputError("--particles needs --noise values")
+    if (args.particles or args.pde) and not args.noise:
+        raise InputError("--particles and --pde need --noise values")
     ph = phase_diagram(args.d, args.beta, args.noise, n=args.particles, t_end=args.t_end, dt=args.dt,
-                       seed=args.seed, progress=StderrProgress("phase") if args.particles else None)
+                       seed=args.seed, pde_L=args.pde, pde_t_end=args.pde_t_end,
+                       progress=StderrProgress("phase") if (args.particles or args.pde) else None)
     if args.plot:
         plot_phase_diagram(ph, args.plot)
     payload = {"d": ph.d, "beta": ph.beta, "critical_noise": ph.critical_noise,
@@ -42,7 +47,8 @@ def run(args) -> int:
                "branch_at": [{"D": D, "r": r} for D, r in ph.branch_at.items()],
                "particles": [p.__dict__ for p in ph.particles], "branch_points": int(ph.branch.D.size),
                "branch_stopped": ph.branch.meta["stopped"], "plot": args.plot,
-               "particle_settings": {k: ph.meta[k] for k in ("n", "t_end", "dt", "seed")} if args.particles else None}
+               "particle_settings": {k: ph.meta[k] for k in ("n", "t_end", "dt", "seed")} if args.particles else None,
+               "pde": [p.__dict__ for p in ph.pde] or None}
     text = key_values([("d", ph.d), ("beta", ph.beta), ("critical noise D_c", ph.critical_noise),
                        ("transition", payload["transition"]),
                        ("discontinuous above beta*", ph.discontinuity_beta),
@@ -52,7 +58,14 @@ def run(args) -> int:
         rows = []
         for D, r in ph.branch_at.items():
             parts = {p.start: p.r for p in ph.particles if p.D == D}
-            rows.append((D, "-" if r is None else r, parts.get("clustered", "-"), parts.get("uniform", "-")))
-        text += "\n\n" + table(rows, ["D", "stable branch r", "particles (clustered)", "particles (uniform)"])
+            row = [D, "-" if r is None else r, parts.get("clustered", "-"), parts.get("uniform", "-")]
+            if ph.pde:
+                pdes = {p.start: p.r for p in ph.pde if p.D == D}
+                row += [pdes.get("clustered", "-"), pdes.get("uniform", "-")]
+            rows.append(tuple(row))
+        headers = ["D", "stable branch r", "particles (clustered)", "particles (uniform)"]
+        if ph.pde:
+            headers += ["PDE (clustered)", "PDE (uniform)"]
+        text += "\n\n" + table(rows, headers)
     emit(args, {k: v for k, v in payload.items() if v is not None}, text)
     return 0
