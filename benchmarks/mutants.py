@@ -149,6 +149,23 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("gauss-layer-map", "numerics/gaussian/solutions.py",
      "_sym((I + h * J) @ Sigma @ (I + h * J).T)", "_sym((I + h * J) @ Sigma @ (I + h * J))",
      "layer covariance map without transpose"),
+    # -- numerics/rd/: tokens in R^d without normalisation ------------------------------------------------------
+    ("rd-velocity-transpose", "numerics/rd/dynamics.py",
+     "return (PZ - Z) @ model.V.T", "return (PZ - Z) @ model.V", "rescaled velocity with V^T for V"),
+    ("rd-propagator-transpose", "numerics/rd/model.py",
+     "Ah = E.T @ self.A @ E", "Ah = E @ self.A @ E.T", "A(t) = e^{tV} A e^{tV^T} instead of e^{tV^T} A e^{tV}"),
+    ("rd-growth-rate", "numerics/rd/model.py",
+     "log_s = 2.0 * lam * t", "log_s = lam * t", "logit scale e^{lambda t} instead of e^{2 lambda t}"),
+    # -- numerics/noise/: Brownian tokens and the Fokker-Planck equation ------------------------------------------
+    ("sde-em-noise-factor", "numerics/noise/sde.py",
+     "return renormalize(X + h * field(X) + np.sqrt(2.0 * D * h) * tangent(X, xi))",
+     "return renormalize(X + h * field(X) + np.sqrt(D * h) * tangent(X, xi))", "Euler-Maruyama noise sqrt(D h)"),
+    ("sde-weak2-correction-sign", "numerics/noise/sde.py",
+     "    c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0\n    if c <= 0",
+     "    c = 1.0 + (d - 2) * D * h / 3.0 if correction else 1.0\n    if c <= 0",
+     "weak-order-2 step correction with the wrong sign (weak order 1)"),
+    ("zonal-laplacian", "numerics/noise/zonal.py",
+     "self.eig = ls * (ls + d - 2)", "self.eig = ls * (ls + d - 1)", "Laplace-Beltrami eigenvalues l(l+d-1)"),
 ]
 
 _AREA_TESTS = {
@@ -167,6 +184,8 @@ _AREA_TESTS = {
                  "tests/numerics/test_clusters_staircase.py"],
     "gaussian": ["tests/numerics/test_gaussian_moments.py", "tests/numerics/test_gaussian_particles.py",
                  "tests/theory/test_gaussian_derivations.py"],
+    "rd": ["tests/numerics/test_rd.py", "tests/theory/test_rd.py"],
+    "noise": ["tests/numerics/test_noise.py", "tests/numerics/test_noise_sphere.py", "tests/theory/test_noise_theory.py"],
 }
 
 _FILE_AREA = {
@@ -175,6 +194,8 @@ _FILE_AREA = {
     "theory/meanfield.py": "meanfield", "numerics/meanfield/pde.py": "meanfield",
     "numerics/critical/hessian.py": "critical", "numerics/critical/report.py": "critical",
     "numerics/clusters/reduced.py": "clusters", "numerics/gaussian/solutions.py": "gaussian",
+    "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd",
+    "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
 }
 
 
