@@ -76,12 +76,22 @@ def mlp_apply(mlp, y: sp.Matrix) -> sp.Matrix:
     return sp.Matrix(W2) * z.applyfunc(lambda e: activation(act, e)) + _col(b2)
 
 
+def head_mlp(mlp, h: int):
+    """The MLP of head ``h``: ``mlp`` itself when it is one shared tuple (W1, b1, W2, b2, activation name), else
+    ``mlp[h]`` (a sequence of such tuples, one per head); ``None`` stays ``None``."""
+    if mlp is None:
+        return None
+    return mlp if isinstance(mlp[-1], str) else mlp[h]
+
+
 def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *, beta=sym.beta, scale=1,
                          weight: sp.Expr | None = None, mlp=None, causal: bool = False) -> sp.Matrix:
     """The velocity of particle ``i`` (0-based) among ``points`` (module docstring).
 
     ``heads``: sequence of (Q_h, K_h, V_h, W_h), each k x d (sympy or numbers). ``weight``: phi'(s) as an
-    expression in :data:`theory.symbols.s` (default e^{beta s}). ``mlp``: (W1, b1, W2, b2, activation name).
+    expression in :data:`theory.symbols.s` (default e^{beta s}). ``mlp``: (W1, b1, W2, b2, activation name)
+    shared by the heads, or a sequence of H such tuples (MLP^{[h]} in head h's term):
+    v_i = P_{x_i}((1/H) sum_h MLP^{[h]}(H W_h^T V_h a_i^h)).
     """
     if kind not in ("sa", "usa"):
         raise ValueError(f"kind must be sa or usa, got {kind!r}")
@@ -92,13 +102,15 @@ def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *
     w_expr = sp.exp(beta * sym.s) if weight is None else weight
     H = len(heads)
     total = sp.zeros(x.rows, 1)
-    for Q, K, V, W in heads:
+    if mlp is not None and not isinstance(mlp[-1], str) and len(mlp) != H:
+        raise ValueError(f"{len(mlp)} per-head MLPs for {H} heads")
+    for h, (Q, K, V, W) in enumerate(heads):
         Q, K, V, W = (sp.Matrix(M) for M in (Q, K, V, W))
         weights = [w_expr.subs(sym.s, scale * ((Q * x).T * (K * y))[0, 0]) for y in J]
         a = sum((w * y for w, y in zip(weights, J)), sp.zeros(x.rows, 1))
         a = a / (sum(weights) if kind == "sa" else n)
         y_h = W.T * V * a
-        total += y_h if mlp is None else mlp_apply(mlp, H * y_h) / H
+        total += y_h if mlp is None else mlp_apply(head_mlp(mlp, h), H * y_h) / H
     return tangent_projection(x, total)
 
 
@@ -178,6 +190,74 @@ def identical_heads_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3) ->
     return Derivation(title=f"{kind}: {H} identical heads with W_h = I/{H} equal one head (d = {d}, n = {n})",
                       source=SOURCE, lhs=lhs, rhs=rhs,
                       steps=(Step("head contribution W_h^T V_h a^h = V a / H", V * pts[0] / H),))
+
+
+def _mlp_symbols(h: int, m: int, d: int, act: str):
+    """Symbolic MLP weights of head ``h``: (W1 (m x d), b1 (m), W2 (d x m), b2 (d), activation)."""
+    mk = (lambda name, r, c: sp.Matrix(r, c, lambda a, b: sp.Symbol(f"{name}{h}_{a + 1}{b + 1}", real=True)))
+    return (mk("Wa", m, d), mk("ba", m, 1), mk("Wb", d, m), mk("bb", d, 1), act)
+
+
+def notes_form_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, mlps: Sequence, *,
+                              beta=sym.beta) -> sp.Matrix:
+    """The notes' form written directly, head by head: (1/H) sum_h P_{x_i}( MLP^{[h]}( V^{[h]} a_i^{[h]} ) ) with
+    ``heads`` = [(Q^{[h]}, K^{[h]}, V^{[h]})] (d x d), scores beta <Q^{[h]} x_i, K^{[h]} x_j> and the projection
+    applied to every head's term (not to the average). Independent of :func:`block_particle_field`."""
+    pts = [_col(p) for p in points]
+    x, n, H = pts[i], len(pts), len(heads)
+    out = sp.zeros(x.rows, 1)
+    for (Q, K, V), (W1, b1, W2, b2, act) in zip(heads, mlps):
+        Q, K, V = sp.Matrix(Q), sp.Matrix(K), sp.Matrix(V)
+        e = [sp.exp(beta * ((Q * x).T * (K * y))[0, 0]) for y in pts]
+        a = sum((w * y for w, y in zip(e, pts)), sp.zeros(x.rows, 1)) / (sum(e) if kind == "sa" else n)
+        z = (sp.Matrix(W1) * V * a + _col(b1)).applyfunc(lambda u: activation(act, u))
+        out += tangent_projection(x, sp.Matrix(W2) * z + _col(b2)) / H
+    return out
+
+
+def per_head_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 2, m: int = 2,
+                            act: str = "tanh") -> Derivation:
+    """The block field with per-head MLPs, W_h = I/H, V_h = V^{[h]} (so H W_h^T V_h = V^{[h]}) is the notes' form
+    (1/H) sum_h P(MLP^{[h]}(V^{[h]} a^{[h]})) (:func:`notes_form_particle_field`): the projection commutes with the
+    average because it is linear. Q, K, V and the MLP weights symbolic; checked at exact rational points."""
+    pts, sampler0 = _sphere_points(d, n)
+    heads = [head_matrices(h, d, d)[:3] for h in range(H)]
+    mlps = [_mlp_symbols(h, m, d, act) for h in range(H)]
+    lhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d) / H) for Q, K, V in heads], mlp=mlps)
+    rhs = notes_form_particle_field(kind, pts, 0, heads, mlps)
+    extra = sorted({e for M in heads for X in M for e in X} | {e for ml in mlps for X in ml[:4] for e in X},
+                   key=str)
+
+    def sampler(rng):
+        subs = sampler0(rng)
+        subs.update({e: random_rational(rng, -1, 1, 3) for e in extra})
+        return subs
+
+    return Derivation(title=f"{kind}: {H} heads with one MLP each (W_h = I/{H}) = the notes' form "
+                            f"(1/H) sum_h P(MLP^[h](V^[h] a^[h])) (d = {d}, n = {n}, {act})",
+                      source=SOURCE, lhs=lhs, rhs=rhs,
+                      steps=(Step("H W_h^T V_h = V^[h] inside MLP^[h]", heads[0][2]),), sampler=sampler,
+                      notes="P_x is linear, so P applied to the average = average of the projected head terms")
+
+
+def identical_heads_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3, m: int = 2,
+                                   act: str = "tanh") -> Derivation:
+    """H identical heads (W_h = I/H) with H identical per-head MLPs equal one head (W = I) with that MLP."""
+    Q, K, V, _ = head_matrices(1, d, d)
+    pts, sampler0 = _sphere_points(d, n)
+    mlp = _mlp_symbols(1, m, d, act)
+    lhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d) / H)] * H, mlp=[mlp] * H)
+    rhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d))], mlp=mlp)
+    extra = sorted({e for X in (Q, K, V) for e in X} | {e for X in mlp[:4] for e in X}, key=str)
+
+    def sampler(rng):
+        subs = sampler0(rng)
+        subs.update({e: random_rational(rng, -1, 1, 3) for e in extra})
+        return subs
+
+    return Derivation(title=f"{kind}: {H} identical heads with identical per-head MLPs = one head with that MLP",
+                      source=SOURCE, lhs=lhs, rhs=rhs, sampler=sampler,
+                      steps=(Step("each head: MLP(H (V/H) a) / H = MLP(V a) / H", V * pts[0]),))
 
 
 def causal_first_token_derivation(d: int = 3, n: int = 3) -> Derivation:
@@ -351,7 +431,8 @@ def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=No
 
     Signature: ``f(x1_1, ..., x1_d, x2_1, ..., xn_d, beta) -> (v_1, ..., v_d)`` (coordinates of all n particles,
     row by row, then beta), elementwise over arrays. ``heads_numeric``: sequence of (Q, K, V, W) as nested
-    lists or arrays (numbers baked into the code); ``mlp`` likewise (W1, b1, W2, b2, activation name).
+    lists or arrays (numbers baked into the code); ``mlp`` likewise: one shared (W1, b1, W2, b2, activation
+    name), or a sequence of H such tuples (one MLP per head). The signature does not depend on H or the MLP.
     """
     from .codegen import compile_function
 
@@ -359,7 +440,8 @@ def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=No
     heads = [tuple(exact(M) for M in h) for h in heads_numeric]
     d = heads[0][0].shape[1]
     pts = [sym.particle(j + 1, d) for j in range(n)]
-    mlp_s = None if mlp is None else (exact(mlp[0]), exact(mlp[1]), exact(mlp[2]), exact(mlp[3]), mlp[4])
+    one = (lambda m: (exact(m[0]), exact(m[1]), exact(m[2]), exact(m[3]), m[4]))
+    mlp_s = None if mlp is None else (one(mlp) if isinstance(mlp[-1], str) else [one(m) for m in mlp])
     v = block_particle_field(kind, pts, particle, heads, scale=scale, mlp=mlp_s, causal=causal)
     args = [c for p in pts for c in p] + [sym.beta]
     names = [f"x{j + 1}_{a + 1}" for j in range(n) for a in range(d)] + ["beta"]
@@ -372,4 +454,4 @@ def architecture_derivations() -> list[Derivation]:
     return [one_head_derivation("sa"), one_head_derivation("usa"), identical_heads_derivation("sa"),
             causal_first_token_derivation(), causal_two_token_derivation(), causal_meanfield_derivation(),
             causal_meanfield_derivation(kind="usa"), multihead_gaussian_derivation(2, 2), schedule_derivation(),
-            multihead_gradient_derivation()]
+            multihead_gradient_derivation(), per_head_mlp_derivation("sa"), identical_heads_mlp_derivation("sa")]

@@ -78,3 +78,19 @@ def test_empty_file_is_a_one_line_error(capsys, files, flag):
     empty.write_bytes(b"")
     bad(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "4", "--d", "3", "--t-end", "0.1",
                  "--out", str(files["dir"] / "x.npz"), flag, str(empty)])
+
+
+def test_simulate_with_per_head_mlp(capsys, files):
+    rng = np.random.default_rng(2)
+    H, d, m = 2, 3, 4
+    per = files["dir"] / "mlp_heads.npz"
+    np.savez(per, W1=rng.standard_normal((H, m, d)), b1=np.zeros((H, m)), W2=rng.standard_normal((H, d, m)),
+             b2=np.zeros((H, d)), activation=np.array("relu"))
+    p = run_json(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "5", "--d", "3", "--t-end", "0.2",
+                          "--heads", files["heads"], "--mlp", str(per), "--out", str(files["dir"] / "m.npz")])
+    assert p["architecture"] == "2 heads (k=2), MLP (relu, width 4, one per head)"
+    three = files["dir"] / "mlp_three.npz"
+    np.savez(three, W1=np.ones((3, m, d)), b1=np.zeros((3, m)), W2=np.ones((3, d, m)), b2=np.zeros((3, d)))
+    line = bad(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "5", "--d", "3", "--t-end", "0.2",
+                        "--heads", files["heads"], "--mlp", str(three), "--out", str(files["dir"] / "m3.npz")])
+    assert "weights for 3 heads, but the attention has 2" in line
