@@ -24,7 +24,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.core.model": ("BACKENDS", "Model", "SaveAt", "Solver",),
     "numerics.architectures.causal": ("two_token_merge_time",),
     "numerics.architectures.deep": ("dense_block_velocity", "discrete_transformer",),
-    "numerics.architectures.stationary": ("field_jacobian", "stationary_report",),
+    "numerics.critical.stationary": ("field_jacobian", "stationary_report",),
     "numerics.core.blocks": ("MLP", "MultiHead", "Schedule", "block_velocity", "make_block_field",),
     "numerics.circle.angles": ("circle_energy", "CircleTrajectory", "kuramoto_order_parameter", "make_angle_field", "order_parameters", "simulate_circle",),
     "numerics.circle.fourier": ("fourier_angle_velocity", "fourier_is_faster", "harmonics_for_tolerance", "make_fourier_field",),

@@ -50,12 +50,14 @@ def field_jacobian(model: Model, X, h: float = FD_STEP) -> np.ndarray:
     return U.T @ np.array(cols).T
 
 
-def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_modes: int = 0) -> dict:
+def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_modes: int = 0,
+                      residual_tolerance: float = 1e-9) -> dict:
     """Residual max_i |v_i(X)| and the Jacobian spectrum at X: counts of eigenvalues with real part above,
-    below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``unstable`` if some real
-    part exceeds the tolerance, ``stable`` if the zero count is at most ``symmetry_modes`` (pass the dimension
-    of the symmetry orbit, e.g. rotations of an O(d)-equivariant model) and no real part is positive, else
-    ``degenerate``. The finite-difference Jacobian is accurate to about 1e-10 (FD_STEP)."""
+    below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``not stationary`` if the
+    residual exceeds ``residual_tolerance``, else ``unstable`` if some real part exceeds the tolerance, ``stable``
+    if the zero count is at most ``symmetry_modes`` (pass the dimension of the symmetry orbit, e.g. rotations of
+    an O(d)-equivariant model) and no real part is positive, else ``degenerate``. The finite-difference Jacobian
+    is accurate to about 1e-10 (FD_STEP)."""
     X = require_points(X, "X")
     n, d = X.shape
     residual = float(np.max(np.linalg.norm(_field(model, n, d)(X), axis=1)))
@@ -65,5 +67,8 @@ def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_mo
               "zero": int(np.sum(np.abs(re) <= zero_tolerance))}
     verdict = ("unstable" if counts["positive"] else
                ("stable" if counts["zero"] <= symmetry_modes else "degenerate"))
-    return {"n": n, "d": d, "residual": residual, "eigenvalues": mu, "max_real_part": float(re.max()),
+    stationary = residual <= residual_tolerance
+    if not stationary:
+        verdict = "not stationary"
+    return {"n": n, "d": d, "residual": residual, "stationary": stationary, "residual_tolerance": residual_tolerance, "eigenvalues": mu, "max_real_part": float(re.max()),
             "counts": counts, "verdict": verdict}
