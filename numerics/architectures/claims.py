@@ -301,3 +301,86 @@ def check_schedule() -> CheckResult:
                        f"constant <= {SCHEDULE_TOLERANCE:g}, discrete <= {DISCRETE_TOLERANCE:g}",
                        {"constant_schedule": const, "discrete_map": disc,
                         "paths": "layer integrator on Model.schedule (backend blocks) vs dense scipy softmax map"})
+
+
+# -- 5. masked mean-field self-attention with a position label --------------------------------------------------
+#: spectral solver, N = 32 vs N = 48 Chebyshev labels: measured 1e-13 (sa) and 8e-13 (usa); 1e-9 leaves 1000x
+MASKED_SELF_TOLERANCE = 1e-9
+#: observed order log2(e(n)/e(2n)) of the particle error (right-endpoint rule, first order): |order - 1| <= 0.1
+#: (measured 0.98-1.03 at n = 50..200); the Richardson combination must converge at order >= 1.8 (measured 1.96-2.0)
+MASKED_ORDER_BAND = 0.1
+MASKED_RICHARDSON_ORDER = 1.8
+MASKED_N = (50, 100, 200)
+
+
+def masked_curve_circle(s: np.ndarray) -> np.ndarray:
+    """Initial curve on S^1: angle g(s) = 2.5 s + 0.4 cos(3 s) (analytic in s, tokens spread over 2.5 rad)."""
+    g = 2.5 * s + 0.4 * np.cos(3.0 * s)
+    return np.stack([np.cos(g), np.sin(g)], axis=-1)
+
+
+def masked_curve_sphere(s: np.ndarray) -> np.ndarray:
+    """Initial curve on S^2: a tilted spiral, analytic in s."""
+    a, b = 2.0 * s + 0.3, 1.2 * np.pi * s + 0.5 * np.sin(2.0 * s)
+    return np.stack([np.sin(a) * np.cos(b), np.sin(a) * np.sin(b), np.cos(a)], axis=-1)
+
+
+def masked_meanfield_rows(initial, kinds=("sa", "usa"), ns=MASKED_N, t_end: float = 3.0, beta: float = 1.0,
+                          mats: dict | None = None, reverse: bool = False, nodes=(32, 48)) -> list[dict]:
+    """Per kind: the solver's self-convergence (``nodes`` = (N, N_fine) Chebyshev labels) and the particle errors /
+    orders of :func:`numerics.architectures.masked_meanfield.particle_errors` (solution with N nodes)."""
+    from numerics.architectures.masked_meanfield import particle_errors, solve_masked_meanfield
+
+    mats = mats or {}
+    out = []
+    for kind in kinds:
+        sol = solve_masked_meanfield(initial, t_end, beta, kind=kind, N=nodes[0], **mats)
+        fine = solve_masked_meanfield(initial, t_end, beta, kind=kind, N=nodes[1], **mats)
+        grid = np.linspace(0.0, 1.0, 201)
+        self_err = float(np.max(np.abs(sol.at(grid) - fine.at(grid))))
+        rows = particle_errors(sol, initial, ns, kind=kind, beta=beta, reverse=reverse, **mats)
+        orders = [r["observed_order"] for r in rows if "observed_order" in r]
+        rich = [r["richardson_error"] for r in rows if "richardson_error" in r]
+        rich_orders = [float(np.log2(a / b)) for a, b in zip(rich, rich[1:])]
+        out.append({"kind": kind, "N": nodes[0], "N_fine": nodes[1], "solver_self_error": self_err, "particles": rows,
+                    "observed_orders": orders, "richardson_orders": rich_orders, "t_end": t_end, "beta": beta})
+    return out
+
+
+def _masked_result(cid: str, rows: list[dict]) -> CheckResult:
+    worst_self = max(r["solver_self_error"] for r in rows)
+    order_dev = max(abs(o - 1.0) for r in rows for o in r["observed_orders"])
+    rich_min = min(o for r in rows for o in r["richardson_orders"])
+    ok = (worst_self <= MASKED_SELF_TOLERANCE and order_dev <= MASKED_ORDER_BAND
+          and rich_min >= MASKED_RICHARDSON_ORDER)
+    return CheckResult(cid, _status(ok), order_dev, 0.0,
+                       f"|observed order - 1| <= {MASKED_ORDER_BAND:g}, Richardson order >= "
+                       f"{MASKED_RICHARDSON_ORDER:g}, solver N vs N_fine <= {MASKED_SELF_TOLERANCE:g}",
+                       {"runs": rows, "worst_solver_self_error": worst_self, "min_richardson_order": rich_min,
+                        "paths": "Chebyshev collocation in s + DOP853 (numerics.architectures.masked_meanfield) vs "
+                                 "causal particles (Model(causal=True), backend blocks, adaptive rtol 1e-11)"})
+
+
+@claim(id="architectures.masked-meanfield",
+       title="masked mean-field attention with position labels: n causal tokens converge to it at order 1/n (S^1)",
+       source="arXiv 2501.18322 (masked mean-field self-attention, position label s, attention to tau <= s); "
+              "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990", note="architectures-masked-meanfield.md")
+def check_masked_meanfield() -> CheckResult:
+    return _masked_result("architectures.masked-meanfield", masked_meanfield_rows(masked_curve_circle))
+
+
+@claim(id="architectures.masked-meanfield-d3",
+       title="masked mean field on S^2 with random Q, K, V (t = 1): order 1/n, Richardson order 2, n up to 400",
+       source="arXiv 2501.18322 (masked mean-field self-attention); arXiv 2411.04990",
+       note="architectures-masked-meanfield.md", default=False)
+def check_masked_meanfield_d3() -> CheckResult:
+    rng = np.random.default_rng(2501)
+    mats = {"Q": np.eye(3) + 0.4 * rng.standard_normal((3, 3)), "K": np.eye(3) + 0.4 * rng.standard_normal((3, 3)),
+            "V": np.eye(3) + 0.3 * rng.standard_normal((3, 3))}
+    # the curve develops a steep transition in s (tokens split into two groups near s = 0.65): usa needs N = 96
+    # (N = 32 vs 192: 6.0e-5, 64 vs 96: 7.6e-9, 128 vs 192: 1e-14); longer times or larger beta need more nodes
+    rows = masked_meanfield_rows(masked_curve_sphere, ns=(50, 100, 200, 400), t_end=1.0, beta=1.0, mats=mats,
+                                 nodes=(96, 128))
+    for r in rows:
+        r["matrices"] = {k: v.tolist() for k, v in mats.items()}
+    return _masked_result("architectures.masked-meanfield-d3", rows)
