@@ -424,6 +424,104 @@ def gradient_obstruction(d: int = 2) -> sp.Expr:
     return sp.simplify(F1.jacobian(x2) - F2.jacobian(x1).T)
 
 
+# -- gradient structure on the circle: curl of the velocity 1-form -----------------------------------------------------
+def _rotate_derivative(f: sp.Expr, x: sp.Matrix) -> sp.Expr:
+    """d f / d theta along the circle through x: <x^perp, grad_x f>, x^perp = (-x_2, x_1) (any extension of f off
+    the circle gives the same value on it)."""
+    return -x[1] * sp.diff(f, x[0]) + x[0] * sp.diff(f, x[1])
+
+
+def angle_one_form(kind: str, heads: Sequence, n: int = 3, metric=None, beta=sym.beta):
+    """The velocity 1-form omega = sum_i m_i v_i^theta d theta_i of n tokens on S^1 (angle coordinates).
+
+    v_i^theta = <v_i, x_i^perp> is the angular velocity of the block field (:func:`block_particle_field`, score
+    scale 1), m_i the metric factor: ``None`` (round metric, m_i = 1) or a sequence of head indices (m_i = sum over
+    those heads of Z_i^h = sum_j e^{beta <Q_h x_i, K_h x_j>}, the factor of GLPR's sa structure without its
+    constant n^{-2}). v_i = m_i^{-1} dF/d theta_i for a function F on the torus iff omega = dF. Written in the
+    Cartesian particle symbols of :func:`theory.symbols.particle` (exact at rational points of the circle).
+    Returns (points, [a_i]) with omega = sum_i a_i d theta_i.
+    """
+    pts = [sym.particle(j + 1, 2) for j in range(n)]
+    out = []
+    for i, x in enumerate(pts):
+        v = block_particle_field(kind, pts, i, heads, beta=beta)
+        ang = -x[1] * v[0] + x[0] * v[1]
+        if metric is not None:
+            m = 0
+            for h in metric:
+                Q, K = sp.Matrix(heads[h][0]), sp.Matrix(heads[h][1])
+                m += sum(sp.exp(beta * ((Q * x).T * (K * y))[0, 0]) for y in pts)
+            ang = m * ang
+        out.append(ang)
+    return pts, out
+
+
+def angle_curl(kind: str, heads: Sequence, n: int = 3, metric=None, beta=sym.beta) -> tuple:
+    """(points, C) with C_ab = d a_b / d theta_a - d a_a / d theta_b, the coefficients of d omega for the 1-form of
+    :func:`angle_one_form`. C = 0 everywhere is necessary for v_i = m_i^{-1} dF/d theta_i, and sufficient once the
+    periods of omega over the torus cycles vanish."""
+    pts, a = angle_one_form(kind, heads, n, metric, beta)
+    C = sp.Matrix(n, n, lambda p, q: _rotate_derivative(a[q], pts[p]) - _rotate_derivative(a[p], pts[q]))
+    return pts, C
+
+
+def gradient_curl_derivation(case: str) -> Derivation:
+    """d omega = 0 for the flows that are gradients (n = 3 tokens on S^1):
+
+    - ``"usa-symmetric"``: usa, two heads with symmetric score maps B_h and value maps c_h B_h, round metric
+      (the energy of :func:`multihead_gradient_derivation`);
+    - ``"sa-one-head"``: sa, one head Q = K = V = I, metric factor Z_i (GLPR's sa structure);
+    - ``"usa-scaled-identity"``: usa, heads Q_h^T K_h = b_h I, V_h = I/H (mixed kernel), round metric.
+
+    Checked at exact rational points of the circle, random rational entries and beta.
+    """
+    from .gaussian import symmetric_matrix
+
+    I2 = sp.eye(2)
+    extra = []
+    if case == "usa-symmetric":
+        Bs = [symmetric_matrix(f"B{h}", 2) for h in range(2)]
+        cs = [sp.Symbol(f"c{h}", real=True) for h in range(2)]
+        heads = [(B, I2, c * B, I2) for B, c in zip(Bs, cs)]
+        kind, metric = "usa", None
+        extra = sorted({e for B in Bs for e in B} | set(cs), key=str)
+    elif case == "sa-one-head":
+        heads, kind, metric = [(I2, I2, I2, I2)], "sa", [0]
+    elif case == "usa-scaled-identity":
+        bs = [sp.Symbol(f"b{h}", real=True) for h in range(2)]
+        heads = [(b * I2, I2, I2, I2 / 2) for b in bs]
+        kind, metric = "usa", None
+        extra = bs
+    else:
+        raise ValueError(f"unknown case {case!r}")
+    pts, C = angle_curl(kind, heads, 3, metric)
+    base = sphere_point_sampler([list(p) for p in pts], 2, sym.beta)
+
+    def sampler(rng):
+        subs = base(rng)
+        subs.update({e: random_rational(rng, -2, 2, 5) for e in extra})
+        return subs
+
+    return Derivation(title=f"{case}: the velocity 1-form is closed (d omega = 0), n = 3 on S^1",
+                      source=SOURCE + "; gradient structure with several heads",
+                      lhs=sp.Matrix([C[0, 1], C[0, 2], C[1, 2]]), rhs=sp.zeros(3, 1), sampler=sampler,
+                      steps=(Step("C_ab = d a_b/d theta_a - d a_a/d theta_b, d/d theta_a = <x_a^perp, grad_{x_a}>",
+                                  C[0, 1]),))
+
+
+def curl_at(kind: str, heads: Sequence, angles: Sequence, beta_value, metric=None, pairs=((0, 1),),
+            digits: int = 30) -> dict:
+    """Entries C_ab of the curl of :func:`angle_one_form` for the given ``pairs`` at tokens
+    x_i = (cos theta_i, sin theta_i) and the given beta (``digits`` significant digits): a nonzero entry shows that
+    no F has v_i = m_i^{-1} dF/d theta_i. Only the requested entries are differentiated (the others cost as much)."""
+    pts, a = angle_one_form(kind, heads, len(angles), metric)
+    subs = {sym.beta: beta_value}
+    for p, t in zip(pts, angles):
+        subs[p[0]], subs[p[1]] = sp.cos(t), sp.sin(t)
+    return {(p, q): (_rotate_derivative(a[q], pts[p]) - _rotate_derivative(a[p], pts[q])).subs(subs).evalf(digits)
+            for p, q in pairs}
+
+
 # -- code generation -------------------------------------------------------------------------------------------------
 def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=None, causal: bool = False,
                             particle: int = 0):

@@ -384,3 +384,115 @@ def check_masked_meanfield_d3() -> CheckResult:
     for r in rows:
         r["matrices"] = {k: v.tolist() for k, v in mats.items()}
     return _masked_result("architectures.masked-meanfield-d3", rows)
+
+
+# -- 6. gradient structure with several heads -------------------------------------------------------------------
+#: usa field vs n x finite-difference Riemannian gradient of the head energy: O(h^2) + round-off / h ~ 1e-10
+GRADIENT_FD_TOLERANCE = 1e-7
+#: curl of a closed 1-form from the loop circulation (r = 0.05, 64 nodes): round-off ~ 1e-16 |a| / r^2 ~ 1e-13
+CURL_ZERO_TOLERANCE = 1e-9
+#: a counterexample needs a pair with |curl| >= 1e-3 whose O(r^2) estimate error |C(r) - C(r/2)| is below 1% of it
+CURL_NONZERO = 1e-3
+LOOP_RADIUS = 0.05
+LOOP_ANGLES = (0.1, 1.3, 2.9)
+
+
+def _sym2(rng) -> np.ndarray:
+    A = rng.standard_normal((2, 2))
+    return (A + A.T) / 2
+
+
+def symmetric_heads(Bs, cs) -> MultiHead:
+    """Heads with score maps B_h (Q_h = B_h, K_h = I, scale 1) and value maps c_h B_h (V_h = c_h B_h, W_h = I)."""
+    d = Bs[0].shape[0]
+    eye = np.repeat(np.eye(d)[None], len(Bs), 0)
+    return MultiHead(np.stack(Bs), eye, np.stack([c * B for B, c in zip(Bs, cs)]), eye, scale=1.0)
+
+
+def gradient_cases(seed: int = 14) -> dict:
+    """The n = 3 circle cases: name -> (kind, heads, metric head indices or None, gradient expected)."""
+    rng = np.random.default_rng(seed)
+    B = np.array([[1.0, 0.5], [0.5, -0.5]])
+    nonsym = np.array([[1.0, 0.8], [-0.3, 0.5]])
+    eye = np.eye(2)[None]
+    two_temps = MultiHead.scaled_identity([1.0, 3.0], 2)
+    return {
+        "usa, symmetric B_h, V_h = c_h B_h (round)": ("usa", symmetric_heads([_sym2(rng), _sym2(rng)], [0.7, -1.3]),
+                                                    None, True),
+        "sa, one head Q = K = V = I (metric Z_i)": ("sa", MultiHead.from_single(d=2), [0], True),
+        "usa, Q_h^T K_h = b_h I, V_h = I/2 (round)": ("usa", two_temps, None, True),
+        "usa, symmetric B != bI, V = I (round)": ("usa", MultiHead(B[None], eye, eye, eye, scale=1.0), None, False),
+        "usa, non-symmetric Q^T K, V = Q^T K (round)": ("usa", MultiHead(nonsym[None], eye, nonsym.T[None], eye,
+                                                                          scale=1.0), None, False),
+        "sa, heads b = 1, 3 (metric Z^1)": ("sa", two_temps, [0], False),
+        "sa, heads b = 1, 3 (metric Z^2)": ("sa", two_temps, [1], False),
+        "sa, heads b = 1, 3 (metric Z^1 + Z^2)": ("sa", two_temps, [0, 1], False),
+        "sa, heads b = 1, 3 (round)": ("sa", two_temps, None, False),
+    }
+
+
+def curl_rows(beta: float = 1.0, cases: dict | None = None) -> list[dict]:
+    """Curl estimates C_ab (pairs (0,1), (0,2), (1,2)) of every case at radius r and r/2, and the Richardson value."""
+    from numerics.architectures.gradient import angle_circulation, head_normaliser
+
+    out = []
+    for name, (kind, heads, metric, expect) in (cases or gradient_cases()).items():
+        field, backend = Model(kind, beta, heads=heads).vector_field(3, 2, "direct")
+        m = None
+        if metric is not None:
+            parts = [head_normaliser(heads, h, beta) for h in metric]
+            m = (lambda X, parts=parts: sum(p(X) for p in parts))
+        vals = []
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            c1 = angle_circulation(field, LOOP_ANGLES, a, b, LOOP_RADIUS, m)
+            c2 = angle_circulation(field, LOOP_ANGLES, a, b, LOOP_RADIUS / 2, m)
+            vals.append({"pair": [a, b], "curl_r": c1, "curl_r_half": c2, "curl": (4 * c2 - c1) / 3})
+        out.append({"case": name, "kind": kind, "backend": backend, "gradient_expected": expect,
+                    "metric": "round" if metric is None else "sum of Z^h, h in " + str(metric), "curls": vals,
+                    "max_abs_curl": max(abs(v["curl"]) for v in vals)})
+    return out
+
+
+def energy_gradient_errors(seeds=(3, 4), n: int = 6, d: int = 3, beta: float = 1.2) -> list[dict]:
+    """usa, two heads, symmetric B_h and value maps c_h B_h: field (backend blocks) vs n x FD gradient of E."""
+    from numerics.architectures.gradient import fd_riemannian_gradient, heads_energy, symmetric_energy_terms
+
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        Bs = [(lambda A: (A + A.T) / 2)(rng.standard_normal((d, d))) for _ in range(2)]
+        heads = symmetric_heads(Bs, [0.8, -0.4])
+        terms = symmetric_energy_terms(heads)
+        X = uniform_sphere(n, d, rng)
+        field, backend = Model("usa", beta, heads=heads).vector_field(n, d, "direct")
+        v = field(X)
+        g = n * fd_riemannian_gradient(lambda Y: heads_energy(Y, beta, terms), X)
+        out.append({"seed": seed, "n": n, "d": d, "beta": beta, "backend": backend,
+                    "relative_error": float(np.max(np.abs(v - g)) / np.max(np.abs(v)))})
+    return out
+
+
+def _gradient_result(cid: str, fd: list[dict], curls: list[dict]) -> CheckResult:
+    worst_fd = max(r["relative_error"] for r in fd)
+    zero = max((r["max_abs_curl"] for r in curls if r["gradient_expected"]), default=0.0)
+    def witnessed(r):
+        v = max(r["curls"], key=lambda v: abs(v["curl"]))
+        return abs(v["curl"]) >= CURL_NONZERO and abs(v["curl_r"] - v["curl_r_half"]) <= 0.01 * abs(v["curl"])
+
+    nonzero_ok = all(witnessed(r) for r in curls if not r["gradient_expected"])
+    ok = worst_fd <= GRADIENT_FD_TOLERANCE and zero <= CURL_ZERO_TOLERANCE and nonzero_ok
+    return CheckResult(cid, _status(ok), max(worst_fd, zero), 0.0,
+                       f"FD gradient <= {GRADIENT_FD_TOLERANCE:g}, curl of gradient cases <= {CURL_ZERO_TOLERANCE:g}, "
+                       f"counterexamples |curl| >= {CURL_NONZERO:g}",
+                       {"energy_gradient": fd, "curl": curls, "loop_radius": LOOP_RADIUS, "loop_angles": LOOP_ANGLES,
+                        "paths": "blocks field vs central differences of the energy; loop circulation (trapezoid, "
+                                 "64 nodes) of the velocity 1-form"})
+
+
+@claim(id="architectures.gradient-structure",
+       title="usa heads with symmetric B_h and value maps c_h B_h are n grad E; V = I with B != bI and sa with two "
+             "heads are not gradient flows (nonzero curl) in the round or head-normaliser metrics",
+       source=SOURCE_GLPR + "; gradient structure (GLPR section on SA/USA as gradient flows)",
+       note="architectures-gradient-structure.md")
+def check_gradient_structure() -> CheckResult:
+    return _gradient_result("architectures.gradient-structure", energy_gradient_errors(), curl_rows())

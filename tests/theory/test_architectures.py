@@ -104,9 +104,9 @@ def test_per_head_mlp_planted_errors_fail():
     heads = [A.head_matrices(h, 2, 2)[:3] for h in range(2)]
     mlps = [A._mlp_symbols(h, 2, 2, "tanh") for h in range(2)]
     swapped = A.block_particle_field("sa", pts, 0, [(Q, K, V, sp.eye(2) / 2) for Q, K, V in heads], mlp=mlps[::-1])
-    assert not Derivation("MLPs swapped", "test", swapped, der.rhs, sampler=der.sampler).verify(simplify=False).ok
+    assert not Derivation("MLPs swapped", "test", swapped, der.rhs, sampler=der.sampler).verify(points=2, simplify=False).ok
     no_avg = A.block_particle_field("sa", pts, 0, [(Q, K, V, sp.eye(2)) for Q, K, V in heads], mlp=mlps)
-    assert not Derivation("W = I", "test", no_avg, der.rhs, sampler=der.sampler).verify(simplify=False).ok
+    assert not Derivation("W = I", "test", no_avg, der.rhs, sampler=der.sampler).verify(points=2, simplify=False).ok
 
 
 def test_emitted_code_per_head_mlp_matches_numerics():
@@ -136,3 +136,20 @@ def test_emitted_code_per_head_mlp_matches_numerics():
         # planted: the heads' MLPs in the other order give another field
         wrong = block_velocity(X, heads, 1.3, kind, MLP(W1[::-1], b1[::-1], W2[::-1], b2[::-1], "tanh"))[1]
         assert np.max(np.abs(wrong - v)) > 1e-3
+
+
+@pytest.mark.parametrize("case", ["usa-symmetric", "sa-one-head", "usa-scaled-identity"])
+def test_gradient_cases_have_closed_one_forms(case):
+    assert A.gradient_curl_derivation(case).verify(simplify=False, points=3).ok
+
+
+def test_curl_is_nonzero_for_two_sa_heads_and_v_identity():
+    """The obstructions: exact curl entry C_01 at a point (20 digits), nonzero for two sa heads with the metric of
+    head 1 and of both heads, and for usa with V = I, symmetric B != bI."""
+    I2 = sp.eye(2)
+    two = [(I2, I2, I2, I2 / 2), (3 * I2, I2, I2, I2 / 2)]
+    angles = (0.1, 1.3, 2.9)
+    for metric in ([0], [0, 1]):
+        assert abs(float(A.curl_at("sa", two, angles, 1, metric, digits=20)[0, 1])) > 1e-2
+    B = sp.Matrix([[1, sp.Rational(1, 2)], [sp.Rational(1, 2), -sp.Rational(1, 2)]])
+    assert abs(float(A.curl_at("usa", [(B, I2, I2, I2)], angles, 1, digits=20)[0, 1])) > 0.5
