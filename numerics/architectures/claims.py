@@ -313,16 +313,11 @@ MASKED_RICHARDSON_ORDER = 1.8
 MASKED_N = (50, 100, 200)
 
 
-def masked_curve_circle(s: np.ndarray) -> np.ndarray:
-    """Initial curve on S^1: angle g(s) = 2.5 s + 0.4 cos(3 s) (analytic in s, tokens spread over 2.5 rad)."""
-    g = 2.5 * s + 0.4 * np.cos(3.0 * s)
-    return np.stack([np.cos(g), np.sin(g)], axis=-1)
+def masked_curves() -> dict:
+    """The built-in initial curves of :mod:`numerics.architectures.masked_meanfield` (``circle``, ``sphere``)."""
+    from numerics.architectures.masked_meanfield import CURVES
 
-
-def masked_curve_sphere(s: np.ndarray) -> np.ndarray:
-    """Initial curve on S^2: a tilted spiral, analytic in s."""
-    a, b = 2.0 * s + 0.3, 1.2 * np.pi * s + 0.5 * np.sin(2.0 * s)
-    return np.stack([np.sin(a) * np.cos(b), np.sin(a) * np.sin(b), np.cos(a)], axis=-1)
+    return CURVES
 
 
 def masked_meanfield_rows(initial, kinds=("sa", "usa"), ns=MASKED_N, t_end: float = 3.0, beta: float = 1.0,
@@ -366,7 +361,7 @@ def _masked_result(cid: str, rows: list[dict]) -> CheckResult:
        source="arXiv 2501.18322 (masked mean-field self-attention, position label s, attention to tau <= s); "
               "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990", note="architectures-masked-meanfield.md")
 def check_masked_meanfield() -> CheckResult:
-    return _masked_result("architectures.masked-meanfield", masked_meanfield_rows(masked_curve_circle))
+    return _masked_result("architectures.masked-meanfield", masked_meanfield_rows(masked_curves()["circle"]))
 
 
 @claim(id="architectures.masked-meanfield-d3",
@@ -379,7 +374,7 @@ def check_masked_meanfield_d3() -> CheckResult:
             "V": np.eye(3) + 0.3 * rng.standard_normal((3, 3))}
     # the curve develops a steep transition in s (tokens split into two groups near s = 0.65): usa needs N = 96
     # (N = 32 vs 192: 6.0e-5, 64 vs 96: 7.6e-9, 128 vs 192: 1e-14); longer times or larger beta need more nodes
-    rows = masked_meanfield_rows(masked_curve_sphere, ns=(50, 100, 200, 400), t_end=1.0, beta=1.0, mats=mats,
+    rows = masked_meanfield_rows(masked_curves()["sphere"], ns=(50, 100, 200, 400), t_end=1.0, beta=1.0, mats=mats,
                                  nodes=(96, 128))
     for r in rows:
         r["matrices"] = {k: v.tolist() for k, v in mats.items()}

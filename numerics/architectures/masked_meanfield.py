@@ -46,6 +46,22 @@ from numerics.core.field import MODELS
 UNIT_TOLERANCE = 1e-12
 
 
+def curve_circle(s: np.ndarray) -> np.ndarray:
+    """Initial curve on S^1: angle g(s) = 2.5 s + 0.4 cos(3 s) (analytic in s, tokens spread over 2.5 rad)."""
+    g = 2.5 * s + 0.4 * np.cos(3.0 * s)
+    return np.stack([np.cos(g), np.sin(g)], axis=-1)
+
+
+def curve_sphere(s: np.ndarray) -> np.ndarray:
+    """Initial curve on S^2: a tilted spiral, polar angle 2 s + 0.3, azimuth 1.2 pi s + 0.5 sin(2 s)."""
+    a, b = 2.0 * s + 0.3, 1.2 * np.pi * s + 0.5 * np.sin(2.0 * s)
+    return np.stack([np.sin(a) * np.cos(b), np.sin(a) * np.sin(b), np.cos(a)], axis=-1)
+
+
+#: built-in initial curves by name (the ``masked-meanfield`` command's ``--curve``)
+CURVES = {"circle": curve_circle, "sphere": curve_sphere}
+
+
 def chebyshev_labels(N: int) -> np.ndarray:
     """The N Chebyshev points of the first kind mapped to (0, 1), increasing."""
     N = require_int(N, "label nodes N", minimum=2, maximum=4096)
@@ -195,7 +211,12 @@ def solve_masked_meanfield(initial: Callable[[np.ndarray], np.ndarray], t_end: f
     shape = X0.shape
 
     def rhs(t, y):
-        return masked_velocity(y.reshape(shape), w, S, beta, kind, *mats).ravel()
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = masked_velocity(y.reshape(shape), w, S, beta, kind, *mats).ravel()
+        if not np.all(np.isfinite(v)):
+            raise InputError(f"the masked mean-field velocity is not finite at t = {t:.3g} (beta = {beta:g}, {kind}: "
+                             "the attention weights overflow)")
+        return v
 
     sol = solve_ivp(rhs, (0.0, t_end), X0.ravel(), method="DOP853", t_eval=ts, rtol=rtol, atol=atol)
     if not sol.success:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from numerics.common.errors import InputError, require_points
+from numerics.common.limits import check_array, check_work
 from numerics.core.model import Model
 
 #: central-difference step for the field Jacobian (truncation O(h^2) ~ 1e-10, round-off ~ 1e-16/h ~ 1e-11)
@@ -34,11 +35,23 @@ def _field(model: Model, n: int, d: int):
     return model.vector_field(n, d, "direct")[0]
 
 
+def check_size(model: Model, n: int, d: int) -> None:
+    """Refuse (InputError) a Jacobian whose memory or work exceeds :mod:`numerics.common.limits`: the basis
+    (n d) x n(d-1), 2 n(d-1) field evaluations of O(n^2 (k + d) H) and an O(m^3) eigen-decomposition."""
+    m = float(n) * (d - 1)
+    what = f"the field Jacobian of n={n} points on S^{d - 1} ({m:.3g} x {m:.3g}, central differences)"
+    check_array((float(n) * d, m), what, copies=3)
+    heads = model.block_heads(d) if not model.time_dependent else None
+    H, k = (heads.H, heads.k) if heads is not None else (1, d)
+    check_work(2.0 * m * H * float(n) ** 2 * (k + d) * 4.0 + 10.0 * m**3, what)
+
+
 def field_jacobian(model: Model, X, h: float = FD_STEP) -> np.ndarray:
     """J = U^T Dv U (n(d-1) square) by central differences along tangent directions with the retraction
     x -> (x + h u)/|x + h u|."""
     X = require_points(X, "X")
     n, d = X.shape
+    check_size(model, n, d)
     f = _field(model, n, d)
     U = tangent_basis(X)
     cols = []

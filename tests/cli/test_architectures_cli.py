@@ -138,3 +138,23 @@ def test_critical_bad_combinations(capsys, files, extra, message):
     if "--heads2" in extra or "heads2" in str(extra):
         args[args.index("3", 6)] = "2"
     assert message in bad(capsys, args + extra)
+
+
+def test_masked_meanfield_command(capsys):
+    p = run_json(capsys, ["masked-meanfield", "--beta", "1", "--compare", "40,80"])
+    assert p["self_error"] < 1e-9 and abs(p["particles"][1]["observed_order"] - 1.0) < 0.1
+    q = run_json(capsys, ["masked-meanfield", "--beta", "1", "--compare", "40,80", "--reverse-mask"])
+    assert q["particles"][1]["max_error"] > 0.5  # planted: the reversed mask does not converge
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--reverse-mask"], "give --compare"),
+    (["--compare", "1,a"], "comma-separated"),
+    (["--compare", "100000"], "particle size"),
+    (["--nodes", "2"], "nodes"),
+    (["--t-end", "-1"], "t_end"),
+    (["--model", "usa", "--beta", "600"], "would take about"),
+])
+def test_masked_meanfield_bad_input(capsys, extra, message):
+    args = ["masked-meanfield"] + (["--beta", "1"] if "--beta" not in extra else []) + extra
+    assert message in bad(capsys, args)

@@ -59,7 +59,7 @@ def test_mixture_of_two_curves_vs_interleaved_particles():
     ({"N": 1}, "label nodes"),
 ])
 def test_input_errors(kwargs, message):
-    args = {"initial": AC.masked_curve_circle, "t_end": 1.0, "beta": 1.0}
+    args = {"initial": MM.curve_circle, "t_end": 1.0, "beta": 1.0}
     args.update(kwargs)
     with pytest.raises(InputError, match=message):
         MM.solve_masked_meanfield(args.pop("initial"), args.pop("t_end"), args.pop("beta"), **args)
@@ -67,7 +67,7 @@ def test_input_errors(kwargs, message):
 
 def test_claim_fails_with_the_mask_reversed():
     """Planted: particles attend to labels >= s (mask reversed). The error stays O(1): observed order ~ 0."""
-    rows = AC.masked_meanfield_rows(AC.masked_curve_circle, kinds=("sa",), ns=(50, 100, 200), reverse=True)
+    rows = AC.masked_meanfield_rows(MM.curve_circle, kinds=("sa",), ns=(50, 100, 200), reverse=True)
     res = AC._masked_result("planted", rows)
     assert res.status == "failed" and rows[0]["particles"][-1]["max_error"] > 0.5
 
@@ -77,5 +77,5 @@ def test_claim_fails_with_a_planted_solver_error(monkeypatch):
     order 1."""
     real = MM.masked_velocity
     monkeypatch.setattr(MM, "masked_velocity", lambda X, w, S, beta, *a: real(X, w, S, 1.02 * beta, *a))
-    rows = AC.masked_meanfield_rows(AC.masked_curve_circle, kinds=("sa",), ns=(50, 100, 200))
+    rows = AC.masked_meanfield_rows(MM.curve_circle, kinds=("sa",), ns=(50, 100, 200))
     assert AC._masked_result("planted", rows).status == "failed", rows[0]["observed_orders"]
