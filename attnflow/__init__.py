@@ -24,6 +24,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.core.model": ("BACKENDS", "Model", "SaveAt", "Solver",),
     "numerics.architectures.causal": ("two_token_merge_time",),
     "numerics.architectures.deep": ("dense_block_velocity", "discrete_transformer",),
+    "numerics.architectures.gradient": ("angle_circulation", "fd_riemannian_gradient", "heads_energy", "symmetric_energy_terms",),
+    "numerics.architectures.masked_meanfield": ("causal_particles", "integration_matrix", "MaskedSolution", "solve_masked_meanfield",),
     "numerics.critical.stationary": ("field_jacobian", "stationary_report",),
     "numerics.core.blocks": ("MLP", "MultiHead", "Schedule", "block_velocity", "make_block_field",),
     "numerics.circle.angles": ("circle_energy", "CircleTrajectory", "kuramoto_order_parameter", "make_angle_field", "order_parameters", "simulate_circle",),
