@@ -4,18 +4,20 @@ Single-particle field (GLPR arXiv 2312.10794, the continuous-time transformer wi
 layout of a trained network; conventions of :mod:`numerics.core.blocks`):
 
     v_i = P_{x_i}( sum_h W_h^T V_h a_i^h )                          without an MLP,
-    v_i = P_{x_i}( (1/H) sum_h MLP( H W_h^T V_h a_i^h ) )           with MLP(y) = W2 act(W1 y + b1) + b2,
+    v_i = P_{x_i}( (1/H) sum_h MLP^h( H W_h^T V_h a_i^h ) )         with MLP^h(y) = W2^h act(W1^h y + b1^h) + b2^h,
     sa:  a_i^h = sum_{j in J(i)} w_ij^h x_j / sum_{k in J(i)} w_ik^h,   usa: a_i^h = (1/n) sum_{j in J(i)} w_ij^h x_j,
     w_ij^h = phi'(s_ij^h),  s_ij^h = c <Q_h x_i, K_h x_j>,
 
 phi' the pair-kernel weight (e^{beta s} for attention, any phi'(s) for a user kernel), c the score scale
 (1/sqrt(k) for a trained head), J(i) = {1..n} or {1..i} with a causal mask. The notes' form
-(1/H) sum_h P(MLP(V^{[h]} a^h)) is W_h^T V_h = V^{[h]}/H.
+(1/H) sum_h P(MLP^{[h]}(V^{[h]} a^h)) is W_h^T V_h = V^{[h]}/H; MLP^h is one MLP per head or one shared MLP.
 
 Derivations here (each a :class:`theory.derivation.Derivation` that verifies itself):
 
 - :func:`one_head_derivation`: H = 1, W = I, c = 1, identity MLP gives :func:`theory.fields.particle_field`.
 - :func:`identical_heads_derivation`: H identical heads with W_h = I/H give the one-head field.
+- :func:`per_head_mlp_derivation`: per-head MLPs with W_h = I/H are the notes' form written head by head
+  (:func:`notes_form_particle_field`); :func:`identical_heads_mlp_derivation`: identical heads and MLPs = one head.
 - :func:`causal_first_token_derivation`, :func:`causal_two_token_derivation`: with V = I the first token is a
   fixed point for any Q, K, and d cos(theta_12)/dt = sigma(s_21 - s_22) sin^2(theta_12) (KPR arXiv 2411.04990).
 - :func:`causal_meanfield_derivation`: the masked mean-field velocity with position label s in [0, 1]
@@ -26,6 +28,9 @@ Derivations here (each a :class:`theory.derivation.Derivation` that verifies its
 - :func:`multihead_gradient_derivation`: usa heads with symmetric score maps B_h and value maps c_h B_h are
   n grad E for E = sum_h c_h/(2 beta n^2) sum_{ij} e^{beta x_i^T B_h x_j}; :func:`gradient_obstruction` shows
   that with V = I and B != b I the Jacobian is not symmetric (no Euclidean gradient).
+- :func:`angle_curl`, :func:`gradient_curl_derivation`, :func:`curl_at`: the curl of the velocity 1-form
+  sum_i m_i <v_i, dx_i> on (S^1)^n: zero for the gradient cases, nonzero for V = I with B != b I and for two sa
+  heads with the head-normaliser metrics.
 
 :func:`block_velocity_function` emits the field as NumPy code through :mod:`theory.codegen`.
 """
