@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from numerics.common.errors import InputError
 from numerics.core.blocks import MLP, MultiHead, Schedule
@@ -213,3 +215,24 @@ def test_schedule_with_per_head_mlps_is_the_discrete_map(tmp_path):
     tr.save(out)
     back = Trajectory.load(out)
     np.testing.assert_array_equal(Model.from_meta(back.meta, back.arrays).schedule.mlps[2].W1, sched.mlps[2].W1)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), H=st.integers(2, 4), kind=st.sampled_from(["sa", "usa"]),
+       causal=st.booleans())
+def test_permuting_heads_with_their_mlps_leaves_the_field_unchanged(seed, H, kind, causal):
+    """Property: the field is a sum over heads, so a permutation applied to the heads and to their MLPs together
+    changes nothing (rounding only); applied to the heads alone it changes the field (the pairing matters)."""
+    rng = np.random.default_rng(seed)
+    heads = _random_heads(rng, H=H)
+    mlp = _per_head_mlp(rng, H, act="tanh")
+    perm = np.roll(np.arange(H), 1)
+    p_heads = MultiHead(*(getattr(heads, k)[perm] for k in "QKVW"), scale=heads.scale)
+    p_mlp = MLP(*(getattr(mlp, k)[perm] for k in ("W1", "b1", "W2", "b2")), "tanh")
+    X = uniform_sphere(5, 3, rng)
+    ref = Model(kind, 0.8, heads=heads, mlp=mlp, causal=causal).vector_field(5, 3, "direct")[0](X)
+    both = Model(kind, 0.8, heads=p_heads, mlp=p_mlp, causal=causal).vector_field(5, 3, "direct")[0](X)
+    alone = Model(kind, 0.8, heads=p_heads, mlp=mlp, causal=causal).vector_field(5, 3, "direct")[0](X)
+    scale = np.abs(ref).max()
+    assert np.abs(both - ref).max() <= 1e-13 * max(scale, 1.0)
+    assert np.abs(alone - ref).max() > 1e-8 * max(scale, 1.0)
