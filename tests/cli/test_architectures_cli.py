@@ -140,8 +140,10 @@ def test_critical_bad_combinations(capsys, files, extra, message):
     assert message in bad(capsys, args + extra)
 
 
-def test_masked_meanfield_command(capsys):
-    p = run_json(capsys, ["masked-meanfield", "--beta", "1", "--compare", "40,80"])
+def test_masked_meanfield_command(capsys, tmp_path):
+    png = tmp_path / "mm.png"
+    p = run_json(capsys, ["masked-meanfield", "--beta", "1", "--compare", "40,80", "--plot", str(png)])
+    assert png.stat().st_size > 1000 and p["plot"] == str(png)
     assert p["self_error"] < 1e-9 and abs(p["particles"][1]["observed_order"] - 1.0) < 0.1
     q = run_json(capsys, ["masked-meanfield", "--beta", "1", "--compare", "40,80", "--reverse-mask"])
     assert q["particles"][1]["max_error"] > 0.5  # planted: the reversed mask does not converge

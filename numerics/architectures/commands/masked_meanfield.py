@@ -25,6 +25,8 @@ def add_arguments(p):
                    help="also simulate causal particle systems of these sizes and report the errors and orders")
     p.add_argument("--reverse-mask", action="store_true",
                    help="with --compare: particles attend to later labels instead (a planted error: no convergence)")
+    p.add_argument("--plot", metavar="FILE.png", help="the curve X(t, s) against s at t = 0 and t_end (angle on S^1, "
+                   "coordinates on S^2), with the largest --compare particle system as dots")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -69,13 +71,60 @@ def run(args) -> int:
              ("solver", sol.info["method"]), (f"N={N} vs N={N + N // 2}", f"max difference {self_err:.3g}"),
              ("x(t_end, s=1)", "[" + ", ".join(f"{v:.6f}" for v in payload["final_curve_at"]["x"][-1]) + "]")]
     text = key_values(lines)
+    particles = None
     if sizes:
+        from numerics.architectures.masked_meanfield import causal_particles
+
         rows = particle_errors(sol, initial, sizes, kind=args.model, beta=beta, reverse=args.reverse_mask)
+        if args.plot:
+            particles = causal_particles(initial, sizes[-1], t_end, beta, kind=args.model, reverse=args.reverse_mask)
         payload["particles"] = rows
         payload["mask"] = "reversed (tau >= s)" if args.reverse_mask else "causal (tau <= s)"
         text += "\n\n" + table([(r["n"], r["max_error"], r.get("observed_order", "-"), r.get("richardson_error", "-"))
                                 for r in rows], ["n", "max |x_j - X(t, j/n)|", "order", "Richardson error"])
         text += ("\n\norder = log2(e(n/2)/e(n)), expected 1 (right-endpoint rule in the label); Richardson error of "
                  "2 x^(n) - x^(n/2), expected O(1/n^2)")
+    if args.plot:
+        _plot(args.plot, sol, initial, particles, args)
+        payload["plot"] = args.plot
     emit(args, payload, text)
     return 0
+
+
+def _plot(path, sol, initial, particles, args) -> None:
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from numerics.common.plots import save_figure
+
+    s = np.linspace(0.0, 1.0, 401)
+    X0, XT = initial(s), sol.at(s)[0]
+    d = X0.shape[1]
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    if d == 2:
+        series = [(np.unwrap(np.arctan2(X0[:, 1], X0[:, 0])), "t = 0", "C0", "--"),
+                  (np.unwrap(np.arctan2(XT[:, 1], XT[:, 0])), f"t = {sol.times[-1]:g} (mean field)", "C1", "-")]
+        ylabel = "angle of X(t, s) (rad)"
+    else:
+        series = [(X0[:, c], f"x{c + 1}, t = 0", f"C{c}", "--") for c in range(d)]
+        series += [(XT[:, c], f"x{c + 1}, t = {sol.times[-1]:g}", f"C{c}", "-") for c in range(d)]
+        ylabel = "coordinates of X(t, s)"
+    for y, label, color, style in series:
+        ax.plot(s, y, style, color=color, label=label, lw=1.4)
+    if particles is not None:
+        n = particles.shape[0]
+        lab = np.arange(1, n + 1) / n
+        if d == 2:
+            ang = np.arctan2(particles[:, 1], particles[:, 0])
+            ref = np.unwrap(np.arctan2(sol.at(lab)[0][:, 1], sol.at(lab)[0][:, 0]))
+            ang = ref + (ang - ref + np.pi) % (2 * np.pi) - np.pi  # the branch of the mean-field curve
+            ax.plot(lab, ang, ".", color="k", ms=2.5, label=f"{n} causal tokens, t = {sol.times[-1]:g}")
+        else:
+            for c in range(d):
+                ax.plot(lab, particles[:, c], ".", color=f"C{c}", ms=2.5,
+                        label=f"{n} causal tokens" if c == 0 else None)
+    ax.set_xlabel("position label s")
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"masked mean field, {args.model}, beta = {args.beta:g}, curve {args.curve}", fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
