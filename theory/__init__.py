@@ -17,7 +17,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "theory.derivation": ("Derivation", "rational_sphere_point", "Step", "Verification",),
     "theory.energy": ("empirical_energy", "energy_identity_derivation", "explicit_energy_identity_derivation", "explicit_gradient_structure_derivation", "gradient_structure_derivation", "mean_field_energy",),
     "theory.expression_parser": ("parse_expression", "parse_kernel", "parse_parameter_assignment",),
-    "theory.architectures": ("architecture_derivations", "block_particle_field", "block_velocity_function", "causal_meanfield_derivation", "causal_two_token_derivation", "gradient_obstruction", "multihead_gaussian_derivation", "multihead_gradient_derivation", "one_head_derivation",),
+    "theory.architectures": ("angle_curl", "architecture_derivations", "block_particle_field", "block_velocity_function", "causal_meanfield_derivation", "causal_two_token_derivation", "curl_at", "gradient_curl_derivation", "gradient_obstruction", "identical_heads_mlp_derivation", "multihead_gaussian_derivation", "multihead_gradient_derivation", "notes_form_particle_field", "one_head_derivation", "per_head_mlp_derivation",),
     "theory.fields": ("attention_weight", "explicit_field", "field_derivation", "particle_field", "tangency_derivation",),
     "theory.gaussian": ("affine_transport_derivation", "gaussian_derivations", "l2_tilting_derivation", "moment_ode_derivation", "moment_rhs_function", "sinkhorn_conditional_covariance_function", "sinkhorn_plan_derivation", "softmax_closed_form_derivation", "softmax_tilting_derivation",),
     "theory.hessian": ("closed_form_riemannian_hessian", "gradient_derivation", "hessian_derivation", "hessian_from_pair_blocks", "pair_hessian_blocks",),

@@ -4,18 +4,20 @@ Single-particle field (GLPR arXiv 2312.10794, the continuous-time transformer wi
 layout of a trained network; conventions of :mod:`numerics.core.blocks`):
 
     v_i = P_{x_i}( sum_h W_h^T V_h a_i^h )                          without an MLP,
-    v_i = P_{x_i}( (1/H) sum_h MLP( H W_h^T V_h a_i^h ) )           with MLP(y) = W2 act(W1 y + b1) + b2,
+    v_i = P_{x_i}( (1/H) sum_h MLP^h( H W_h^T V_h a_i^h ) )         with MLP^h(y) = W2^h act(W1^h y + b1^h) + b2^h,
     sa:  a_i^h = sum_{j in J(i)} w_ij^h x_j / sum_{k in J(i)} w_ik^h,   usa: a_i^h = (1/n) sum_{j in J(i)} w_ij^h x_j,
     w_ij^h = phi'(s_ij^h),  s_ij^h = c <Q_h x_i, K_h x_j>,
 
 phi' the pair-kernel weight (e^{beta s} for attention, any phi'(s) for a user kernel), c the score scale
 (1/sqrt(k) for a trained head), J(i) = {1..n} or {1..i} with a causal mask. The notes' form
-(1/H) sum_h P(MLP(V^{[h]} a^h)) is W_h^T V_h = V^{[h]}/H.
+(1/H) sum_h P(MLP^{[h]}(V^{[h]} a^h)) is W_h^T V_h = V^{[h]}/H; MLP^h is one MLP per head or one shared MLP.
 
 Derivations here (each a :class:`theory.derivation.Derivation` that verifies itself):
 
 - :func:`one_head_derivation`: H = 1, W = I, c = 1, identity MLP gives :func:`theory.fields.particle_field`.
 - :func:`identical_heads_derivation`: H identical heads with W_h = I/H give the one-head field.
+- :func:`per_head_mlp_derivation`: per-head MLPs with W_h = I/H are the notes' form written head by head
+  (:func:`notes_form_particle_field`); :func:`identical_heads_mlp_derivation`: identical heads and MLPs = one head.
 - :func:`causal_first_token_derivation`, :func:`causal_two_token_derivation`: with V = I the first token is a
   fixed point for any Q, K, and d cos(theta_12)/dt = sigma(s_21 - s_22) sin^2(theta_12) (KPR arXiv 2411.04990).
 - :func:`causal_meanfield_derivation`: the masked mean-field velocity with position label s in [0, 1]
@@ -26,6 +28,9 @@ Derivations here (each a :class:`theory.derivation.Derivation` that verifies its
 - :func:`multihead_gradient_derivation`: usa heads with symmetric score maps B_h and value maps c_h B_h are
   n grad E for E = sum_h c_h/(2 beta n^2) sum_{ij} e^{beta x_i^T B_h x_j}; :func:`gradient_obstruction` shows
   that with V = I and B != b I the Jacobian is not symmetric (no Euclidean gradient).
+- :func:`angle_curl`, :func:`gradient_curl_derivation`, :func:`curl_at`: the curl of the velocity 1-form
+  sum_i m_i <v_i, dx_i> on (S^1)^n: zero for the gradient cases, nonzero for V = I with B != b I and for two sa
+  heads with the head-normaliser metrics.
 
 :func:`block_velocity_function` emits the field as NumPy code through :mod:`theory.codegen`.
 """
@@ -76,12 +81,22 @@ def mlp_apply(mlp, y: sp.Matrix) -> sp.Matrix:
     return sp.Matrix(W2) * z.applyfunc(lambda e: activation(act, e)) + _col(b2)
 
 
+def head_mlp(mlp, h: int):
+    """The MLP of head ``h``: ``mlp`` itself when it is one shared tuple (W1, b1, W2, b2, activation name), else
+    ``mlp[h]`` (a sequence of such tuples, one per head); ``None`` stays ``None``."""
+    if mlp is None:
+        return None
+    return mlp if isinstance(mlp[-1], str) else mlp[h]
+
+
 def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *, beta=sym.beta, scale=1,
                          weight: sp.Expr | None = None, mlp=None, causal: bool = False) -> sp.Matrix:
     """The velocity of particle ``i`` (0-based) among ``points`` (module docstring).
 
     ``heads``: sequence of (Q_h, K_h, V_h, W_h), each k x d (sympy or numbers). ``weight``: phi'(s) as an
-    expression in :data:`theory.symbols.s` (default e^{beta s}). ``mlp``: (W1, b1, W2, b2, activation name).
+    expression in :data:`theory.symbols.s` (default e^{beta s}). ``mlp``: (W1, b1, W2, b2, activation name)
+    shared by the heads, or a sequence of H such tuples (MLP^{[h]} in head h's term):
+    v_i = P_{x_i}((1/H) sum_h MLP^{[h]}(H W_h^T V_h a_i^h)).
     """
     if kind not in ("sa", "usa"):
         raise ValueError(f"kind must be sa or usa, got {kind!r}")
@@ -92,13 +107,15 @@ def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *
     w_expr = sp.exp(beta * sym.s) if weight is None else weight
     H = len(heads)
     total = sp.zeros(x.rows, 1)
-    for Q, K, V, W in heads:
+    if mlp is not None and not isinstance(mlp[-1], str) and len(mlp) != H:
+        raise ValueError(f"{len(mlp)} per-head MLPs for {H} heads")
+    for h, (Q, K, V, W) in enumerate(heads):
         Q, K, V, W = (sp.Matrix(M) for M in (Q, K, V, W))
         weights = [w_expr.subs(sym.s, scale * ((Q * x).T * (K * y))[0, 0]) for y in J]
         a = sum((w * y for w, y in zip(weights, J)), sp.zeros(x.rows, 1))
         a = a / (sum(weights) if kind == "sa" else n)
         y_h = W.T * V * a
-        total += y_h if mlp is None else mlp_apply(mlp, H * y_h) / H
+        total += y_h if mlp is None else mlp_apply(head_mlp(mlp, h), H * y_h) / H
     return tangent_projection(x, total)
 
 
@@ -178,6 +195,74 @@ def identical_heads_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3) ->
     return Derivation(title=f"{kind}: {H} identical heads with W_h = I/{H} equal one head (d = {d}, n = {n})",
                       source=SOURCE, lhs=lhs, rhs=rhs,
                       steps=(Step("head contribution W_h^T V_h a^h = V a / H", V * pts[0] / H),))
+
+
+def _mlp_symbols(h: int, m: int, d: int, act: str):
+    """Symbolic MLP weights of head ``h``: (W1 (m x d), b1 (m), W2 (d x m), b2 (d), activation)."""
+    mk = (lambda name, r, c: sp.Matrix(r, c, lambda a, b: sp.Symbol(f"{name}{h}_{a + 1}{b + 1}", real=True)))
+    return (mk("Wa", m, d), mk("ba", m, 1), mk("Wb", d, m), mk("bb", d, 1), act)
+
+
+def notes_form_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, mlps: Sequence, *,
+                              beta=sym.beta) -> sp.Matrix:
+    """The notes' form written directly, head by head: (1/H) sum_h P_{x_i}( MLP^{[h]}( V^{[h]} a_i^{[h]} ) ) with
+    ``heads`` = [(Q^{[h]}, K^{[h]}, V^{[h]})] (d x d), scores beta <Q^{[h]} x_i, K^{[h]} x_j> and the projection
+    applied to every head's term (not to the average). Independent of :func:`block_particle_field`."""
+    pts = [_col(p) for p in points]
+    x, n, H = pts[i], len(pts), len(heads)
+    out = sp.zeros(x.rows, 1)
+    for (Q, K, V), (W1, b1, W2, b2, act) in zip(heads, mlps):
+        Q, K, V = sp.Matrix(Q), sp.Matrix(K), sp.Matrix(V)
+        e = [sp.exp(beta * ((Q * x).T * (K * y))[0, 0]) for y in pts]
+        a = sum((w * y for w, y in zip(e, pts)), sp.zeros(x.rows, 1)) / (sum(e) if kind == "sa" else n)
+        z = (sp.Matrix(W1) * V * a + _col(b1)).applyfunc(lambda u: activation(act, u))
+        out += tangent_projection(x, sp.Matrix(W2) * z + _col(b2)) / H
+    return out
+
+
+def per_head_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 2, m: int = 2,
+                            act: str = "tanh") -> Derivation:
+    """The block field with per-head MLPs, W_h = I/H, V_h = V^{[h]} (so H W_h^T V_h = V^{[h]}) is the notes' form
+    (1/H) sum_h P(MLP^{[h]}(V^{[h]} a^{[h]})) (:func:`notes_form_particle_field`): the projection commutes with the
+    average because it is linear. Q, K, V and the MLP weights symbolic; checked at exact rational points."""
+    pts, sampler0 = _sphere_points(d, n)
+    heads = [head_matrices(h, d, d)[:3] for h in range(H)]
+    mlps = [_mlp_symbols(h, m, d, act) for h in range(H)]
+    lhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d) / H) for Q, K, V in heads], mlp=mlps)
+    rhs = notes_form_particle_field(kind, pts, 0, heads, mlps)
+    extra = sorted({e for M in heads for X in M for e in X} | {e for ml in mlps for X in ml[:4] for e in X},
+                   key=str)
+
+    def sampler(rng):
+        subs = sampler0(rng)
+        subs.update({e: random_rational(rng, -1, 1, 3) for e in extra})
+        return subs
+
+    return Derivation(title=f"{kind}: {H} heads with one MLP each (W_h = I/{H}) = the notes' form "
+                            f"(1/H) sum_h P(MLP^[h](V^[h] a^[h])) (d = {d}, n = {n}, {act})",
+                      source=SOURCE, lhs=lhs, rhs=rhs,
+                      steps=(Step("H W_h^T V_h = V^[h] inside MLP^[h]", heads[0][2]),), sampler=sampler,
+                      notes="P_x is linear, so P applied to the average = average of the projected head terms")
+
+
+def identical_heads_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3, m: int = 2,
+                                   act: str = "tanh") -> Derivation:
+    """H identical heads (W_h = I/H) with H identical per-head MLPs equal one head (W = I) with that MLP."""
+    Q, K, V, _ = head_matrices(1, d, d)
+    pts, sampler0 = _sphere_points(d, n)
+    mlp = _mlp_symbols(1, m, d, act)
+    lhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d) / H)] * H, mlp=[mlp] * H)
+    rhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d))], mlp=mlp)
+    extra = sorted({e for X in (Q, K, V) for e in X} | {e for X in mlp[:4] for e in X}, key=str)
+
+    def sampler(rng):
+        subs = sampler0(rng)
+        subs.update({e: random_rational(rng, -1, 1, 3) for e in extra})
+        return subs
+
+    return Derivation(title=f"{kind}: {H} identical heads with identical per-head MLPs = one head with that MLP",
+                      source=SOURCE, lhs=lhs, rhs=rhs, sampler=sampler,
+                      steps=(Step("each head: MLP(H (V/H) a) / H = MLP(V a) / H", V * pts[0]),))
 
 
 def causal_first_token_derivation(d: int = 3, n: int = 3) -> Derivation:
@@ -344,6 +429,104 @@ def gradient_obstruction(d: int = 2) -> sp.Expr:
     return sp.simplify(F1.jacobian(x2) - F2.jacobian(x1).T)
 
 
+# -- gradient structure on the circle: curl of the velocity 1-form -----------------------------------------------------
+def _rotate_derivative(f: sp.Expr, x: sp.Matrix) -> sp.Expr:
+    """d f / d theta along the circle through x: <x^perp, grad_x f>, x^perp = (-x_2, x_1) (any extension of f off
+    the circle gives the same value on it)."""
+    return -x[1] * sp.diff(f, x[0]) + x[0] * sp.diff(f, x[1])
+
+
+def angle_one_form(kind: str, heads: Sequence, n: int = 3, metric=None, beta=sym.beta):
+    """The velocity 1-form omega = sum_i m_i v_i^theta d theta_i of n tokens on S^1 (angle coordinates).
+
+    v_i^theta = <v_i, x_i^perp> is the angular velocity of the block field (:func:`block_particle_field`, score
+    scale 1), m_i the metric factor: ``None`` (round metric, m_i = 1) or a sequence of head indices (m_i = sum over
+    those heads of Z_i^h = sum_j e^{beta <Q_h x_i, K_h x_j>}, the factor of GLPR's sa structure without its
+    constant n^{-2}). v_i = m_i^{-1} dF/d theta_i for a function F on the torus iff omega = dF. Written in the
+    Cartesian particle symbols of :func:`theory.symbols.particle` (exact at rational points of the circle).
+    Returns (points, [a_i]) with omega = sum_i a_i d theta_i.
+    """
+    pts = [sym.particle(j + 1, 2) for j in range(n)]
+    out = []
+    for i, x in enumerate(pts):
+        v = block_particle_field(kind, pts, i, heads, beta=beta)
+        ang = -x[1] * v[0] + x[0] * v[1]
+        if metric is not None:
+            m = 0
+            for h in metric:
+                Q, K = sp.Matrix(heads[h][0]), sp.Matrix(heads[h][1])
+                m += sum(sp.exp(beta * ((Q * x).T * (K * y))[0, 0]) for y in pts)
+            ang = m * ang
+        out.append(ang)
+    return pts, out
+
+
+def angle_curl(kind: str, heads: Sequence, n: int = 3, metric=None, beta=sym.beta) -> tuple:
+    """(points, C) with C_ab = d a_b / d theta_a - d a_a / d theta_b, the coefficients of d omega for the 1-form of
+    :func:`angle_one_form`. C = 0 everywhere is necessary for v_i = m_i^{-1} dF/d theta_i, and sufficient once the
+    periods of omega over the torus cycles vanish."""
+    pts, a = angle_one_form(kind, heads, n, metric, beta)
+    C = sp.Matrix(n, n, lambda p, q: _rotate_derivative(a[q], pts[p]) - _rotate_derivative(a[p], pts[q]))
+    return pts, C
+
+
+def gradient_curl_derivation(case: str) -> Derivation:
+    """d omega = 0 for the flows that are gradients (n = 3 tokens on S^1):
+
+    - ``"usa-symmetric"``: usa, two heads with symmetric score maps B_h and value maps c_h B_h, round metric
+      (the energy of :func:`multihead_gradient_derivation`);
+    - ``"sa-one-head"``: sa, one head Q = K = V = I, metric factor Z_i (GLPR's sa structure);
+    - ``"usa-scaled-identity"``: usa, heads Q_h^T K_h = b_h I, V_h = I/H (mixed kernel), round metric.
+
+    Checked at exact rational points of the circle, random rational entries and beta.
+    """
+    from .gaussian import symmetric_matrix
+
+    I2 = sp.eye(2)
+    extra = []
+    if case == "usa-symmetric":
+        Bs = [symmetric_matrix(f"B{h}", 2) for h in range(2)]
+        cs = [sp.Symbol(f"c{h}", real=True) for h in range(2)]
+        heads = [(B, I2, c * B, I2) for B, c in zip(Bs, cs)]
+        kind, metric = "usa", None
+        extra = sorted({e for B in Bs for e in B} | set(cs), key=str)
+    elif case == "sa-one-head":
+        heads, kind, metric = [(I2, I2, I2, I2)], "sa", [0]
+    elif case == "usa-scaled-identity":
+        bs = [sp.Symbol(f"b{h}", real=True) for h in range(2)]
+        heads = [(b * I2, I2, I2, I2 / 2) for b in bs]
+        kind, metric = "usa", None
+        extra = bs
+    else:
+        raise ValueError(f"unknown case {case!r}")
+    pts, C = angle_curl(kind, heads, 3, metric)
+    base = sphere_point_sampler([list(p) for p in pts], 2, sym.beta)
+
+    def sampler(rng):
+        subs = base(rng)
+        subs.update({e: random_rational(rng, -2, 2, 5) for e in extra})
+        return subs
+
+    return Derivation(title=f"{case}: the velocity 1-form is closed (d omega = 0), n = 3 on S^1",
+                      source=SOURCE + "; gradient structure with several heads",
+                      lhs=sp.Matrix([C[0, 1], C[0, 2], C[1, 2]]), rhs=sp.zeros(3, 1), sampler=sampler,
+                      steps=(Step("C_ab = d a_b/d theta_a - d a_a/d theta_b, d/d theta_a = <x_a^perp, grad_{x_a}>",
+                                  C[0, 1]),))
+
+
+def curl_at(kind: str, heads: Sequence, angles: Sequence, beta_value, metric=None, pairs=((0, 1),),
+            digits: int = 30) -> dict:
+    """Entries C_ab of the curl of :func:`angle_one_form` for the given ``pairs`` at tokens
+    x_i = (cos theta_i, sin theta_i) and the given beta (``digits`` significant digits): a nonzero entry shows that
+    no F has v_i = m_i^{-1} dF/d theta_i. Only the requested entries are differentiated (the others cost as much)."""
+    pts, a = angle_one_form(kind, heads, len(angles), metric)
+    subs = {sym.beta: beta_value}
+    for p, t in zip(pts, angles):
+        subs[p[0]], subs[p[1]] = sp.cos(t), sp.sin(t)
+    return {(p, q): (_rotate_derivative(a[q], pts[p]) - _rotate_derivative(a[p], pts[q])).subs(subs).evalf(digits)
+            for p, q in pairs}
+
+
 # -- code generation -------------------------------------------------------------------------------------------------
 def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=None, causal: bool = False,
                             particle: int = 0):
@@ -351,7 +534,8 @@ def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=No
 
     Signature: ``f(x1_1, ..., x1_d, x2_1, ..., xn_d, beta) -> (v_1, ..., v_d)`` (coordinates of all n particles,
     row by row, then beta), elementwise over arrays. ``heads_numeric``: sequence of (Q, K, V, W) as nested
-    lists or arrays (numbers baked into the code); ``mlp`` likewise (W1, b1, W2, b2, activation name).
+    lists or arrays (numbers baked into the code); ``mlp`` likewise: one shared (W1, b1, W2, b2, activation
+    name), or a sequence of H such tuples (one MLP per head). The signature does not depend on H or the MLP.
     """
     from .codegen import compile_function
 
@@ -359,7 +543,8 @@ def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=No
     heads = [tuple(exact(M) for M in h) for h in heads_numeric]
     d = heads[0][0].shape[1]
     pts = [sym.particle(j + 1, d) for j in range(n)]
-    mlp_s = None if mlp is None else (exact(mlp[0]), exact(mlp[1]), exact(mlp[2]), exact(mlp[3]), mlp[4])
+    one = (lambda m: (exact(m[0]), exact(m[1]), exact(m[2]), exact(m[3]), m[4]))
+    mlp_s = None if mlp is None else (one(mlp) if isinstance(mlp[-1], str) else [one(m) for m in mlp])
     v = block_particle_field(kind, pts, particle, heads, scale=scale, mlp=mlp_s, causal=causal)
     args = [c for p in pts for c in p] + [sym.beta]
     names = [f"x{j + 1}_{a + 1}" for j in range(n) for a in range(d)] + ["beta"]
@@ -372,4 +557,4 @@ def architecture_derivations() -> list[Derivation]:
     return [one_head_derivation("sa"), one_head_derivation("usa"), identical_heads_derivation("sa"),
             causal_first_token_derivation(), causal_two_token_derivation(), causal_meanfield_derivation(),
             causal_meanfield_derivation(kind="usa"), multihead_gaussian_derivation(2, 2), schedule_derivation(),
-            multihead_gradient_derivation()]
+            multihead_gradient_derivation(), per_head_mlp_derivation("sa"), identical_heads_mlp_derivation("sa")]

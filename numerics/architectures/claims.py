@@ -301,3 +301,193 @@ def check_schedule() -> CheckResult:
                        f"constant <= {SCHEDULE_TOLERANCE:g}, discrete <= {DISCRETE_TOLERANCE:g}",
                        {"constant_schedule": const, "discrete_map": disc,
                         "paths": "layer integrator on Model.schedule (backend blocks) vs dense scipy softmax map"})
+
+
+# -- 5. masked mean-field self-attention with a position label --------------------------------------------------
+#: spectral solver, N = 32 vs N = 48 Chebyshev labels: measured 1e-13 (sa) and 8e-13 (usa); 1e-9 leaves 1000x
+MASKED_SELF_TOLERANCE = 1e-9
+#: observed order log2(e(n)/e(2n)) of the particle error (right-endpoint rule, first order): |order - 1| <= 0.1
+#: (measured 0.98-1.03 at n = 50..200); the Richardson combination must converge at order >= 1.8 (measured 1.96-2.0)
+MASKED_ORDER_BAND = 0.1
+MASKED_RICHARDSON_ORDER = 1.8
+MASKED_N = (50, 100, 200)
+
+
+def masked_curves() -> dict:
+    """The built-in initial curves of :mod:`numerics.architectures.masked_meanfield` (``circle``, ``sphere``)."""
+    from numerics.architectures.masked_meanfield import CURVES
+
+    return CURVES
+
+
+def masked_meanfield_rows(initial, kinds=("sa", "usa"), ns=MASKED_N, t_end: float = 3.0, beta: float = 1.0,
+                          mats: dict | None = None, reverse: bool = False, nodes=(32, 48)) -> list[dict]:
+    """Per kind: the solver's self-convergence (``nodes`` = (N, N_fine) Chebyshev labels) and the particle errors /
+    orders of :func:`numerics.architectures.masked_meanfield.particle_errors` (solution with N nodes)."""
+    from numerics.architectures.masked_meanfield import particle_errors, solve_masked_meanfield
+
+    mats = mats or {}
+    out = []
+    for kind in kinds:
+        sol = solve_masked_meanfield(initial, t_end, beta, kind=kind, N=nodes[0], **mats)
+        fine = solve_masked_meanfield(initial, t_end, beta, kind=kind, N=nodes[1], **mats)
+        grid = np.linspace(0.0, 1.0, 201)
+        self_err = float(np.max(np.abs(sol.at(grid) - fine.at(grid))))
+        rows = particle_errors(sol, initial, ns, kind=kind, beta=beta, reverse=reverse, **mats)
+        orders = [r["observed_order"] for r in rows if "observed_order" in r]
+        rich = [r["richardson_error"] for r in rows if "richardson_error" in r]
+        rich_orders = [float(np.log2(a / b)) for a, b in zip(rich, rich[1:])]
+        out.append({"kind": kind, "N": nodes[0], "N_fine": nodes[1], "solver_self_error": self_err, "particles": rows,
+                    "observed_orders": orders, "richardson_orders": rich_orders, "t_end": t_end, "beta": beta})
+    return out
+
+
+def _masked_result(cid: str, rows: list[dict]) -> CheckResult:
+    worst_self = max(r["solver_self_error"] for r in rows)
+    order_dev = max(abs(o - 1.0) for r in rows for o in r["observed_orders"])
+    rich_min = min(o for r in rows for o in r["richardson_orders"])
+    ok = (worst_self <= MASKED_SELF_TOLERANCE and order_dev <= MASKED_ORDER_BAND
+          and rich_min >= MASKED_RICHARDSON_ORDER)
+    return CheckResult(cid, _status(ok), order_dev, 0.0,
+                       f"|observed order - 1| <= {MASKED_ORDER_BAND:g}, Richardson order >= "
+                       f"{MASKED_RICHARDSON_ORDER:g}, solver N vs N_fine <= {MASKED_SELF_TOLERANCE:g}",
+                       {"runs": rows, "worst_solver_self_error": worst_self, "min_richardson_order": rich_min,
+                        "paths": "Chebyshev collocation in s + DOP853 (numerics.architectures.masked_meanfield) vs "
+                                 "causal particles (Model(causal=True), backend blocks, adaptive rtol 1e-11)"})
+
+
+@claim(id="architectures.masked-meanfield",
+       title="masked mean-field attention with position labels: n causal tokens converge to it at order 1/n (S^1)",
+       source="arXiv 2501.18322 (masked mean-field self-attention, position label s, attention to tau <= s); "
+              "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990", note="architectures-masked-meanfield.md")
+def check_masked_meanfield() -> CheckResult:
+    return _masked_result("architectures.masked-meanfield", masked_meanfield_rows(masked_curves()["circle"]))
+
+
+@claim(id="architectures.masked-meanfield-d3",
+       title="masked mean field on S^2 with random Q, K, V (t = 1): order 1/n, Richardson order 2, n up to 400",
+       source="arXiv 2501.18322 (masked mean-field self-attention); arXiv 2411.04990",
+       note="architectures-masked-meanfield.md", default=False)
+def check_masked_meanfield_d3() -> CheckResult:
+    rng = np.random.default_rng(2501)
+    mats = {"Q": np.eye(3) + 0.4 * rng.standard_normal((3, 3)), "K": np.eye(3) + 0.4 * rng.standard_normal((3, 3)),
+            "V": np.eye(3) + 0.3 * rng.standard_normal((3, 3))}
+    # the curve develops a steep transition in s (tokens split into two groups near s = 0.65): usa needs N = 96
+    # (N = 32 vs 192: 6.0e-5, 64 vs 96: 7.6e-9, 128 vs 192: 1e-14); longer times or larger beta need more nodes
+    rows = masked_meanfield_rows(masked_curves()["sphere"], ns=(50, 100, 200, 400), t_end=1.0, beta=1.0, mats=mats,
+                                 nodes=(96, 128))
+    for r in rows:
+        r["matrices"] = {k: v.tolist() for k, v in mats.items()}
+    return _masked_result("architectures.masked-meanfield-d3", rows)
+
+
+# -- 6. gradient structure with several heads -------------------------------------------------------------------
+#: usa field vs n x finite-difference Riemannian gradient of the head energy: O(h^2) + round-off / h ~ 1e-10
+GRADIENT_FD_TOLERANCE = 1e-7
+#: curl of a closed 1-form from the loop circulation (r = 0.05, 64 nodes): round-off ~ 1e-16 |a| / r^2 ~ 1e-13
+CURL_ZERO_TOLERANCE = 1e-9
+#: a counterexample needs a pair with |curl| >= 1e-3 whose O(r^2) estimate error |C(r) - C(r/2)| is below 1% of it
+CURL_NONZERO = 1e-3
+LOOP_RADIUS = 0.05
+LOOP_ANGLES = (0.1, 1.3, 2.9)
+
+
+def _sym2(rng) -> np.ndarray:
+    A = rng.standard_normal((2, 2))
+    return (A + A.T) / 2
+
+
+def symmetric_heads(Bs, cs) -> MultiHead:
+    """Heads with score maps B_h (Q_h = B_h, K_h = I, scale 1) and value maps c_h B_h (V_h = c_h B_h, W_h = I)."""
+    d = Bs[0].shape[0]
+    eye = np.repeat(np.eye(d)[None], len(Bs), 0)
+    return MultiHead(np.stack(Bs), eye, np.stack([c * B for B, c in zip(Bs, cs)]), eye, scale=1.0)
+
+
+def gradient_cases(seed: int = 14) -> dict:
+    """The n = 3 circle cases: name -> (kind, heads, metric head indices or None, gradient expected)."""
+    rng = np.random.default_rng(seed)
+    B = np.array([[1.0, 0.5], [0.5, -0.5]])
+    nonsym = np.array([[1.0, 0.8], [-0.3, 0.5]])
+    eye = np.eye(2)[None]
+    two_temps = MultiHead.scaled_identity([1.0, 3.0], 2)
+    return {
+        "usa, symmetric B_h, V_h = c_h B_h (round)": ("usa", symmetric_heads([_sym2(rng), _sym2(rng)], [0.7, -1.3]),
+                                                    None, True),
+        "sa, one head Q = K = V = I (metric Z_i)": ("sa", MultiHead.from_single(d=2), [0], True),
+        "usa, Q_h^T K_h = b_h I, V_h = I/2 (round)": ("usa", two_temps, None, True),
+        "usa, symmetric B != bI, V = I (round)": ("usa", MultiHead(B[None], eye, eye, eye, scale=1.0), None, False),
+        "usa, non-symmetric Q^T K, V = Q^T K (round)": ("usa", MultiHead(nonsym[None], eye, nonsym.T[None], eye,
+                                                                          scale=1.0), None, False),
+        "sa, heads b = 1, 3 (metric Z^1)": ("sa", two_temps, [0], False),
+        "sa, heads b = 1, 3 (metric Z^2)": ("sa", two_temps, [1], False),
+        "sa, heads b = 1, 3 (metric Z^1 + Z^2)": ("sa", two_temps, [0, 1], False),
+        "sa, heads b = 1, 3 (round)": ("sa", two_temps, None, False),
+    }
+
+
+def curl_rows(beta: float = 1.0, cases: dict | None = None) -> list[dict]:
+    """Curl estimates C_ab (pairs (0,1), (0,2), (1,2)) of every case at radius r and r/2, and the Richardson value."""
+    from numerics.architectures.gradient import angle_circulation, head_normaliser
+
+    out = []
+    for name, (kind, heads, metric, expect) in (cases or gradient_cases()).items():
+        field, backend = Model(kind, beta, heads=heads).vector_field(3, 2, "direct")
+        m = None
+        if metric is not None:
+            parts = [head_normaliser(heads, h, beta) for h in metric]
+            m = (lambda X, parts=parts: sum(p(X) for p in parts))
+        vals = []
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            c1 = angle_circulation(field, LOOP_ANGLES, a, b, LOOP_RADIUS, m)
+            c2 = angle_circulation(field, LOOP_ANGLES, a, b, LOOP_RADIUS / 2, m)
+            vals.append({"pair": [a, b], "curl_r": c1, "curl_r_half": c2, "curl": (4 * c2 - c1) / 3})
+        out.append({"case": name, "kind": kind, "backend": backend, "gradient_expected": expect,
+                    "metric": "round" if metric is None else "sum of Z^h, h in " + str(metric), "curls": vals,
+                    "max_abs_curl": max(abs(v["curl"]) for v in vals)})
+    return out
+
+
+def energy_gradient_errors(seeds=(3, 4), n: int = 6, d: int = 3, beta: float = 1.2) -> list[dict]:
+    """usa, two heads, symmetric B_h and value maps c_h B_h: field (backend blocks) vs n x FD gradient of E."""
+    from numerics.architectures.gradient import fd_riemannian_gradient, heads_energy, symmetric_energy_terms
+
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        Bs = [(lambda A: (A + A.T) / 2)(rng.standard_normal((d, d))) for _ in range(2)]
+        heads = symmetric_heads(Bs, [0.8, -0.4])
+        terms = symmetric_energy_terms(heads)
+        X = uniform_sphere(n, d, rng)
+        field, backend = Model("usa", beta, heads=heads).vector_field(n, d, "direct")
+        v = field(X)
+        g = n * fd_riemannian_gradient(lambda Y: heads_energy(Y, beta, terms), X)
+        out.append({"seed": seed, "n": n, "d": d, "beta": beta, "backend": backend,
+                    "relative_error": float(np.max(np.abs(v - g)) / np.max(np.abs(v)))})
+    return out
+
+
+def _gradient_result(cid: str, fd: list[dict], curls: list[dict]) -> CheckResult:
+    worst_fd = max(r["relative_error"] for r in fd)
+    zero = max((r["max_abs_curl"] for r in curls if r["gradient_expected"]), default=0.0)
+    def witnessed(r):
+        v = max(r["curls"], key=lambda v: abs(v["curl"]))
+        return abs(v["curl"]) >= CURL_NONZERO and abs(v["curl_r"] - v["curl_r_half"]) <= 0.01 * abs(v["curl"])
+
+    nonzero_ok = all(witnessed(r) for r in curls if not r["gradient_expected"])
+    ok = worst_fd <= GRADIENT_FD_TOLERANCE and zero <= CURL_ZERO_TOLERANCE and nonzero_ok
+    return CheckResult(cid, _status(ok), max(worst_fd, zero), 0.0,
+                       f"FD gradient <= {GRADIENT_FD_TOLERANCE:g}, curl of gradient cases <= {CURL_ZERO_TOLERANCE:g}, "
+                       f"counterexamples |curl| >= {CURL_NONZERO:g}",
+                       {"energy_gradient": fd, "curl": curls, "loop_radius": LOOP_RADIUS, "loop_angles": LOOP_ANGLES,
+                        "paths": "blocks field vs central differences of the energy; loop circulation (trapezoid, "
+                                 "64 nodes) of the velocity 1-form"})
+
+
+@claim(id="architectures.gradient-structure",
+       title="usa heads with symmetric B_h and value maps c_h B_h are n grad E; V = I with B != bI and sa with two "
+             "heads are not gradient flows (nonzero curl) in the round or head-normaliser metrics",
+       source=SOURCE_GLPR + "; gradient structure (GLPR section on SA/USA as gradient flows)",
+       note="architectures-gradient-structure.md")
+def check_gradient_structure() -> CheckResult:
+    return _gradient_result("architectures.gradient-structure", energy_gradient_errors(), curl_rows())

@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import softmax
 
-from numerics.core.blocks import MLP, MultiHead, Schedule
+from numerics.core.blocks import ACTIVATIONS, MLP, MultiHead, Schedule
 
 
 def dense_block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa", mlp: MLP | None = None,
                          causal: bool = False) -> np.ndarray:
-    """v_i = P_{x_i}( sum_h W_h^T V_h a_i^h ) (or the MLP form), dense, head by head, from Q, K, V, W directly."""
+    """v_i = P_{x_i}( sum_h W_h^T V_h a_i^h ) (or the MLP form (1/H) sum_h MLP^{[h]}(H W_h^T V_h a_i^h), shared or
+    per-head MLP), dense, head by head, from Q, K, V, W and the MLP arrays directly."""
     n, d = X.shape
     H = heads.Q.shape[0]
     total = np.zeros((n, d))
@@ -29,8 +30,16 @@ def dense_block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str
         else:
             P = np.exp(S) / n
         y = (P @ (X @ heads.V[h].T)) @ heads.W[h]  # sum_j p_ij W_h^T V_h x_j
-        total += y if mlp is None else mlp(H * y) / H
+        total += y if mlp is None else _dense_mlp(mlp, H * y, h) / H
     return total - np.sum(X * total, axis=1, keepdims=True) * X
+
+
+def _dense_mlp(mlp: MLP, Y: np.ndarray, h: int) -> np.ndarray:
+    """MLP^{[h]}(y) = W2 act(W1 y + b1) + b2 for each row y of Y, read from the weight arrays (head h's slice of
+    per-head weights; the shared weights otherwise), with einsum instead of :meth:`MLP.__call__`."""
+    pick = (lambda A: A) if mlp.heads is None else (lambda A: A[h])
+    Z = np.einsum("md,nd->nm", pick(mlp.W1), Y) + pick(mlp.b1)
+    return np.einsum("dm,nm->nd", pick(mlp.W2), ACTIVATIONS[mlp.activation](Z)) + pick(mlp.b2)
 
 
 def discrete_transformer(X0: np.ndarray, schedule: Schedule, beta: float, kind: str = "sa", causal: bool = False,

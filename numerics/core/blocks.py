@@ -3,7 +3,7 @@
 The field (the notes' continuous-time transformer, in the general head form of a trained network):
 
     v_i = P_{x_i}( sum_h W_h^T V_h a_i^{[h]} )                              (no MLP)
-    v_i = P_{x_i}( (1/H) sum_h MLP( H W_h^T V_h a_i^{[h]} ) )               (with an MLP)
+    v_i = P_{x_i}( (1/H) sum_h MLP^{[h]}( H W_h^T V_h a_i^{[h]} ) )         (with an MLP; MLP^{[h]} = MLP if shared)
 
     sa:  a_i^{[h]} = sum_{j in J(i)} p_ij^{[h]} x_j,   p_ij^{[h]} = e^{s_ij^h} / sum_{k in J(i)} e^{s_ik^h}
     usa: a_i^{[h]} = (1/n) sum_{j in J(i)} e^{s_ij^h} x_j
@@ -13,7 +13,8 @@ with ``Q_h, K_h, V_h, W_h`` of shape (k, d), J(i) = {1..n} or, with a causal mas
 P_x y = y - <x, y> x. ``beta`` is the model's inverse temperature; a trained network has beta = 1. The notes'
 form (1/H) sum_h P_x(MLP(V^{[h]} a^{[h]})) is the special case W_h^T V_h = V^{[h]}/H (so H W_h^T V_h = V^{[h]}).
 With H = 1, W = I, ``scale = 1`` and no MLP the field is the one-head field of :mod:`numerics.core.field`.
-The MLP is the two-layer perceptron MLP(y) = W2 act(W1 y + b1) + b2 (one set of weights shared by the heads).
+The MLP is the two-layer perceptron MLP(y) = W2 act(W1 y + b1) + b2, either shared by the heads or one per head
+(MLP^{[h]} in head h's term, weights with a leading head axis; the notes' form).
 
 A :class:`Schedule` makes the weights depend on depth: layer l (heads and optional MLP) acts on
 [t_l, t_{l+1}); weight sharing (ALBERT) is the constant schedule. A callable ``t -> (MultiHead, MLP | None)``
@@ -196,14 +197,17 @@ class MultiHead:
 class MLP:
     """The two-layer perceptron MLP(y) = W2 act(W1 y + b1) + b2 applied to each head's output.
 
+    Shared (one MLP for every head; 2-D weights) or per head (MLP^{[h]} for head h, the notes' form
+    (1/H) sum_h P_x(MLP^{[h]}(V^{[h]} a^h)); weights with a leading head axis H).
+
     Parameters
     ----------
-    W1 : (m, d) array_like
-    b1 : (m,) array_like
-    W2 : (d, m) array_like
-    b2 : (d,) array_like
+    W1 : (m, d) or (H, m, d) array_like
+    b1 : (m,) or (H, m) array_like
+    W2 : (d, m) or (H, d, m) array_like
+    b2 : (d,) or (H, d) array_like
     activation : {"relu", "gelu", "tanh", "identity"}
-        ``gelu`` is the exact one, z Phi(z).
+        ``gelu`` is the exact one, z Phi(z). One activation for all heads.
     """
 
     W1: Any
@@ -213,13 +217,20 @@ class MLP:
     activation: str = "relu"
 
     def __post_init__(self) -> None:
-        W1 = require_finite_array(self.W1, "mlp W1", ndim=2)
-        W2 = require_finite_array(self.W2, "mlp W2", ndim=2)
-        b1 = require_finite_array(self.b1, "mlp b1", ndim=1)
-        b2 = require_finite_array(self.b2, "mlp b2", ndim=1)
-        m, d = W1.shape
-        if d < 2 or m < 1 or W2.shape != (d, m) or b1.shape != (m,) or b2.shape != (d,):
-            raise InputError(f"mlp shapes must be W1 (m, d), b1 (m,), W2 (d, m), b2 (d,) with d >= 2; got "
+        ndim = np.ndim(self.W1)
+        if ndim not in (2, 3):
+            raise InputError(f"mlp W1 must be (m, d) (shared) or (H, m, d) (one MLP per head), got {ndim} axes")
+        lead = ndim - 2  # 1 with a head axis
+        W1 = require_finite_array(self.W1, "mlp W1", ndim=2 + lead)
+        W2 = require_finite_array(self.W2, "mlp W2", ndim=2 + lead)
+        b1 = require_finite_array(self.b1, "mlp b1", ndim=1 + lead)
+        b2 = require_finite_array(self.b2, "mlp b2", ndim=1 + lead)
+        H = (W1.shape[0],) if lead else ()
+        m, d = W1.shape[-2:]
+        if (d < 2 or m < 1 or (lead and H[0] < 1) or W2.shape != H + (d, m) or b1.shape != H + (m,)
+                or b2.shape != H + (d,)):
+            form = "W1 (H, m, d), b1 (H, m), W2 (H, d, m), b2 (H, d)" if lead else "W1 (m, d), b1 (m,), W2 (d, m), b2 (d,)"
+            raise InputError(f"mlp shapes must be {form} with d >= 2; got "
                              f"W1 {W1.shape}, b1 {b1.shape}, W2 {W2.shape}, b2 {b2.shape}")
         for name, arr in (("W1", W1), ("b1", b1), ("W2", W2), ("b2", b2)):
             object.__setattr__(self, name, _frozen(arr))
@@ -228,11 +239,31 @@ class MLP:
 
     @property
     def d(self) -> int:
-        return int(self.W1.shape[1])
+        return int(self.W1.shape[-1])
 
-    def __call__(self, Y: np.ndarray) -> np.ndarray:
-        """MLP applied to each row of Y (n, d)."""
-        return ACTIVATIONS[self.activation](Y @ self.W1.T + self.b1) @ self.W2.T + self.b2
+    @property
+    def width(self) -> int:
+        return int(self.W1.shape[-2])
+
+    @property
+    def heads(self) -> int | None:
+        """H for per-head MLPs (weights with a leading head axis), ``None`` for one MLP shared by all heads."""
+        return int(self.W1.shape[0]) if self.W1.ndim == 3 else None
+
+    def __call__(self, Y: np.ndarray, head: int | None = None) -> np.ndarray:
+        """MLP applied to each row of Y (n, d); per-head MLPs need ``head`` (0-based), shared ones ignore it."""
+        if self.W1.ndim == 2:
+            W1, b1, W2, b2 = self.W1, self.b1, self.W2, self.b2
+        else:
+            if head is None:
+                raise InputError(f"this MLP has one set of weights per head ({self.heads}); say which head")
+            W1, b1, W2, b2 = self.W1[head], self.b1[head], self.W2[head], self.b2[head]
+        return ACTIVATIONS[self.activation](Y @ W1.T + b1) @ W2.T + b2
+
+    def check_heads(self, H: int, what: str = "mlp") -> None:
+        """Raise :class:`InputError` unless the MLP is shared or has exactly ``H`` per-head weight sets."""
+        if self.heads is not None and self.heads != H:
+            raise InputError(f"{what} has weights for {self.heads} heads, but the attention has {H} heads")
 
     @classmethod
     def identity(cls, d: int) -> "MLP":
@@ -311,6 +342,9 @@ class Schedule:
         mlps = None if self.mlps is None else tuple(self.mlps)
         if mlps is not None and (len(mlps) != times.size or not all(m is None or isinstance(m, MLP) for m in mlps)):
             raise InputError(f"schedule needs one MLP (or None) per layer: {times.size} times, {len(mlps)} mlps")
+        for l, (h, m) in enumerate(zip(heads, mlps or (None,) * len(heads))):
+            if m is not None:
+                m.check_heads(h.H, f"schedule layer {l}: the MLP")
         dims = {h.d for h in heads} | ({m.d for m in mlps if m is not None} if mlps else set())
         if len(dims) != 1:
             raise InputError(f"schedule layers disagree on d: {sorted(dims)}")
@@ -334,6 +368,8 @@ class Schedule:
             if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], MultiHead)
                     and (out[1] is None or isinstance(out[1], MLP)) and out[0].d == self.d):
                 raise InputError(f"schedule fn(t) must return (MultiHead, MLP or None) with d = {self.d}")
+            if out[1] is not None:
+                out[1].check_heads(out[0].H, f"schedule fn({t:g}): the MLP")
             return out
         l = self.layer_index(t)
         return self.heads[l], (None if self.mlps is None else self.mlps[l])
@@ -347,7 +383,8 @@ class Schedule:
     @classmethod
     def load(cls, path) -> "Schedule":
         """A schedule from an ``.npz``: ``times`` (L,), ``Q, K, V, W`` (L, H, k, d), optionally ``scale``
-        (scalar) and MLP arrays ``W1`` (L, m, d), ``b1`` (L, m), ``W2`` (L, d, m), ``b2`` (L, d), ``activation``."""
+        (scalar) and MLP arrays ``W1`` (L, m, d), ``b1`` (L, m), ``W2`` (L, d, m), ``b2`` (L, d), ``activation``
+        (per-head MLPs: ``W1`` (L, H, m, d), ``b1`` (L, H, m), ``W2`` (L, H, d, m), ``b2`` (L, H, d))."""
         data = _load_npz(path, "schedule")
         what = f"schedule file {path}"
         if "times" not in data:
@@ -455,7 +492,7 @@ def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa
     for h in range(H):
         left = (beta * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
         y = (_averages(X, left, beta, kind, causal, block) @ heads.V[h].T) @ heads.W[h]
-        total += y if mlp is None else mlp(H * y) / H
+        total += y if mlp is None else mlp(H * y, h) / H
     total -= (np.einsum("ij,ij->i", X, total) / np.einsum("ij,ij->i", X, X))[:, None] * X
     return total
 
@@ -557,7 +594,8 @@ def architecture_summary(model) -> str:
     if model.heads is not None:
         parts.append(f"{model.heads.H} heads (k={model.heads.k})")
     if model.mlp is not None:
-        parts.append(f"MLP ({model.mlp.activation}, width {model.mlp.W1.shape[0]})")
+        per = "" if model.mlp.heads is None else f", one per head"
+        parts.append(f"MLP ({model.mlp.activation}, width {model.mlp.width}{per})")
     if model.causal:
         parts.append("causal mask")
     return ", ".join(parts) or "one head"

@@ -70,7 +70,8 @@ class Model:
         W_h^T V_h a_i^{[h]} with scores beta * scale * <Q_h x_i, K_h x_j> (scale = 1/sqrt(k) by default;
         beta = 1 for a trained network). See :mod:`numerics.core.blocks`.
     mlp : numerics.core.blocks.MLP, optional
-        Two-layer perceptron applied to each head's output: v_i = P_{x_i}((1/H) sum_h MLP(H W_h^T V_h a_i^h)).
+        Two-layer perceptron applied to each head's output: v_i = P_{x_i}((1/H) sum_h MLP^{[h]}(H W_h^T V_h a_i^h)),
+        shared by the heads (2-D weights) or one per head (weights with a leading axis of size H).
         With Q, K, V (or none) and no ``heads``, the one head (Q, K, V) with scale 1 is used.
     schedule : numerics.core.blocks.Schedule, optional
         Depth-dependent heads and MLPs (replaces ``heads``/``mlp``); the field is then time dependent.
@@ -141,6 +142,8 @@ class Model:
                 sizes.add(part.d)
         if len(sizes) > 1:
             raise InputError(f"heads, mlp, schedule and Q, K, V disagree on d: {sorted(sizes)}")
+        if self.mlp is not None:
+            self.mlp.check_heads(1 if self.heads is None else self.heads.H)
 
     # -- what the model is --------------------------------------------------------------------------------
     @property

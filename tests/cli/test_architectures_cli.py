@@ -78,3 +78,85 @@ def test_empty_file_is_a_one_line_error(capsys, files, flag):
     empty.write_bytes(b"")
     bad(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "4", "--d", "3", "--t-end", "0.1",
                  "--out", str(files["dir"] / "x.npz"), flag, str(empty)])
+
+
+def test_simulate_with_per_head_mlp(capsys, files):
+    rng = np.random.default_rng(2)
+    H, d, m = 2, 3, 4
+    per = files["dir"] / "mlp_heads.npz"
+    np.savez(per, W1=rng.standard_normal((H, m, d)), b1=np.zeros((H, m)), W2=rng.standard_normal((H, d, m)),
+             b2=np.zeros((H, d)), activation=np.array("relu"))
+    p = run_json(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "5", "--d", "3", "--t-end", "0.2",
+                          "--heads", files["heads"], "--mlp", str(per), "--out", str(files["dir"] / "m.npz")])
+    assert p["architecture"] == "2 heads (k=2), MLP (relu, width 4, one per head)"
+    three = files["dir"] / "mlp_three.npz"
+    np.savez(three, W1=np.ones((3, m, d)), b1=np.zeros((3, m)), W2=np.ones((3, d, m)), b2=np.zeros((3, d)))
+    line = bad(capsys, ["simulate", "--model", "sa", "--beta", "1", "--n", "5", "--d", "3", "--t-end", "0.2",
+                        "--heads", files["heads"], "--mlp", str(three), "--out", str(files["dir"] / "m3.npz")])
+    assert "weights for 3 heads, but the attention has 2" in line
+
+
+def _identity_heads(path, betas):
+    H = len(betas)
+    np.savez(path, Q=np.stack([b * np.eye(2) for b in betas]), K=np.stack([np.eye(2)] * H),
+             V=np.stack([np.eye(2)] * H), W=np.stack([np.eye(2) / H] * H), scale=1.0)
+    return str(path)
+
+
+def test_critical_with_heads(capsys, files):
+    """Heads Q_h^T K_h = b_h I on the triangle: stationary; for b = (1, 2) the field Jacobian equals the average of
+    the one-head Jacobians (numerics.critical.report.linearized_jacobian), an independent closed path."""
+    from numerics.critical.report import linearized_jacobian
+
+    heads = _identity_heads(files["dir"] / "h.npz", [1.0, 2.0])
+    p = run_json(capsys, ["critical", "--config", "polygon", "--n", "3", "--d", "2", "--beta", "1", "--model", "sa",
+                          "--heads", heads, "--symmetry-modes", "1"])
+    assert p["stationary"] and p["residual"] < 1e-14 and p["architecture"] == "2 heads (k=2)"
+    th = 2 * np.pi * np.arange(3) / 3
+    X = np.column_stack([np.cos(th), np.sin(th)])
+    ref = np.sort(np.linalg.eigvals(0.5 * (linearized_jacobian(X, 1.0, "sa") + linearized_jacobian(X, 2.0, "sa"))).real)
+    assert np.abs(np.sort(p["eigenvalues"]["real"]) - ref).max() < 1e-8
+    assert p["verdict"] == ("unstable" if ref.max() > 1e-7 else "stable")
+    q = run_json(capsys, ["critical", "--config", "polygon", "--n", "3", "--d", "3", "--beta", "1", "--model", "sa",
+                          "--heads", files["heads"], "--mlp", files["mlp"], "--causal"])
+    assert q["verdict"] == "not stationary" and q["residual"] > 1e-3
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--schedule", "schedule"], "time-independent"),
+    (["--kernel", "exp(s)"], "user kernel"),
+    (["--search", "--starts", "2"], "--search is not available"),
+    (["--sweep-beta", "0:1:3"], "--sweep-beta is not available"),
+    (["--closed-form"], "--closed-form is not available"),
+    (["--heads", "heads2", "--symmetry-modes", "-1"], "symmetry modes"),
+])
+def test_critical_bad_combinations(capsys, files, extra, message):
+    extra = [files.get(e, e) if e in ("schedule", "heads2") else e for e in extra]
+    args = ["critical", "--config", "polygon", "--n", "3", "--d", "3", "--beta", "1"]
+    if "--heads" not in extra:
+        args += ["--heads", files["heads"]]
+    if "--heads2" in extra or "heads2" in str(extra):
+        args[args.index("3", 6)] = "2"
+    assert message in bad(capsys, args + extra)
+
+
+def test_masked_meanfield_command(capsys, tmp_path):
+    png = tmp_path / "mm.png"
+    p = run_json(capsys, ["masked-meanfield", "--beta", "1", "--compare", "40,80", "--plot", str(png)])
+    assert png.stat().st_size > 1000 and p["plot"] == str(png)
+    assert p["self_error"] < 1e-9 and abs(p["particles"][1]["observed_order"] - 1.0) < 0.1
+    q = run_json(capsys, ["masked-meanfield", "--beta", "1", "--compare", "40,80", "--reverse-mask"])
+    assert q["particles"][1]["max_error"] > 0.5  # planted: the reversed mask does not converge
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--reverse-mask"], "give --compare"),
+    (["--compare", "1,a"], "comma-separated"),
+    (["--compare", "100000"], "particle size"),
+    (["--nodes", "2"], "nodes"),
+    (["--t-end", "-1"], "t_end"),
+    (["--model", "usa", "--beta", "600"], "would take about"),
+])
+def test_masked_meanfield_bad_input(capsys, extra, message):
+    args = ["masked-meanfield"] + (["--beta", "1"] if "--beta" not in extra else []) + extra
+    assert message in bad(capsys, args)

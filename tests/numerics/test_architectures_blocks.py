@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from numerics.common.errors import InputError
 from numerics.core.blocks import MLP, MultiHead, Schedule
@@ -144,3 +146,93 @@ def test_equivariance_and_tangency(causal):
     w = Model("sa", 1.3, heads=rot_heads, mlp=rot_mlp, causal=causal).vector_field(8, d, "direct")[0](X @ O.T)
     np.testing.assert_allclose(w, v @ O.T, atol=1e-12)
     assert np.abs(np.sum(v * X, axis=1)).max() < 1e-14
+
+
+# -- one MLP per head -------------------------------------------------------------------------------------------
+def _per_head_mlp(rng, H, d=3, m=4, act="gelu"):
+    return MLP(rng.standard_normal((H, m, d)), rng.standard_normal((H, m)), rng.standard_normal((H, d, m)),
+               rng.standard_normal((H, d)), act)
+
+
+@pytest.mark.parametrize("kind", ["sa", "usa"])
+def test_identical_heads_with_identical_per_head_mlps_equal_one_head(kind):
+    """Path blocks with H = 3 identical heads (W_h = I/H) and 3 copies of one MLP (per-head arrays) vs path blocks
+    with one head and that MLP (shared 2-D arrays): same sums, rounding only."""
+    rng = _rng()
+    d, H = 3, 3
+    Q, K, V = (rng.standard_normal((d, d)) for _ in range(3))
+    one = MLP(rng.standard_normal((5, d)), rng.standard_normal(5), rng.standard_normal((d, 5)),
+              rng.standard_normal(d), "tanh")
+    copies = MLP(*(np.repeat(getattr(one, k)[None], H, 0) for k in ("W1", "b1", "W2", "b2")), "tanh")
+    X = uniform_sphere(7, d, rng)
+    many = Model(kind, 1.2, heads=MultiHead.from_single(Q, K, V, H=H), mlp=copies).vector_field(7, d, "direct")[0](X)
+    single = Model(kind, 1.2, heads=MultiHead.from_single(Q, K, V, H=1), mlp=one).vector_field(7, d, "direct")[0](X)
+    np.testing.assert_allclose(many, single, rtol=0, atol=1e-13 * np.abs(single).max())
+    # planted: a different MLP in one head must show
+    W2 = copies.W2.copy()
+    W2[1] *= 1.01
+    other = Model(kind, 1.2, heads=MultiHead.from_single(Q, K, V, H=H),
+                  mlp=MLP(copies.W1, copies.b1, W2, copies.b2, "tanh")).vector_field(7, d, "direct")[0](X)
+    assert np.abs(other - single).max() > 1e-5
+
+
+def test_per_head_mlp_validation():
+    rng = _rng()
+    heads = _random_heads(rng, H=2)
+    with pytest.raises(InputError, match="3 heads, but the attention has 2"):
+        Model("sa", 1.0, heads=heads, mlp=_per_head_mlp(rng, 3))
+    with pytest.raises(InputError, match="mlp b2 must have 2 dimensions"):
+        MLP(np.ones((2, 4, 3)), np.ones((2, 4)), np.ones((2, 3, 4)), np.ones(3))
+    with pytest.raises(InputError, match="mlp shapes must be W1 \\(H, m, d\\)"):
+        MLP(np.ones((2, 4, 3)), np.ones((2, 4)), np.ones((3, 3, 4)), np.ones((2, 3)))
+    with pytest.raises(InputError, match="say which head"):
+        _per_head_mlp(rng, 2)(np.ones((1, 3)))
+    with pytest.raises(InputError, match="layer 1: the MLP has weights for 3 heads"):
+        Schedule(times=[0.0, 1.0], heads=(heads, heads), mlps=(None, _per_head_mlp(rng, 3)))
+    with pytest.raises(InputError, match="2 heads, but the attention has 1"):
+        Model("sa", 1.0, mlp=_per_head_mlp(rng, 2))
+
+
+def test_schedule_with_per_head_mlps_is_the_discrete_map(tmp_path):
+    """A schedule file with per-layer per-head MLP arrays (L, H, m, d) loads, round-trips through a trajectory, and
+    the layer step with h = 1 equals the dense discrete map (numerics.architectures.deep, einsum MLP)."""
+    from numerics.architectures.deep import discrete_transformer
+
+    rng = _rng()
+    L, H, k, d, m = 3, 2, 2, 3, 4
+    path = tmp_path / "sched.npz"
+    np.savez(path, times=np.arange(L, dtype=float), **{c: rng.standard_normal((L, H, k, d)) for c in "QKVW"},
+             W1=rng.standard_normal((L, H, m, d)), b1=rng.standard_normal((L, H, m)),
+             W2=rng.standard_normal((L, H, d, m)), b2=rng.standard_normal((L, H, d)), activation=np.array("relu"))
+    sched = Schedule.load(path)
+    assert all(ml.heads == H for ml in sched.mlps)
+    X0 = uniform_sphere(6, d, rng)
+    model = Model("sa", 1.0, schedule=sched, causal=True)
+    tr = simulate(model, X0, float(L), solver=Solver("layer", dt=1.0, backend="direct"))
+    ref = discrete_transformer(X0, sched, 1.0, "sa", causal=True)
+    assert np.abs(tr.X - ref).max() < 1e-13
+    out = tmp_path / "run.npz"
+    tr.save(out)
+    back = Trajectory.load(out)
+    np.testing.assert_array_equal(Model.from_meta(back.meta, back.arrays).schedule.mlps[2].W1, sched.mlps[2].W1)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), H=st.integers(2, 4), kind=st.sampled_from(["sa", "usa"]),
+       causal=st.booleans())
+def test_permuting_heads_with_their_mlps_leaves_the_field_unchanged(seed, H, kind, causal):
+    """Property: the field is a sum over heads, so a permutation applied to the heads and to their MLPs together
+    changes nothing (rounding only); applied to the heads alone it changes the field (the pairing matters)."""
+    rng = np.random.default_rng(seed)
+    heads = _random_heads(rng, H=H)
+    mlp = _per_head_mlp(rng, H, act="tanh")
+    perm = np.roll(np.arange(H), 1)
+    p_heads = MultiHead(*(getattr(heads, k)[perm] for k in "QKVW"), scale=heads.scale)
+    p_mlp = MLP(*(getattr(mlp, k)[perm] for k in ("W1", "b1", "W2", "b2")), "tanh")
+    X = uniform_sphere(5, 3, rng)
+    ref = Model(kind, 0.8, heads=heads, mlp=mlp, causal=causal).vector_field(5, 3, "direct")[0](X)
+    both = Model(kind, 0.8, heads=p_heads, mlp=p_mlp, causal=causal).vector_field(5, 3, "direct")[0](X)
+    alone = Model(kind, 0.8, heads=p_heads, mlp=mlp, causal=causal).vector_field(5, 3, "direct")[0](X)
+    scale = np.abs(ref).max()
+    assert np.abs(both - ref).max() <= 1e-13 * max(scale, 1.0)
+    assert np.abs(alone - ref).max() > 1e-8 * max(scale, 1.0)

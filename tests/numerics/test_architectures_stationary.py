@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from numerics.architectures.stationary import field_jacobian, stationary_report
+from numerics.critical.stationary import field_jacobian, stationary_report
 from numerics.common.errors import InputError
 from numerics.core.blocks import MultiHead, Schedule
 from numerics.core.model import Model

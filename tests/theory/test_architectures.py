@@ -88,3 +88,68 @@ def test_schedule_derivation_and_planted_wrong_interval():
     wrong_entries = {e: v for e, v in zip(list(Q) + list(K) + list(V) + list(W), [1, 2, 0, 1, 1, 0, 3, 1] * 2)}
     assert not Derivation(planted.title, "test", planted.lhs.subs(wrong_entries), planted.rhs.subs(wrong_entries),
                           sampler=planted.sampler).verify(simplify=False).ok
+
+
+# -- one MLP per head (the notes' form (1/H) sum_h P(MLP^[h](V^[h] a^[h]))) ------------------------------------------
+@pytest.mark.parametrize("kind", ["sa", "usa"])
+def test_per_head_mlp_derivations(kind):
+    assert A.per_head_mlp_derivation(kind).verify(simplify=False).ok
+    assert A.identical_heads_mlp_derivation(kind).verify(simplify=False).ok
+
+
+def test_per_head_mlp_planted_errors_fail():
+    """Planted: the two heads' MLPs swapped, and W_h = I instead of I/H; both must fail."""
+    der = A.per_head_mlp_derivation("sa")
+    pts = [A.sym.particle(j + 1, 2) for j in range(2)]
+    heads = [A.head_matrices(h, 2, 2)[:3] for h in range(2)]
+    mlps = [A._mlp_symbols(h, 2, 2, "tanh") for h in range(2)]
+    swapped = A.block_particle_field("sa", pts, 0, [(Q, K, V, sp.eye(2) / 2) for Q, K, V in heads], mlp=mlps[::-1])
+    assert not Derivation("MLPs swapped", "test", swapped, der.rhs, sampler=der.sampler).verify(points=1, simplify=False).ok
+    no_avg = A.block_particle_field("sa", pts, 0, [(Q, K, V, sp.eye(2)) for Q, K, V in heads], mlp=mlps)
+    assert not Derivation("W = I", "test", no_avg, der.rhs, sampler=der.sampler).verify(points=1, simplify=False).ok
+
+
+def test_emitted_code_per_head_mlp_matches_numerics():
+    """Emitted code (fixed signature f(x1_1, .., xn_d, beta)) with one MLP per head vs numerics.core.blocks (MLP
+    weights with a leading head axis) and vs the dense reference numerics.architectures.deep."""
+    from numerics.architectures.deep import dense_block_velocity
+    from numerics.core.blocks import MLP, MultiHead, block_velocity
+
+    rng = np.random.default_rng(4)
+    H, k, d, n, m = 2, 2, 2, 2, 2
+    arrs = [rng.integers(-3, 4, size=(H, k, d)) / 2 for _ in range(4)]
+    W1, b1 = rng.integers(-3, 4, size=(H, m, d)) / 2, rng.integers(-3, 4, size=(H, m)) / 2
+    W2, b2 = rng.integers(-3, 4, size=(H, d, m)) / 2, rng.integers(-3, 4, size=(H, d)) / 2
+    per_head = [(W1[h], b1[h], W2[h], b2[h], "tanh") for h in range(H)]
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    heads = MultiHead(*arrs, scale=0.5)
+    mlp = MLP(W1, b1, W2, b2, "tanh")
+    assert mlp.heads == H
+    for kind in ("sa", "usa"):
+        f = A.block_velocity_function(kind, n, [tuple(a[h] for a in arrs) for h in range(H)],
+                                      scale=sp.Rational(1, 2), mlp=per_head, particle=1)
+        v = np.array(f(*X.ravel(), 1.3))
+        ref = block_velocity(X, heads, 1.3, kind, mlp)[1]
+        np.testing.assert_allclose(v, ref, atol=1e-13)
+        np.testing.assert_allclose(dense_block_velocity(X, heads, 1.3, kind, mlp)[1], ref, atol=1e-13)
+        # planted: the heads' MLPs in the other order give another field
+        wrong = block_velocity(X, heads, 1.3, kind, MLP(W1[::-1], b1[::-1], W2[::-1], b2[::-1], "tanh"))[1]
+        assert np.max(np.abs(wrong - v)) > 1e-3
+
+
+@pytest.mark.parametrize("case", ["usa-symmetric", "sa-one-head", "usa-scaled-identity"])
+def test_gradient_cases_have_closed_one_forms(case):
+    assert A.gradient_curl_derivation(case).verify(simplify=False, points=3).ok
+
+
+def test_curl_is_nonzero_for_two_sa_heads_and_v_identity():
+    """The obstructions: exact curl entry C_01 at a point (20 digits), nonzero for two sa heads with the metric of
+    head 1 and of both heads, and for usa with V = I, symmetric B != bI."""
+    I2 = sp.eye(2)
+    two = [(I2, I2, I2, I2 / 2), (3 * I2, I2, I2, I2 / 2)]
+    angles = (0.1, 1.3, 2.9)
+    for metric in ([0], [0, 1]):
+        assert abs(float(A.curl_at("sa", two, angles, 1, metric, digits=20)[0, 1])) > 1e-2
+    B = sp.Matrix([[1, sp.Rational(1, 2)], [sp.Rational(1, 2), -sp.Rational(1, 2)]])
+    assert abs(float(A.curl_at("usa", [(B, I2, I2, I2)], angles, 1, digits=20)[0, 1])) > 0.5

@@ -45,6 +45,14 @@ def add_arguments(p):
     p.add_argument("--expanded", action="store_true",
                    help="with --closed-form: the branches with the kernel substituted (exponentials, trigonometry)")
     add_kernel_arguments(p, "the energy E = 1/(2n^2) sum phi(<x_i, x_j>)")
+    p.add_argument("--heads", metavar="FILE.npz", help="several heads (arrays Q, K, V, W each (H, k, d)): the "
+                   "configuration is tested as a zero of the block field, stability from its Jacobian spectrum")
+    p.add_argument("--mlp", metavar="FILE.npz", help="MLP after each head (W1, b1, W2, b2; shared or per head)")
+    p.add_argument("--causal", action="store_true", help="causal mask (token i attends to j <= i, row order)")
+    p.add_argument("--schedule", metavar="FILE.npz",
+                   help="not accepted: critical points need time-independent weights (rejected with a reason)")
+    p.add_argument("--symmetry-modes", type=int, default=0,
+                   help="with --heads/--mlp/--causal: zero eigenvalues expected from symmetries (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -88,9 +96,14 @@ def _configuration(args):
                                file=args.file, normalize=args.normalize)
 
 
+ARCHITECTURE_FLAGS = ("heads", "mlp", "causal", "schedule")
+
+
 def run(args) -> int:
     from numerics.critical.report import closed_form_comparison, critical_point_report
 
+    if any(getattr(args, f, None) for f in ARCHITECTURE_FLAGS):
+        return _run_architecture(args)
     if args.search:
         return _run_search(args)
     if args.sweep:
@@ -136,6 +149,48 @@ def run(args) -> int:
     if args.plot:
         _plot_spectrum(args.plot, report)
         payload["plot"] = args.plot
+    emit(args, payload, key_values(lines))
+    return 0
+
+
+def _run_architecture(args) -> int:
+    """``--heads/--mlp/--causal``: is the configuration a zero of the block field, and its Jacobian spectrum
+    (numerics.critical.stationary; these models are in general not gradient flows, so there is no Hessian)."""
+    from numerics.core.blocks import architecture_from_args, architecture_summary
+    from numerics.core.model import Model
+    from numerics.critical.stationary import stationary_report
+
+    if args.schedule:
+        raise InputError("critical points need a time-independent model: a --schedule makes the weights depend on "
+                         "depth (analyse one layer with --heads/--mlp instead)")
+    for flag, name in (("search", "--search"), ("sweep", "--sweep-beta"), ("closed_form", "--closed-form"),
+                       ("plot", "--plot")):
+        if getattr(args, flag):
+            raise InputError(f"{name} is not available with --heads/--mlp/--causal (it works on the energy, which these models do not have in general)")
+    if args.kernel is not None:
+        raise InputError("a user kernel cannot be combined with --heads, --mlp or --causal")
+    if args.beta is None:
+        raise InputError("--beta is required")
+    require_real(args.beta, "beta", minimum=-EXP_BETA_MAX, maximum=EXP_BETA_MAX)
+    modes = require_int(args.symmetry_modes, "symmetry modes", minimum=0)
+    model = Model(args.model, args.beta, **architecture_from_args(args))
+    X = _configuration(args)
+    model.check_dimension(X.shape[1])
+    rep = stationary_report(model, X, symmetry_modes=modes)
+    mu = rep["eigenvalues"]
+    payload = {"config": args.config, "n": rep["n"], "d": rep["d"], "beta": args.beta, "model": args.model,
+               "architecture": architecture_summary(model), "residual": rep["residual"],
+               "stationary": rep["stationary"], "verdict": rep["verdict"], "counts": rep["counts"],
+               "symmetry_modes": modes, "max_real_part": rep["max_real_part"],
+               "eigenvalues": {"real": mu.real.tolist(), "imag": mu.imag.tolist()},
+               "jacobian": "field Jacobian in tangent coordinates, central differences (h = 1e-5)"}
+    lines = [("config", args.config), ("n, d", f"{rep['n']}, {rep['d']}"), ("beta", args.beta),
+             ("model", args.model), ("architecture", payload["architecture"]),
+             ("residual", rep["residual"]), ("verdict", rep["verdict"]),
+             ("counts (+, 0, -) of Re", f"{rep['counts']['positive']}, {rep['counts']['zero']}, "
+                                        f"{rep['counts']['negative']}"),
+             ("symmetry zero modes", modes), ("max real part", rep["max_real_part"]),
+             ("eigenvalues (Re)", _eigen_text(mu.real))]
     emit(args, payload, key_values(lines))
     return 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from numerics.common.errors import InputError, require_points
+from numerics.common.limits import check_array, check_work
 from numerics.core.model import Model
 
 #: central-difference step for the field Jacobian (truncation O(h^2) ~ 1e-10, round-off ~ 1e-16/h ~ 1e-11)
@@ -34,11 +35,23 @@ def _field(model: Model, n: int, d: int):
     return model.vector_field(n, d, "direct")[0]
 
 
+def check_size(model: Model, n: int, d: int) -> None:
+    """Refuse (InputError) a Jacobian whose memory or work exceeds :mod:`numerics.common.limits`: the basis
+    (n d) x n(d-1), 2 n(d-1) field evaluations of O(n^2 (k + d) H) and an O(m^3) eigen-decomposition."""
+    m = float(n) * (d - 1)
+    what = f"the field Jacobian of n={n} points on S^{d - 1} ({m:.3g} x {m:.3g}, central differences)"
+    check_array((float(n) * d, m), what, copies=3)
+    heads = model.block_heads(d) if not model.time_dependent else None
+    H, k = (heads.H, heads.k) if heads is not None else (1, d)
+    check_work(2.0 * m * H * float(n) ** 2 * (k + d) * 4.0 + 10.0 * m**3, what)
+
+
 def field_jacobian(model: Model, X, h: float = FD_STEP) -> np.ndarray:
     """J = U^T Dv U (n(d-1) square) by central differences along tangent directions with the retraction
     x -> (x + h u)/|x + h u|."""
     X = require_points(X, "X")
     n, d = X.shape
+    check_size(model, n, d)
     f = _field(model, n, d)
     U = tangent_basis(X)
     cols = []
@@ -50,12 +63,14 @@ def field_jacobian(model: Model, X, h: float = FD_STEP) -> np.ndarray:
     return U.T @ np.array(cols).T
 
 
-def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_modes: int = 0) -> dict:
+def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_modes: int = 0,
+                      residual_tolerance: float = 1e-9) -> dict:
     """Residual max_i |v_i(X)| and the Jacobian spectrum at X: counts of eigenvalues with real part above,
-    below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``unstable`` if some real
-    part exceeds the tolerance, ``stable`` if the zero count is at most ``symmetry_modes`` (pass the dimension
-    of the symmetry orbit, e.g. rotations of an O(d)-equivariant model) and no real part is positive, else
-    ``degenerate``. The finite-difference Jacobian is accurate to about 1e-10 (FD_STEP)."""
+    below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``not stationary`` if the
+    residual exceeds ``residual_tolerance``, else ``unstable`` if some real part exceeds the tolerance, ``stable``
+    if the zero count is at most ``symmetry_modes`` (pass the dimension of the symmetry orbit, e.g. rotations of
+    an O(d)-equivariant model) and no real part is positive, else ``degenerate``. The finite-difference Jacobian
+    is accurate to about 1e-10 (FD_STEP)."""
     X = require_points(X, "X")
     n, d = X.shape
     residual = float(np.max(np.linalg.norm(_field(model, n, d)(X), axis=1)))
@@ -65,5 +80,8 @@ def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_mo
               "zero": int(np.sum(np.abs(re) <= zero_tolerance))}
     verdict = ("unstable" if counts["positive"] else
                ("stable" if counts["zero"] <= symmetry_modes else "degenerate"))
-    return {"n": n, "d": d, "residual": residual, "eigenvalues": mu, "max_real_part": float(re.max()),
+    stationary = residual <= residual_tolerance
+    if not stationary:
+        verdict = "not stationary"
+    return {"n": n, "d": d, "residual": residual, "stationary": stationary, "residual_tolerance": residual_tolerance, "eigenvalues": mu, "max_real_part": float(re.max()),
             "counts": counts, "verdict": verdict}

@@ -1,0 +1,269 @@
+"""Masked (causal) mean-field self-attention with a position label: a spectral solver in the label.
+
+Model (the masked mean-field self-attention of arXiv 2501.18322; causal mean-field form of Karagodin, Polyanskiy,
+Rigollet, arXiv 2411.04990): a token is a pair (x, s), x in S^{d-1}, s in [0, 1] its position, and attends to the
+positions tau <= s only,
+
+    dx/dt = v[mu_t](x, s) = P_x( V int 1{tau <= s} e^{beta <Q x, K y>} y dmu_t(y, tau) / Z(x, s) ),
+    Z(x, s) = int 1{tau <= s} e^{beta <Q x, K y>} dmu_t(y, tau)                    (sa; usa: Z = 1),
+
+with P_x y = y - <x, y> x; labels do not move, so the s-marginal of mu_t stays the uniform measure on [0, 1].
+The n-token causal particle system with labels j/n (token i attends to j <= i) is this equation on the empirical
+measure (1/n) sum_j delta_{(x_j, j/n)} (``theory.architectures.causal_meanfield_derivation``).
+
+Initial measures solved here: a mixture of M curves, mu_0 = sum_a w_a (X_a(0, s), s)_# ds, each curve a smooth map
+s -> X_a(0, s) in S^{d-1} (tokens initialised by position; M = 1: a deterministic initialisation). The flow keeps
+this form: mu_t = sum_a w_a (X_a(t, s), s)_# ds with
+
+    d/dt X_a(t, s) = P_{X_a}( V sum_b w_b int_0^s e^{beta <Q X_a(t,s), K X_b(t,tau)>} X_b(t, tau) d tau / Z ),
+
+a system of integro-differential equations of Volterra type in s.
+
+Discretisation (method of lines): X_a(t, .) is represented by its values at N Chebyshev points of the first kind
+s_i = (1 - cos(pi (2i + 1) / (2N))) / 2 (interior of [0, 1]); the integrals int_0^{s_i} f(tau) d tau are replaced
+by the exact integrals of the degree N-1 interpolant, (S f)_i with the N x N Chebyshev integration matrix S
+(:func:`integration_matrix`). For curves analytic in s the error decays geometrically in N (spectral order);
+time is integrated with Dormand-Prince 8(5,3) (``scipy.integrate.solve_ivp``, method DOP853, tolerances
+``rtol``/``atol``). The solution is evaluated at any label by Chebyshev interpolation (:meth:`MaskedSolution.at`).
+
+Finite n: the causal particle system with x_j(0) = X(0, j/n) is the right-endpoint rule (1/n) sum_{j <= i} f(j/n)
+for int_0^{i/n} f, first order: |x_j(t) - X(t, j/n)| = O(1/n) (claim architectures.masked-meanfield).
+Note: proofs_notes/architectures-masked-meanfield.md.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.polynomial import chebyshev as C
+from scipy.integrate import solve_ivp
+
+from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
+from numerics.core.field import MODELS
+
+#: the initial curves must be on the sphere to this accuracy (they are not renormalised silently)
+UNIT_TOLERANCE = 1e-12
+
+
+def curve_circle(s: np.ndarray) -> np.ndarray:
+    """Initial curve on S^1: angle g(s) = 2.5 s + 0.4 cos(3 s) (analytic in s, tokens spread over 2.5 rad)."""
+    g = 2.5 * s + 0.4 * np.cos(3.0 * s)
+    return np.stack([np.cos(g), np.sin(g)], axis=-1)
+
+
+def curve_sphere(s: np.ndarray) -> np.ndarray:
+    """Initial curve on S^2: a tilted spiral, polar angle 2 s + 0.3, azimuth 1.2 pi s + 0.5 sin(2 s)."""
+    a, b = 2.0 * s + 0.3, 1.2 * np.pi * s + 0.5 * np.sin(2.0 * s)
+    return np.stack([np.sin(a) * np.cos(b), np.sin(a) * np.sin(b), np.cos(a)], axis=-1)
+
+
+#: built-in initial curves by name (the ``masked-meanfield`` command's ``--curve``)
+CURVES = {"circle": curve_circle, "sphere": curve_sphere}
+
+
+def chebyshev_labels(N: int) -> np.ndarray:
+    """The N Chebyshev points of the first kind mapped to (0, 1), increasing."""
+    N = require_int(N, "label nodes N", minimum=2, maximum=4096)
+    return (1.0 - np.cos(np.pi * (2 * np.arange(N) + 1) / (2 * N))) / 2.0
+
+
+def _vandermonde(s: np.ndarray, N: int) -> np.ndarray:
+    return C.chebvander(2.0 * np.asarray(s, float) - 1.0, N - 1)
+
+
+def integration_matrix(N: int) -> np.ndarray:
+    """S (N x N) with (S f)_i = int_0^{s_i} p(tau) d tau, p the interpolant of f at :func:`chebyshev_labels`.
+
+    Built in the Chebyshev basis: coefficients c = T^{-1} f (T_ik = T_k(2 s_i - 1)), antiderivatives of T_k from
+    -1 (``numpy.polynomial.chebyshev.chebint``), d tau = dy / 2.
+    """
+    s = chebyshev_labels(N)
+    T = _vandermonde(s, N)
+    y = 2.0 * s - 1.0
+    A = np.empty((N, N))
+    for k in range(N):
+        e = np.zeros(N)
+        e[k] = 1.0
+        A[:, k] = C.chebval(y, C.chebint(e, lbnd=-1.0))
+    return 0.5 * A @ np.linalg.inv(T)
+
+
+def masked_velocity(X: np.ndarray, weights: np.ndarray, S: np.ndarray, beta: float, kind: str = "sa",
+                    Q: np.ndarray | None = None, K: np.ndarray | None = None,
+                    V: np.ndarray | None = None) -> np.ndarray:
+    """The discretised masked mean-field velocity at the nodes: X (M, N, d) -> (M, N, d).
+
+    v_{a,i} = P_{x_{a,i}}( V sum_{b,j} w_b S_ij e^{beta <Q x_{a,i}, K x_{b,j}>} x_{b,j} / Z_{a,i} ), Z the same sum
+    without x_{b,j} (``sa``) or 1 (``usa``). Logits are shifted by their row maximum (exact for ``sa``; for
+    ``usa`` the shift is multiplied back).
+    """
+    M, N, d = X.shape
+    flat = X.reshape(M * N, d)
+    left = flat if Q is None else flat @ Q.T
+    right = flat if K is None else flat @ K.T
+    L = beta * (left @ right.T)
+    shift = L.max(axis=1, keepdims=True)
+    Wt = np.kron(np.tile(weights, (M, 1)), S) * np.exp(L - shift)
+    num = Wt @ flat
+    if kind == "sa":
+        num = num / Wt.sum(axis=1, keepdims=True)
+    else:
+        num = num * np.exp(shift)
+    if V is not None:
+        num = num @ V.T
+    num -= (np.einsum("ij,ij->i", flat, num) / np.einsum("ij,ij->i", flat, flat))[:, None] * flat
+    return num.reshape(M, N, d)
+
+
+@dataclass(frozen=True)
+class MaskedSolution:
+    """Solution of the masked mean-field equation at the Chebyshev labels.
+
+    Attributes
+    ----------
+    times : (T,) ndarray
+    labels : (N,) ndarray
+        Chebyshev points of :func:`chebyshev_labels`.
+    X : (T, M, N, d) ndarray
+        Curve a at label s_i and time t.
+    weights : (M,) ndarray
+    info : dict
+        Solver details (method, tolerances, evaluations).
+    """
+
+    times: np.ndarray
+    labels: np.ndarray
+    X: np.ndarray
+    weights: np.ndarray
+    info: dict
+
+    def at(self, s, frame: int = -1) -> np.ndarray:
+        """(M, len(s), d): the curves of frame ``frame`` at labels ``s`` in [0, 1], by Chebyshev interpolation."""
+        s = require_finite_array(s, "labels", ndim=1)
+        if np.any(s < 0) or np.any(s > 1):
+            raise InputError("labels must lie in [0, 1]")
+        N = self.labels.size
+        coeff = np.linalg.solve(_vandermonde(self.labels, N), np.moveaxis(self.X[frame], 1, 0).reshape(N, -1))
+        vals = _vandermonde(s, N) @ coeff
+        M, _, d = self.X[frame].shape
+        return np.moveaxis(vals.reshape(s.size, M, d), 0, 1)
+
+
+def _initial_curves(initial, labels: np.ndarray) -> np.ndarray:
+    X0 = np.asarray(initial(labels) if callable(initial) else initial, dtype=float)
+    if X0.ndim == 2:
+        X0 = X0[None]
+    if X0.ndim != 3 or X0.shape[1] != labels.size or X0.shape[2] < 2:
+        raise InputError(f"the initial curves must give an (N, d) or (M, N, d) array at the N = {labels.size} "
+                         f"labels, got shape {X0.shape}")
+    require_finite_array(X0, "initial curves", ndim=3)
+    if np.max(np.abs(np.linalg.norm(X0, axis=2) - 1.0)) > UNIT_TOLERANCE:
+        raise InputError("the initial curves must lie on the unit sphere")
+    return X0
+
+
+def solve_masked_meanfield(initial: Callable[[np.ndarray], np.ndarray], t_end: float, beta: float, *,
+                           kind: str = "sa", N: int = 32, weights=None, Q=None, K=None, V=None, times=None,
+                           rtol: float = 1e-11, atol: float = 1e-13) -> MaskedSolution:
+    """Solve the masked mean-field equation (module docstring) from the curves ``initial``.
+
+    Parameters
+    ----------
+    initial : callable
+        ``initial(s)`` for an (N,) array of labels returns (N, d) (one curve) or (M, N, d) (M curves), unit rows.
+    t_end : float
+        Final time (natural time unit; the field's normalisation is the particle system's).
+    beta : float
+        Inverse temperature.
+    kind : {"sa", "usa"}
+    N : int
+        Chebyshev label nodes (spectral accuracy in s).
+    weights : (M,) array_like, optional
+        Curve weights, positive, summing to 1 (default equal).
+    Q, K, V : (d, d) array_like, optional
+        Query, key and value matrices (default the identity).
+    times : array_like, optional
+        Output times in [0, t_end] (default 0 and t_end).
+    rtol, atol : float
+        Tolerances of the DOP853 time integration.
+    """
+    kind = require_choice(kind, "model", MODELS)
+    beta = require_real(beta, "beta")
+    t_end = require_real(t_end, "t_end", minimum=0.0)
+    labels = chebyshev_labels(N)
+    X0 = _initial_curves(initial, labels)
+    M, _, d = X0.shape
+    w = np.full(M, 1.0 / M) if weights is None else require_finite_array(weights, "curve weights", ndim=1)
+    if w.size != M or np.any(w <= 0) or abs(w.sum() - 1.0) > 1e-12:
+        raise InputError(f"curve weights must be {M} positive numbers summing to 1")
+    mats = []
+    for M_, name in ((Q, "Q"), (K, "K"), (V, "V")):
+        if M_ is not None:
+            M_ = require_finite_array(M_, name, ndim=2)
+            if M_.shape != (d, d):
+                raise InputError(f"{name} must be {d} x {d}, got {M_.shape}")
+        mats.append(M_)
+    ts = np.array([0.0, t_end]) if times is None else require_finite_array(times, "times", ndim=1)
+    if np.any(np.diff(ts) <= 0) or ts[0] < 0 or ts[-1] > t_end:
+        raise InputError("times must increase strictly within [0, t_end]")
+    S = integration_matrix(N)
+    shape = X0.shape
+
+    def rhs(t, y):
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = masked_velocity(y.reshape(shape), w, S, beta, kind, *mats).ravel()
+        if not np.all(np.isfinite(v)):
+            raise InputError(f"the masked mean-field velocity is not finite at t = {t:.3g} (beta = {beta:g}, {kind}: "
+                             "the attention weights overflow)")
+        return v
+
+    sol = solve_ivp(rhs, (0.0, t_end), X0.ravel(), method="DOP853", t_eval=ts, rtol=rtol, atol=atol)
+    if not sol.success:
+        raise InputError(f"the masked mean-field integration failed: {sol.message}")
+    X = sol.y.T.reshape((ts.size,) + shape)
+    return MaskedSolution(ts, labels, X, w, {"method": "Chebyshev collocation in s (N = %d) + DOP853" % N,
+                                             "rtol": rtol, "atol": atol, "evaluations": int(sol.nfev),
+                                             "kind": kind, "beta": beta})
+
+
+def causal_particles(initial: Callable[[np.ndarray], np.ndarray], n: int, t_end: float, beta: float, *,
+                     kind: str = "sa", Q=None, K=None, V=None, reverse: bool = False,
+                     rtol: float = 1e-11, atol: float = 1e-13) -> np.ndarray:
+    """The n-token causal particle system at t_end, token j at label j/n starting at ``initial(j/n)`` (one curve):
+    ``numerics.core`` model with ``causal=True`` (backend blocks, adaptive Dormand-Prince). ``reverse``: the mask
+    reversed (token j attends to labels >= j/n), for the planted-error test. Returns (n, d) in label order."""
+    from numerics.core.model import Model, SaveAt, Solver
+    from numerics.core.trajectory import simulate
+
+    n = require_int(n, "n", minimum=1)
+    labels = np.arange(1, n + 1) / n
+    X0 = _initial_curves(initial, labels)
+    if X0.shape[0] != 1:
+        raise InputError("causal_particles takes one initial curve")
+    X0 = X0[0][::-1] if reverse else X0[0]
+    model = Model(kind, beta, Q=Q, K=K, V=V, causal=True)
+    tr = simulate(model, X0, t_end, solver=Solver("adaptive", rtol=rtol, atol=atol, backend="direct"),
+                  save=SaveAt(times=[0.0, t_end]))
+    X = tr.X[-1]
+    return X[::-1] if reverse else X
+
+
+def particle_errors(solution: MaskedSolution, initial, ns, *, kind: str = "sa", beta: float, Q=None, K=None,
+                    V=None, reverse: bool = False) -> list[dict]:
+    """For each n: max_j |x_j(T) - X(T, j/n)| (particles vs the mean-field solution at the same labels), and the
+    Richardson combination 2 x^{(2n)}_{2j} - x^{(n)}_j (first-order error removed) against X(T, j/n) for
+    consecutive n, 2n in ``ns``."""
+    T = float(solution.times[-1])
+    rows, prev = [], None
+    for n in ns:
+        Xp = causal_particles(initial, n, T, beta, kind=kind, Q=Q, K=K, V=V, reverse=reverse)
+        mf = solution.at(np.arange(1, n + 1) / n)[0]
+        row = {"n": int(n), "max_error": float(np.max(np.linalg.norm(Xp - mf, axis=1)))}
+        if prev is not None and n == 2 * prev[0]:
+            rich = 2.0 * Xp[1::2] - prev[1]
+            row["richardson_error"] = float(np.max(np.linalg.norm(rich - prev[2], axis=1)))
+            row["observed_order"] = float(np.log2(rows[-1]["max_error"] / row["max_error"]))
+        rows.append(row)
+        prev = (n, Xp, mf)
+    return rows
