@@ -91,7 +91,7 @@ def run_mutant(mutant, timeout: float, rev: str = "HEAD") -> dict:
         commit = _copy_tree(tree, rev)
         apply(tree, mutant)
         area = _FILE_AREA[path]
-        code, vout, vsec = _run([sys.executable, "-c", _VERIFY, *_FIRST[area]], tree, timeout)
+        code, vout, vsec = _run([sys.executable, "-c", _VERIFY, *_FIRST.get(area, [area + "."])], tree, timeout)
         pcode, pout, psec = _run([sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p",
                                   "no:cacheprovider", *tests_for(path)], tree, timeout)
     return {"id": mid, "file": path, "what": mutant[4], "commit": commit,
