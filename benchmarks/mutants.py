@@ -164,8 +164,9 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "    c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0\n    if c <= 0",
      "    c = 1.0 + (d - 2) * D * h / 3.0 if correction else 1.0\n    if c <= 0",
      "weak-order-2 step correction with the wrong sign (weak order 1)"),
-    ("zonal-laplacian", "numerics/noise/zonal.py",
-     "self.eig = ls * (ls + d - 2)", "self.eig = ls * (ls + d - 1)", "Laplace-Beltrami eigenvalues l(l+d-1)"),
+    ("zonal-diffusion-factor", "numerics/noise/zonal.py",
+     "flux = self.weight_factor * (self.noise * drho - rho * dphi)",
+     "flux = self.weight_factor * (2 * self.noise * drho - rho * dphi)", "zonal Fokker-Planck with diffusion 2 D"),
 ]
 
 _AREA_TESTS = {

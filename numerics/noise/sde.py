@@ -205,18 +205,25 @@ def scheme_mean_factor(d: int, D: float, h: float, scheme: str, correction: bool
     """E<x_{k+1}, x_k> of one noise step (v = 0), by Gauss-Laguerre-type quadrature over |xi_tangent|^2 ~ chi^2_{d-1}.
 
     The scheme's exact mean after N steps is this factor to the power N (isotropy): the deterministic part of
-    the weak error, free of sampling noise.
+    the weak error, free of sampling noise. The integrand is the scheme's own step function
+    (:func:`step_euler_maruyama` with v = 0, :func:`geodesic_noise`) applied at x = e_1 to tangent draws
+    xi = |xi| e_2 at the quadrature nodes (by isotropy <x', x> depends on |P_x xi| only), so an error in a
+    step changes this factor; the closed forms 1/sqrt(1 + 2 D h |xi|^2) and cos(sqrt(2 D h c) |xi|) are the
+    independent check in tests/numerics/test_noise.py.
     """
     from scipy.special import roots_genlaguerre
 
+    if d < 2:
+        raise InputError(f"d must be >= 2, got {d}")
     k = d - 1                                           # |P_x xi|^2 ~ chi^2_k = 2 Gamma(k/2)
     x, w = roots_genlaguerre(nodes, k / 2 - 1)           # weight x^{k/2-1} e^{-x}
     w = w / w.sum()
-    r2 = 2 * x                                          # chi^2_k
+    X = np.zeros((nodes, d))
+    X[:, 0] = 1.0
+    xi = np.zeros((nodes, d))
+    xi[:, 1] = np.sqrt(2 * x)                           # |xi|^2 = chi^2_k at the nodes
     if scheme == "euler-maruyama":
-        s = 2 * D * h * r2
-        vals = 1.0 / np.sqrt(1.0 + s)                   # <x, (x + eta)/|x + eta|>
+        moved = step_euler_maruyama(lambda Y: np.zeros_like(Y), X, h, D, xi)
     else:
-        c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0
-        vals = np.cos(np.sqrt(2 * D * h * c * r2))
-    return float(np.sum(w * vals))
+        moved = geodesic_noise(X, h, D, xi, correction)
+    return float(np.sum(w * moved[:, 0]))

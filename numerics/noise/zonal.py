@@ -122,8 +122,6 @@ class ZonalFokkerPlanck:
             raise InputError("sa at beta = 0 is not implemented in the zonal solver; use usa (same dynamics)")
         self.basis = ZonalBasis.build(d, L)
         self.d, self.L = d, L
-        ls = np.arange(L + 1)
-        self.eig = ls * (ls + d - 2)
         # potential of rho/rho_0 = sum f_l P_l: Phi/rho_0... = sum_l g_l f_l P_l (g_l = rho_0 a_l/beta)
         self.g = couplings(d, self.beta, L)
         self.g0 = float(self.g[0])       # rho_0 a_0/beta: the sa denominator beta (W * rho) / rho_0

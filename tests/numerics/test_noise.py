@@ -32,6 +32,23 @@ def test_circle_geodesic_step_is_exact():
     assert sde.scheme_mean_factor(2, 1.0, 0.3, "geodesic-weak2") ** 10 == pytest.approx(math.exp(-3.0), rel=1e-12)
 
 
+@pytest.mark.parametrize("d", [2, 3, 5])
+@pytest.mark.parametrize("correction", [True, False])
+def test_step_mean_factor_equals_the_closed_forms(d, correction):
+    """The quadrature runs the schemes' own steps; the closed forms of <x', x> at |P xi| = r are independent:
+    Euler-Maruyama (x + sqrt(2Dh) r e_2)/|.| gives 1/sqrt(1 + 2 D h r^2), the geodesic step cos(sqrt(2 D h c) r)."""
+    from scipy.special import roots_genlaguerre
+
+    D, h = 0.7, 0.05
+    x, w = roots_genlaguerre(64, (d - 1) / 2 - 1)
+    w, r2 = w / w.sum(), 2 * x
+    c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0
+    em = float(np.sum(w / np.sqrt(1.0 + 2 * D * h * r2)))
+    geo = float(np.sum(w * np.cos(np.sqrt(2 * D * h * c * r2))))
+    assert sde.scheme_mean_factor(d, D, h, "euler-maruyama") == pytest.approx(em, rel=1e-14)
+    assert sde.scheme_mean_factor(d, D, h, "geodesic-weak2", correction) == pytest.approx(geo, rel=1e-14)
+
+
 def test_step_mean_factor_matches_monte_carlo():
     d, D, h = 3, 1.0, 0.2
     X = np.tile([1.0, 0.0, 0.0], (200000, 1))
