@@ -164,6 +164,16 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "    c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0\n    if c <= 0",
      "    c = 1.0 + (d - 2) * D * h / 3.0 if correction else 1.0\n    if c <= 0",
      "weak-order-2 step correction with the wrong sign (weak order 1)"),
+    # -- numerics/core/blocks.py: several heads, MLP, causal mask --------------------------------------------------
+    ("blocks-causal-mask-direction", "numerics/core/blocks.py",
+     "L[np.arange(cols)[None, :] > rows] = -np.inf", "L[np.arange(cols)[None, :] < rows] = -np.inf",
+     "causal mask reversed (tokens attend to later positions)"),
+    ("blocks-query-key-swap", "numerics/core/blocks.py",
+     "left = (beta * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])",
+     "left = (beta * heads.scale) * ((X @ heads.K[h].T) @ heads.Q[h])", "head scores <K_h x_i, Q_h x_j>"),
+    ("blocks-mlp-input-scale", "numerics/core/blocks.py",
+     "total += y if mlp is None else mlp(H * y, h) / H", "total += y if mlp is None else mlp(y, h) / H",
+     "MLP applied to the head's share y instead of H y"),
     ("zonal-diffusion-factor", "numerics/noise/zonal.py",
      "flux = self.weight_factor * (self.noise * drho - rho * dphi)",
      "flux = self.weight_factor * (2 * self.noise * drho - rho * dphi)", "zonal Fokker-Planck with diffusion 2 D"),
@@ -186,6 +196,8 @@ _AREA_TESTS = {
     "gaussian": ["tests/numerics/test_gaussian_moments.py", "tests/numerics/test_gaussian_particles.py",
                  "tests/theory/test_gaussian_derivations.py"],
     "rd": ["tests/numerics/test_rd.py", "tests/theory/test_rd.py"],
+    "architectures": ["tests/numerics/test_architectures_blocks.py", "tests/numerics/test_architectures_claims.py",
+                      "tests/numerics/test_architectures_masked.py", "tests/theory/test_architectures.py"],
     "noise": ["tests/numerics/test_noise.py", "tests/numerics/test_noise_sphere.py", "tests/theory/test_noise_theory.py"],
 }
 
@@ -195,7 +207,7 @@ _FILE_AREA = {
     "theory/meanfield.py": "meanfield", "numerics/meanfield/pde.py": "meanfield",
     "numerics/critical/hessian.py": "critical", "numerics/critical/report.py": "critical",
     "numerics/clusters/reduced.py": "clusters", "numerics/gaussian/solutions.py": "gaussian",
-    "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd",
+    "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd", "numerics/core/blocks.py": "architectures",
     "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
 }
 
