@@ -155,8 +155,13 @@ def attention_field(X, beta, model: str = "sa", Q=None, K=None, V=None, *, time_
     return field(X)
 
 
+#: how :func:`make_field` evaluates the sums: NumPy tiles (the default and the reference) or the fused Numba
+#: kernel of :mod:`numerics.core.fused` (optional dependency, chosen explicitly)
+ENGINES = ("numpy", "numba")
+
+
 def make_field(d: int, beta: float, model: str = "sa", Q=None, K=None, V=None, *, time_unit: str = "natural",
-               block: int | None = None):
+               block: int | None = None, engine: str = "numpy"):
     """Validate the parameters once and return ``field(X) -> (n, d)`` without per-call checks.
 
     This is what integrators call: ``field`` evaluates the formula of :func:`attention_field` at any X in
@@ -164,7 +169,16 @@ def make_field(d: int, beta: float, model: str = "sa", Q=None, K=None, V=None, *
     exact orthogonal one, y - (<x, y>/|x|^2) x, which equals P_x y on the sphere and keeps every |x_i|
     constant along the extended flow. (The literal y - <x, y> x would add a radial mode, decaying at a rate
     of about 2 for ``sa``, that caps adaptive steps near 1 on long metastable plateaus.)
+
+    ``engine="numba"`` computes the same sums with the fused compiled kernel of :mod:`numerics.core.fused`
+    (logits, exp and the second product per L1-sized tile; equal to the NumPy path to rounding); it needs
+    Numba (extra ``fast``) and raises :class:`InputError` without it.
     """
+    engine = require_choice(engine, "engine", ENGINES)
+    if engine == "numba":
+        from numerics.core.fused import compile_seconds
+
+        compile_seconds()  # one clear error without Numba, and the compile (or cache load) before any timing
     model = require_choice(model, "model", MODELS)
     time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
     beta = require_real(beta, "beta")
@@ -177,7 +191,7 @@ def make_field(d: int, beta: float, model: str = "sa", Q=None, K=None, V=None, *
     memo = RowSumMemo(beta) if M is None else None
 
     def field(X: np.ndarray) -> np.ndarray:
-        return _projected_field(X, beta, model, M, V, scale, block, memo)
+        return _projected_field(X, beta, model, M, V, scale, block, memo, engine)
 
     if memo is not None:
         field.tile_energy = memo.energy  # energies of states the field was evaluated at, from its row sums
@@ -236,7 +250,7 @@ class RowSumMemo:
 TILE_ENERGY_MAX_ERROR = 1e-12
 
 
-def _projected_field(X, beta, model, M, V, scale, block, memo=None):
+def _projected_field(X, beta, model, M, V, scale, block, memo=None, engine="numpy"):
     n, d = X.shape
     XV = X if V is None else X @ V.T
     b = block or tile_rows(n, d)
@@ -252,22 +266,7 @@ def _projected_field(X, beta, model, M, V, scale, block, memo=None):
     lhs = np.hstack([left, -shift[:, None]])
     right = np.hstack([X, np.ones((n, 1))]).T.copy()
     rhs = np.hstack([XV, np.ones((n, 1))])
-    b = min(b, n)
-    W_buf = np.empty((b, n))
-    acc = np.empty((n, d + 1))
-    # the tile loop does three calls per tile and nothing else (no per-tile errstate, checks or divisions:
-    # at d = 3 the cache-sized tiles are about 15 rows, so per-tile Python overhead would show)
-    with np.errstate(over="raise", under="ignore"):
-        try:
-            for start in range(0, n, b):
-                stop = min(n, start + b)
-                W = W_buf[:stop - start]
-                np.matmul(lhs[start:stop], right, out=W)
-                np.exp(W, out=W)
-                np.matmul(W, rhs, out=acc[start:stop])
-        except FloatingPointError:
-            raise InputError(f"attention weights overflow for beta={beta:g} "
-                             "(use smaller |beta|, or model='sa')") from None
+    acc = _tile_sums(lhs, right, rhs, min(b, n), beta) if engine == "numpy" else _fused_sums(lhs, right, rhs, beta)
     if memo is not None and n > 0:
         # M = I: acc[:, d] = sum_j e^{beta s_ij - c} with the constant c = shift[0] (|beta| for sa, beta for usa)
         total = float(acc[:, d].sum())
@@ -284,6 +283,40 @@ def _projected_field(X, beta, model, M, V, scale, block, memo=None):
     # P_{x_i} v = v - <x_i, v> x_i / |x_i|^2 (= v - <x_i, v> x_i on the sphere; see make_field for off it)
     out -= (np.einsum("ij,ij->i", X, out) / np.einsum("ij,ij->i", X, X))[:, None] * X
     return out
+
+
+def _tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta: float) -> np.ndarray:
+    """acc = exp(lhs right) rhs in tiles of b rows (right is (d + 1) x n): GEMM, exp in place, GEMM."""
+    n, q = lhs.shape[0], rhs.shape[1]
+    W_buf = np.empty((b, n))
+    acc = np.empty((n, q))
+    # the tile loop does three calls per tile and nothing else (no per-tile errstate, checks or divisions:
+    # at d = 3 the cache-sized tiles are about 15 rows, so per-tile Python overhead would show)
+    with np.errstate(over="raise", under="ignore"):
+        try:
+            for start in range(0, n, b):
+                stop = min(n, start + b)
+                W = W_buf[:stop - start]
+                np.matmul(lhs[start:stop], right, out=W)
+                np.exp(W, out=W)
+                np.matmul(W, rhs, out=acc[start:stop])
+        except FloatingPointError:
+            raise _overflow(beta) from None
+    return acc
+
+
+def _fused_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, beta: float) -> np.ndarray:
+    """The same sums with the fused Numba kernel (:func:`numerics.core.fused.fused_accumulate`)."""
+    from numerics.core.fused import fused_accumulate
+
+    try:
+        return fused_accumulate(lhs, right.T, rhs)
+    except FloatingPointError:
+        raise _overflow(beta) from None
+
+
+def _overflow(beta: float) -> InputError:
+    return InputError(f"attention weights overflow for beta={beta:g} (use smaller |beta|, or model='sa')")
 
 
 def energy_normalization_for(beta: float) -> str:

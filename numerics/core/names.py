@@ -7,4 +7,4 @@ that implement the choices (``field``, ``integrators``, ``model``) import them f
 MODELS = ("sa", "usa")
 TIME_UNITS = ("natural", "rescaled")
 METHODS = ("layer", "rk4", "adaptive", "dop853")
-BACKENDS = ("auto", "direct", "fourier")
+BACKENDS = ("auto", "direct", "fourier", "numba")
