@@ -12,7 +12,12 @@ and the minimum over the rounds kept (the least disturbed by other processes):
   256 KiB block, in cache), measured in this process; one field evaluation does 4 n^2 (d + 1) flops of GEMM
   and n^2 exponentials, so it cannot take less than 4 n^2 (d + 1) / gemm_rate + n^2 / exp_rate seconds;
 - **peers**, only when installed (never required): JAX (``jax.jit``, float64) and PyTorch's fused
-  ``scaled_dot_product_attention`` in float64, followed by the same projection.
+  ``scaled_dot_product_attention`` in float64, followed by the same projection;
+- the **fused kernel** (``engine="numba"``, :mod:`numerics.core.fused`) when Numba is installed: its compile
+  (or cache load) time is measured once before the timing and reported apart (``numba_compile_seconds``).
+
+Everything runs on one core: BLAS pools are limited to one thread (threadpoolctl), Numba and torch are set to
+one thread. The 1-, 5- and 15-minute load averages (``os.getloadavg``) are recorded before and after.
 
 Goals (issue "speed against the hardware"): the field within 1.5x the bound at d = 64 and 2x at d = 3, n = 4096.
 """
@@ -111,6 +116,8 @@ def peer_contenders(X: np.ndarray, beta: float) -> dict:
 
         Xt = torch.from_numpy(X)[None, None]
 
+        torch.set_num_threads(1)
+
         def torch_field():
             with torch.no_grad():
                 V = F.scaled_dot_product_attention(Xt, Xt, Xt, scale=beta)[0, 0]
@@ -133,33 +140,64 @@ def check_field_work(n: int, repeats: int, dims=(3, 64)) -> tuple[int, int]:
 
 
 def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str = "sa", repeats: int = 5,
-                    seed: int = 0, peers: bool = True) -> list[dict]:
-    """Time ``attention_field`` against the floor, the hardware bound and installed peers for each d.
+                    seed: int = 0, peers: bool = True, fused: bool = True) -> list[dict]:
+    """Time ``attention_field`` against the floor, the hardware bound, the fused kernel and installed peers.
 
-    Returns one dict per d: ``field_seconds``, ``floor_seconds``, ``ratio`` (field / floor),
-    ``bound_seconds``, ``bound_ratio`` (field / bound), ``target`` and ``within_target`` (bound ratio goal),
-    ``peers`` (name -> seconds), the measured ``rates`` and the tile rows.
+    Returns one dict per d: ``field_seconds`` (NumPy path), ``floor_seconds``, ``ratio`` (field / floor),
+    ``bound_seconds``, ``bound_ratio`` (field / bound), ``fused_seconds`` and ``fused_bound_ratio`` (the Numba
+    kernel, None without Numba), ``best`` (the faster attnflow engine) with ``best_bound_ratio``, ``target``
+    and ``within_target`` (the bound goal, met by the best engine), ``peers`` (name -> seconds),
+    ``peer_ratios`` (best attnflow time / peer time: below 1 means attnflow is faster), the measured
+    ``rates``, the tile rows, the thread limits and the load averages.
     """
+    import os
+
+    from threadpoolctl import threadpool_limits
+
     n, repeats = check_field_work(n, repeats, dims)
     beta = require_real(beta, "beta")
-    rates = hardware_rates(repeats)
+    compile_s = None
+    if fused:
+        from numerics.core.fused import compile_seconds, numba_available
+
+        fused = numba_available()
+        compile_s = compile_seconds() if fused else None
+        if fused:
+            from numerics.core.fused import set_threads
+
+            set_threads(1)
     rows = []
-    for d in dims:
-        d = require_int(d, "d", minimum=2)
-        X = uniform_sphere(n, d, seed)
-        field_fn = make_field(d, beta, model)
-        floor = make_floor(X)
-        contenders = {"floor": floor, "field": lambda: field_fn(X)}
-        if peers and model == "sa":
-            contenders.update(peer_contenders(X, beta))
-        attention_field(X, beta, model), floor()  # warm-up (allocations, BLAS threads)
-        times = dict(zip(contenders, best_interleaved(list(contenders.values()), repeats)))
-        field, bound = times.pop("field"), field_bound_seconds(n, d, rates)
-        target = BOUND_TARGETS.get(d)
-        rows.append({"n": n, "d": d, "beta": beta, "model": model, "repeats": repeats, "tile_rows": tile_rows(n, d),
-                     "field_seconds": field, "floor_seconds": times.pop("floor"), "bound_seconds": bound,
-                     "ratio": None, "bound_ratio": field / bound, "target": target,
-                     "within_target": (field / bound <= target) if target else None,
-                     "peers": times, "rates": rates})
-        rows[-1]["ratio"] = field / rows[-1]["floor_seconds"]
+    with threadpool_limits(1):
+        load_before = os.getloadavg()
+        rates = hardware_rates(repeats)
+        for d in dims:
+            d = require_int(d, "d", minimum=2)
+            X = uniform_sphere(n, d, seed)
+            field_fn = make_field(d, beta, model)
+            floor = make_floor(X)
+            contenders = {"floor": floor, "field": lambda: field_fn(X)}
+            if fused:
+                fused_fn = make_field(d, beta, model, engine="numba")
+                contenders["fused"] = lambda: fused_fn(X)
+            if peers and model == "sa":
+                contenders.update(peer_contenders(X, beta))
+            for fn in contenders.values():  # warm-up (allocations, BLAS buffers, JIT caches)
+                fn()
+            times = dict(zip(contenders, best_interleaved(list(contenders.values()), repeats)))
+            field, bound = times.pop("field"), field_bound_seconds(n, d, rates)
+            fused_s = times.pop("fused", None)
+            floor_s = times.pop("floor")
+            best_name, best = ("numba", fused_s) if fused_s is not None and fused_s < field else ("numpy", field)
+            target = BOUND_TARGETS.get(d)
+            rows.append({"n": n, "d": d, "beta": beta, "model": model, "repeats": repeats,
+                         "tile_rows": tile_rows(n, d), "field_seconds": field, "floor_seconds": floor_s,
+                         "ratio": field / floor_s, "bound_seconds": bound, "bound_ratio": field / bound,
+                         "fused_seconds": fused_s, "fused_bound_ratio": None if fused_s is None else fused_s / bound,
+                         "numba_compile_seconds": compile_s, "best": best_name, "best_bound_ratio": best / bound,
+                         "target": target, "within_target": (best / bound <= target) if target else None,
+                         "peers": times, "peer_ratios": {k: best / v for k, v in times.items()},
+                         "rates": rates, "threads": 1})
+        load_after = os.getloadavg()
+    for r in rows:
+        r["load_average_before"], r["load_average_after"] = list(load_before), list(load_after)
     return rows

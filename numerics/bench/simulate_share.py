@@ -3,7 +3,8 @@
 ``simulate`` (``rk4``, a frame and its energy saved every step) and the same number of bare field
 evaluations (4 per step) are timed interleaved in one process, the minimum of the repeats kept; the share
 outside the field is 1 - field time / simulate time. It covers the integrator's vector arithmetic, the
-renormalisation, the copies of the saved frames and the energy of every frame.
+renormalisation, the copies of the saved frames and the energy of every frame. One BLAS thread
+(threadpoolctl); the load averages (``os.getloadavg``) before and after are recorded.
 """
 from __future__ import annotations
 
@@ -38,10 +39,18 @@ def benchmark_simulate(n: int = 2048, d: int = 3, beta: float = 1.0, steps: int 
         for _ in range(4 * steps):
             field_fn(X0)
 
-    traj = run_simulate()
-    t_sim, t_field = best_interleaved([run_simulate, run_fields], repeats)
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        load_before = os.getloadavg()
+        traj = run_simulate()
+        t_sim, t_field = best_interleaved([run_simulate, run_fields], repeats)
+        load_after = os.getloadavg()
     outside = 1.0 - t_field / t_sim
     return {"n": n, "d": d, "beta": beta, "steps": steps, "method": "rk4", "frames": int(traj.times.size),
             "simulate_seconds": t_sim, "field_seconds": t_field, "outside_share": outside,
             "energy_seconds_last_run": float(traj.meta["timings"]["energy"]),
-            "target": OUTSIDE_TARGET, "within_target": outside < OUTSIDE_TARGET}
+            "target": OUTSIDE_TARGET, "within_target": outside < OUTSIDE_TARGET,
+            "load_average_before": list(load_before), "load_average_after": list(load_after), "threads": 1}

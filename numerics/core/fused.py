@@ -103,6 +103,13 @@ def fused_accumulate(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, *, thr
     return out
 
 
+def set_threads(threads: int) -> None:
+    """Numba's thread count for the kernel's parallel loop over rows (the benchmarks use 1)."""
+    _build()
+    numba = _KERNELS["numba"]
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+
+
 def compile_seconds() -> float:
     """Seconds to make the kernels ready in this process (compile, or load from Numba's cache) and run them once
     on a tiny input; 0 when they were ready already. Reported apart from every timing."""

@@ -47,18 +47,32 @@ def run(args) -> int:
         rates = rows[0]["rates"]
         payload["hardware"] = rates
         peer_names = sorted({name for r in rows for name in r["peers"]})
-        text = table([(r["n"], r["d"], r["tile_rows"], f"{1e3 * r['field_seconds']:.1f} ms",
-                       f"{1e3 * r['floor_seconds']:.1f} ms", f"{r['ratio']:.2f}x", f"{1e3 * r['bound_seconds']:.1f} ms",
-                       f"{r['bound_ratio']:.2f}x", f"{r['target']}x" if r["target"] else "-", r["within_target"],
-                       *(f"{1e3 * r['peers'][p]:.1f} ms" if p in r["peers"] else "-" for p in peer_names))
+
+        def ms(x):
+            return "-" if x is None else f"{1e3 * x:.1f} ms"
+
+        text = table([(r["n"], r["d"], r["tile_rows"], ms(r["field_seconds"]), ms(r["fused_seconds"]),
+                       ms(r["floor_seconds"]), ms(r["bound_seconds"]), f"{r['bound_ratio']:.2f}x",
+                       "-" if r["fused_bound_ratio"] is None else f"{r['fused_bound_ratio']:.2f}x",
+                       f"{r['target']}x" if r["target"] else "-", r["within_target"],
+                       *(f"{ms(r['peers'][p])} ({r['peer_ratios'][p]:.2f})" if p in r["peers"] else "-"
+                         for p in peer_names))
                       for r in rows],
-                     ["n", "d", "tile", "attention_field", "floor", "field/floor", "bound", "field/bound", "target",
-                      "met", *peer_names])
-        text += (f"\nhardware, this process: dgemm {rates['gemm_flops_per_second'] / 1e9:.1f} GFLOP/s, "
+                     ["n", "d", "tile", "numpy field", "numba field", "floor", "bound", "numpy/bound",
+                      "numba/bound", "target", "met", *peer_names])
+        r0 = rows[0]
+        compile_s = r0["numba_compile_seconds"]
+        text += (f"\nhardware, this process, one thread: dgemm {rates['gemm_flops_per_second'] / 1e9:.1f} GFLOP/s, "
                  f"exp {rates['exp_per_second'] / 1e9:.2f} G/s; bound = 4 n^2 (d+1) / dgemm + n^2 / exp"
                  "\nfloor = the same GEMM + exp + GEMM in preallocated cache-sized tiles; contenders interleaved, "
-                 "minimum of the repeats; peers: " + (", ".join(peer_names) if peer_names else "none installed")
-                 + "\nshared machine: other processes change every time; compare ratios, not seconds")
+                 "minimum of the repeats; met = the faster engine within the target"
+                 "\nnumba: " + ("not installed (pip install 'attnflow[fast]')" if compile_s is None else
+                                f"compile or cache load {compile_s:.2f} s before timing (not in the times)")
+                 + "; peers: " + (", ".join(peer_names) + " (in brackets: best attnflow time / peer time, < 1 = "
+                                  "attnflow faster)" if peer_names else "none installed")
+                 + f"\nload average before {', '.join(f'{x:.2f}' for x in r0['load_average_before'])}, after "
+                 f"{', '.join(f'{x:.2f}' for x in r0['load_average_after'])} (1, 5, 15 min; 2 cores): other "
+                 "processes change every time; compare ratios, not seconds")
         parts.append(text)
     if args.suite in ("fourier", "all"):
         from numerics.circle.fourier import bench_fourier
@@ -91,7 +105,9 @@ def run(args) -> int:
                        f"{100 * r['outside_share']:.0f}%", f"< {100 * r['target']:.0f}%", r["within_target"])
                       for r in rows], ["n", "d", "rk4 steps", "simulate", "4 x steps fields", "outside field",
                                        "target", "met"])
-        text += "\nsimulate saves every frame and its energy; interleaved with the bare fields, minimum of the repeats"
+        text += ("\nsimulate saves every frame and its energy; interleaved with the bare fields, minimum of the repeats; "
+                 "one thread; load average " + "; ".join(
+                     f"d={r['d']}: {r['load_average_before'][0]:.2f} -> {r['load_average_after'][0]:.2f}" for r in rows))
         parts.append(text)
     if args.suite in ("adaptive", "all"):
         from numerics.bench.adaptive_evals import benchmark_adaptive
