@@ -48,7 +48,10 @@ def benchmark_adaptive(n: int = 32, d: int = 3, beta: float = 1.0, t_end: float 
         for name, run in (("adaptive", integrate_adaptive), ("dop853", integrate_dop853)):
             _, states, stats = run(field, X0, times, rtol=tol, atol=tol * 1e-3)
             runs[name].append({"rtol": tol, "error": error(states), "evaluations": stats.evaluations})
-    for tol in (*tolerances, min(tolerances) * 1e-2):  # one tighter run so the sweep brackets the others
+    # SciPy's sweep: every half decade from 100x looser than the loosest (at most 1e-3) to 100x tighter than the tightest
+    # tolerance, so that the log-log interpolation at an attnflow run's error spans at most half a decade
+    lo, hi = min(np.log10(max(tolerances)) + 2, -3.0), np.log10(min(tolerances)) - 2  # looser diverges at n = 32
+    for tol in 10.0 ** np.arange(lo, hi - 0.25, -0.5):
         states, nfev = _scipy_run(field, X0, times, tol, tol * 1e-3)
         runs["scipy-dop853"].append({"rtol": tol, "error": error(states), "evaluations": nfev})
     sp = sorted(runs["scipy-dop853"], key=lambda r: r["error"])

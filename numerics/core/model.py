@@ -319,10 +319,11 @@ class Solver:
 
     Parameters
     ----------
-    method : {"layer", "rk4", "adaptive", "dop853"}
+    method : {"layer", "rk4", "adaptive", "dp5", "dop853"}
         ``layer``: the projected Euler step x <- (x + h v)/|x + h v| (one transformer layer per step);
-        ``rk4``: classical Runge-Kutta on the projected field, renormalised; ``adaptive``: Dormand-Prince
-        5(4) with error control; ``dop853``: Dormand-Prince 8(5,3) with dense output (see
+        ``rk4``: classical Runge-Kutta on the projected field, renormalised; ``dp5``: Dormand-Prince
+        5(4) with error control; ``dop853``: Dormand-Prince 8(5,3) with dense output; ``adaptive``: ``dop853``
+        for rtol <= 1e-3 and ``dp5`` above (fewer field evaluations; recorded as ``method_used``; see
         :mod:`numerics.core.integrators`).
     dt : float, optional
         Step of ``layer`` and ``rk4`` (required for them); initial-step hint for ``adaptive``.
@@ -350,7 +351,7 @@ class Solver:
         object.__setattr__(self, "backend", require_choice(self.backend, "backend", BACKENDS))
         if self.dt is not None:
             object.__setattr__(self, "dt", require_real(self.dt, "dt", minimum=0.0, strict_minimum=True))
-        elif self.method not in ("adaptive", "dop853"):
+        elif self.method not in ("adaptive", "dp5", "dop853"):
             raise InputError(f"method {self.method} needs a step dt")
         object.__setattr__(self, "rtol", require_real(self.rtol, "rtol", minimum=0.0, strict_minimum=True))
         object.__setattr__(self, "atol", require_real(self.atol, "atol", minimum=0.0, strict_minimum=True))

@@ -254,7 +254,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
 
 _SCHEMES = {"layer": "projected Euler x <- (x + h v)/|x + h v|",
             "rk4": "classical RK4 on the projected field, renormalised each step",
-            "adaptive": "Dormand-Prince 5(4), renormalised each accepted step",
+            "dp5": "Dormand-Prince 5(4), renormalised each accepted step",
             "dop853": "Dormand-Prince 8(5,3) with dense output, outputs renormalised"}
 
 
@@ -344,7 +344,8 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model.kind == "usa"
                                                                    and model.time_unit == "rescaled")
                                else "natural: time = depth"),
-            "scheme": stats.pop("scheme_text", _SCHEMES[solver.method]),
+            "scheme": stats.pop("scheme_text", _SCHEMES[stats.get("method_used", solver.method)]),
+            "method_used": stats.get("method_used", solver.method),
             "noise_seed": solver.seed if model.noise > 0 else None,
             "rtol": solver.rtol if adaptive else None, "atol": solver.atol if adaptive else None,
             "energy_normalization": norm,
