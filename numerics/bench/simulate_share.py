@@ -1,12 +1,16 @@
 """How much of ``simulate`` is spent outside field evaluations (goal: under 10%).
 
 ``simulate`` (``rk4``, a frame and its energy saved every step) and the same number of bare field
-evaluations (4 per step) are timed interleaved in one process, the minimum of the repeats kept; the share
-outside the field is 1 - field time / simulate time. It covers the integrator's vector arithmetic, the
+evaluations (4 per step) are timed interleaved in one process (the order alternating between rounds); the
+share outside the field is 1 - field time / simulate time, from the minima over the rounds
+(``outside_share``) and as the median of the per-round pairs (``outside_share_paired_median``, robust to load
+that changes between rounds). The goal counts as met when both are below it. It covers the integrator's vector arithmetic, the
 renormalisation, the copies of the saved frames and the energy of every frame. One BLAS thread
 (threadpoolctl); the load averages (``os.getloadavg``) before and after are recorded.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from numerics.common.errors import require_int, require_real
 from numerics.common.limits import check_work
@@ -46,11 +50,19 @@ def benchmark_simulate(n: int = 2048, d: int = 3, beta: float = 1.0, steps: int 
     with threadpool_limits(1):
         load_before = os.getloadavg()
         traj = run_simulate()
-        t_sim, t_field = best_interleaved([run_simulate, run_fields], repeats)
+        shares, t_sim, t_field = [], float("inf"), float("inf")
+        for k in range(repeats):  # alternate the order, so that neither side always runs first in a round
+            pair = [run_simulate, run_fields] if k % 2 == 0 else [run_fields, run_simulate]
+            a, b = best_interleaved(pair, 1)
+            s_k, f_k = (a, b) if k % 2 == 0 else (b, a)
+            shares.append(1.0 - f_k / s_k)
+            t_sim, t_field = min(t_sim, s_k), min(t_field, f_k)
         load_after = os.getloadavg()
     outside = 1.0 - t_field / t_sim
+    paired = float(np.median(shares))
     return {"n": n, "d": d, "beta": beta, "steps": steps, "method": "rk4", "frames": int(traj.times.size),
             "simulate_seconds": t_sim, "field_seconds": t_field, "outside_share": outside,
             "energy_seconds_last_run": float(traj.meta["timings"]["energy"]),
-            "target": OUTSIDE_TARGET, "within_target": outside < OUTSIDE_TARGET,
+            "outside_share_paired_median": paired, "outside_shares_per_round": shares,
+            "target": OUTSIDE_TARGET, "within_target": outside < OUTSIDE_TARGET and paired < OUTSIDE_TARGET,
             "load_average_before": list(load_before), "load_average_after": list(load_after), "threads": 1}

@@ -211,7 +211,7 @@ class RowSumMemo:
     gkpr e^{L - beta}, log-mean-exp L / beta. Only used when the estimated relative error is below
     :data:`TILE_ENERGY_MAX_ERROR` (L from exp of logits with absolute error about (|beta| (d + 1) + log2 n) eps;
     expm1(L) / beta amplifies it by e^L / |expm1(L)|); otherwise, and for states never evaluated, ``energy``
-    returns None and the caller sums the pairs. At most ``capacity`` states are remembered (16-byte digests).
+    returns None and the caller sums the pairs. At most ``capacity`` states are remembered (20-byte digests).
     """
 
     def __init__(self, beta: float, capacity: int = 200_000):
@@ -219,10 +219,15 @@ class RowSumMemo:
 
     @staticmethod
     def key(X: np.ndarray) -> bytes:
+        """SHA-1 of the shape and the bytes of X, read in place (no copy); SHA-1 runs on the CPU's SHA
+        instructions where it has them (0.54 ms per MiB here against 1.1 ms for BLAKE2b plus 0.09 ms for
+        ``tobytes``), and only accidental collisions matter here (none is known for SHA-1)."""
         import hashlib
 
         X = np.ascontiguousarray(X, dtype=float)
-        return hashlib.blake2b(X.tobytes(), digest_size=16, person=repr(X.shape).encode()[:16]).digest()
+        digest = hashlib.sha1(repr(X.shape).encode(), usedforsecurity=False)
+        digest.update(X)
+        return digest.digest()
 
     def store(self, X: np.ndarray, log_mean: float, error: float) -> None:
         if len(self.table) >= self.capacity:
