@@ -90,3 +90,12 @@ def test_dop853_needs_fewer_evaluations_than_dp5_at_matched_accuracy(problem):
     _, b, sb = integ.integrate_adaptive(field, X0, save, rtol=1e-9, atol=1e-12)
     err_a, err_b = np.max(np.abs(a - ref)), np.max(np.abs(b - ref))
     assert err_a <= err_b and sa.evaluations < sb.evaluations, (err_a, err_b, sa.evaluations, sb.evaluations)
+
+
+def test_cli_reports_the_scheme_adaptive_ran(capsys, tmp_path):
+    from tests.cli.helpers import run_json
+
+    argv = ["simulate", "--model", "sa", "--n", "10", "--d", "3", "--beta", "1", "--t-end", "0.5", "--method",
+            "adaptive", "--out", str(tmp_path / "a.npz")]
+    assert run_json(capsys, argv)["method_used"] == "dop853"
+    assert run_json(capsys, argv + ["--rtol", "1e-2"])["method_used"] == "dp5"

@@ -146,3 +146,14 @@ def test_missing_numba_is_one_clear_error(monkeypatch):
         make_field(3, 1.0, "sa", engine="numba")
     with pytest.raises(InputError, match="numba"):
         Model("sa", 1.0).vector_field(10, 3, "numba")
+
+
+def test_cli_backend_numba_and_its_missing_dependency(capsys, monkeypatch, tmp_path):
+    from tests.cli.helpers import bad, run_json
+
+    argv = ["simulate", "--model", "sa", "--n", "20", "--d", "3", "--beta", "1", "--t-end", "0.2",
+            "--backend", "numba", "--out", str(tmp_path / "t.npz")]
+    assert run_json(capsys, argv)["backend"] == "numba"
+    monkeypatch.setattr(fused, "_KERNELS", {})
+    monkeypatch.setitem(sys.modules, "numba", None)
+    assert "attnflow[fast]" in bad(capsys, argv)
