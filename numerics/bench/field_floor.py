@@ -39,22 +39,18 @@ BOUND_TARGETS = {3: 2.0, 64: 1.5}
 
 
 def make_floor(X: np.ndarray, block: int | None = None):
-    """The floor of the field's arithmetic as a closure ``floor() -> (n, d)``: per tile of ``block`` rows,
-    ``W = X[a:b] @ Xt`` (plain GEMM, preallocated), ``exp(W)`` in place, ``W @ X`` (preallocated)."""
+    """The floor of the field's arithmetic as a closure ``floor() -> (n, d)``: the field's own tile loop
+    (:func:`numerics.core.field._tile_sums`: per tile of ``block`` rows ``W = X[a:b] @ Xt`` with a plain GEMM
+    into a buffer, ``exp(W)`` in place, ``W @ X``) on the bare arrays, without the shift column, the symmetry,
+    the division and the projection."""
+    from numerics.core.field import _tile_sums
+
     n, d = X.shape
     b = max(1, min(n, block or tile_rows(n, d)))
     Xt = np.ascontiguousarray(X.T)
-    W_buf = np.empty((b, n))
-    out = np.empty((n, d))
 
     def floor() -> np.ndarray:
-        for start in range(0, n, b):
-            stop = min(n, start + b)
-            W = W_buf[:stop - start]
-            np.matmul(X[start:stop], Xt, out=W)
-            np.exp(W, out=W)
-            np.matmul(W, X, out=out[start:stop])
-        return out
+        return _tile_sums(X, Xt, X, b, 1.0)
 
     return floor
 
