@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-#: columns of a logit tile (the tile of one row is 4 KiB: L1-resident)
+#: columns of a logit tile (two rows' tiles are 4 KiB: L1-resident)
 TJ = 256
 _OPTS = dict(cache=True, fastmath={"contract"}, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -65,79 +65,97 @@ def exp_array(x):
 
 
 @njit(**_OPTS)
-def _logits(lhs, i, R, S):
-    """S[:TJ] = sum_k lhs[i, k] R[k, :] (R: p x TJ, one column block of [X, 1]^T), k in order, four at a time."""
+def _logits(lhs, i, R, S0, S1):
+    """S0[:] = sum_k lhs[i, k] R[k, :] and S1[:] = sum_k lhs[i + 1, k] R[k, :] (R: p x TJ, one column block of
+    [X, 1]^T): two rows share every load of R; k in order, two at a time."""
     p = lhs.shape[1]
-    k = 0
-    if p >= 4:
-        a0, a1, a2, a3 = lhs[i, 0], lhs[i, 1], lhs[i, 2], lhs[i, 3]
+    a0 = lhs[i, 0]
+    b0 = lhs[i + 1, 0]
+    for jj in range(TJ):
+        r = R[0, jj]
+        S0[jj] = a0 * r
+        S1[jj] = b0 * r
+    k = 1
+    while k + 2 <= p:
+        a0, a1 = lhs[i, k], lhs[i, k + 1]
+        b0, b1 = lhs[i + 1, k], lhs[i + 1, k + 1]
         for jj in range(TJ):
-            S[jj] = ((a0 * R[0, jj] + a1 * R[1, jj]) + a2 * R[2, jj]) + a3 * R[3, jj]
-        k = 4
-    else:
-        a0 = lhs[i, 0]
-        for jj in range(TJ):
-            S[jj] = a0 * R[0, jj]
-        k = 1
-    while k + 4 <= p:
-        a0, a1, a2, a3 = lhs[i, k], lhs[i, k + 1], lhs[i, k + 2], lhs[i, k + 3]
-        for jj in range(TJ):
-            S[jj] = (((S[jj] + a0 * R[k, jj]) + a1 * R[k + 1, jj]) + a2 * R[k + 2, jj]) + a3 * R[k + 3, jj]
-        k += 4
+            r0 = R[k, jj]
+            r1 = R[k + 1, jj]
+            S0[jj] = (S0[jj] + a0 * r0) + a1 * r1
+            S1[jj] = (S1[jj] + b0 * r0) + b1 * r1
+        k += 2
     while k < p:
         a0 = lhs[i, k]
+        b0 = lhs[i + 1, k]
         for jj in range(TJ):
-            S[jj] = S[jj] + a0 * R[k, jj]
+            r0 = R[k, jj]
+            S0[jj] += a0 * r0
+            S1[jj] += b0 * r0
         k += 1
 
 
 @njit(cache=True, fastmath={"contract", "reassoc"}, nogil=True, error_model="numpy", boundscheck=False)
-def _second(S, W, out, i):
-    """out[i, c] += sum_jj S[jj] W[c, jj] (W: q x TJ, one column block of [XV, 1]^T), four c at a time.
-    ``reassoc`` lets the compiler split each sum into vector lanes (an order unlike BLAS's)."""
+def _second(S0, S1, W, out, i):
+    """out[i, c] += sum_jj S0[jj] W[c, jj] and out[i + 1, c] += sum_jj S1[jj] W[c, jj] (W: q x TJ, one column
+    block of [XV, 1]^T), two c at a time. ``reassoc`` lets the compiler split each sum into vector lanes (an
+    order unlike BLAS's)."""
     q = out.shape[1]
     c = 0
-    while c + 4 <= q:
-        t0 = 0.0
-        t1 = 0.0
-        t2 = 0.0
-        t3 = 0.0
+    while c + 2 <= q:
+        t00 = 0.0
+        t01 = 0.0
+        t10 = 0.0
+        t11 = 0.0
         for jj in range(TJ):
-            e = S[jj]
-            t0 += e * W[c, jj]
-            t1 += e * W[c + 1, jj]
-            t2 += e * W[c + 2, jj]
-            t3 += e * W[c + 3, jj]
-        out[i, c] += t0
-        out[i, c + 1] += t1
-        out[i, c + 2] += t2
-        out[i, c + 3] += t3
-        c += 4
+            w0 = W[c, jj]
+            w1 = W[c + 1, jj]
+            e0 = S0[jj]
+            e1 = S1[jj]
+            t00 += e0 * w0
+            t01 += e0 * w1
+            t10 += e1 * w0
+            t11 += e1 * w1
+        out[i, c] += t00
+        out[i, c + 1] += t01
+        out[i + 1, c] += t10
+        out[i + 1, c + 1] += t11
+        c += 2
     while c < q:
         t0 = 0.0
+        t1 = 0.0
         for jj in range(TJ):
-            t0 += S[jj] * W[c, jj]
+            w0 = W[c, jj]
+            t0 += S0[jj] * w0
+            t1 += S1[jj] * w0
         out[i, c] += t0
+        out[i + 1, c] += t1
         c += 1
 
 
 @njit(parallel=True, **_OPTS)
 def accumulate(lhs, Rb, Wb, n, out):
-    """out[i, :] = sum_{j < n} exp(<lhs_i, r_j>) w_j for every row of ``lhs``, with Rb (blocks x p x TJ) and
-    Wb (blocks x q x TJ) the columns r_j and w_j in blocks of TJ (zero past n: the tail of the last block is
-    zeroed after the exp). Rows run in parallel (prange); each owns one TJ-long tile of logits (L1)."""
+    """out[i, :] = sum_{j < n} exp(<lhs_i, r_j>) w_j for every row of ``lhs`` (an even number of rows), with Rb
+    (blocks x p x TJ) and Wb (blocks x q x TJ) the columns r_j and w_j in blocks of TJ (zero past n: the tail
+    of the last block is zeroed after the exp). Pairs of rows run in parallel (prange); each owns two
+    TJ-long tiles of logits (4 KiB, L1-resident)."""
     m = lhs.shape[0]
     blocks = Rb.shape[0]
     tail = n - (blocks - 1) * TJ
-    for i in prange(m):
-        S = np.empty(TJ)
+    for g in prange(m // 2):
+        i = 2 * g
+        S0 = np.empty(TJ)
+        S1 = np.empty(TJ)
         bits = np.empty(TJ, np.int64)
         for c in range(out.shape[1]):
             out[i, c] = 0.0
+            out[i + 1, c] = 0.0
         for b in range(blocks):
-            _logits(lhs, i, Rb[b], S)
-            exp_tile(S, bits, TJ)
+            _logits(lhs, i, Rb[b], S0, S1)
+            exp_tile(S0, bits, TJ)
+            exp_tile(S1, bits, TJ)
             if b == blocks - 1:
                 for jj in range(tail, TJ):
-                    S[jj] = 0.0
-            _second(S, Wb[b], out, i)
+                    S0[jj] = 0.0
+                    S1[jj] = 0.0
+            _second(S0, S1, Wb[b], out, i)
