@@ -19,8 +19,8 @@ and the minimum over the rounds kept (the least disturbed by other processes):
 - the **fused kernel** (``engine="numba"``, :mod:`numerics.core.fused`) when Numba is installed: its compile
   (or cache load) time is measured once before the timing and reported apart (``numba_compile_seconds``).
 
-Everything runs on one core: BLAS pools are limited to one thread (threadpoolctl), Numba and torch are set to
-one thread. The 1-, 5- and 15-minute load averages (``os.getloadavg``) are recorded before and after.
+Everything runs on one core: BLAS pools are limited to one thread (threadpoolctl), the Numba kernel runs its
+one-thread variant (its default) and torch is set to one thread. The 1-, 5- and 15-minute load averages (``os.getloadavg``) are recorded before and after.
 
 Goals (issue "speed against the hardware"): the field within 1.5x the bound at d = 64 and 2x at d = 3, n = 4096.
 """
@@ -170,10 +170,6 @@ def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str =
 
         fused = numba_available()
         compile_s = compile_seconds() if fused else None
-        if fused:
-            from numerics.core.fused import set_threads
-
-            set_threads(1)
     rows = []
     with threadpool_limits(1):
         load_before = os.getloadavg()

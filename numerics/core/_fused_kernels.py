@@ -133,29 +133,43 @@ def _second(S0, S1, W, out, i):
         c += 1
 
 
-@njit(parallel=True, **_OPTS)
+@njit(**_OPTS)
+def _row_pair(lhs, Rb, Wb, n, out, i, S0, S1, bits):
+    """out[i] and out[i + 1] = sum_{j < n} exp(<lhs_i, r_j>) w_j over all column blocks (see ``accumulate``)."""
+    blocks = Rb.shape[0]
+    tail = n - (blocks - 1) * TJ
+    for c in range(out.shape[1]):
+        out[i, c] = 0.0
+        out[i + 1, c] = 0.0
+    for b in range(blocks):
+        _logits(lhs, i, Rb[b], S0, S1)
+        exp_tile(S0, bits, TJ)
+        exp_tile(S1, bits, TJ)
+        if b == blocks - 1:
+            for jj in range(tail, TJ):
+                S0[jj] = 0.0
+                S1[jj] = 0.0
+        _second(S0, S1, Wb[b], out, i)
+
+
+@njit(**_OPTS)
 def accumulate(lhs, Rb, Wb, n, out):
     """out[i, :] = sum_{j < n} exp(<lhs_i, r_j>) w_j for every row of ``lhs`` (an even number of rows), with Rb
     (blocks x p x TJ) and Wb (blocks x q x TJ) the columns r_j and w_j in blocks of TJ (zero past n: the tail
-    of the last block is zeroed after the exp). Pairs of rows run in parallel (prange); each owns two
-    TJ-long tiles of logits (4 KiB, L1-resident)."""
-    m = lhs.shape[0]
-    blocks = Rb.shape[0]
-    tail = n - (blocks - 1) * TJ
-    for g in prange(m // 2):
-        i = 2 * g
+    of the last block is zeroed after the exp). One thread; two TJ-long tiles of logits (4 KiB, L1)."""
+    S0 = np.empty(TJ)
+    S1 = np.empty(TJ)
+    bits = np.empty(TJ, np.int64)
+    for g in range(lhs.shape[0] // 2):
+        _row_pair(lhs, Rb, Wb, n, out, 2 * g, S0, S1, bits)
+
+
+@njit(parallel=True, **_OPTS)
+def accumulate_parallel(lhs, Rb, Wb, n, out):
+    """``accumulate`` with the pairs of rows spread over Numba's threads (prange; its threading layer starts
+    only when this is called)."""
+    for g in prange(lhs.shape[0] // 2):
         S0 = np.empty(TJ)
         S1 = np.empty(TJ)
         bits = np.empty(TJ, np.int64)
-        for c in range(out.shape[1]):
-            out[i, c] = 0.0
-            out[i + 1, c] = 0.0
-        for b in range(blocks):
-            _logits(lhs, i, Rb[b], S0, S1)
-            exp_tile(S0, bits, TJ)
-            exp_tile(S1, bits, TJ)
-            if b == blocks - 1:
-                for jj in range(tail, TJ):
-                    S0[jj] = 0.0
-                    S1[jj] = 0.0
-            _second(S0, S1, Wb[b], out, i)
+        _row_pair(lhs, Rb, Wb, n, out, 2 * g, S0, S1, bits)

@@ -19,6 +19,9 @@ Summation order differs from the NumPy path's BLAS (logits summed over k = 0..d 
 product accumulated over j in order), so the two agree to rounding, not bitwise: see
 :func:`fused_rounding_bound` and ``proofs_notes/core-fused-kernel.md``.
 
+The kernel runs on one thread by default (no threading layer is started, so a process that used it can still
+fork safely); ``fused_accumulate(..., threads=k)`` spreads pairs of rows over k threads (prange).
+
 Numba is an optional dependency (extra ``fast``); :func:`require_numba` raises one clear ``InputError`` when it
 is absent. The kernel is compiled on first use and cached on disk (``cache=True``): the first call of a fresh
 install pays the compile time (measured separately by :func:`compile_seconds`), later processes load it.
@@ -60,7 +63,7 @@ def _build():
         numba = require_numba()
         from numerics.core import _fused_kernels as k
 
-        _KERNELS.update(accumulate=k.accumulate, exp=k.exp_array, numba=numba)
+        _KERNELS.update(accumulate=k.accumulate, parallel=k.accumulate_parallel, exp=k.exp_array, numba=numba)
     return _KERNELS["accumulate"], _KERNELS["exp"]
 
 
@@ -74,7 +77,8 @@ def fused_exp(x: np.ndarray) -> np.ndarray:
 def fused_accumulate(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, *, threads: int | None = None) -> np.ndarray:
     """acc = exp(lhs right^T) rhs without forming lhs right^T: (m x p), (n x p), (n x q) -> (m x q).
 
-    ``threads``: Numba threads over rows (default: Numba's current setting; the benchmarks use 1).
+    ``threads``: None or 1 runs the one-thread kernel (the default: no threading layer is started, so the
+    process stays safe to fork); k > 1 spreads pairs of rows over k Numba threads (prange).
     Overflow of a weight raises ``FloatingPointError`` (as NumPy's ``errstate(over="raise")`` does).
     """
     accumulate, _ = _build()
@@ -93,26 +97,16 @@ def fused_accumulate(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, *, thr
     L = np.zeros((rows, p))
     L[:m] = lhs
     out = np.empty((rows, rhs.shape[1]))
-    numba = _KERNELS["numba"]
-    previous = numba.get_num_threads()
-    if threads is not None:
-        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
-    try:
+    if threads is None or int(threads) <= 1:
         accumulate(L, Rb, Wb, n, out)
-    finally:
-        if threads is not None:
-            numba.set_num_threads(previous)
+    else:
+        numba = _KERNELS["numba"]
+        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+        _KERNELS["parallel"](L, Rb, Wb, n, out)
     out = out[:m]
     if not np.all(np.isfinite(out)):
         raise FloatingPointError("overflow in the fused kernel")
     return out
-
-
-def set_threads(threads: int) -> None:
-    """Numba's thread count for the kernel's parallel loop over rows (the benchmarks use 1)."""
-    _build()
-    numba = _KERNELS["numba"]
-    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
 
 
 def compile_seconds() -> float:

@@ -157,3 +157,11 @@ def test_cli_backend_numba_and_its_missing_dependency(capsys, monkeypatch, tmp_p
     monkeypatch.setattr(fused, "_KERNELS", {})
     monkeypatch.setitem(sys.modules, "numba", None)
     assert "attnflow[fast]" in bad(capsys, argv)
+
+
+@pytest.mark.slow
+def test_parallel_kernel_equals_the_one_thread_kernel():
+    """Threads split the rows, not the sums: the parallel kernel gives the same bits (slow: compiles prange)."""
+    rng = np.random.default_rng(4)
+    lhs, right, rhs = rng.standard_normal((101, 4)) / 4, rng.standard_normal((300, 4)) / 4, rng.standard_normal((300, 5))
+    assert np.array_equal(fused.fused_accumulate(lhs, right, rhs), fused.fused_accumulate(lhs, right, rhs, threads=2))
