@@ -1,4 +1,4 @@
-"""The attention field as one fused compiled kernel (Numba): logits, exp and the second product per register tile.
+"""The attention field as one fused compiled kernel (Numba): logits, exp and the second product per L1 tile.
 
 The NumPy path (:func:`numerics.core.field.make_field`) is the default and the reference. It computes, per tile of
 rows, ``W = [beta X M, -c] [X, 1]^T`` (GEMM), ``exp(W)`` in place and ``W [XV, 1]`` (GEMM): every logit is
@@ -9,14 +9,13 @@ same sums
 
 with 2 rows x 256 columns of logits at a time in a 4 KiB scratch tile (L1 cache; the two rows share every load
 of the column block): the logits never leave the core's caches and no n x n block (nor a b x n one) is ever
-allocated. The exp is a branch-free Cody-Waite
-reduction x = k ln 2 + r, |r| <= ln 2 / 2, a degree-13 Taylor polynomial of e^r and the factor 2^k assembled
-from its exponent bits, so that the compiler vectorises it (a call to libm's scalar exp would not be); its
-relative error is below 2 ulp on [-707, 709] (tested against ``np.exp``), it returns exactly 0 below -707
-(where e^x < 1e-307; NumPy returns a subnormal) and inf above 709.78.
+allocated. The exp is a branch-free Cody-Waite reduction x = k ln 2 + r, |r| <= ln 2 / 2, a degree-13 Taylor
+polynomial of e^r and the factor 2^k assembled from its exponent bits, so that the compiler vectorises it (a
+call to libm's scalar exp would not be); its relative error is below 2 ulp on [-707, 709.78] (tested against
+``np.exp``; measured 1 ulp), it returns exactly 0 below -707 (where e^x < 1e-307; NumPy returns a subnormal)
+and inf above 709.78. Logits are summed over k in order, rows of the second product over j in vector lanes.
 
-Summation order differs from the NumPy path's BLAS (logits summed over k = 0..d in order, rows of the second
-product accumulated over j in order), so the two agree to rounding, not bitwise: see
+Summation order differs from the NumPy path's BLAS, so the two agree to rounding, not bitwise: see
 :func:`fused_rounding_bound` and ``proofs_notes/core-fused-kernel.md``.
 
 The kernel runs on one thread by default (no threading layer is started, so a process that used it can still
@@ -34,9 +33,8 @@ import numpy as np
 
 from numerics.common.errors import InputError
 
-#: rows of a register tile (one AVX-512 vector of float64) and columns of the logit tile
-
-_KERNELS = {}
+#: the compiled kernels (filled on first use by :func:`_build`)
+_KERNELS: dict = {}
 
 
 def numba_available() -> bool:
