@@ -330,6 +330,7 @@ def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b:
     n, q = lhs.shape[0], rhs.shape[1]
     buf = np.empty(b * n)
     acc = np.zeros((n, q))
+    cols = np.empty((n, q))  # the mirrored contributions of one tile, before they are added (no allocation)
     with np.errstate(over="raise", under="ignore"):
         try:
             for start in range(0, n, b):
@@ -340,7 +341,8 @@ def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b:
                 np.exp(W, out=W)
                 acc[start:stop] += W @ rhs[start:]
                 if stop < n:
-                    acc[stop:] += W[:, m:].T @ rhs[start:stop]
+                    np.matmul(W[:, m:].T, rhs[start:stop], out=cols[stop:])
+                    acc[stop:] += cols[stop:]
         except FloatingPointError:
             raise _overflow(beta) from None
     return acc
