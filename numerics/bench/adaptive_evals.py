@@ -1,5 +1,8 @@
 """Field evaluations of the adaptive integrators against SciPy's DOP853 at matched accuracy.
 
+Rows: ``adaptive`` (``method="adaptive"``: the scheme :func:`numerics.core.integrators.adaptive_scheme` picks,
+recorded as ``method_used``), ``dp5`` (Dormand-Prince 5(4)), ``dop853`` and SciPy's DOP853.
+
 For a tolerance sweep, each integrator runs the ``sa`` dynamics from the same start to ``t_end`` with 11
 output times; its accuracy is the largest error of the outputs against a reference (SciPy DOP853 at
 rtol = 2.5e-14, atol = 1e-16), and its cost the number of field evaluations. The comparison is at matched
@@ -12,7 +15,7 @@ import numpy as np
 
 from numerics.common.errors import require_int, require_real
 from numerics.core.field import make_field
-from numerics.core.integrators import integrate_adaptive, integrate_dop853
+from numerics.core.integrators import integrate, integrate_adaptive, integrate_dop853
 from numerics.core.trajectory import uniform_sphere
 
 TOLERANCES = (1e-5, 1e-7, 1e-9, 1e-11)
@@ -43,18 +46,26 @@ def benchmark_adaptive(n: int = 32, d: int = 3, beta: float = 1.0, t_end: float 
     def error(states):
         return float(np.max(np.linalg.norm(states - ref, axis=2)))
 
-    runs = {"adaptive": [], "dop853": [], "scipy-dop853": []}
+    runs = {"adaptive": [], "dp5": [], "dop853": [], "scipy-dop853": []}
     for tol in tolerances:
-        for name, run in (("adaptive", integrate_adaptive), ("dop853", integrate_dop853)):
+        for name, run in (("dp5", integrate_adaptive), ("dop853", integrate_dop853)):
             _, states, stats = run(field, X0, times, rtol=tol, atol=tol * 1e-3)
             runs[name].append({"rtol": tol, "error": error(states), "evaluations": stats.evaluations})
-    for tol in (*tolerances, min(tolerances) * 1e-2):  # one tighter run so the sweep brackets the others
+        # method="adaptive" as users call it: the scheme adaptive_scheme(rtol) picks, recorded as method_used
+        _, states, stats = integrate(field, X0, float(times[-1]), "adaptive", save_times=times, rtol=tol,
+                                     atol=tol * 1e-3)
+        runs["adaptive"].append({"rtol": tol, "error": error(states), "evaluations": stats["field_evaluations"],
+                                 "method_used": stats["method_used"]})
+    # SciPy's sweep: every half decade from 100x looser than the loosest (at most 1e-3) to 100x tighter than the tightest
+    # tolerance, so that the log-log interpolation at an attnflow run's error spans at most half a decade
+    lo, hi = min(np.log10(max(tolerances)) + 2, -3.0), np.log10(min(tolerances)) - 2  # looser diverges at n = 32
+    for tol in 10.0 ** np.arange(lo, hi - 0.25, -0.5):
         states, nfev = _scipy_run(field, X0, times, tol, tol * 1e-3)
         runs["scipy-dop853"].append({"rtol": tol, "error": error(states), "evaluations": nfev})
     sp = sorted(runs["scipy-dop853"], key=lambda r: r["error"])
     log_err = np.log([r["error"] for r in sp])
     log_ev = np.log([r["evaluations"] for r in sp])
-    for name in ("adaptive", "dop853"):
+    for name in ("adaptive", "dp5", "dop853"):
         for r in runs[name]:
             inside = log_err[0] <= np.log(r["error"]) <= log_err[-1]
             r["scipy_evaluations_at_same_error"] = (float(np.exp(np.interp(np.log(r["error"]), log_err, log_ev)))

@@ -9,11 +9,15 @@ All methods take a vector field ``field(X) -> (n, d)`` (the projected attention 
 - ``rk4``: classical Runge-Kutta on the projected field (stage points are off the sphere by O(h^2); the
   formula P_x y = y - <x, y> x extends the field smoothly with the sphere invariant), renormalised after each
   full step. Fourth order.
-- ``adaptive``: Dormand-Prince 5(4) embedded pair with error control on max_i |err_i| / (atol + rtol |x_i|),
+- ``dp5``: Dormand-Prince 5(4) embedded pair with error control on max_i |err_i| / (atol + rtol |x_i|),
   renormalised after each accepted step, for long horizons. Hits every requested output time exactly.
 - ``dop853``: Dormand-Prince 8(5,3) (Hairer, Norsett, Wanner, Solving ODEs I, section II.10; the DOP853 code)
   with its 7th-order dense output: steps are not shortened to land on output times, the outputs are
-  interpolated (3 more evaluations in a step that holds output times). 12 evaluations a step (FSAL).
+  interpolated (3 more evaluations in a step that holds output times). 12 evaluations a step (FSAL). Error
+  in the RMS norm and the initial step of Hairer's ``hinit``, as in the DOP853 code and SciPy.
+- ``adaptive``: the one of the two with fewer field evaluations at the requested tolerance
+  (:func:`adaptive_scheme`: ``dop853`` for rtol <= 1e-3, ``dp5`` above); the choice is returned in the run's
+  statistics (``method_used``) and recorded in trajectory metadata.
 
 Time-dependent fields (depth schedules, :mod:`numerics.core.blocks`) are called ``field(X, t)`` and carry the
 attribute ``field.time_dependent = True`` (:func:`is_time_dependent`); every stepper evaluates them at its stage
@@ -32,9 +36,24 @@ from numerics.common.errors import InputError, require_real
 
 Field = Callable[[np.ndarray], np.ndarray]
 from numerics.core.names import METHODS  # noqa: E402, F401 - re-exported; defined without heavy imports for the CLI
-ORDERS = {"layer": 1, "rk4": 4, "adaptive": 5, "dop853": 8}
+ORDERS = {"layer": 1, "rk4": 4, "dp5": 5, "dop853": 8}
 #: methods with error control, run by :func:`integrate` from tolerances and output times
-ADAPTIVE_METHODS = ("adaptive", "dop853")
+ADAPTIVE_METHODS = ("adaptive", "dp5", "dop853")
+#: ``adaptive`` runs ``dop853`` at rtol up to this, ``dp5`` above (:func:`adaptive_scheme`)
+ADAPTIVE_DOP853_MAX_RTOL = 1e-3
+
+
+def adaptive_scheme(rtol: float) -> str:
+    """The scheme ``method="adaptive"`` runs at relative tolerance ``rtol``: ``dop853`` for rtol <= 1e-3, ``dp5``
+    above.
+
+    Rule from field evaluations at matched accuracy (``attnflow bench --suite adaptive``; ``sa``, n = 16..32,
+    d = 3..4, beta = 1..9, errors measured against a tight reference): at rtol 1e-3 to 1e-11 DOP853 needs
+    0.9-1.2x the evaluations of SciPy's DOP853 at the same error and Dormand-Prince 5(4) 1.1-3.9x (the gap
+    grows as the tolerance tightens); at rtol 1e-2 DP5 reaches errors near 4e-4 with about as many
+    evaluations as DOP853 needs for 5e-3. See proofs_notes/core-integrator-orders.md.
+    """
+    return "dop853" if rtol <= ADAPTIVE_DOP853_MAX_RTOL else "dp5"
 
 
 def renormalize(X: np.ndarray) -> np.ndarray:
@@ -93,6 +112,16 @@ _DP_A = (
 _DP_B5 = np.array([35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0.0])
 _DP_B4 = np.array([5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40])
 _DP_E = _DP_B5 - _DP_B4
+
+
+def step_dp5(field: Field, X: np.ndarray, h: float,
+             project: Callable[[np.ndarray], np.ndarray] | None = renormalize) -> np.ndarray:
+    """One fixed Dormand-Prince 5(4) step (the 5th-order solution, 6 evaluations), then ``project``: the
+    stepper of ``dp5`` without error control, for order tests by step halving."""
+    K = [field(X)]
+    for stage in range(1, 6):
+        K.append(field(X + h * sum(a * K[j] for j, a in enumerate(_DP_A[stage]) if a != 0.0)))
+    return (project or _identity)(X + h * sum(b * K[j] for j, b in enumerate(_DP_B5[:6]) if b != 0.0))
 
 
 @dataclass
@@ -230,8 +259,10 @@ def integrate_dop853(field: Field, X0: np.ndarray, save_times: Sequence[float], 
                      project: Callable[[np.ndarray], np.ndarray] | None = renormalize):
     """Dormand-Prince 8(5,3) with step-size control and dense output; returns ``(times, states, stats)``.
 
-    Error norm: h max_i |e5_i|^2 / sqrt(max |e5|^2 + 0.01 max |e3|^2) on the components scaled by
-    atol + rtol max(|x|, |x_new|) (the DOP853 estimate, with max norms as in ``adaptive``). Output states
+    Error norm: h |e5|^2 / sqrt(|e5|^2 + 0.01 |e3|^2) with |.| the root mean square of the components scaled
+    by atol + rtol max(|x|, |x_new|) (the DOP853 estimate and norm, as in Hairer's code and SciPy: for n
+    particles in R^d the largest component error can exceed the tolerance by up to sqrt(n d); ``dp5`` uses the
+    max norm). Initial step: Hairer's ``hinit`` (one more evaluation) unless ``h0`` is given. Output states
     at ``save_times`` come from the 7th-order interpolant, then ``project``. The state is integrated without
     projection between outputs: the exact orthogonal projection inside the field (:func:`make_field`) keeps
     every |x_i| constant along the extended flow, so the norm drift is part of the controlled error, and the
@@ -245,7 +276,11 @@ def integrate_dop853(field: Field, X0: np.ndarray, save_times: Sequence[float], 
     X = X0.copy()
     f = field(X, t)
     stats.evaluations += 1
-    h = h0 if h0 is not None else _initial_step(X, f, rtol, atol)
+    if h0 is None:
+        h = _hinit(field, X, f, t, rtol, atol, 7)
+        stats.evaluations += 1
+    else:
+        h = h0
     safety, fac_min, fac_max = 0.9, 0.2, 10.0
     states = [project(X.copy())]
     k_out = 1
@@ -263,8 +298,8 @@ def integrate_dop853(field: Field, X0: np.ndarray, save_times: Sequence[float], 
         K[12] = f_new = field(X_new, t_new)
         stats.evaluations += 12
         scale = atol + rtol * np.maximum(np.abs(X), np.abs(X_new))
-        e5 = float(np.max(np.abs(np.tensordot(E5, K[:13], axes=1)) / scale)) if X.size else 0.0
-        e3 = float(np.max(np.abs(np.tensordot(E3, K[:13], axes=1)) / scale)) if X.size else 0.0
+        e5 = _rms(np.tensordot(E5, K[:13], axes=1) / scale) if X.size else 0.0
+        e3 = _rms(np.tensordot(E3, K[:13], axes=1) / scale) if X.size else 0.0
         err = 0.0 if e5 == 0.0 and e3 == 0.0 else h_try * e5 * e5 / math.sqrt(e5 * e5 + 0.01 * e3 * e3)
         if err <= 1.0:
             if k_out < save_times.size and save_times[k_out] <= t_new:
@@ -328,8 +363,9 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
               project: Callable[[np.ndarray], np.ndarray] | None = renormalize):
     """Validate the integrator options and run ``method``; returns ``(times, states, stats)``.
 
-    ``layer``/``rk4`` need ``dt`` (:func:`integrate_fixed`, with ``steppers``); ``adaptive`` uses ``dt`` as the
-    initial step hint and outputs at ``save_times`` (default: 101 equally spaced times from t0 = 0; a run from
+    ``layer``/``rk4`` need ``dt`` (:func:`integrate_fixed`, with ``steppers``); ``dp5``/``dop853`` (and
+    ``adaptive``, which picks one of them by :func:`adaptive_scheme`; the statistics say which in
+    ``method_used``) use ``dt`` as the initial step hint and outputs at ``save_times`` (default: 101 equally spaced times from t0 = 0; a run from
     t0 != 0 must give them) with ``project`` after each accepted step (:func:`integrate_adaptive`). Fixed-step
     methods given ``save_times`` (from t0 = 0) land on each of them: every interval between two save times is
     split into ceil(length / dt) equal steps h <= dt (``save_every`` is then ignored).
@@ -342,11 +378,12 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
         elif save_times is None:
             raise InputError("an adaptive run from t0 != 0 needs explicit save_times")
         h0 = None if dt is None else require_real(dt, "dt", minimum=0.0, strict_minimum=True)
-        run = integrate_adaptive if method == "adaptive" else integrate_dop853
+        used = adaptive_scheme(rtol) if method == "adaptive" else method
+        run = integrate_adaptive if used == "dp5" else integrate_dop853
         times, states, st = run(field, X0, save_times, rtol=rtol, atol=atol, h0=h0, progress=progress,
                                 project=project)
         return times, states, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
-                               "field_evaluations": st.evaluations}
+                               "field_evaluations": st.evaluations, "method_used": used}
     if dt is None:
         raise InputError(f"method {method} needs a step dt")
     dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
@@ -370,6 +407,25 @@ def _fixed_at_times(field, X0, save_times, dt, method, progress, steppers):
         steps += max(1, math.ceil((b - a) / dt - 1e-12))
     return np.array(save_times, dtype=float), np.array(states), {"steps": steps, "step": None,
                                                                    "max_step": dt}
+
+
+def _rms(Z: np.ndarray) -> float:
+    """Root mean square of the entries (the error norm of Hairer's DOP853 code and SciPy)."""
+    return float(np.sqrt(np.mean(Z * Z)))
+
+
+def _hinit(field, X, f0, t, rtol, atol, order):
+    """Initial step of Hairer's ``hinit`` (Hairer, Norsett, Wanner, Solving ODEs I, section II.4; one more field
+    evaluation): h0 = 0.01 |X| / |f| in the scaled RMS norm, an Euler step to estimate the second derivative
+    d2, and h = min(100 h0, (0.01 / max(|f|, d2))^(1 / (order + 1))); ``order`` is that of the error estimate
+    (7 for DOP853: exponent 1/8, as Hairer's code with IORD = 8 and SciPy)."""
+    scale = atol + rtol * np.abs(X)
+    d0, d1 = _rms(X / scale), _rms(f0 / scale)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    f1 = field(X + h0 * f0, t + h0)
+    d2 = _rms((f1 - f0) / scale) / h0
+    h1 = max(1e-6, h0 * 1e-3) if max(d1, d2) <= 1e-15 else (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
+    return min(100.0 * h0, h1)
 
 
 def _initial_step(X, k, rtol, atol):

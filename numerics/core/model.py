@@ -202,10 +202,18 @@ class Model:
         ``direct``: :func:`numerics.core.field.make_field` (blocked O(n^2) sums). ``fourier``: the S^1
         Fourier-series field of :mod:`numerics.circle.fourier` (d = 2, Q = K = V = I only). ``auto``:
         ``fourier`` when it applies and is faster (:func:`numerics.circle.fourier.fourier_is_faster`), else
-        ``direct``. A user kernel has its own backend, ``kernel`` (:mod:`numerics.core.kernel_field`).
+        ``direct``. ``numba``: the same sums as ``direct`` with the fused compiled kernel of
+        :mod:`numerics.core.fused` (needs Numba, extra ``fast``; never chosen by ``auto``; one head, no user
+        kernel). A user kernel has its own backend, ``kernel`` (:mod:`numerics.core.kernel_field`).
         """
         backend = require_choice(backend, "backend", BACKENDS)
         d = self.check_dimension(d)
+        if backend == "numba":
+            if self.has_architecture or self.kernel is not None:
+                raise InputError("the numba backend evaluates one attention head (Q, K, V) without a user kernel, "
+                                 "heads, MLP, schedule or mask; use --backend direct")
+            return make_field(d, self.beta, self.kind, self.Q, self.K, self.V, time_unit=self.time_unit,
+                              engine="numba"), "numba"
         if self.has_architecture:
             return self._architecture_field(n, d, backend)
         if self.kernel is not None:
@@ -314,17 +322,19 @@ class Solver:
 
     Parameters
     ----------
-    method : {"layer", "rk4", "adaptive", "dop853"}
+    method : {"layer", "rk4", "adaptive", "dp5", "dop853"}
         ``layer``: the projected Euler step x <- (x + h v)/|x + h v| (one transformer layer per step);
-        ``rk4``: classical Runge-Kutta on the projected field, renormalised; ``adaptive``: Dormand-Prince
-        5(4) with error control; ``dop853``: Dormand-Prince 8(5,3) with dense output (see
+        ``rk4``: classical Runge-Kutta on the projected field, renormalised; ``dp5``: Dormand-Prince
+        5(4) with error control; ``dop853``: Dormand-Prince 8(5,3) with dense output; ``adaptive``: ``dop853``
+        for rtol <= 1e-3 and ``dp5`` above (fewer field evaluations; recorded as ``method_used``; see
         :mod:`numerics.core.integrators`).
     dt : float, optional
         Step of ``layer`` and ``rk4`` (required for them); initial-step hint for ``adaptive``.
     rtol, atol : float
         ``adaptive`` tolerances.
-    backend : {"auto", "direct", "fourier"}
-        How the field is evaluated (:meth:`Model.vector_field`).
+    backend : {"auto", "direct", "fourier", "numba"}
+        How the field is evaluated (:meth:`Model.vector_field`); ``numba`` is the fused compiled kernel
+        (optional dependency; equal to ``direct`` to rounding), chosen only explicitly.
     seed : int
         Seed of the noise (``numpy.random.default_rng(seed)``), used only when ``Model.noise > 0``; recorded in
         the trajectory metadata as ``noise_seed``. With noise, ``layer`` runs projected Euler-Maruyama and
@@ -344,7 +354,7 @@ class Solver:
         object.__setattr__(self, "backend", require_choice(self.backend, "backend", BACKENDS))
         if self.dt is not None:
             object.__setattr__(self, "dt", require_real(self.dt, "dt", minimum=0.0, strict_minimum=True))
-        elif self.method not in ("adaptive", "dop853"):
+        elif self.method not in ("adaptive", "dp5", "dop853"):
             raise InputError(f"method {self.method} needs a step dt")
         object.__setattr__(self, "rtol", require_real(self.rtol, "rtol", minimum=0.0, strict_minimum=True))
         object.__setattr__(self, "atol", require_real(self.atol, "atol", minimum=0.0, strict_minimum=True))

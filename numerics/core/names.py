@@ -6,5 +6,5 @@ that implement the choices (``field``, ``integrators``, ``model``) import them f
 """
 MODELS = ("sa", "usa")
 TIME_UNITS = ("natural", "rescaled")
-METHODS = ("layer", "rk4", "adaptive", "dop853")
-BACKENDS = ("auto", "direct", "fourier")
+METHODS = ("layer", "rk4", "adaptive", "dp5", "dop853")
+BACKENDS = ("auto", "direct", "fourier", "numba")

@@ -262,7 +262,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
 
 _SCHEMES = {"layer": "projected Euler x <- (x + h v)/|x + h v|",
             "rk4": "classical RK4 on the projected field, renormalised each step",
-            "adaptive": "Dormand-Prince 5(4), renormalised each accepted step",
+            "dp5": "Dormand-Prince 5(4), renormalised each accepted step",
             "dop853": "Dormand-Prince 8(5,3) with dense output, outputs renormalised"}
 
 
@@ -323,7 +323,11 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     check_simulation_cost(n, d, t_end, solver, save)
     field_fn, backend = model.vector_field(n, d, solver.backend)
     norm = "kernel" if model.kernel is not None else energy_normalization_for(model.beta)
-    energy0 = _energies(X0[None], model.beta, model.kernel, norm, field_fn)  # fails here, before integrating
+    # the energy of X0 is computed first where it could fail (user kernels, other energy forms), so that a run
+    # never integrates for nothing; the direct field's energy (normalisation chosen finite from beta) cannot
+    # fail and X0's is read off the row sums of the first step's evaluation afterwards (no O(n^2) pair sum)
+    deferred = model.kernel is None and getattr(field_fn, "tile_energy", None) is not None
+    energy0 = None if deferred else _energies(X0[None], model.beta, model.kernel, norm, field_fn)
 
     started = _time.perf_counter()
     if model.noise > 0:
@@ -334,9 +338,12 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
                                          progress=progress)
     seconds = _time.perf_counter() - started
     started = _time.perf_counter()
-    # states[0] is X0: its energy is the one computed before integrating
-    energy = np.concatenate([energy0, _energies(states[1:], model.beta, model.kernel, norm, field_fn,
-                                                energy_progress)])
+    # states[0] is X0: its energy was computed before integrating unless deferred
+    if deferred:
+        energy = _energies(states, model.beta, model.kernel, norm, field_fn, energy_progress)
+    else:
+        energy = np.concatenate([energy0, _energies(states[1:], model.beta, model.kernel, norm, field_fn,
+                                                    energy_progress)])
     energy_seconds = _time.perf_counter() - started
     adaptive = solver.method in ADAPTIVE_METHODS
     arrays: dict = {}
@@ -345,7 +352,8 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model.kind == "usa"
                                                                    and model.time_unit == "rescaled")
                                else "natural: time = depth"),
-            "scheme": stats.pop("scheme_text", _SCHEMES[solver.method]),
+            "scheme": stats.pop("scheme_text", _SCHEMES[stats.get("method_used", solver.method)]),
+            "method_used": stats.get("method_used", solver.method),
             "noise_seed": solver.seed if model.noise > 0 else None,
             "noise_state": stats.pop("noise_state", None),
             "rtol": solver.rtol if adaptive else None, "atol": solver.atol if adaptive else None,

@@ -25,6 +25,7 @@ def test_simulate_and_adaptive_reports():
     r = benchmark_simulate(n=32, d=3, steps=2, repeats=1)
     assert r["frames"] == 3 and r["simulate_seconds"] > 0 and isinstance(r["within_target"], bool)
     report = benchmark_adaptive(n=6, t_end=2.0, tolerances=(1e-6, 1e-8))
-    assert set(report["runs"]) == {"adaptive", "dop853", "scipy-dop853"}
+    assert set(report["runs"]) == {"adaptive", "dp5", "dop853", "scipy-dop853"}
+    assert [r["method_used"] for r in report["runs"]["adaptive"]] == ["dop853", "dop853"]
     for runs in report["runs"].values():
         assert all(run["evaluations"] > 0 and run["error"] < 1e-4 for run in runs)

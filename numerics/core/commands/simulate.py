@@ -28,7 +28,8 @@ def add_arguments(p):
     p.add_argument("--beta", type=float, help="inverse temperature")
     p.add_argument("--t-end", type=float, required=True, help="final time (in --time-unit)")
     p.add_argument("--dt", type=float, help="step (layer, rk4; default 0.05); initial step hint for adaptive")
-    p.add_argument("--method", choices=METHODS, default="rk4", help="integrator (default rk4)")
+    p.add_argument("--method", choices=METHODS, default="rk4",
+                   help="integrator (default rk4); adaptive = dop853 at --rtol <= 1e-3, dp5 above (recorded)")
     p.add_argument("--seed", type=int, default=0, help="seed of the uniform initial condition (default 0)")
     p.add_argument("--init", help="initial condition: .npy file of shape (n, d) with unit rows")
     p.add_argument("--normalize", action="store_true", help="renormalise the rows of --init instead of rejecting")
@@ -50,7 +51,8 @@ def add_arguments(p):
     p.add_argument("--time-unit", choices=TIME_UNITS, default="natural",
                    help="usa only: 'rescaled' integrates in t' = e^beta t (finite for any beta)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
-                   help="field evaluation: direct sums, fourier (d=2, Q=K=V=I), or auto")
+                   help="field evaluation: direct sums, fourier (d=2, Q=K=V=I), numba (fused compiled kernel; "
+                        "pip install 'attnflow[fast]'), or auto (never numba)")
     p.add_argument("--noise", type=float, default=0.0, help="D >= 0: Brownian noise sqrt(2D) P_x o dB on each token "
                    "(layer = Euler-Maruyama, rk4 = weak-order-2 splitting)")
     p.add_argument("--noise-seed", type=int, help="seed of the noise (default: --seed)")
@@ -163,6 +165,10 @@ def run(args) -> int:
         "energy_method": meta.get("energy_method"),
         "resumed_from": args.resume,
     }
+    if meta["method"] == "adaptive":  # the scheme the automatic choice ran (dop853 or dp5), right after the method
+        items = list(payload.items())
+        at = [k for k, _ in items].index("method") + 1
+        payload = dict(items[:at] + [("method_used", meta.get("method_used"))] + items[at:])
     timings = meta.get("timings", {})
     seconds = time.perf_counter() - wall_start
     payload["seconds"] = seconds  # wall time of the whole command
