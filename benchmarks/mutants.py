@@ -181,6 +181,8 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
 
 _AREA_TESTS = {
     "core": ["tests/numerics/test_core_field.py", "tests/numerics/test_core_integrators.py",
+             "tests/numerics/test_core_adaptive_choice.py", "tests/numerics/test_core_symmetric.py",
+             "tests/numerics/test_core_tiles_energy.py", "tests/numerics/test_core_overheads.py",
              "tests/numerics/test_core_simulate.py", "tests/theory/test_core_energy.py",
              "tests/theory/test_core_codegen.py"],
     "circle": ["tests/numerics/test_circle_fourier.py", "tests/numerics/test_circle_simulation.py",
