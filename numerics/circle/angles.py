@@ -214,8 +214,9 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
                            else "natural: time = depth"),
         "backend": backend, "harmonics": omega.harmonics, "tol": tol,
         "scheme": {"layer": "transformer layer in angles: theta <- theta + arctan(h omega)",
-                   "rk4": "classical RK4 on the angles", "adaptive": "Dormand-Prince 5(4), no projection",
-                   "dop853": "Dormand-Prince 8(5,3) with dense output, no projection"}[method],
+                   "rk4": "classical RK4 on the angles", "dp5": "Dormand-Prince 5(4), no projection",
+                   "dop853": "Dormand-Prince 8(5,3) with dense output, no projection"}[
+                       stats.get("method_used", method)],
         "energy_normalization": norm, "energy_definition": ENERGY_DEFINITIONS[norm],
         "integrator_stats": stats, "seconds": seconds,
         "energy_note": ("NaN where E_beta cannot be computed to 1e-12 from the order parameters (beta < 0, "

@@ -48,12 +48,12 @@ def _sphere_vs_angle(claim_id: str, t_end: float, betas, n: int = 200, seed: int
     times = np.linspace(0.0, t_end, 21)
     backends_ok = True
     for beta in betas:
-        circ = simulate_circle("sa", beta, t_end, n=n, seed=seed, method="adaptive", save_times=times,
+        circ = simulate_circle("sa", beta, t_end, n=n, seed=seed, method="dp5", save_times=times,
                                rtol=1e-12, atol=1e-12, backend="fourier")
-        tight = simulate_circle("sa", beta, t_end, n=n, seed=seed, method="adaptive", save_times=times,
+        tight = simulate_circle("sa", beta, t_end, n=n, seed=seed, method="dp5", save_times=times,
                                 rtol=1e-13, atol=1e-13, backend="fourier")
         sph = simulate(Model("sa", beta), circ.X[0], t_end,
-                       solver=Solver("adaptive", rtol=1e-12, atol=1e-12, backend="direct"), save=SaveAt(times=times))
+                       solver=Solver("dp5", rtol=1e-12, atol=1e-12, backend="direct"), save=SaveAt(times=times))
         backends = {"angles": circ.meta["backend"], "sphere": sph.meta["backend"]}
         backends_ok &= backends == {"angles": "fourier", "sphere": "direct"}
         dev = max_angle_deviation(np.arctan2(sph.X[..., 1], sph.X[..., 0]), circ.theta)

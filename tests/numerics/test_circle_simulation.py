@@ -168,3 +168,13 @@ def test_full_sphere_vs_angle_claim():
     res = check_sphere_vs_angle()
     assert res.status == "passed", res.details
     assert all(r["backends"] == {"angles": "fourier", "sphere": "direct"} for r in res.details["per_beta"].values())
+
+
+@pytest.mark.parametrize("method", ["adaptive", "dp5", "dop853"])
+def test_every_adaptive_method_runs_and_names_its_scheme(method):
+    """dp5 once raised KeyError here; 'adaptive' names the scheme its tolerance chose (dop853 at rtol <= 1e-3)."""
+    from numerics.circle.angles import simulate_circle
+
+    tr = simulate_circle("sa", 1.0, 1.0, n=5, seed=0, method=method, rtol=1e-8)
+    expected = {"dp5": "Dormand-Prince 5(4)", "dop853": "Dormand-Prince 8(5,3)", "adaptive": "Dormand-Prince 8(5,3)"}
+    assert tr.meta["scheme"].startswith(expected[method])
