@@ -31,7 +31,9 @@ def test_rk4_is_fourth_order(problem):
 def test_adaptive_meets_tolerance_and_hits_save_times(problem):
     field, X0, ref = problem
     save = np.array([0.0, 0.25, 0.6, 1.0])
-    times, states, stats = integrate_adaptive(field, X0, save, rtol=1e-10, atol=1e-12)
+    # a correct DP5 needs well under 10^3 steps here; the step cap turns a broken error estimate (the mutant
+    # dp-b5-coefficient: steps shrink to ~rtol) into a quick failure instead of a 10^7-step hang
+    times, states, stats = integrate_adaptive(field, X0, save, rtol=1e-10, atol=1e-12, max_steps=10_000)
     assert np.array_equal(times, save)
     assert np.abs(states[-1] - ref).max() < 1e-8  # reference rk4 error at dt = 1/1024 is ~1e-12
     assert stats.accepted > 0 and stats.evaluations >= 7 * stats.accepted
