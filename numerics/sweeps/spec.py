@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
+from numerics.common.limits import check_array, check_work
 from numerics.core.integrators import METHODS
 from numerics.core.model import BACKENDS, Model
 
@@ -253,8 +254,6 @@ class SweepSpec:
         field evaluation O(n^2 (2d + 8)) (fixed-step methods: steps x stages evaluations; ``adaptive``: the
         frames' energies only, its step count is not known in advance); in memory, a run holds its frames
         (frames x n x d doubles) while its observables are computed (the store on disk grows run by run)."""
-        from numerics.common.limits import check_array, check_work
-
         def largest(key):
             vals = self.axes.get(key, [self.model.get(key)])
             return max(int(v) for v in vals)

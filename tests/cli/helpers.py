@@ -36,3 +36,17 @@ def bad(capsys, argv):
     assert len(lines) == 1 and lines[0].startswith("error:"), err
     assert "Traceback" not in err
     return lines[0]
+
+
+def assert_kernel_decided_fast(text: str, seconds: float = 1.0) -> None:
+    """``parse_kernel(text)`` returns or raises one ``kernel: ...`` line, within ``seconds``."""
+    import time
+
+    from theory.expression_parser import parse_kernel
+
+    start = time.perf_counter()
+    try:
+        parse_kernel(text)
+    except ValueError as exc:
+        assert str(exc).startswith("kernel:") and "\n" not in str(exc), str(exc)
+    assert time.perf_counter() - start < seconds, text

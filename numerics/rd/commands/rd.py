@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from numerics.common.errors import InputError, require_int, require_real
+from numerics.common.limits import check_array
 from numerics.common.provenance import StderrProgress, atomic_write, package_versions
 from numerics.common.render import emit, key_values
 from numerics.common.readers import json_array
@@ -76,8 +77,6 @@ def initial_tokens(args, d: int) -> np.ndarray:
     if args.init is not None:
         return load_tokens(args.init, d)
     n = require_int(args.n, "--n", minimum=2)
-    from numerics.common.limits import check_array
-
     check_array((n, d), f"{n} initial tokens in R^{d}", copies=4)  # tokens, z, x and a stage of the integrator
     return np.random.default_rng(require_int(args.seed, "--seed", minimum=0)).standard_normal((n, d))
 

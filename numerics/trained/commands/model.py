@@ -106,7 +106,6 @@ def _inspect(args) -> int:
         from numerics.trained.plots import plot_heads
 
         payload["plot"] = plot_heads(reports, args.plot)
-        text += f"\n\nplot written to {args.plot}"
     emit(args, payload, text)
     return 0
 
@@ -144,7 +143,6 @@ def _tokens(args) -> int:
         from numerics.trained.plots import plot_layer_histograms
 
         payload["plot"] = plot_layer_histograms(runs, args.plot, title=f"{ckpt.name}: {len(tokens)} tokens")
-        text += f"\n\nplot written to {args.plot}"
     emit(args, payload, text)
     return 0
 
@@ -182,7 +180,6 @@ def _iterate(args) -> int:
         from numerics.trained.plots import plot_iterated
 
         payload["plot"] = plot_iterated(cmp, args.plot)
-        text += f"\n\nplot written to {args.plot}"
     emit(args, payload, text)
     return 0
 
