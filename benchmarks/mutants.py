@@ -32,6 +32,12 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("energy-gkpr-shift", "numerics/core/field.py",
      "np.hstack([beta * X, -beta * ones])", "np.hstack([beta * X, -0.5 * beta * ones])",
      "gkpr energy e^{beta(s - 1/2)}"),
+    ("field-energy-terms-diagonal", "numerics/core/field.py",
+     "expm1_total += 2.0 * float(F.sum()) - float(F[:, :m].sum())", "expm1_total += 2.0 * float(F.sum())",
+     "frame energy from the tiles counts the diagonal blocks twice"),
+    ("field-energy-terms-shift", "numerics/core/field.py",
+     "W -= energy_shift", "W -= 0.5 * energy_shift",
+     "tiles that sum the energy terms subtract half the shift (usa field off by e^{beta/2})"),
     # -- numerics/core/integrators.py -----------------------------------------------------------------------------
     ("rk4-weights", "numerics/core/integrators.py",
      "(k1 + 2.0 * k2 + 2.0 * k3 + k4)", "(2.0 * k1 + k2 + 2.0 * k3 + k4)", "RK4 weights permuted"),

@@ -198,24 +198,39 @@ def make_field(d: int, beta: float, model: str = "sa", Q=None, K=None, V=None, *
         return _projected_field(X, beta, model, M, V, scale, block, memo, engine)
 
     if memo is not None:
-        field.tile_energy = memo.energy  # energies of states the field was evaluated at, from its row sums
+        field.tile_energy = memo.energy  # energies of states the field was evaluated at, from its tiles
+        field.request_energy = memo.request  # the integrators ask for the energy of each saved frame
     return field
 
 
 class RowSumMemo:
-    """The log-mean-exp L(X) = log((1/n^2) sum_ij e^{beta <x_i, x_j>}) of every state a field was evaluated at
-    (Q = K = I), read off the row sums its tiles computed anyway, keyed by a digest of the state's bytes.
+    """Energies of the states a field was evaluated at (Q = K = I), keyed by a digest of the state's bytes.
 
-    The energies of saved frames then cost nothing where the integrator evaluated the field at the frame
-    (rk4 and layer at every step start, adaptive at every accepted point): glpr-shifted E = expm1(L) / (2 beta),
-    gkpr e^{L - beta}, log-mean-exp L / beta. Only used when the estimated relative error is below
-    :data:`TILE_ENERGY_MAX_ERROR` (L from exp of logits with absolute error about (|beta| (d + 1) + log2 n) eps;
-    expm1(L) / beta amplifies it by e^L / |expm1(L)|); otherwise, and for states never evaluated, ``energy``
-    returns None and the caller sums the pairs. At most ``capacity`` states are remembered (20-byte digests).
+    Two forms, both free or nearly so:
+
+    - **requested states** (:meth:`request`, called by the integrators for every saved frame before the
+      field is evaluated there): the field's tiles also sum expm1(beta s_ij) over the same upper block
+      triangle as the pair sum of :func:`interaction_energy` (one expm1 and one subtraction per tile entry,
+      about a sixth of an evaluation at d = 64). These are the terms of the pair sum, from the same GEMM,
+      so the energy equals the pair sum's to rounding (summation order), as well conditioned as it;
+    - **any other evaluated state**: the log-mean-exp L(X) = log((1/n^2) sum_ij e^{beta <x_i, x_j>}) read off
+      the row sums the tiles compute anyway: glpr-shifted E = expm1(L) / (2 beta), gkpr e^{L - beta},
+      log-mean-exp L / beta, used only when the estimated relative error is below
+      :data:`TILE_ENERGY_MAX_ERROR` (L from exp of logits with absolute error about
+      (|beta| (d + 1) + log2 n) eps; expm1(L) / beta amplifies it by e^L / |expm1(L)|, which is large near the
+      uniform state: from random starts at d = 64 the row-sum form is rejected).
+
+    Otherwise, and for states never evaluated, ``energy`` returns None and the caller sums the pairs. At most
+    ``capacity`` states are remembered (20-byte digests) and at most ``REQUESTS`` requests are pending.
     """
 
+    #: pending requests kept at most (a request whose state is never evaluated, such as the final frame,
+    #: must not accumulate)
+    REQUESTS = 64
+
     def __init__(self, beta: float, capacity: int = 200_000):
-        self.beta, self.capacity, self.table = beta, capacity, {}
+        self.beta, self.capacity, self.table, self.wanted = beta, capacity, {}, set()
+        self.last: tuple[float, float] | None = None  # (L, error) of the latest evaluation
 
     @staticmethod
     def key(X: np.ndarray) -> bytes:
@@ -229,21 +244,46 @@ class RowSumMemo:
         digest.update(X)
         return digest.digest()
 
-    def store(self, X: np.ndarray, log_mean: float, error: float) -> None:
+    def request(self, X: np.ndarray) -> None:
+        """Ask that the next evaluation of the field at X also sums the expm1 pair terms (its energy)."""
+        if len(self.wanted) >= self.REQUESTS:
+            self.wanted.clear()
+        self.wanted.add(self.key(X))
+
+    def wants(self, key: bytes) -> bool:
+        """True (once) if the state with this key was requested, pair terms are possible at this beta and
+        the row sums are not expected to give its energy: the previous evaluation's row-sum energy missed
+        the bound (consecutive states are close; a wrong guess costs speed, never accuracy: a rejected
+        row-sum energy falls back to the pair sum)."""
+        if key not in self.wanted:
+            return False
+        self.wanted.discard(key)
+        if not EXPREL_MAX_BETA <= abs(self.beta) <= GLPR_ENERGY_MAX_BETA:
+            return False
+        return self.last is None or _glpr_row_sum_error(self.beta, *self.last) > TILE_ENERGY_MAX_ERROR
+
+    def store(self, key: bytes, log_mean: float, error: float, expm1_mean: float | None = None) -> None:
+        """Remember L (with its estimated error) and, when the tiles summed them, mean_ij expm1(beta s_ij)."""
         if len(self.table) >= self.capacity:
             self.table.pop(next(iter(self.table)))
-        self.table[self.key(X)] = (log_mean, error)
+        self.table[key] = (log_mean, error, expm1_mean)
+        self.last = (log_mean, error)
 
     def energy(self, X: np.ndarray, normalization: str) -> float | None:
         found = self.table.get(self.key(X))
         if found is None:
             return None
-        L, err = found
+        L, err, expm1_mean = found
         beta = self.beta
+        if expm1_mean is not None and normalization == "glpr-shifted":
+            return expm1_mean / (2.0 * beta)
+        if expm1_mean is not None and normalization == "log-mean-exp":
+            return math.log1p(expm1_mean) / beta
         if normalization == "glpr-shifted":
-            if beta == 0.0 or L == 0.0 or abs(L) > 700:
+            rel = _glpr_row_sum_error(beta, L, err)
+            if not rel <= TILE_ENERGY_MAX_ERROR:
                 return None
-            value, rel = math.expm1(L) / (2.0 * beta), err * math.exp(L) / abs(math.expm1(L))
+            value = math.expm1(L) / (2.0 * beta)
         elif normalization == "gkpr":
             value, rel = math.exp(L - beta), err
         elif normalization == "log-mean-exp":
@@ -259,6 +299,14 @@ class RowSumMemo:
 TILE_ENERGY_MAX_ERROR = 1e-12
 
 
+def _glpr_row_sum_error(beta: float, L: float, err: float) -> float:
+    """Estimated relative error of expm1(L) / (2 beta) from L with absolute error ``err`` (inf where unusable:
+    beta = 0, L = 0, L not finite or e^L near overflow)."""
+    if beta == 0.0 or L == 0.0 or not abs(L) <= 700:
+        return math.inf
+    return err * math.exp(L) / abs(math.expm1(L))
+
+
 def _projected_field(X, beta, model, M, V, scale, block, memo=None, engine="numpy"):
     n, d = X.shape
     XV = X if V is None else X @ V.T
@@ -272,23 +320,31 @@ def _projected_field(X, beta, model, M, V, scale, block, memo=None, engine="nump
     # Logits beta <Q x_i, K x_j> - c_i come from one GEMM with an extra column: [beta X M, -c] @ [X, 1]^T,
     # and numerator and row sums from another: W @ [XV, 1]. The block buffers are allocated once and every
     # GEMM and the exp write into them (no fresh n-wide arrays per block: page faults cost as much as the exp).
-    lhs = np.hstack([left, -shift[:, None]])
+    key = memo.key(X) if memo is not None and n > 0 else None
+    # a saved frame whose energy the integrator requested: the tiles also sum the pair sum's terms expm1(beta s)
+    energy_terms = key is not None and engine != "numba" and memo.wants(key)
+    lhs = np.hstack([left, np.zeros((n, 1)) if energy_terms else -shift[:, None]])
     right = np.hstack([X, np.ones((n, 1))]).T.copy()
     rhs = np.hstack([XV, np.ones((n, 1))])
+    expm1_total = None
     if engine == "numba":
         acc = _fused_sums(lhs, right, rhs, beta)
     elif M is None:  # Q = K = I: the weights e^{beta <x_i, x_j> - c} (c constant) are symmetric in (i, j)
         # at least SYMMETRIC_MIN_BLOCKS block rows, so that the upper block triangle skips about half the pairs
         rows = block or min(b, max(TILE_MIN_ROWS, -(-n // SYMMETRIC_MIN_BLOCKS)))
-        acc = _symmetric_tile_sums(lhs, right, rhs, min(rows, n), beta)
+        acc, expm1_total = _symmetric_tile_sums(lhs, right, rhs, min(rows, n), beta,
+                                                shift[0] if energy_terms else None)
     else:
         acc = _tile_sums(lhs, right, rhs, min(b, n), beta)
-    if memo is not None and n > 0:
+    if key is not None:
         # M = I: acc[:, d] = sum_j e^{beta s_ij - c} with the constant c = shift[0] (|beta| for sa, beta for usa)
         total = float(acc[:, d].sum())
         if total > 1e-280 * n and not np.any(acc[:, d] < 1e-280):
             L = shift[0] + math.log(total) - 2.0 * math.log(n)
-            memo.store(X, L, 16.0 * np.finfo(float).eps * (1.0 + abs(beta) * (d + 1) + math.log2(n) + abs(L)))
+            memo.store(key, L, 16.0 * np.finfo(float).eps * (1.0 + abs(beta) * (d + 1) + math.log2(n) + abs(L)),
+                       None if expm1_total is None else expm1_total / n**2)
+        elif expm1_total is not None:
+            memo.store(key, math.nan, math.inf, expm1_total / n**2)
     if model == "sa":
         for r in np.flatnonzero(acc[:, d] < 1e-280):  # c_i far above every logit: redo the row with the exact max
             logits = left[r] @ right[:d]
@@ -321,14 +377,23 @@ def _tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta
     return acc
 
 
-def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta: float) -> np.ndarray:
+def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta: float,
+                         energy_shift: float | None = None) -> tuple[np.ndarray, float | None]:
     """The sums of :func:`_tile_sums` for symmetric weights W_ij = W_ji (Q = K = I, a constant shift c): only the
     upper block triangle is formed and exponentiated, each tile W = W[a:e, a:] once, and used twice:
     acc[a:e] += W rhs[a:] (rows) and acc[e:] += W[:, e - a:]^T rhs[a:e] (the mirrored columns; the diagonal
     block counts once). Half the exponentials and half the first GEMM of the full sum; the second GEMM is
-    the same work in two halves. Equal to the full sum to rounding (summation order only)."""
+    the same work in two halves. Equal to the full sum to rounding (summation order only).
+
+    With ``energy_shift = c`` the logits of ``lhs right`` are the unshifted beta s_ij (the caller puts 0 in
+    the shift column): each tile's expm1(beta s_ij) is summed as in :func:`_pair_sum` (off-diagonal entries
+    twice, the diagonal block once) before c is subtracted and the exp taken, and the total
+    sum_ij expm1(beta s_ij) is returned second (else None).
+    """
     n, q = lhs.shape[0], rhs.shape[1]
     buf = np.empty(b * n)
+    terms = None if energy_shift is None else np.empty(b * n)
+    expm1_total = None if energy_shift is None else 0.0
     acc = np.zeros((n, q))
     cols = np.empty((n, q))  # the mirrored contributions of one tile, before they are added (no allocation)
     with np.errstate(over="raise", under="ignore"):
@@ -338,6 +403,10 @@ def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b:
                 m = stop - start
                 W = buf[:m * (n - start)].reshape(m, n - start)
                 np.matmul(lhs[start:stop], right[:, start:], out=W)
+                if terms is not None:
+                    F = np.expm1(W, out=terms[:W.size].reshape(W.shape))
+                    expm1_total += 2.0 * float(F.sum()) - float(F[:, :m].sum())
+                    W -= energy_shift
                 np.exp(W, out=W)
                 acc[start:stop] += W @ rhs[start:]
                 if stop < n:
@@ -345,7 +414,7 @@ def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b:
                     acc[stop:] += cols[stop:]
         except FloatingPointError:
             raise _overflow(beta) from None
-    return acc
+    return acc, expm1_total
 
 
 def _fused_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, beta: float) -> np.ndarray:

@@ -135,11 +135,15 @@ class AdaptiveStats:
 
 
 def integrate_fixed(field: Field, X0: np.ndarray, t_end: float, dt: float, method: str, save_every: int = 1,
-                    progress: Callable[[float, float], None] | None = None, t0: float = 0.0, steppers=None):
+                    progress: Callable[[float, float], None] | None = None, t0: float = 0.0, steppers=None,
+                    on_save: Callable[[np.ndarray], None] | None = None):
     """Fixed-step integration from t0 to t_end with N = ceil((t_end - t0) / dt) equal steps h <= dt.
 
     Returns ``(times, states)`` with a frame every ``save_every`` steps and always the last one. ``steppers``
     maps method names to ``step(field, X, h)`` (default: the sphere steppers :data:`FIXED_STEPPERS`).
+    ``on_save(X)`` is called with X0 and every later saved state from which another step starts, before that
+    step evaluates the field there (the direct field's ``request_energy``: the step's first evaluation then
+    also sums the frame's energy terms).
     """
     steppers = FIXED_STEPPERS if steppers is None else steppers
     if method not in steppers:
@@ -151,11 +155,15 @@ def integrate_fixed(field: Field, X0: np.ndarray, t_end: float, dt: float, metho
     timed = is_time_dependent(field)
     X = X0.copy()
     times, states = [t0], [X.copy()]
+    if on_save is not None:
+        on_save(X)
     for k in range(1, steps + 1):
         X = stepper(field, X, h, t=t0 + (k - 1) * h) if timed else stepper(field, X, h)
         if k % save_every == 0 or k == steps:
             times.append(t0 + k * h)
             states.append(X.copy())
+            if on_save is not None and k < steps:
+                on_save(X)
         if progress is not None:
             progress(t0 + k * h, t_end)
     return np.array(times), np.array(states)
@@ -360,7 +368,8 @@ def output_times(save_times, t_end: float) -> np.ndarray:
 def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: float | None = None, t0: float = 0.0,
               save_every: int = 1, save_times=None, rtol: float = 1e-9, atol: float = 1e-12,
               progress: Callable[[float, float], None] | None = None, steppers=None,
-              project: Callable[[np.ndarray], np.ndarray] | None = renormalize):
+              project: Callable[[np.ndarray], np.ndarray] | None = renormalize,
+              on_save: Callable[[np.ndarray], None] | None = None):
     """Validate the integrator options and run ``method``; returns ``(times, states, stats)``.
 
     ``layer``/``rk4`` need ``dt`` (:func:`integrate_fixed`, with ``steppers``); ``dp5``/``dop853`` (and
@@ -368,7 +377,9 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
     ``method_used``) use ``dt`` as the initial step hint and outputs at ``save_times`` (default: 101 equally spaced times from t0 = 0; a run from
     t0 != 0 must give them) with ``project`` after each accepted step (:func:`integrate_adaptive`). Fixed-step
     methods given ``save_times`` (from t0 = 0) land on each of them: every interval between two save times is
-    split into ceil(length / dt) equal steps h <= dt (``save_every`` is then ignored).
+    split into ceil(length / dt) equal steps h <= dt (``save_every`` is then ignored). ``on_save``: see
+    :func:`integrate_fixed` (fixed-step methods only; adaptive outputs are interpolated or step ends that
+    were evaluated before they were known to be outputs).
     """
     if method in ADAPTIVE_METHODS:
         rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
@@ -388,18 +399,21 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
         raise InputError(f"method {method} needs a step dt")
     dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
     if save_times is not None and t0 == 0.0:
-        return _fixed_at_times(field, X0, output_times(save_times, t_end), dt, method, progress, steppers)
+        return _fixed_at_times(field, X0, output_times(save_times, t_end), dt, method, progress, steppers,
+                               on_save)
     times, states = integrate_fixed(field, X0, t_end, dt, method, save_every, progress=progress, t0=t0,
-                                    steppers=steppers)
+                                    steppers=steppers, on_save=on_save)
     steps = max(1, math.ceil((t_end - t0) / dt - 1e-12))
     return times, states, {"steps": steps, "step": (t_end - t0) / steps}
 
 
-def _fixed_at_times(field, X0, save_times, dt, method, progress, steppers):
+def _fixed_at_times(field, X0, save_times, dt, method, progress, steppers, on_save=None):
     """Fixed steps h <= dt landing exactly on every save time (one :func:`integrate_fixed` per interval)."""
     t_end = float(save_times[-1])
     states, steps = [X0.copy()], 0
     for a, b in zip(save_times[:-1], save_times[1:]):
+        if on_save is not None:  # each interval starts at a saved state (X0, then the previous interval's end)
+            on_save(states[-1])
         seg_progress = None if progress is None else (lambda t, _end: progress(t, t_end))
         _, seg = integrate_fixed(field, states[-1], float(b), dt, method, save_every=10**18, progress=seg_progress,
                                  t0=float(a), steppers=steppers)

@@ -167,7 +167,7 @@ def _energies(states, beta, kernel, normalization, field_fn=None, progress=None)
         def one(Xk):
             return field_fn.energy(Xk, normalization)
     elif getattr(field_fn, "tile_energy", None) is not None:
-        def one(Xk):  # from the field's row sums where it was evaluated at this frame, else the pair sum
+        def one(Xk):  # from the field's tiles where it was evaluated at this frame, else the pair sum
             value = field_fn.tile_energy(Xk, normalization)
             return interaction_energy(Xk, beta, normalization=normalization) if value is None else value
     else:
@@ -188,7 +188,8 @@ def energy_method(field_fn, kernel) -> str:
     if getattr(field_fn, "energy", None) is not None:
         return "order parameters, O(n K) per frame"
     if getattr(field_fn, "tile_energy", None) is not None:
-        return "field row sums at evaluated frames (rel. error <= 1e-12), else pair sum"
+        return ("pair terms summed in the field's tiles at requested frames (fixed steps), row sums at other "
+                "evaluated frames (rel. error <= 1e-12), else pair sum")
     return "pair sum, O(n^2) per frame"
 
 
@@ -241,7 +242,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     else:
         times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, t0=t0,
                                          save_every=int(meta.get("save_every", 1)), save_times=save_times,
-                                         rtol=solver.rtol, atol=solver.atol, progress=progress)
+                                         rtol=solver.rtol, atol=solver.atol, progress=progress,
+                                         on_save=getattr(field_fn, "request_energy", None))
     seconds = _time.perf_counter() - started
     norm = meta.get("energy_normalization", energy_normalization_for(model.beta))
     norm = ENERGY_ALIASES.get(norm, norm)
@@ -325,7 +327,7 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     norm = "kernel" if model.kernel is not None else energy_normalization_for(model.beta)
     # the energy of X0 is computed first where it could fail (user kernels, other energy forms), so that a run
     # never integrates for nothing; the direct field's energy (normalisation chosen finite from beta) cannot
-    # fail and X0's is read off the row sums of the first step's evaluation afterwards (no O(n^2) pair sum)
+    # fail and X0's is read off the tiles of the first step's evaluation afterwards (no O(n^2) pair sum)
     deferred = model.kernel is None and getattr(field_fn, "tile_energy", None) is not None
     energy0 = None if deferred else _energies(X0[None], model.beta, model.kernel, norm, field_fn)
 
@@ -335,7 +337,7 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     else:
         times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, save_every=save.every,
                                          save_times=save.times, rtol=solver.rtol, atol=solver.atol,
-                                         progress=progress)
+                                         progress=progress, on_save=getattr(field_fn, "request_energy", None))
     seconds = _time.perf_counter() - started
     started = _time.perf_counter()
     # states[0] is X0: its energy was computed before integrating unless deferred

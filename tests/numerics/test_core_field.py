@@ -159,7 +159,11 @@ def test_permutation_and_rotation_equivariance_property(X, beta, model, seed):
     rng = np.random.default_rng(seed)
     n, d = X.shape
     v = attention_field(X, beta, model)
-    tol = 1e-12 * max(1.0, float(np.abs(v).max()))
+    # rounding is relative to the vector before the projection, not to v (which can vanish: n = 1): for usa in
+    # the natural unit that is (1/n) sum_j e^{beta s_ij} x_j, up to e^{|beta|} (e^10 = 22026 here)
+    W = np.exp(beta * (X @ X.T))
+    unprojected = (W / (W.sum(axis=1, keepdims=True) if model == "sa" else n)) @ X
+    tol = 1e-12 * max(1.0, float(np.abs(v).max()), float(np.abs(unprojected).max()))
     assert np.abs(np.sum(X * v, axis=1)).max() <= tol
     p = rng.permutation(n)
     assert np.abs(attention_field(X[p], beta, model) - v[p]).max() <= tol

@@ -45,7 +45,7 @@ def test_symmetric_field_equals_general_path(n, d, block, model, beta):
 
 @pytest.mark.parametrize("plant", ["no-mirror", "diagonal-twice", "mirror-1e-12"])
 def test_planted_mirror_errors_are_caught(plant, monkeypatch):
-    def planted(lhs, right, rhs, b, beta):
+    def planted(lhs, right, rhs, b, beta, energy_shift=None):
         n, q = lhs.shape[0], rhs.shape[1]
         acc = np.zeros((n, q))
         for start in range(0, n, b):
@@ -57,7 +57,7 @@ def test_planted_mirror_errors_are_caught(plant, monkeypatch):
             factor = 1 + 1e-12 if plant == "mirror-1e-12" else 1.0
             if plant != "no-mirror" and first < W.shape[1]:
                 acc[start + first:] += factor * (W[:, first:].T @ rhs[start:stop])
-        return acc
+        return acc, None
 
     monkeypatch.setattr(field_module, "_symmetric_tile_sums", planted)
     with pytest.raises(AssertionError):

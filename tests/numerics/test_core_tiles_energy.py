@@ -1,4 +1,6 @@
 """Cache-sized tiles of the field and the blocked expm1 energy, against the untiled field and an exact n x n sum."""
+import math
+
 import numpy as np
 import pytest
 from scipy.special import exprel
@@ -107,10 +109,87 @@ def test_frame_energies_from_the_field_row_sums(kind, beta, method, monkeypatch)
 def test_frame_energy_check_catches_a_planted_offset(monkeypatch):
     """An error of 1e-10 in the remembered log-mean-exp shows up against the pair sum."""
     real = field_module.RowSumMemo.store
-    monkeypatch.setattr(field_module.RowSumMemo, "store", lambda self, X, L, err: real(self, X, L + 1e-10, err))
+    monkeypatch.setattr(field_module.RowSumMemo, "store",
+                        lambda self, key, L, err, expm1_mean=None: real(self, key, L + 1e-10, err, expm1_mean))
     f = field_module.make_field(3, 1.0, "sa")
     X = uniform_sphere(64, 3, 0)
     f(X)
     from_tiles = f.tile_energy(X, "glpr-shifted")
     assert from_tiles is not None
     assert abs(from_tiles - interaction_energy(X, 1.0)) > 1e-12 * abs(interaction_energy(X, 1.0))
+
+
+def _run_requested(kind, beta, method, monkeypatch, tiles=None):
+    """simulate at d = 64 from a uniform start (row-sum energies rejected: L near 0.02, estimated error above
+    1e-12) with every other frame saved; returns the trajectory, the pair-sum calls of the energy column, the
+    flags of the tile sums (True: energy terms summed) and the states of the same run integrated without
+    energy requests. ``tiles`` replaces the tile sums (planted errors)."""
+    import numerics.core.trajectory as trajectory_module
+    from numerics.core.integrators import integrate
+    from numerics.core.model import Model, SaveAt, Solver
+    from numerics.core.trajectory import simulate
+
+    pair_calls, energy_tiles = [], []
+    real_pair = trajectory_module.interaction_energy
+    monkeypatch.setattr(trajectory_module, "interaction_energy",
+                        lambda *a, **k: pair_calls.append(1) or real_pair(*a, **k))
+    real_tiles = tiles or field_module._symmetric_tile_sums
+
+    def counted(lhs, right, rhs, b, beta_, energy_shift=None):
+        energy_tiles.append(energy_shift is not None)
+        return real_tiles(lhs, right, rhs, b, beta_, energy_shift)
+
+    monkeypatch.setattr(field_module, "_symmetric_tile_sums", counted)
+    X0 = uniform_sphere(96, 64, 4)
+    model, solver = Model(kind, beta), Solver(method, dt=0.1)
+    traj = simulate(model, X0, 1.0, solver=solver, save=SaveAt(every=2))
+    plain, _ = model.vector_field(96, 64, "direct")
+    _, states, _ = integrate(plain, X0, 1.0, method, dt=0.1, save_every=2)  # no requests: no energy terms
+    return traj, pair_calls, energy_tiles, states
+
+
+def _check_requested(traj, beta, states):
+    direct = np.array([interaction_energy(X, beta) for X in traj.X])
+    # the same terms from two GEMM shapes and summation orders: the difference is bounded relative to the sum of
+    # the terms' absolute values (a summation error bound; ROUNDING is ~450 ulp of it), not to the energy, which
+    # cancels (sum |expm1| / |sum expm1| up to ~250 here when beta < 0 spreads the points)
+    scale = np.array([float(np.abs(np.expm1(beta * X @ X.T)).sum()) / (2 * abs(beta) * len(X) ** 2) for X in traj.X])
+    assert np.max(np.abs(traj.energy - direct) / scale) <= ROUNDING
+    # the field itself unchanged: the same trajectory as without requests, to the rounding of 10 steps
+    assert np.max(np.abs(traj.X - states)) <= 1e-13
+
+
+@pytest.mark.parametrize("kind,beta,method", [("sa", 1.0, "rk4"), ("usa", 0.5, "layer"), ("sa", -1.0, "rk4")])
+def test_requested_frames_sum_the_pair_terms_in_the_tiles(kind, beta, method, monkeypatch):
+    """Each saved frame from which a step starts gets its energy from expm1 terms summed in that step's first
+    field evaluation: equal to the pair sum to rounding (the same terms from another GEMM shape and summation
+    order), the field unchanged to rounding, and the pair sum runs for the last frame only."""
+    traj, pair_calls, energy_tiles, states = _run_requested(kind, beta, method, monkeypatch)
+    X0 = traj.X[0]
+    L0 = math.log(float(np.mean(np.exp(beta * X0 @ X0.T))))
+    err0 = 16.0 * np.finfo(float).eps * (1.0 + abs(beta) * 65 + math.log2(96) + abs(L0))
+    assert field_module._glpr_row_sum_error(beta, L0, err0) > field_module.TILE_ENERGY_MAX_ERROR  # precondition
+    _check_requested(traj, beta, states)
+    assert sum(energy_tiles) == traj.times.size - 1  # every frame but the last, X0 included
+    assert len(pair_calls) == 1
+    assert "pair terms" in traj.meta["energy_method"]
+
+
+@pytest.mark.parametrize("plant", ["diagonal-twice", "shift-not-subtracted"])
+def test_requested_frame_checks_catch_planted_errors(plant, monkeypatch):
+    """The checks above fail when the energy terms count the diagonal block twice, or when the shift is not
+    subtracted before the exp (the usa field then carries a factor e^beta)."""
+    real = field_module._symmetric_tile_sums
+
+    def planted(lhs, right, rhs, b, beta, energy_shift=None):
+        acc, total = real(lhs, right, rhs, b, beta, energy_shift)
+        if energy_shift is None:
+            return acc, total
+        if plant == "diagonal-twice":
+            diagonal = sum(float(np.expm1(lhs[a:a + b] @ right[:, a:a + b]).sum()) for a in range(0, len(lhs), b))
+            return acc, total + diagonal
+        return real(lhs, right, rhs, b, beta, None)[0], total  # the unshifted weights e^{beta s}
+
+    traj, _, _, states = _run_requested("usa", 0.5, "layer", monkeypatch, planted)
+    with pytest.raises(AssertionError):
+        _check_requested(traj, 0.5, states)
