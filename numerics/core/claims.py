@@ -225,7 +225,7 @@ def check_frame_energies() -> CheckResult:
                                  "energy requests equal to 1e-13 (rounding of 10 steps)"}
     ok = worst <= 1e-13 and worst_path <= 1e-13
     return CheckResult("core.frame-energies", "passed" if ok else "failed", worst, 0.0,
-                       "<= 1e-13 (and paths <= 1e-13)", {**details, "worst_path_difference": worst_path})
+                       "<= 1e-13", {**details, "worst_path_difference": worst_path})
 
 
 def energy_method_text() -> str:

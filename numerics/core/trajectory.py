@@ -188,8 +188,7 @@ def energy_method(field_fn, kernel) -> str:
     if getattr(field_fn, "energy", None) is not None:
         return "order parameters, O(n K) per frame"
     if getattr(field_fn, "tile_energy", None) is not None:
-        return ("pair terms summed in the field's tiles at requested frames (fixed steps), row sums at other "
-                "evaluated frames (rel. error <= 1e-12), else pair sum")
+        return "tile terms at saved frames (fixed steps), else row sums (rel. error <= 1e-12), else pair sum"
     return "pair sum, O(n^2) per frame"
 
 

@@ -172,7 +172,7 @@ def test_requested_frames_sum_the_pair_terms_in_the_tiles(kind, beta, method, mo
     _check_requested(traj, beta, states)
     assert sum(energy_tiles) == traj.times.size - 1  # every frame but the last, X0 included
     assert len(pair_calls) == 1
-    assert "pair terms" in traj.meta["energy_method"]
+    assert "tile terms" in traj.meta["energy_method"]
 
 
 @pytest.mark.parametrize("plant", ["diagonal-twice", "shift-not-subtracted"])
