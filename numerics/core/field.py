@@ -254,13 +254,14 @@ class RowSumMemo:
         """True (once) if the state with this key was requested, pair terms are possible at this beta and
         the row sums are not expected to give its energy: the previous evaluation's row-sum energy missed
         the bound (consecutive states are close; a wrong guess costs speed, never accuracy: a rejected
-        row-sum energy falls back to the pair sum)."""
+        row-sum energy falls back to the pair sum). Before any evaluation there is no guess and the answer is
+        False: at small d the row sums usually suffice, and the extra pass would cost a whole evaluation there."""
         if key not in self.wanted:
             return False
         self.wanted.discard(key)
         if not EXPREL_MAX_BETA <= abs(self.beta) <= GLPR_ENERGY_MAX_BETA:
             return False
-        return self.last is None or _glpr_row_sum_error(self.beta, *self.last) > TILE_ENERGY_MAX_ERROR
+        return self.last is not None and _glpr_row_sum_error(self.beta, *self.last) > TILE_ENERGY_MAX_ERROR
 
     def store(self, key: bytes, log_mean: float, error: float, expm1_mean: float | None = None) -> None:
         """Remember L (with its estimated error) and, when the tiles summed them, mean_ij expm1(beta s_ij)."""

@@ -161,17 +161,19 @@ def _check_requested(traj, beta, states):
 
 @pytest.mark.parametrize("kind,beta,method", [("sa", 1.0, "rk4"), ("usa", 0.5, "layer"), ("sa", -1.0, "rk4")])
 def test_requested_frames_sum_the_pair_terms_in_the_tiles(kind, beta, method, monkeypatch):
-    """Each saved frame from which a step starts gets its energy from expm1 terms summed in that step's first
-    field evaluation: equal to the pair sum to rounding (the same terms from another GEMM shape and summation
-    order), the field unchanged to rounding, and the pair sum runs for the last frame only."""
+    """Each saved frame after X0 from which a step starts gets its energy from expm1 terms summed in that step's
+    first field evaluation: equal to the pair sum to rounding (the same terms from another GEMM shape and
+    summation order), the field unchanged to rounding, and the pair sum runs for X0 and the last frame only."""
     traj, pair_calls, energy_tiles, states = _run_requested(kind, beta, method, monkeypatch)
     X0 = traj.X[0]
     L0 = math.log(float(np.mean(np.exp(beta * X0 @ X0.T))))
     err0 = 16.0 * np.finfo(float).eps * (1.0 + abs(beta) * 65 + math.log2(96) + abs(L0))
     assert field_module._glpr_row_sum_error(beta, L0, err0) > field_module.TILE_ENERGY_MAX_ERROR  # precondition
     _check_requested(traj, beta, states)
-    assert sum(energy_tiles) == traj.times.size - 1  # every frame but the last, X0 included
-    assert len(pair_calls) == 1
+    # every frame but X0 (no guess before the first evaluation: its row sums are tried, then the pair sum) and
+    # the last (never evaluated)
+    assert sum(energy_tiles) == traj.times.size - 2
+    assert len(pair_calls) == 2
     assert "tile terms" in traj.meta["energy_method"]
 
 
