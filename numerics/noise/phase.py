@@ -70,6 +70,34 @@ class PhaseDiagram:
     pde: list = field(default_factory=list)
 
 
+#: largest dimension of :func:`phase_diagram`: the branch continuation (zonal quadrature in the Gegenbauer
+#: weight) runs without a floating-point warning for every |beta| <= 50 up to d = 100 and fails at d = 128,
+#: beta = 50 (no point of the branch) and from d = 500 on (invalid values), measured on a grid of 12 betas
+PHASE_MAX_D = 100
+#: time step of the S^2 Fokker-Planck solves of :func:`phase_diagram`
+PDE_DT = 0.02
+#: field evaluations per step of the particle scheme (geodesic-weak2: two midpoint-RK2 half steps)
+EVALS_PER_STEP = 4
+
+
+def check_particle_cost(d: int, beta: float, n: int, t_end: float, dt: float, runs: int) -> None:
+    """Refuse, before the first step, particle runs whose saved frames do not fit in memory or whose field
+    evaluations together would take too long (:mod:`numerics.common.limits`): ``runs`` runs of n particles
+    over ceil(t_end / dt) steps, :data:`EVALS_PER_STEP` evaluations each, O(n K) with the circle's Fourier field
+    (what the ``auto`` backend picks at d = 2 when it is faster) and O(n^2 d) otherwise."""
+    from numerics.common.limits import check_array, check_work, steps_of
+    from numerics.core.model import Model
+
+    steps = steps_of(t_end, dt)
+    what = f"the phase experiment's particle runs ({runs} runs of n={n}, d={d}, {steps:.3g} steps each)"
+    if not np.isfinite(steps):
+        raise InputError(f"t_end/dt = {t_end:g}/{dt:g} steps is not a finite number of steps")
+    check_array((steps // max(1, int(round(0.5 / dt))) + 2, n, d), what + " (saved frames)")
+    field_fn, backend = Model("usa", beta).vector_field(n, d, "auto")
+    per_eval = float(n) * (field_fn.harmonics + 8) if backend == "fourier" else float(n) * n * (2 * d + 8)
+    check_work(runs * steps * EVALS_PER_STEP * per_eval, what)
+
+
 def particle_average(d: int, beta: float, D: float, *, n: int, t_end: float, dt: float, seed: int, start: str,
                      progress=None) -> ParticleAverage:
     """Noisy usa particles (weak-order-2 scheme, field backend ``auto``): mean and std of r over [t_end/2, t_end]."""
@@ -91,7 +119,7 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
     ``pde_L`` > 0 (d = 3 only) also the S^2 Fokker-Planck state at ``pde_t_end`` from both starts."""
     from theory.noise import bifurcation, discontinuity_threshold
 
-    d = require_int(d, "d", minimum=2)
+    d = require_int(d, "d", minimum=2, maximum=PHASE_MAX_D)
     beta = require_real(beta, "beta", minimum=-50.0, maximum=50.0)
     n = require_int(n, "particles", minimum=0)
     values = [require_real(D, "noise", minimum=0.0, strict_minimum=True) for D in noise_values]
@@ -104,6 +132,7 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
     if n:
         t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
         dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
+        check_particle_cost(d, beta, n, t_end, dt, runs=2 * len(values))
         for D in values:
             for start in ("clustered", "uniform"):
                 particles.append(particle_average(d, beta, D, n=n, t_end=t_end, dt=dt, seed=seed, start=start,
@@ -115,9 +144,15 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
                              "attnflow meanfield --noise D)")
         pde_L = require_int(pde_L, "pde L", minimum=2, maximum=64)
         pde_t_end = require_real(pde_t_end, "pde t_end", minimum=0.0, strict_minimum=True)
+        from numerics.common.limits import steps_of
+        from numerics.noise.sphere import check_sphere_cost
+
+        # all 2 len(values) solves together (each also checks itself): their work adds up
+        check_sphere_cost(pde_L, 2 * len(values) * steps_of(pde_t_end, PDE_DT), saves=3)
         for D in values:
             for start in ("clustered", "uniform"):
-                pde.append(pde_state(beta, D, start=start, L=pde_L, t_end=pde_t_end, seed=seed, progress=progress))
+                pde.append(pde_state(beta, D, start=start, L=pde_L, t_end=pde_t_end, dt=PDE_DT, seed=seed,
+                                      progress=progress))
     return PhaseDiagram(d, beta, bif.critical_noise, bif.continuous, discontinuity_threshold(d), branch.fold,
                         branch, at, particles,
                         {"landau_slope": bif.slope, "q": bif.q, "n": n, "t_end": t_end, "dt": dt, "seed": seed,

@@ -42,8 +42,10 @@ def harmonic_dimension(d: int, l: int) -> int:
 def couplings(d: int, beta: float, L: int) -> np.ndarray:
     """g_l = rho_0 a_l(beta)/beta for l = 0..L (g_0 unused): Gamma(d/2)(2/beta)^{d/2-1} I_{l+d/2-1}(beta)/beta.
 
-    Overflow safe through ``ive`` (beta > 0); beta = 0 is the limit g_1 = 1/d, g_l = 0 for l >= 2; beta < 0 uses
-    a_l(-b) = (-1)^l a_l(b). The critical noise is D_c = g_1 (theory.noise.critical_noise).
+    Overflow safe through ``ive`` for |beta| >= 1; below, the power series of I_nu in log space,
+    g_l = (1/2) (b/2)^{l-1} sum_k Gamma(d/2) (b^2/4)^k / (k! Gamma(l + d/2 + k)), which keeps tiny |beta|
+    (b^{-d/2} overflows there) and large d finite; beta = 0 is the limit g_1 = 1/d, g_l = 0 for l >= 2;
+    beta < 0 uses a_l(-b) = (-1)^l a_l(b). The critical noise is D_c = g_1 (theory.noise.critical_noise).
     """
     l = np.arange(L + 1, dtype=float)
     if beta == 0.0:
@@ -52,9 +54,34 @@ def couplings(d: int, beta: float, L: int) -> np.ndarray:
             g[1] = 1.0 / d
         return g
     b = abs(beta)
-    nu = l + d / 2 - 1
-    g = gamma(d / 2) * 2 ** (d / 2 - 1) * b ** (-d / 2) * ive(nu, b) * math.exp(b)
+    if b < SERIES_MAX_BETA:
+        g = _couplings_series(d, b, l)
+    else:
+        nu = l + d / 2 - 1
+        with np.errstate(all="ignore"):  # large d: Gamma(d/2) 2^{d/2} overflows and ive underflows
+            g = gamma(d / 2) * 2 ** (d / 2 - 1) * b ** (-d / 2) * ive(nu, b) * math.exp(b)
+        unusable = ~(np.isfinite(g) & (g > 0))
+        if np.any(unusable):
+            g[unusable] = _couplings_series(d, b, l[unusable])
     return g * np.sign(beta) ** (l + 1)
+
+
+#: below this |beta| :func:`couplings` sums the power series of I_nu (also where the Bessel form is not finite)
+SERIES_MAX_BETA = 1.0
+
+
+def _couplings_series(d: int, b: float, l: np.ndarray) -> np.ndarray:
+    """g_l from the series of I_{l + d/2 - 1}(b), every factor in log space (no overflow of b^{-d/2} or
+    Gamma(l + d/2) for tiny b or large d); positive terms, so no cancellation. Terms: 30 for b < 1 (the k-th is
+    below (1/4)^k / k!, 1e-50 at k = 30), else 60 + 2b (from k = b on each term is at most a quarter of the one
+    before, so the 60 after it are below 4^-60 of the largest)."""
+    from scipy.special import gammaln, logsumexp
+
+    terms = 30 if b < 1.0 else 60 + 2 * math.ceil(b)
+    k = np.arange(terms, dtype=float)[:, None]
+    log_terms = gammaln(d / 2) + 2 * k * math.log(b / 2) - gammaln(k + 1) - gammaln(l[None, :] + d / 2 + k)
+    with np.errstate(over="ignore"):  # g_0 = 1/b overflows only where 1/b does (b below 1/DBL_MAX)
+        return np.exp(-math.log(2.0) + (l - 1) * math.log(b / 2) + logsumexp(log_terms, axis=0))
 
 
 @dataclass(frozen=True)

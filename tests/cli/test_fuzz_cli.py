@@ -34,9 +34,8 @@ def _flags_of(command: str) -> list[str]:
 
 
 #: ``verify`` runs the claim registry (no user input to fuzz). ``sweep`` and ``model`` take an action and a spec
-#: or a checkpoint (their estimates are tested in tests/cli/test_sweep_cli.py; ``model iterate`` caps its steps);
-#: ``phase`` does not estimate its work yet (see CHANGELOG).
-NOT_FUZZED = {"verify", "phase", "sweep", "model"}
+#: or a checkpoint (their estimates are tested in tests/cli/test_sweep_cli.py; ``model iterate`` caps its steps).
+NOT_FUZZED = {"verify", "sweep", "model"}
 COMMANDS = sorted(set(next(a for a in build_parser()._actions if a.dest == "command").choices) - NOT_FUZZED)
 
 

@@ -1,5 +1,6 @@
 """CLI: attnflow phase, simulate --noise, meanfield --noise."""
 import numpy as np
+import pytest
 
 from tests.cli.helpers import bad, run_json
 
@@ -158,3 +159,23 @@ def test_phase_pde_shows_hysteresis_on_s2(capsys):
     states = {p["start"]: p for p in out["pde"]}
     assert abs(states["clustered"]["r"] - out["branch_at"][0]["r"]) < 5e-3     # truncation at L = 8
     assert states["uniform"]["r"] < 0.5 * states["uniform"]["r_start"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--d", "101"], "d must be <= 100"),
+    (["--noise", "0.1", "--particles", "100000", "--t-end", "1e6"], "of memory"),
+    (["--noise", "0.1", "0.2", "--particles", "2000", "--d", "3", "--t-end", "1e5"], "hours"),
+    (["--noise", "0.1", "--particles", "20", "--t-end", "1e300", "--dt", "1e-300"], "not a finite number of steps"),
+    (["--noise", "0.1", "--d", "3", "--pde", "64", "--pde-t-end", "1e7"], "hours"),
+])
+def test_phase_refuses_absurd_requests_at_once(capsys, argv, message):
+    """Dimension bound, and the memory and work of all particle runs and PDE solves together, are checked
+    before anything runs (one line, exit 2)."""
+    err = bad(capsys, ["phase", "--beta", "1", *argv])
+    assert message in err
+
+
+def test_phase_at_tiny_beta_is_the_beta_zero_limit(capsys):
+    """--beta 1e-300 at d = 3 used to raise OverflowError (b^{-d/2} in the couplings): now D_c = 1/d."""
+    out = run_json(capsys, ["phase", "--beta", "1e-300", "--d", "3"])
+    assert out["critical_noise"] == pytest.approx(1 / 3, rel=1e-12)

@@ -233,6 +233,41 @@ def test_couplings_match_theory():
         assert np.allclose(g[1:], [float(coupling(d, l, beta)) for l in range(1, 5)], rtol=1e-12)
 
 
+def _check_couplings_against_mpmath(d, betas, rtol=1e-12):
+    """g_l = Gamma(d/2) (2/b)^{d/2-1} I_{l+d/2-1}(b) / b at 50 digits. rtol: the series sums positive terms whose
+    logarithms reach a few hundred (Gamma of l + d/2 + k), so exp turns absolute rounding of ~300 eps of the
+    logarithm into a relative 7e-14; 1e-12 leaves a factor 15."""
+    import mpmath as mp
+
+    with mp.workdps(50):
+        for beta in betas:
+            b = mp.mpf(abs(beta))
+            ref = [float(mp.gamma(mp.mpf(d) / 2) * (2 / b) ** (mp.mpf(d) / 2 - 1) * mp.besseli(l + mp.mpf(d) / 2 - 1, b) / b
+                         * mp.sign(beta) ** (l + 1)) for l in range(7)]
+            got = couplings(d, beta, 6)
+            for l in range(7):
+                if ref[l] == 0.0:  # below the smallest double: the series underflows to 0 too
+                    assert got[l] == 0.0, (d, beta, l, got[l])
+                else:
+                    assert abs(got[l] - ref[l]) <= rtol * abs(ref[l]), (d, beta, l, got[l], ref[l])
+
+
+@pytest.mark.parametrize("d", [2, 3, 64, 300])
+def test_couplings_for_tiny_beta_and_large_d_match_mpmath(d):
+    """The series branch (|beta| < 1) keeps b^{-d/2} and Gamma(l + d/2) from overflowing: phase --beta 1e-300
+    used to fail with OverflowError at d >= 3, and the Bessel form gives inf * 0 at large d."""
+    _check_couplings_against_mpmath(d, [1e-300, -1e-20, 1e-3, 0.5, 0.999, -0.999, 1.0, 3.0])
+
+
+def test_couplings_check_catches_a_wrong_series_order(monkeypatch):
+    import numerics.noise.zonal as zonal
+
+    real = zonal._couplings_series
+    monkeypatch.setattr(zonal, "_couplings_series", lambda d, b, l: real(d, b, l + 1) * (b / 2) ** 0)
+    with pytest.raises(AssertionError):
+        _check_couplings_against_mpmath(3, [0.5])
+
+
 @pytest.mark.parametrize("d,model", [(2, "usa"), (3, "usa"), (3, "sa"), (4, "usa")])
 def test_zonal_rates_are_lambda_minus_noise_laplacian(d, model):
     from theory.meanfield import growth_rate
