@@ -78,6 +78,23 @@ def check_work(flops: float, what: str) -> None:
                          f"ATTNFLOW_MAX_WORK_HOURS)")
 
 
+#: operations charged per call of a Python-level kernel on top of its arithmetic (about 20 us at FLOP_RATE)
+CALL_OVERHEAD = 1e5
+
+
+def evaluation_budget(per_eval: float) -> float:
+    """How many evaluations of ``per_eval`` operations (plus :data:`CALL_OVERHEAD`) the work limit allows: the
+    bound of runs whose length is not known in advance (adaptive steps), enforced while they run."""
+    return work_limit() / (max(float(per_eval), 0.0) + CALL_OVERHEAD)
+
+
+def budget_exhausted(what: str, evaluations: float) -> InputError:
+    """The error of a run that used up :func:`evaluation_budget`."""
+    return InputError(f"{what} stopped after {evaluations:.3g} field evaluations: that is the work limit of "
+                      f"{_hours(work_limit())} (raise it with attnflow --max-hours H or ATTNFLOW_MAX_WORK_HOURS, "
+                      f"or loosen rtol / shorten t_end)")
+
+
 def check_array(shape, what: str, copies: float = 1.0) -> None:
     """Refuse allocating ``copies`` float64 arrays of ``shape``."""
     size = 1.0

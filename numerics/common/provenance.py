@@ -104,7 +104,9 @@ class StderrProgress:
         frac = min(1.0, done / total) if total else 1.0
         elapsed = now - self.start
         eta = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
-        counts = f"{self.unit}{done:.4g}/{total:.4g}  elapsed {elapsed:.1f}s  eta {eta:.1f}s"
+        # an eta beyond a million seconds is an order of magnitude, not a countdown (t_end = 1e308 gave 300 digits)
+        eta_text = f"{eta:.1f}s" if not eta > 1e6 else f"{eta:.2g}s"
+        counts = f"{self.unit}{done:.4g}/{total:.4g}  elapsed {elapsed:.1f}s  eta {eta_text}"
         if self.tty:
             filled = int(round(self.BAR * frac))
             bar = "#" * filled + "-" * (self.BAR - filled)

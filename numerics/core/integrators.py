@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numerics.common.errors import InputError, require_real
+from numerics.common.limits import budget_exhausted
 
 Field = Callable[[np.ndarray], np.ndarray]
 from numerics.core.names import METHODS  # noqa: E402, F401 - re-exported; defined without heavy imports for the CLI
@@ -182,11 +183,14 @@ def _adaptive_setup(field, save_times, project):
 def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float], rtol: float = 1e-9,
                        atol: float = 1e-12, h0: float | None = None, max_steps: int = 10_000_000,
                        progress: Callable[[float, float], None] | None = None,
-                       project: Callable[[np.ndarray], np.ndarray] | None = renormalize):
+                       project: Callable[[np.ndarray], np.ndarray] | None = renormalize,
+                       max_evaluations: float = math.inf):
     """Dormand-Prince 5(4) with step-size control; returns ``(times, states, stats)`` at ``save_times``.
 
     ``save_times`` must be non-decreasing and start at the initial time. Each accepted step is followed by
-    ``project`` (renormalisation onto the spheres; ``None`` for flat state spaces such as angles).
+    ``project`` (renormalisation onto the spheres; ``None`` for flat state spaces such as angles). A run that
+    needs more than ``max_steps`` steps or ``max_evaluations`` field evaluations (the work limit,
+    :func:`numerics.common.limits.evaluation_budget`) stops with :class:`InputError`.
     """
     project, field, save_times = _adaptive_setup(field, save_times, project)
     stats = AdaptiveStats()
@@ -201,6 +205,8 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
         while t < target:
             if stats.accepted + stats.rejected >= max_steps:
                 raise InputError(f"adaptive integrator exceeded {max_steps} steps at t={t:g}")
+            if stats.evaluations >= max_evaluations:
+                raise budget_exhausted(f"the dp5 run (at t={t:g} of {float(save_times[-1]):g})", stats.evaluations)
             h_try = min(h, target - t)
             last = h_try >= target - t
             K = [k_first]
@@ -264,7 +270,8 @@ def step_dop853(field: Field, X: np.ndarray, h: float,
 def integrate_dop853(field: Field, X0: np.ndarray, save_times: Sequence[float], rtol: float = 1e-9,
                      atol: float = 1e-12, h0: float | None = None, max_steps: int = 10_000_000,
                      progress: Callable[[float, float], None] | None = None,
-                     project: Callable[[np.ndarray], np.ndarray] | None = renormalize):
+                     project: Callable[[np.ndarray], np.ndarray] | None = renormalize,
+                     max_evaluations: float = math.inf):
     """Dormand-Prince 8(5,3) with step-size control and dense output; returns ``(times, states, stats)``.
 
     Error norm: h |e5|^2 / sqrt(|e5|^2 + 0.01 |e3|^2) with |.| the root mean square of the components scaled
@@ -275,7 +282,7 @@ def integrate_dop853(field: Field, X0: np.ndarray, save_times: Sequence[float], 
     projection between outputs: the exact orthogonal projection inside the field (:func:`make_field`) keeps
     every |x_i| constant along the extended flow, so the norm drift is part of the controlled error, and the
     first-same-as-last evaluation survives (12 evaluations a step instead of 13). The returned frames are
-    projected.
+    projected. ``max_steps`` and ``max_evaluations``: as in :func:`integrate_adaptive`.
     """
     project, field, save_times = _adaptive_setup(field, save_times, project)
     C, A, B, E3, E5, D = _dop853_tableau()
@@ -300,6 +307,8 @@ def integrate_dop853(field: Field, X0: np.ndarray, save_times: Sequence[float], 
     while k_out < save_times.size:
         if stats.accepted + stats.rejected >= max_steps:
             raise InputError(f"dop853 integrator exceeded {max_steps} steps at t={t:g}")
+        if stats.evaluations >= max_evaluations:
+            raise budget_exhausted(f"the dop853 run (at t={t:g} of {t_end:g})", stats.evaluations)
         h_try = min(h, t_end - t)
         X_new = _dop853_stages(field, X, f, t, h_try, K)
         t_new = t_end if h_try >= t_end - t else t + h_try
@@ -369,7 +378,7 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
               save_every: int = 1, save_times=None, rtol: float = 1e-9, atol: float = 1e-12,
               progress: Callable[[float, float], None] | None = None, steppers=None,
               project: Callable[[np.ndarray], np.ndarray] | None = renormalize,
-              on_save: Callable[[np.ndarray], None] | None = None):
+              on_save: Callable[[np.ndarray], None] | None = None, max_evaluations: float = math.inf):
     """Validate the integrator options and run ``method``; returns ``(times, states, stats)``.
 
     ``layer``/``rk4`` need ``dt`` (:func:`integrate_fixed`, with ``steppers``); ``dp5``/``dop853`` (and
@@ -379,7 +388,8 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
     methods given ``save_times`` (from t0 = 0) land on each of them: every interval between two save times is
     split into ceil(length / dt) equal steps h <= dt (``save_every`` is then ignored). ``on_save``: see
     :func:`integrate_fixed` (fixed-step methods only; adaptive outputs are interpolated or step ends that
-    were evaluated before they were known to be outputs).
+    were evaluated before they were known to be outputs). ``max_evaluations`` bounds the field evaluations of
+    an adaptive run (the work limit, enforced as it runs: its length is not known in advance).
     """
     if method in ADAPTIVE_METHODS:
         rtol = require_real(rtol, "rtol", minimum=0.0, strict_minimum=True)
@@ -392,7 +402,7 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
         used = adaptive_scheme(rtol) if method == "adaptive" else method
         run = integrate_adaptive if used == "dp5" else integrate_dop853
         times, states, st = run(field, X0, save_times, rtol=rtol, atol=atol, h0=h0, progress=progress,
-                                project=project)
+                                project=project, max_evaluations=max_evaluations)
         return times, states, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
                                "field_evaluations": st.evaluations, "method_used": used}
     if dt is None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from numerics.common.errors import (SPHERE_TOLERANCE, InputError, require_finite_array, require_int, require_points,
                                     require_real)
-from numerics.common.limits import check_array, check_work, steps_of
+from numerics.common.limits import check_array, check_work, evaluation_budget, steps_of
 from numerics.common.readers import parse_json, read_npy, read_npz
 from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, energy_normalization_for, interaction_energy
 from numerics.core.integrators import ADAPTIVE_METHODS, integrate
@@ -223,8 +223,10 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                     seed=int(meta.get("noise_seed") or 0))
     X0 = trajectory.X[-1]
     n, d = X0.shape
-    check_simulation_cost(n, d, t_end, solver, SaveAt(every=int(meta.get("save_every", 1))), t0=t0)
     field_fn, backend = model.vector_field(n, d, solver.backend)
+    per_eval = evaluation_cost(field_fn, backend, n, d)
+    check_simulation_cost(n, d, t_end, solver, SaveAt(every=int(meta.get("save_every", 1))), t0=t0,
+                          per_eval=per_eval)
     save_times = None
     if solver.method in ADAPTIVE_METHODS:
         old = trajectory.times
@@ -242,7 +244,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
         times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, t0=t0,
                                          save_every=int(meta.get("save_every", 1)), save_times=save_times,
                                          rtol=solver.rtol, atol=solver.atol, progress=progress,
-                                         on_save=getattr(field_fn, "request_energy", None))
+                                         on_save=getattr(field_fn, "request_energy", None),
+                                         max_evaluations=evaluation_budget(per_eval))
     seconds = _time.perf_counter() - started
     norm = meta.get("energy_normalization", energy_normalization_for(model.beta))
     norm = ENERGY_ALIASES.get(norm, norm)
@@ -321,8 +324,9 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     n, d = X0.shape
     model.check_dimension(d)
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
-    check_simulation_cost(n, d, t_end, solver, save)
     field_fn, backend = model.vector_field(n, d, solver.backend)
+    per_eval = evaluation_cost(field_fn, backend, n, d)
+    check_simulation_cost(n, d, t_end, solver, save, per_eval=per_eval)
     norm = "kernel" if model.kernel is not None else energy_normalization_for(model.beta)
     # the energy of X0 is computed first where it could fail (user kernels, other energy forms), so that a run
     # never integrates for nothing; the direct field's energy (normalisation chosen finite from beta) cannot
@@ -336,7 +340,8 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     else:
         times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, save_every=save.every,
                                          save_times=save.times, rtol=solver.rtol, atol=solver.atol,
-                                         progress=progress, on_save=getattr(field_fn, "request_energy", None))
+                                         progress=progress, on_save=getattr(field_fn, "request_energy", None),
+                                         max_evaluations=evaluation_budget(per_eval))
     seconds = _time.perf_counter() - started
     started = _time.perf_counter()
     # states[0] is X0: its energy was computed before integrating unless deferred
@@ -368,6 +373,14 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "save_times": None if save.times is None else "explicit"}
     meta.update(provenance or {})
     return Trajectory(times=times, X=states, energy=energy, meta=meta, arrays=arrays)
+
+
+def evaluation_cost(field_fn, backend: str, n: int, d: int) -> float:
+    """Operations of one field evaluation for the work limits: O(n K) for the circle's Fourier field (K
+    harmonics), O(n^2 d) for the direct sums and the other backends."""
+    if backend == "fourier":
+        return float(n) * (getattr(field_fn, "harmonics", 64) + 8)
+    return float(n) * n * (2 * d + 8)
 
 
 def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: SaveAt, t0: float = 0.0,

@@ -99,3 +99,23 @@ def test_cli_reports_the_scheme_adaptive_ran(capsys, tmp_path):
             "adaptive", "--out", str(tmp_path / "a.npz")]
     assert run_json(capsys, argv)["method_used"] == "dop853"
     assert run_json(capsys, argv + ["--rtol", "1e-2"])["method_used"] == "dp5"
+
+
+@pytest.mark.parametrize("method", ["dop853", "dp5"])
+def test_adaptive_runs_stop_at_the_work_limit(method, monkeypatch):
+    """An adaptive run's length is not known in advance (t_end = 1e308 used to run until the 10^7-step cap):
+    it stops with a clear error once its field evaluations use up the work limit."""
+    import time
+
+    from numerics.common.errors import InputError
+    from numerics.common.limits import evaluation_budget
+
+    monkeypatch.setenv("ATTNFLOW_MAX_WORK_HOURS", "2e-5")  # 3.6e8 operations: ~3000 evaluations at n = 16
+    budget = evaluation_budget(16 * 16 * (2 * 3 + 8))
+    assert 1000 < budget < 10_000
+    start = time.perf_counter()
+    with pytest.raises(InputError, match="work limit") as info:
+        simulate(Model("sa", 1.0), uniform_sphere(16, 3, 0), 1e308, solver=Solver(method, rtol=1e-6))
+    assert time.perf_counter() - start < 60
+    evaluations = float(str(info.value).split("stopped after ")[1].split()[0])
+    assert budget <= evaluations <= budget + 13  # one step past the budget at most (12 evaluations + hinit)
