@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
+from numerics.common.limits import evaluation_budget
 from numerics.core.field import MODELS, TIME_UNITS, attention_field
 from numerics.circle.fourier import (  # noqa: F401 - circle_energy and its limits are re-exported here
     ENERGY_DIRECT_MAX_N, ENERGY_RELATIVE_ACCURACY, _Coefficients, _order_parameters, circle_energy,
@@ -203,7 +204,8 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
     # angles live on the flat torus: the sphere integrators without projection, with the angle steppers
     times, thetas, stats = integrate(omega, theta0, t_end, method, dt=dt, save_every=save_every,
                                      save_times=save_times, rtol=rtol, atol=atol, progress=progress,
-                                     steppers=ANGLE_STEPPERS, project=None)
+                                     steppers=ANGLE_STEPPERS, project=None,
+                                     max_evaluations=evaluation_budget(per_eval))
     seconds = _time.perf_counter() - started
     norm = energy_normalization_for(beta)
     energy = _energies(thetas, beta, norm, tol)
