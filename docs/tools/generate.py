@@ -163,7 +163,12 @@ def write_all(out: Path) -> None:
     """Write every generated page under ``out`` (``docs/_generated``)."""
     _write(out / "claims.md", claims_page())
     _write(out / "cli.md", cli_page())
-    for name, text in api_pages().items():
-        _write(out / "api" / f"{name}.rst", text)
-    for name, text in note_stubs().items():
-        _write(out / "notes" / f"{name}.md", text)
+    pages = {out / "api" / f"{name}.rst": text for name, text in api_pages().items()}
+    pages.update({out / "notes" / f"{name}.md": text for name, text in note_stubs().items()})
+    for path, text in pages.items():
+        _write(path, text)
+    # pages of modules or notes that no longer exist (a module moved): stale, and autodoc fails on them
+    for folder, suffix in (("api", ".rst"), ("notes", ".md")):
+        for path in (out / folder).glob(f"*{suffix}"):
+            if path not in pages:
+                path.unlink()
