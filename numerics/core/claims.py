@@ -219,19 +219,13 @@ def check_frame_energies() -> CheckResult:
         worst, worst_path = max(worst, err), max(worst_path, path)
         runs.append({"model": kind, "beta": beta, "n": n, "d": d, "method": solver.method,
                      "frames": int(tr.times.size), "max_error_over_abs_terms": err, "path_difference": path})
-    details = {"runs": runs, "energy_method": energy_method_text(),
+    details = {"runs": runs, "energy_method": tr.meta["energy_method"],
                "tolerance_note": "1e-13 of sum_ij |expm1(beta s_ij)| / (2 |beta| n^2): the same terms from two GEMM "
                                  "shapes and summation orders (a few ulp each); trajectories with and without the "
                                  "energy requests equal to 1e-13 (rounding of 10 steps)"}
     ok = worst <= 1e-13 and worst_path <= 1e-13
     return CheckResult("core.frame-energies", "passed" if ok else "failed", worst, 0.0,
                        "<= 1e-13", {**details, "worst_path_difference": worst_path})
-
-
-def energy_method_text() -> str:
-    from numerics.core.trajectory import energy_method
-
-    return energy_method(make_field(3, 1.0, "sa"), None)
 
 
 @claim(id="core.codegen", title="generated code = sympy evalf; gradient/Hessian Taylor slopes 2 and 3",
