@@ -31,7 +31,7 @@ from numerics.core.field import MODELS, TIME_UNITS, attention_field
 from numerics.circle.fourier import (  # noqa: F401 - circle_energy and its limits are re-exported here
     ENERGY_DIRECT_MAX_N, ENERGY_RELATIVE_ACCURACY, _Coefficients, _order_parameters, circle_energy,
     harmonics_for_tolerance)
-from numerics.core.integrators import METHODS, integrate, step_rk4
+from numerics.core.integrators import ADAPTIVE_METHODS, METHODS, integrate, step_rk4
 from numerics.common.provenance import package_versions
 from numerics.core.field import ENERGY_DEFINITIONS, energy_normalization_for
 from numerics.core.model import SaveAt, Solver
@@ -260,7 +260,7 @@ def sphere_angle_deviation(circle: CircleTrajectory, progress: Callable[[float, 
     m = circle.meta
     # the comparison is angle equations against the direct O(n^2) sphere field: pin the backend (never auto)
     solver = Solver(method=m["method"], dt=m["dt"], backend="direct")
-    save = SaveAt(every=m["save_every"], times=circle.times if m["method"] in ("adaptive", "dop853") else None)
+    save = SaveAt(every=m["save_every"], times=circle.times if m["method"] in ADAPTIVE_METHODS else None)
     traj = simulate(Model(m["model"], m["beta"], time_unit=m["time_unit"]), circle.X[0], m["t_end"],
                     solver=solver, save=save, progress=progress)
     theta_sphere = np.arctan2(traj.X[..., 1], traj.X[..., 0])

@@ -36,10 +36,8 @@ from numerics.common.errors import InputError, require_real
 from numerics.common.limits import budget_exhausted
 
 Field = Callable[[np.ndarray], np.ndarray]
-from numerics.core.names import METHODS  # noqa: E402, F401 - re-exported; defined without heavy imports for the CLI
-ORDERS = {"layer": 1, "rk4": 4, "dp5": 5, "dop853": 8}
-#: methods with error control, run by :func:`integrate` from tolerances and output times
-ADAPTIVE_METHODS = ("adaptive", "dp5", "dop853")
+# re-exported; defined without heavy imports for the CLI
+from numerics.core.names import ADAPTIVE_METHODS, METHODS  # noqa: E402, F401
 #: ``adaptive`` runs ``dop853`` at rtol up to this, ``dp5`` above (:func:`adaptive_scheme`)
 ADAPTIVE_DOP853_MAX_RTOL = 1e-3
 

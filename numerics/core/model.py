@@ -23,7 +23,7 @@ import numpy as np
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
 from numerics.core.blocks import MLP, MultiHead, Schedule, ScheduledField, make_block_field
 from numerics.core.field import MODELS, TIME_UNITS, make_field
-from numerics.core.integrators import METHODS
+from numerics.core.integrators import ADAPTIVE_METHODS, METHODS
 
 #: field backends: blocked direct O(n^2) sums, the S^1 Fourier series, or ``auto`` (Fourier where it applies
 #: and is faster). A comparison of two code paths pins both; ``auto`` is for users who want the fast one.
@@ -329,9 +329,10 @@ class Solver:
         for rtol <= 1e-3 and ``dp5`` above (fewer field evaluations; recorded as ``method_used``; see
         :mod:`numerics.core.integrators`).
     dt : float, optional
-        Step of ``layer`` and ``rk4`` (required for them); initial-step hint for ``adaptive``.
+        Step of ``layer`` and ``rk4`` (required for them); initial-step hint for ``adaptive``, ``dp5`` and
+        ``dop853`` (default: their own initial step).
     rtol, atol : float
-        ``adaptive`` tolerances.
+        Tolerances of ``adaptive``, ``dp5`` and ``dop853``.
     backend : {"auto", "direct", "fourier", "numba"}
         How the field is evaluated (:meth:`Model.vector_field`); ``numba`` is the fused compiled kernel
         (optional dependency; equal to ``direct`` to rounding), chosen only explicitly.
@@ -354,7 +355,7 @@ class Solver:
         object.__setattr__(self, "backend", require_choice(self.backend, "backend", BACKENDS))
         if self.dt is not None:
             object.__setattr__(self, "dt", require_real(self.dt, "dt", minimum=0.0, strict_minimum=True))
-        elif self.method not in ("adaptive", "dp5", "dop853"):
+        elif self.method not in ADAPTIVE_METHODS:
             raise InputError(f"method {self.method} needs a step dt")
         object.__setattr__(self, "rtol", require_real(self.rtol, "rtol", minimum=0.0, strict_minimum=True))
         object.__setattr__(self, "atol", require_real(self.atol, "atol", minimum=0.0, strict_minimum=True))

@@ -7,4 +7,6 @@ that implement the choices (``field``, ``integrators``, ``model``) import them f
 MODELS = ("sa", "usa")
 TIME_UNITS = ("natural", "rescaled")
 METHODS = ("layer", "rk4", "adaptive", "dp5", "dop853")
+#: the methods with error control (run from tolerances and output times; ``dt`` is only a first-step hint)
+ADAPTIVE_METHODS = ("adaptive", "dp5", "dop853")
 BACKENDS = ("auto", "direct", "fourier", "numba")

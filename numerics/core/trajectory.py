@@ -187,8 +187,10 @@ def energy_method(field_fn, kernel) -> str:
         return "kernel pair sum, O(n^2) per frame"
     if getattr(field_fn, "energy", None) is not None:
         return "order parameters, O(n K) per frame"
-    if getattr(field_fn, "tile_energy", None) is not None:
+    if getattr(field_fn, "request_energy", None) is not None:
         return "tile terms at saved frames (fixed steps), else row sums (rel. error <= 1e-12), else pair sum"
+    if getattr(field_fn, "tile_energy", None) is not None:
+        return "row sums at evaluated frames (rel. error <= 1e-12), else pair sum"
     return "pair sum, O(n^2) per frame"
 
 
@@ -217,7 +219,10 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
         raise InputError("cannot resume this noisy run: its file holds no noise_state (the random stream's state, "
                          "which older files lack); rerun it with a longer t_end and the same seed")
     backend_saved = meta.get("backend", "direct")
-    solver = Solver(method=meta["method"], dt=meta.get("dt"), rtol=float(meta.get("rtol") or 1e-9),
+    # continue with the scheme the run used: "adaptive" chooses by rtol today, but files written before that
+    # choice existed (no "method_used") ran Dormand-Prince 5(4)
+    method = meta.get("method_used") or ("dp5" if meta["method"] == "adaptive" else meta["method"])
+    solver = Solver(method=method, dt=meta.get("dt"), rtol=float(meta.get("rtol") or 1e-9),
                     atol=float(meta.get("atol") or 1e-12),
                     backend="direct" if backend_saved in ("kernel", "blocks") else backend_saved,
                     seed=int(meta.get("noise_seed") or 0))

@@ -119,3 +119,14 @@ def test_initial_condition_files(tmp_path):
         load_initial(tmp_path / "shape.npy")
     with pytest.raises(InputError, match="does not match"):
         simulate("sa", 1.0, 0.1, X0=X, d=4, dt=0.05)
+
+
+def test_resume_keeps_the_scheme_of_the_saved_run(tmp_path):
+    """A file from before ``adaptive`` chose its scheme by rtol (no ``method_used``) ran Dormand-Prince 5(4):
+    its continuation runs dp5 too, not today's choice (dop853 at rtol 1e-9); newer files name their scheme."""
+    first = simulate("sa", 2.0, 1.0, n=10, d=3, seed=2, method="adaptive")
+    assert first.meta["method_used"] == "dop853"
+    assert resume(first, 2.0).meta["integrator_stats"]["resumed"]["method_used"] == "dop853"
+    old = Trajectory(times=first.times, X=first.X, energy=first.energy,
+                     meta={k: v for k, v in first.meta.items() if k != "method_used"}, arrays=first.arrays)
+    assert resume(old, 2.0).meta["integrator_stats"]["resumed"]["method_used"] == "dp5"

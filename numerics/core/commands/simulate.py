@@ -10,7 +10,7 @@ from numerics.common.errors import InputError
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
-from numerics.core.names import BACKENDS, METHODS, MODELS, TIME_UNITS
+from numerics.core.names import ADAPTIVE_METHODS, BACKENDS, METHODS, MODELS, TIME_UNITS
 
 NAME = "simulate"
 ORDER = 20
@@ -131,7 +131,7 @@ def run(args) -> int:
             if args.matrices else {}
         model = Model(kind=args.model, beta=args.beta, kernel=kernel_from_args(args), time_unit=args.time_unit,
                       noise=args.noise, **mats, **architecture_from_args(args))
-        dt = args.dt if (args.dt is not None or args.method in ("adaptive", "dop853")) else 0.05
+        dt = args.dt if (args.dt is not None or args.method in ADAPTIVE_METHODS) else 0.05
         noise_seed = args.seed if args.noise_seed is None else args.noise_seed
         solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
                         seed=noise_seed)
