@@ -12,8 +12,9 @@ Integrators (the methods of :mod:`numerics.core.integrators`, in angle coordinat
   map as :func:`numerics.core.integrators.step_layer` on the circle (no approximation).
 - ``rk4``: classical Runge-Kutta on theta (the angle equations are an ODE on the flat torus; nothing to
   renormalise).
-- ``adaptive``: Dormand-Prince 5(4), :func:`numerics.core.integrators.integrate_adaptive` without projection, hitting
-  every save time exactly.
+- ``dp5``, ``dop853``, ``adaptive``: the error-controlled methods of :mod:`numerics.core.integrators` without
+  projection (``dp5`` hits every save time exactly, ``dop853`` interpolates them; ``adaptive`` runs ``dop853`` for
+  rtol <= 1e-3 and ``dp5`` above); they stop at the work limit (:func:`numerics.common.limits.evaluation_budget`).
 
 Angles are kept unwrapped (continuous in time); wrap with ``np.angle(np.exp(1j * theta))`` when needed.
 """
@@ -35,7 +36,7 @@ from numerics.core.integrators import ADAPTIVE_METHODS, METHODS, integrate, step
 from numerics.common.provenance import package_versions
 from numerics.core.field import ENERGY_DEFINITIONS, energy_normalization_for
 from numerics.core.model import SaveAt, Solver
-from numerics.core.trajectory import check_simulation_cost, uniform_sphere
+from numerics.core.trajectory import check_simulation_cost, evaluation_cost, uniform_sphere
 
 BACKENDS = ("fourier", "direct")
 AngleField = Callable[[np.ndarray], np.ndarray]
@@ -160,7 +161,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
         Number of particles (with ``seed``, uniform angles as :func:`initial_angles`).
     theta0 : (n,) array_like, optional
         Initial angles (instead of ``n``/``seed``).
-    method : {"layer", "rk4", "adaptive"}
+    method : {"layer", "rk4", "adaptive", "dp5", "dop853"}
         See the module docstring; ``dt`` is required for ``layer``/``rk4``.
     backend : {"fourier", "direct"}
         O(n K) Fourier field (default) or the direct O(n^2) sphere field.
@@ -197,7 +198,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
         init = "given"
     omega = make_angle_field(beta, model, backend=backend, tol=tol, harmonics=harmonics, time_unit=time_unit)
     # the angle field costs O(n K) per evaluation (O(n^2) for the direct backend): refuse absurd runs first
-    per_eval = float(n) * (omega.harmonics + 8) if backend == "fourier" else float(n) * n * 8
+    per_eval = evaluation_cost(omega, backend, n, 2)
     check_simulation_cost(n, 2, t_end, Solver(method=method, dt=dt, rtol=rtol, atol=atol),
                           SaveAt(every=save_every, times=save_times), per_eval=per_eval)
     started = _time.perf_counter()

@@ -61,8 +61,9 @@ def read_json(path, what: str):
     return parse_json(text, f"{what} {path}")
 
 
-def parse_json(text: str, what: str):
-    """``json.loads`` with the nesting bound checked before parsing (no RecursionError)."""
+def parse_json(text: str, what: str, kind: str = "file"):
+    """``json.loads`` with the nesting bound checked before parsing (no RecursionError); errors name ``what``
+    and call the text an invalid ``kind`` ("file", or "value" for a command-line flag)."""
     depth = deepest = 0
     in_string = escaped = False
     for ch in text:  # a linear scan: brackets outside strings
@@ -80,13 +81,13 @@ def parse_json(text: str, what: str):
             depth += 1
             deepest = max(deepest, depth)
             if deepest > MAX_JSON_DEPTH:
-                raise InputError(f"cannot read {what}: invalid file (JSON nested deeper than {MAX_JSON_DEPTH} levels)")
+                raise InputError(f"cannot read {what}: invalid {kind} (JSON nested deeper than {MAX_JSON_DEPTH} levels)")
         elif ch in "]}":
             depth -= 1
     try:
         return json.loads(text)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-        raise InputError(f"cannot read {what}: invalid file (not valid JSON: {_reason(exc)})") from None
+        raise InputError(f"cannot read {what}: invalid {kind} (not valid JSON: {_reason(exc)})") from None
 
 
 def _require_file(path, what: str) -> None:
@@ -111,7 +112,7 @@ def json_array(text: str | None, name: str) -> np.ndarray | None:
     """
     if text is None:
         return None
-    value = parse_json(text, f"--{name}")
+    value = parse_json(text, f"--{name}", kind="value")
     if not isinstance(value, list):
         raise InputError(f"--{name} must be a JSON array, got {text!r}")
     try:

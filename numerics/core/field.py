@@ -210,10 +210,10 @@ class RowSumMemo:
     Two forms, both free or nearly so:
 
     - **requested states** (:meth:`request`, called by the integrators for every saved frame before the
-      field is evaluated there): the field's tiles also sum expm1(beta s_ij) over the same upper block
-      triangle as the pair sum of :func:`interaction_energy` (one expm1 and one subtraction per tile entry,
-      about a sixth of an evaluation at d = 64). These are the terms of the pair sum, from the same GEMM,
-      so the energy equals the pair sum's to rounding (summation order), as well conditioned as it;
+      field is evaluated there): the field's tiles also sum expm1(beta s_ij) over their upper block
+      triangle (one expm1 and one subtraction per tile entry, 0.16-0.29 evaluations at d = 64). These are the
+      terms of the pair sum of :func:`interaction_energy` (its blocks are taller: the products come from GEMMs
+      of another shape), so the energy equals the pair sum's to rounding, as well conditioned as it;
     - **any other evaluated state**: the log-mean-exp L(X) = log((1/n^2) sum_ij e^{beta <x_i, x_j>}) read off
       the row sums the tiles compute anyway: glpr-shifted E = expm1(L) / (2 beta), gkpr e^{L - beta},
       log-mean-exp L / beta, used only when the estimated relative error is below

@@ -113,14 +113,26 @@ _DP_B4 = np.array([5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 
 _DP_E = _DP_B5 - _DP_B4
 
 
+def _dp5_stages(field, X: np.ndarray, k_first: np.ndarray, t: float, h: float, fsal: bool = True):
+    """The Dormand-Prince 5(4) stages of one step from X at time t (``field(Y, t)``; ``k_first`` = field at X):
+    returns ``(K, X_new)`` with X_new the 5th-order solution; with ``fsal`` the 7th stage, the field at X_new
+    (the last row of A is the 5th-order weights), is appended to K for the error estimate."""
+    K = [k_first]
+    for stage in range(1, 6):
+        K.append(field(X + h * sum(a * K[j] for j, a in enumerate(_DP_A[stage]) if a != 0.0), t + _DP_C[stage] * h))
+    X_new = X + h * sum(b * K[j] for j, b in enumerate(_DP_B5[:6]) if b != 0.0)
+    if fsal:
+        K.append(field(X_new, t + h))
+    return K, X_new
+
+
 def step_dp5(field: Field, X: np.ndarray, h: float,
              project: Callable[[np.ndarray], np.ndarray] | None = renormalize) -> np.ndarray:
     """One fixed Dormand-Prince 5(4) step (the 5th-order solution, 6 evaluations), then ``project``: the
-    stepper of ``dp5`` without error control, for order tests by step halving."""
-    K = [field(X)]
-    for stage in range(1, 6):
-        K.append(field(X + h * sum(a * K[j] for j, a in enumerate(_DP_A[stage]) if a != 0.0)))
-    return (project or _identity)(X + h * sum(b * K[j] for j, b in enumerate(_DP_B5[:6]) if b != 0.0))
+    stepper of ``dp5`` without error control (the same stages as :func:`integrate_adaptive`), for order tests
+    by step halving."""
+    _, X_new = _dp5_stages(lambda Y, t: field(Y), X, field(X), 0.0, h, fsal=False)
+    return (project or _identity)(X_new)
 
 
 @dataclass
@@ -207,12 +219,8 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
                 raise budget_exhausted(f"the dp5 run (at t={t:g} of {float(save_times[-1]):g})", stats.evaluations)
             h_try = min(h, target - t)
             last = h_try >= target - t
-            K = [k_first]
-            for stage in range(1, 7):
-                Y = X + h_try * sum(a * K[j] for j, a in enumerate(_DP_A[stage]) if a != 0.0)
-                K.append(field(Y, t + _DP_C[stage] * h_try))
+            K, X_new = _dp5_stages(field, X, k_first, t, h_try)
             stats.evaluations += 6
-            X_new = X + h_try * sum(b * K[j] for j, b in enumerate(_DP_B5) if b != 0.0)
             err = h_try * sum(e * K[j] for j, e in enumerate(_DP_E) if e != 0.0)
             scale = atol + rtol * np.maximum(np.abs(X), np.abs(X_new))
             err_norm = float(np.max(np.abs(err) / scale)) if err.size else 0.0
@@ -460,16 +468,17 @@ def _initial_step(X, k, rtol, atol):
 
 
 def observed_order(field: Field, X0: np.ndarray, t_end: float, method: str, dts: Sequence[float],
-                   reference: np.ndarray) -> tuple[float, list[float]]:
+                   reference: np.ndarray, steppers=None) -> tuple[float, list[float]]:
     """Observed convergence order of a fixed-step method by step halving.
 
     Integrates to ``t_end`` with each step in ``dts`` (e.g. successive halvings), measures the error
     max_i |x_i(t_end) - reference_i| and returns (least-squares slope of log error against log dt, errors).
-    Expected: 1 for ``layer``, 4 for ``rk4``. Verified by: core.integrator-orders.
+    Expected: 1 for ``layer``, 4 for ``rk4``; ``steppers`` (as in :func:`integrate_fixed`) runs others, such as
+    the fixed steps of ``dp5`` (5) and ``dop853`` (8). Verified by: core.integrator-orders.
     """
     errors = []
     for dt in dts:
-        _, states = integrate_fixed(field, X0, t_end, dt, method, save_every=10**9)
+        _, states = integrate_fixed(field, X0, t_end, dt, method, save_every=10**9, steppers=steppers)
         errors.append(float(np.max(np.linalg.norm(states[-1] - reference, axis=1))))
     slope = float(np.polyfit(np.log(np.asarray(dts, float)), np.log(errors), 1)[0])
     return slope, errors

@@ -335,7 +335,7 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     norm = "kernel" if model.kernel is not None else energy_normalization_for(model.beta)
     # the energy of X0 is computed first where it could fail (user kernels, other energy forms), so that a run
     # never integrates for nothing; the direct field's energy (normalisation chosen finite from beta) cannot
-    # fail and X0's is read off the tiles of the first step's evaluation afterwards (no O(n^2) pair sum)
+    # fail and X0's is read off the first step's row sums afterwards where they meet their bound (else a pair sum)
     deferred = model.kernel is None and getattr(field_fn, "tile_energy", None) is not None
     energy0 = None if deferred else _energies(X0[None], model.beta, model.kernel, norm, field_fn)
 
@@ -404,7 +404,7 @@ def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: Sa
     what = f"a simulation with n={n}, d={d}" + (f", {steps:.3g} steps" if steps is not None else "")
     check_array((frames, n, d), what + f" ({frames:.3g} saved frames)")
     check_array((n, d), what, copies=8)  # the state and the Runge-Kutta stages
-    per_eval = float(n) * n * (2 * d + 8) if per_eval is None else per_eval
+    per_eval = evaluation_cost(None, "direct", n, d) if per_eval is None else per_eval
     evals = 0.0 if steps is None else steps * {"layer": 1, "rk4": 4}.get(solver.method, 4)
     check_work(evals * per_eval + frames * float(n) * n * 4, what)
 

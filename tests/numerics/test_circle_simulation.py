@@ -178,3 +178,11 @@ def test_every_adaptive_method_runs_and_names_its_scheme(method):
     tr = simulate_circle("sa", 1.0, 1.0, n=5, seed=0, method=method, rtol=1e-8)
     expected = {"dp5": "Dormand-Prince 5(4)", "dop853": "Dormand-Prince 8(5,3)", "adaptive": "Dormand-Prince 8(5,3)"}
     assert tr.meta["scheme"].startswith(expected[method])
+
+
+def test_adaptive_angle_runs_stop_at_the_work_limit(monkeypatch):
+    """Like the sphere runs: an adaptive angle run cannot know its length in advance and stops with a one-line
+    error once its evaluations use up the work limit (2e-5 hours: a few thousand evaluations at n = 16)."""
+    monkeypatch.setenv("ATTNFLOW_MAX_WORK_HOURS", "2e-5")
+    with pytest.raises(InputError, match="work limit"):
+        simulate_circle("sa", 1.0, 1e308, n=16, seed=0, method="dop853")
