@@ -90,10 +90,15 @@ def axis_values(name: str, value) -> list:
     if len(set(map(_hashable, vals))) != len(vals):
         raise InputError(f"axis {name} repeats a value: {vals}")
     if name in SYSTEM_KEYS:
-        vals = [require_int(v, name, minimum=1 if name == "n" else 2) for v in vals]
+        vals = [_system_value(name, v) for v in vals]
     elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
         vals = [float(v) for v in vals]
     return vals
+
+
+def _system_value(name: str, value) -> int:
+    """A number of particles n (>= 1) or a dimension d (>= 2), fixed in [model] or swept."""
+    return require_int(value, name, minimum=1 if name == "n" else 2)
 
 
 def _hashable(v):
@@ -143,6 +148,8 @@ class SweepSpec:
         model = dict(tables.get("model") or {})
         for key in model:
             _check_key(key, "model")
+            if key in SYSTEM_KEYS:
+                model[key] = _system_value(key, model[key])
         axes: dict[str, list] = {}
         seeds = [0]
         for key, value in dict(tables.get("sweep") or {}).items():

@@ -31,3 +31,16 @@ def test_every_adaptive_method_is_adaptive_in_a_sweep(method):
     out = runner.run_cell(spec.to_json(), (0, 0, 0))
     assert "error" not in out, out.get("error")
     SweepSpec.from_dict(tiny(run={"method": method, "frames": 5, "dt": 1e-12})).check_resources()
+
+
+@pytest.mark.parametrize("key, value", [("n", "abc"), ("n", 2.5), ("n", 0), ("d", 1), ("d", "x"), ("d", True)])
+def test_fixed_n_and_d_are_validated_like_swept_ones(key, value):
+    """A fixed [model] n or d that is not an integer in range is refused with an InputError naming it (it used
+    to reach int() in check_resources: a bare ValueError, or 2.5 silently costed as 2)."""
+    spec = tiny()
+    spec["sweep"].pop(key, None)
+    spec["model"][key] = value
+    with pytest.raises(InputError, match=rf"^{key} must be"):
+        SweepSpec.from_dict(spec)
+    spec["model"][key] = 3
+    assert SweepSpec.from_dict(spec).model[key] == 3
