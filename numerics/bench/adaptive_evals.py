@@ -33,7 +33,8 @@ def _scipy_run(field, X0, times, rtol, atol):
 
 def benchmark_adaptive(n: int = 32, d: int = 3, beta: float = 1.0, t_end: float = 10.0, seed: int = 0,
                        tolerances=TOLERANCES) -> dict:
-    """Evaluations against error for ``adaptive`` (DP5), ``dop853`` and SciPy's DOP853; see the module text."""
+    """Evaluations against error for ``adaptive`` (the scheme adaptive_scheme(rtol) picks), ``dp5``, ``dop853``
+    and SciPy's DOP853; see the module text."""
     n = require_int(n, "n", minimum=2)
     d = require_int(d, "d", minimum=2)
     beta = require_real(beta, "beta")

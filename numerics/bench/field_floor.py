@@ -1,13 +1,14 @@
 """Timing of :func:`numerics.core.field.attention_field` against an honest floor, the hardware and peers.
 
-Three references, all measured in the same process on the same data, contenders interleaved within each round
-and the minimum over the rounds kept (the least disturbed by other processes):
+Five references, all measured in the same process on the same data, contenders interleaved within each round
+(each also run once before, as a warm-up) and the minimum over the rounds kept (the least disturbed by other
+processes):
 
 - the **floor**: the best NumPy implementation of the same arithmetic that the project can write, i.e. the
   field's three operations without its shift column, projection or division: per tile of b rows (the field's
-  cache-sized :func:`numerics.core.field.tile_rows`), a plain GEMM ``X[a:b] @ Xt`` into a preallocated buffer
-  (not ``X @ X.T``, which NumPy turns into a symmetric rank-k update plus a mirroring loop, nor a fresh n x n
-  array per call), ``np.exp`` in place and a GEMM into a preallocated accumulator;
+  cache-sized :func:`numerics.core.field.tile_rows`), a plain GEMM ``X[a:b] @ Xt`` into one b x n tile buffer
+  allocated once per evaluation (not ``X @ X.T``, which NumPy turns into a symmetric rank-k update plus a
+  mirroring loop, nor an n x n array), ``np.exp`` in place and a GEMM into the rows of the (n, d) result;
 - the **hardware bound**: dgemm GFLOP/s (a square GEMM of size 1024) and ``np.exp`` elements/s (in place on a
   256 KiB block, in cache), measured in this process in the same interleaved rounds as the field; one field evaluation does 4 n^2 (d + 1) flops of GEMM
   and n^2 exponentials, so it cannot take less than 4 n^2 (d + 1) / gemm_rate + n^2 / exp_rate seconds;
@@ -31,7 +32,7 @@ import numpy as np
 from numerics.common.errors import require_int, require_real
 from numerics.common.limits import check_work
 from numerics.common.timing import best_interleaved
-from numerics.core.field import attention_field, make_field, tile_rows
+from numerics.core.field import make_field, tile_rows
 from numerics.core.trajectory import uniform_sphere
 
 #: field time / hardware bound goals at n = 4096
@@ -53,11 +54,6 @@ def make_floor(X: np.ndarray, block: int | None = None):
         return _tile_sums(X, Xt, X, b, 1.0)
 
     return floor
-
-
-def floor_operations(X: np.ndarray) -> np.ndarray:
-    """One evaluation of the floor (:func:`make_floor`)."""
-    return make_floor(X)()
 
 
 def rate_contenders(gemm_size: int = 1024, exp_entries: int = 1 << 15):
@@ -98,8 +94,11 @@ def field_bound_seconds(n: int, d: int, rates: dict) -> float:
     return 4.0 * n * n * (d + 1) / rates["gemm_flops_per_second"] + float(n) * n / rates["exp_per_second"]
 
 
-def peer_contenders(X: np.ndarray, beta: float) -> dict:
-    """Installed peers computing the ``sa`` field of X in float64 (empty when none is installed)."""
+def peer_contenders(X: np.ndarray, beta: float, saved: dict | None = None) -> dict:
+    """Installed peers computing the ``sa`` field of X in float64 (empty when none is installed).
+
+    torch is set to one thread for the timing; its thread count before is recorded once in ``saved``
+    (``saved["torch_threads"]``) for the caller to restore (:func:`benchmark_field` does)."""
     peers = {}
     try:
         import jax
@@ -124,6 +123,8 @@ def peer_contenders(X: np.ndarray, beta: float) -> dict:
 
         Xt = torch.from_numpy(X)[None, None]
 
+        if saved is not None:
+            saved.setdefault("torch_threads", torch.get_num_threads())
         torch.set_num_threads(1)
 
         def torch_field():
@@ -138,12 +139,22 @@ def peer_contenders(X: np.ndarray, beta: float) -> dict:
     return peers
 
 
+#: contenders of :func:`benchmark_field` costing about one field evaluation each, at most: the field, the floor,
+#: the general-QK field, the fused kernel and two peers (JAX, torch)
+FIELD_CONTENDERS = 6
+
+
 def check_field_work(n: int, repeats: int, dims=(3, 64)) -> tuple[int, int]:
-    """Validate n and repeats and refuse, before any work, a benchmark beyond the work limit."""
+    """Validate n and repeats and refuse, before any work, a benchmark beyond the work limit: per d, every
+    contender of :func:`benchmark_field` runs once to warm up and once per repeat, i.e. (repeats + 1) times
+    :data:`FIELD_CONTENDERS` field evaluations of O(n^2 (2d + 8)) plus the dgemm and exp rate contenders."""
     n = require_int(n, "n", minimum=1)
     repeats = require_int(repeats, "repeats", minimum=1)
-    check_work(2.0 * repeats * sum(float(n) * n * (2 * require_int(d, "d", minimum=2) + 8) for d in dims),
-               f"a benchmark with n={n}, {repeats} repeats")
+    gemm_size, exp_entries, inner = 1024, 1 << 15, 32  # rate_contenders' defaults, as benchmark_field uses them
+    rates = 2.0 * gemm_size**3 + inner * exp_entries
+    per_round = sum(FIELD_CONTENDERS * float(n) * n * (2 * require_int(d, "d", minimum=2) + 8) + rates
+                    for d in dims)
+    check_work((repeats + 1) * per_round, f"a benchmark with n={n}, {repeats} repeats")
     return n, repeats
 
 
@@ -158,10 +169,6 @@ def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str =
     ``peer_ratios`` (best attnflow time / peer time: below 1 means attnflow is faster), the measured
     ``rates``, the tile rows, the thread limits and the load averages.
     """
-    import os
-
-    from threadpoolctl import threadpool_limits
-
     n, repeats = check_field_work(n, repeats, dims)
     beta = require_real(beta, "beta")
     compile_s = None
@@ -170,6 +177,22 @@ def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str =
 
         fused = numba_available()
         compile_s = compile_seconds() if fused else None
+    saved: dict = {}
+    try:
+        return _timed_rows(n, dims, beta, model, repeats, seed, peers, fused, compile_s, saved)
+    finally:  # torch's thread count as before the benchmark (peer_contenders set it to one)
+        if "torch_threads" in saved:
+            import torch
+
+            torch.set_num_threads(saved["torch_threads"])
+
+
+def _timed_rows(n, dims, beta, model, repeats, seed, peers, fused, compile_s, saved) -> list[dict]:
+    """The timing rounds of :func:`benchmark_field` (one row per d), on one thread."""
+    import os
+
+    from threadpoolctl import threadpool_limits
+
     rows = []
     with threadpool_limits(1):
         load_before = os.getloadavg()
@@ -187,7 +210,7 @@ def benchmark_field(n: int = 4096, dims=(3, 64), beta: float = 1.0, model: str =
                 fused_fn = make_field(d, beta, model, engine="numba")
                 contenders["fused"] = lambda: fused_fn(X)
             if peers and model == "sa":
-                contenders.update(peer_contenders(X, beta))
+                contenders.update(peer_contenders(X, beta, saved))
             for fn in contenders.values():  # warm-up (allocations, BLAS buffers, JIT caches)
                 fn()
             times = dict(zip(contenders, best_interleaved(list(contenders.values()), repeats)))

@@ -86,15 +86,17 @@ def landscape_outcome(inputs: dict) -> dict:
     The drawn start explores the landscape; the symmetric scan makes every drawn beta test the configurations
     where spurious maxima are known to live (equal clusters at a regular polygon or polytope are critical for
     every pair kernel, by symmetry; PRY's three equal clusters, CRMB's polygons). ``start`` in the outcome says
-    which configuration gave the reported critical point.
+    which configuration gave the reported critical point; a symmetric one has ``lbfgs_iterations``,
+    ``newton_converged`` and ``newton_residual`` None (no solver ran; its ``residual`` is the measured one).
     """
     outcome = ascent_outcome(inputs)
     if _is_spurious_maximum(outcome):
         return outcome
     kernel, beta = _kernel_of(inputs), inputs["beta"]
     for label, C in symmetric_candidates(outcome["X"].shape[1]):
-        candidate = _classified(C, beta, kernel, start=label, lbfgs_iterations=0, newton_converged=True,
-                                newton_residual=0.0)
+        # no solver ran on a symmetric configuration (it is critical by symmetry): no solver figures to report
+        candidate = _classified(C, beta, kernel, start=label, lbfgs_iterations=None, newton_converged=None,
+                                newton_residual=None)
         if _is_spurious_maximum(candidate):
             return candidate
     return outcome

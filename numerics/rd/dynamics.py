@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numerics.common.errors import InputError, require_finite_array, require_int, require_real
-from numerics.common.limits import check_memory, check_work
+from numerics.common.limits import check_memory, check_work, steps_of
 from numerics.core.model import SaveAt, Solver
 from numerics.gaussian.solutions import SinkhornState, attention_matrix, particle_velocity
 from numerics.rd.model import RdModel
@@ -83,6 +83,14 @@ def _check_resources(model: RdModel, n: int, d: int, steps: int, frames: int, ke
     check_work(steps * (4 if method == "rk4" else 1) * per_eval, f"the R^d run ({steps} steps, n = {n}, d = {d})")
 
 
+def step_count(t_end: float, dt: float) -> int:
+    """The number N = ceil(t_end/dt) of equal fixed steps to ``t_end`` (0 for t_end = 0; a quotient within 1e-9
+    of an integer is that integer); a t_end/dt that is not a finite number (1e308/1e-300) is refused."""
+    if not np.isfinite(steps_of(t_end, dt)):
+        raise InputError(f"t_end/dt = {t_end:g}/{dt:g} steps is not a finite number of steps")
+    return max(1, int(np.ceil(t_end / dt - 1e-9))) if t_end > 0 else 0
+
+
 def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveAt = SaveAt(),
                 keep_P: bool | None = None, progress: Callable[[float, float], None] | None = None) -> RdRun:
     """Integrate dx_i/dt = V sum_j P_ij x_j from X0 (z(0) = x(0)) to ``t_end`` in the rescaled variables.
@@ -98,21 +106,22 @@ def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveA
     t_end = require_real(t_end, "t_end", minimum=0.0)
     if solver.method not in ("rk4", "layer"):
         raise InputError(f"the R^d dynamics supports the fixed-step methods rk4 and layer, got {solver.method}")
-    steps = max(1, int(np.ceil(t_end / solver.dt - 1e-9))) if t_end > 0 else 0
+    steps = step_count(t_end, solver.dt)
     h = t_end / steps if steps else 0.0
     if save.times is not None:
         idx = np.rint(np.asarray(save.times) / h).astype(int) if steps else np.zeros(len(save.times), int)
         if np.any(idx < 0) or np.any(idx > steps) or np.any(np.diff(idx) <= 0):
             raise InputError("save times must be increasing, in [0, t_end] and at least one step apart")
-        save_steps = set(idx.tolist())
+        frames = len(idx)
     else:
         every = require_int(save.every, "save_every", minimum=1)
-        save_steps = set(range(0, steps + 1, every)) | {steps}
+        frames = steps // every + 1 + (1 if steps % every else 0)  # the multiples of every and the last step
     if keep_P is None:
         keep_P = n <= MAX_TOKENS_WITH_P
     if keep_P and n > MAX_TOKENS_WITH_P:
         raise InputError(f"P(t) is stored for n <= {MAX_TOKENS_WITH_P} tokens only, got n = {n}")
-    _check_resources(model, n, d, steps, len(save_steps), keep_P, solver.method)
+    _check_resources(model, n, d, steps, frames, keep_P, solver.method)  # before any per-frame structure is built
+    save_steps = set(idx.tolist()) if save.times is not None else set(range(0, steps + 1, every)) | {steps}
     state = SinkhornState(np.zeros(n), np.zeros(n)) if model.attention == "sinkhorn" else None
     # the logit cap is computed from the current tokens at every evaluation (for V with eigenvalues of negative
     # real part some z grow like e^{-Re(mu) t}); capping changes P only at exact float64 ties

@@ -22,7 +22,7 @@ from scipy.optimize import linear_sum_assignment, minimize
 from numerics.common.errors import InputError, require_int, require_real
 from numerics.core.model import SaveAt, Solver
 from numerics.common.limits import check_array, check_work
-from numerics.rd.dynamics import simulate_rd
+from numerics.rd.dynamics import simulate_rd, step_count
 from numerics.rd.model import RdModel
 
 from numerics.rd.names import OT_BACKENDS  # noqa: E402 - shared with the CLI parser
@@ -98,7 +98,7 @@ def stability_ratios(model: RdModel, X0, Y0, t_end: float, *, dt: float, p: floa
     """Run both particle systems; W_p(t) / W_p(0) against C(t), the radius against its bound."""
     solver = Solver("rk4", dt=dt)
     X0, Y0 = np.asarray(X0, float), np.asarray(Y0, float)
-    frames = int(np.ceil(t_end / dt)) // max(int(every), 1) + 2 if t_end > 0 else 1
+    frames = step_count(t_end, dt) // max(int(every), 1) + 2 if t_end > 0 else 1
     check_transport_cost(len(X0), len(Y0), X0.shape[-1], count=frames + 1)  # W_p(0) and each frame, before the runs
     rx = simulate_rd(model, X0, t_end, solver=solver, save=SaveAt(every=every), keep_P=False)
     ry = simulate_rd(model, Y0, t_end, solver=solver, save=SaveAt(every=every), keep_P=False)

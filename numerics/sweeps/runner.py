@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numerics.common.errors import InputError, require_int
+from numerics.core.integrators import ADAPTIVE_METHODS
 from numerics.core.model import SaveAt, Solver
 from numerics.core.trajectory import simulate, uniform_sphere
 from numerics.sweeps.observables import RunResult, evaluate
@@ -59,7 +60,7 @@ def simulate_cell(spec: SweepSpec, params: dict):
     solver = Solver(method=run["method"], dt=run["dt"], rtol=run["rtol"], atol=run["atol"],
                     backend=run["backend"], seed=noise_seed(spec, params[SEED_AXIS]))
     times = spec.frame_times()
-    save = SaveAt(times=times) if run["method"] == "adaptive" else SaveAt(every=spec.save_every())
+    save = SaveAt(times=times) if run["method"] in ADAPTIVE_METHODS else SaveAt(every=spec.save_every())
     traj = simulate(model, X0, run["t_end"], solver=solver, save=save)
     if traj.times.shape != times.shape or not np.allclose(traj.times, times, rtol=0, atol=1e-9 * run["t_end"]):
         raise RuntimeError("the run saved other times than the store's time axis")

@@ -34,7 +34,7 @@ import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
 from numerics.common.limits import check_array, check_work
-from numerics.core.integrators import METHODS
+from numerics.core.integrators import ADAPTIVE_METHODS, METHODS
 from numerics.core.model import BACKENDS, Model
 
 #: keys of the particle system (not Model fields) accepted in ``[model]`` and as axes
@@ -90,10 +90,15 @@ def axis_values(name: str, value) -> list:
     if len(set(map(_hashable, vals))) != len(vals):
         raise InputError(f"axis {name} repeats a value: {vals}")
     if name in SYSTEM_KEYS:
-        vals = [require_int(v, name, minimum=1 if name == "n" else 2) for v in vals]
+        vals = [_system_value(name, v) for v in vals]
     elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
         vals = [float(v) for v in vals]
     return vals
+
+
+def _system_value(name: str, value) -> int:
+    """A number of particles n (>= 1) or a dimension d (>= 2), fixed in [model] or swept."""
+    return require_int(value, name, minimum=1 if name == "n" else 2)
 
 
 def _hashable(v):
@@ -143,6 +148,8 @@ class SweepSpec:
         model = dict(tables.get("model") or {})
         for key in model:
             _check_key(key, "model")
+            if key in SYSTEM_KEYS:
+                model[key] = _system_value(key, model[key])
         axes: dict[str, list] = {}
         seeds = [0]
         for key, value in dict(tables.get("sweep") or {}).items():
@@ -251,8 +258,8 @@ class SweepSpec:
     def check_resources(self) -> None:
         """Refuse, before any run, a sweep whose total work or largest stored array exceeds the limits
         (:mod:`numerics.common.limits`): every cell is costed with the largest n and d of the sweep, each
-        field evaluation O(n^2 (2d + 8)) (fixed-step methods: steps x stages evaluations; ``adaptive``: the
-        frames' energies only, its step count is not known in advance); in memory, a run holds its frames
+        field evaluation O(n^2 (2d + 8)) (fixed-step methods: steps x stages evaluations; the adaptive methods:
+        the frames' energies only, their step counts are not known in advance); in memory, a run holds its frames
         (frames x n x d doubles) while its observables are computed (the store on disk grows run by run)."""
         def largest(key):
             vals = self.axes.get(key, [self.model.get(key)])
@@ -264,7 +271,7 @@ class SweepSpec:
         check_array((frames, n, d), what + f": {frames} frames of one run", copies=2)
         per_eval = float(n) * n * (2 * d + 8)
         evals = 0.0
-        if self.run["method"] != "adaptive":
+        if self.run["method"] not in ADAPTIVE_METHODS:
             steps, _ = self.fixed_steps()
             evals = steps * (1 if self.run["method"] == "layer" else 4)
         check_work(cells * (evals * per_eval + frames * float(n) * n * 4), what)
@@ -273,11 +280,11 @@ class SweepSpec:
         """The saved times of every run (they do not depend on the cell): ``frames`` of them up to ``t_end``.
 
         Fixed-step methods take N = ceil(t_end/dt) equal steps and keep every ``save_every``-th state and the
-        last (:func:`numerics.core.integrators.integrate_fixed`); ``adaptive`` keeps ``frames`` equally spaced
-        times.
+        last (:func:`numerics.core.integrators.integrate_fixed`); the adaptive methods (``adaptive``, ``dp5``,
+        ``dop853``) keep ``frames`` equally spaced times.
         """
         t_end, frames = self.run["t_end"], self.run["frames"]
-        if self.run["method"] == "adaptive":
+        if self.run["method"] in ADAPTIVE_METHODS:
             return np.linspace(0.0, t_end, frames)
         steps, h = self.fixed_steps()
         every = self.save_every()

@@ -56,3 +56,20 @@ def test_kuramoto_bad_input(capsys, argv):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert len(err) == 1 and err[0].startswith("error:")
+
+
+def test_kuramoto_noise_critical_noise_in_the_rescaled_unit(capsys):
+    """usa with --time-unit rescaled integrates in t' = e^beta t with the noise D per unit of t': the printed
+    threshold is e^{-beta} D_c(natural) (it was the natural-time value); natural time is unchanged."""
+    from theory.noise import critical_noise
+
+    argv = ["kuramoto", "--model", "usa", "--n", "8", "--beta", "1.5", "--t-end", "0.2", "--dt", "0.1",
+            "--noise", "0.3", "--json"]
+    code, natural = _json(capsys, argv)
+    assert code == 0
+    code, rescaled = _json(capsys, argv + ["--time-unit", "rescaled"])
+    assert code == 0
+    Dc = critical_noise("usa", 2, 1.5)[0]
+    assert natural["prediction"]["critical_noise"] == Dc
+    np.testing.assert_allclose(rescaled["prediction"]["critical_noise"], np.exp(-1.5) * Dc, rtol=1e-12)
+    assert "e^-beta" in rescaled["prediction"]["equation"]

@@ -67,3 +67,15 @@ def test_rd_estimates_refuse_absurd_requests(capsys, tmp_path):
     line = bad(capsys, ["--max-hours", "0.01", "rd-stability", *base, "--n", "5000", "--t-end", "0.025"])
     assert "3 optimal transport(s) between 5000 and 5000 atoms" in line
 
+
+def test_rd_refuses_a_non_finite_step_count_and_a_huge_one_before_allocating(capsys, tmp_path):
+    """t_end/dt = inf is one error line (was "cannot convert float infinity to integer"); a finite but huge
+    step count is refused by the estimate before the set of saved steps is built (was a MemoryError)."""
+    base = ["--attention", "softmax", "--d", "2", "--V", EYE, "--A", EYE, "--n", "4"]
+    out = ["--out", str(tmp_path / "o.npz")]
+    huge = ["--t-end", "1e308", "--dt", "1e-300"]
+    assert "not a finite number of steps" in bad(capsys, ["rd", *base, *huge, *out])
+    assert "not a finite number of steps" in bad(capsys, ["rd-stability", *base, *huge])
+    assert "of memory" in bad(capsys, ["rd", *base, "--t-end", "1e10", "--frames", "20000000000", *out])
+    assert not (tmp_path / "o.npz").exists()
+

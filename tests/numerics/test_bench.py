@@ -29,3 +29,60 @@ def test_simulate_and_adaptive_reports():
     assert [r["method_used"] for r in report["runs"]["adaptive"]] == ["dop853", "dop853"]
     for runs in report["runs"].values():
         assert all(run["evaluations"] > 0 and run["error"] < 1e-4 for run in runs)
+
+
+def test_field_work_estimate_counts_every_contender_and_the_warm_up(monkeypatch):
+    """check_field_work costs (repeats + 1) rounds (a warm-up and the repeats) of the six field-like contenders
+    (field, floor, general QK, fused, two peers) and the dgemm/exp rate contenders, for every d."""
+    from numerics.bench import field_floor
+
+    seen = []
+    monkeypatch.setattr(field_floor, "check_work", lambda flops, what: seen.append(flops))
+    assert field_floor.check_field_work(1000, 4, dims=(3, 64)) == (1000, 4)
+    fields = sum(1000.0**2 * (2 * d + 8) for d in (3, 64))
+    assert seen[0] >= 5 * 6 * fields + 5 * 2 * 2.0 * 1024**3
+
+
+def _fake_module(name, **attrs):
+    import types
+
+    module = types.ModuleType(name)
+    module.__dict__.update(attrs)
+    return module
+
+
+def test_benchmark_field_restores_torch_threads_and_reports_rates_per_d(monkeypatch, capsys):
+    """torch is set to one thread for the timing and set back afterwards; the bench JSON records the hardware
+    rates of every d (they are measured in each d's rounds). threadpoolctl and torch are stand-ins here."""
+    import contextlib
+    import sys
+
+    from numerics.bench.field_floor import benchmark_field
+    from tests.cli.helpers import run_json
+
+    threads = {"n": 7, "calls": []}
+
+    def set_num_threads(k):
+        threads["calls"].append(k)
+        threads["n"] = k
+
+    def sdpa(*args, **kwargs):
+        raise RuntimeError("stand-in torch: no attention")  # the peer is skipped, as a broken install would be
+
+    functional = _fake_module("torch.nn.functional", scaled_dot_product_attention=sdpa)
+    nn = _fake_module("torch.nn", functional=functional)
+    torch = _fake_module("torch", nn=nn, from_numpy=np.asarray, get_num_threads=lambda: threads["n"],
+                         set_num_threads=set_num_threads)
+    for name, module in (("torch", torch), ("torch.nn", nn), ("torch.nn.functional", functional)):
+        monkeypatch.setitem(sys.modules, name, module)
+    try:
+        import threadpoolctl  # noqa: F401
+    except ModuleNotFoundError:
+        monkeypatch.setitem(sys.modules, "threadpoolctl",
+                            _fake_module("threadpoolctl", threadpool_limits=lambda k: contextlib.nullcontext()))
+    rows = benchmark_field(n=16, dims=(3,), repeats=1, fused=False)
+    assert threads["calls"] == [1, 7] and threads["n"] == 7 and rows[0]["peers"] == {}
+    payload = run_json(capsys, ["bench", "--suite", "field", "--n", "16", "--repeats", "1"])
+    assert [h["d"] for h in payload["hardware"]] == [3, 64]
+    assert [{k: v for k, v in h.items() if k != "d"} for h in payload["hardware"]] == \
+        [r["rates"] for r in payload["results"]]

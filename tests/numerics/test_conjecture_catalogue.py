@@ -40,6 +40,20 @@ def test_symmetric_scan_reproduces_the_pry_threshold(beta):
         assert v.holds is True and outcome["start"] == "ascent from the drawn X0", (beta, outcome["start"])
 
 
+def test_symmetric_candidate_reports_no_solver_figures():
+    """A critical point found by the symmetric scan was not computed by L-BFGS or Newton: their figures are
+    None (not a made-up converged Newton with residual 0); the measured residual is reported; it encodes."""
+    from numerics.conjectures.framework import decode, encode
+
+    outcome = landscape_outcome({"beta": -1.0, "X0": circle_clusters(2, masses=[3]) + 0.0})
+    assert "3 equal clusters" in outcome["start"]
+    assert outcome["lbfgs_iterations"] is None and outcome["newton_converged"] is None
+    assert outcome["newton_residual"] is None and outcome["residual"] < 1e-8
+    assert decode(encode(outcome))["newton_converged"] is None
+    drawn = ascent_outcome({"beta": 1.0, "X0": circle_clusters(2, masses=[3]) + 0.0})
+    assert isinstance(drawn["newton_converged"], bool) and drawn["lbfgs_iterations"] >= 0
+
+
 def test_default_landscape_run_finds_the_known_counterexample():
     """The `landscape` conjecture's default range [-1, 1] contains PRY's counterexample; the default run (its own
     budget, a fresh seed) must find it."""

@@ -114,6 +114,21 @@ def test_model_validation_and_meta_round_trip():
         simulate_rd(m, np.zeros((3, 3)), 1.0, solver=Solver("rk4", dt=0.1))
 
 
+def test_simulate_rd_refuses_huge_and_non_finite_step_counts_before_allocating():
+    """2e11 saved steps are refused by the estimate before the set of saved steps is built (was a MemoryError
+    after a long allocation); t_end/dt = inf is an InputError (was an OverflowError from int(inf))."""
+    m = RdModel("softmax", 2, V=V_NONNORMAL, Q=Q0, K=K0)
+    X0 = np.random.default_rng(0).standard_normal((4, 2))
+    with pytest.raises(InputError, match="of memory"):
+        simulate_rd(m, X0, 1e10, solver=Solver("rk4", dt=0.05), save=SaveAt(every=1), keep_P=False)
+    with pytest.raises(InputError, match="not a finite number of steps"):
+        simulate_rd(m, X0, 1e308, solver=Solver("rk4", dt=1e-300))
+    run = simulate_rd(m, X0, 1.0, solver=Solver("rk4", dt=0.3), save=SaveAt(every=2), keep_P=False)
+    np.testing.assert_allclose(run.times, [0.0, 0.5, 1.0])  # 4 steps of 0.25: steps 0, 2 and 4
+    run = simulate_rd(m, X0, 1.0, solver=Solver("rk4", dt=0.25), save=SaveAt(every=3), keep_P=False)
+    np.testing.assert_allclose(run.times, [0.0, 0.75, 1.0])  # the multiples of 3 and the last step
+
+
 def test_geometry_helpers():
     Z = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.2, 0.2]])
     assert hull_vertices(Z) == [0, 1, 2]

@@ -1,10 +1,14 @@
 """``attnflow bench``: speed of the field kernels, measured in one process against in-process references.
 
 Suites: ``field`` times attention_field at n = 4096 against the honest floor (the same GEMM, exp, GEMM in
-cache-sized preallocated tiles), the hardware bound measured in this process (dgemm and exp rates) and the
-installed peers (JAX, torch SDPA; optional); ``fourier`` times the O(n K) circle field against the direct
-O(n^2) field (n = 16384, beta = 10), interleaved, and one evaluation at n = 10^6. ``all`` (default) runs both.
-Every comparison alternates its contenders within each round and keeps the minimum over the rounds.
+cache-sized tiles), the hardware bound measured in this process (dgemm and exp rates, recorded per d under
+``hardware``), the general-QK path, the fused kernel and the installed peers (JAX, torch SDPA; optional);
+``fourier`` times the O(n K) circle field against the direct O(n^2) field (n = 16384, beta = 10), interleaved,
+and one evaluation at n = 10^6; ``simulate`` measures the share of an rk4 run spent outside its field
+evaluations (minima of interleaved rounds, the median of paired rounds and the median CPU-time share);
+``adaptive`` counts the field evaluations of the adaptive integrators against SciPy's DOP853 at matched
+accuracy (counts, no timing). ``all`` (default) runs the four. The timed comparisons alternate their contenders
+within each round and keep the minimum over the rounds (``simulate`` also reports medians).
 """
 from __future__ import annotations
 
@@ -44,8 +48,7 @@ def run(args) -> int:
         progress.note(f"field suite: attention_field vs its floor at n = {args.n}, {args.repeats} repeats ...")
         rows = benchmark_field(n=args.n, repeats=args.repeats, model=args.model)
         payload["results"] = rows
-        rates = rows[0]["rates"]
-        payload["hardware"] = rates
+        payload["hardware"] = [{"d": r["d"], **r["rates"]} for r in rows]  # measured in each d's rounds
         peer_names = sorted({name for r in rows for name in r["peers"]})
 
         def ms(x):
@@ -70,7 +73,7 @@ def run(args) -> int:
                  "\nfield = the default (NumPy, Q = K = I: symmetric weights, upper block triangle, half the exps "
                  "the bound counts); general QK = the NumPy path for general Q, K (here Q = I as a matrix); "
                  "numba = the fused kernel (general Q, K)"
-                 "\nfloor = the full GEMM + exp + GEMM in preallocated cache-sized tiles; contenders interleaved, "
+                 "\nfloor = the full GEMM + exp + GEMM in cache-sized tiles; contenders interleaved, "
                  "minimum of the repeats; met = the faster of field and numba within the target"
                  "\nnumba: " + ("not installed (pip install 'attnflow[fast]')" if compile_s is None else
                                 f"compile or cache load {compile_s:.2f} s before timing (not in the times)")

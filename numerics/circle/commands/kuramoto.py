@@ -90,15 +90,25 @@ def run(args) -> int:
     return 0
 
 
-def stationary_prediction(model: str, beta: float, noise: float) -> dict:
+def stationary_prediction(model: str, beta: float, noise: float, time_unit: str = "natural") -> dict:
     """The stationary order parameter of the noisy model at beta = 0 (sa and usa coincide there): the Kuramoto
     coupling is K = 1 (d theta_i/dt = (1/n) sum_j sin(theta_j - theta_i)), the critical noise K_c = 2 D, i.e.
     D_c = 1/2, and for D < D_c the positive root of r = I_1(K r/D)/I_0(K r/D) (theory.noise.kuramoto_order_parameter;
     Bertini-Giacomin-Pakdaman 2010). For beta != 0 only the linear threshold D_c(beta) is given (the stationary
-    branch of usa is ``attnflow phase --beta B --d 2 --noise D``)."""
-    from theory.noise import critical_noise, kuramoto_order_parameter
+    branch of usa is ``attnflow phase --beta B --d 2 --noise D``).
 
-    Dc = critical_noise(model, 2, beta)[0]
+    ``time_unit="rescaled"`` (usa, t' = e^beta t): the simulation's drift is e^{-beta} v and its noise D acts per
+    unit of t', so the threshold in that unit is D_c' = e^{-beta} D_c (scaled in mpmath: finite even where the
+    natural-time D_c overflows a float); at beta = 0 both units coincide."""
+    from theory.noise import critical_noise, growth_rate, kuramoto_order_parameter, laplacian_eigenvalue
+
+    if time_unit == "rescaled":
+        import mpmath
+
+        Dc = max(float(growth_rate(model, 2, l, beta) * mpmath.exp(-beta) / laplacian_eigenvalue(l, 2))
+                 for l in range(1, 41))  # critical_noise's maximum over l <= 40, each rate times e^{-beta}
+    else:
+        Dc = critical_noise(model, 2, beta)[0]
     if beta == 0.0:
         return {"coupling_K": 1.0, "critical_noise": 0.5, "r": kuramoto_order_parameter(noise),
                 "equation": "r = I_1(K r/D) / I_0(K r/D), K = 1 (K_c = 2D: D_c = 1/2)"}
@@ -106,7 +116,8 @@ def stationary_prediction(model: str, beta: float, noise: float) -> dict:
               else "no stationary branch for sa (the self-consistency branch is derived for usa)")
     return {"coupling_K": None, "critical_noise": Dc, "r": None,
             "equation": f"beta = {beta:g} != 0: not a one-harmonic Kuramoto model; linear threshold D_c(beta) = "
-                        f"{Dc:.6g}; {branch}"}
+                        f"{Dc:.6g}" + (" (per unit of t' = e^beta t: e^-beta times the natural-time value)"
+                                       if time_unit == "rescaled" else "") + f"; {branch}"}
 
 
 def _run_noisy(args) -> int:
@@ -131,7 +142,7 @@ def _run_noisy(args) -> int:
     theta = np.unwrap(np.arctan2(traj.X[..., 1], traj.X[..., 0]), axis=0)
     r = np.linalg.norm(traj.X.mean(axis=1), axis=1)
     late = traj.times >= traj.times[-1] / 2
-    pred = stationary_prediction(args.model, args.beta, noise)
+    pred = stationary_prediction(args.model, args.beta, noise, model.time_unit)
     m = traj.meta
     meta = {"model": m["model"], "beta": m["beta"], "n": m["n"], "t_end": m["t_end"], "time_unit": m["time_unit"],
             "time_unit_note": m["time_unit_note"], "method": m["method"], "dt": m["dt"], "seed": args.seed,

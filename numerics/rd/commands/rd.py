@@ -84,7 +84,7 @@ def initial_tokens(args, d: int) -> np.ndarray:
 def run(args) -> int:
     # heavy modules are imported here, not at parser-building time (attnflow --help stays fast)
     from numerics.core.model import SaveAt, Solver
-    from numerics.rd.dynamics import MAX_TOKENS_WITH_P, simulate_rd
+    from numerics.rd.dynamics import MAX_TOKENS_WITH_P, simulate_rd, step_count
     from numerics.rd.geometry import (boolean_limit, hull_vertices, hyperplane_coordinates, limit_codimension,
                                       predicted_limit, spread)
     from numerics.rd.stability import log_radius, radius, radius_bound
@@ -96,7 +96,7 @@ def run(args) -> int:
     t_end = require_real(args.t_end, "--t-end", minimum=0.0, strict_minimum=True)
     dt = require_real(args.dt, "--dt", minimum=0.0, strict_minimum=True)
     frames = require_int(args.frames, "--frames", minimum=2)
-    steps = max(1, int(np.ceil(t_end / dt - 1e-9)))
+    steps = step_count(t_end, dt)
     every = max(1, steps // (frames - 1))
     res = simulate_rd(model, X0, t_end, solver=Solver("rk4", dt=dt), save=SaveAt(every=every),
                       progress=StderrProgress("rd"))
