@@ -81,8 +81,10 @@ def test_stratified_floats_visit_every_stratum():
     # a fair spread gives about a quarter each; Hypothesis's integer draws are not uniform (a stratum got 14% in a
     # run of the thorough profile), so the bound only asks that every stratum is visited often
     assert np.all(counts >= 0.08 * draws.size), counts
-    # Hypothesis's plain st.floats(-1, 1) puts 22-32% of its draws within 0.01 of 0 (measured); uniform: 1%
-    assert np.mean(np.abs(draws) < 0.01) < 0.15
+    # within 0.01 of 0 (uniform: 1%): Hypothesis's plain st.floats(-1, 1) put 25.5-40% of 200 draws there over 60
+    # runs, the strata (whose boundary is 0) 6-16.5% over 150 runs (mean 11.6%); the bound sits between the two.
+    # (It was 0.15, which the strata exceeded in 6 runs of 150: a flaky bound, not a changed strategy.)
+    assert np.mean(np.abs(draws) < 0.01) < 0.21
 
 
 @pytest.mark.parametrize("masses", [[1, 1, 1], [2, 2, 2]])
