@@ -5,28 +5,26 @@ means a zero of the projected field v(X) = 0, and stability is read from the Jac
 coordinates: J = U^T Dv(X) U with U an orthonormal basis of the tangent space of (S^{d-1})^n, computed by
 central differences of :meth:`numerics.core.model.Model.vector_field` along retracted tangent directions.
 For Q = K = V = I this is the linearisation of :func:`numerics.critical.report.linearized_jacobian`
-(claim architectures.stationary compares the two).
+(tests/numerics/test_architectures_stationary.py compares the two).
 """
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import block_diag
 
 from numerics.common.errors import InputError, require_points
 from numerics.common.limits import check_array, check_work
 from numerics.core.model import Model
+from numerics.critical.hessian import tangent_basis as hessian_tangent_basis
 
 #: central-difference step for the field Jacobian (truncation O(h^2) ~ 1e-10, round-off ~ 1e-16/h ~ 1e-11)
 FD_STEP = 1e-5
 
 
 def tangent_basis(X: np.ndarray) -> np.ndarray:
-    """(n d, n (d-1)) orthonormal basis of the tangent space at X (block diagonal, one block per particle)."""
-    n, d = X.shape
-    U = np.zeros((n * d, n * (d - 1)))
-    for i, x in enumerate(X):
-        Qm, _ = np.linalg.qr(np.column_stack([x, np.eye(d)]))
-        U[i * d:(i + 1) * d, i * (d - 1):(i + 1) * (d - 1)] = Qm[:, 1:d]
-    return U
+    """(n d, n (d-1)) orthonormal basis of the tangent space at X: the per-particle bases of
+    :func:`numerics.critical.hessian.tangent_basis` as diagonal blocks (the flattened layout used here)."""
+    return block_diag(*hessian_tangent_basis(X))
 
 
 def _field(model: Model, n: int, d: int):
