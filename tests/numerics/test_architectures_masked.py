@@ -57,6 +57,8 @@ def test_mixture_of_two_curves_vs_interleaved_particles():
     ({"Q": np.eye(3)}, "Q must be 2 x 2"),
     ({"kind": "xa"}, "model"),
     ({"N": 1}, "label nodes"),
+    ({"t_end": 0.0}, "t_end must be > 0"),   # nothing to integrate (was a confusing message about the times)
+    ({"t_end": -1.0}, "t_end must be > 0"),
 ])
 def test_input_errors(kwargs, message):
     args = {"initial": MM.curve_circle, "t_end": 1.0, "beta": 1.0}
