@@ -461,12 +461,17 @@ def angle_one_form(kind: str, heads: Sequence, n: int = 3, metric=None, beta=sym
     return pts, out
 
 
+def _curl_entry(a: Sequence, pts: Sequence, p: int, q: int) -> sp.Expr:
+    """C_pq = d a_q / d theta_p - d a_p / d theta_q of the 1-form sum_i a_i d theta_i (tokens ``pts`` on S^1)."""
+    return _rotate_derivative(a[q], pts[p]) - _rotate_derivative(a[p], pts[q])
+
+
 def angle_curl(kind: str, heads: Sequence, n: int = 3, metric=None, beta=sym.beta) -> tuple:
     """(points, C) with C_ab = d a_b / d theta_a - d a_a / d theta_b, the coefficients of d omega for the 1-form of
     :func:`angle_one_form`. C = 0 everywhere is necessary for v_i = m_i^{-1} dF/d theta_i, and sufficient once the
     periods of omega over the torus cycles vanish."""
     pts, a = angle_one_form(kind, heads, n, metric, beta)
-    C = sp.Matrix(n, n, lambda p, q: _rotate_derivative(a[q], pts[p]) - _rotate_derivative(a[p], pts[q]))
+    C = sp.Matrix(n, n, lambda p, q: _curl_entry(a, pts, p, q))
     return pts, C
 
 
@@ -523,8 +528,7 @@ def curl_at(kind: str, heads: Sequence, angles: Sequence, beta_value, metric=Non
     subs = {sym.beta: beta_value}
     for p, t in zip(pts, angles):
         subs[p[0]], subs[p[1]] = sp.cos(t), sp.sin(t)
-    return {(p, q): (_rotate_derivative(a[q], pts[p]) - _rotate_derivative(a[p], pts[q])).subs(subs).evalf(digits)
-            for p, q in pairs}
+    return {(p, q): _curl_entry(a, pts, p, q).subs(subs).evalf(digits) for p, q in pairs}
 
 
 # -- code generation -------------------------------------------------------------------------------------------------

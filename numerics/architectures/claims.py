@@ -1,11 +1,14 @@
 """Architecture claims: causal collapse, heads that reduce to known fields, multi-head Gaussian solutions, depth
-schedules. Each check compares two independent code paths (both pinned) and states its tolerance and why."""
+schedules, the masked (causal) mean field with position labels against causal particles, and the gradient
+structure of several heads (which head configurations are gradient flows of an energy, curl of the others).
+Each check compares two independent code paths (both pinned) and states its tolerance and why."""
 from __future__ import annotations
 
 import numpy as np
 
 from numerics.architectures.causal import angle_between, two_token_merge_time, two_token_rate
 from numerics.architectures.deep import discrete_transformer
+from numerics.architectures.masked_meanfield import CURVES
 from numerics.common.verification import CheckResult, claim
 from numerics.core.blocks import MLP, MultiHead, Schedule
 from numerics.core.field import make_field
@@ -313,26 +316,16 @@ MASKED_RICHARDSON_ORDER = 1.8
 MASKED_N = (50, 100, 200)
 
 
-def masked_curves() -> dict:
-    """The built-in initial curves of :mod:`numerics.architectures.masked_meanfield` (``circle``, ``sphere``)."""
-    from numerics.architectures.masked_meanfield import CURVES
-
-    return CURVES
-
-
 def masked_meanfield_rows(initial, kinds=("sa", "usa"), ns=MASKED_N, t_end: float = 3.0, beta: float = 1.0,
                           mats: dict | None = None, reverse: bool = False, nodes=(32, 48)) -> list[dict]:
     """Per kind: the solver's self-convergence (``nodes`` = (N, N_fine) Chebyshev labels) and the particle errors /
     orders of :func:`numerics.architectures.masked_meanfield.particle_errors` (solution with N nodes)."""
-    from numerics.architectures.masked_meanfield import particle_errors, solve_masked_meanfield
+    from numerics.architectures.masked_meanfield import particle_errors, self_convergence
 
     mats = mats or {}
     out = []
     for kind in kinds:
-        sol = solve_masked_meanfield(initial, t_end, beta, kind=kind, N=nodes[0], **mats)
-        fine = solve_masked_meanfield(initial, t_end, beta, kind=kind, N=nodes[1], **mats)
-        grid = np.linspace(0.0, 1.0, 201)
-        self_err = float(np.max(np.abs(sol.at(grid) - fine.at(grid))))
+        sol, _, self_err = self_convergence(initial, t_end, beta, kind=kind, N=nodes[0], N_fine=nodes[1], **mats)
         rows = particle_errors(sol, initial, ns, kind=kind, beta=beta, reverse=reverse, **mats)
         orders = [r["observed_order"] for r in rows if "observed_order" in r]
         rich = [r["richardson_error"] for r in rows if "richardson_error" in r]
@@ -361,7 +354,7 @@ def _masked_result(cid: str, rows: list[dict]) -> CheckResult:
        source="arXiv 2501.18322 (masked mean-field self-attention, position label s, attention to tau <= s); "
               "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990", note="architectures-masked-meanfield.md")
 def check_masked_meanfield() -> CheckResult:
-    return _masked_result("architectures.masked-meanfield", masked_meanfield_rows(masked_curves()["circle"]))
+    return _masked_result("architectures.masked-meanfield", masked_meanfield_rows(CURVES["circle"]))
 
 
 @claim(id="architectures.masked-meanfield-d3",
@@ -374,7 +367,7 @@ def check_masked_meanfield_d3() -> CheckResult:
             "V": np.eye(3) + 0.3 * rng.standard_normal((3, 3))}
     # the curve develops a steep transition in s (tokens split into two groups near s = 0.65): usa needs N = 96
     # (N = 32 vs 192: 6.0e-5, 64 vs 96: 7.6e-9, 128 vs 192: 1e-14); longer times or larger beta need more nodes
-    rows = masked_meanfield_rows(masked_curves()["sphere"], ns=(50, 100, 200, 400), t_end=1.0, beta=1.0, mats=mats,
+    rows = masked_meanfield_rows(CURVES["sphere"], ns=(50, 100, 200, 400), t_end=1.0, beta=1.0, mats=mats,
                                  nodes=(96, 128))
     for r in rows:
         r["matrices"] = {k: v.tolist() for k, v in mats.items()}
@@ -392,8 +385,9 @@ LOOP_RADIUS = 0.05
 LOOP_ANGLES = (0.1, 1.3, 2.9)
 
 
-def _sym2(rng) -> np.ndarray:
-    A = rng.standard_normal((2, 2))
+def _random_symmetric(rng, d: int = 2) -> np.ndarray:
+    """(A + A^T)/2 for a standard normal d x d matrix A: a random symmetric score map B_h."""
+    A = rng.standard_normal((d, d))
     return (A + A.T) / 2
 
 
@@ -412,7 +406,8 @@ def gradient_cases(seed: int = 14) -> dict:
     eye = np.eye(2)[None]
     two_temps = MultiHead.scaled_identity([1.0, 3.0], 2)
     return {
-        "usa, symmetric B_h, V_h = c_h B_h (round)": ("usa", symmetric_heads([_sym2(rng), _sym2(rng)], [0.7, -1.3]),
+        "usa, symmetric B_h, V_h = c_h B_h (round)": ("usa", symmetric_heads([_random_symmetric(rng),
+                                                                             _random_symmetric(rng)], [0.7, -1.3]),
                                                     None, True),
         "sa, one head Q = K = V = I (metric Z_i)": ("sa", MultiHead.from_single(d=2), [0], True),
         "usa, Q_h^T K_h = b_h I, V_h = I/2 (round)": ("usa", two_temps, None, True),
@@ -455,7 +450,7 @@ def energy_gradient_errors(seeds=(3, 4), n: int = 6, d: int = 3, beta: float = 1
     out = []
     for seed in seeds:
         rng = np.random.default_rng(seed)
-        Bs = [(lambda A: (A + A.T) / 2)(rng.standard_normal((d, d))) for _ in range(2)]
+        Bs = [_random_symmetric(rng, d) for _ in range(2)]
         heads = symmetric_heads(Bs, [0.8, -0.4])
         terms = symmetric_energy_terms(heads)
         X = uniform_sphere(n, d, rng)

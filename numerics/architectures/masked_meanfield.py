@@ -47,7 +47,8 @@ UNIT_TOLERANCE = 1e-12
 
 
 def curve_circle(s: np.ndarray) -> np.ndarray:
-    """Initial curve on S^1: angle g(s) = 2.5 s + 0.4 cos(3 s) (analytic in s, tokens spread over 2.5 rad)."""
+    """Initial curve on S^1: angle g(s) = 2.5 s + 0.4 cos(3 s) (analytic in s; g' >= 1.3 > 0, so g is increasing
+    and the tokens spread over g(1) - g(0) = 2.5 + 0.4 (cos 3 - 1) ~ 1.70 rad)."""
     g = 2.5 * s + 0.4 * np.cos(3.0 * s)
     return np.stack([np.cos(g), np.sin(g)], axis=-1)
 
@@ -190,7 +191,8 @@ def solve_masked_meanfield(initial: Callable[[np.ndarray], np.ndarray], t_end: f
     """
     kind = require_choice(kind, "model", MODELS)
     beta = require_real(beta, "beta")
-    t_end = require_real(t_end, "t_end", minimum=0.0)
+    # t_end = 0 would leave nothing to integrate (solve_ivp then fails with a message about the step size)
+    t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
     labels = chebyshev_labels(N)
     X0 = _initial_curves(initial, labels)
     M, _, d = X0.shape
@@ -229,10 +231,12 @@ def solve_masked_meanfield(initial: Callable[[np.ndarray], np.ndarray], t_end: f
 
 def causal_particles(initial: Callable[[np.ndarray], np.ndarray], n: int, t_end: float, beta: float, *,
                      kind: str = "sa", Q=None, K=None, V=None, reverse: bool = False,
-                     rtol: float = 1e-11, atol: float = 1e-13) -> np.ndarray:
+                     rtol: float = 1e-11, atol: float = 1e-13,
+                     progress: Callable[[float, float], None] | None = None) -> np.ndarray:
     """The n-token causal particle system at t_end, token j at label j/n starting at ``initial(j/n)`` (one curve):
     ``numerics.core`` model with ``causal=True`` (backend blocks, adaptive Dormand-Prince). ``reverse``: the mask
-    reversed (token j attends to labels >= j/n), for the planted-error test. Returns (n, d) in label order."""
+    reversed (token j attends to labels >= j/n), for the planted-error test. ``progress(t, t_end)`` is passed to
+    :func:`numerics.core.trajectory.simulate`. Returns (n, d) in label order."""
     from numerics.core.model import Model, SaveAt, Solver
     from numerics.core.trajectory import simulate
 
@@ -244,20 +248,35 @@ def causal_particles(initial: Callable[[np.ndarray], np.ndarray], n: int, t_end:
     X0 = X0[0][::-1] if reverse else X0[0]
     model = Model(kind, beta, Q=Q, K=K, V=V, causal=True)
     tr = simulate(model, X0, t_end, solver=Solver("adaptive", rtol=rtol, atol=atol, backend="direct"),
-                  save=SaveAt(times=[0.0, t_end]))
+                  save=SaveAt(times=[0.0, t_end]), progress=progress)
     X = tr.X[-1]
     return X[::-1] if reverse else X
 
 
 def particle_errors(solution: MaskedSolution, initial, ns, *, kind: str = "sa", beta: float, Q=None, K=None,
-                    V=None, reverse: bool = False) -> list[dict]:
+                    V=None, reverse: bool = False, progress: Callable[[float, float], None] | None = None,
+                    return_largest: bool = False) -> list[dict] | tuple[list[dict], np.ndarray]:
     """For each n: max_j |x_j(T) - X(T, j/n)| (particles vs the mean-field solution at the same labels), and the
     Richardson combination 2 x^{(2n)}_{2j} - x^{(n)}_j (first-order error removed) against X(T, j/n) for
-    consecutive n, 2n in ``ns``."""
+    consecutive n, 2n in ``ns``.
+
+    ``progress(done, total)`` reports the particle work, sum of n^2 over the runs done plus the current run's
+    share t/T (each run is an O(n^2) adaptive simulation). With ``return_largest`` the result is ``(rows, X)``,
+    X the (n, d) final state of the largest n (e.g. for a plot, so that it is not simulated twice).
+    """
     T = float(solution.times[-1])
-    rows, prev = [], None
+    total = float(sum(int(n) ** 2 for n in ns))
+    rows, prev, done, largest = [], None, 0.0, None
     for n in ns:
-        Xp = causal_particles(initial, n, T, beta, kind=kind, Q=Q, K=K, V=V, reverse=reverse)
+        # each run's simulate progress (t, T) becomes the share of the total particle work
+        run_progress = (None if progress is None else
+                        (lambda t, t_end, base=done, w=float(n) ** 2: progress(base + w * t / t_end, total)))
+        Xp = causal_particles(initial, n, T, beta, kind=kind, Q=Q, K=K, V=V, reverse=reverse, progress=run_progress)
+        done += float(n) ** 2
+        if progress is not None:
+            progress(done, total)
+        if largest is None or n > largest[0]:
+            largest = (n, Xp)
         mf = solution.at(np.arange(1, n + 1) / n)[0]
         row = {"n": int(n), "max_error": float(np.max(np.linalg.norm(Xp - mf, axis=1)))}
         if prev is not None and n == 2 * prev[0]:
@@ -266,4 +285,17 @@ def particle_errors(solution: MaskedSolution, initial, ns, *, kind: str = "sa", 
             row["observed_order"] = float(np.log2(rows[-1]["max_error"] / row["max_error"]))
         rows.append(row)
         prev = (n, Xp, mf)
-    return rows
+    return (rows, largest[1]) if return_largest else rows
+
+
+def self_convergence(initial, t_end: float, beta: float, *, kind: str = "sa", N: int = 32,
+                     N_fine: int | None = None, **options) -> tuple[MaskedSolution, MaskedSolution, float]:
+    """The solver's self-convergence: solutions with N and ``N_fine`` (default N + N // 2) Chebyshev labels and
+    their largest difference on 201 equally spaced labels in [0, 1] (the spectral error of the N solution, as
+    long as the finer one is much more accurate). ``options`` go to :func:`solve_masked_meanfield` (Q, K, V,
+    weights, tolerances). Returns (solution with N, solution with N_fine, max difference)."""
+    N_fine = N + N // 2 if N_fine is None else N_fine
+    sol = solve_masked_meanfield(initial, t_end, beta, kind=kind, N=N, **options)
+    fine = solve_masked_meanfield(initial, t_end, beta, kind=kind, N=N_fine, **options)
+    grid = np.linspace(0.0, 1.0, 201)
+    return sol, fine, float(np.max(np.abs(sol.at(grid) - fine.at(grid))))

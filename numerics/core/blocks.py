@@ -11,7 +11,7 @@ The field (the notes' continuous-time transformer, in the general head form of a
 
 with ``Q_h, K_h, V_h, W_h`` of shape (k, d), J(i) = {1..n} or, with a causal mask, {1..i}, and
 P_x y = y - <x, y> x. ``beta`` is the model's inverse temperature; a trained network has beta = 1. The notes'
-form (1/H) sum_h P_x(MLP(V^{[h]} a^{[h]})) is the special case W_h^T V_h = V^{[h]}/H (so H W_h^T V_h = V^{[h]}).
+form (1/H) sum_h P_x(MLP^{[h]}(V^{[h]} a^{[h]})) is the special case W_h^T V_h = V^{[h]}/H (so H W_h^T V_h = V^{[h]}).
 With H = 1, W = I, ``scale = 1`` and no MLP the field is the one-head field of :mod:`numerics.core.field`.
 The MLP is the two-layer perceptron MLP(y) = W2 act(W1 y + b1) + b2, either shared by the heads or one per head
 (MLP^{[h]} in head h's term, weights with a leading head axis; the notes' form).

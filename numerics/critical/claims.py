@@ -36,9 +36,10 @@ def taylor_slope(X, beta, seed: int = 0) -> tuple[float, float, float]:
     tests the Hessian (a wrong Hessian leaves a t^2 term: slope 2). Splitting the parts matters: in R itself
     c3 t^3 and c4 t^4 can cancel inside the fitting window and bend the slope anywhere (Hypothesis found two
     nearly coincident points on S^1 at beta = 0 where R's slope was 2.46 with a correct Hessian).
-    Returns (odd slope, even slope, relative error of a central second difference against xi^T H xi); each
-    slope is the median local slope over the five smallest t whose part is above round-off, or nan if that
-    part stays at round-off (e.g. c3 = 0 exactly along xi).
+    Returns (odd slope, even slope, relative error of a Richardson-extrapolated central second difference
+    against xi^T H xi); each slope is the median local slope over a one-decade window of t starting at the first
+    t whose part is above the noise floor 1e-14 max(1, |E|), or nan if fewer than 3 points of the part are in
+    that window (e.g. the part stays at round-off because c3 = 0 exactly along xi).
     """
     rng = np.random.default_rng(seed)
     n, d = X.shape
@@ -129,8 +130,9 @@ def check_hessian_formula() -> CheckResult:
     jac = {m: jacobian_fd_error(X, 1.5, m) for m in ("sa", "usa")}
     details["jacobian_fd_rel_errors (3 clusters of 2, d=3, beta=1.5)"] = jac
     # Tolerances: odd slope >= 3 - 0.15 (a wrong gradient gives 1), even slope >= 4 - 0.15 (a wrong Hessian gives
-    # 2; higher if a coefficient happens to vanish); second differences with h = 1e-3 carry O(h^2) truncation, so
-    # 1e-4 relative; central differences of the field with h = 1e-6: O(h^2) + eps/h ~ 1e-9, use 1e-6.
+    # 2; higher if a coefficient happens to vanish); second differences Richardson-extrapolated from h = 1e-3
+    # and h/2 carry O(h^4) truncation plus round-off ~eps |E| / h^2 ~ 1e-10, so 1e-4 relative is generous;
+    # central differences of the field with h = 1e-6: O(h^2) + eps/h ~ 1e-9, use 1e-6.
     ok = (all(o >= 2.85 and e >= 3.85 for o, e in slopes) and max(fd_errors) <= 1e-4
           and all(v in ("proved", "checked-at-points") for v in symbolic.values()) and max(jac.values()) <= 1e-6)
     return CheckResult(cid, "passed" if ok else "failed", round(min(e for _, e in slopes), 3), 4.0,

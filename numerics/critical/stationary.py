@@ -5,28 +5,28 @@ means a zero of the projected field v(X) = 0, and stability is read from the Jac
 coordinates: J = U^T Dv(X) U with U an orthonormal basis of the tangent space of (S^{d-1})^n, computed by
 central differences of :meth:`numerics.core.model.Model.vector_field` along retracted tangent directions.
 For Q = K = V = I this is the linearisation of :func:`numerics.critical.report.linearized_jacobian`
-(claim architectures.stationary compares the two).
+(tests/numerics/test_architectures_stationary.py compares the two).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from scipy.linalg import block_diag
 
 from numerics.common.errors import InputError, require_points
 from numerics.common.limits import check_array, check_work
 from numerics.core.model import Model
+from numerics.critical.hessian import tangent_basis as hessian_tangent_basis
 
 #: central-difference step for the field Jacobian (truncation O(h^2) ~ 1e-10, round-off ~ 1e-16/h ~ 1e-11)
 FD_STEP = 1e-5
 
 
 def tangent_basis(X: np.ndarray) -> np.ndarray:
-    """(n d, n (d-1)) orthonormal basis of the tangent space at X (block diagonal, one block per particle)."""
-    n, d = X.shape
-    U = np.zeros((n * d, n * (d - 1)))
-    for i, x in enumerate(X):
-        Qm, _ = np.linalg.qr(np.column_stack([x, np.eye(d)]))
-        U[i * d:(i + 1) * d, i * (d - 1):(i + 1) * (d - 1)] = Qm[:, 1:d]
-    return U
+    """(n d, n (d-1)) orthonormal basis of the tangent space at X: the per-particle bases of
+    :func:`numerics.critical.hessian.tangent_basis` as diagonal blocks (the flattened layout used here)."""
+    return block_diag(*hessian_tangent_basis(X))
 
 
 def _field(model: Model, n: int, d: int):
@@ -46,9 +46,11 @@ def check_size(model: Model, n: int, d: int) -> None:
     check_work(2.0 * m * H * float(n) ** 2 * (k + d) * 4.0 + 10.0 * m**3, what)
 
 
-def field_jacobian(model: Model, X, h: float = FD_STEP) -> np.ndarray:
+def field_jacobian(model: Model, X, h: float = FD_STEP,
+                   progress: Callable[[float, float], None] | None = None) -> np.ndarray:
     """J = U^T Dv U (n(d-1) square) by central differences along tangent directions with the retraction
-    x -> (x + h u)/|x + h u|."""
+    x -> (x + h u)/|x + h u|. ``progress(columns done, n(d-1))`` is called after each column (two field
+    evaluations of O(n^2) each, so O(n^3) in all)."""
     X = require_points(X, "X")
     n, d = X.shape
     check_size(model, n, d)
@@ -60,21 +62,24 @@ def field_jacobian(model: Model, X, h: float = FD_STEP) -> np.ndarray:
         plus = (X + h * u) / np.linalg.norm(X + h * u, axis=1, keepdims=True)
         minus = (X - h * u) / np.linalg.norm(X - h * u, axis=1, keepdims=True)
         cols.append(((f(plus) - f(minus)) / (2 * h)).ravel())
+        if progress is not None:
+            progress(k + 1, U.shape[1])
     return U.T @ np.array(cols).T
 
 
 def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_modes: int = 0,
-                      residual_tolerance: float = 1e-9) -> dict:
+                      residual_tolerance: float = 1e-9,
+                      progress: Callable[[float, float], None] | None = None) -> dict:
     """Residual max_i |v_i(X)| and the Jacobian spectrum at X: counts of eigenvalues with real part above,
     below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``not stationary`` if the
     residual exceeds ``residual_tolerance``, else ``unstable`` if some real part exceeds the tolerance, ``stable``
     if the zero count is at most ``symmetry_modes`` (pass the dimension of the symmetry orbit, e.g. rotations of
     an O(d)-equivariant model) and no real part is positive, else ``degenerate``. The finite-difference Jacobian
-    is accurate to about 1e-10 (FD_STEP)."""
+    is accurate to about 1e-10 (FD_STEP). ``progress`` is passed to :func:`field_jacobian`."""
     X = require_points(X, "X")
     n, d = X.shape
     residual = float(np.max(np.linalg.norm(_field(model, n, d)(X), axis=1)))
-    mu = np.linalg.eigvals(field_jacobian(model, X))
+    mu = np.linalg.eigvals(field_jacobian(model, X, progress=progress))
     re = mu.real
     counts = {"positive": int(np.sum(re > zero_tolerance)), "negative": int(np.sum(re < -zero_tolerance)),
               "zero": int(np.sum(np.abs(re) <= zero_tolerance))}

@@ -129,14 +129,16 @@ def test_critical_with_heads(capsys, files):
     (["--sweep-beta", "0:1:3"], "--sweep-beta is not available"),
     (["--closed-form"], "--closed-form is not available"),
     (["--heads", "heads2", "--symmetry-modes", "-1"], "symmetry modes"),
+    (["--param", "c=1"], "--param sets kernel parameters"),
+    (["--causal", "--param", "c=1"], "--param sets kernel parameters"),
 ])
 def test_critical_bad_combinations(capsys, files, extra, message):
+    # heads2 acts on R^2: d = 2 keeps every other input valid, so only the tested option is at fault
+    d = "2" if "heads2" in extra else "3"
     extra = [files.get(e, e) if e in ("schedule", "heads2") else e for e in extra]
-    args = ["critical", "--config", "polygon", "--n", "3", "--d", "3", "--beta", "1"]
-    if "--heads" not in extra:
+    args = ["critical", "--config", "polygon", "--n", "3", "--d", d, "--beta", "1"]
+    if "--heads" not in extra and "--causal" not in extra:
         args += ["--heads", files["heads"]]
-    if "--heads2" in extra or "heads2" in str(extra):
-        args[args.index("3", 6)] = "2"
     assert message in bad(capsys, args + extra)
 
 

@@ -126,6 +126,10 @@ def test_search(capsys):
     (["--config", "clusters", "--masses", "1,2", "--d", "3", "--beta", "1", "--closed-form"], "no closed form"),
     (["--config", "file", "--file", "/nonexistent/x.npy", "--beta", "1"], "cannot read"),
     (["--config", "polygon", "--n", "4", "--d", "2", "--beta", "1", "--plot", "/nonexistent/dir/p.png"], ""),
+    (["--config", "polygon", "--n", "4", "--d", "2", "--beta", "1", "--symmetry-modes", "1"],
+     "--symmetry-modes applies to --heads/--mlp/--causal only"),
+    (["--config", "polygon", "--n", "4", "--d", "2", "--beta", "1", "--symmetry-modes", "0"],
+     "--symmetry-modes applies"),   # an explicit 0 is refused too: the option is unused on this path
 ])
 def test_bad_input_exits_2(capsys, argv, match):
     assert main(["critical", *argv]) == 2

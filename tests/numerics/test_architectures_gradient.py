@@ -34,16 +34,14 @@ def test_circulation_matches_symbolic_curl(name):
         assert abs(v["curl"] - exact) <= 1e-4 * scale, (v, exact)
 
 
-def test_energy_is_zero_curl_and_fd_check_catches_planted_factor():
-    """The FD gradient check must fail when the energy misses its factor 1/2 (planted)."""
+def test_field_is_n_times_the_fd_energy_gradient_and_the_check_catches_a_planted_factor(monkeypatch):
+    """The usa field with symmetric heads equals n x the FD gradient of the head energy; the check must fail when
+    the energy misses its factor 1/2 (planted)."""
     rows = AC.energy_gradient_errors(seeds=(3,))
     assert rows[0]["relative_error"] < AC.GRADIENT_FD_TOLERANCE
     real = G.heads_energy
-    try:
-        G.heads_energy = lambda X, beta, terms: 2.0 * real(X, beta, terms)
-        assert AC.energy_gradient_errors(seeds=(3,))[0]["relative_error"] > 0.5
-    finally:
-        G.heads_energy = real
+    monkeypatch.setattr(G, "heads_energy", lambda X, beta, terms: 2.0 * real(X, beta, terms))
+    assert AC.energy_gradient_errors(seeds=(3,))[0]["relative_error"] > 0.5
 
 
 def test_claim_fails_when_a_gradient_case_loses_its_structure():

@@ -57,6 +57,8 @@ def test_mixture_of_two_curves_vs_interleaved_particles():
     ({"Q": np.eye(3)}, "Q must be 2 x 2"),
     ({"kind": "xa"}, "model"),
     ({"N": 1}, "label nodes"),
+    ({"t_end": 0.0}, "t_end must be > 0"),   # nothing to integrate (was a confusing message about the times)
+    ({"t_end": -1.0}, "t_end must be > 0"),
 ])
 def test_input_errors(kwargs, message):
     args = {"initial": MM.curve_circle, "t_end": 1.0, "beta": 1.0}
@@ -79,3 +81,24 @@ def test_claim_fails_with_a_planted_solver_error(monkeypatch):
     monkeypatch.setattr(MM, "masked_velocity", lambda X, w, S, beta, *a: real(X, w, S, 1.02 * beta, *a))
     rows = AC.masked_meanfield_rows(MM.curve_circle, kinds=("sa",), ns=(50, 100, 200))
     assert AC._masked_result("planted", rows).status == "failed", rows[0]["observed_orders"]
+
+
+def test_particle_errors_returns_the_largest_run_and_reports_progress():
+    """return_largest gives the state of max(ns) (sizes unsorted), the same as a separate causal_particles run;
+    progress counts the particle work sum n^2 and ends at the total."""
+    sol = MM.solve_masked_meanfield(MM.curve_circle, 0.5, 1.0, N=16)
+    calls = []
+    rows, X = MM.particle_errors(sol, MM.curve_circle, (24, 12), beta=1.0, return_largest=True,
+                                 progress=lambda done, total: calls.append((done, total)))
+    assert [r["n"] for r in rows] == [24, 12] and X.shape == (24, 2)
+    assert np.array_equal(X, MM.causal_particles(MM.curve_circle, 24, 0.5, 1.0))
+    done = [c[0] for c in calls]
+    assert all(c[1] == 24**2 + 12**2 for c in calls) and done == sorted(done) and done[-1] == 24**2 + 12**2
+    assert MM.particle_errors(sol, MM.curve_circle, (12,), beta=1.0) == rows[1:]   # default: rows only
+
+
+def test_self_convergence_is_the_difference_of_two_solves():
+    sol, fine, err = MM.self_convergence(MM.curve_circle, 0.5, 1.0, N=16)
+    assert sol.labels.size == 16 and fine.labels.size == 24
+    grid = np.linspace(0.0, 1.0, 201)
+    assert err == float(np.max(np.abs(sol.at(grid) - fine.at(grid)))) and err < 1e-6

@@ -42,3 +42,10 @@ def test_report_on_heads_and_rejects_schedules():
     assert rep["residual"] < 1e-14 and rep["verdict"] == "unstable"
     with pytest.raises(InputError, match="time-independent"):
         stationary_report(Model("sa", 1.0, schedule=Schedule.constant(MultiHead.from_single(d=3))), X)
+
+
+def test_jacobian_reports_progress_per_column():
+    """progress(columns done, n(d-1)) after each of the n(d-1) columns (the critical command's stderr progress)."""
+    calls = []
+    stationary_report(Model("sa", 1.0), _polygon(4, 3), progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(k, 8) for k in range(1, 9)]

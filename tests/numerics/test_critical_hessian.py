@@ -50,6 +50,22 @@ def test_taylor_remainder_slopes(X, beta, seed):
     assert fd <= 1e-4
 
 
+@pytest.mark.parametrize("planted, index, slope", [("riemannian_hessian_tangent", 1, 2.0),
+                                                    ("riemannian_gradient", 0, 1.0)])
+def test_hessian_formula_claim_sees_a_planted_error(monkeypatch, planted, index, slope):
+    """Planted: the Hessian (resp. gradient) scaled by 1.01 leaves a t^2 (resp. t) term in the Taylor remainder,
+    so the claim's even (resp. odd) slopes drop to 2 (resp. 1) and it fails; the other part keeps its slope."""
+    import numerics.critical.claims as CC
+
+    real = getattr(CC, planted)
+    monkeypatch.setattr(CC, planted, lambda *a, **k: 1.01 * real(*a, **k))
+    res = CC.check_hessian_formula()
+    slopes = np.array(res.details["taylor_slopes_odd_even"])
+    assert res.status == "failed"
+    assert np.all(np.abs(slopes[:, index] - slope) < 0.05), slopes
+    assert np.all(slopes[:, 1 - index] >= (3.85 if index == 0 else 2.85)), slopes   # the other part is unharmed
+
+
 @given(sphere_points(n=st.integers(2, 7), d=st.integers(2, 5)), betas, st.integers(0, 2**31))
 def test_spectrum_invariant_under_rotations_and_permutations(X, beta, seed):
     rng = np.random.default_rng(seed)

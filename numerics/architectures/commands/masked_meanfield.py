@@ -43,8 +43,9 @@ def _sizes(text: str) -> list[int]:
 def run(args) -> int:
     import numpy as np
 
-    from numerics.architectures.masked_meanfield import CURVES, particle_errors, solve_masked_meanfield
+    from numerics.architectures.masked_meanfield import CURVES, particle_errors, self_convergence
     from numerics.common.limits import check_work
+    from numerics.common.provenance import StderrProgress
 
     beta = require_real(args.beta, "beta", minimum=-EXP_BETA_MAX, maximum=EXP_BETA_MAX)
     t_end = require_real(args.t_end, "t_end", minimum=0.0, maximum=1e3, strict_minimum=True)
@@ -53,31 +54,29 @@ def run(args) -> int:
     if args.reverse_mask and not sizes:
         raise InputError("--reverse-mask changes the particle systems only: give --compare too")
     # work: about 200 field evaluations per unit time and unit speed (tolerance 1e-11) of O(N^2 d) and O(n^2 d)
-    # each; the speed is at most 1 + |beta| for sa (a convex combination, Lipschitz ~ beta) and e^{|beta|} for usa
+    # each; the speed is at most 1 + |beta| for sa (a convex combination, Lipschitz ~ beta) and e^{|beta|} for usa.
+    # Solves: N and N + N // 2 labels (self-convergence), one particle run per size (--plot reuses the largest)
     speed = 1.0 + abs(beta) if args.model == "sa" else float(np.exp(min(abs(beta), 460.0)))  # capped: a finite estimate
-    check_work(200.0 * max(1.0, t_end * speed) * (N**2 + sum(n * n for n in sizes)) * 20.0,
+    N_fine = N + N // 2
+    check_work(200.0 * max(1.0, t_end * speed) * (N**2 + N_fine**2 + sum(n * n for n in sizes)) * 20.0,
                "the masked mean-field run")
     initial = CURVES[args.curve]
-    sol = solve_masked_meanfield(initial, t_end, beta, kind=args.model, N=N)
-    fine = solve_masked_meanfield(initial, t_end, beta, kind=args.model, N=N + N // 2)
-    grid = np.linspace(0.0, 1.0, 201)
-    self_err = float(np.max(np.abs(sol.at(grid) - fine.at(grid))))
+    sol, _, self_err = self_convergence(initial, t_end, beta, kind=args.model, N=N, N_fine=N_fine)
     payload = {"model": args.model, "beta": beta, "curve": args.curve, "t_end": t_end, "nodes": N,
                "solver": sol.info["method"], "rtol": sol.info["rtol"], "evaluations": sol.info["evaluations"],
-               "self_error": self_err, "self_error_nodes": [N, N + N // 2],
+               "self_error": self_err, "self_error_nodes": [N, N_fine],
                "final_curve_at": {"s": [0.25, 0.5, 0.75, 1.0],
                                   "x": sol.at(np.array([0.25, 0.5, 0.75, 1.0]))[0].tolist()}}
     lines = [("model", args.model), ("beta", beta), ("curve", args.curve), ("t_end", t_end),
-             ("solver", sol.info["method"]), (f"N={N} vs N={N + N // 2}", f"max difference {self_err:.3g}"),
+             ("solver", sol.info["method"]), (f"N={N} vs N={N_fine}", f"max difference {self_err:.3g}"),
              ("x(t_end, s=1)", "[" + ", ".join(f"{v:.6f}" for v in payload["final_curve_at"]["x"][-1]) + "]")]
     text = key_values(lines)
     particles = None
     if sizes:
-        from numerics.architectures.masked_meanfield import causal_particles
-
-        rows = particle_errors(sol, initial, sizes, kind=args.model, beta=beta, reverse=args.reverse_mask)
-        if args.plot:
-            particles = causal_particles(initial, sizes[-1], t_end, beta, kind=args.model, reverse=args.reverse_mask)
+        # the largest system's final state comes back for the plot (max(sizes): the sizes need not be sorted)
+        rows, particles = particle_errors(sol, initial, sizes, kind=args.model, beta=beta, reverse=args.reverse_mask,
+                                          progress=StderrProgress("masked-meanfield --compare", unit="token pairs "),
+                                          return_largest=True)
         payload["particles"] = rows
         payload["mask"] = "reversed (tau >= s)" if args.reverse_mask else "causal (tau <= s)"
         text += "\n\n" + table([(r["n"], r["max_error"], r.get("observed_order", "-"), r.get("richardson_error", "-"))

@@ -51,7 +51,8 @@ def add_arguments(p):
     p.add_argument("--causal", action="store_true", help="causal mask (token i attends to j <= i, row order)")
     p.add_argument("--schedule", metavar="FILE.npz",
                    help="not accepted: critical points need time-independent weights (rejected with a reason)")
-    p.add_argument("--symmetry-modes", type=int, default=0,
+    # default None, not 0: so that an explicit --symmetry-modes without --heads/--mlp/--causal can be refused
+    p.add_argument("--symmetry-modes", type=int, default=None,
                    help="with --heads/--mlp/--causal: zero eigenvalues expected from symmetries (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -104,6 +105,9 @@ def run(args) -> int:
 
     if any(getattr(args, f, None) for f in ARCHITECTURE_FLAGS):
         return _run_architecture(args)
+    if args.symmetry_modes is not None:
+        # the energy path counts its symmetry zero modes itself (orbit of the rotations); the option would be unused
+        raise InputError("--symmetry-modes applies to --heads/--mlp/--causal only")
     if args.search:
         return _run_search(args)
     if args.sweep:
@@ -169,14 +173,19 @@ def _run_architecture(args) -> int:
             raise InputError(f"{name} is not available with --heads/--mlp/--causal (it works on the energy, which these models do not have in general)")
     if args.kernel is not None:
         raise InputError("a user kernel cannot be combined with --heads, --mlp or --causal")
+    if args.param:
+        # without --kernel the energy path refuses --param in kernel_from_args; this path never reads it
+        raise InputError("--param sets kernel parameters, which --heads, --mlp and --causal do not use")
     if args.beta is None:
         raise InputError("--beta is required")
     require_real(args.beta, "beta", minimum=-EXP_BETA_MAX, maximum=EXP_BETA_MAX)
-    modes = require_int(args.symmetry_modes, "symmetry modes", minimum=0)
+    modes = require_int(0 if args.symmetry_modes is None else args.symmetry_modes, "symmetry modes", minimum=0)
     model = Model(args.model, args.beta, **architecture_from_args(args))
     X = _configuration(args)
     model.check_dimension(X.shape[1])
-    rep = stationary_report(model, X, symmetry_modes=modes)
+    # the Jacobian costs 2 n(d-1) field evaluations of O(n^2) each: report progress over its columns
+    rep = stationary_report(model, X, symmetry_modes=modes,
+                            progress=StderrProgress("critical --heads/--mlp/--causal", unit="columns "))
     mu = rep["eigenvalues"]
     payload = {"config": args.config, "n": rep["n"], "d": rep["d"], "beta": args.beta, "model": args.model,
                "architecture": architecture_summary(model), "residual": rep["residual"],
@@ -305,7 +314,7 @@ def _plot_spectrum(path, report) -> None:
     ax.set_xlabel("index")
     ax.set_ylabel("Hessian eigenvalue of E_beta")
     ax.set_title(f"n={report.n}, d={report.d}, beta={report.beta:g}: {report.classification}")
-    _save(fig, path)
+    save_figure(fig, path, dpi=120, bbox_inches="tight")
 
 
 def _plot_sweep(path, grid, reports, config) -> None:
@@ -319,8 +328,5 @@ def _plot_sweep(path, grid, reports, config) -> None:
     ax.set_xlabel("beta")
     ax.set_ylabel("Hessian eigenvalues of E_beta")
     ax.set_title(f"{config}: n={reports[0].n}, d={reports[0].d}")
-    _save(fig, path)
-
-
-def _save(fig, path) -> None:
     save_figure(fig, path, dpi=120, bbox_inches="tight")
+
