@@ -554,11 +554,3 @@ def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=No
     names = [f"x{j + 1}_{a + 1}" for j in range(n) for a in range(d)] + ["beta"]
     return compile_function(f"block_velocity_{kind}", args, tuple(v), doc="velocity of one particle of the "
                             "transformer block (theory.architectures.block_particle_field)", arg_names=names)
-
-
-def architecture_derivations() -> list[Derivation]:
-    """The derivations of this module at small sizes (for ``attnflow derive`` style listings and tests)."""
-    return [one_head_derivation("sa"), one_head_derivation("usa"), identical_heads_derivation("sa"),
-            causal_first_token_derivation(), causal_two_token_derivation(), causal_meanfield_derivation(),
-            causal_meanfield_derivation(kind="usa"), multihead_gaussian_derivation(2, 2), schedule_derivation(),
-            multihead_gradient_derivation(), per_head_mlp_derivation("sa"), identical_heads_mlp_derivation("sa")]
