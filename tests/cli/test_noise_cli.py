@@ -175,6 +175,23 @@ def test_phase_refuses_absurd_requests_at_once(capsys, argv, message):
     assert message in err
 
 
+@pytest.mark.parametrize("argv,message", [
+    (["--d", "3", "--pde", "8", "--pde-t-end", "1e12"], "hours"),
+    (["--d", "3", "--pde", "8", "--pde-t-end", "nan"], "pde t_end"),
+    (["--d", "2", "--pde", "8"], "--d 3"),
+])
+def test_phase_checks_the_pde_request_before_any_particle_run(capsys, monkeypatch, argv, message):
+    """With --particles and a bad --pde request the refusal comes before the first particle run (it used to come
+    after all of them): a particle run here is a test failure."""
+    import numerics.noise.phase as phase
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a particle run started before the --pde request was checked")
+
+    monkeypatch.setattr(phase, "particle_average", no_run)
+    assert message in bad(capsys, ["phase", "--beta", "1", "--noise", "0.2", "--particles", "20", *argv])
+
+
 def test_phase_at_tiny_beta_is_the_beta_zero_limit(capsys):
     """--beta 1e-300 at d = 3 used to raise OverflowError (b^{-d/2} in the couplings): now D_c = 1/d."""
     out = run_json(capsys, ["phase", "--beta", "1e-300", "--d", "3"])
