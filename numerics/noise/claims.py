@@ -400,11 +400,11 @@ def check_sphere_pde() -> CheckResult:
 
 def sphere_steady_cases() -> list[dict]:
     """Steady states of the S^2 solver from non-zonal starts against the continued branch (usa, d = 3)."""
-    from numerics.noise.sphere import SphereGrid, initial_coefficients, pack, solve_sphere
+    from numerics.noise.sphere import CLUSTER_AXIS, clustered_coefficients, initial_coefficients, solve_sphere
     from numerics.noise.stationary import stationary_branch, stationary_moments
 
     rows = []
-    axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
+    axis = CLUSTER_AXIS
     for beta, L, t_end in ((1.0, 12, 40.0), (3.0, 16, 30.0)):
         br = stationary_branch(3, beta, L=24, points=60, r_max=0.97)
         Dc = br.meta["critical_noise"]
@@ -412,9 +412,7 @@ def sphere_steady_cases() -> list[dict]:
         stable = np.flatnonzero(br.stable_guess)
         i = stable[np.argmin(np.abs(br.D[stable] - D))]
         m = stationary_moments(3, beta, D, br.moments[i])
-        G = SphereGrid.build(L)
-        a, b = G.analysis(np.exp(3.0 * (G.points @ axis)))
-        clustered = pack(a, b) / a[0, 0]
+        clustered = clustered_coefficients(L, 3.0, axis)
         starts = {"clustered": (clustered, t_end), "near-uniform": (initial_coefficients(L, 1e-2, seed=4),
                                                                      t_end if br.fold else 3 * t_end)}
         for start, (c0, T) in starts.items():

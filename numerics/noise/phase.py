@@ -42,15 +42,12 @@ def pde_state(beta: float, D: float, *, start: str, L: int = 12, t_end: float = 
     """usa on S^2: solve the Fokker-Planck equation (:mod:`numerics.noise.sphere`) from ``clustered`` (a von
     Mises-Fisher bump exp(3 <x, e>) about a tilted axis e) or ``uniform`` (uniform plus 1e-2 random harmonics of
     every (l, m)) and return r = |E x| at ``t_end``."""
-    from numerics.noise.sphere import SphereGrid, initial_coefficients, pack, solve_sphere
+    from numerics.noise.sphere import clustered_coefficients, initial_coefficients, solve_sphere
 
     # any other value used to fall through to the near-uniform start silently
     start = require_choice(start, "start", ("clustered", "uniform"))
     if start == "clustered":
-        G = SphereGrid.build(L)
-        axis = np.array([0.3, -0.5, 0.8]) / np.sqrt(0.98)
-        a, b = G.analysis(np.exp(3.0 * (G.points @ axis) - 3.0))
-        c0 = pack(a, b) / a[0, 0]
+        c0 = clustered_coefficients(L, 3.0)
     else:
         c0 = initial_coefficients(L, 1e-2, seed=seed)
     h = solve_sphere(beta, D, L=L, t_end=t_end, c0=c0, dt=dt, saves=3, progress=progress)

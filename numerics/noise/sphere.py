@@ -435,6 +435,29 @@ def initial_coefficients(L: int, amplitude: float = 1e-4, seed=0, modes: str = "
     return v
 
 
+#: axis of the clustered start: tilted off every coordinate axis and grid plane, so the solution is non-zonal in
+#: the solver's frame and the rotation-equivariant parts of the solver are all exercised
+CLUSTER_AXIS = np.array([0.3, -0.5, 0.8]) / math.sqrt(0.98)
+
+
+def clustered_coefficients(L: int, kappa: float = 3.0, axis=CLUSTER_AXIS,
+                           grid: SphereGrid | None = None) -> np.ndarray:
+    """Packed coefficients (c_00 = 1) of the von Mises-Fisher bump u ~ exp(kappa <x, e>), e = axis / |axis|,
+    analysed on the grid of degree ``L`` (the degree-L truncation of the bump, renormalised to unit mass).
+
+    The values are formed as exp(kappa <x, e> - kappa) <= 1 so that no kappa overflows; the factor e^{-kappa}
+    cancels in the division by c_00 (up to rounding)."""
+    L = require_int(L, "L", minimum=1)
+    kappa = require_real(kappa, "kappa", minimum=0.0)
+    e = np.asarray(axis, dtype=float)
+    norm = float(np.linalg.norm(e)) if e.shape == (3,) else 0.0
+    if not np.isfinite(norm) or norm == 0.0:
+        raise InputError(f"axis must be a finite non-zero 3-vector, got {axis!r}")
+    G = SphereGrid.build(L) if grid is None else grid
+    a, b = G.analysis(np.exp(kappa * (G.points @ (e / norm)) - kappa))
+    return pack(a, b) / a[0, 0]
+
+
 def zonal_to_packed(f: np.ndarray, L: int) -> np.ndarray:
     """Packed coefficients of the zonal u = sum_l f_l P_l(cos theta): c_l0 = f_l / sqrt(2l+1)."""
     a = np.zeros((L + 1, L + 1))
