@@ -58,6 +58,8 @@ def test_fokker_planck_rates_and_steady_state(capsys, tmp_path):
     out = run_json(capsys, ["fokker-planck", "--beta", "1", "--noise", "0.3", "--L", "8", "--start", "clustered",
                             "--t-end", "25", "--plot", str(png)])
     assert abs(out["final_r"] - out["branch_r"]) < 1e-4 and png.stat().st_size > 10_000
+    # no rate fit from a clustered start (it used to advise lowering --amplitude, which it does not use)
+    assert out["rates"] == [] and "--start perturbed" in out["rates_note"] and "amplitude" not in out["rates_note"]
 
 
 def test_fokker_planck_bad_input(capsys):
