@@ -57,25 +57,43 @@ def legendre_table(L: int, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     the poles (s = sin theta > 0), as the Gauss-Legendre nodes do. Lam / s is computed from a table of
     Lam_l^m / s^m, so it is finite for m >= 1 (it is not used for m = 0).
     """
+    P, dP, over_s = _legendre(L, t, derivatives=True)
+    return P, dP, over_s
+
+
+def legendre_values(L: int, t: np.ndarray) -> np.ndarray:
+    """Lam_l^m(t) alone, shape (L+1, len(t), L+1) indexed [m, node, l]: the first table of
+    :func:`legendre_table` (bitwise the same) without building the three others."""
+    return _legendre(L, t, derivatives=False)[0]
+
+
+def _legendre(L: int, t: np.ndarray, derivatives: bool):
+    """The recursions of :func:`legendre_table`; with ``derivatives`` False only P is allocated (a quarter of
+    the memory: the scaled table Q is kept one order m at a time)."""
     t = np.asarray(t, dtype=float)
     s = np.sqrt(1.0 - t * t)
     if np.any(s <= 0):
         raise InputError("the Legendre table needs nodes off the poles (|t| < 1)")
     P = np.zeros((L + 1, t.size, L + 1))
-    Q = np.zeros_like(P)                 # Lam_l^m / s^m: the same recursion without the s^m factor
-    dP = np.zeros_like(P)
+    # Lam_l^m / s^m: the same recursion without the s^m factor (one (nodes, L+1) slice per m when only P is wanted)
+    Q = np.zeros_like(P) if derivatives else None
     q_mm = np.ones_like(t)
     for m in range(L + 1):
         if m > 0:
             q_mm = q_mm * math.sqrt((2 * m + 1) / (2 * m))
-        Q[m, :, m] = q_mm
+        Qm = Q[m] if derivatives else np.zeros((t.size, L + 1))
+        Qm[:, m] = q_mm
         if m + 1 <= L:
-            Q[m, :, m + 1] = math.sqrt(2 * m + 3) * t * q_mm
+            Qm[:, m + 1] = math.sqrt(2 * m + 3) * t * q_mm
         for l in range(m + 2, L + 1):
             a = math.sqrt((4 * l * l - 1) / (l * l - m * m))
             b = math.sqrt(((l - 1) ** 2 - m * m) / (4 * (l - 1) ** 2 - 1))
-            Q[m, :, l] = a * (t * Q[m, :, l - 1] - b * Q[m, :, l - 2])
-        P[m] = Q[m] * (s ** m)[:, None]
+            Qm[:, l] = a * (t * Qm[:, l - 1] - b * Qm[:, l - 2])
+        P[m] = Qm * (s ** m)[:, None]
+    if not derivatives:
+        return P, None, None
+    dP = np.zeros_like(P)
+    for m in range(L + 1):
         for l in range(m, L + 1):
             prev = P[m, :, l - 1] if l - 1 >= m else 0.0
             c = math.sqrt((l * l - m * m) * (2 * l + 1) / (2 * l - 1)) if l > m else 0.0
@@ -84,6 +102,10 @@ def legendre_table(L: int, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     for m in range(1, L + 1):
         over_s[m] = Q[m] * (s ** (m - 1))[:, None]
     return P, dP, over_s
+
+
+#: largest Legendre table :meth:`SphereGrid.evaluate` builds at once (bytes); the points are split to fit
+EVALUATE_TABLE_BYTES = 64 * 2 ** 20
 
 
 @dataclass(frozen=True)
@@ -171,16 +193,26 @@ class SphereGrid:
         return _clean(a1 - m * a2, b1 + m * b2)
 
     def evaluate(self, a: np.ndarray, b: np.ndarray, points: np.ndarray) -> np.ndarray:
-        """sum c_lm Y_lm at arbitrary unit vectors ``points`` (k, 3) (poles allowed)."""
+        """sum c_lm Y_lm at arbitrary unit vectors ``points`` (k, 3) (poles allowed).
+
+        The points are taken in chunks of at most :data:`EVALUATE_TABLE_BYTES` of Legendre values each (and
+        without the derivative tables, which are not needed here): a map of 16471 points at L = 64 used to
+        build four 2.2 GB tables at once."""
         points = np.asarray(points, dtype=float)
-        t = np.clip(points[:, 2], -1.0, 1.0)
-        phi = np.arctan2(points[:, 1], points[:, 0])
-        tt = np.clip(t, -1 + 1e-15, 1 - 1e-15)
-        P, _, _ = legendre_table(self.L, tt)
+        chunk = max(1, EVALUATE_TABLE_BYTES // (8 * (self.L + 1) ** 2))
+        out = np.empty(points.shape[0])
         m = np.arange(self.L + 1)
-        trig_c = np.where(m == 0, 1.0, math.sqrt(2.0))[None, :] * np.cos(np.outer(phi, m))
-        trig_s = math.sqrt(2.0) * np.sin(np.outer(phi, m))
-        return np.einsum("mjl,lm,jm->j", P, a, trig_c) + np.einsum("mjl,lm,jm->j", P, b, trig_s)
+        for start in range(0, points.shape[0], chunk):
+            p = points[start:start + chunk]
+            t = np.clip(p[:, 2], -1.0, 1.0)
+            phi = np.arctan2(p[:, 1], p[:, 0])
+            tt = np.clip(t, -1 + 1e-15, 1 - 1e-15)
+            P = legendre_values(self.L, tt)
+            trig_c = np.where(m == 0, 1.0, math.sqrt(2.0))[None, :] * np.cos(np.outer(phi, m))
+            trig_s = math.sqrt(2.0) * np.sin(np.outer(phi, m))
+            out[start:start + chunk] = (np.einsum("mjl,lm,jm->j", P, a, trig_c)
+                                        + np.einsum("mjl,lm,jm->j", P, b, trig_s))
+        return out
 
 
 def _clean(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
