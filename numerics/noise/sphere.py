@@ -274,7 +274,6 @@ class SphereFokkerPlanck:
         self.grid = SphereGrid.build(self.L, n_lat, n_lon)
         self.g = couplings(3, self.beta, self.L)
         self.degree = degrees_of(self.L)
-        self.order = orders_of(self.L)
         self.linear = -self.noise * self.degree * (self.degree + 1.0)
         self.evaluations = 0
 
@@ -347,7 +346,7 @@ class SphereHistory:
         return np.array([a[1, 1], b[1, 1], a[1, 0]]) / math.sqrt(3.0)
 
 
-def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0=None, dt: float = 0.01,
+def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0: np.ndarray, dt: float = 0.01,
                  model: str = "usa", saves: int = 101, n_lat: int | None = None, n_lon: int | None = None,
                  progress=None) -> SphereHistory:
     """Integrate du/dt = D Lap u - div(u X[rho]) on S^2 with ETDRK4 (fixed step h = t_end / ceil(t_end / dt)).
@@ -396,8 +395,8 @@ def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0=Non
     check_sphere_cost(L, steps, saves, n_lat, n_lon)
     op = SphereFokkerPlanck(beta, noise, L, model, n_lat, n_lon)
     size = (op.L + 1) ** 2
-    v = np.asarray(c0, dtype=float).copy() if c0 is not None else None
-    if v is None or v.shape != (size,) or not np.all(np.isfinite(v)) or abs(v[0] - 1.0) > 1e-12:
+    v = np.asarray(c0, dtype=float).copy()
+    if v.shape != (size,) or not np.all(np.isfinite(v)) or abs(v[0] - 1.0) > 1e-12:
         raise InputError(f"c0 must be finite of length (L+1)^2 = {size} with c_00 = 1 (a probability density)")
     h = t_end / steps
     E, E2, Q, f1, f2, f3 = etdrk4_coefficients(op.linear, h)
@@ -420,10 +419,18 @@ def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0=Non
             states.append(v.copy())
         if progress is not None:
             progress(k * h, t_end)
+    # a caller may pass a coarser grid than the default: say what this run's grid does, not what the default does
+    n_lat_used, n_lon_used = op.grid.n_lat, op.grid.n_lon
+    if 2 * n_lat_used >= 3 * op.L + 1 and n_lon_used >= 3 * op.L + 1:
+        dealiasing = (f"Gauss-Legendre n_lat = {n_lat_used} >= (3L+1)/2, n_lon = {n_lon_used} >= 3L+1: "
+                      "usa products exact")
+    else:
+        dealiasing = (f"grid n_lat = {n_lat_used}, n_lon = {n_lon_used} below (3L+1)/2, 3L+1: the products "
+                      "are aliased (not the exact Galerkin truncation)")
     meta = {"beta": beta, "noise": noise, "model": model, "L": op.L, "n_lat": op.grid.n_lat, "n_lon": op.grid.n_lon,
             "integrator": "ETDRK4 (Cox-Matthews; Kassam-Trefethen contour coefficients), order 4",
             "steps": steps, "step": h, "transport_evaluations": op.evaluations,
-            "dealiasing": "Gauss-Legendre n_lat >= (3L+1)/2, n_lon >= 3L+1: usa products exact"}
+            "dealiasing": dealiasing}
     return SphereHistory(np.array(times), np.array(states), op.L, meta)
 
 
