@@ -400,6 +400,10 @@ def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0: np
         raise InputError(f"c0 must be finite of length (L+1)^2 = {size} with c_00 = 1 (a probability density)")
     h = t_end / steps
     E, E2, Q, f1, f2, f3 = etdrk4_coefficients(op.linear, h)
+    if not all(np.all(np.isfinite(c)) for c in (E, E2, Q, f1, f2, f3)):
+        # (h D l(l+1))^3 overflows in the contour means: a huge D, not a large step (lowering dt cannot help much)
+        raise InputError(f"noise D = {noise:g} is too large for the ETDRK4 coefficients (h D L(L+1) = "
+                         f"{h * float(np.max(-op.linear)):.3g} overflows); use a smaller noise")
     N = op.transport
     save_at = np.unique(np.round(np.linspace(0, steps, saves)).astype(int))
     times, states = [0.0], [v.copy()]

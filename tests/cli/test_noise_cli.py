@@ -68,6 +68,13 @@ def test_fokker_planck_bad_input(capsys):
     assert "L" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "1000"])
     assert "blew up" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "8", "--dt", "5",
                                      "--t-end", "200"])
+    assert "--seed must be >= 0" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "4",
+                                                 "--t-end", "1", "--seed", "-1"])
+    # a huge D makes the ETDRK4 coefficients overflow: said so, not "blew up; lower dt"
+    for argv in (["fokker-planck", "--beta", "2", "--noise", "1e300", "--L", "4", "--t-end", "1"],
+                 ["phase", "--beta", "3", "--d", "3", "--noise", "1e300", "--pde", "4", "--pde-t-end", "1"]):
+        err = bad(capsys, argv)
+        assert "too large for the ETDRK4 coefficients" in err and "blew up" not in err
 
 
 def test_simulate_noise_resume_equals_one_piece(capsys, tmp_path):

@@ -56,6 +56,7 @@ def run(args) -> int:
     amplitude = require_real(args.amplitude, "amplitude", minimum=0.0, strict_minimum=True, maximum=0.1)
     kappa = require_real(args.kappa, "kappa", minimum=0.0, maximum=20.0)
     threshold = require_real(args.threshold, "threshold", minimum=0.0, strict_minimum=True)
+    seed = require_int(args.seed, "--seed", minimum=0)        # numpy's own message for a negative seed is not ours
     if args.plot and not args.plot.lower().endswith(".png"):
         raise InputError(f"--plot must name a .png file, got {args.plot!r}")
     if args.model == "sa" and beta == 0.0:
@@ -70,7 +71,7 @@ def run(args) -> int:
     else:
         t_end = require_real(args.t_end, "t-end", minimum=0.0, strict_minimum=True)
     if args.start == "perturbed":
-        c0 = initial_coefficients(L, amplitude, seed=args.seed)
+        c0 = initial_coefficients(L, amplitude, seed=seed)
     else:
         c0 = clustered_coefficients(L, kappa)
     hist = solve_sphere(beta, D, L=L, t_end=t_end, c0=c0, dt=args.dt, model=args.model, saves=1001,
