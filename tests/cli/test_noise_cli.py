@@ -62,6 +62,15 @@ def test_fokker_planck_rates_and_steady_state(capsys, tmp_path):
     assert out["rates"] == [] and "--start perturbed" in out["rates_note"] and "amplitude" not in out["rates_note"]
 
 
+def test_fokker_planck_text_table_says_which_degrees_it_leaves_out(capsys):
+    """The text table stops at degree 6; below it a line says the JSON has the rest."""
+    from numerics.cli import main
+
+    assert main(["fokker-planck", "--beta", "2", "--noise", "0.3", "--L", "7", "--t-end", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "(degree 7 not shown: --json lists every degree" in out
+
+
 def test_fokker_planck_bad_input(capsys):
     assert "--t-end" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "5"])
     assert "noise" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "nan"])

@@ -120,6 +120,10 @@ def run(args) -> int:
                  for row in rows[:min(L, 6)]]
         text += "\n\n" + table(shown, ["l", "predicted lambda_l - D l(l+1)", "measured m = 0",
                                        "measured m != 0 (min)", "measured m != 0 (max)"])
+        if L > len(shown):
+            # the table stays short; the JSON output has every degree
+            hidden = f"degree {L}" if L == len(shown) + 1 else f"degrees {len(shown) + 1} to {L}"
+            text += f"\n({hidden} not shown: --json lists every degree under \"rates\")"
     elif linear_note:
         text += f"\n\n{linear_note}"
     emit(args, payload, text)
