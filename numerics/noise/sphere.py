@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
-from numerics.noise.zonal import couplings
+from numerics.noise.zonal import couplings, linear_phase, log_slope
 
 
 # -- normalised associated Legendre functions -----------------------------------------------------------------
@@ -528,13 +528,12 @@ def fitted_rates(history: SphereHistory, threshold: float = 1e-2, slaving: float
     linear frames get NaN.
     """
     C = history.coefficients
-    M = np.max(np.abs(C[:, 1:]), axis=1)
+    M, linear = linear_phase(C, threshold)
     rates = np.full(C.shape[1], np.nan)
-    if np.count_nonzero(M < threshold) < 5:
-        raise InputError("fewer than 5 frames in the linear phase; lower the amplitude or t_end")
     for j in range(1, C.shape[1]):
         y = np.abs(C[:, j])
-        idx = np.flatnonzero((M < threshold) & (y > slaving * M ** 2) & (y > 0))
+        # per entry, beyond the shared linear phase: not slaved to the others' products, and non-zero
+        idx = np.flatnonzero(linear & (y > slaving * M ** 2) & (y > 0))
         if idx.size >= 5:
-            rates[j] = float(np.polyfit(history.times[idx], np.log(y[idx]), 1)[0])
+            rates[j] = log_slope(history.times[idx], y[idx])
     return rates, degrees_of(history.L), orders_of(history.L)
