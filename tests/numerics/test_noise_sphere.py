@@ -15,20 +15,23 @@ from numerics.noise.sphere import (SphereGrid, degrees_of, initial_coefficients,
 
 
 def _real_harmonic_scipy(l, m, theta, phi):
-    """The real harmonic of numerics.noise.sphere from scipy's complex one (with its Condon-Shortley phase)."""
-    from scipy.special import sph_harm_y
+    """The real harmonic of numerics.noise.sphere from scipy's complex one (with its Condon-Shortley phase).
 
-    Y = math.sqrt(4 * math.pi) * (-1) ** abs(m) * sph_harm_y(l, abs(m), theta, phi)
+    scipy >= 1.15 has sph_harm_y(l, m, polar, azimuth); pyproject allows scipy >= 1.10, whose sph_harm(m, l,
+    azimuth, polar) is the same function with the arguments in the other order (removed in scipy 1.17)."""
+    import scipy.special
+
+    if hasattr(scipy.special, "sph_harm_y"):
+        Yc = scipy.special.sph_harm_y(l, abs(m), theta, phi)
+    else:
+        Yc = scipy.special.sph_harm(abs(m), l, phi, theta)
+    Y = math.sqrt(4 * math.pi) * (-1) ** abs(m) * Yc
     if m == 0:
         return Y.real
     return math.sqrt(2.0) * (Y.real if m > 0 else Y.imag)
 
 
 def test_convention_matches_scipy_real_harmonics():
-    import scipy.special
-
-    if not hasattr(scipy.special, "sph_harm_y"):
-        pytest.skip("scipy < 1.15 has no sph_harm_y")
     L = 6
     G = SphereGrid.build(L)
     rng = np.random.default_rng(0)
