@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from numerics.common.errors import InputError, require_int, require_real
+from numerics.common.errors import InputError, require_choice, require_int, require_real
 from numerics.noise.stationary import Branch, order_parameter_at, stationary_branch
 
 
@@ -42,13 +42,12 @@ def pde_state(beta: float, D: float, *, start: str, L: int = 12, t_end: float = 
     """usa on S^2: solve the Fokker-Planck equation (:mod:`numerics.noise.sphere`) from ``clustered`` (a von
     Mises-Fisher bump exp(3 <x, e>) about a tilted axis e) or ``uniform`` (uniform plus 1e-2 random harmonics of
     every (l, m)) and return r = |E x| at ``t_end``."""
-    from numerics.noise.sphere import SphereGrid, initial_coefficients, pack, solve_sphere
+    from numerics.noise.sphere import clustered_coefficients, initial_coefficients, solve_sphere
 
+    # any other value used to fall through to the near-uniform start silently
+    start = require_choice(start, "start", ("clustered", "uniform"))
     if start == "clustered":
-        G = SphereGrid.build(L)
-        axis = np.array([0.3, -0.5, 0.8]) / np.sqrt(0.98)
-        a, b = G.analysis(np.exp(3.0 * (G.points @ axis) - 3.0))
-        c0 = pack(a, b) / a[0, 0]
+        c0 = clustered_coefficients(L, 3.0)
     else:
         c0 = initial_coefficients(L, 1e-2, seed=seed)
     h = solve_sphere(beta, D, L=L, t_end=t_end, c0=c0, dt=dt, saves=3, progress=progress)
@@ -128,16 +127,12 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
         raise InputError(f"no instability of the uniform state at beta={beta:g}")
     branch = stationary_branch(d, beta, L=L, points=80, r_max=0.99)
     at = {D: order_parameter_at(branch, D) for D in values}
-    particles = []
+    # every request is validated, and the cost of all particle runs and PDE solves checked, before the first
+    # run: a bad --pde setting must not surface only after hours of particle runs
     if n:
         t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
         dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
         check_particle_cost(d, beta, n, t_end, dt, runs=2 * len(values))
-        for D in values:
-            for start in ("clustered", "uniform"):
-                particles.append(particle_average(d, beta, D, n=n, t_end=t_end, dt=dt, seed=seed, start=start,
-                                                  progress=progress))
-    pde = []
     if pde_L:
         if d != 3:
             raise InputError("--pde solves the S^2 Fokker-Planck equation: it needs --d 3 (on S^1 use "
@@ -149,6 +144,14 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
 
         # all 2 len(values) solves together (each also checks itself): their work adds up
         check_sphere_cost(pde_L, 2 * len(values) * steps_of(pde_t_end, PDE_DT), saves=3)
+    particles = []
+    if n:
+        for D in values:
+            for start in ("clustered", "uniform"):
+                particles.append(particle_average(d, beta, D, n=n, t_end=t_end, dt=dt, seed=seed, start=start,
+                                                  progress=progress))
+    pde = []
+    if pde_L:
         for D in values:
             for start in ("clustered", "uniform"):
                 pde.append(pde_state(beta, D, start=start, L=pde_L, t_end=pde_t_end, dt=PDE_DT, seed=seed,

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
-from numerics.noise.zonal import couplings
+from numerics.noise.zonal import couplings, linear_phase, log_slope
 
 
 # -- normalised associated Legendre functions -----------------------------------------------------------------
@@ -57,25 +57,43 @@ def legendre_table(L: int, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     the poles (s = sin theta > 0), as the Gauss-Legendre nodes do. Lam / s is computed from a table of
     Lam_l^m / s^m, so it is finite for m >= 1 (it is not used for m = 0).
     """
+    P, dP, over_s = _legendre(L, t, derivatives=True)
+    return P, dP, over_s
+
+
+def legendre_values(L: int, t: np.ndarray) -> np.ndarray:
+    """Lam_l^m(t) alone, shape (L+1, len(t), L+1) indexed [m, node, l]: the first table of
+    :func:`legendre_table` (bitwise the same) without building the three others."""
+    return _legendre(L, t, derivatives=False)[0]
+
+
+def _legendre(L: int, t: np.ndarray, derivatives: bool):
+    """The recursions of :func:`legendre_table`; with ``derivatives`` False only P is allocated (a quarter of
+    the memory: the scaled table Q is kept one order m at a time)."""
     t = np.asarray(t, dtype=float)
     s = np.sqrt(1.0 - t * t)
     if np.any(s <= 0):
         raise InputError("the Legendre table needs nodes off the poles (|t| < 1)")
     P = np.zeros((L + 1, t.size, L + 1))
-    Q = np.zeros_like(P)                 # Lam_l^m / s^m: the same recursion without the s^m factor
-    dP = np.zeros_like(P)
+    # Lam_l^m / s^m: the same recursion without the s^m factor (one (nodes, L+1) slice per m when only P is wanted)
+    Q = np.zeros_like(P) if derivatives else None
     q_mm = np.ones_like(t)
     for m in range(L + 1):
         if m > 0:
             q_mm = q_mm * math.sqrt((2 * m + 1) / (2 * m))
-        Q[m, :, m] = q_mm
+        Qm = Q[m] if derivatives else np.zeros((t.size, L + 1))
+        Qm[:, m] = q_mm
         if m + 1 <= L:
-            Q[m, :, m + 1] = math.sqrt(2 * m + 3) * t * q_mm
+            Qm[:, m + 1] = math.sqrt(2 * m + 3) * t * q_mm
         for l in range(m + 2, L + 1):
             a = math.sqrt((4 * l * l - 1) / (l * l - m * m))
             b = math.sqrt(((l - 1) ** 2 - m * m) / (4 * (l - 1) ** 2 - 1))
-            Q[m, :, l] = a * (t * Q[m, :, l - 1] - b * Q[m, :, l - 2])
-        P[m] = Q[m] * (s ** m)[:, None]
+            Qm[:, l] = a * (t * Qm[:, l - 1] - b * Qm[:, l - 2])
+        P[m] = Qm * (s ** m)[:, None]
+    if not derivatives:
+        return P, None, None
+    dP = np.zeros_like(P)
+    for m in range(L + 1):
         for l in range(m, L + 1):
             prev = P[m, :, l - 1] if l - 1 >= m else 0.0
             c = math.sqrt((l * l - m * m) * (2 * l + 1) / (2 * l - 1)) if l > m else 0.0
@@ -84,6 +102,10 @@ def legendre_table(L: int, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     for m in range(1, L + 1):
         over_s[m] = Q[m] * (s ** (m - 1))[:, None]
     return P, dP, over_s
+
+
+#: largest Legendre table :meth:`SphereGrid.evaluate` builds at once (bytes); the points are split to fit
+EVALUATE_TABLE_BYTES = 64 * 2 ** 20
 
 
 @dataclass(frozen=True)
@@ -171,16 +193,26 @@ class SphereGrid:
         return _clean(a1 - m * a2, b1 + m * b2)
 
     def evaluate(self, a: np.ndarray, b: np.ndarray, points: np.ndarray) -> np.ndarray:
-        """sum c_lm Y_lm at arbitrary unit vectors ``points`` (k, 3) (poles allowed)."""
+        """sum c_lm Y_lm at arbitrary unit vectors ``points`` (k, 3) (poles allowed).
+
+        The points are taken in chunks of at most :data:`EVALUATE_TABLE_BYTES` of Legendre values each (and
+        without the derivative tables, which are not needed here): a map of 16471 points at L = 64 used to
+        build four 2.2 GB tables at once."""
         points = np.asarray(points, dtype=float)
-        t = np.clip(points[:, 2], -1.0, 1.0)
-        phi = np.arctan2(points[:, 1], points[:, 0])
-        tt = np.clip(t, -1 + 1e-15, 1 - 1e-15)
-        P, _, _ = legendre_table(self.L, tt)
+        chunk = max(1, EVALUATE_TABLE_BYTES // (8 * (self.L + 1) ** 2))
+        out = np.empty(points.shape[0])
         m = np.arange(self.L + 1)
-        trig_c = np.where(m == 0, 1.0, math.sqrt(2.0))[None, :] * np.cos(np.outer(phi, m))
-        trig_s = math.sqrt(2.0) * np.sin(np.outer(phi, m))
-        return np.einsum("mjl,lm,jm->j", P, a, trig_c) + np.einsum("mjl,lm,jm->j", P, b, trig_s)
+        for start in range(0, points.shape[0], chunk):
+            p = points[start:start + chunk]
+            t = np.clip(p[:, 2], -1.0, 1.0)
+            phi = np.arctan2(p[:, 1], p[:, 0])
+            tt = np.clip(t, -1 + 1e-15, 1 - 1e-15)
+            P = legendre_values(self.L, tt)
+            trig_c = np.where(m == 0, 1.0, math.sqrt(2.0))[None, :] * np.cos(np.outer(phi, m))
+            trig_s = math.sqrt(2.0) * np.sin(np.outer(phi, m))
+            out[start:start + chunk] = (np.einsum("mjl,lm,jm->j", P, a, trig_c)
+                                        + np.einsum("mjl,lm,jm->j", P, b, trig_s))
+        return out
 
 
 def _clean(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -242,7 +274,6 @@ class SphereFokkerPlanck:
         self.grid = SphereGrid.build(self.L, n_lat, n_lon)
         self.g = couplings(3, self.beta, self.L)
         self.degree = degrees_of(self.L)
-        self.order = orders_of(self.L)
         self.linear = -self.noise * self.degree * (self.degree + 1.0)
         self.evaluations = 0
 
@@ -315,7 +346,7 @@ class SphereHistory:
         return np.array([a[1, 1], b[1, 1], a[1, 0]]) / math.sqrt(3.0)
 
 
-def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0=None, dt: float = 0.01,
+def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0: np.ndarray, dt: float = 0.01,
                  model: str = "usa", saves: int = 101, n_lat: int | None = None, n_lon: int | None = None,
                  progress=None) -> SphereHistory:
     """Integrate du/dt = D Lap u - div(u X[rho]) on S^2 with ETDRK4 (fixed step h = t_end / ceil(t_end / dt)).
@@ -364,11 +395,15 @@ def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0=Non
     check_sphere_cost(L, steps, saves, n_lat, n_lon)
     op = SphereFokkerPlanck(beta, noise, L, model, n_lat, n_lon)
     size = (op.L + 1) ** 2
-    v = np.asarray(c0, dtype=float).copy() if c0 is not None else None
-    if v is None or v.shape != (size,) or not np.all(np.isfinite(v)) or abs(v[0] - 1.0) > 1e-12:
+    v = np.asarray(c0, dtype=float).copy()
+    if v.shape != (size,) or not np.all(np.isfinite(v)) or abs(v[0] - 1.0) > 1e-12:
         raise InputError(f"c0 must be finite of length (L+1)^2 = {size} with c_00 = 1 (a probability density)")
     h = t_end / steps
     E, E2, Q, f1, f2, f3 = etdrk4_coefficients(op.linear, h)
+    if not all(np.all(np.isfinite(c)) for c in (E, E2, Q, f1, f2, f3)):
+        # (h D l(l+1))^3 overflows in the contour means: a huge D, not a large step (lowering dt cannot help much)
+        raise InputError(f"noise D = {noise:g} is too large for the ETDRK4 coefficients (h D L(L+1) = "
+                         f"{h * float(np.max(-op.linear)):.3g} overflows); use a smaller noise")
     N = op.transport
     save_at = np.unique(np.round(np.linspace(0, steps, saves)).astype(int))
     times, states = [0.0], [v.copy()]
@@ -388,10 +423,18 @@ def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0=Non
             states.append(v.copy())
         if progress is not None:
             progress(k * h, t_end)
+    # a caller may pass a coarser grid than the default: say what this run's grid does, not what the default does
+    n_lat_used, n_lon_used = op.grid.n_lat, op.grid.n_lon
+    if 2 * n_lat_used >= 3 * op.L + 1 and n_lon_used >= 3 * op.L + 1:
+        dealiasing = (f"Gauss-Legendre n_lat = {n_lat_used} >= (3L+1)/2, n_lon = {n_lon_used} >= 3L+1: "
+                      "usa products exact")
+    else:
+        dealiasing = (f"grid n_lat = {n_lat_used}, n_lon = {n_lon_used} below (3L+1)/2, 3L+1: the products "
+                      "are aliased (not the exact Galerkin truncation)")
     meta = {"beta": beta, "noise": noise, "model": model, "L": op.L, "n_lat": op.grid.n_lat, "n_lon": op.grid.n_lon,
             "integrator": "ETDRK4 (Cox-Matthews; Kassam-Trefethen contour coefficients), order 4",
             "steps": steps, "step": h, "transport_evaluations": op.evaluations,
-            "dealiasing": "Gauss-Legendre n_lat >= (3L+1)/2, n_lon >= 3L+1: usa products exact"}
+            "dealiasing": dealiasing}
     return SphereHistory(np.array(times), np.array(states), op.L, meta)
 
 
@@ -435,6 +478,29 @@ def initial_coefficients(L: int, amplitude: float = 1e-4, seed=0, modes: str = "
     return v
 
 
+#: axis of the clustered start: tilted off every coordinate axis and grid plane, so the solution is non-zonal in
+#: the solver's frame and the rotation-equivariant parts of the solver are all exercised
+CLUSTER_AXIS = np.array([0.3, -0.5, 0.8]) / math.sqrt(0.98)
+
+
+def clustered_coefficients(L: int, kappa: float = 3.0, axis=CLUSTER_AXIS,
+                           grid: SphereGrid | None = None) -> np.ndarray:
+    """Packed coefficients (c_00 = 1) of the von Mises-Fisher bump u ~ exp(kappa <x, e>), e = axis / |axis|,
+    analysed on the grid of degree ``L`` (the degree-L truncation of the bump, renormalised to unit mass).
+
+    The values are formed as exp(kappa <x, e> - kappa) <= 1 so that no kappa overflows; the factor e^{-kappa}
+    cancels in the division by c_00 (up to rounding)."""
+    L = require_int(L, "L", minimum=1)
+    kappa = require_real(kappa, "kappa", minimum=0.0)
+    e = np.asarray(axis, dtype=float)
+    norm = float(np.linalg.norm(e)) if e.shape == (3,) else 0.0
+    if not np.isfinite(norm) or norm == 0.0:
+        raise InputError(f"axis must be a finite non-zero 3-vector, got {axis!r}")
+    G = SphereGrid.build(L) if grid is None else grid
+    a, b = G.analysis(np.exp(kappa * (G.points @ (e / norm)) - kappa))
+    return pack(a, b) / a[0, 0]
+
+
 def zonal_to_packed(f: np.ndarray, L: int) -> np.ndarray:
     """Packed coefficients of the zonal u = sum_l f_l P_l(cos theta): c_l0 = f_l / sqrt(2l+1)."""
     a = np.zeros((L + 1, L + 1))
@@ -462,13 +528,12 @@ def fitted_rates(history: SphereHistory, threshold: float = 1e-2, slaving: float
     linear frames get NaN.
     """
     C = history.coefficients
-    M = np.max(np.abs(C[:, 1:]), axis=1)
+    M, linear = linear_phase(C, threshold)
     rates = np.full(C.shape[1], np.nan)
-    if np.count_nonzero(M < threshold) < 5:
-        raise InputError("fewer than 5 frames in the linear phase; lower the amplitude or t_end")
     for j in range(1, C.shape[1]):
         y = np.abs(C[:, j])
-        idx = np.flatnonzero((M < threshold) & (y > slaving * M ** 2) & (y > 0))
+        # per entry, beyond the shared linear phase: not slaved to the others' products, and non-zero
+        idx = np.flatnonzero(linear & (y > slaving * M ** 2) & (y > 0))
         if idx.size >= 5:
-            rates[j] = float(np.polyfit(history.times[idx], np.log(y[idx]), 1)[0])
+            rates[j] = log_slope(history.times[idx], y[idx])
     return rates, degrees_of(history.L), orders_of(history.L)

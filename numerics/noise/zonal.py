@@ -197,15 +197,24 @@ def solve_zonal(d: int, beta: float, noise: float, *, L: int = 24, t_end: float,
     return ZonalHistory(sol.t, F, F[:, 1] / N1, meta)
 
 
+def linear_phase(coefficients: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """The linear phase of a run near the uniform state: M(t) = max_{j >= 1} |c_j(t)| (all but the mass entry
+    0) and the frames with M < ``threshold``. Fewer than 5 such frames is an :class:`InputError` (no slope can
+    be fitted). Shared by this module's and :mod:`numerics.noise.sphere`'s ``fitted_rates``."""
+    M = np.max(np.abs(coefficients[:, 1:]), axis=1)
+    linear = M < threshold
+    if np.count_nonzero(linear) < 5:
+        raise InputError("fewer than 5 frames in the linear phase; lower the amplitude or t_end")
+    return M, linear
+
+
+def log_slope(times: np.ndarray, values: np.ndarray) -> float:
+    """Least-squares slope of log|values| against ``times`` (the growth rate of an exponential)."""
+    return float(np.polyfit(times, np.log(np.abs(values)), 1)[0])
+
+
 def fitted_rates(history: ZonalHistory, degrees, threshold: float = 1e-2) -> dict[int, float]:
     """Least-squares slope of log|f_l(t)| over the frames where max_l |f_l| < threshold (the linear phase)."""
-    F = np.abs(history.coefficients[:, 1:])
-    linear = F.max(axis=1) < threshold
+    _, linear = linear_phase(history.coefficients, threshold)
     idx = np.flatnonzero(linear)
-    if idx.size < 5:
-        raise InputError("fewer than 5 frames in the linear phase; lower the amplitude or t_end")
-    out = {}
-    for l in degrees:
-        y = np.log(np.abs(history.coefficients[idx, l]))
-        out[l] = float(np.polyfit(history.times[idx], y, 1)[0])
-    return out
+    return {l: log_slope(history.times[idx], history.coefficients[idx, l]) for l in degrees}

@@ -58,6 +58,17 @@ def test_fokker_planck_rates_and_steady_state(capsys, tmp_path):
     out = run_json(capsys, ["fokker-planck", "--beta", "1", "--noise", "0.3", "--L", "8", "--start", "clustered",
                             "--t-end", "25", "--plot", str(png)])
     assert abs(out["final_r"] - out["branch_r"]) < 1e-4 and png.stat().st_size > 10_000
+    # no rate fit from a clustered start (it used to advise lowering --amplitude, which it does not use)
+    assert out["rates"] == [] and "--start perturbed" in out["rates_note"] and "amplitude" not in out["rates_note"]
+
+
+def test_fokker_planck_text_table_says_which_degrees_it_leaves_out(capsys):
+    """The text table stops at degree 6; below it a line says the JSON has the rest."""
+    from numerics.cli import main
+
+    assert main(["fokker-planck", "--beta", "2", "--noise", "0.3", "--L", "7", "--t-end", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "(degree 7 not shown: --json lists every degree" in out
 
 
 def test_fokker_planck_bad_input(capsys):
@@ -66,6 +77,13 @@ def test_fokker_planck_bad_input(capsys):
     assert "L" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "1000"])
     assert "blew up" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "8", "--dt", "5",
                                      "--t-end", "200"])
+    assert "--seed must be >= 0" in bad(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.1", "--L", "4",
+                                                 "--t-end", "1", "--seed", "-1"])
+    # a huge D makes the ETDRK4 coefficients overflow: said so, not "blew up; lower dt"
+    for argv in (["fokker-planck", "--beta", "2", "--noise", "1e300", "--L", "4", "--t-end", "1"],
+                 ["phase", "--beta", "3", "--d", "3", "--noise", "1e300", "--pde", "4", "--pde-t-end", "1"]):
+        err = bad(capsys, argv)
+        assert "too large for the ETDRK4 coefficients" in err and "blew up" not in err
 
 
 def test_simulate_noise_resume_equals_one_piece(capsys, tmp_path):
@@ -173,6 +191,23 @@ def test_phase_refuses_absurd_requests_at_once(capsys, argv, message):
     before anything runs (one line, exit 2)."""
     err = bad(capsys, ["phase", "--beta", "1", *argv])
     assert message in err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--d", "3", "--pde", "8", "--pde-t-end", "1e12"], "hours"),
+    (["--d", "3", "--pde", "8", "--pde-t-end", "nan"], "pde t_end"),
+    (["--d", "2", "--pde", "8"], "--d 3"),
+])
+def test_phase_checks_the_pde_request_before_any_particle_run(capsys, monkeypatch, argv, message):
+    """With --particles and a bad --pde request the refusal comes before the first particle run (it used to come
+    after all of them): a particle run here is a test failure."""
+    import numerics.noise.phase as phase
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a particle run started before the --pde request was checked")
+
+    monkeypatch.setattr(phase, "particle_average", no_run)
+    assert message in bad(capsys, ["phase", "--beta", "1", "--noise", "0.2", "--particles", "20", *argv])
 
 
 def test_phase_at_tiny_beta_is_the_beta_zero_limit(capsys):

@@ -207,6 +207,59 @@ def test_noise_with_a_depth_schedule_runs_and_is_reproducible():
         assert np.array_equal(a.X, b.X) and np.allclose(np.linalg.norm(a.X, axis=2), 1.0)
 
 
+def _schedule_errors(method, steps=(0.1, 0.05, 0.025)):
+    """Max error at t = 1 of a noisy run (D = 1e-30: the noise moves a token by ~sqrt(2 D) = 1e-15) of a depth
+    schedule switching heads at t = 0.5, against the deterministic run solved piece by piece (dop853, rtol
+    1e-12: agrees with rk4 at h = 0.005 to 1.4e-14), and the observed order. The steps divide 0.5, so no stage
+    straddles the switch and the scheme's own order shows."""
+    from numerics.core.blocks import MultiHead, Schedule
+
+    H1, H2 = MultiHead.from_single(d=3), MultiHead.from_single(V=-np.eye(3))
+    X0 = uniform_sphere(8, 3, 0)
+    exact = Solver("dop853", rtol=1e-12, atol=1e-14)
+    Xh = simulate(Model("sa", 1.0, schedule=Schedule(times=[0.0], heads=(H1,))), X0, 0.5, solver=exact).X[-1]
+    ref = simulate(Model("sa", 1.0, schedule=Schedule(times=[0.0], heads=(H2,))), Xh, 0.5, solver=exact).X[-1]
+    model = Model("sa", 1.0, schedule=Schedule(times=[0.0, 0.5], heads=(H1, H2)), noise=1e-30)
+    errs = [float(np.max(np.abs(simulate(model, X0, 1.0, solver=Solver(method, dt=h, seed=1)).X[-1] - ref)))
+            for h in steps]
+    return errs, float(np.polyfit(np.log(steps), np.log(errs), 1)[0])
+
+
+def test_noisy_schemes_follow_the_depth_schedule_in_time():
+    """With vanishing noise the noisy schemes must reproduce the deterministic schedule run at their orders,
+    which needs the step's time in every drift stage. Measured: geodesic-weak2 (rk4) errors 2.0e-7, 2.5e-8,
+    3.1e-9 (order 3.0: the two midpoint half steps beat their order 2 here), Euler-Maruyama (layer) 3.3e-3,
+    1.6e-3, 8.1e-4 (order 1.00). Bounds: at least the scheme's order minus 0.2 and the finest error within 30x
+    of the measured one; a drift at the wrong time gives an error of 0.2 that does not shrink."""
+    errs, order = _schedule_errors("rk4")
+    assert order >= 1.8 and errs[-1] < 1e-7, (errs, order)
+    errs, order = _schedule_errors("layer")
+    assert order == pytest.approx(1.0, abs=0.15) and errs[-1] < 3e-2, (errs, order)
+
+
+@pytest.mark.parametrize("plant", ["half-drift", "stepper"])
+def test_planted_drift_ignoring_time_breaks_the_schedule_check(monkeypatch, plant):
+    """Planted: the drift evaluated at t = 0 whatever the step's time (in _half_drift, or in the stepper for both
+    schemes): the errors stay at ~0.2 and the check above fails."""
+    if plant == "half-drift":
+        original = sde._half_drift
+        monkeypatch.setattr(sde, "_half_drift",
+                            lambda field, X, h, t=None: original(field, X, h, None if t is None else 0.0))
+        methods = ("rk4",)
+    else:
+        original = sde.noisy_steppers
+
+        def planted(D, rng, scheme):
+            step = original(D, rng, scheme)[scheme]
+            return {scheme: lambda field, X, h, t=None: step(field, X, h, None if t is None else 0.0)}
+
+        monkeypatch.setattr(sde, "noisy_steppers", planted)
+        methods = ("rk4", "layer")
+    for method in methods:
+        errs, order = _schedule_errors(method)
+        assert min(errs) > 0.1 and not (order >= 1.8 and errs[-1] < 1e-7), (method, errs, order)
+
+
 def test_kuramoto_field_equals_model_field():
     from numerics.noise.claims import kuramoto_field
 
@@ -263,7 +316,7 @@ def test_couplings_check_catches_a_wrong_series_order(monkeypatch):
     import numerics.noise.zonal as zonal
 
     real = zonal._couplings_series
-    monkeypatch.setattr(zonal, "_couplings_series", lambda d, b, l: real(d, b, l + 1) * (b / 2) ** 0)
+    monkeypatch.setattr(zonal, "_couplings_series", lambda d, b, l: real(d, b, l + 1))
     with pytest.raises(AssertionError):
         _check_couplings_against_mpmath(3, [0.5])
 

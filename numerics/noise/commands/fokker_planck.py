@@ -47,7 +47,7 @@ def _branch_r(beta: float, D: float) -> float | None:
 
 def run(args) -> int:
     from numerics.common.provenance import StderrProgress
-    from numerics.noise.sphere import (SphereGrid, fitted_rates, initial_coefficients, pack, solve_sphere)
+    from numerics.noise.sphere import clustered_coefficients, fitted_rates, initial_coefficients, solve_sphere
     from theory.meanfield import growth_rate
 
     beta = require_real(args.beta, "beta", minimum=-50.0, maximum=50.0)
@@ -56,6 +56,7 @@ def run(args) -> int:
     amplitude = require_real(args.amplitude, "amplitude", minimum=0.0, strict_minimum=True, maximum=0.1)
     kappa = require_real(args.kappa, "kappa", minimum=0.0, maximum=20.0)
     threshold = require_real(args.threshold, "threshold", minimum=0.0, strict_minimum=True)
+    seed = require_int(args.seed, "--seed", minimum=0)        # numpy's own message for a negative seed is not ours
     if args.plot and not args.plot.lower().endswith(".png"):
         raise InputError(f"--plot must name a .png file, got {args.plot!r}")
     if args.model == "sa" and beta == 0.0:
@@ -69,17 +70,18 @@ def run(args) -> int:
         t_end = 2 * math.log(max(1 / amplitude, math.e)) / mu
     else:
         t_end = require_real(args.t_end, "t-end", minimum=0.0, strict_minimum=True)
-    axis = np.array([0.3, -0.5, 0.8]) / math.sqrt(0.98)
     if args.start == "perturbed":
-        c0 = initial_coefficients(L, amplitude, seed=args.seed)
+        c0 = initial_coefficients(L, amplitude, seed=seed)
     else:
-        G = SphereGrid.build(L)
-        a, b = G.analysis(np.exp(kappa * (G.points @ axis) - kappa))
-        c0 = pack(a, b) / a[0, 0]
+        c0 = clustered_coefficients(L, kappa)
     hist = solve_sphere(beta, D, L=L, t_end=t_end, c0=c0, dt=args.dt, model=args.model, saves=1001,
                         progress=StderrProgress("fokker-planck"))
     rows = []
     try:
+        if args.start == "clustered":
+            # a clustered start is far from the uniform state: it has no linear phase, and the fit's advice
+            # (lower --amplitude) does not apply to it
+            raise InputError("the clustered start has no linear phase; growth rates need --start perturbed")
         rates, deg, order = fitted_rates(hist, threshold=threshold)
         for l in range(1, L + 1):
             sel = (deg == l) & np.isfinite(rates)
@@ -118,6 +120,10 @@ def run(args) -> int:
                  for row in rows[:min(L, 6)]]
         text += "\n\n" + table(shown, ["l", "predicted lambda_l - D l(l+1)", "measured m = 0",
                                        "measured m != 0 (min)", "measured m != 0 (max)"])
+        if L > len(shown):
+            # the table stays short; the JSON output has every degree
+            hidden = f"degree {L}" if L == len(shown) + 1 else f"degrees {len(shown) + 1} to {L}"
+            text += f"\n({hidden} not shown: --json lists every degree under \"rates\")"
     elif linear_note:
         text += f"\n\n{linear_note}"
     emit(args, payload, text)
