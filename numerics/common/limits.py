@@ -103,6 +103,13 @@ def check_array(shape, what: str, copies: float = 1.0) -> None:
     check_memory(copies * size * FLOAT, what)
 
 
+#: a quotient (t_end - t0) / dt within this of a whole number counts as that number (1.0 / 0.1 = 10.000000000000002)
+STEP_ROUNDING = 1e-12
+
+
 def steps_of(t_end: float, dt: float, t0: float = 0.0) -> float:
-    """The number of fixed steps from t0 to t_end (a float: it may be astronomically large)."""
-    return math.ceil((t_end - t0) / dt) if (t_end - t0) / dt < 1e18 else (t_end - t0) / dt
+    """The number N = max(1, ceil((t_end - t0) / dt - STEP_ROUNDING)) of equal fixed steps h = (t_end - t0) / N
+    <= dt from t0 to t_end: the rule of every fixed-step integrator (the core's, the SDE schemes, the S^2
+    Fokker-Planck solver) and of the estimates made before them. A float (not rounded) when astronomically large."""
+    q = (t_end - t0) / dt
+    return max(1, math.ceil(q - STEP_ROUNDING)) if q < 1e18 else q

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numerics.common.errors import InputError, require_real
-from numerics.common.limits import budget_exhausted
+from numerics.common.limits import budget_exhausted, steps_of
 
 Field = Callable[[np.ndarray], np.ndarray]
 # re-exported; defined without heavy imports for the CLI
@@ -160,7 +160,7 @@ def integrate_fixed(field: Field, X0: np.ndarray, t_end: float, dt: float, metho
     if method not in steppers:
         raise InputError(f"method must be one of {', '.join(steppers)} for fixed steps, got {method!r}")
     span = t_end - t0
-    steps = max(1, math.ceil(span / dt - 1e-12))
+    steps = steps_of(t_end, dt, t0)
     h = span / steps
     stepper = steppers[method]
     timed = is_time_dependent(field)
@@ -419,7 +419,7 @@ def integrate(field: Field, X0: np.ndarray, t_end: float, method: str, *, dt: fl
                                on_save)
     times, states = integrate_fixed(field, X0, t_end, dt, method, save_every, progress=progress, t0=t0,
                                     steppers=steppers, on_save=on_save)
-    steps = max(1, math.ceil((t_end - t0) / dt - 1e-12))
+    steps = steps_of(t_end, dt, t0)
     return times, states, {"steps": steps, "step": (t_end - t0) / steps}
 
 
@@ -434,7 +434,7 @@ def _fixed_at_times(field, X0, save_times, dt, method, progress, steppers, on_sa
         _, seg = integrate_fixed(field, states[-1], float(b), dt, method, save_every=10**18, progress=seg_progress,
                                  t0=float(a), steppers=steppers)
         states.append(seg[-1])
-        steps += max(1, math.ceil((b - a) / dt - 1e-12))
+        steps += steps_of(float(b), dt, float(a))
     return np.array(save_times, dtype=float), np.array(states), {"steps": steps, "step": None,
                                                                    "max_step": dt}
 

@@ -29,6 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_real
+from numerics.common.limits import steps_of
 from numerics.core.integrators import renormalize
 
 Field = Callable[[np.ndarray], np.ndarray]
@@ -188,7 +189,7 @@ def brownian_correlation_mc(d: int, D: float, t: float, dt: float, samples: int,
     X = np.zeros((samples, d))
     X[:, 0] = 1.0
     rng = np.random.default_rng(seed)
-    steps = max(1, int(np.ceil(t / dt - 1e-12)))
+    steps = steps_of(t, dt)
     h = t / steps
     zero = np.zeros_like
     for _ in range(steps):

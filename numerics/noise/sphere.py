@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
+from numerics.common.limits import steps_of
 from numerics.noise.zonal import couplings, linear_phase, log_slope
 
 
@@ -391,7 +392,7 @@ def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0: np
     dt = require_real(dt, "dt", minimum=0.0, strict_minimum=True)
     saves = require_int(saves, "saves", minimum=2)
     L = require_int(L, "L", minimum=1, maximum=200)
-    steps = max(1, math.ceil(t_end / dt - 1e-12)) if t_end / dt < 1e15 else float("inf")
+    steps = steps_of(t_end, dt)
     check_sphere_cost(L, steps, saves, n_lat, n_lon)
     op = SphereFokkerPlanck(beta, noise, L, model, n_lat, n_lon)
     size = (op.L + 1) ** 2
