@@ -12,12 +12,11 @@ renormalisation, the copies of the saved frames and the energy of every frame. O
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from numerics.common.errors import require_int, require_real
 from numerics.common.limits import check_work
+from numerics.common.timing import interleaved_rounds
 from numerics.core.model import Model, SaveAt, Solver
 from numerics.core.trajectory import simulate, uniform_sphere
 
@@ -53,19 +52,12 @@ def benchmark_simulate(n: int = 2048, d: int = 3, beta: float = 1.0, steps: int 
     with threadpool_limits(1):
         load_before = os.getloadavg()
         traj = run_simulate()
-        shares, cpu_shares, t_sim, t_field = [], [], float("inf"), float("inf")
-        for k in range(repeats):  # alternate the order, so that neither side always runs first in a round
-            pair = [run_simulate, run_fields] if k % 2 == 0 else [run_fields, run_simulate]
-            w0, c0 = time.perf_counter(), time.process_time()
-            pair[0]()
-            w1, c1 = time.perf_counter(), time.process_time()
-            pair[1]()
-            w2, c2 = time.perf_counter(), time.process_time()
-            (s_w, s_c), (f_w, f_c) = ((w1 - w0, c1 - c0), (w2 - w1, c2 - c1))[::1 if k % 2 == 0 else -1]
-            shares.append(1.0 - f_w / s_w)
-            cpu_shares.append(1.0 - f_c / s_c)
-            t_sim, t_field = min(t_sim, s_w), min(t_field, f_w)
+        # the order alternates between rounds, so that neither side always runs first
+        rounds = interleaved_rounds([run_simulate, run_fields], repeats, alternate=True)
         load_after = os.getloadavg()
+    shares = [1.0 - f_w / s_w for (s_w, _), (f_w, _) in rounds]
+    cpu_shares = [1.0 - f_c / s_c for (_, s_c), (_, f_c) in rounds]
+    t_sim, t_field = min(s[0] for s, _ in rounds), min(f[0] for _, f in rounds)
     outside = 1.0 - t_field / t_sim
     paired = float(np.median(shares))
     cpu = float(np.median(cpu_shares))

@@ -86,3 +86,25 @@ def test_benchmark_field_restores_torch_threads_and_reports_rates_per_d(monkeypa
     assert [h["d"] for h in payload["hardware"]] == [3, 64]
     assert [{k: v for k, v in h.items() if k != "d"} for h in payload["hardware"]] == \
         [r["rates"] for r in payload["results"]]
+
+
+def test_interleaved_rounds_alternate_the_order_and_keep_each_functions_slot():
+    """Entry k of a round is function k's time whatever the order it ran in; alternate reverses every other round
+    (the simulate suite's pairing relies on both); best_interleaved is the minimum over the rounds."""
+    from numerics.common.timing import best_interleaved, interleaved_rounds
+
+    calls = []
+    fns = [lambda: calls.append("a"), lambda: calls.append("b")]
+    rounds = interleaved_rounds(fns, 3, alternate=True)
+    assert calls == ["a", "b", "b", "a", "a", "b"]
+    assert len(rounds) == 3 and all(len(r) == 2 and all(w >= 0 and c >= 0 for w, c in r) for r in rounds)
+    calls.clear()
+    interleaved_rounds(fns, 2)
+    assert calls == ["a", "b", "a", "b"]
+    import time
+
+    slow, fast = (lambda: time.sleep(0.02)), (lambda: None)
+    t_slow, t_fast = best_interleaved([slow, fast], 2)
+    assert t_slow >= 0.02 > t_fast  # each function keeps its own slot
+    slots = interleaved_rounds([slow, fast], 2, alternate=True)  # the reversed round too
+    assert all(r[0][0] >= 0.02 > r[1][0] for r in slots)
