@@ -117,12 +117,21 @@ def scheme_laws(name: str) -> tuple[sp.Expr, sp.Expr]:
     return _limits(name)
 
 
-def _limits(name: str) -> tuple[sp.Expr, sp.Expr]:
-    """(dr/dt, g) of a single-map scheme as h -> 0, with w eliminated in favour of m = |A|."""
+def _limits(name: str, by_limit: bool = False) -> tuple[sp.Expr, sp.Expr]:
+    """(dr/dt, g) of a single-map scheme as h -> 0, with w eliminated in favour of m = |A|.
+
+    The maps are smooth in h with radius r and angle 0 at h = 0, so lim (f(h) - f(0))/h is the derivative at
+    h = 0 (computed that way, fast); ``by_limit`` takes ``sympy.limit`` of the difference quotient instead
+    (slower; the tests compare the two).
+    """
     lm = _layer_map(name)
     r, a, w, m = sym.radius, sym.radial, sym.tangential, sym.attention_norm
-    rdot = sp.Integer(0) if lm.normalised else sp.limit((sp.sqrt(lm.P**2 + lm.Q**2) - r) / h, h, 0)
-    angle = sp.limit(sp.atan(lm.Q / lm.P) / h, h, 0)  # the angle turned towards e, per unit step
+
+    def rate(f, f0):
+        return sp.limit((f - f0) / h, h, 0) if by_limit else sp.diff(f, h).subs(h, 0)
+
+    rdot = sp.Integer(0) if lm.normalised else rate(sp.sqrt(lm.P**2 + lm.Q**2), r)
+    angle = rate(sp.atan(lm.Q / lm.P), 0)  # the angle turned towards e, per unit step
     to_m = {w: sp.sqrt(m**2 - a**2)}
     return sp.simplify(rdot.subs(to_m)), sp.simplify(sp.cancel(angle / w).subs(to_m))
 
@@ -160,19 +169,24 @@ def equiangular_attention(kernel: PairKernel | None = None, model: str = "sa", n
 
     A_i = k (w1 theta_i + ws sum_{j != i} theta_j) with k = 1/n (usa) or 1/Z (sa) (theory.reductions); its
     norm from the Gram matrix (1 - s) I + s 1 1^T: |sum_j c_j theta_j|^2 = (1 - s) sum c_j^2 + s (sum c_j)^2.
+    (The tangential part is theory.reductions' coefficient c_same = k w1 - a; tests/theory check it.)
     """
     kernel = kernel or exponential_kernel()
     s = sym.s
-    c_same, c_other = equiangular_coefficients(kernel, model, n)
     w1 = kernel.weight().subs(s, 1)
-    ws = kernel.weight().subs(s, s)
+    ws = kernel.weight()
     scale = 1 / n if model == "usa" else 1 / (w1 + (n - 1) * ws)
     coeff_self, coeff_other = scale * w1, scale * ws
-    a = sp.simplify(coeff_self + (n - 1) * s * coeff_other)
+    a = coeff_self + (n - 1) * s * coeff_other
     m2 = (1 - s) * (coeff_self**2 + (n - 1) * coeff_other**2) + s * (coeff_self + (n - 1) * coeff_other)**2
-    # consistency with theory.reductions: the tangential coefficient of v_i there is c_same = k w1 - a
-    assert sp.simplify(c_same - (coeff_self - a)) == 0 and sp.simplify(c_other - coeff_other) == 0
-    return a, sp.sqrt(sp.factor(sp.simplify(m2)))
+    return a, sp.sqrt(m2)
+
+
+def shifted_kernel() -> PairKernel:
+    """phi(s) = e^{beta (s - 1)} / beta: the exponential kernel divided by e^{beta}. The softmax (``sa``) is a
+    ratio of weights, so its equiangular system is the same with this kernel, and emitted code never forms
+    e^{beta} (finite for every beta >= 0)."""
+    return PairKernel(sp.exp(sym.beta * (sym.s - 1)) / sym.beta, name="shifted exponential")
 
 
 def equiangular_system(name: str, kernel: PairKernel | None = None, model: str = "sa", n=sym.n
@@ -183,19 +197,7 @@ def equiangular_system(name: str, kernel: PairKernel | None = None, model: str =
     a, m = equiangular_attention(kernel, model, n)
     sub = {sym.radial: a, sym.attention_norm: m, sym.branch_scale: 1}
     F = equiangular_rate(kernel, model, n)
-    return _overflow_safe(g.subs(sub) * F, model), _overflow_safe(rdot.subs(sub), model)
-
-
-def _overflow_safe(expr: sp.Expr, model: str) -> sp.Expr:
-    """For ``sa`` with the exponential kernel, write e^{beta s} as e^{beta} e^{beta (s - 1)} and cancel e^{beta}
-    (the softmax is a ratio): the emitted code then never forms e^{beta} (finite for every beta >= 0, s <= 1)."""
-    if model != "sa" or not expr.has(sp.exp(sym.beta * sym.s)):
-        return expr
-    q = sp.Symbol("q", positive=True)
-    out = sp.simplify(sp.powsimp(expr.subs(sp.exp(sym.beta * sym.s), q * sp.exp(sym.beta)), force=True))
-    if out.has(sp.exp(sym.beta)):
-        return expr
-    return out.subs(q, sp.exp(sym.beta * (sym.s - 1), evaluate=False))
+    return g.subs(sub) * F, rdot.subs(sub)
 
 
 def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: int | None = None) -> Derivation:
@@ -329,17 +331,30 @@ def law_function(name: str):
                             doc=f"(dr/dt, g) of the {name} scheme: dtheta/dt = g P_theta A (theory.normalization).")
 
 
-def equiangular_function(name: str, model: str = "sa"):
-    """Vectorised ``rhs(s, r, beta, n, alpha, t, switch, tau) -> (ds/dt, dr/dt)`` of the equiangular reduction."""
+@functools.lru_cache(maxsize=None)
+def equiangular_function(name: str, model: str = "sa", variable: str = "s"):
+    """Vectorised ``rhs(y, r, beta, n, alpha, t, switch, tau) -> (dy/dt, dr/dt)`` of the equiangular reduction,
+    with y = s or, for ``variable="epsilon"``, y = epsilon = 1 - s (substituted symbolically, so that the
+    distance to the cluster keeps its relative precision far below 1e-16). ``sa`` uses
+    :func:`shifted_kernel` (no e^{beta} is formed)."""
     from .codegen import compile_function
 
-    sdot, rdot = equiangular_system(name, model=model)
-    args = (sym.s, sym.radius, sym.beta, sym.n, sym.alpha, sym.t, sym.switch_time, sym.tau)
-    return compile_function(f"norm_equiangular_{name}_{model}", args, (sdot, rdot),
-                            arg_names=("s", "r", "beta", "n", "alpha", "t", "switch", "tau"),
-                            doc=f"(ds/dt, dr/dt) of the equiangular {name} system ({model}; theory.normalization).")
+    kernel = shifted_kernel() if model == "sa" else exponential_kernel()
+    sdot, rdot = equiangular_system(name, kernel, model)
+    y = sym.s
+    if variable == "epsilon":
+        y = sp.Symbol("epsilon", positive=True)
+        sdot, rdot = -sdot.subs(sym.s, 1 - y), rdot.subs(sym.s, 1 - y)
+    elif variable != "s":
+        raise ValueError(f"variable must be 's' or 'epsilon', got {variable!r}")
+    args = (y, sym.radius, sym.beta, sym.n, sym.alpha, sym.t, sym.switch_time, sym.tau)
+    return compile_function(f"norm_equiangular_{name}_{model}_{variable}", args, (sdot, rdot),
+                            arg_names=("y", "r", "beta", "n", "alpha", "t", "switch", "tau"),
+                            doc=f"(d{variable}/dt, dr/dt) of the equiangular {name} system ({model}; "
+                                "theory.normalization).")
 
 
+@functools.lru_cache(maxsize=None)
 def closed_form_function(name: str, model: str = "sa"):
     """Vectorised ``(eps0, r0, beta, n, alpha, t, switch, tau) -> (epsilon(t), r(t))`` of the linearised system."""
     from .codegen import compile_function
@@ -352,5 +367,5 @@ def closed_form_function(name: str, model: str = "sa"):
 
 
 __all__ = ["SCHEMES", "UNIT_RADIUS", "closed_form_function", "equiangular_attention", "equiangular_function",
-           "equiangular_system", "equiangular_system_derivation", "law_function", "linearized_closed_form",
+           "equiangular_system", "equiangular_system_derivation", "shifted_kernel", "law_function", "linearized_closed_form",
            "linearized_closed_form_derivation", "linearized_rates", "scheme_derivation", "scheme_laws"]
