@@ -186,6 +186,28 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("zonal-diffusion-factor", "numerics/noise/zonal.py",
      "flux = self.weight_factor * (self.noise * drho - rho * dphi)",
      "flux = self.weight_factor * (2 * self.noise * drho - rho * dphi)", "zonal Fokker-Planck with diffusion 2 D"),
+    # -- normalisation schemes: theory/normalization.py, numerics/core/norms.py -----------------------------------
+    ("norm-peri-map-unnormalised", "theory/normalization.py",
+     "return LayerMap(r + h * c * a / m, h * c * w / m, False", "return LayerMap(r + h * c * a / m, h * c * w, False",
+     "peri-LN layer map with the tangential part of A not divided by |A|"),
+    ("norm-sqrt-branch-power", "theory/normalization.py",
+     "c_t = 1 / sp.sqrt(1 + sym.t / sym.tau)", "c_t = 1 / (1 + sym.t / sym.tau)",
+     "sqrt-scaled branch factor 1/(1 + t/tau) instead of its square root"),
+    ("norm-pre-layer-step", "numerics/core/norms.py",
+     "        else:  # pre, sqrt\n            X = r[:, None] * U + h * A\n",
+     "        else:  # pre, sqrt\n            X = r[:, None] * U + 2 * h * A\n", "pre-LN layer with the branch doubled"),
+    ("norm-peri-layer-unnormalised", "numerics/core/norms.py",
+     "X = r[:, None] * U + h * A / m[:, None]", "X = r[:, None] * U + h * A",
+     "peri-LN layer without the output normalisation"),
+    ("norm-tangent-sign", "numerics/core/norms.py",
+     "np.asarray(g)[:, None] * (A - a[:, None] * U) if", "np.asarray(g)[:, None] * (A + a[:, None] * U) if",
+     "direction velocity g (A + <U, A> U) instead of g P_U A"),
+    ("norm-centering-skipped", "numerics/core/norms.py",
+     "return A - A.mean(axis=1, keepdims=True) if centre else A", "return A",
+     "LayerNorm centring forgets to centre the attention output"),
+    ("norm-mix-switch-swapped", "numerics/core/norms.py",
+     'norm = "post" if t < self.switch else "pre"', 'norm = "pre" if t < self.switch else "post"',
+     "Mix-LN layer with pre-LN first and post-LN after the switch"),
 ]
 
 _AREA_TESTS = {
@@ -210,6 +232,8 @@ _AREA_TESTS = {
     "architectures": ["tests/numerics/test_architectures_blocks.py", "tests/numerics/test_architectures_claims.py",
                       "tests/numerics/test_architectures_masked.py", "tests/theory/test_architectures.py"],
     "noise": ["tests/numerics/test_noise.py", "tests/numerics/test_noise_sphere.py", "tests/theory/test_noise_theory.py"],
+    "norms": ["tests/numerics/test_core_norms.py", "tests/numerics/test_architectures_norms.py",
+              "tests/theory/test_normalization.py"],
 }
 
 _FILE_AREA = {
@@ -220,6 +244,7 @@ _FILE_AREA = {
     "numerics/clusters/reduced.py": "clusters", "numerics/gaussian/solutions.py": "gaussian",
     "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd", "numerics/core/blocks.py": "architectures",
     "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
+    "theory/normalization.py": "norms", "numerics/core/norms.py": "norms",
 }
 
 

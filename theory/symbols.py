@@ -57,3 +57,22 @@ def check_symbols(expr: sp.Basic, allowed: Iterable[sp.Symbol]) -> None:
     if stray:
         names = ", ".join(sorted(str(x) for x in stray))
         raise ValueError(f"expression {expr} has undeclared symbols: {names}")
+
+
+# -- normalisation schemes (theory.normalization): a token x = r theta, the attention output A(theta) ----------
+#: radius r = |x| of a token and its initial value
+radius = sp.Symbol("r", positive=True)
+radius0 = sp.Symbol("r_0", positive=True)
+#: a = <theta, A>: the radial component of the attention output
+radial = sp.Symbol("a", real=True)
+#: w = |P_theta A| >= 0: its tangential magnitude, and m = |A| its norm
+tangential = sp.Symbol("w", positive=True)
+attention_norm = sp.Symbol("m", positive=True)
+#: c: the factor of the residual branch (1, or (1 + t/tau)^(-1/2) for the sqrt-scaled scheme); tau its scale
+branch_scale = sp.Symbol("c", positive=True)
+tau = sp.Symbol("tau", positive=True)
+#: nGPT's step size alpha and the Mix-LN switch time T
+alpha = sp.Symbol("alpha", positive=True)
+switch_time = sp.Symbol("T", nonnegative=True)
+#: epsilon_0 = 1 - rho(0) of an equiangular start
+epsilon0 = sp.Symbol("epsilon_0", positive=True)

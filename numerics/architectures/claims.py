@@ -486,3 +486,7 @@ def _gradient_result(cid: str, fd: list[dict], curls: list[dict]) -> CheckResult
        note="architectures-gradient-structure.md")
 def check_gradient_structure() -> CheckResult:
     return _gradient_result("architectures.gradient-structure", energy_gradient_errors(), curl_rows())
+
+
+# -- 7. normalisation schemes (registered by importing their module) --------------------------------------------
+from numerics.architectures import norm_claims  # noqa: E402, F401

@@ -479,7 +479,7 @@ def _averages(X: np.ndarray, left: np.ndarray, beta: float, kind: str, causal: b
 
 
 def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa", mlp: MLP | None = None,
-                   causal: bool = False, block: int | None = None) -> np.ndarray:
+                   causal: bool = False, block: int | None = None, project: bool = True) -> np.ndarray:
     """The projected velocity v_i of the transformer block (module docstring), at any X in R^{n x d}.
 
     Per head the query side beta c (X Q_h^T) K_h and the value side (a V_h^T) W_h are computed through the
@@ -493,7 +493,8 @@ def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa
         left = (beta * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
         y = (_averages(X, left, beta, kind, causal, block) @ heads.V[h].T) @ heads.W[h]
         total += y if mlp is None else mlp(H * y, h) / H
-    total -= (np.einsum("ij,ij->i", X, total) / np.einsum("ij,ij->i", X, X))[:, None] * X
+    if project:  # project=False: the attention output itself (the normalisation schemes, numerics.core.norms)
+        total -= (np.einsum("ij,ij->i", X, total) / np.einsum("ij,ij->i", X, X))[:, None] * X
     return total
 
 

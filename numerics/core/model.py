@@ -24,6 +24,7 @@ from numerics.common.errors import InputError, require_choice, require_finite_ar
 from numerics.core.blocks import MLP, MultiHead, Schedule, ScheduledField, make_block_field
 from numerics.core.field import MODELS, TIME_UNITS, make_field
 from numerics.core.integrators import ADAPTIVE_METHODS, METHODS
+from numerics.core.norms import check_norm, is_radial
 
 #: field backends: blocked direct O(n^2) sums, the S^1 Fourier series, or ``auto`` (Fourier where it applies
 #: and is faster). A comparison of two code paths pins both; ``auto`` is for users who want the fast one.
@@ -77,6 +78,23 @@ class Model:
         Depth-dependent heads and MLPs (replaces ``heads``/``mlp``); the field is then time dependent.
     causal : bool
         Causal mask: token i attends to tokens j <= i only (row order of X).
+    norm : {"post", "pre", "peri", "mix", "ngpt", "sqrt"}
+        Normalisation scheme (Karagodin, Ge, Polyanskiy, Rigollet, arXiv 2510.22026). ``post`` (default) is the
+        sphere flow above, bit for bit; the others move tokens x_i = r_i theta_i with a radius
+        (:mod:`numerics.core.norms`, laws derived in :mod:`theory.normalization`); ``simulate`` then also
+        returns the radii (``Trajectory.radius``).
+    norm_alpha : float
+        nGPT's step size alpha > 0 (``norm="ngpt"`` only; default 1).
+    norm_switch : float, optional
+        Mix-LN: the time (depth) T > 0 at which post-LN layers give way to pre-LN ones (``norm="mix"``, required).
+    norm_scale : float
+        ``norm="sqrt"``: the residual branch is scaled by (1 + t / norm_scale)^(-1/2) (default 1: layer l at
+        t = l - 1 gets 1/sqrt(l)).
+    radius0 : float
+        Initial radius of every token (> 0; pre, peri, sqrt; the schemes that normalise each layer need 1).
+    centering : bool
+        LayerNorm with centring (subtract the coordinate mean first) instead of RMSNorm (default False); see
+        :mod:`theory.normalization` for what centring does on the sphere.
 
     Notes
     -----
@@ -96,6 +114,12 @@ class Model:
     mlp: MLP | None = None
     schedule: Schedule | None = None
     causal: bool = False
+    norm: str = "post"
+    norm_alpha: float = 1.0
+    norm_switch: float | None = None
+    norm_scale: float = 1.0
+    radius0: float = 1.0
+    centering: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", require_choice(self.kind, "model", MODELS))
@@ -116,6 +140,8 @@ class Model:
             if self.time_unit != "natural":
                 raise InputError("the rescaled time unit is defined for the exponential kernel only")
         self._check_architecture(dims)
+        for key, value in check_norm(self).items():
+            object.__setattr__(self, key, value)
 
     def _check_architecture(self, dims: set) -> None:
         """Validate heads, mlp, schedule and causal against each other and against Q, K, V, kernel."""
@@ -208,6 +234,9 @@ class Model:
         """
         backend = require_choice(backend, "backend", BACKENDS)
         d = self.check_dimension(d)
+        if is_radial(self):
+            raise InputError(f"norm={self.norm!r} moves (theta, r), not points of the sphere: its field is "
+                             "numerics.core.norms.NormField (simulate uses it)")
         if backend == "numba":
             if self.has_architecture or self.kernel is not None:
                 raise InputError("the numba backend evaluates one attention head (Q, K, V) without a user kernel, "
@@ -287,6 +316,9 @@ class Model:
                          "mlp": None if self.mlp is None else self.mlp.to_meta(arrays),
                          "schedule": None if self.schedule is None else self.schedule.to_meta(arrays),
                          "causal": self.causal})
+        if is_radial(self):
+            meta.update({"norm": self.norm, "norm_alpha": self.norm_alpha, "norm_switch": self.norm_switch,
+                         "norm_scale": self.norm_scale, "radius0": self.radius0, "centering": self.centering})
         return meta
 
     @classmethod
@@ -303,7 +335,10 @@ class Model:
                    heads=None if heads is None else MultiHead.from_meta(heads, arrays),
                    mlp=None if mlp is None else MLP.from_meta(mlp, arrays),
                    schedule=None if schedule is None else Schedule.from_meta(schedule, arrays),
-                   causal=bool(meta.get("causal", False)), noise=meta.get("noise", 0.0))
+                   causal=bool(meta.get("causal", False)), noise=meta.get("noise", 0.0),
+                   norm=meta.get("norm", "post"), norm_alpha=meta.get("norm_alpha", 1.0),
+                   norm_switch=meta.get("norm_switch"), norm_scale=meta.get("norm_scale", 1.0),
+                   radius0=meta.get("radius0", 1.0), centering=meta.get("centering", False))
 
     def to_spec(self, d: int | None = None):
         """The symbolic :class:`theory.spec.ModelSpec` of this model (imports sympy)."""

@@ -2,6 +2,7 @@
 
 A trajectory file is an ``.npz`` with arrays ``times`` (m,), ``X`` (m, n, d), ``energy`` (m,) and ``meta``, a
 JSON string with every parameter, the seed, package versions, the time unit and the energy normalisation.
+Normalisation schemes (``Model(norm=...)``, :mod:`numerics.core.norms`) also store ``radius`` (m, n).
 Models with heads, an MLP or a depth schedule also store their weight arrays, as ``arch.<key>`` entries
 (``arch.heads.Q``, ``arch.schedule.2.mlp.W1``, ...) referenced from ``meta`` (:meth:`Model.to_meta`).
 """
@@ -22,6 +23,7 @@ from numerics.common.readers import parse_json, read_npy, read_npz
 from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, energy_normalization_for, interaction_energy
 from numerics.core.integrators import ADAPTIVE_METHODS, integrate
 from numerics.core.model import Model, SaveAt, Solver
+from numerics.core.norms import is_radial, load_radius, radial_run
 from numerics.common.provenance import atomic_write, package_versions, thread_environment, to_json
 
 #: prefix of the model's weight arrays in a trajectory ``.npz``
@@ -44,6 +46,9 @@ class Trajectory:
         Parameters, seed, versions, time unit, integrator statistics.
     arrays : dict
         Weight arrays of the model (heads, MLP, schedule) referenced from ``meta`` by key.
+    radius : (m, n) ndarray or None
+        Radii r_i of the tokens x_i = r_i theta_i of a normalisation scheme (``Model(norm=...)`` other than
+        post-LN); ``X`` then holds the directions theta_i. None for the sphere flow.
     """
 
     times: np.ndarray
@@ -51,6 +56,7 @@ class Trajectory:
     energy: np.ndarray
     meta: dict = field(default_factory=dict)
     arrays: dict = field(default_factory=dict)
+    radius: np.ndarray | None = None
 
     @property
     def model(self) -> Model:
@@ -68,6 +74,7 @@ class Trajectory:
         def writer(tmp):
             with open(tmp, "wb") as fh:
                 np.savez(fh, times=self.times, X=self.X, energy=self.energy, meta=np.array(meta),
+                         **({} if self.radius is None else {"radius": self.radius}),
                          **{f"{ARCH_PREFIX}{k}": v for k, v in self.arrays.items()})
 
         try:
@@ -109,7 +116,8 @@ class Trajectory:
         if not isinstance(meta, dict):
             raise InputError(f"invalid {where}: meta must be a JSON object")
         arrays = {k[len(ARCH_PREFIX):]: v for k, v in data.items() if k.startswith(ARCH_PREFIX)}
-        return cls(times=times, X=X, energy=energy, meta=meta, arrays=arrays)
+        radius = None if "radius" not in data else load_radius(data["radius"], X.shape[:2], where)
+        return cls(times=times, X=X, energy=energy, meta=meta, arrays=arrays, radius=radius)
 
 
 def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np.ndarray:
@@ -228,7 +236,10 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                     seed=int(meta.get("noise_seed") or 0))
     X0 = trajectory.X[-1]
     n, d = X0.shape
-    field_fn, backend = model.vector_field(n, d, solver.backend)
+    if is_radial(model) and trajectory.radius is None:
+        raise InputError(f"cannot resume: the trajectory of norm={model.norm!r} holds no radius array")
+    radial = radial_run(model, X0, trajectory.radius)
+    field_fn, backend = (radial.field, radial.backend) if radial else model.vector_field(n, d, solver.backend)
     per_eval = evaluation_cost(field_fn, backend, n, d)
     check_simulation_cost(n, d, t_end, solver, SaveAt(every=int(meta.get("save_every", 1))), t0=t0,
                           per_eval=per_eval)
@@ -246,11 +257,12 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
         meta["noise_state"] = stats.pop("noise_state")
         stats.pop("scheme_text", None)
     else:
-        times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, t0=t0,
-                                         save_every=int(meta.get("save_every", 1)), save_times=save_times,
-                                         rtol=solver.rtol, atol=solver.atol, progress=progress,
-                                         on_save=getattr(field_fn, "request_energy", None),
-                                         max_evaluations=evaluation_budget(per_eval))
+        times, states, stats = (radial.integrate if radial else integrate)(
+            field_fn, radial.y0 if radial else X0, t_end, solver.method, dt=solver.dt, t0=t0,
+            save_every=int(meta.get("save_every", 1)), save_times=save_times, rtol=solver.rtol, atol=solver.atol,
+            progress=progress, on_save=getattr(field_fn, "request_energy", None),
+            max_evaluations=evaluation_budget(per_eval))
+    states, radius = radial.split(states) if radial else (states, None)
     seconds = _time.perf_counter() - started
     norm = meta.get("energy_normalization", energy_normalization_for(model.beta))
     norm = ENERGY_ALIASES.get(norm, norm)
@@ -266,7 +278,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     return Trajectory(times=np.concatenate([trajectory.times, times[1:]]),
                       X=np.concatenate([trajectory.X, states[1:]]),
                       energy=np.concatenate([trajectory.energy, energy]), meta=meta,
-                      arrays=dict(trajectory.arrays))
+                      arrays=dict(trajectory.arrays),
+                      radius=None if radius is None else np.concatenate([trajectory.radius, radius[1:]]))
 
 
 _SCHEMES = {"layer": "projected Euler x <- (x + h v)/|x + h v|",
@@ -329,7 +342,9 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     n, d = X0.shape
     model.check_dimension(d)
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
-    field_fn, backend = model.vector_field(n, d, solver.backend)
+    radial = radial_run(model, X0)  # None for the sphere flow; else the (theta, r) state of numerics.core.norms
+    X0 = radial.X0 if radial else X0
+    field_fn, backend = (radial.field, radial.backend) if radial else model.vector_field(n, d, solver.backend)
     per_eval = evaluation_cost(field_fn, backend, n, d)
     check_simulation_cost(n, d, t_end, solver, save, per_eval=per_eval)
     norm = "kernel" if model.kernel is not None else energy_normalization_for(model.beta)
@@ -343,10 +358,11 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     if model.noise > 0:
         times, states, stats = _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress)
     else:
-        times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt, save_every=save.every,
-                                         save_times=save.times, rtol=solver.rtol, atol=solver.atol,
-                                         progress=progress, on_save=getattr(field_fn, "request_energy", None),
-                                         max_evaluations=evaluation_budget(per_eval))
+        times, states, stats = (radial.integrate if radial else integrate)(
+            field_fn, radial.y0 if radial else X0, t_end, solver.method, dt=solver.dt, save_every=save.every,
+            save_times=save.times, rtol=solver.rtol, atol=solver.atol, progress=progress,
+            on_save=getattr(field_fn, "request_energy", None), max_evaluations=evaluation_budget(per_eval))
+    states, radius = radial.split(states) if radial else (states, None)
     seconds = _time.perf_counter() - started
     started = _time.perf_counter()
     # states[0] is X0: its energy was computed before integrating unless deferred
@@ -363,7 +379,8 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model.kind == "usa"
                                                                    and model.time_unit == "rescaled")
                                else "natural: time = depth"),
-            "scheme": stats.pop("scheme_text", _SCHEMES[stats.get("method_used", solver.method)]),
+            "scheme": stats.pop("scheme_text", radial.scheme_text(solver, stats) if radial
+                                else _SCHEMES[stats.get("method_used", solver.method)]),
             "method_used": stats.get("method_used", solver.method),
             "noise_seed": solver.seed if model.noise > 0 else None,
             "noise_state": stats.pop("noise_state", None),
@@ -377,7 +394,7 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "energy_method": energy_method(field_fn, model.kernel),
             "save_times": None if save.times is None else "explicit"}
     meta.update(provenance or {})
-    return Trajectory(times=times, X=states, energy=energy, meta=meta, arrays=arrays)
+    return Trajectory(times=times, X=states, energy=energy, meta=meta, arrays=arrays, radius=radius)
 
 
 def evaluation_cost(field_fn, backend: str, n: int, d: int) -> float:

@@ -24,7 +24,8 @@ CALL_SECONDS = 15
 
 VALUES = st.sampled_from(["0", "1", "-1", "2", "3", "1e308", "-1e308", "1e-300", "nan", "inf", "-inf", "", "abc",
                           "1000000000", "0.5", "/dev/null", "/nonexistent/x.npz", ".", "[[1,0],[0,1]]", "[1e308]",
-                          "((2*s)**100)**100", "exp(beta*s)", "tan(pi/2*s)", "log:1:1e9:5", "-0"])
+                          "((2*s)**100)**100", "exp(beta*s)", "tan(pi/2*s)", "log:1:1e9:5", "-0",
+                          "pre", "mix", "ngpt"])  # the --norm schemes (other values of --norm are refused)
 
 
 def _flags_of(command: str) -> list[str]:

@@ -11,6 +11,7 @@ from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.core.names import ADAPTIVE_METHODS, BACKENDS, METHODS, MODELS, TIME_UNITS
+from numerics.core.norm_options import NORM_OPTIONS, add_norm_arguments, norm_from_args, norm_summary
 
 NAME = "simulate"
 ORDER = 20
@@ -44,6 +45,7 @@ def add_arguments(p):
     p.add_argument("--causal", action="store_true", default=None,
                    help="causal mask: token i attends to tokens j <= i (row order)")
     add_kernel_arguments(p, "the dynamics (Q = K = V = I, natural time; sa needs phi' > 0)")
+    add_norm_arguments(p)
     p.add_argument("--save-every", type=int, default=1, help="keep every k-th step (fixed-step methods)")
     p.add_argument("--save-times", metavar="TIMES",
                    help="keep the states at these times (every method): a comma list 't1,t2,...' or 'log:T0:T1:N' "
@@ -112,7 +114,7 @@ def run(args) -> int:
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices", "kernel",
                                                             "heads", "mlp", "schedule", "causal")
-                 if getattr(args, k) is not None]
+                 + NORM_OPTIONS if getattr(args, k) is not None]
         if given:
             raise InputError(f"--resume continues with the parameters saved in {args.resume}; "
                              f"do not pass {', '.join(given)}")
@@ -130,7 +132,7 @@ def run(args) -> int:
         mats = load_attention_matrices(args.matrices, d if isinstance(d, int) and d >= 2 else None) \
             if args.matrices else {}
         model = Model(kind=args.model, beta=args.beta, kernel=kernel_from_args(args), time_unit=args.time_unit,
-                      noise=args.noise, **mats, **architecture_from_args(args))
+                      noise=args.noise, **mats, **architecture_from_args(args), **norm_from_args(args))
         dt = args.dt if (args.dt is not None or args.method in ADAPTIVE_METHODS) else 0.05
         noise_seed = args.seed if args.noise_seed is None else args.noise_seed
         solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
@@ -163,7 +165,7 @@ def run(args) -> int:
         "energy_normalization": meta["energy_normalization"], "energy_monotone": monotone,
         "energy_is_lyapunov": meta.get("energy_is_lyapunov"), "max_norm_error": norm_error,
         "energy_method": meta.get("energy_method"),
-        "resumed_from": args.resume,
+        "resumed_from": args.resume, **norm_summary(traj),
     }
     if meta["method"] == "adaptive":  # the scheme the automatic choice ran (dop853 or dp5), right after the method
         items = list(payload.items())

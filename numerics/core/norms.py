@@ -1,0 +1,305 @@
+"""Normalisation schemes on the state (theta, r): the radius is a real state, the direction stays on the sphere.
+
+A token is x_i = r_i theta_i. Every scheme moves the directions by a positive multiple of the tangential
+attention output and the radii by a scalar law (derived from each layer's definition in
+:mod:`theory.normalization` and emitted through :mod:`theory.codegen`):
+
+    dtheta_i/dt = g_i P_{theta_i} A_i,     dr_i/dt = rdot_i,     (rdot_i, g_i) = laws(r_i, <theta_i, A_i>, |A_i|, t)
+
+with A_i the attention output of the directions (one head (Q, K, V) with scale 1, or the model's heads, MLP and
+causal mask; :func:`numerics.core.blocks.block_velocity` with ``project=False``). LayerNorm with centring
+(``Model(centering=True)``) replaces A_i by C A_i, C = I - 1 1^T / d, and starts from the centred directions
+(theory.normalization explains why that is the whole effect of centring).
+
+How the state goes through the integrators. The state is one ``(n, d + 1)`` array Y = [theta | r] (an augmented
+state, so that every existing integrator, adaptive error control included, runs unchanged): the field
+:class:`NormField` returns [g P_theta A | rdot], the projection after each step renormalises the first d
+columns only (:func:`renormalize_directions`, which also refuses a radius that left (0, RADIUS_MAX]), and the
+``layer`` method is the scheme's own transformer layer (:meth:`NormField.layer`: x <- x + h A(N(x)) for pre-LN,
+and so on), whose h -> 0 limit is the field (checked by architectures.norm-derivation). ``rk4`` is the sphere's
+RK4 with that projection. ``Model(norm="post")`` without centring never comes here: it is the existing sphere
+flow, bit for bit.
+
+This module imports nothing heavy at the top: the CLI reads :data:`NORMS` for its choices.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+#: the schemes (theory.normalization.SCHEMES, repeated here without importing SymPy; a test keeps them equal)
+NORMS = ("post", "pre", "peri", "mix", "ngpt", "sqrt")
+#: schemes whose layer ends with the normalisation: the radius stays at 1
+UNIT_RADIUS = ("post", "ngpt", "mix")
+#: radii outside (0, RADIUS_MAX] stop a run with an error (a blow-up, or a collapse to the origin)
+RADIUS_MAX = 1e100
+#: one-line descriptions (CLI help, metadata)
+DESCRIPTIONS = {
+    "post": "post-LN x <- N(x + h A(x)): the sphere flow",
+    "pre": "pre-LN x <- x + h A(N(x)): dr/dt = <theta, A>, dtheta/dt = P A / r",
+    "peri": "peri-LN x <- x + h N(A(N(x))): dr/dt = <theta, A>/|A|, dtheta/dt = P A / (r |A|)",
+    "mix": "Mix-LN: post-LN for t < norm_switch, pre-LN after (radius 1 at the switch)",
+    "ngpt": "nGPT x <- N(x + h alpha (N(A(x)) - x)): dtheta/dt = alpha P A / |A|",
+    "sqrt": "pre-LN with the residual branch scaled by (1 + t/norm_scale)^(-1/2)",
+}
+
+
+def is_radial(model) -> bool:
+    """True when ``model`` runs on (theta, r) (any scheme but plain post-LN without centring)."""
+    return model.norm != "post" or bool(model.centering)
+
+
+def check_norm(model) -> dict:
+    """Validated normalisation fields of a :class:`numerics.core.model.Model` (called by its constructor).
+
+    Returns the normalised values (``norm``, ``norm_alpha``, ``norm_switch``, ``norm_scale``, ``radius0``,
+    ``centering``); refuses combinations the schemes do not support with one-line errors.
+    """
+    from numerics.common.errors import InputError, require_choice, require_real
+
+    norm = require_choice(model.norm, "norm", NORMS)
+    out = {"norm": norm,
+           "norm_alpha": require_real(model.norm_alpha, "norm_alpha", minimum=0.0, strict_minimum=True),
+           "norm_scale": require_real(model.norm_scale, "norm_scale", minimum=0.0, strict_minimum=True),
+           "radius0": require_real(model.radius0, "radius0", minimum=0.0, strict_minimum=True),
+           "norm_switch": None if model.norm_switch is None else require_real(model.norm_switch, "norm_switch",
+                                                                              minimum=0.0, strict_minimum=True)}
+    if not isinstance(model.centering, bool):
+        raise InputError(f"centering must be True or False, got {model.centering!r}")
+    out["centering"] = model.centering
+    if out["radius0"] > RADIUS_MAX:
+        raise InputError(f"radius0 must be <= {RADIUS_MAX:g}, got {out['radius0']:g}")
+    if norm == "mix" and out["norm_switch"] is None:
+        raise InputError("norm='mix' needs norm_switch > 0: the time (depth) at which post-LN gives way to pre-LN")
+    if norm != "mix" and out["norm_switch"] is not None:
+        raise InputError(f"norm_switch is the Mix-LN switch time; it does not apply to norm={norm!r}")
+    if norm in UNIT_RADIUS and out["radius0"] != 1.0:
+        raise InputError(f"norm={norm!r} normalises every layer's output: its tokens have radius 1, "
+                         f"got radius0={out['radius0']:g}")
+    if norm != "ngpt" and out["norm_alpha"] != 1.0:
+        raise InputError(f"norm_alpha is nGPT's step size; it does not apply to norm={norm!r}")
+    if norm != "sqrt" and out["norm_scale"] != 1.0:
+        raise InputError(f"norm_scale is the depth scale of norm='sqrt'; it does not apply to norm={norm!r}")
+    if norm != "post" or out["centering"]:
+        if model.kernel is not None:
+            raise InputError("normalisation schemes act on the attention output: a user kernel is not supported")
+        if model.noise > 0:
+            raise InputError("normalisation schemes are deterministic here: noise > 0 is not supported")
+        if model.time_unit != "natural":
+            raise InputError("normalisation schemes use the natural time unit (time = depth)")
+        if model.schedule is not None:
+            raise InputError("normalisation schemes take heads, mlp and causal, not a depth schedule")
+    return out
+
+
+def renormalize_directions(Y):
+    """Rows of the direction block Y[:, :d] back to unit length (radii untouched); a radius outside
+    (0, RADIUS_MAX] or a non-finite state raises :class:`InputError` (the radius blew up or collapsed)."""
+    import numpy as np
+
+    from numerics.common.errors import InputError
+
+    theta, r = Y[:, :-1], Y[:, -1]
+    bad = ~(np.isfinite(r) & (r > 0.0) & (r <= RADIUS_MAX))
+    if np.any(bad) or not np.all(np.isfinite(theta)):
+        i = int(np.argmax(bad)) if np.any(bad) else int(np.argmax(~np.isfinite(theta).all(axis=1)))
+        raise InputError(f"radius blow-up: token {i} has radius {r[i]:.3g}, outside (0, {RADIUS_MAX:g}] "
+                         "(the scheme's radial law drives it there; shorten t_end or change V, beta)")
+    out = Y.copy()
+    out[:, :-1] = theta / np.linalg.norm(theta, axis=1, keepdims=True)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _laws(norm: str):
+    """The generated ``laws(r, a, m, c, alpha, t, switch, tau) -> (rdot, g)`` (theory.normalization)."""
+    from theory.normalization import law_function
+
+    return law_function(norm)
+
+
+class NormField:
+    """``F(Y, t)`` on the augmented state Y = [theta | r] of shape (n, d + 1) (module docstring).
+
+    ``output(U)`` is the attention output A(U) of unit directions U (centred when the model centres). The field
+    is time dependent only for ``mix`` and ``sqrt``; it is always called with t (``time_dependent = True``).
+    """
+
+    time_dependent = True
+
+    def __init__(self, model, d: int, phase: str | None = None):
+        import numpy as np
+
+        from numerics.core.blocks import block_velocity
+
+        self.model, self.d = model, d
+        # phase pins a Mix-LN field to its post or pre part (RadialRun.integrate splits a run at the switch)
+        self.phase = phase
+        self.laws = _laws(phase or model.norm)
+        heads, kind, beta, mlp, causal = model.block_heads(d), model.kind, model.beta, model.mlp, model.causal
+        centre = model.centering
+
+        def output(U):
+            A = block_velocity(U, heads, beta, kind, mlp, causal, project=False)
+            return A - A.mean(axis=1, keepdims=True) if centre else A
+
+        self.output = output
+        self._np = np
+        self.switch = math.inf if model.norm_switch is None else float(model.norm_switch)
+
+    def _parts(self, Y, t: float):
+        np = self._np
+        theta, r = Y[:, :self.d], Y[:, self.d]
+        U = theta / np.linalg.norm(theta, axis=1, keepdims=True)
+        A = self.output(U)
+        a = np.einsum("ij,ij->i", U, A)
+        m = np.linalg.norm(A, axis=1)
+        return U, r, A, a, m
+
+    def __call__(self, Y, t: float):
+        np = self._np
+        U, r, A, a, m = self._parts(Y, t)
+        rdot, g = self.laws(r, a, m, 1.0, self.model.norm_alpha, float(t), self.switch, self.model.norm_scale)
+        out = np.empty_like(Y)
+        # the exact orthogonal projection A - <U, A> U keeps |theta_i| constant off the sphere (RK stages)
+        out[:, :self.d] = np.asarray(g)[:, None] * (A - a[:, None] * U) if np.ndim(g) else g * (A - a[:, None] * U)
+        out[:, self.d] = rdot
+        return out
+
+    def layer(self, Y, h: float, t: float):
+        """One transformer layer of the scheme (its definition, not the field): the ``layer`` method.
+
+        post x <- N(x + h A), pre x <- x + h A(N(x)), peri x <- x + h N(A(N(x))),
+        ngpt x <- N(x + h alpha (N(A) - x)), mix post before the switch and pre after, sqrt pre with
+        h (1 + t/tau)^(-1/2); t is the layer's start time.
+        """
+        np = self._np
+        U, r, A, a, m = self._parts(Y, t)
+        norm = self.phase or self.model.norm
+        if norm == "mix":
+            norm = "post" if t < self.switch else "pre"
+        if norm == "sqrt":
+            h = h / math.sqrt(1.0 + t / self.model.norm_scale)
+        if norm == "post":
+            X = U + h * A
+        elif norm == "ngpt":
+            X = U + (h * self.model.norm_alpha) * (A / m[:, None] - U)
+        elif norm == "peri":
+            X = r[:, None] * U + h * A / m[:, None]
+        else:  # pre, sqrt
+            X = r[:, None] * U + h * A
+        radius = np.linalg.norm(X, axis=1)
+        out = np.empty_like(Y)
+        out[:, :self.d] = X / radius[:, None]
+        out[:, self.d] = r if norm in ("post", "ngpt") else radius
+        return renormalize_directions(out)
+
+
+class RadialRun:
+    """What :func:`numerics.core.trajectory.simulate` needs to run a scheme on (theta, r): the field, the
+    augmented initial state, the steppers and projection for the integrators, and the split of the result."""
+
+    backend = "blocks"
+
+    def __init__(self, model, X0, radius0=None):
+        import numpy as np
+
+        from numerics.common.errors import InputError
+        from numerics.core.integrators import step_rk4
+
+        n, d = X0.shape
+        if model.centering:
+            if d < 3:
+                raise InputError("centering (LayerNorm) leaves the sphere of 1^perp, S^{d-2}: it needs d >= 3")
+            C = X0 - X0.mean(axis=1, keepdims=True)
+            size = np.linalg.norm(C, axis=1)
+            if np.any(size < 1e-8):
+                raise InputError(f"centering: token {int(np.argmin(size))} is parallel to (1, ..., 1); "
+                                 "its centred direction is undefined")
+            X0 = C / size[:, None]
+        self.X0 = X0
+        self.field = NormField(model, d)
+        self.d = d
+        r0 = np.full(n, model.radius0) if radius0 is None else np.asarray(radius0, dtype=float)
+        self.y0 = np.hstack([X0, r0[:, None]])
+        self.project = renormalize_directions
+        self.steppers = {
+            "layer": lambda field, Y, h, t=None: field.layer(Y, h, 0.0 if t is None else t),
+            "rk4": functools.partial(step_rk4, project=renormalize_directions),
+        }
+
+    def integrate(self, field, Y0, t_end: float, method: str, *, t0: float = 0.0, save_every: int = 1,
+                  save_times=None, **options):
+        """:func:`numerics.core.integrators.integrate` on the augmented state (same arguments and result).
+
+        Mix-LN's field jumps at the switch time T (dr/dt goes from 0 to <theta, A>): a step across T would lose
+        its order (an RK stage at T would see the pre-LN law on a post-LN step), so a run over T is integrated
+        in two segments, post-LN on [t0, T] and pre-LN on [T, t_end], and T is a saved frame.
+        """
+        from numerics.core import integrators as core
+
+        options.update(steppers=self.steppers, project=self.project)
+        T = self.field.switch
+        if not (self.field.model.norm == "mix" and t0 < T < t_end):
+            return core.integrate(field, Y0, t_end, method, t0=t0, save_every=save_every, save_times=save_times,
+                                  **options)
+        np = self.field._np
+        adaptive = method in core.ADAPTIVE_METHODS
+        if save_times is None and adaptive:
+            save_times = core.output_times(None, t_end)  # (t0 != 0 without times is refused by integrate)
+        parts = []
+        for phase, a, b in (("post", t0, T), ("pre", T, t_end)):
+            piece = NormField(self.field.model, self.d, phase)
+            start = Y0 if not parts else parts[-1][1][-1]
+            if save_times is None:  # fixed steps, every save_every-th step of each segment
+                parts.append(core.integrate(piece, start, b, method, t0=a, save_every=save_every, **options))
+                continue
+            inside = np.asarray(save_times, float)
+            times = np.concatenate([[a], inside[(inside > a) & (inside < b)], [b]])
+            if adaptive:
+                parts.append(core.integrate(piece, start, b, method, t0=a, save_times=times, **options))
+            else:
+                parts.append(core._fixed_at_times(piece, start, times, options["dt"], method,
+                                                  options.get("progress"), self.steppers))
+        (t1, s1, st1), (t2, s2, st2) = parts
+        stats = {k: (st1[k] + st2[k] if isinstance(st1.get(k), (int, float)) and k != "step" else st1[k])
+                 for k in st1}
+        stats["segments"] = [{"phase": "post", "until": T}, {"phase": "pre", "from": T}]
+        return np.concatenate([t1, t2[1:]]), np.concatenate([s1, s2[1:]]), stats
+
+    def scheme_text(self, solver, stats) -> str:
+        """The integration scheme, for the trajectory metadata."""
+        method = stats.get("method_used", solver.method)
+        what = {"layer": "the scheme's own transformer layer with step h",
+                "rk4": "classical RK4 on (theta, r), directions renormalised each step"}
+        return (f"{DESCRIPTIONS[self.field.model.norm]}; "
+                + what.get(method, f"{method} on (theta, r), directions renormalised after accepted steps"))
+
+    @staticmethod
+    def split(states):
+        """(X, radius): the unit directions (m, n, d) and the radii (m, n) of augmented states."""
+        return states[..., :-1], states[..., -1]
+
+
+def radial_run(model, X0, radius=None) -> RadialRun | None:
+    """The (theta, r) run of a normalisation scheme from directions ``X0`` (and the radii of a saved
+    trajectory, (m, n), whose last row is used), or None for the sphere flow (:func:`is_radial`)."""
+    if not is_radial(model):
+        return None
+    if radius is not None:
+        return RadialRun(model, X0, radius[-1])
+    return RadialRun(model, X0)
+
+
+def load_radius(values, shape, where: str):
+    """The ``radius`` array of a trajectory file, validated: shape (m, n) matching X, finite, in (0, RADIUS_MAX]."""
+    import numpy as np
+
+    from numerics.common.errors import InputError, require_finite_array
+
+    radius = require_finite_array(values, f"radius of {where}", ndim=2)
+    if radius.shape != tuple(shape):
+        raise InputError(f"invalid {where}: radius has shape {radius.shape}, the states need {tuple(shape)}")
+    if np.any(radius <= 0) or np.any(radius > RADIUS_MAX):
+        raise InputError(f"invalid {where}: radii must lie in (0, {RADIUS_MAX:g}]")
+    return radius

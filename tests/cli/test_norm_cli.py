@@ -1,0 +1,81 @@
+"""attnflow simulate --norm: the radius beside X, resume, one-line errors, and a fuzz of the scheme options."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from numerics.cli import main
+from numerics.core.trajectory import Trajectory
+from tests.cli.helpers import bad, run_json
+
+BASE = ["simulate", "--model", "sa", "--n", "5", "--d", "3", "--beta", "1", "--t-end", "0.5"]
+
+
+def test_simulate_pre_saves_radius_and_resumes(tmp_path, capsys):
+    out = str(tmp_path / "pre.npz")
+    payload = run_json(capsys, BASE + ["--norm", "pre", "--radius0", "2", "--out", out])
+    assert payload["norm"] == "pre" and payload["final_radius_min"] > 2.0
+    tr = Trajectory.load(out)
+    assert tr.radius.shape == tr.X.shape[:2] and np.all(tr.radius[0] == 2.0)
+    more = run_json(capsys, ["simulate", "--resume", out, "--t-end", "1", "--out", out])
+    assert more["t_end"] == 1.0
+    assert Trajectory.load(out).radius.shape[0] == Trajectory.load(out).X.shape[0]
+
+
+def test_simulate_post_has_no_radius(tmp_path, capsys):
+    out = str(tmp_path / "post.npz")
+    payload = run_json(capsys, BASE + ["--norm", "post", "--out", out])
+    assert "norm" not in payload and Trajectory.load(out).radius is None
+
+
+def test_simulate_mix_ngpt_sqrt_centering(tmp_path, capsys):
+    for extra in (["--norm", "mix", "--norm-switch", "0.2"], ["--norm", "ngpt", "--norm-alpha", "0.2"],
+                  ["--norm", "sqrt", "--norm-scale", "3"], ["--norm", "peri", "--centering"]):
+        payload = run_json(capsys, BASE + extra + ["--out", str(tmp_path / "o.npz")])
+        assert payload["norm"] == extra[1]
+
+
+def test_bad_norm_input_is_one_line(tmp_path, capsys):
+    out = str(tmp_path / "o.npz")
+    assert "invalid choice" in bad(capsys, BASE + ["--norm", "layernorm", "--out", out])
+    assert "norm_switch" in bad(capsys, BASE + ["--norm", "mix", "--out", out])
+    assert "radius 1" in bad(capsys, BASE + ["--norm", "post", "--radius0", "3", "--out", out])
+    assert "radius0" in bad(capsys, BASE + ["--norm", "pre", "--radius0", "nan", "--out", out])
+    np.savez(tmp_path / "m.npz", V=-np.eye(3))
+    line = bad(capsys, BASE[:-1] + ["20", "--norm", "pre", "--matrices", str(tmp_path / "m.npz"), "--out", out])
+    assert "radius blow-up" in line
+    assert not os.path.exists(out)
+    run_json(capsys, BASE + ["--norm", "pre", "--out", out])
+    assert "do not pass --norm" in bad(capsys, ["simulate", "--resume", out, "--t-end", "1", "--norm", "peri",
+                                                "--out", out])
+
+
+OPTION_VALUES = {"--norm": st.sampled_from(["post", "pre", "peri", "mix", "ngpt", "sqrt", "x", ""]),
+                 "--norm-alpha": st.sampled_from(["0", "-1", "0.5", "nan", "inf", "1e308"]),
+                 "--norm-switch": st.sampled_from(["0", "0.1", "-2", "inf", "1e308", "abc"]),
+                 "--norm-scale": st.sampled_from(["0", "1e-300", "2", "-1", "nan"]),
+                 "--radius0": st.sampled_from(["1", "0", "1e-300", "1e300", "-3", "inf", "2"])}
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(options=st.dictionaries(st.sampled_from(sorted(OPTION_VALUES)), st.just(None), max_size=4),
+       data=st.data(), centering=st.booleans())
+def test_fuzz_scheme_options(tmp_path, capsys, options, data, centering):
+    argv = list(BASE) + ["--out", str(tmp_path / "f.npz")]
+    for flag in options:
+        argv += [flag, data.draw(OPTION_VALUES[flag])]
+    if centering:
+        argv.append("--centering")
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code in (0, 2), (argv, err)
+    assert "Traceback" not in err
+    if code == 2:
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error:"), (argv, err)

@@ -1,0 +1,152 @@
+"""Normalisation schemes in the core: Model(norm=...), the (theta, r) state through the integrators, files."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from numerics.common.errors import InputError
+from numerics.core.blocks import MultiHead
+from numerics.core.model import Model, SaveAt, Solver
+from numerics.core.norms import NORMS, RADIUS_MAX, NormField, renormalize_directions
+from numerics.core.trajectory import Trajectory, resume, simulate, uniform_sphere
+
+X0 = uniform_sphere(7, 4, 11)
+PARAMS = {"post": {}, "pre": {"radius0": 2.0}, "peri": {}, "mix": {"norm_switch": 0.5},
+          "ngpt": {"norm_alpha": 0.3}, "sqrt": {"norm_scale": 0.5}}
+
+
+@pytest.mark.parametrize("method", ["layer", "rk4", "adaptive"])
+def test_post_is_the_existing_flow_bit_for_bit(method):
+    rng = np.random.default_rng(0)
+    Q = np.eye(4) + 0.3 * rng.standard_normal((4, 4))
+    solver = Solver(method, dt=None if method == "adaptive" else 0.05, backend="direct")
+    a = simulate(Model("sa", 1.5, Q=Q), X0, 1.0, solver=solver)
+    b = simulate(Model("sa", 1.5, Q=Q, norm="post"), X0, 1.0, solver=solver)
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.times, b.times) and np.array_equal(a.energy, b.energy)
+    assert b.radius is None and "norm" not in b.meta
+
+
+@pytest.mark.parametrize("norm", NORMS[1:])
+def test_schemes_run_keep_unit_directions_and_positive_radii(norm):
+    tr = simulate(Model("sa", 1.0, norm=norm, **PARAMS[norm]), X0, 2.0, solver=Solver("rk4", dt=0.05))
+    assert tr.radius.shape == tr.X.shape[:2]
+    assert np.max(np.abs(np.linalg.norm(tr.X, axis=2) - 1)) < 1e-14
+    assert np.all(tr.radius > 0)
+    assert np.all(np.diff(tr.energy) >= -1e-13)  # positive speed factors: E_beta still increases (Q = K = V = I)
+    if norm in ("ngpt",):
+        assert np.all(tr.radius == 1.0)
+
+
+def test_model_meta_round_trip():
+    m = Model("usa", 0.5, norm="mix", norm_switch=2.0, centering=True)
+    back = Model.from_meta(m.to_meta())
+    assert (back.norm, back.norm_switch, back.centering, back.radius0) == ("mix", 2.0, True, 1.0)
+    m = Model("sa", 1.0, norm="ngpt", norm_alpha=0.25)
+    assert Model.from_meta(m.to_meta()).norm_alpha == 0.25
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"norm": "layernorm"}, "norm must be one of"),
+    ({"norm": "mix"}, "needs norm_switch"),
+    ({"norm": "pre", "norm_switch": 1.0}, "does not apply"),
+    ({"norm": "post", "radius0": 2.0}, "radius 1"),
+    ({"norm": "pre", "radius0": -1.0}, "radius0 must be > 0"),
+    ({"norm": "pre", "noise": 0.1}, "noise"),
+    ({"norm": "ngpt", "norm_alpha": 0.0}, "norm_alpha must be > 0"),
+    ({"norm": "pre", "norm_scale": 2.0}, "does not apply"),
+    ({"norm": "peri", "time_unit": "rescaled", "kind": "usa"}, "natural time unit"),
+    ({"norm": "pre", "centering": "yes"}, "centering must be"),
+])
+def test_bad_options_are_one_line_errors(kwargs, message):
+    kw = {"kind": "sa", "beta": 1.0, **kwargs}
+    with pytest.raises(InputError, match=message) as info:
+        Model(**kw)
+    assert "\n" not in str(info.value)
+
+
+def test_radius_blow_up_is_refused():
+    """V = -I turns the radial law inward (dr/dt = <theta, A> < 0): the radius reaches 0 and the run stops with
+    one line."""
+    model = Model("sa", 1.0, V=-np.eye(4), norm="pre")
+    with pytest.raises(InputError, match="radius blow-up") as info:
+        simulate(model, X0, 5.0, solver=Solver("rk4", dt=0.05))
+    assert "\n" not in str(info.value)
+    Y = np.hstack([X0, np.full((7, 1), 2 * RADIUS_MAX)])
+    with pytest.raises(InputError, match="radius blow-up"):
+        renormalize_directions(Y)
+
+
+def test_vector_field_is_refused_for_radial_models():
+    with pytest.raises(InputError, match="theta, r"):
+        Model("sa", 1.0, norm="pre").vector_field(7, 4)
+
+
+@pytest.mark.parametrize("norm", ["pre", "mix"])
+def test_save_load_and_resume_continue_the_run(tmp_path, norm):
+    model = Model("sa", 1.0, norm=norm, **PARAMS[norm])
+    full = simulate(model, X0, 1.0, solver=Solver("rk4", dt=0.05))
+    half = simulate(model, X0, 0.4, solver=Solver("rk4", dt=0.05))
+    path = tmp_path / "t.npz"
+    half.save(path)
+    loaded = Trajectory.load(path)
+    assert np.array_equal(loaded.radius, half.radius)
+    cont = resume(path, 1.0)
+    assert cont.radius.shape == cont.X.shape[:2]
+    assert np.max(np.abs(cont.X[-1] - full.X[-1])) < 1e-12
+    assert np.max(np.abs(cont.radius[-1] - full.radius[-1])) < 1e-12
+
+
+def test_resume_without_radius_is_refused(tmp_path):
+    tr = simulate(Model("sa", 1.0, norm="pre"), X0, 0.2, solver=Solver("rk4", dt=0.05))
+    Trajectory(tr.times, tr.X, tr.energy, tr.meta, tr.arrays).save(tmp_path / "t.npz")
+    with pytest.raises(InputError, match="no radius"):
+        resume(tmp_path / "t.npz", 1.0)
+
+
+def test_bad_radius_in_a_file_is_refused(tmp_path):
+    tr = simulate(Model("sa", 1.0, norm="pre"), X0, 0.2, solver=Solver("rk4", dt=0.05))
+    Trajectory(tr.times, tr.X, tr.energy, tr.meta, tr.arrays, radius=-tr.radius).save(tmp_path / "t.npz")
+    with pytest.raises(InputError, match="radii must lie"):
+        Trajectory.load(tmp_path / "t.npz")
+
+
+def test_mix_adaptive_and_rk4_agree_across_the_switch():
+    model = Model("sa", 1.0, norm="mix", norm_switch=0.5)
+    a = simulate(model, X0, 1.5, solver=Solver("rk4", dt=0.01), save=SaveAt(times=[0, 0.5, 1.5]))
+    b = simulate(model, X0, 1.5, solver=Solver("adaptive", rtol=1e-11, atol=1e-13), save=SaveAt(times=[0, 0.5, 1.5]))
+    assert np.max(np.abs(a.radius - b.radius)) < 1e-8
+    assert np.all(a.radius[:2] == 1.0)
+
+
+def test_planted_switch_inside_a_step_loses_the_order(monkeypatch):
+    """Shown to fail: without the split at the Mix-LN switch (one segment), rk4 and adaptive differ by far
+    more than the tolerance above."""
+    from numerics.core import norms
+
+    monkeypatch.setattr(norms.RadialRun, "integrate", lambda self, field, Y0, t_end, method, **kw:
+                        __import__("numerics.core.integrators", fromlist=["integrate"]).integrate(
+                            field, Y0, t_end, method, steppers=self.steppers, project=self.project, **kw))
+    model = Model("sa", 1.0, norm="mix", norm_switch=0.505)
+    a = simulate(model, X0, 1.5, solver=Solver("rk4", dt=0.01))
+    b = simulate(model, X0, 1.5, solver=Solver("adaptive", rtol=1e-11, atol=1e-13))
+    assert np.max(np.abs(a.radius[-1] - b.radius[-1])) > 1e-6
+
+
+def test_centering_keeps_directions_in_the_hyperplane_and_heads_combine():
+    heads = MultiHead.from_single(None, None, None, d=4, H=2)
+    model = Model("sa", 1.0, heads=heads, causal=True, norm="peri", centering=True)
+    tr = simulate(model, X0, 1.0, solver=Solver("rk4", dt=0.05))
+    assert np.max(np.abs(tr.X.sum(axis=2))) < 1e-13
+    with pytest.raises(InputError, match="d >= 3"):
+        simulate(Model("sa", 1.0, norm="pre", centering=True), uniform_sphere(3, 2, 0), 1.0)
+
+
+def test_layer_method_is_the_schemes_own_layer():
+    """The pre-LN layer x <- x + h A(N(x)) exactly, one step from a known state."""
+    model = Model("sa", 1.0, norm="pre", radius0=2.0)
+    field = NormField(model, 4)
+    Y = np.hstack([X0, np.full((7, 1), 2.0)])
+    out = field.layer(Y, 0.1, 0.0)
+    x_new = 2.0 * X0 + 0.1 * field.output(X0)
+    assert np.allclose(out[:, -1], np.linalg.norm(x_new, axis=1), rtol=0, atol=1e-15)
+    assert np.allclose(out[:, :-1], x_new / np.linalg.norm(x_new, axis=1)[:, None], rtol=0, atol=1e-15)

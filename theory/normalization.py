@@ -1,0 +1,371 @@
+"""Normalisation schemes as dynamics: radius and direction equations derived from each layer's definition.
+
+A token is x = r theta with r > 0 and theta on S^{d-1}. Every scheme applies the same attention output
+A(theta) (the softmax or unnormalised attention of the *directions*, heads and MLP included; Karagodin, Ge,
+Polyanskiy, Rigollet, "Normalization in attention dynamics", arXiv 2510.22026, restated in the survey arXiv
+2512.01868, section "The impact of normalization"), and differs only in where the normalisation N(y) = y/|y|
+sits. One layer with step h (the residual branch multiplied by c, 1 for the plain schemes):
+
+    post    x <- N(x + h c A)                          (the input is already on the sphere: r = 1)
+    pre     x <- x + h c A(N(x))
+    peri    x <- x + h c N(A(N(x)))
+    ngpt    x <- N(x + h alpha (N(A(x)) - x))          (nGPT, Loshchilov et al.; r = 1)
+    mix     post while t < T (the first layers), pre from t = T on (r(T) = 1)
+    sqrt    pre with c = c(t) = (1 + t/tau)^(-1/2)     (residual branch scaled by the square root of depth)
+
+Derivation (:func:`scheme_derivation`). Write A = a theta + w e with a = <theta, A>, e a unit vector orthogonal
+to theta and w = |P_theta A| >= 0 (so |A| = m = sqrt(a^2 + w^2)). Every map above sends x into the plane
+spanned by (theta, e): x' = P(h) theta + Q(h) e with scalar P, Q (:data:`SCHEMES` gives them), and a map that
+ends with N puts the new radius back to 1. Then, as h -> 0,
+
+    r' = |x'|,  angle of x' from theta = atan(Q / P),
+    dr/dt = lim (|x'| - r)/h,          dtheta/dt = (lim atan(Q/P)/h) e = g P_theta A,   g = lim atan(Q/P)/(h w),
+
+both limits taken by SymPy (``sympy.limit``), so the speed factor g (the survey's 1/s_i) and the radial law
+come out of the layer definitions, never typed in. Results (m = |A|):
+
+    post  dr/dt = 0,        g = c          pre   dr/dt = c a,     g = c / r
+    peri  dr/dt = c a / m,  g = c / (r m)  ngpt  dr/dt = 0,       g = alpha / m
+
+Centring (LayerNorm) against RMSNorm: LayerNorm first subtracts the mean of the coordinates, y -> C y with
+C = I - 1 1^T / d (the orthogonal projector onto the hyperplane 1^perp), then divides by the norm. For every
+scheme above, the tracked part C x then obeys the same equations with A replaced by C A and theta on the unit
+sphere of 1^perp (a copy of S^{d-2}); the mean component (I - C) x of the schemes without a final N receives
+(I - C) A and is never read again (it is passive). So LayerNorm = RMSNorm on 1^perp with the value output
+projected by C; with V = I (and heads whose value maps preserve 1^perp) and tokens in 1^perp, centring changes
+nothing after the first layer. The gain sqrt(d) of an RMSNorm is absorbed in beta (attnflow's tokens have unit
+norm; a network whose LN output has norm sqrt(d) has beta_eff = beta d with unscaled scores).
+
+Equiangular reduction (:func:`equiangular_system`): if the directions are equiangular (<theta_i, theta_j> = s
+for i != j) and all radii equal r, the symmetry of theory.reductions persists (the speed factor and the radial
+law are the same function of (r, a, m) for every token), so s and r obey a closed 2-D system
+
+    ds/dt = g(r, a(s), m(s), t) F(s),     dr/dt = rdot(r, a(s), m(s), t),
+
+with F the equiangular rate of the post-LN flow (:func:`theory.reductions.equiangular_rate`) and a(s), m(s)
+derived from the equiangular coefficients. Near s = 1 (epsilon = 1 - s) the linearised system solves in
+closed form (:func:`linearized_closed_form`): post epsilon_0 e^{-lambda t}; pre and peri epsilon_0
+(r_0 / r(t))^2 with r(t) = r_0 + a_1 t (sa: a_1 = 1; the survey's 1/t^2); ngpt epsilon_0 e^{-lambda alpha t / m_1};
+sqrt epsilon_0 (r_0 / r(t))^2 with r(t) = r_0 + 2 tau a_1 (sqrt(1 + t/tau) - 1), hence 1/t.
+
+Verified by: architectures.norm-post-exact, architectures.norm-derivation, architectures.norm-equiangular,
+architectures.norm-rates (numerics/architectures/norm_claims.py); tests/theory/test_normalization.py.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import sympy as sp
+
+from . import symbols as sym
+from .derivation import Derivation, Step
+from .kernels import PairKernel, exponential_kernel
+from .reductions import equiangular_coefficients, equiangular_rate
+
+#: the schemes, in the order of the CLI's choices
+SCHEMES = ("post", "pre", "peri", "mix", "ngpt", "sqrt")
+#: schemes whose layer ends with the normalisation N (the radius is reset to 1 by every layer)
+UNIT_RADIUS = ("post", "ngpt")
+MODELS = ("sa", "usa")
+
+h = sp.Symbol("h", positive=True)
+
+
+@dataclass(frozen=True)
+class LayerMap:
+    """One layer in the plane of (theta, e): x' = P theta + Q e, then N if ``normalised``."""
+
+    P: sp.Expr
+    Q: sp.Expr
+    normalised: bool
+    definition: str
+
+
+def _layer_map(name: str) -> LayerMap:
+    """The plane coordinates of each scheme's layer (module docstring), in the symbols of theory.symbols."""
+    r, a, w, c, alpha = sym.radius, sym.radial, sym.tangential, sym.branch_scale, sym.alpha
+    m = sp.sqrt(a**2 + w**2)
+    if name == "post":   # N(theta + h c A): the input of a post-LN layer is on the sphere
+        return LayerMap(1 + h * c * a, h * c * w, True, "x <- N(x + h c A(x)), x on the sphere")
+    if name == "pre":    # r theta + h c A(theta)
+        return LayerMap(r + h * c * a, h * c * w, False, "x <- x + h c A(N(x))")
+    if name == "peri":   # r theta + h c A/|A|
+        return LayerMap(r + h * c * a / m, h * c * w / m, False, "x <- x + h c N(A(N(x)))")
+    if name == "ngpt":   # N(theta + h alpha (A/|A| - theta))
+        return LayerMap(1 + h * alpha * (a / m - 1), h * alpha * w / m, True,
+                        "x <- N(x + h alpha (N(A(x)) - x)), x on the sphere")
+    raise ValueError(f"no single layer map for scheme {name!r} (mix and sqrt are built from post and pre)")
+
+
+@functools.lru_cache(maxsize=None)
+def scheme_laws(name: str) -> tuple[sp.Expr, sp.Expr]:
+    """(dr/dt, g) of a scheme as expressions in r, a, m (= |A|), c, alpha and t: dtheta/dt = g P_theta A.
+
+    ``mix`` and ``sqrt`` are the post/pre laws with the time-dependent switch or branch scale substituted
+    (``mix``: a Piecewise in t and the switch time T; ``sqrt``: c = (1 + t/tau)^(-1/2)).
+    """
+    if name not in SCHEMES:
+        raise ValueError(f"unknown normalisation scheme {name!r}; choose one of {', '.join(SCHEMES)}")
+    if name == "mix":
+        post, pre = scheme_laws("post"), scheme_laws("pre")
+        before = sym.t < sym.switch_time
+        return (sp.Piecewise((post[0], before), (pre[0], True)), sp.Piecewise((post[1], before), (pre[1], True)))
+    if name == "sqrt":
+        c_t = 1 / sp.sqrt(1 + sym.t / sym.tau)
+        return tuple(e.subs(sym.branch_scale, c_t) for e in scheme_laws("pre"))
+    return _limits(name)
+
+
+def _limits(name: str, by_limit: bool = False) -> tuple[sp.Expr, sp.Expr]:
+    """(dr/dt, g) of a single-map scheme as h -> 0, with w eliminated in favour of m = |A|.
+
+    The maps are smooth in h with radius r and angle 0 at h = 0, so lim (f(h) - f(0))/h is the derivative at
+    h = 0 (computed that way, fast); ``by_limit`` takes ``sympy.limit`` of the difference quotient instead
+    (slower; the tests compare the two).
+    """
+    lm = _layer_map(name)
+    r, a, w, m = sym.radius, sym.radial, sym.tangential, sym.attention_norm
+
+    def rate(f, f0):
+        return sp.limit((f - f0) / h, h, 0) if by_limit else sp.diff(f, h).subs(h, 0)
+
+    rdot = sp.Integer(0) if lm.normalised else rate(sp.sqrt(lm.P**2 + lm.Q**2), r)
+    angle = rate(sp.atan(lm.Q / lm.P), 0)  # the angle turned towards e, per unit step
+    to_m = {w: sp.sqrt(m**2 - a**2)}
+    return sp.simplify(rdot.subs(to_m)), sp.simplify(sp.cancel(angle / w).subs(to_m))
+
+
+def scheme_derivation(name: str) -> Derivation:
+    """Derivation: the layer map's h -> 0 limits equal the stated laws (:func:`scheme_laws`).
+
+    The identity checked is (dr/dt, g) from the limits against the table of the module docstring, written out
+    independently here; ``verify()`` proves it symbolically.
+    """
+    expected = _EXPECTED[name]
+    r, a, m, c, alpha = sym.radius, sym.radial, sym.attention_norm, sym.branch_scale, sym.alpha
+    table = {"post": (0, c), "pre": (c * a, c / r), "peri": (c * a / m, c / (r * m)), "ngpt": (0, alpha / m)}
+    rdot, g = scheme_laws(name)
+    lm = _layer_map(name)
+    return Derivation(
+        title=f"{name}: continuous-time radius and direction laws from the layer {lm.definition}",
+        source="Karagodin, Ge, Polyanskiy, Rigollet arXiv 2510.22026 (schemes); limits h -> 0 derived here",
+        lhs=sp.Matrix([rdot, g]), rhs=sp.Matrix([sp.sympify(v) for v in table[name]]),
+        steps=(Step("plane coordinates (P, Q) of one layer", sp.Matrix([lm.P, lm.Q])),
+               Step("dr/dt = lim (|x'| - r)/h", rdot),
+               Step("g = lim atan(Q/P)/(h w)", g)),
+        notes=f"A = a theta + w e, m = |A| = sqrt(a^2 + w^2); {expected}",
+    )
+
+
+_EXPECTED = {"post": "post-LN: the sphere flow (speed factor 1)", "pre": "pre-LN: directions slowed by 1/r",
+             "peri": "peri-LN: unit-norm update, directions at speed 1/(r |A|)",
+             "ngpt": "nGPT: directions at speed alpha/|A|, radius fixed"}
+
+
+# -- equiangular reduction ----------------------------------------------------------------------------------
+def equiangular_attention(kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> tuple[sp.Expr, sp.Expr]:
+    """(a(s), m(s)): <theta_i, A_i> and |A_i| on an equiangular configuration (all <theta_i, theta_j> = s).
+
+    A_i = k (w1 theta_i + ws sum_{j != i} theta_j) with k = 1/n (usa) or 1/Z (sa) (theory.reductions); its
+    norm from the Gram matrix (1 - s) I + s 1 1^T: |sum_j c_j theta_j|^2 = (1 - s) sum c_j^2 + s (sum c_j)^2.
+    (The tangential part is theory.reductions' coefficient c_same = k w1 - a; tests/theory check it.)
+    """
+    kernel = kernel or exponential_kernel()
+    s = sym.s
+    w1 = kernel.weight().subs(s, 1)
+    ws = kernel.weight()
+    scale = 1 / n if model == "usa" else 1 / (w1 + (n - 1) * ws)
+    coeff_self, coeff_other = scale * w1, scale * ws
+    a = coeff_self + (n - 1) * s * coeff_other
+    m2 = (1 - s) * (coeff_self**2 + (n - 1) * coeff_other**2) + s * (coeff_self + (n - 1) * coeff_other)**2
+    return a, sp.sqrt(m2)
+
+
+def shifted_kernel() -> PairKernel:
+    """phi(s) = e^{beta (s - 1)} / beta: the exponential kernel divided by e^{beta}. The softmax (``sa``) is a
+    ratio of weights, so its equiangular system is the same with this kernel, and emitted code never forms
+    e^{beta} (finite for every beta >= 0)."""
+    return PairKernel(sp.exp(sym.beta * (sym.s - 1)) / sym.beta, name="shifted exponential")
+
+
+def equiangular_system(name: str, kernel: PairKernel | None = None, model: str = "sa", n=sym.n
+                       ) -> tuple[sp.Expr, sp.Expr]:
+    """(ds/dt, dr/dt) of the equiangular reduction of scheme ``name`` (module docstring), in s, r, t."""
+    kernel = kernel or exponential_kernel()
+    rdot, g = scheme_laws(name)
+    a, m = equiangular_attention(kernel, model, n)
+    sub = {sym.radial: a, sym.attention_norm: m, sym.branch_scale: 1}
+    F = equiangular_rate(kernel, model, n)
+    return g.subs(sub) * F, rdot.subs(sub)
+
+
+def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: int | None = None) -> Derivation:
+    """Derivation: explicit symbolic tokens x_i = r theta_i (equiangular, equal radii) moving by the scheme's
+    laws give d<theta_i, theta_k>/dt and dr_i/dt equal to the reduced system, checked exactly at rational
+    equiangular points (the small-n path, independent of the Gram-matrix reduction).
+
+    The norm m = |A_i| enters both sides as the symbol m (so every residual is a rational function of
+    exponentials, decided exactly); further rows check |A_i|^2 = m^2 for every token, with the sampler's m the
+    reduced m(s) at the point.
+    """
+    import random
+
+    from .reductions import rational_equiangular_points
+
+    kernel = exponential_kernel()
+    d = n if d is None else d
+    m_sym = sym.attention_norm
+    points = [sym.particle(i + 1, d) for i in range(n)]
+    rdot, g = scheme_laws(name)
+    a_red, m_red = equiangular_attention(kernel, model, sp.Integer(n))
+    F = equiangular_rate(kernel, model, sp.Integer(n))
+    sub_red = {sym.radial: a_red, sym.branch_scale: 1}
+    sdot_red, rdot_red = g.subs(sub_red) * F, rdot.subs(sub_red)
+    lhs, rhs, outs = [], [], []
+    for i in range(n):
+        xi = points[i]
+        weights = [kernel.weight().subs(sym.s, (xi.T * xj)[0, 0]) for xj in points]
+        A = sum((wt * xj for wt, xj in zip(weights, points)), sp.zeros(d, 1))
+        A = A / n if model == "usa" else A / sum(weights)
+        a_i = (xi.T * A)[0, 0]
+        sub = {sym.radial: a_i, sym.branch_scale: 1}
+        outs.append((g.subs(sub) * (A - a_i * xi), rdot.subs(sub), (A.T * A)[0, 0]))
+    for i in range(n):
+        for k in range(i + 1, n):
+            lhs.append((outs[i][0].T * points[k])[0, 0] + (points[i].T * outs[k][0])[0, 0])
+            rhs.append(sdot_red.subs(sym.s, (points[i].T * points[k])[0, 0]))
+        lhs += [outs[i][1], outs[i][2]]
+        s_pair = (points[i].T * points[(i + 1) % n])[0, 0]
+        rhs += [rdot_red.subs(sym.s, s_pair), m_sym**2]
+    names = [list(p) for p in points]
+
+    def sampler(rng: random.Random):
+        pts, rho = rational_equiangular_points(rng, n, d)
+        subs = {names[i][c]: pts[i][c] for i in range(n) for c in range(d)}
+        subs.update({sym.beta: sp.Rational(rng.randint(-30, 30), 10), sym.radius: sp.Rational(rng.randint(5, 40), 10),
+                     sym.t: sp.Rational(rng.randint(0, 40), 10), sym.switch_time: sp.Rational(rng.randint(0, 40), 10),
+                     sym.tau: sp.Rational(rng.randint(1, 30), 10), sym.alpha: sp.Rational(rng.randint(1, 20), 10)})
+        subs[m_sym] = m_red.subs(sym.s, rho).subs(sym.beta, subs[sym.beta])
+        return subs
+
+    return Derivation(
+        title=f"Equiangular reduction of {name} ({model}, n={n}, d={d}): pair products, radii and |A_i|",
+        source="arXiv 2510.22026 (equiangular model with radii, restated in arXiv 2512.01868); derived here",
+        lhs=sp.Matrix(lhs), rhs=sp.Matrix(rhs),
+        steps=(Step("reduced ds/dt (m = |A| kept as a symbol)", sdot_red), Step("reduced dr/dt", rdot_red),
+               Step("reduced |A|", m_red)),
+        sampler=sampler,
+        notes="holds on equiangular configurations with equal radii: checked there exactly (verify(simplify=False))",
+    )
+
+
+def linearized_rates(name: str, kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> dict:
+    """Coefficients of the system linearised at s = 1: lambda = -F'(1), a_1 = a(1), m_1 = m(1)."""
+    kernel = kernel or exponential_kernel()
+    a, m = equiangular_attention(kernel, model, n)
+    F = equiangular_rate(kernel, model, n)
+    return {"lambda": sp.simplify(-sp.diff(F, sym.s).subs(sym.s, 1)), "a1": sp.simplify(a.subs(sym.s, 1)),
+            "m1": sp.simplify(m.subs(sym.s, 1))}
+
+
+def linearized_closed_form(name: str, kernel: PairKernel | None = None, model: str = "sa", n=sym.n
+                           ) -> tuple[sp.Expr, sp.Expr]:
+    """(epsilon(t), r(t)) solving the system linearised at s = 1 (epsilon = 1 - s), from epsilon_0 and r_0 at t = 0.
+
+    d epsilon/dt = -lambda g(r, a_1, m_1, t) epsilon and dr/dt = rdot(r, a_1, m_1, t), solved by separation:
+    r first (it does not involve epsilon), then epsilon = epsilon_0 exp(-lambda int_0^t g). For ``mix`` the
+    solution is the post form up to T and the pre form from T on (radius 1 at T).
+    """
+    coeffs = linearized_rates(name, kernel, model, n)
+    lam, a1, m1 = coeffs["lambda"], coeffs["a1"], coeffs["m1"]
+    eps0, r0, t, u = sym.epsilon0, sym.radius0, sym.t, sp.Symbol("u", positive=True)
+    if name == "mix":
+        post_eps, _ = linearized_closed_form("post", kernel, model, n)
+        pre_eps, pre_r = linearized_closed_form("pre", kernel, model, n)
+        T = sym.switch_time
+        at_switch = post_eps.subs(t, T)
+        late = pre_eps.subs({eps0: at_switch, r0: 1}).subs(t, t - T)
+        return (sp.Piecewise((post_eps, t < T), (late, True)),
+                sp.Piecewise((sp.Integer(1), t < T), (pre_r.subs(r0, 1).subs(t, t - T), True)))
+    rdot, g = scheme_laws(name)
+    sub = {sym.radial: a1, sym.attention_norm: m1, sym.branch_scale: 1}
+    rdot, g = rdot.subs(sub), g.subs(sub)
+    r_t = sp.Integer(1) if name in UNIT_RADIUS else sp.simplify(r0 + sp.integrate(rdot.subs(t, u), (u, 0, t)))
+    exponent = sp.integrate(sp.simplify(g.subs(sym.radius, r_t).subs(t, u)), (u, 0, t))
+    eps_t = eps0 * sp.exp(-lam * sp.simplify(exponent))
+    return sp.simplify(sp.powsimp(sp.expand_log(eps_t, force=True), force=True)), r_t
+
+
+def linearized_closed_form_derivation(name: str, model: str = "sa") -> Derivation:
+    """Derivation: the closed form solves the linearised system (d/dt of both sides) and starts at (eps_0, r_0)."""
+    if name == "mix":
+        raise ValueError("mix is piecewise: check post and pre separately")
+    eps, r = linearized_closed_form(name, model=model)
+    coeffs = linearized_rates(name, model=model)
+    rdot, g = scheme_laws(name)
+    sub = {sym.radial: coeffs["a1"], sym.attention_norm: coeffs["m1"], sym.branch_scale: 1}
+    rhs_eps = -coeffs["lambda"] * g.subs(sub).subs(sym.radius, r) * eps
+    rhs_r = rdot.subs(sub).subs(sym.radius, r)
+    return Derivation(
+        title=f"{name} ({model}): closed-form solution of the equiangular system linearised at s = 1",
+        source="arXiv 2510.22026 (Post-LN e^{-2t}, Pre-LN 1/t^2 in the survey arXiv 2512.01868); derived here",
+        lhs=sp.Matrix([sp.diff(eps, sym.t), sp.diff(r, sym.t), eps.subs(sym.t, 0), r.subs(sym.t, 0)]),
+        rhs=sp.Matrix([rhs_eps, rhs_r, sym.epsilon0, 1 if name in UNIT_RADIUS else sym.radius0]),
+        steps=(Step("epsilon(t)", eps), Step("r(t)", r)),
+    )
+
+
+# -- code generation ----------------------------------------------------------------------------------------
+LAW_ARGS = ("r", "a", "m", "c", "alpha", "t", "switch", "tau")
+
+
+def law_function(name: str):
+    """Vectorised ``laws(r, a, m, c, alpha, t, switch, tau) -> (dr/dt, g)`` of a scheme, emitted by
+    :mod:`theory.codegen` (cached). r, a, m are arrays over tokens; the others scalars."""
+    from .codegen import compile_function
+
+    rdot, g = scheme_laws(name)
+    args = (sym.radius, sym.radial, sym.attention_norm, sym.branch_scale, sym.alpha, sym.t, sym.switch_time, sym.tau)
+    return compile_function(f"norm_laws_{name}", args, (rdot, g), arg_names=LAW_ARGS,
+                            doc=f"(dr/dt, g) of the {name} scheme: dtheta/dt = g P_theta A (theory.normalization).")
+
+
+@functools.lru_cache(maxsize=None)
+def equiangular_function(name: str, model: str = "sa", variable: str = "s"):
+    """Vectorised ``rhs(y, r, beta, n, alpha, t, switch, tau) -> (dy/dt, dr/dt)`` of the equiangular reduction,
+    with y = s or, for ``variable="epsilon"``, y = epsilon = 1 - s (substituted symbolically, so that the
+    distance to the cluster keeps its relative precision far below 1e-16). ``sa`` uses
+    :func:`shifted_kernel` (no e^{beta} is formed)."""
+    from .codegen import compile_function
+
+    kernel = shifted_kernel() if model == "sa" else exponential_kernel()
+    sdot, rdot = equiangular_system(name, kernel, model)
+    y = sym.s
+    if variable == "epsilon":
+        y = sp.Symbol("epsilon", positive=True)
+        sdot, rdot = -sdot.subs(sym.s, 1 - y), rdot.subs(sym.s, 1 - y)
+    elif variable != "s":
+        raise ValueError(f"variable must be 's' or 'epsilon', got {variable!r}")
+    args = (y, sym.radius, sym.beta, sym.n, sym.alpha, sym.t, sym.switch_time, sym.tau)
+    return compile_function(f"norm_equiangular_{name}_{model}_{variable}", args, (sdot, rdot),
+                            arg_names=("y", "r", "beta", "n", "alpha", "t", "switch", "tau"),
+                            doc=f"(d{variable}/dt, dr/dt) of the equiangular {name} system ({model}; "
+                                "theory.normalization).")
+
+
+@functools.lru_cache(maxsize=None)
+def closed_form_function(name: str, model: str = "sa"):
+    """Vectorised ``(eps0, r0, beta, n, alpha, t, switch, tau) -> (epsilon(t), r(t))`` of the linearised system."""
+    from .codegen import compile_function
+
+    eps, r = linearized_closed_form(name, model=model)
+    args = (sym.epsilon0, sym.radius0, sym.beta, sym.n, sym.alpha, sym.t, sym.switch_time, sym.tau)
+    return compile_function(f"norm_closed_form_{name}_{model}", args, (eps, r),
+                            arg_names=("eps0", "r0", "beta", "n", "alpha", "t", "switch", "tau"),
+                            doc=f"(1 - s, r) of the {name} equiangular system linearised at s = 1 ({model}).")
+
+
+__all__ = ["SCHEMES", "UNIT_RADIUS", "closed_form_function", "equiangular_attention", "equiangular_function",
+           "equiangular_system", "equiangular_system_derivation", "shifted_kernel", "law_function", "linearized_closed_form",
+           "linearized_closed_form_derivation", "linearized_rates", "scheme_derivation", "scheme_laws"]
