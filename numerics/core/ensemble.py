@@ -101,7 +101,11 @@ def _same(a, b) -> bool:
 
 
 def require_batch(X0, name: str = "X0") -> np.ndarray:
-    """Validate a (B, n, d) array of B configurations on S^{d-1}."""
+    """Validate a (B, n, d) array of B configurations on S^{d-1} (its size checked from its shape first: the
+    validation copies it, and the integration keeps several arrays of that size)."""
+    shape = np.shape(X0)
+    if len(shape) == 3:
+        check_array(shape, f"a batch of B={shape[0]} systems with n={shape[1]}, d={shape[2]}", copies=20)
     X = require_finite_array(X0, name, ndim=3)
     B, n, d = X.shape
     if B < 1 or n < 1 or d < 2:
@@ -374,8 +378,7 @@ def ensemble_energies(states: np.ndarray, betas, normalizations, progress=None) 
 
 def _energy(Y: np.ndarray, beta: np.ndarray, kind: str, progress=None) -> np.ndarray:
     S, n, d = Y.shape
-    per_system = n * n
-    size = max(1, ENERGY_BLOCK_ENTRIES // per_system)
+    size = max(1, ENERGY_BLOCK_ENTRIES // (n * n))
     out = np.empty(S)
     for a in range(0, S, size):
         g = slice(a, min(S, a + size))
@@ -383,36 +386,42 @@ def _energy(Y: np.ndarray, beta: np.ndarray, kind: str, progress=None) -> np.nda
         bcol = beta[g][:, None, None]
         if kind == "gkpr":
             out[g] = np.exp(bcol * G - bcol).sum(axis=(1, 2)) / n**2
+        elif kind == "glpr-shifted":
+            out[g] = _shifted_sums(G, beta[g]) / (2.0 * n**2)
         else:
-            small = np.abs(beta[g]) < EXPREL_MAX_BETA
-            shifted = np.empty(G.shape[0])
-            if np.any(~small):
-                Gb = G[~small]
-                bb = bcol[~small]
-                shifted[~small] = np.expm1(bb * Gb).sum(axis=(1, 2)) / bb[:, 0, 0]
-            if np.any(small):
-                Gs = G[small]
-                shifted[small] = (Gs * exprel(bcol[small] * Gs)).sum(axis=(1, 2))
-            if kind == "glpr-shifted":
-                out[g] = shifted / (2.0 * n**2)
-            else:
-                out[g] = _log_mean_exp(G, beta[g], shifted / n**2)
+            out[g] = _log_mean_exp(G, beta[g])
         if progress is not None:
             progress(min(S, a + size), S)
     return out
 
 
-def _log_mean_exp(G: np.ndarray, beta: np.ndarray, mean_shifted: np.ndarray) -> np.ndarray:
-    """(1/beta) log mean e^{beta s}: log1p(beta mean_s)/beta for |beta| <= 1 (mean_s at beta = 0), a log-sum-exp
-    with the largest exponent factored out otherwise."""
+def _shifted_sums(G: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """sum_ij (e^{beta s_ij} - 1)/beta per system: expm1(beta s)/beta, or s exprel(beta s) for |beta| < 1e-6."""
+    out = np.empty(G.shape[0])
+    small = np.abs(beta) < EXPREL_MAX_BETA
+    if np.any(~small):
+        b = beta[~small][:, None, None]
+        out[~small] = np.expm1(b * G[~small]).sum(axis=(1, 2)) / b[:, 0, 0]
+    if np.any(small):
+        out[small] = (G[small] * exprel(beta[small][:, None, None] * G[small])).sum(axis=(1, 2))
+    return out
+
+
+def _log_mean_exp(G: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """(1/beta) log mean e^{beta s}: log1p(beta mean_s)/beta for |beta| <= 1 (mean_s at beta = 0, no cancellation),
+    a log-sum-exp with the largest exponent factored out otherwise (no overflow for any beta)."""
+    n2 = G.shape[1] * G.shape[2]
     out = np.empty(beta.shape)
-    for i, b in enumerate(beta):
-        if abs(b) <= 1.0:
-            out[i] = mean_shifted[i] if b == 0.0 else np.log1p(b * mean_shifted[i]) / b
-        else:
-            Z = b * G[i]
-            top = Z.max()
-            out[i] = (top + np.log(np.exp(Z - top).sum() / G.shape[1] ** 2)) / b
+    near = np.abs(beta) <= 1.0
+    if np.any(near):
+        mean = _shifted_sums(G[near], beta[near]) / n2
+        b = beta[near]
+        out[near] = np.where(b == 0.0, mean, np.log1p(b * mean) / np.where(b == 0.0, 1.0, b))
+    if np.any(~near):
+        b = beta[~near][:, None, None]
+        Z = b * G[~near]
+        top = Z.max(axis=(1, 2), keepdims=True)
+        out[~near] = (top[:, 0, 0] + np.log(np.exp(Z - top).sum(axis=(1, 2)) / n2)) / b[:, 0, 0]
     return out
 
 
