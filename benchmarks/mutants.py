@@ -186,6 +186,33 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("zonal-diffusion-factor", "numerics/noise/zonal.py",
      "flux = self.weight_factor * (self.noise * drho - rho * dphi)",
      "flux = self.weight_factor * (2 * self.noise * drho - rho * dphi)", "zonal Fokker-Planck with diffusion 2 D"),
+    # -- ensembles (numerics/core/batch_field.py, ensemble.py, threads.py) and sweeps on ensembles ---------------
+    ("ens-mirror-half", "numerics/core/batch_field.py",
+     "acc[:, stop:] += cols[:, stop:]", "acc[:, stop:] += 0.5 * cols[:, stop:]",
+     "batched symmetric tiles weight the mirrored half by 1/2"),
+    ("ens-usa-factor", "numerics/core/batch_field.py",
+     "out = acc[:, :, :d] * (scale / n)", "out = acc[:, :, :d] * (scale / (n - 1))",
+     "batched usa field divided by n - 1"),
+    ("ens-causal-mask", "numerics/core/batch_field.py",
+     "L[:, np.arange(cols)[None, :] > rows] = -np.inf", "L[:, np.arange(cols)[None, :] >= rows] = -np.inf",
+     "batched causal mask hides the token itself"),
+    ("ens-one-stream", "numerics/core/ensemble.py",
+     "return np.stack([g.standard_normal(shape[1:]) for g in self.generators])",
+     "return self.generators[0].standard_normal(shape)", "every member's noise from the first member's stream"),
+    ("ens-energy-half", "numerics/core/ensemble.py",
+     "out[g] = _shifted_sums(G, beta[g]) / (2.0 * n**2)", "out[g] = _shifted_sums(G, beta[g]) / (n**2)",
+     "ensemble energies without the 1/2"),
+    ("ens-shared-step-mean", "numerics/core/integrators.py",
+     "return float(np.sqrt(np.max(np.mean(Z * Z, axis=(1, 2)))))", "return float(np.sqrt(np.mean(Z * Z)))",
+     "the shared adaptive step controlled by the ensemble's mean error, not the worst member's"),
+    ("threads-ignore-load", "numerics/core/threads.py",
+     "free = max(1, min(cores, int(round(cores - load))))", "free = cores",
+     "all cores' BLAS threads on a busy machine (the issue 32 slowdown)"),
+    ("sweep-failed-as-done", "numerics/sweeps/store.py",
+     "status[at] = FAILED if bad else DONE", "status[at] = DONE", "failed cells recorded as done"),
+    ("sweep-key-ignores-noise", "numerics/sweeps/runner.py",
+     'shared["noisy"] = float(params.get("noise") or 0.0) > 0', 'shared["noisy"] = False',
+     "noisy and noiseless cells batched together"),
 ]
 
 _AREA_TESTS = {
@@ -193,7 +220,7 @@ _AREA_TESTS = {
              "tests/numerics/test_core_adaptive_choice.py", "tests/numerics/test_core_symmetric.py",
              "tests/numerics/test_core_tiles_energy.py", "tests/numerics/test_core_overheads.py",
              "tests/numerics/test_core_simulate.py", "tests/theory/test_core_energy.py",
-             "tests/theory/test_core_codegen.py"],
+             "tests/theory/test_core_codegen.py", "tests/numerics/test_core_ensemble.py"],
     "circle": ["tests/numerics/test_circle_fourier.py", "tests/numerics/test_circle_simulation.py",
                "tests/theory/test_circle_derivations.py", "tests/theory/test_circle_truncation.py"],
     "meanfield": ["tests/numerics/test_meanfield_growth.py", "tests/numerics/test_meanfield_pde.py",
@@ -210,6 +237,8 @@ _AREA_TESTS = {
     "architectures": ["tests/numerics/test_architectures_blocks.py", "tests/numerics/test_architectures_claims.py",
                       "tests/numerics/test_architectures_masked.py", "tests/theory/test_architectures.py"],
     "noise": ["tests/numerics/test_noise.py", "tests/numerics/test_noise_sphere.py", "tests/theory/test_noise_theory.py"],
+    "ensembles": ["tests/numerics/test_core_ensemble.py", "tests/numerics/test_core_integrators.py"],
+    "sweeps": ["tests/numerics/test_sweeps.py", "tests/numerics/test_sweeps_dask.py"],
 }
 
 _FILE_AREA = {
@@ -220,6 +249,9 @@ _FILE_AREA = {
     "numerics/clusters/reduced.py": "clusters", "numerics/gaussian/solutions.py": "gaussian",
     "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd", "numerics/core/blocks.py": "architectures",
     "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
+    "numerics/core/batch_field.py": "ensembles", "numerics/core/ensemble.py": "ensembles",
+    "numerics/core/threads.py": "ensembles", "numerics/sweeps/store.py": "sweeps",
+    "numerics/sweeps/runner.py": "sweeps",
 }
 
 

@@ -211,18 +211,29 @@ class MemberStreams:
 
 
 def _noisy_steppers(sde, D, streams: MemberStreams, scheme: str) -> dict:
-    """The steppers of :func:`numerics.noise.sde.noisy_steppers` with D shared or (B, 1, 1) per member."""
+    """The steppers of :func:`numerics.noise.sde.noisy_steppers` with D shared or (B, 1, 1) per member (the same
+    operations member by member: :func:`numerics.noise.sde.step_euler_maruyama` takes D as an array; the
+    weak-order-2 step is repeated here with the per-member geodesic variance, whose check needs ``np.any``)."""
     if np.ndim(D) == 0:
         return sde.noisy_steppers(float(D), streams, scheme)
-    step = {"euler-maruyama": sde.step_euler_maruyama, "geodesic-weak2": sde.step_geodesic_weak2}[scheme]
+
+    def geodesic(X, h, xi):
+        c = 1.0 - (X.shape[-1] - 2) * D * h / 3.0
+        if np.any(c <= 0):
+            raise InputError(f"step too large for the weak-order-2 noise step: need D h < 3/(d-2), got D h = "
+                             f"{float(np.max(D)) * h:g}")
+        eta = np.sqrt(2.0 * D * h * c) * sde.tangent(X, xi)
+        size = np.linalg.norm(eta, axis=-1, keepdims=True)
+        return sde.renormalize(np.cos(size) * X + np.sin(size) * eta / np.where(size > 0, size, 1.0))
 
     def stepper(field, X, h, t=None):
         xi = streams.standard_normal(X.shape)
-        if t is None:
-            return step(field, X, h, D, xi)
+        g = field if t is None else (lambda Y, s=t: field(Y, s))
         if scheme == "euler-maruyama":
-            return step(lambda Y: field(Y, t), X, h, D, xi)
-        return step(field, X, h, D, xi, t=t)
+            return sde.step_euler_maruyama(g, X, h, D, xi)
+        half = (lambda Y, k: sde._half_drift(field, Y, 0.5 * h)) if t is None else \
+            (lambda Y, k: sde._half_drift(field, Y, 0.5 * h, t + k * 0.5 * h))
+        return half(geodesic(half(X, 0), h, xi), 1)
 
     return {scheme: stepper}
 

@@ -61,7 +61,7 @@ def geodesic_noise(X: np.ndarray, h: float, D: float, xi: np.ndarray, correction
     """
     d = X.shape[-1]
     c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0
-    if np.any(c <= 0):  # D may be an array of per-member levels (numerics.core.ensemble)
+    if c <= 0:
         raise InputError(f"step too large for the weak-order-2 noise step: need D h < 3/(d-2), got D h = {D * h:g}")
     eta = np.sqrt(2.0 * D * h * c) * tangent(X, xi)
     size = np.linalg.norm(eta, axis=-1, keepdims=True)

@@ -266,6 +266,8 @@ class SlurmOptions:
     account: str | None = None
     job_extra: tuple = field(default_factory=tuple)
     log_directory: str | None = None
+    #: address the sweep's Dask scheduler listens on (default: the machine's own; 127.0.0.1 for a one-node SLURM)
+    scheduler_host: str | None = None
 
 
 @dataclass(frozen=True)
@@ -429,7 +431,9 @@ def _cluster(scheduler: str, workers: int, slurm: SlurmOptions | None):
                            job_extra_directives=list(opts.job_extra),
                            job_script_prologue=[f"export {v}=1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                                                            "MKL_NUM_THREADS")],
-                           log_directory=opts.log_directory, scheduler_options={"dashboard_address": None},
+                           log_directory=opts.log_directory,
+                           scheduler_options={"dashboard_address": None,
+                                              **({"host": opts.scheduler_host} if opts.scheduler_host else {})},
                            worker_extra_args=["--nthreads", "1"])
     cluster.scale(jobs=workers)
     return cluster

@@ -150,6 +150,15 @@ def test_adaptive_shared_step_meets_every_members_tolerance(method):
     assert ens.meta["batch"]["step"].startswith("shared")
 
 
+def test_shared_step_norm_is_the_worst_members():
+    """The adaptive methods' RMS norm of an ensemble is the largest member's (each member meets its tolerance)."""
+    from numerics.core.integrators import _rms
+
+    Z = np.zeros((3, 4, 2))
+    Z[1] = 2.0
+    assert _rms(Z) == 2.0 and _rms(Z[1]) == 2.0
+
+
 def test_energies_agree_with_interaction_energy_in_every_normalisation():
     from numerics.core.field import interaction_energy
 
