@@ -268,16 +268,15 @@ _SCHEMES = {"layer": "projected Euler x <- (x + h v)/|x + h v|, member by member
 
 
 def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | None = None, progress=None,
-                      provenance: dict | None = None, energy_progress=None):
+                      provenance: dict | None = None, energy_progress=None) -> dict:
     """Integrate B systems at once (see the module docstring); ``X0`` of shape (B, n, d).
 
-    Returns a :class:`numerics.core.trajectory.Trajectory` with ``X`` of shape (frames, B, n, d), ``energy`` of
-    shape (frames, B) and ``meta["batch"]`` (B, the per-member values); :func:`member` extracts one member as
-    the trajectory of a single run.
+    Returns the fields of a :class:`numerics.core.trajectory.Trajectory` (``simulate`` builds it): ``X`` of shape
+    (frames, B, n, d), ``energy`` of shape (frames, B) and ``meta["batch"]`` (B, the per-member values);
+    :func:`member` extracts one member as the trajectory of a single run.
     """
     from numerics.common.errors import require_real
     from numerics.core.threads import blas_threads_for, thread_record
-    from numerics.core.trajectory import Trajectory
 
     X0 = require_batch(X0)
     B, n, d = X0.shape
@@ -335,14 +334,12 @@ def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | 
                       "matrices": sorted(k for k, v in values["matrices"].items() if v is not None),
                       "step": "shared by the members (worst member's error)" if adaptive else "fixed"}}
     meta.update(provenance or {})
-    return Trajectory(times=times, X=states, energy=energy, meta=meta, arrays=arrays)
+    return {"times": times, "X": states, "energy": energy, "meta": meta, "arrays": arrays}
 
 
 def member(traj, b: int):
     """Member ``b`` of an ensemble trajectory as the trajectory of a single run (its beta, noise, matrices and
-    seeds in ``meta``)."""
-    from numerics.core.trajectory import Trajectory
-
+    seeds in ``meta``; the same class as ``traj``)."""
     batch = traj.meta.get("batch")
     if not isinstance(batch, dict) or traj.X.ndim != 4:
         raise InputError("not an ensemble trajectory (X must have shape (frames, B, n, d))")
@@ -363,7 +360,7 @@ def member(traj, b: int):
     for name in batch.get("matrices") or ():
         meta[name] = np.asarray(traj.arrays[f"members.{name}"][b]).tolist()
     arrays = {k: v for k, v in traj.arrays.items() if not k.startswith("members.")}
-    return Trajectory(times=traj.times, X=traj.X[:, b], energy=traj.energy[:, b], meta=meta, arrays=arrays)
+    return type(traj)(times=traj.times, X=traj.X[:, b], energy=traj.energy[:, b], meta=meta, arrays=arrays)
 
 
 # -- energies ---------------------------------------------------------------------------------------------------

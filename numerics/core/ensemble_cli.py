@@ -58,10 +58,10 @@ def _batch_size(args, init) -> int:
     return next(iter(sizes.values()))
 
 
-def run_batch(args, wall_start: float) -> int:
-    """The ``simulate`` command for an ensemble (see the module docstring)."""
+def run_batch(args, wall_start: float, parse_save_times) -> int:
+    """The ``simulate`` command for an ensemble (see the module docstring); ``parse_save_times`` is the command's
+    parser of ``--save-times``."""
     from numerics.core.blocks import architecture_from_args
-    from numerics.core.commands.simulate import parse_save_times
     from numerics.core.ensemble import Members, require_batch
     from numerics.core.kernel_options import kernel_from_args
     from numerics.core.model import Model, SaveAt, Solver
@@ -149,7 +149,8 @@ def _report(args, traj, seeds, noise_seeds, wall_start: float, write_seconds: fl
                "timings": {"integrate": timings["integrate"], "energy": timings["energy"], "write": write_seconds},
                "versions": meta.get("versions")}
     shown = [(k, v) for k, v in payload.items()
-             if v is not None and k not in ("members", "timings", "versions", "seconds", "energy_normalization")]
+             if v is not None and k not in ("members", "timings", "versions", "seconds", "energy_normalization",
+                                            "blas_threads")]  # the thread count depends on the machine: --json
     shown.append(("energy_normalization", str(meta["energy_normalization"])))
     shown.append(("seconds", f"{seconds:.3g} (integrate {timings['integrate']:.3g}, energy {timings['energy']:.3g}, "
                              f"write {write_seconds:.3g})"))

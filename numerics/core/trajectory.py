@@ -347,7 +347,8 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     if members is not None or np.ndim(X0) == 3:  # an ensemble: B systems in one (B, n, d) array
         from numerics.core.ensemble import simulate_ensemble
 
-        return simulate_ensemble(model, X0, t_end, solver, save, members, progress, provenance, energy_progress)
+        return Trajectory(**simulate_ensemble(model, X0, t_end, solver, save, members, progress, provenance,
+                                              energy_progress))
     X0 = require_points(X0, "X0")
     n, d = X0.shape
     model.check_dimension(d)

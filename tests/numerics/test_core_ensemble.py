@@ -231,6 +231,17 @@ def _huge():
     return np.lib.stride_tricks.as_strided(np.ones(3) / np.sqrt(3), shape=(10**5, 10**4, 3), strides=(0, 0, 8))
 
 
+def test_circle_and_rd_integrators_refuse_batches_with_one_line():
+    from numerics.circle.angles import simulate_circle
+    from numerics.rd.dynamics import simulate_rd
+    from numerics.rd.model import RdModel
+
+    with pytest.raises(InputError, match="must have 1 dimensions"):
+        simulate_circle("sa", 1.0, 1.0, theta0=np.zeros((3, 5)), dt=0.1)
+    with pytest.raises(InputError, match="must have 2 dimensions"):
+        simulate_rd(RdModel("softmax", 3, np.eye(3), A=np.eye(3)), starts(2, 5, 3), 1.0, solver=Solver("rk4", dt=0.1))
+
+
 def test_kernel_models_are_refused_with_one_line():
     from theory.expression_parser import parse_kernel
 
@@ -303,5 +314,5 @@ def test_cli_batch(tmp_path, capsys):
 
 def test_ensemble_meta_is_json(tmp_path):
     ens = simulate_ensemble(Model("sa", 1.0), starts(2, 4, 3), 0.2, Solver("rk4", dt=0.1), SaveAt())
-    json.dumps(ens.meta)
-    assert ens.meta["batch"]["B"] == 2 and ens.meta["energy_normalization"] == "glpr-shifted"
+    json.dumps(ens["meta"])
+    assert ens["meta"]["batch"]["B"] == 2 and ens["meta"]["energy_normalization"] == "glpr-shifted"

@@ -125,7 +125,7 @@ def run(args) -> int:
     elif batch_requested(args):
         from numerics.core.ensemble_cli import run_batch
 
-        return run_batch(args, wall_start)
+        return run_batch(args, wall_start, parse_save_times)
     else:
         missing = [f"--{k}" for k in ("model", "beta") if getattr(args, k) is None]
         if args.init is None:
