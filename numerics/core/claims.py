@@ -376,5 +376,7 @@ def check_ensemble_members() -> CheckResult:
                         "energy_error_over_abs_terms": worst_energy},
                        {"members_not_bitwise": 0, "rounding_case_max_difference": 0.0},
                        "bitwise (4 cases); 1e-12 (d = 64); energies 1e-13 of sum |terms|",
-                       {"cases": rows, "paths": "numerics.core.batch_field (ensemble) vs numerics.core.field / "
-                                                "numerics.core.blocks (single runs), fixed-step integrators"})
+                       {"cases": rows, "members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
+                        "energy_error_over_abs_terms": worst_energy,
+                        "paths": "numerics.core.batch_field (ensemble) vs numerics.core.field / "
+                                 "numerics.core.blocks (single runs), fixed-step integrators"})
