@@ -210,9 +210,10 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "all cores' BLAS threads on a busy machine (the issue 32 slowdown)"),
     ("sweep-failed-as-done", "numerics/sweeps/store.py",
      "status[at] = FAILED if bad else DONE", "status[at] = DONE", "failed cells recorded as done"),
-    ("sweep-key-ignores-noise", "numerics/sweeps/runner.py",
-     'shared["noisy"] = float(params.get("noise") or 0.0) > 0', 'shared["noisy"] = False',
-     "noisy and noiseless cells batched together"),
+    ("sweep-block-noise-seed", "numerics/sweeps/runner.py",
+     "seeds = [noise_seed(spec, p[SEED_AXIS]) for p in params_list]",
+     "seeds = [noise_seed(spec, params_list[0][SEED_AXIS]) for p in params_list]",
+     "every cell of a block draws the noise of the block's first seed"),
 ]
 
 _AREA_TESTS = {

@@ -316,13 +316,15 @@ def test_blocks_do_not_change_the_store(reference, tmp_path):
         report = run_sweep(TINY, tmp_path / f"b{block}.zarr", scheduler="synchronous", progress=quiet, block=block)
         assert report.block == min(block, 2) and report.tasks == 8 // report.block
         assert_same_store(tmp_path / f"b{block}.zarr", reference)
-    # energies come from the ensemble's batched pair sums whatever the block: identical too
-    tables = tiny(observables={"energy": {}}, sweep={"n": [6], "seeds": 1})
+    # with noise (each cell its own stream) and energies (the ensemble's batched pair sums): identical too
+    tables = tiny(model={"noise": 0.1}, observables={"energy": {}, "order_parameter": {}},
+                  sweep={"beta": [1.0], "n": [6], "seeds": 2})
     a = run_sweep(tables, tmp_path / "e1.zarr", scheduler="synchronous", progress=quiet, block=1)
     b = run_sweep(tables, tmp_path / "e2.zarr", scheduler="synchronous", progress=quiet, block=2)
-    assert a.counts == b.counts
-    np.testing.assert_array_equal(xr.open_zarr(str(tmp_path / "e1.zarr"))["energy_t"].values,
-                                  xr.open_zarr(str(tmp_path / "e2.zarr"))["energy_t"].values)
+    assert a.counts == b.counts and b.tasks == 1
+    for name in ("energy_t", "order_parameter_t"):
+        np.testing.assert_array_equal(xr.open_zarr(str(tmp_path / "e1.zarr"))[name].values,
+                                      xr.open_zarr(str(tmp_path / "e2.zarr"))[name].values)
 
 
 def test_sharded_layout_bounds_the_files(tmp_path):
