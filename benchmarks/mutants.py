@@ -250,7 +250,7 @@ _FILE_AREA = {
     "numerics/clusters/reduced.py": "clusters", "numerics/gaussian/solutions.py": "gaussian",
     "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd", "numerics/core/blocks.py": "architectures",
     "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
-    "numerics/core/batch_field.py": "ensembles", "numerics/core/ensemble.py": "ensembles",
+    "numerics/core/batch_field.py": "core", "numerics/core/ensemble.py": "core",
     "numerics/core/threads.py": "ensembles", "numerics/sweeps/store.py": "sweeps",
     "numerics/sweeps/runner.py": "sweeps",
 }
