@@ -22,6 +22,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was no
 #: module -> the public names it provides
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.core.model": ("BACKENDS", "Model", "SaveAt", "Solver",),
+    "numerics.core.ensemble": ("Members", "member", "ensemble_energies",),
     "numerics.architectures.causal": ("two_token_merge_time",),
     "numerics.architectures.deep": ("dense_block_velocity", "discrete_transformer",),
     "numerics.architectures.gradient": ("angle_circulation", "fd_riemannian_gradient", "heads_energy", "symmetric_energy_terms",),

@@ -208,6 +208,34 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("norm-mix-switch-swapped", "numerics/core/norms.py",
      'norm = "post" if t < self.switch else "pre"', 'norm = "pre" if t < self.switch else "post"',
      "Mix-LN layer with pre-LN first and post-LN after the switch"),
+    # -- ensembles (numerics/core/batch_field.py, ensemble.py, threads.py) and sweeps on ensembles ---------------
+    ("ens-mirror-half", "numerics/core/batch_field.py",
+     "acc[:, stop:] += cols[:, stop:]", "acc[:, stop:] += 0.5 * cols[:, stop:]",
+     "batched symmetric tiles weight the mirrored half by 1/2"),
+    ("ens-usa-factor", "numerics/core/batch_field.py",
+     "out = acc[:, :, :d] * (scale / n)", "out = acc[:, :, :d] * (scale / (n - 1))",
+     "batched usa field divided by n - 1"),
+    ("ens-causal-mask", "numerics/core/batch_field.py",
+     "L[:, np.arange(cols)[None, :] > rows] = -np.inf", "L[:, np.arange(cols)[None, :] >= rows] = -np.inf",
+     "batched causal mask hides the token itself"),
+    ("ens-one-stream", "numerics/core/ensemble.py",
+     "return np.stack([g.standard_normal(shape[1:]) for g in self.generators])",
+     "return self.generators[0].standard_normal(shape)", "every member's noise from the first member's stream"),
+    ("ens-energy-half", "numerics/core/ensemble.py",
+     "out[g] = _shifted_sums(G, beta[g]) / (2.0 * n**2)", "out[g] = _shifted_sums(G, beta[g]) / (n**2)",
+     "ensemble energies without the 1/2"),
+    ("ens-shared-step-mean", "numerics/core/integrators.py",
+     "return float(np.sqrt(np.max(np.mean(Z * Z, axis=(1, 2)))))", "return float(np.sqrt(np.mean(Z * Z)))",
+     "the shared adaptive step controlled by the ensemble's mean error, not the worst member's"),
+    ("threads-ignore-load", "numerics/core/threads.py",
+     "free = max(1, min(cores, int(round(cores - load))))", "free = cores",
+     "all cores' BLAS threads on a busy machine (the issue 32 slowdown)"),
+    ("sweep-failed-as-done", "numerics/sweeps/store.py",
+     "status[at] = FAILED if bad else DONE", "status[at] = DONE", "failed cells recorded as done"),
+    ("sweep-block-noise-seed", "numerics/sweeps/runner.py",
+     "seeds = [noise_seed(spec, p[SEED_AXIS]) for p in params_list]",
+     "seeds = [noise_seed(spec, params_list[0][SEED_AXIS]) for p in params_list]",
+     "every cell of a block draws the noise of the block's first seed"),
 ]
 
 _AREA_TESTS = {
@@ -215,7 +243,7 @@ _AREA_TESTS = {
              "tests/numerics/test_core_adaptive_choice.py", "tests/numerics/test_core_symmetric.py",
              "tests/numerics/test_core_tiles_energy.py", "tests/numerics/test_core_overheads.py",
              "tests/numerics/test_core_simulate.py", "tests/theory/test_core_energy.py",
-             "tests/theory/test_core_codegen.py"],
+             "tests/theory/test_core_codegen.py", "tests/numerics/test_core_ensemble.py"],
     "circle": ["tests/numerics/test_circle_fourier.py", "tests/numerics/test_circle_simulation.py",
                "tests/theory/test_circle_derivations.py", "tests/theory/test_circle_truncation.py"],
     "meanfield": ["tests/numerics/test_meanfield_growth.py", "tests/numerics/test_meanfield_pde.py",
@@ -234,6 +262,8 @@ _AREA_TESTS = {
     "noise": ["tests/numerics/test_noise.py", "tests/numerics/test_noise_sphere.py", "tests/theory/test_noise_theory.py"],
     "norms": ["tests/numerics/test_core_norms.py", "tests/numerics/test_architectures_norms.py",
               "tests/theory/test_normalization.py"],
+    "ensembles": ["tests/numerics/test_core_ensemble.py", "tests/numerics/test_core_integrators.py"],
+    "sweeps": ["tests/numerics/test_sweeps.py", "tests/numerics/test_sweeps_dask.py"],
 }
 
 _FILE_AREA = {
@@ -245,6 +275,9 @@ _FILE_AREA = {
     "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd", "numerics/core/blocks.py": "architectures",
     "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
     "theory/normalization.py": "norms", "numerics/core/norms.py": "norms",
+    "numerics/core/batch_field.py": "core", "numerics/core/ensemble.py": "core",
+    "numerics/core/threads.py": "ensembles", "numerics/sweeps/store.py": "sweeps",
+    "numerics/sweeps/runner.py": "sweeps",
 }
 
 

@@ -325,3 +325,58 @@ def check_general_qkv_field() -> CheckResult:
         "compared": "numerics.core.field.attention_field (blocked GEMMs, natural time unit) vs "
                     "numerics.core.claims.naive_attention_field (per-particle loop from the definition)",
         "n": 24, "seed": 12, "Q, K, V": "standard normal, non-symmetric", "relative_errors": rows})
+
+
+@claim(id="core.ensemble-members", title="each member of an ensemble (X0 of shape (B, n, d)) equals its single run",
+       source="attnflow (issue 29): the batched field repeats the single system's tiles member by member",
+       note="core-ensemble-members.md")
+def check_ensemble_members() -> CheckResult:
+    from numerics.core.blocks import MultiHead
+    from numerics.core.ensemble import Members
+    from numerics.core.model import Model, Solver
+
+    rng = np.random.default_rng(29)
+    heads = MultiHead(*(rng.standard_normal((4, 2, 8)) / np.sqrt(8) for _ in range(4)))
+    betas = np.array([0.5, 2.0, 4.0, 9.0])
+    cases = [  # (name, shared model, member b's model, B, n, d, solver, members, exact)
+        ("sa, per-member beta, rk4", Model("sa", 1.0), lambda b: Model("sa", betas[b]), 4, 16, 3,
+         Solver("rk4", dt=0.05), Members(beta=betas), True),
+        ("usa rescaled, layer", Model("usa", 3.0, time_unit="rescaled"),
+         lambda b: Model("usa", 3.0, time_unit="rescaled"), 3, 12, 4, Solver("layer", dt=0.05), None, True),
+        ("sa, noise D = 0.2, per-member streams", Model("sa", 2.0, noise=0.2), lambda b: Model("sa", 2.0, noise=0.2),
+         3, 12, 3, Solver("rk4", dt=0.05, seed=5), None, True),
+        ("4 heads, causal mask", Model("sa", 1.0, heads=heads, causal=True),
+         lambda b: Model("sa", 1.0, heads=heads, causal=True), 2, 12, 8, Solver("rk4", dt=0.05), None, True),
+        # d = 64 from uniform starts: the single run's field also sums energy terms at saved frames (row sums
+        # rejected, core.frame-energies), another rounding: agreement to rounding only
+        ("sa, d = 64 (single run sums tile energies)", Model("sa", 1.0), lambda b: Model("sa", 1.0), 2, 48, 64,
+         Solver("rk4", dt=0.1), None, False),
+    ]
+    rows, bad_exact, worst_round, worst_energy = [], 0, 0.0, 0.0
+    for name, model, model_of, B, n, d, solver, members, exact in cases:
+        X0 = np.stack([uniform_sphere(n, d, 100 + b) for b in range(B)])
+        ens = simulate(model, X0, 0.5, solver=solver, members=members)
+        diffs, equal = [], 0
+        for b in range(B):
+            single = simulate(model_of(b), X0[b], 0.5, solver=Solver(solver.method, dt=solver.dt, seed=solver.seed + b))
+            equal += int(np.array_equal(single.X, ens.X[:, b]))
+            diffs.append(float(np.max(np.abs(single.X - ens.X[:, b]))))
+            beta = single.meta["beta"]
+            scale = np.array([float(np.abs(np.expm1(beta * X @ X.T)).sum()) / (2 * abs(beta) * n**2) for X in single.X])
+            worst_energy = max(worst_energy, float(np.max(np.abs(single.energy - ens.energy[:, b]) / scale)))
+        if exact:
+            bad_exact += B - equal
+        else:
+            worst_round = max(worst_round, max(diffs))
+        rows.append({"case": name, "B": B, "n": n, "d": d, "method": solver.method, "members_bitwise_equal": equal,
+                     "max_difference": max(diffs)})
+    ok = bad_exact == 0 and worst_round <= 1e-12 and worst_energy <= 1e-13
+    return CheckResult("core.ensemble-members", "passed" if ok else "failed",
+                       {"members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
+                        "energy_error_over_abs_terms": worst_energy},
+                       {"members_not_bitwise": 0, "rounding_case_max_difference": 0.0},
+                       "bitwise (4 cases); 1e-12 (d = 64); energies 1e-13 of sum |terms|",
+                       {"cases": rows, "members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
+                        "energy_error_over_abs_terms": worst_energy,
+                        "paths": "numerics.core.batch_field (ensemble) vs numerics.core.field / "
+                                 "numerics.core.blocks (single runs), fixed-step integrators"})

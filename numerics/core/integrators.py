@@ -440,7 +440,10 @@ def _fixed_at_times(field, X0, save_times, dt, method, progress, steppers, on_sa
 
 
 def _rms(Z: np.ndarray) -> float:
-    """Root mean square of the entries (the error norm of Hairer's DOP853 code and SciPy)."""
+    """Root mean square of the entries (the error norm of Hairer's DOP853 code and SciPy); for an ensemble
+    (B, n, d) the largest member's, so that the step shared by the members meets every member's tolerance."""
+    if Z.ndim == 3:
+        return float(np.sqrt(np.max(np.mean(Z * Z, axis=(1, 2)))))
     return float(np.sqrt(np.mean(Z * Z)))
 
 

@@ -24,7 +24,8 @@ from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, energy_norma
 from numerics.core.integrators import ADAPTIVE_METHODS, integrate
 from numerics.core.model import Model, SaveAt, Solver
 from numerics.core.norms import is_radial, load_radius, radial_run
-from numerics.common.provenance import atomic_write, package_versions, thread_environment, to_json
+from numerics.common.provenance import atomic_write, package_versions, to_json
+from numerics.core.threads import blas_threads_for, thread_record
 
 #: prefix of the model's weight arrays in a trajectory ``.npz``
 ARCH_PREFIX = "arch."
@@ -95,20 +96,12 @@ class Trajectory:
             raise InputError(f"invalid trajectory {path}: not an attnflow trajectory "
                              f"(missing {', '.join(sorted(missing))})")
         where = f"trajectory {path}"
-        times = require_finite_array(data["times"], f"times of {where}", ndim=1)
-        X = require_finite_array(data["X"], f"states X of {where}", ndim=3)
-        energy = require_finite_array(data["energy"], f"energy of {where}", ndim=1)
-        if times.size < 1 or times.shape != (X.shape[0],) or energy.shape != times.shape:
-            raise InputError(f"invalid {where}: inconsistent shapes times {times.shape}, X {X.shape}, "
-                             f"energy {energy.shape}")
-        if np.any(np.diff(times) <= 0):
-            raise InputError(f"invalid {where}: times must increase strictly")
-        if X.shape[1] < 1 or X.shape[2] < 2:
-            raise InputError(f"invalid {where}: states must have n >= 1 rows and d >= 2 columns, got {X.shape}")
-        off = np.abs(np.linalg.norm(X, axis=2) - 1.0)
-        if off.max() > SPHERE_TOLERANCE:
-            k, i = np.unravel_index(int(np.argmax(off)), off.shape)
-            raise InputError(f"invalid {where}: frame {k} row {i} is off the unit sphere by {off[k, i]:.3g}")
+        if np.ndim(data["X"]) == 4:  # an ensemble (frames, B, n, d)
+            from numerics.core.ensemble import validate_loaded
+
+            times, X, energy = validate_loaded(path, data, where)
+        else:
+            times, X, energy = _validate_single(data, where)
         meta_raw = data["meta"]
         if meta_raw.dtype.kind not in "US" or meta_raw.shape != ():
             raise InputError(f"invalid {where}: meta must be a JSON string")
@@ -118,6 +111,25 @@ class Trajectory:
         arrays = {k[len(ARCH_PREFIX):]: v for k, v in data.items() if k.startswith(ARCH_PREFIX)}
         radius = None if "radius" not in data else load_radius(data["radius"], X.shape[:2], where)
         return cls(times=times, X=X, energy=energy, meta=meta, arrays=arrays, radius=radius)
+
+
+def _validate_single(data: dict, where: str):
+    """times (m,), X (m, n, d) and energy (m,) of a single-system trajectory file, validated."""
+    times = require_finite_array(data["times"], f"times of {where}", ndim=1)
+    X = require_finite_array(data["X"], f"states X of {where}", ndim=3)
+    energy = require_finite_array(data["energy"], f"energy of {where}", ndim=1)
+    if times.size < 1 or times.shape != (X.shape[0],) or energy.shape != times.shape:
+        raise InputError(f"invalid {where}: inconsistent shapes times {times.shape}, X {X.shape}, "
+                         f"energy {energy.shape}")
+    if np.any(np.diff(times) <= 0):
+        raise InputError(f"invalid {where}: times must increase strictly")
+    if X.shape[1] < 1 or X.shape[2] < 2:
+        raise InputError(f"invalid {where}: states must have n >= 1 rows and d >= 2 columns, got {X.shape}")
+    off = np.abs(np.linalg.norm(X, axis=2) - 1.0)
+    if off.max() > SPHERE_TOLERANCE:
+        k, i = np.unravel_index(int(np.argmax(off)), off.shape)
+        raise InputError(f"invalid {where}: frame {k} row {i} is off the unit sphere by {off[k, i]:.3g}")
+    return times, X, energy
 
 
 def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np.ndarray:
@@ -214,6 +226,9 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     if not isinstance(trajectory, Trajectory):
         source = str(trajectory)
         trajectory = Trajectory.load(trajectory)
+    if trajectory.X.ndim == 4:
+        raise InputError("cannot resume an ensemble trajectory (X of shape (frames, B, n, d)) yet: rerun the batch "
+                         "with a longer t_end")
     meta = dict(trajectory.meta)
     missing = {"model", "beta", "method", "time_unit"} - set(meta)
     if missing:
@@ -290,7 +305,7 @@ _SCHEMES = {"layer": "projected Euler x <- (x + h v)/|x + h v|",
 
 def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = None,
              progress: Callable[[float, float], None] | None = None, provenance: dict | None = None,
-             energy_progress: Callable[[float, float], None] | None = None, **kwargs) -> Trajectory:
+             energy_progress: Callable[[float, float], None] | None = None, members=None, **kwargs) -> Trajectory:
     """Integrate the dynamics of ``model`` from ``X0`` up to ``t_end`` and return the saved frames.
 
     Parameters
@@ -312,6 +327,10 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
         with the direct backend, O(n K) with the circle's Fourier backend).
     provenance : dict, optional
         Extra metadata recorded with the run (for example ``{"seed": 0, "init": "uniform"}``).
+    members : numerics.core.ensemble.Members, optional
+        Per-member beta, Q, K, V, noise and noise seeds of an ensemble. An ensemble is an ``X0`` of shape
+        (B, n, d) (``members`` optional); it returns ``X`` of shape (frames, B, n, d) and ``energy`` of shape
+        (frames, B) (:func:`numerics.core.ensemble.simulate_ensemble`).
 
     Returns
     -------
@@ -338,6 +357,11 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     X0, t_end = _positional(args, kwargs)
     solver = Solver(dt=0.05) if solver is None else solver
     save = SaveAt() if save is None else save
+    if members is not None or np.ndim(X0) == 3:  # an ensemble: B systems in one (B, n, d) array
+        from numerics.core.ensemble import simulate_ensemble
+
+        return Trajectory(**simulate_ensemble(model, X0, t_end, solver, save, members, progress, provenance,
+                                              energy_progress))
     X0 = require_points(X0, "X0")
     n, d = X0.shape
     model.check_dimension(d)
@@ -354,14 +378,16 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     deferred = model.kernel is None and getattr(field_fn, "tile_energy", None) is not None
     energy0 = None if deferred else _energies(X0[None], model.beta, model.kernel, norm, field_fn)
 
+    threads = blas_threads_for(per_eval)  # one BLAS thread on a busy machine or for small fields (issue 32)
     started = _time.perf_counter()
-    if model.noise > 0:
-        times, states, stats = _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress)
-    else:
-        times, states, stats = (radial.integrate if radial else integrate)(
-            field_fn, radial.y0 if radial else X0, t_end, solver.method, dt=solver.dt, save_every=save.every,
-            save_times=save.times, rtol=solver.rtol, atol=solver.atol, progress=progress,
-            on_save=getattr(field_fn, "request_energy", None), max_evaluations=evaluation_budget(per_eval))
+    with threads.limit():
+        if model.noise > 0:
+            times, states, stats = _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress)
+        else:
+            times, states, stats = (radial.integrate if radial else integrate)(
+                field_fn, radial.y0 if radial else X0, t_end, solver.method, dt=solver.dt, save_every=save.every,
+                save_times=save.times, rtol=solver.rtol, atol=solver.atol, progress=progress,
+                on_save=getattr(field_fn, "request_energy", None), max_evaluations=evaluation_budget(per_eval))
     states, radius = radial.split(states) if radial else (states, None)
     seconds = _time.perf_counter() - started
     started = _time.perf_counter()
@@ -389,7 +415,7 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "energy_definition": ENERGY_DEFINITIONS.get(norm, "E = 1/(2 n^2) sum_ij phi(s_ij) (user kernel phi)"),
             "energy_is_lyapunov": model.is_gradient_flow and model.noise == 0, "backend": backend,
             "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
-            "threads": thread_environment(),
+            "threads": thread_record(threads),
             "timings": {"integrate": seconds, "energy": energy_seconds},
             "energy_method": energy_method(field_fn, model.kernel),
             "save_times": None if save.times is None else "explicit"}

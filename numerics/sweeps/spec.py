@@ -43,10 +43,18 @@ SYSTEM_KEYS = ("n", "d")
 KIND_ALIAS = "model"
 SEED_AXIS = "seed"
 RUN_DEFAULTS = {"t_end": None, "method": "rk4", "dt": 0.05, "backend": "direct", "frames": 101,
-                "root_seed": 0, "imports": [], "rtol": 1e-9, "atol": 1e-12}
+                "root_seed": 0, "imports": [], "rtol": 1e-9, "atol": 1e-12, "block": 0}
 TABLES = ("model", "sweep", "run", "observables")
-#: store format written by this module (checked on resume)
-FORMAT = "attnflow-sweep/1"
+#: store format written by this version (Zarr format 3, sharded; checked on resume)
+FORMAT = "attnflow-sweep/2"
+#: the format of earlier versions (Zarr format 2, one chunk per cell): still opened, resumed and converted
+LEGACY_FORMAT = "attnflow-sweep/1"
+#: automatic block size: cells per task so that a task does about this many operations (a few seconds)
+TARGET_BLOCK_FLOPS = 2e10
+#: most cells in one block (one ensemble)
+MAX_BLOCK_CELLS = 1024
+#: memory of one block's saved frames at most (bytes)
+BLOCK_MEMORY = 256 * 2**20
 
 
 def model_fields() -> list[str]:
@@ -261,20 +269,40 @@ class SweepSpec:
         field evaluation O(n^2 (2d + 8)) (fixed-step methods: steps x stages evaluations; the adaptive methods:
         the frames' energies only, their step counts are not known in advance); in memory, a run holds its frames
         (frames x n x d doubles) while its observables are computed (the store on disk grows run by run)."""
-        def largest(key):
-            vals = self.axes.get(key, [self.model.get(key)])
-            return max(int(v) for v in vals)
-
-        n, d, cells = largest("n"), largest("d"), self.size
+        n, d, cells = self._largest("n"), self._largest("d"), self.size
         frames = self.run["frames"]
         what = f"the sweep ({cells} runs, n <= {n}, d <= {d})"
         check_array((frames, n, d), what + f": {frames} frames of one run", copies=2)
+        if self.run["block"]:
+            check_array((self.run["block"], frames, n, d), what + f": blocks of {self.run['block']} runs", copies=2)
+        check_work(cells * self.cell_flops(), what)
+
+    def _largest(self, key) -> int:
+        vals = self.axes.get(key, [self.model.get(key)])
+        return max(int(v) for v in vals)
+
+    def cell_flops(self) -> float:
+        """Operations of one cell at the largest n and d: field evaluations O(n^2 (2d + 8)) each (fixed steps:
+        steps x stages; adaptive: not known in advance, not counted) and an O(n^2) energy per frame."""
+        n, d = self._largest("n"), self._largest("d")
         per_eval = float(n) * n * (2 * d + 8)
         evals = 0.0
         if self.run["method"] not in ADAPTIVE_METHODS:
             steps, _ = self.fixed_steps()
             evals = steps * (1 if self.run["method"] == "layer" else 4)
-        check_work(cells * (evals * per_eval + frames * float(n) * n * 4), what)
+        return evals * per_eval + self.run["frames"] * float(n) * n * 4
+
+    def block(self) -> int:
+        """Cells per task (one ensemble): ``[run] block`` if given, else chosen from the work estimate: about
+        :data:`TARGET_BLOCK_FLOPS` operations a task, at most :data:`MAX_BLOCK_CELLS` cells, frames of at most
+        :data:`BLOCK_MEMORY` bytes, and at least 4 tasks when the sweep has 4 cells or more."""
+        if self.run["block"]:
+            return int(self.run["block"])
+        per_cell = max(self.cell_flops(), 1.0)
+        memory = 8.0 * self.run["frames"] * self._largest("n") * self._largest("d") * 3
+        block = min(MAX_BLOCK_CELLS, int(TARGET_BLOCK_FLOPS // per_cell), int(BLOCK_MEMORY // memory),
+                    -(-self.size // 4))
+        return max(1, block)
 
     def frame_times(self) -> np.ndarray:
         """The saved times of every run (they do not depend on the cell): ``frames`` of them up to ``t_end``.
@@ -329,6 +357,7 @@ def _check_run(run: dict) -> dict:
     run["root_seed"] = require_int(run["root_seed"], "root_seed", minimum=0)
     run["rtol"] = require_real(run["rtol"], "rtol", minimum=0.0, strict_minimum=True)
     run["atol"] = require_real(run["atol"], "atol", minimum=0.0, strict_minimum=True)
+    run["block"] = require_int(run["block"], "block", minimum=0)  # 0: chosen from the work estimate
     if not isinstance(run["imports"], list) or not all(isinstance(m, str) for m in run["imports"]):
         raise InputError(f"[run] imports must be a list of module names, got {run['imports']!r}")
     return run
@@ -346,4 +375,4 @@ def spec_from(source) -> SweepSpec:
     return SweepSpec.from_file(text)
 
 
-__all__ = ["FORMAT", "SweepSpec", "axis_values", "model_fields", "seed_values", "spec_from", "valid_keys"]
+__all__ = ["FORMAT", "LEGACY_FORMAT", "SweepSpec", "axis_values", "model_fields", "seed_values", "spec_from", "valid_keys"]

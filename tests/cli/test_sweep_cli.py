@@ -109,3 +109,23 @@ def test_missing_extra_is_named(capsys, monkeypatch, tmp_path):
                         "--scheduler", "synchronous"])
     assert "pip install 'attnflow[sweeps]'" in line
     json.dumps(line)
+
+
+def test_block_and_convert_options(capsys, minimal_store, tmp_path):
+    """--block and sweep convert: bad values refused with one line before anything is written."""
+    (tmp_path / "good.toml").write_text(MINIMAL_TOML)
+    for value, message in (("0", "block must be >= 1"), ("-3", "block must be >= 1")):
+        assert message in bad(capsys, ["sweep", "run", str(tmp_path / "good.toml"), "--store",
+                                       str(tmp_path / "b.zarr"), "--scheduler", "synchronous", "--block", value])
+    huge = MINIMAL_TOML.replace("t_end = 20.0", "t_end = 20.0\nblock = 100000000000")
+    (tmp_path / "huge.toml").write_text(huge)
+    assert "of memory" in bad(capsys, ["sweep", "run", str(tmp_path / "huge.toml"), "--store",
+                                       str(tmp_path / "h.zarr"), "--scheduler", "synchronous"])
+    assert not (tmp_path / "b.zarr").exists() and not (tmp_path / "h.zarr").exists()
+    assert "is not a sweep store" in bad(capsys, ["sweep", "convert", str(tmp_path / "none.zarr"), "--out",
+                                                  str(tmp_path / "c.zarr")])
+    before = tree_digest(minimal_store)
+    assert "refusing to write" in bad(capsys, ["sweep", "convert", str(minimal_store), "--out", str(minimal_store)])
+    assert tree_digest(minimal_store) == before
+    out = run_json(capsys, ["sweep", "convert", str(minimal_store), "--out", str(tmp_path / "copy.zarr")])
+    assert out["counts"] == {"pending": 0, "done": 12, "failed": 0} and out["target_format"] == "attnflow-sweep/2"

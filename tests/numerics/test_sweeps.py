@@ -156,7 +156,7 @@ def test_store_layout(reference):
     assert ds["order_parameter_t"].dims == ("beta", "n", "seed", "time")
     assert (ds["status"].values == 1).all() and (ds["error"].values.astype(object) == "").all()
     assert (ds["seed_entropy"].values == 11).all()
-    assert ds.attrs["format"] == "attnflow-sweep/1"
+    assert ds.attrs["format"] == "attnflow-sweep/2"
     assert json.loads(ds.attrs["spec"])["sweep"]["seeds"] == [0, 1]
     assert "numpy" in json.loads(str(ds["versions"].values[0, 0, 0]))
     # the same cell computed alone gives the stored numbers
@@ -181,44 +181,45 @@ def test_resume_of_a_finished_store_recomputes_nothing(reference, monkeypatch):
 
 
 def test_interrupted_driver_resumes_to_the_same_store(reference, tmp_path):
-    """KeyboardInterrupt after 3 cells; resume computes exactly the 5 others; the store equals a full run."""
+    """KeyboardInterrupt after 3 cells (two blocks of two written); resume computes exactly the 4 others; the
+    store equals a full run."""
     calls = []
-    real = runner.run_cell
+    real = runner.run_block
 
-    def counting(spec_json, index):
-        calls.append(tuple(index))
-        return real(spec_json, index)
+    def counting(spec_json, indices):
+        calls.extend(tuple(i) for i in indices)
+        return real(spec_json, indices)
 
     def interrupt(done, failed, final=False):
-        if done == 3:
+        if done >= 3:
             raise KeyboardInterrupt
 
     path = tmp_path / "int.zarr"
-    runner_run_cell = runner.run_cell
+    runner_run_block = runner.run_block
     try:
-        runner.run_cell = counting
+        runner.run_block = counting
         with pytest.raises(KeyboardInterrupt):
             run_sweep(TINY, path, scheduler="synchronous", progress=interrupt)
-        assert open_store(path).counts() == {"pending": 5, "done": 3, "failed": 0}
+        assert open_store(path).counts() == {"pending": 4, "done": 4, "failed": 0}  # two blocks of two cells
         first = list(calls)
         calls.clear()
         report = resume_sweep(path, scheduler="synchronous", progress=quiet)
     finally:
-        runner.run_cell = runner_run_cell
-    assert report.computed == 5 and not set(calls) & set(first) and len(set(calls)) == 5
+        runner.run_block = runner_run_block
+    assert report.computed == 4 and not set(calls) & set(first) and len(set(calls)) == 4
     assert_same_store(path, reference)
 
 
 def test_failed_cell_is_recorded_and_retried(reference, tmp_path, monkeypatch):
     """A cell that raises is recorded (status 2, error) and the rest completes; --retry-failed runs it again."""
-    real = runner.simulate_cell
+    real = runner.simulate_cells
 
-    def flaky(spec, params):
-        if params["beta"] == 5.0 and params["n"] == 9 and params["seed"] == 0:
+    def flaky(spec, params_list):
+        if any(p["beta"] == 5.0 and p["n"] == 9 and p["seed"] == 0 for p in params_list):
             raise RuntimeError("planted failure")
-        return real(spec, params)
+        return real(spec, params_list)
 
-    monkeypatch.setattr(runner, "simulate_cell", flaky)
+    monkeypatch.setattr(runner, "simulate_cells", flaky)
     path = tmp_path / "fail.zarr"
     report = run_sweep(TINY, path, scheduler="synchronous", progress=quiet)
     assert report.failed_now == 1 and report.counts == {"pending": 0, "done": 7, "failed": 1}
@@ -226,7 +227,7 @@ def test_failed_cell_is_recorded_and_retried(reference, tmp_path, monkeypatch):
     assert store.errors() == [((1, 1, 0), "RuntimeError: planted failure")]
     assert np.isnan(xr.open_zarr(str(path))["clusters"].values[1, 1, 0])
     assert resume_sweep(path, scheduler="synchronous", progress=quiet).computed == 0  # not without asking
-    monkeypatch.setattr(runner, "simulate_cell", real)
+    monkeypatch.setattr(runner, "simulate_cells", real)
     report = resume_sweep(path, scheduler="synchronous", retry_failed=True, progress=quiet)
     assert report.computed == 1 and report.counts["done"] == 8
     assert_same_store(path, reference)
@@ -242,8 +243,12 @@ def test_a_cell_failing_inside_the_model_is_recorded(tmp_path):
     assert all("matrices are 2 x 2" in e for _, e in errs) and {i[2] for i, _ in errs} == {1}  # axes beta, n, d, seed
 
 
+def _shards(path, name):
+    return [p for p in (path / name / "c").rglob("*") if p.is_file()]
+
+
 @pytest.mark.parametrize("damage", ["foreign_dir", "foreign_zarr", "wrong_format", "corrupt_status",
-                                    "missing_variable", "bad_spec"])
+                                    "corrupt_output", "missing_variable", "bad_spec"])
 def test_damaged_or_foreign_store_is_refused_untouched(reference, tmp_path, damage):
     import shutil
 
@@ -252,25 +257,90 @@ def test_damaged_or_foreign_store_is_refused_untouched(reference, tmp_path, dama
         path.mkdir()
         (path / "notes.txt").write_text("not a store")
     elif damage == "foreign_zarr":
-        xr.Dataset({"x": ("a", np.arange(3.0))}).to_zarr(str(path), zarr_format=2)
+        xr.Dataset({"x": ("a", np.arange(3.0))}).to_zarr(str(path), zarr_format=3)
     else:
         shutil.copytree(reference, path)
-        meta = json.loads((path / ".zattrs").read_text())
+        meta = json.loads((path / "zarr.json").read_text())
         if damage == "wrong_format":
-            meta["format"] = "attnflow-sweep/99"
+            meta["attributes"]["format"] = "attnflow-sweep/99"
         elif damage == "bad_spec":
-            meta["spec"] = meta["spec"][:-5]
-        (path / ".zattrs").write_text(json.dumps(meta))
-        if damage == "corrupt_status":
-            for chunk in (path / "status").iterdir():
-                if not chunk.name.startswith("."):
-                    chunk.write_bytes(b"garbage")
+            meta["attributes"]["spec"] = meta["attributes"]["spec"][:-5]
+        (path / "zarr.json").write_text(json.dumps(meta))
+        if damage in ("corrupt_status", "corrupt_output"):
+            for shard in _shards(path, "status" if damage == "corrupt_status" else "clusters"):
+                shard.write_bytes(b"garbage")
         if damage == "missing_variable":
             shutil.rmtree(path / "clusters")
     before = tree_digest(path)
-    with pytest.raises(InputError):
+    with pytest.raises(InputError) as err:
         resume_sweep(path, scheduler="synchronous", retry_failed=True, progress=quiet)
     assert tree_digest(path) == before
+    if damage.startswith("corrupt"):
+        assert "unreadable shard" in str(err.value) and "--repair" in str(err.value)
+
+
+@pytest.mark.parametrize("variable", ["status", pytest.param("clusters", marks=pytest.mark.slow), "order_parameter_t"])
+def test_corrupted_shard_is_repaired_and_recomputed(reference, tmp_path, variable):
+    """A shard damaged on disk: resume --repair deletes it, runs its cells again and ends with the same store."""
+    import shutil
+
+    path = tmp_path / "r.zarr"
+    shutil.copytree(reference, path)
+    shard = _shards(path, variable)[0]
+    shard.write_bytes(shard.read_bytes()[:7] + b"\x00garbage")
+    report = resume_sweep(path, scheduler="synchronous", progress=quiet, repair=True)
+    assert report.computed > 0 and report.counts == {"pending": 0, "done": 8, "failed": 0}
+    assert_same_store(path, reference)
+
+
+def test_stores_of_format_1_are_read_resumed_and_converted(reference, tmp_path):
+    """A store in the layout of earlier versions (Zarr 2, one chunk per cell) is resumed as before, and
+    `sweep convert` copies it into the sharded layout with the same contents."""
+    from numerics.sweeps.store import convert_store, create_legacy_store
+
+    old = tmp_path / "old.zarr"
+    create_legacy_store(old, SweepSpec.from_dict(TINY))
+    assert (old / ".zattrs").exists() and open_store(old).zarr_format == 2
+    report = resume_sweep(old, scheduler="synchronous", progress=quiet)
+    assert report.computed == 8
+    assert_same_store(old, reference)
+    info = convert_store(old, tmp_path / "new.zarr")
+    assert info["source_format"] == "attnflow-sweep/1" and info["target_format"] == "attnflow-sweep/2"
+    assert_same_store(tmp_path / "new.zarr", reference)
+    assert resume_sweep(tmp_path / "new.zarr", scheduler="synchronous", progress=quiet).computed == 0
+
+
+def test_blocks_do_not_change_the_store(reference, tmp_path):
+    """The same sweep in blocks of 1, 2 and all cells gives the same store; a block is one region write."""
+    for block in (1, 8):
+        report = run_sweep(TINY, tmp_path / f"b{block}.zarr", scheduler="synchronous", progress=quiet, block=block)
+        assert report.block == min(block, 2) and report.tasks == 8 // report.block
+        assert_same_store(tmp_path / f"b{block}.zarr", reference)
+    # with noise (each cell its own stream) and energies (the ensemble's batched pair sums): identical too
+    tables = tiny(model={"noise": 0.1}, observables={"energy": {}, "order_parameter": {}},
+                  sweep={"beta": [1.0], "n": [6], "seeds": 2})
+    a = run_sweep(tables, tmp_path / "e1.zarr", scheduler="synchronous", progress=quiet, block=1)
+    b = run_sweep(tables, tmp_path / "e2.zarr", scheduler="synchronous", progress=quiet, block=2)
+    assert a.counts == b.counts and b.tasks == 1
+    for name in ("energy_t", "order_parameter_t"):
+        np.testing.assert_array_equal(xr.open_zarr(str(tmp_path / "e1.zarr"))[name].values,
+                                      xr.open_zarr(str(tmp_path / "e2.zarr"))[name].values)
+
+
+def test_sharded_layout_bounds_the_files(tmp_path):
+    """Cells in blocks write one shard file per variable (64 blocks per shard at most), not one per cell."""
+    from numerics.sweeps.store import count_files, store_layout
+
+    tables = tiny(sweep={"beta": [1.0 + k for k in range(10)], "n": [4], "seeds": 100},
+                  run={"t_end": 0.1, "dt": 0.05, "frames": 2})
+    spec = SweepSpec.from_dict(tables)
+    assert store_layout(spec, 50) == ((1, 1, 50), (10, 1, 100))
+    assert store_layout(spec, 250) == ((2, 1, 100), (10, 1, 100))
+    small = SweepSpec.from_dict(tiny(sweep={"beta": [1.0, 2.0, 3.0, 4.0], "n": [3], "seeds": 10},
+                                     run={"t_end": 0.1, "dt": 0.05, "frames": 2}, observables={"clusters": {}}))
+    report = run_sweep(small, tmp_path / "big.zarr", scheduler="synchronous", progress=quiet, block=10)
+    assert report.counts["done"] == 40 and report.tasks == 4
+    assert count_files(tmp_path / "big.zarr") < 30  # 6 variables in one shard each, coordinates, metadata
 
 
 # -- aggregation and plots ----------------------------------------------------------------------------------

@@ -118,3 +118,85 @@ def test_driver_killed_then_resumed(slower_reference, tmp_path):
     assert report.computed == 24 - before["done"]
     assert report.counts == {"pending": 0, "done": 24, "failed": 0}
     assert_same_store(store, slower_reference)
+
+
+# -- thread pinning and the in-worker slowdown ------------------------------------------------------------------
+FAULTS = ("import resource, numpy as np; from numerics.core.model import Model; "
+          "from numerics.core.trajectory import uniform_sphere; "
+          "f, _ = Model('sa', 4.0).vector_field(600, 3, 'direct'); X = uniform_sphere(600, 3, 0); f(X); "
+          "a = resource.getrusage(resource.RUSAGE_SELF).ru_minflt; [f(X) for _ in range(20)]; "
+          "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - a)")
+
+
+def _faults(env_extra: dict) -> int:
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
+    env.update(env_extra)
+    out = subprocess.run([sys.executable, "-c", FAULTS], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout.split()[-1])
+
+
+def test_dask_malloc_trim_setting_makes_page_faults_and_workers_drop_it():
+    """Dask's default MALLOC_TRIM_THRESHOLD_=65536 fixes glibc's mmap threshold at 128 KiB: the field's tile
+    buffers are then mapped and unmapped at every evaluation (measured here as minor page faults, not time).
+    The local cluster's workers start without it (and with one BLAS thread, no profiler)."""
+    from numerics.sweeps.runner import LOCAL_WORKER_CONFIG
+
+    trimmed, plain = _faults({"MALLOC_TRIM_THRESHOLD_": "65536"}), _faults({})
+    assert trimmed > 10 * max(plain, 20), (trimmed, plain)
+    assert LOCAL_WORKER_CONFIG["distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"] is None
+    assert LOCAL_WORKER_CONFIG["distributed.worker.profile.enabled"] is False
+    assert LOCAL_WORKER_CONFIG["distributed.nanny.pre-spawn-environ.OPENBLAS_NUM_THREADS"] == 1
+
+
+def test_prepare_worker_pins_threads_and_records_them():
+    from threadpoolctl import threadpool_info
+
+    from numerics.sweeps import runner
+    from numerics.sweeps.spec import SweepSpec
+
+    try:
+        record = runner.prepare_worker(SweepSpec.from_dict(TINY).to_json())
+        assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} == {1}
+        assert all(threads == 1 for _, threads in record["blas"])
+    finally:
+        if runner._PINNED:
+            runner._PINNED.pop().restore_original_limits()
+
+
+@pytest.mark.slow
+def test_local_workers_are_pinned_and_do_not_fault(tmp_path):
+    """What a worker of the local cluster runs under (the cause of the in-worker slowdown, issue 29): one BLAS
+    thread, no malloc trimming, no profiler; its page faults per block are those of the driver (within 2x)."""
+    report = run_sweep(SLOWER, tmp_path / "w.zarr", scheduler="local", workers=2, progress=quiet, block=4)
+    assert len(report.worker_threads) == 2
+    for t in report.worker_threads:
+        assert t["blas"] and all(n == 1 for _, n in t["blas"]), t
+        assert t["malloc_trim_threshold"] is None and t["dask_profiler"] is False, t
+    from distributed import Client, LocalCluster
+
+    import dask
+
+    from numerics.sweeps.runner import LOCAL_WORKER_CONFIG
+
+    with dask.config.set(LOCAL_WORKER_CONFIG):
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+                Client(cluster) as client:
+            in_worker = client.submit(_block_faults, pure=False).result()
+    in_driver = _block_faults()
+    assert in_worker <= 2 * in_driver + 200, (in_worker, in_driver)
+
+
+def _block_faults() -> int:
+    import resource
+
+    from numerics.sweeps.runner import run_block
+    from numerics.sweeps.spec import SweepSpec
+
+    spec = SweepSpec.from_dict(dict(SLOWER, model={"model": "sa", "d": 3, "n": 400}, sweep={"beta": [4.0], "seeds": 2}))
+    run_block(spec.to_json(), [(0, 0)])
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    run_block(spec.to_json(), [(0, 1)])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before

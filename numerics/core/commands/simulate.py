@@ -9,6 +9,7 @@ import numpy as np
 from numerics.common.errors import InputError
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
+from numerics.core.ensemble_cli import add_batch_arguments, batch_requested
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.core.names import ADAPTIVE_METHODS, BACKENDS, METHODS, MODELS, TIME_UNITS
 from numerics.core.norm_options import NORM_OPTIONS, add_norm_arguments, norm_from_args, norm_summary
@@ -68,6 +69,7 @@ def add_arguments(p):
                    help="--plot for d > 3: the first two coordinates or the two leading principal axes of the "
                         "final state (default pca)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_batch_arguments(p)  # --batch, --betas, --seeds: an ensemble (numerics.core.ensemble_cli)
 
 
 def parse_save_times(text: str, t_end: float) -> np.ndarray:
@@ -113,7 +115,8 @@ def run(args) -> int:
     energy_progress = StderrProgress("simulate: energy", unit="frames ")
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices", "kernel",
-                                                            "heads", "mlp", "schedule", "causal")
+                                                            "heads", "mlp", "schedule", "causal", "batch", "betas",
+                                                            "seeds")
                  + NORM_OPTIONS if getattr(args, k) is not None]
         if given:
             raise InputError(f"--resume continues with the parameters saved in {args.resume}; "
@@ -121,6 +124,10 @@ def run(args) -> int:
         if args.save_times:
             raise InputError("--save-times does not apply to --resume (the saved run's spacing is kept)")
         traj = resume(args.resume, args.t_end, progress=progress, energy_progress=energy_progress)
+    elif batch_requested(args):
+        from numerics.core.ensemble_cli import run_batch
+
+        return run_batch(args, wall_start, parse_save_times)
     else:
         missing = [f"--{k}" for k in ("model", "beta") if getattr(args, k) is None]
         if args.init is None:

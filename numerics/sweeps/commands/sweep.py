@@ -11,7 +11,7 @@ from numerics.common.render import emit, key_values, table
 
 NAME = "sweep"
 ORDER = 95
-HELP = "parameter sweeps on Dask with results in a Zarr store: run, resume, status, plot, observables"
+HELP = "parameter sweeps on Dask with results in a Zarr store: run, resume, status, plot, observables, convert"
 #: the Zarr store is a folder that the sweep itself creates and resumes (numerics.sweeps.store validates it);
 #: the generic output checks of numerics.common.paths apply to the plot, and the store may not be the spec
 INPUTS = ("spec",)
@@ -29,18 +29,36 @@ def add_arguments(p):
     def engine(q):
         q.add_argument("--scheduler", default="local",
                        help="local (a Dask cluster of processes on this machine, default), synchronous (in this "
-                            "process) or tcp://HOST:PORT (an existing dask scheduler)")
-        q.add_argument("--workers", type=int, default=2, help="processes of the local cluster (default 2)")
+                            "process), slurm (worker jobs submitted with sbatch through dask-jobqueue) or "
+                            "tcp://HOST:PORT (an existing dask scheduler)")
+        q.add_argument("--workers", type=int, default=2,
+                       help="processes of the local cluster, or SLURM worker jobs (default 2)")
+        q.add_argument("--queue", help="slurm: partition of the worker jobs (default: the cluster's default)")
+        q.add_argument("--walltime", default="01:00:00", help="slurm: time limit of each worker job (default 01:00:00)")
+        q.add_argument("--memory", default="2GiB", help="slurm: memory of each worker job (default 2GiB)")
+        q.add_argument("--account", help="slurm: account charged (sbatch -A; default none)")
+        q.add_argument("--job-extra", action="append", metavar="DIRECTIVE",
+                       help="slurm: another #SBATCH directive, e.g. --job-extra=--qos=short (repeatable; default none)")
         q.add_argument("--json", action="store_true", help="print one JSON object")
 
     q = sub.add_parser("run", help="create the store and run every cell")
     q.add_argument("spec", help="sweep specification (TOML)")
     q.add_argument("--store", required=True, metavar="OUT.zarr", help="Zarr store to create (must not exist)")
+    q.add_argument("--block", type=int, help="cells per task, integrated as one ensemble (default: [run] block, "
+                   "else chosen from the work estimate)")
     engine(q)
     q = sub.add_parser("resume", help="run the pending cells of a store (and the failed ones with --retry-failed)")
     q.add_argument("store", metavar="OUT.zarr")
     q.add_argument("--retry-failed", action="store_true", help="run failed cells again")
+    q.add_argument("--repair", action="store_true", help="delete unreadable shards and run their cells again "
+                   "(default: refuse a damaged store)")
     engine(q)
+    q = sub.add_parser("convert", help="copy a store of an earlier format (one file per cell) into the current "
+                                       "sharded format")
+    q.add_argument("store", metavar="OLD.zarr")
+    q.add_argument("--out", required=True, metavar="NEW.zarr", help="the new store (must not exist)")
+    q.add_argument("--block", type=int, help="cells per block of the new store (default: from the work estimate)")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
     q = sub.add_parser("status", help="cells done, failed and pending; the errors of failed cells")
     q.add_argument("store", metavar="OUT.zarr")
     q.add_argument("--json", action="store_true", help="print one JSON object")
@@ -61,14 +79,39 @@ def add_arguments(p):
 
 def run(args) -> int:
     return {"run": _run, "resume": _resume, "status": _status, "plot": _plot,
-            "observables": _observables}[args.action](args)
+            "observables": _observables, "convert": _convert}[args.action](args)
+
+
+def _slurm(args):
+    from numerics.sweeps.runner import SlurmOptions
+
+    given = [f"--{k.replace('_', '-')}" for k in ("queue", "account", "job_extra") if getattr(args, k) is not None]
+    if args.scheduler != "slurm" and given:
+        raise InputError(f"{', '.join(given)} apply to --scheduler slurm only")
+    return SlurmOptions(queue=args.queue, walltime=args.walltime, memory=args.memory, account=args.account,
+                        job_extra=tuple(args.job_extra or ()))
+
+
+def _convert(args) -> int:
+    from numerics.sweeps.store import convert_store
+
+    payload = convert_store(args.store, args.out, args.block)
+    text = key_values([("from", f"{payload['source']} ({payload['source_format']})"),
+                       ("to", f"{payload['target']} ({payload['target_format']})"), ("cells", payload["cells"]),
+                       ("done / failed / pending", " / ".join(str(payload["counts"][k])
+                                                              for k in ("done", "failed", "pending"))),
+                       ("cells per block", payload["block"]), ("files", payload["files"])])
+    emit(args, payload, text)
+    return 0
 
 
 def _report(args, report) -> int:
     payload = report.to_dict()
     c = payload["counts"]
     text = key_values([("store", payload["store"]), ("scheduler", payload["scheduler"]),
-                       ("workers", payload["workers"]), ("cells computed now", payload["computed"]),
+                       ("workers", payload["workers"]),
+                       ("cells per task", f"{payload['block']} ({payload['tasks']} tasks)"),
+                       ("cells computed now", payload["computed"]),
                        ("failed now", payload["failed_now"]),
                        ("store: done / failed / pending", f"{c['done']} / {c['failed']} / {c['pending']}"),
                        ("wall time (seconds)", payload["seconds"])])
@@ -84,14 +127,15 @@ def _run(args) -> int:
     from numerics.sweeps.spec import SweepSpec
 
     spec = SweepSpec.from_file(args.spec)
-    return _report(args, run_sweep(spec, args.store, scheduler=args.scheduler, workers=args.workers))
+    return _report(args, run_sweep(spec, args.store, scheduler=args.scheduler, workers=args.workers,
+                                   block=args.block, slurm=_slurm(args)))
 
 
 def _resume(args) -> int:
     from numerics.sweeps.runner import resume_sweep
 
     return _report(args, resume_sweep(args.store, scheduler=args.scheduler, workers=args.workers,
-                                      retry_failed=args.retry_failed))
+                                      retry_failed=args.retry_failed, repair=args.repair, slurm=_slurm(args)))
 
 
 def _status(args) -> int:

@@ -1,0 +1,85 @@
+"""The issue's phase diagram: P(one cluster at t = 50) over 100 betas x 1000 seeds (1e5 trajectories, n = 32, d = 2).
+
+Run: nice python benchmarks/bench_phase_diagram.py [--seeds 1000] [--betas 100] [--workers 2] [--block 0]
+     [--scheduler local] [--store PATH] [--json]
+
+The sweep runs in blocks (ensembles of up to 1024 cells, ``sa``, RK4 with dt = 0.1, 2 saved frames) on a local
+Dask cluster; the script prints the wall time (set-up included), the cells per second, the number of files of
+the store (Zarr format 3 with sharding; a store in the layout of format 1 would hold one file per cell and
+variable) and the phase diagram's coarse shape (P(one cluster) at a few betas). ``--seeds 100`` runs a tenth of
+it; the full run's wall time is then about ten times the printed one (the work is linear in the cells).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+
+
+def tables(betas: int, seeds: int, block: int) -> dict:
+    return {"model": {"model": "sa", "d": 2, "n": 32},
+            "sweep": {"beta": {"start": 0.5, "stop": 16.0, "num": betas, "log": True}, "seeds": seeds},
+            "run": {"t_end": 50.0, "dt": 0.1, "frames": 2, "root_seed": 2024, "block": block},
+            "observables": {"one_cluster": {"eps": 1e-3}}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=1000)
+    ap.add_argument("--betas", type=int, default=100)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--block", type=int, default=0, help="cells per task (0: from the work estimate)")
+    ap.add_argument("--scheduler", default="local")
+    ap.add_argument("--store", help="store path (default: a temporary folder, removed afterwards)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    from numerics.sweeps.runner import run_sweep
+    from numerics.sweeps.store import count_files
+
+    folder = None if args.store else tempfile.mkdtemp(prefix="bench-phase-")
+    store = args.store or os.path.join(folder, "phase.zarr")
+    load = os.getloadavg()
+    start = time.perf_counter()
+    try:
+        report = run_sweep(tables(args.betas, args.seeds, args.block), store, scheduler=args.scheduler,
+                           workers=args.workers)
+        wall = time.perf_counter() - start
+        import xarray as xr
+
+        ds = xr.open_zarr(store)
+        p = ds["one_cluster"].values.mean(axis=-1)
+        betas = ds["beta"].values
+        files = count_files(store)
+    finally:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+    picks = np.linspace(0, len(betas) - 1, min(6, len(betas))).astype(int)
+    out = {"cells": args.betas * args.seeds, "wall_seconds": wall, "setup_seconds": report.setup_seconds,
+           "cells_per_second": report.computed / wall, "files": files, "block": report.block, "tasks": report.tasks,
+           "counts": report.counts, "workers": args.workers, "scheduler": args.scheduler,
+           "p_one_cluster": {f"{betas[i]:.3g}": float(p[i]) for i in picks},
+           "load_average_before": load, "load_average_after": os.getloadavg(), "cores": os.cpu_count()}
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return
+    print(f"{out['cells']} trajectories (n=32, d=2, t=50, rk4 dt=0.1) on {args.workers} {args.scheduler} workers: "
+          f"{wall:.1f} s wall ({report.setup_seconds:.1f} s set-up), {out['cells_per_second']:.1f} cells/s; "
+          f"{report.tasks} tasks of {report.block} cells; {files} files in the store")
+    print("P(one cluster at t = 50): " + ", ".join(f"beta {b}: {v:.2f}" for b, v in out["p_one_cluster"].items()))
+    print(f"load average before {load[0]:.1f}, after {out['load_average_after'][0]:.1f} on {os.cpu_count()} cores "
+          "(shared machine: noisy)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,460 @@
+"""Ensembles: B systems integrated together, X0 of shape (B, n, d), one vectorised field evaluation per stage.
+
+``simulate(model, X0, t_end, solver=..., save=..., members=Members(...))`` with a 3-D ``X0`` (or with
+``members``) comes here (:func:`simulate_ensemble`). What may differ between members is in :class:`Members`:
+beta, Q, K, V, the noise level D and the noise seeds, each given per member (a leading axis of length B) or
+shared (``None``: the model's value, the solver's seed). Everything else (the model's kind, time unit, heads,
+MLP, schedule, mask, n, d, the solver and the saved times) is shared.
+
+What each member gets (``docs/guide/ensembles.md`` has the table and the tests that check it):
+
+- the field of :mod:`numerics.core.batch_field`: the single system's tiles with a member axis;
+- the same integrators (:func:`numerics.core.integrators.integrate`) on the (B, n, d) state: fixed steps
+  (``layer``, ``rk4``) act member by member; the adaptive methods take one *shared* step, controlled by the
+  worst member (``dp5``: max norm over all members; ``dop853``: the largest member RMS norm), so every member
+  meets its tolerance but takes other steps than a single run;
+- noise: member b draws its increments from ``numpy.random.default_rng(seed_b)`` exactly as a single run
+  with that seed (one (n, d) normal array per step);
+- energies per member and frame (:func:`ensemble_energies`), in the normalisation a single run would choose
+  for the member's beta.
+
+Members reproduce single runs bit for bit (fixed steps, with and without noise) except where the single
+run's field also summed energy terms at saved frames (``RowSumMemo``; d >= about 8 from random starts),
+where they agree to rounding; adaptive members agree within the tolerance; energies agree to rounding.
+Features that cannot be batched (user kernels, the Fourier and Numba backends, model fields added later)
+are refused with one line.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time as _time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import exprel
+
+from numerics.common.errors import SPHERE_TOLERANCE, InputError, require_finite_array, require_int
+from numerics.common.limits import check_array, check_work, evaluation_budget, steps_of
+from numerics.common.provenance import package_versions
+from numerics.core.field import ENERGY_DEFINITIONS, EXPREL_MAX_BETA, energy_normalization_for
+from numerics.core.integrators import ADAPTIVE_METHODS, integrate
+
+#: Model fields an ensemble knows how to batch; any other field with a non-default value is refused
+BATCHABLE_MODEL_FIELDS = ("kind", "beta", "Q", "K", "V", "time_unit", "noise", "heads", "mlp", "schedule",
+                          "causal")
+#: largest number of pair terms formed at once by :func:`ensemble_energies` (2^22 doubles = 32 MiB)
+ENERGY_BLOCK_ENTRIES = 1 << 22
+
+
+@dataclass(frozen=True, eq=False)
+class Members:
+    """What differs between the members of an ensemble; ``None`` means shared (the model's value).
+
+    Parameters
+    ----------
+    beta : (B,) array_like, optional
+        Inverse temperature of each member.
+    Q, K, V : (B, d, d) array_like, optional
+        Attention matrices of each member (one head, no heads/MLP/schedule).
+    noise : (B,) array_like, optional
+        Noise level D_b >= 0 of each member (all zero or all positive).
+    seeds : (B,) sequence of int, optional
+        Noise seeds: member b's increments come from ``numpy.random.default_rng(seeds[b])`` (default: the
+        solver's seed plus b).
+    """
+
+    beta: Any = None
+    Q: Any = None
+    K: Any = None
+    V: Any = None
+    noise: Any = None
+    seeds: Any = None
+
+    def size(self) -> int | None:
+        """B as given by the per-member values (``None`` if every value is shared)."""
+        sizes = {np.shape(v)[0] for v in (self.beta, self.Q, self.K, self.V, self.noise, self.seeds)
+                 if v is not None and np.ndim(v) > 0}
+        return sizes.pop() if len(sizes) == 1 else (None if not sizes else -1)
+
+
+def check_batchable(model, backend: str) -> None:
+    """Refuse, with one line, a model or backend that the ensemble path cannot batch."""
+    for f in dataclasses.fields(model):
+        if f.name in BATCHABLE_MODEL_FIELDS:
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else None
+        value = getattr(model, f.name)
+        if value is not None and not _same(value, default):
+            raise InputError(f"batches (X0 of shape (B, n, d)) do not support Model.{f.name} yet; "
+                             "run the members one by one")
+    if backend in ("fourier", "numba"):
+        raise InputError(f"the {backend} backend evaluates one system; batches (X0 of shape (B, n, d)) use "
+                         "--backend direct (or auto)")
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def require_batch(X0, name: str = "X0") -> np.ndarray:
+    """Validate a (B, n, d) array of B configurations on S^{d-1} (its size checked from its shape first: the
+    validation copies it, and the integration keeps several arrays of that size)."""
+    shape = np.shape(X0)
+    if len(shape) == 3:
+        check_array(shape, f"a batch of B={shape[0]} systems with n={shape[1]}, d={shape[2]}", copies=20)
+    X = require_finite_array(X0, name, ndim=3)
+    B, n, d = X.shape
+    if B < 1 or n < 1 or d < 2:
+        raise InputError(f"{name} must have shape (B, n, d) with B >= 1, n >= 1, d >= 2, got {X.shape}")
+    err = np.abs(np.linalg.norm(X, axis=2) - 1.0)
+    if err.max() > SPHERE_TOLERANCE:
+        b, i = np.unravel_index(int(np.argmax(err)), err.shape)
+        raise InputError(f"{name} member {b} row {i} is off the unit sphere by {err[b, i]:.3g} > "
+                         f"{SPHERE_TOLERANCE:g}")
+    return X
+
+
+def _per_member(value, B: int, name: str, shape: tuple = ()) -> np.ndarray | None:
+    if value is None:
+        return None
+    arr = require_finite_array(value, name, ndim=1 + len(shape))
+    if arr.shape[0] != B:
+        raise InputError(f"{name} has {arr.shape[0]} values for a batch of {B} members")
+    if arr.shape[1:] != shape:
+        raise InputError(f"{name} must have shape {(B,) + shape}, got {arr.shape}")
+    return arr
+
+
+def resolve_members(model, members: Members | None, B: int, d: int, seed: int) -> dict:
+    """Validated per-member values: ``beta`` (B,), ``M``/``V`` (None, (d, d) or (B, d, d)), ``noise`` (B,) and
+    ``seeds`` (B,) (a one-line :class:`InputError` for a wrong length, shape or value)."""
+    members = members if members is not None else Members()
+    if not isinstance(members, Members):
+        raise InputError(f"members must be a numerics.core.ensemble.Members, got {type(members).__name__}")
+    beta = _per_member(members.beta, B, "beta (per member)")
+    noise = _per_member(members.noise, B, "noise (per member)")
+    if noise is not None and np.any(noise < 0):
+        raise InputError(f"noise (per member) must be >= 0, got {float(noise.min()):g}")
+    if noise is not None and np.any(noise > 0) and np.any(noise == 0):
+        raise InputError("noise (per member) must be all zero or all positive (a noiseless member runs "
+                         "another integrator); split the batch")
+    mats = {name: _per_member(getattr(members, name), B, f"{name} (per member)", (d, d)) for name in "QKV"}
+    if any(m is not None for m in mats.values()):
+        if model.has_architecture:
+            raise InputError("per-member Q, K, V need a one-head model (no heads, MLP, schedule or mask)")
+        if model.Q is not None or model.K is not None or model.V is not None:
+            raise InputError("give Q, K, V either in the model (shared) or per member, not both")
+    if members.seeds is None:
+        seeds = [seed + b for b in range(B)]
+    else:
+        if np.ndim(members.seeds) != 1 or len(members.seeds) != B:
+            raise InputError(f"seeds (per member) must be a list of {B} integers, got {np.shape(members.seeds)}")
+        seeds = [require_int(s, "seed (per member)", minimum=0) for s in members.seeds]
+    Q = mats["Q"] if mats["Q"] is not None else model.Q
+    K = mats["K"] if mats["K"] is not None else model.K
+    M = None
+    if Q is not None or K is not None:
+        eye = np.eye(d)
+        M = np.swapaxes(eye if Q is None else Q, -1, -2) @ (eye if K is None else K)
+    V = mats["V"] if mats["V"] is not None else model.V
+    return {"beta": beta, "M": M, "V": V, "noise": noise, "seeds": seeds, "matrices": mats}
+
+
+def batch_vector_field(model, members: dict, d: int, B: int):
+    """The batched field of ``model`` with the per-member values of :func:`resolve_members`."""
+    from numerics.core.batch_field import BatchScheduledField, make_batch_block_field, make_batch_field
+
+    beta = model.beta if members["beta"] is None else members["beta"]
+    if model.kernel is not None:
+        raise InputError("batches do not take a user kernel yet; run the members one by one")
+    if model.schedule is not None:
+        return BatchScheduledField(beta, model.kind, model.schedule, model.causal), "blocks"
+    if model.has_architecture:
+        return make_batch_block_field(beta, model.kind, model.block_heads(d), model.mlp, model.causal), "blocks"
+    return make_batch_field(d, beta, model.kind, members["M"], members["V"], time_unit=model.time_unit), "direct"
+
+
+def check_ensemble_cost(B: int, n: int, d: int, t_end: float, solver, save) -> float:
+    """Refuse, before any work, an ensemble whose frames or stages do not fit in memory or whose work exceeds
+    the limit (:mod:`numerics.common.limits`); returns the operations of one batched field evaluation."""
+    what = f"a batch of B={B} systems with n={n}, d={d}"
+    per_eval = float(B) * n * n * (2 * d + 8)
+    if solver.method in ADAPTIVE_METHODS:
+        steps, frames = None, 101 if save.times is None else save.times.size
+    else:
+        steps = steps_of(t_end, solver.dt)
+        if not np.isfinite(steps):
+            raise InputError(f"t_end/dt = {t_end:g}/{solver.dt:g} steps is not a finite number of steps")
+        frames = (steps // save.every + 2) if save.times is None else save.times.size
+    check_array((frames, B, n, d), what + f" ({frames:.3g} saved frames)")
+    check_array((B, n, d), what, copies=20)  # the state, the stages of dop853 and the tiles' operands
+    evals = 0.0 if steps is None else steps * {"layer": 1, "rk4": 4}.get(solver.method, 4)
+    check_work(evals * per_eval + frames * float(B) * n * n * 4, what)
+    return per_eval
+
+
+class MemberStreams:
+    """One ``numpy.random.Generator`` per member; ``standard_normal((B, n, d))`` stacks each member's own
+    ``standard_normal((n, d))``, so member b's increments are those of a single run seeded with seeds[b]."""
+
+    def __init__(self, seeds):
+        self.generators = [np.random.default_rng(int(s)) for s in seeds]
+
+    def standard_normal(self, shape) -> np.ndarray:
+        if shape[0] != len(self.generators):
+            raise InputError(f"noise for {shape[0]} members from {len(self.generators)} streams")
+        return np.stack([g.standard_normal(shape[1:]) for g in self.generators])
+
+
+def _noisy_steppers(sde, D, streams: MemberStreams, scheme: str) -> dict:
+    """The steppers of :func:`numerics.noise.sde.noisy_steppers` with D shared or (B, 1, 1) per member (the same
+    operations member by member: :func:`numerics.noise.sde.step_euler_maruyama` takes D as an array; the
+    weak-order-2 step is repeated here with the per-member geodesic variance, whose check needs ``np.any``)."""
+    if np.ndim(D) == 0:
+        return sde.noisy_steppers(float(D), streams, scheme)
+
+    def geodesic(X, h, xi):
+        c = 1.0 - (X.shape[-1] - 2) * D * h / 3.0
+        if np.any(c <= 0):
+            raise InputError(f"step too large for the weak-order-2 noise step: need D h < 3/(d-2), got D h = "
+                             f"{float(np.max(D)) * h:g}")
+        eta = np.sqrt(2.0 * D * h * c) * sde.tangent(X, xi)
+        size = np.linalg.norm(eta, axis=-1, keepdims=True)
+        return sde.renormalize(np.cos(size) * X + np.sin(size) * eta / np.where(size > 0, size, 1.0))
+
+    def stepper(field, X, h, t=None):
+        xi = streams.standard_normal(X.shape)
+        g = field if t is None else (lambda Y, s=t: field(Y, s))
+        if scheme == "euler-maruyama":
+            return sde.step_euler_maruyama(g, X, h, D, xi)
+        half = (lambda Y, k: sde._half_drift(field, Y, 0.5 * h)) if t is None else \
+            (lambda Y, k: sde._half_drift(field, Y, 0.5 * h, t + k * 0.5 * h))
+        return half(geodesic(half(X, 0), h, xi), 1)
+
+    return {scheme: stepper}
+
+
+def _integrate_noisy(model, field_fn, X0, t_end, solver, save, noise, seeds, progress):
+    import importlib
+
+    try:
+        sde = importlib.import_module("numerics.noise.sde")
+    except ModuleNotFoundError as exc:
+        if exc.name != "numerics.noise.sde":
+            raise
+        raise InputError("noise > 0 needs numerics.noise, which is not part of this build") from None
+    if solver.method not in sde.FROM_SOLVER_METHOD:
+        raise InputError(f"with noise, use method layer (Euler-Maruyama) or rk4 (weak order 2), got {solver.method}")
+    if save.times is not None:
+        raise InputError("with noise, save frames with save_every (explicit save times are not supported)")
+    scheme = sde.FROM_SOLVER_METHOD[solver.method]
+    D = model.noise if noise is None else noise.reshape(-1, 1, 1)
+    steppers = _noisy_steppers(sde, D, MemberStreams(seeds), scheme)
+    times, states, stats = integrate(field_fn, X0, t_end, scheme, dt=solver.dt, save_every=save.every,
+                                     progress=progress, steppers=steppers)
+    weak, strong = sde.SDE_METHODS[scheme]
+    stats.update({"scheme": scheme, "weak_order": weak, "strong_order": strong})
+    return times, states, stats, sde.SCHEMES[scheme]
+
+
+_SCHEMES = {"layer": "projected Euler x <- (x + h v)/|x + h v|, member by member",
+            "rk4": "classical RK4 on the projected field, renormalised each step, member by member",
+            "dp5": "Dormand-Prince 5(4) with one step shared by all members (max norm over the members)",
+            "dop853": "Dormand-Prince 8(5,3) with one step shared by all members (largest member RMS norm)"}
+
+
+def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | None = None, progress=None,
+                      provenance: dict | None = None, energy_progress=None) -> dict:
+    """Integrate B systems at once (see the module docstring); ``X0`` of shape (B, n, d).
+
+    Returns the fields of a :class:`numerics.core.trajectory.Trajectory` (``simulate`` builds it): ``X`` of shape
+    (frames, B, n, d), ``energy`` of shape (frames, B) and ``meta["batch"]`` (B, the per-member values);
+    :func:`member` extracts one member as the trajectory of a single run.
+    """
+    from numerics.common.errors import require_real
+    from numerics.core.threads import blas_threads_for, thread_record
+
+    X0 = require_batch(X0)
+    B, n, d = X0.shape
+    model.check_dimension(d)
+    check_batchable(model, solver.backend)
+    t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
+    values = resolve_members(model, members, B, d, solver.seed)
+    per_eval = check_ensemble_cost(B, n, d, t_end, solver, save)
+    field_fn, backend = batch_vector_field(model, values, d, B)
+    betas = np.full(B, model.beta) if values["beta"] is None else values["beta"]
+    noise = values["noise"]
+    noisy = (model.noise > 0) if noise is None else bool(np.any(noise > 0))
+    if noise is not None and model.noise > 0:
+        raise InputError("give the noise either in the model (shared) or per member, not both")
+    threads = blas_threads_for(per_eval / max(B, 1) * B, rows=n * B)
+    started = _time.perf_counter()
+    with threads.limit():
+        if noisy:
+            times, states, stats, scheme_text = _integrate_noisy(model, field_fn, X0, t_end, solver, save, noise,
+                                                                 values["seeds"], progress)
+        else:
+            times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt,
+                                             save_every=save.every, save_times=save.times, rtol=solver.rtol,
+                                             atol=solver.atol, progress=progress,
+                                             max_evaluations=evaluation_budget(per_eval))
+            scheme_text = _SCHEMES[stats.get("method_used", solver.method)]
+        seconds = _time.perf_counter() - started
+        started = _time.perf_counter()
+        norms = [energy_normalization_for(float(b)) for b in betas]
+        energy = ensemble_energies(states, betas, norms, progress=energy_progress)
+    energy_seconds = _time.perf_counter() - started
+    arrays: dict = {}
+    for name, M in values["matrices"].items():
+        if M is not None:
+            arrays[f"members.{name}"] = M
+    adaptive = solver.method in ADAPTIVE_METHODS
+    norm = norms[0] if len(set(norms)) == 1 else norms
+    meta = {**model.to_meta(arrays), "n": int(n), "d": int(d), "t_end": t_end, "method": solver.method,
+            "dt": solver.dt, "save_every": save.every, "seed": None, "init": "given",
+            "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model.kind == "usa" and model.time_unit == "rescaled")
+                               else "natural: time = depth"),
+            "scheme": scheme_text, "method_used": stats.get("method_used", solver.method),
+            "noise_seed": values["seeds"] if noisy else None, "noise_state": None,
+            "rtol": solver.rtol if adaptive else None, "atol": solver.atol if adaptive else None,
+            "energy_normalization": norm,
+            "energy_definition": {k: ENERGY_DEFINITIONS[k] for k in sorted(set(norms))},
+            "energy_is_lyapunov": model.is_gradient_flow and not noisy and values["M"] is None
+                                  and values["V"] is None,
+            "backend": backend, "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
+            "threads": thread_record(threads), "timings": {"integrate": seconds, "energy": energy_seconds},
+            "energy_method": "pair sums of every member and frame (batched), O(B n^2) per frame",
+            "save_times": None if save.times is None else "explicit",
+            "batch": {"B": int(B), "beta": None if values["beta"] is None else betas.tolist(),
+                      "noise": None if noise is None else noise.tolist(),
+                      "matrices": sorted(k for k, v in values["matrices"].items() if v is not None),
+                      "step": "shared by the members (worst member's error)" if adaptive else "fixed"}}
+    meta.update(provenance or {})
+    return {"times": times, "X": states, "energy": energy, "meta": meta, "arrays": arrays}
+
+
+def member(traj, b: int):
+    """Member ``b`` of an ensemble trajectory as the trajectory of a single run (its beta, noise, matrices and
+    seeds in ``meta``; the same class as ``traj``)."""
+    batch = traj.meta.get("batch")
+    if not isinstance(batch, dict) or traj.X.ndim != 4:
+        raise InputError("not an ensemble trajectory (X must have shape (frames, B, n, d))")
+    B = traj.X.shape[1]
+    b = require_int(b, "member", minimum=0, maximum=B - 1)
+    meta = {k: v for k, v in traj.meta.items() if k != "batch"}
+    meta["member"] = {"index": b, "of": B}
+    if batch.get("beta") is not None:
+        meta["beta"] = batch["beta"][b]
+    if batch.get("noise") is not None:
+        meta["noise"] = batch["noise"][b]
+    if isinstance(meta.get("noise_seed"), list):
+        meta["noise_seed"] = meta["noise_seed"][b]
+    if isinstance(meta.get("seed"), list):
+        meta["seed"] = meta["seed"][b]
+    if isinstance(meta.get("energy_normalization"), list):
+        meta["energy_normalization"] = meta["energy_normalization"][b]
+    for name in batch.get("matrices") or ():
+        meta[name] = np.asarray(traj.arrays[f"members.{name}"][b]).tolist()
+    arrays = {k: v for k, v in traj.arrays.items() if not k.startswith("members.")}
+    return type(traj)(times=traj.times, X=traj.X[:, b], energy=traj.energy[:, b], meta=meta, arrays=arrays)
+
+
+# -- energies ---------------------------------------------------------------------------------------------------
+def ensemble_energies(states: np.ndarray, betas, normalizations, progress=None) -> np.ndarray:
+    """Energies (frames, B) of ``states`` (frames, B, n, d), member b in ``normalizations[b]`` at ``betas[b]``.
+
+    The formulas of :func:`numerics.core.field.interaction_energy` (``glpr-shifted``: sum expm1(beta s)/beta,
+    or s exprel(beta s) for |beta| < 1e-6; ``gkpr``: e^{beta s - beta}; ``log-mean-exp``: log1p of the
+    shifted mean for |beta| <= 1, else a log-sum-exp) over all n^2 pairs, for every member and frame at once
+    (blocked: at most :data:`ENERGY_BLOCK_ENTRIES` pair terms at a time). The summation order differs from the
+    single-system path (which reads energies off the field's tiles where it can): agreement to rounding.
+    """
+    m, B, n, d = states.shape
+    betas = np.asarray(betas, dtype=float)
+    out = np.empty((m, B))
+    for kind in sorted(set(normalizations)):
+        cols = np.array([k == kind for k in normalizations])
+        Y = states[:, cols].reshape(-1, n, d)
+        beta = np.broadcast_to(betas[cols], (m, int(cols.sum()))).reshape(-1)
+        out[:, cols] = _energy(Y, beta, kind, progress).reshape(m, -1)
+    return out
+
+
+def _energy(Y: np.ndarray, beta: np.ndarray, kind: str, progress=None) -> np.ndarray:
+    S, n, d = Y.shape
+    size = max(1, ENERGY_BLOCK_ENTRIES // (n * n))
+    out = np.empty(S)
+    for a in range(0, S, size):
+        g = slice(a, min(S, a + size))
+        G = Y[g] @ np.swapaxes(Y[g], 1, 2)
+        bcol = beta[g][:, None, None]
+        if kind == "gkpr":
+            out[g] = np.exp(bcol * G - bcol).sum(axis=(1, 2)) / n**2
+        elif kind == "glpr-shifted":
+            out[g] = _shifted_sums(G, beta[g]) / (2.0 * n**2)
+        else:
+            out[g] = _log_mean_exp(G, beta[g])
+        if progress is not None:
+            progress(min(S, a + size), S)
+    return out
+
+
+def _shifted_sums(G: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """sum_ij (e^{beta s_ij} - 1)/beta per system: expm1(beta s)/beta, or s exprel(beta s) for |beta| < 1e-6."""
+    out = np.empty(G.shape[0])
+    small = np.abs(beta) < EXPREL_MAX_BETA
+    if np.any(~small):
+        b = beta[~small][:, None, None]
+        out[~small] = np.expm1(b * G[~small]).sum(axis=(1, 2)) / b[:, 0, 0]
+    if np.any(small):
+        out[small] = (G[small] * exprel(beta[small][:, None, None] * G[small])).sum(axis=(1, 2))
+    return out
+
+
+def _log_mean_exp(G: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """(1/beta) log mean e^{beta s}: log1p(beta mean_s)/beta for |beta| <= 1 (mean_s at beta = 0, no cancellation),
+    a log-sum-exp with the largest exponent factored out otherwise (no overflow for any beta)."""
+    n2 = G.shape[1] * G.shape[2]
+    out = np.empty(beta.shape)
+    near = np.abs(beta) <= 1.0
+    if np.any(near):
+        mean = _shifted_sums(G[near], beta[near]) / n2
+        b = beta[near]
+        out[near] = np.where(b == 0.0, mean, np.log1p(b * mean) / np.where(b == 0.0, 1.0, b))
+    if np.any(~near):
+        b = beta[~near][:, None, None]
+        Z = b * G[~near]
+        top = Z.max(axis=(1, 2), keepdims=True)
+        out[~near] = (top[:, 0, 0] + np.log(np.exp(Z - top).sum(axis=(1, 2)) / n2)) / b[:, 0, 0]
+    return out
+
+
+# -- files ----------------------------------------------------------------------------------------------------
+def validate_loaded(path, data: dict, where: str):
+    """Arrays of an ensemble trajectory file (X of shape (frames, B, n, d), energy (frames, B)), validated as
+    :meth:`numerics.core.trajectory.Trajectory.load` validates a single one."""
+    times = require_finite_array(data["times"], f"times of {where}", ndim=1)
+    X = require_finite_array(data["X"], f"states X of {where}", ndim=4)
+    energy = require_finite_array(data["energy"], f"energy of {where}", ndim=2)
+    if times.size < 1 or times.shape != (X.shape[0],) or energy.shape != X.shape[:2]:
+        raise InputError(f"invalid {where}: inconsistent shapes times {times.shape}, X {X.shape}, "
+                         f"energy {energy.shape}")
+    if np.any(np.diff(times) <= 0):
+        raise InputError(f"invalid {where}: times must increase strictly")
+    if X.shape[1] < 1 or X.shape[2] < 1 or X.shape[3] < 2:
+        raise InputError(f"invalid {where}: states must have B >= 1 members, n >= 1 rows, d >= 2 columns, "
+                         f"got {X.shape}")
+    off = np.abs(np.linalg.norm(X, axis=3) - 1.0)
+    if off.max() > SPHERE_TOLERANCE:
+        k, b, i = np.unravel_index(int(np.argmax(off)), off.shape)
+        raise InputError(f"invalid {where}: frame {k} member {b} row {i} is off the unit sphere by "
+                         f"{off[k, b, i]:.3g}")
+    return times, X, energy
+
+
+__all__ = ["Members", "MemberStreams", "check_batchable", "ensemble_energies", "member", "require_batch",
+           "simulate_ensemble"]

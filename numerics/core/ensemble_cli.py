@@ -1,0 +1,165 @@
+"""``attnflow simulate --batch B | --betas LIST | --seeds LIST``: an ensemble from the command line.
+
+Member b starts from ``--init`` (an .npy of shape (B, n, d)) or from the iid uniform state of seed ``seeds[b]``
+(``--seeds``, default ``--seed`` + b: the initial state of ``attnflow simulate --seed seeds[b]``), has inverse
+temperature ``betas[b]`` (``--betas``, default ``--beta``) and noise seed ``--noise-seed`` + b (default: its own
+seed, as a single run). The trajectory file holds X of shape (frames, B, n, d) and energy (frames, B).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from numerics.common.errors import InputError, require_int
+from numerics.common.limits import check_array
+from numerics.common.readers import read_npy
+from numerics.common.render import emit, key_values, table
+
+#: members listed in the text output (all of them in --json)
+SHOWN_MEMBERS = 12
+
+
+def add_batch_arguments(p) -> None:
+    p.add_argument("--batch", type=int, help="integrate B systems at once (an ensemble; default: one system); "
+                   "member b starts from seed --seed + b")
+    p.add_argument("--betas", metavar="LIST", help="per-member inverse temperatures 'b1,b2,...' (an ensemble of "
+                   "that many members; default: --beta for every member)")
+    p.add_argument("--seeds", metavar="LIST", help="per-member seeds 's1,s2,...' of the uniform initial states "
+                   "(an ensemble; default: --seed + b)")
+
+
+def batch_requested(args) -> bool:
+    return any(getattr(args, k, None) is not None for k in ("batch", "betas", "seeds"))
+
+
+def _numbers(text: str, option: str, kind=float) -> list:
+    try:
+        values = [kind(v) for v in str(text).split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"{option} must be a comma list of numbers, got {text!r}") from None
+    if not values:
+        raise InputError(f"{option} holds no value: {text!r}")
+    return values
+
+
+def _batch_size(args, init) -> int:
+    sizes = {}
+    if args.batch is not None:
+        sizes["--batch"] = require_int(args.batch, "--batch", minimum=1)
+    if args.betas is not None:
+        sizes["--betas"] = len(_numbers(args.betas, "--betas"))
+    if args.seeds is not None:
+        sizes["--seeds"] = len(_numbers(args.seeds, "--seeds", int))
+    if init is not None:
+        sizes["--init"] = init.shape[0]
+    if len(set(sizes.values())) > 1:
+        raise InputError("the batch size differs between " + ", ".join(f"{k} ({v})" for k, v in sizes.items()))
+    return next(iter(sizes.values()))
+
+
+def run_batch(args, wall_start: float, parse_save_times) -> int:
+    """The ``simulate`` command for an ensemble (see the module docstring); ``parse_save_times`` is the command's
+    parser of ``--save-times``."""
+    from numerics.core.blocks import architecture_from_args
+    from numerics.core.ensemble import Members, require_batch
+    from numerics.core.kernel_options import kernel_from_args
+    from numerics.core.model import Model, SaveAt, Solver
+    from numerics.core.names import ADAPTIVE_METHODS
+    from numerics.core.trajectory import load_attention_matrices, simulate, uniform_sphere
+
+    if args.plot:
+        raise InputError("--plot draws one system; for a batch, load the file and plot a member "
+                         "(numerics.core.ensemble.member)")
+    init = None
+    if args.init:
+        raw = read_npy(args.init, "initial condition")
+        if np.ndim(raw) != 3:
+            raise InputError(f"init file {args.init} must have shape (B, n, d) for a batch, got {np.shape(raw)}")
+        init = raw
+    B = _batch_size(args, init)
+    shape = init.shape if init is not None else (B, args.n if isinstance(args.n, int) and args.n > 0 else 1,
+                                                 args.d if isinstance(args.d, int) and args.d > 1 else 2)
+    check_array(shape, f"a batch of B={B} systems with n={shape[1]}, d={shape[2]}", copies=20)  # before any list of B
+    betas = None if args.betas is None else _numbers(args.betas, "--betas")
+    if betas is None and args.beta is None:
+        raise InputError("simulate needs --beta or --betas")
+    missing = [] if init is not None else [f"--{k}" for k in ("n", "d") if getattr(args, k) is None]
+    if args.model is None or missing:
+        raise InputError(f"simulate needs {', '.join((['--model'] if args.model is None else []) + missing)}")
+    seeds = ([args.seed + b for b in range(B)] if args.seeds is None
+             else [require_int(s, "--seeds", minimum=0) for s in _numbers(args.seeds, "--seeds", int)])
+    if init is not None:
+        if args.normalize:
+            norms = np.linalg.norm(np.asarray(init, dtype=float), axis=2, keepdims=True)
+            if np.any(norms == 0):
+                raise InputError(f"init file {args.init} has a zero row that cannot be normalised")
+            init = np.asarray(init, dtype=float) / norms
+        X0 = require_batch(init, f"init file {args.init}")
+        init_how = "given"
+    else:
+        n = require_int(args.n, "n", minimum=1)
+        d = require_int(args.d, "d", minimum=2)
+        check_array((B, n, d), f"a batch of B={B} systems with n={n}, d={d}", copies=20)
+        X0 = np.stack([uniform_sphere(n, d, s) for s in seeds])
+        init_how = "uniform"
+    d = X0.shape[2]
+    mats = load_attention_matrices(args.matrices, d) if args.matrices else {}
+    model = Model(kind=args.model, beta=betas[0] if args.beta is None else args.beta, kernel=kernel_from_args(args),
+                  time_unit=args.time_unit, noise=args.noise, **mats, **architecture_from_args(args))
+    dt = args.dt if (args.dt is not None or args.method in ADAPTIVE_METHODS) else 0.05
+    noise_seeds = seeds if args.noise_seed is None else [args.noise_seed + b for b in range(B)]
+    solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend)
+    save_times = None if args.save_times is None else parse_save_times(args.save_times, args.t_end)
+    save = SaveAt(every=args.save_every, times=save_times)
+    from numerics.common.provenance import StderrProgress
+
+    traj = simulate(model, X0, args.t_end, solver=solver, save=save,
+                    members=Members(beta=betas, seeds=[int(s) for s in noise_seeds]),
+                    progress=StderrProgress("simulate"),
+                    energy_progress=StderrProgress("simulate: energy", unit="frames "),
+                    provenance={"seed": seeds if init_how == "uniform" else None, "init": init_how})
+    write_start = time.perf_counter()
+    traj.save(args.out)
+    write_seconds = time.perf_counter() - write_start
+    return _report(args, traj, seeds if init_how == "uniform" else None, noise_seeds, wall_start, write_seconds)
+
+
+def _report(args, traj, seeds, noise_seeds, wall_start: float, write_seconds: float) -> int:
+    meta = traj.meta
+    B = traj.X.shape[1]
+    energy = traj.energy
+    slack = 1e-12 * np.maximum(1.0, np.max(np.abs(energy), axis=0))
+    monotone = np.all(np.diff(energy, axis=0) >= -slack, axis=0)
+    betas = meta["batch"]["beta"] or [meta["beta"]] * B
+    noisy = meta.get("noise_seed") is not None
+    members = [{"member": b, "beta": float(betas[b]), "seed": None if seeds is None else int(seeds[b]),
+                "noise_seed": int(noise_seeds[b]) if noisy else None, "final_energy": float(energy[-1, b]),
+                "energy_monotone": bool(monotone[b])} for b in range(B)]
+    seconds = time.perf_counter() - wall_start
+    timings = meta["timings"]
+    payload = {"out": args.out, "batch": B, "n": meta["n"], "d": meta["d"], "model": meta["model"],
+               "method": meta["method"], "method_used": meta.get("method_used"), "backend": meta["backend"],
+               "noise": meta.get("noise") or None, "time_unit": meta["time_unit"], "t_end": float(traj.times[-1]),
+               "frames": int(traj.times.size), "step": meta["batch"]["step"],
+               "energy_normalization": meta["energy_normalization"],
+               "blas_threads": meta["threads"]["blas_threads_chosen"],
+               "max_norm_error": float(np.max(np.abs(np.linalg.norm(traj.X, axis=3) - 1.0))),
+               "members": members, "seconds": seconds,
+               "timings": {"integrate": timings["integrate"], "energy": timings["energy"], "write": write_seconds},
+               "versions": meta.get("versions")}
+    shown = [(k, v) for k, v in payload.items()
+             if v is not None and k not in ("members", "timings", "versions", "seconds", "energy_normalization",
+                                            "blas_threads")]  # the thread count depends on the machine: --json
+    shown.append(("energy_normalization", str(meta["energy_normalization"])))
+    shown.append(("seconds", f"{seconds:.3g} (integrate {timings['integrate']:.3g}, energy {timings['energy']:.3g}, "
+                             f"write {write_seconds:.3g})"))
+    rows = [(m["member"], m["beta"], "-" if m["seed"] is None else m["seed"],
+             "-" if m["noise_seed"] is None else m["noise_seed"], m["final_energy"], m["energy_monotone"])
+            for m in members[:SHOWN_MEMBERS]]
+    text = key_values(shown) + "\n\n" + table(rows, ["member", "beta", "seed", "noise seed", "final energy",
+                                                      "energy monotone"])
+    if B > SHOWN_MEMBERS:
+        text += f"\n... {B - SHOWN_MEMBERS} more members (--json lists all)"
+    emit(args, payload, text)
+    return 0
