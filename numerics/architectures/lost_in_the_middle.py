@@ -139,26 +139,40 @@ def profile(sigma, t: float, beta: float, lam: float = DEFAULT_LAMBDA, M: float 
     if np.any(sigma <= 0) or np.any(sigma > 1):
         raise InputError("source positions sigma must lie in (0, 1]")
     a, w = mode_rates(beta, n_max, time), window(n_max, M)
-    return sum(wn * correlation(t, sigma, an, lam) for an, wn in zip(a, w))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = sum(wn * correlation(t, sigma, an, lam) for an, wn in zip(a, w))
+    if not np.all(np.isfinite(out)):
+        raise InputError(f"the profile overflows float64 at t = {t:g}, beta = {beta:g} (rates up to {np.max(a):.3g}): "
+                         "take a smaller t or beta")
+    return out
 
 
 def threshold(beta: float, lam: float = DEFAULT_LAMBDA, M: float = DEFAULT_M, n_max: int = DEFAULT_NMAX,
               time: str = "paper") -> float:
     """t_crit = 2 (1 - e^{-lambda}) sum omega_n a_n / sum omega_n a_n^2 (0 for lambda = 0: no recency)."""
     beta, lam, M, n_max = validate(beta, lam, M, n_max)
-    a, w = mode_rates(beta, n_max, time), window(n_max, M)
-    return float(-2.0 * np.expm1(-lam) * np.sum(w * a) / np.sum(w * a * a))
+    b, w = _scaled_rates(beta, n_max, time), window(n_max, M)
+    # a_n = e^beta b_n in paper time (b_n = n^2 ive(n, beta)): the ratio is formed without overflow
+    scale = np.exp(-beta) if time == "paper" else 1.0
+    return float(-2.0 * np.expm1(-lam) * scale * np.sum(w * b) / np.sum(w * b * b))
+
+
+def _scaled_rates(beta: float, n_max: int, time: str) -> np.ndarray:
+    """a_n e^{-beta} (``paper``, finite for every beta) or a_n (``sa``, already finite)."""
+    n = np.arange(1, n_max + 1)
+    return n**2 * ive(n, beta) if time == "paper" else mode_rates(beta, n_max, time)
 
 
 def right_end_slope(t: float, beta: float, lam: float = DEFAULT_LAMBDA, M: float = DEFAULT_M,
                     n_max: int = DEFAULT_NMAX, time: str = "paper") -> float:
     """dS_t/dsigma at sigma = 1 from the closed form: kappa(1, 1) t lambda (sum w a - t sum w a^2/(2(1 - e^{-lambda})))."""
     beta, lam, M, n_max = validate(beta, lam, M, n_max)
-    a, w = mode_rates(beta, n_max, time), window(n_max, M)
-    k11 = label_kernel(1.0, 1.0, lam)
+    b, w = _scaled_rates(beta, n_max, time), window(n_max, M)
+    # c = t e^beta (paper time) multiplies the scaled rates b_n: a_n t = c b_n, formed without overflow
+    c = float(np.exp(beta + np.log(t))) if time == "paper" else float(t)
     if lam == 0.0:
-        return float(-0.5 * t * t * np.sum(w * a * a))
-    return float(k11 * t * lam * (np.sum(w * a) + t * np.sum(w * a * a) / (2.0 * np.expm1(-lam))))
+        return float(-0.5 * c * c * np.sum(w * b * b))
+    return float(label_kernel(1.0, 1.0, lam) * lam * c * (np.sum(w * b) + c * np.sum(w * b * b) / (2.0 * np.expm1(-lam))))
 
 
 def profile_shape(sigma: np.ndarray, values: np.ndarray) -> dict:

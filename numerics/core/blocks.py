@@ -503,8 +503,9 @@ def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa
     slopes = None if positions is None else positions.slopes(H)
     labels = None if positions is None else positions.labels_for(X.shape[0])
     for h in range(H):
+        keys = None
         if positions is None or positions.rope is None:
-            left, keys = (beta * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h]), None
+            left = (beta * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
         else:  # RoPE: rotated queries and keys in the head space R^k
             left, keys = positions.head_inputs(X, (beta * heads.scale) * (X @ heads.Q[h].T), X @ heads.K[h].T)
         bias = None if slopes is None else (slopes[h], labels)
