@@ -186,6 +186,41 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("zonal-diffusion-factor", "numerics/noise/zonal.py",
      "flux = self.weight_factor * (self.noise * drho - rho * dphi)",
      "flux = self.weight_factor * (2 * self.noise * drho - rho * dphi)", "zonal Fokker-Planck with diffusion 2 D"),
+    # -- positions: ALiBi, RoPE (numerics/core/positions.py) and lost in the middle --------------------------------
+    ("positions-bias-sign", "numerics/core/blocks.py",
+     "L -= bias_block(bias[0], bias[1], start, stop, cols)", "L += bias_block(bias[0], bias[1], start, stop, cols)",
+     "ALiBi bias added to the logits instead of subtracted"),
+    ("positions-rope-frequency", "numerics/core/positions.py",
+     "return float(base) ** (-2.0 * np.arange(half) / (2 * half)) if half else np.zeros(0)",
+     "return float(base) ** (-1.0 * np.arange(half) / (2 * half)) if half else np.zeros(0)",
+     "RoPE frequencies base^{-m/k} instead of base^{-2m/k}"),
+    ("positions-rope-rotation-sign", "numerics/core/positions.py",
+     "out[:, 0:2 * half:2] = c * even - s * odd", "out[:, 0:2 * half:2] = c * even + s * odd",
+     "RoPE pair map with a sign error (not a rotation)"),
+    ("positions-alibi-geometric-offset", "numerics/core/positions.py",
+     "return float(arr) * 2.0 ** (-ALIBI_RATIO_EXPONENT * np.arange(H) / H)",
+     "return float(arr) * 2.0 ** (-ALIBI_RATIO_EXPONENT * np.arange(1, H + 1) / H)",
+     "geometric slopes start at lambda 2^{-8/H} instead of lambda"),
+    ("positions-theory-alibi-abs", "theory/architectures.py",
+     "return sp.exp(-lam * sp.Abs(p_i - p_j))", "return sp.exp(-lam * (p_i - p_j))",
+     "symbolic ALiBi weight without the absolute value"),
+    ("litm-threshold-factor", "numerics/architectures/lost_in_the_middle.py",
+     "return float(-2.0 * np.expm1(-lam) * scale", "return float(-1.0 * np.expm1(-lam) * scale",
+     "t_crit without its factor 2"),
+    ("litm-psi-bessel-order", "numerics/architectures/lost_in_the_middle.py",
+     "out[~small] = c[~small] * ive(1, zz)", "out[~small] = c[~small] * ive(0, zz)", "psi_c with I_0 for I_1"),
+    ("litm-label-kernel", "numerics/architectures/lost_in_the_middle.py",
+     "return lam * np.exp(lam * (sigma - s)) / -np.expm1(-lam * s)",
+     "return lam * np.exp(lam * (sigma - s)) / np.expm1(lam * s)", "kappa with e^{lambda s} - 1 for 1 - e^{-lambda s}"),
+    ("litm-jacobian-sign", "numerics/architectures/lost_in_the_middle.py",
+     "A = P * (cu - beta * su * (su - v[:, :, None]))", "A = P * (cu + beta * su * (su - v[:, :, None]))",
+     "particle Jacobian with the softmax term's sign flipped"),
+    ("litm-sa-rates-normaliser", "numerics/architectures/lost_in_the_middle.py",
+     "return n**2 * (ive(n, beta) / ive(0, beta)) / beta", "return n**2 * ive(n, beta) / beta",
+     "sa rates without the softmax normaliser I_0(beta)"),
+    ("masked-alibi-sign", "numerics/architectures/masked_meanfield.py",
+     "S = S * np.exp(-alibi * (labels[:, None] - labels[None, :]))",
+     "S = S * np.exp(alibi * (labels[:, None] - labels[None, :]))", "masked mean field with the ALiBi kernel growing"),
 ]
 
 _AREA_TESTS = {
@@ -208,7 +243,9 @@ _AREA_TESTS = {
                  "tests/theory/test_gaussian_derivations.py"],
     "rd": ["tests/numerics/test_rd.py", "tests/theory/test_rd.py"],
     "architectures": ["tests/numerics/test_architectures_blocks.py", "tests/numerics/test_architectures_claims.py",
-                      "tests/numerics/test_architectures_masked.py", "tests/theory/test_architectures.py"],
+                      "tests/numerics/test_architectures_masked.py", "tests/theory/test_architectures.py",
+                      "tests/numerics/test_positions.py", "tests/numerics/test_lost_in_the_middle.py",
+                      "tests/theory/test_positions.py"],
     "noise": ["tests/numerics/test_noise.py", "tests/numerics/test_noise_sphere.py", "tests/theory/test_noise_theory.py"],
 }
 
@@ -220,6 +257,9 @@ _FILE_AREA = {
     "numerics/clusters/reduced.py": "clusters", "numerics/gaussian/solutions.py": "gaussian",
     "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd", "numerics/core/blocks.py": "architectures",
     "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
+    "numerics/core/positions.py": "architectures", "theory/architectures.py": "architectures",
+    "numerics/architectures/lost_in_the_middle.py": "architectures",
+    "numerics/architectures/masked_meanfield.py": "architectures",
 }
 
 

@@ -643,8 +643,6 @@ LITM_CASES = ((1.0, 1.0), (2.0, 0.5), (0.5, 2.0))  # (beta, lambda), M = 8, n_ma
 def lost_in_the_middle_rows() -> dict:
     """The closed form against its series, the finite-N matrix exponential, the masked mean field and the
     numerical threshold; the U shape below t_crit and its absence above."""
-    from scipy.optimize import brentq
-
     from numerics.architectures import lost_in_the_middle as L
 
     series = max(abs(float(L.psi(c, y)) - L.psi_series(c, y)) / L.psi_series(c, y)
@@ -659,6 +657,16 @@ def lost_in_the_middle_rows() -> dict:
     for lo, hi in zip(finite, finite[1:]):
         hi["observed_order"] = float(np.log2(lo["max_relative_error"] / hi["max_relative_error"]))
     masked = L.masked_meanfield_response(2.0, 1.0, 1.0, 1, (0.2, 0.5, 0.8))
+    return {"series_relative_error": series, "finite_n": finite, "masked_meanfield": masked,
+            **lost_in_the_middle_threshold_rows()}
+
+
+def lost_in_the_middle_threshold_rows() -> dict:
+    """t_crit against the root of the numerically differentiated right-end slope; the shape below and above."""
+    from scipy.optimize import brentq
+
+    from numerics.architectures import lost_in_the_middle as L
+
     thresholds, shapes = [], []
     grid = np.linspace(0.02, 1.0, 491)
     for beta, lam in LITM_CASES:
@@ -676,8 +684,7 @@ def lost_in_the_middle_rows() -> dict:
         for frac in (0.5, 1.5):
             shape = L.profile_shape(grid, L.profile(grid, frac * tc, beta, lam))
             shapes.append({"beta": beta, "lambda": lam, "t_over_t_crit": frac, **shape})
-    return {"series_relative_error": series, "finite_n": finite, "masked_meanfield": masked,
-            "thresholds": thresholds, "shapes": shapes}
+    return {"thresholds": thresholds, "shapes": shapes}
 
 
 @claim(id="architectures.lost-in-the-middle",
