@@ -350,3 +350,8 @@ def particle_profile(N: int, t: float, beta: float, lam: float, *, runs: int = 1
         done += r
     centres = np.array([labels[g].mean() for g in groups])
     return ParticleProfile(centres, per_run.mean(axis=0), per_run.std(axis=0, ddof=1) / np.sqrt(runs), runs, N)
+
+
+#: public names (``attnflow.retrieval_profile``, ``attnflow.lost_in_the_middle_threshold``)
+retrieval_profile = profile
+lost_in_the_middle_threshold = threshold

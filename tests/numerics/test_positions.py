@@ -212,3 +212,11 @@ def test_planted_reversed_mask_does_not_collapse_to_the_first_token(monkeypatch)
     monkeypatch.setattr(B, "_averages", reversed_mask)
     runs = causal_collapse_position_runs([(11, 4, 3, 1.0, 0.5, None)], t_end=30.0)
     assert runs[0]["x1_displacement"] > 1e-3
+
+
+def test_one_cluster_criterion_can_fail():
+    """The one-cluster check on a state that has not synchronised (t = 0.5): 1 - min cos is far above 1e-10."""
+    from numerics.architectures.positions_checks import one_cluster_runs
+
+    (row,) = one_cluster_runs([(1, "sa", 8, 3, 1.0, 0.5, None)], t_end=0.5)
+    assert row["one_minus_min_cos"] > 1e-2
