@@ -139,3 +139,19 @@ def one_cluster_runs(cases, t_end: float = 200.0) -> list[dict]:
         out.append({"seed": seed, "kind": kind, "n": n, "d": d, "beta": beta, "alibi": alibi, "rope": rope,
                     "t_end": t_end, "one_minus_min_cos": float(1.0 - np.min(X @ X.T))})
     return out
+
+
+def generated_field_error(kind: str = "usa", n: int = 3, d: int = 4, beta: float = 1.2, base: float = 5.0,
+                          lam: float = 0.4, labels=(0.0, 1.5, 4.0), particle: int = 2, seed: int = 0) -> dict:
+    """The generated block field with ALiBi and RoPE (:func:`theory.architectures.block_velocity_function`, SymPy ->
+    NumPy) against the hand-written one (``Model(..., alibi=, rope=, positions=)``, backend blocks) at one particle.
+    d = 4 so that two RoPE frequencies (1 and base^{-1/2}) enter."""
+    from theory.architectures import block_velocity_function
+
+    X = uniform_sphere(n, d, np.random.default_rng(seed))
+    I = np.eye(d)
+    ref = Model(kind, beta, rope=base, alibi=lam, positions=list(labels)).vector_field(n, d, "direct")[0](X)[particle]
+    f = block_velocity_function(kind, n, [(I, I, I, I)], rope=base, alibi=lam, labels=list(labels), particle=particle)
+    gen = np.array(f(*X.ravel(), beta))
+    return {"kind": kind, "n": n, "d": d, "beta": beta, "base": base, "lambda": lam, "particle": particle,
+            "relative_error": float(np.max(np.abs(gen - ref)) / np.max(np.abs(ref)))}
