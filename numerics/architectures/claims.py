@@ -593,9 +593,12 @@ def check_rope_causal_collapse() -> CheckResult:
     return _position_collapse("architectures.rope-causal-collapse", POSITION_COLLAPSE_CASES["rope"])
 
 
-#: one cluster: 1 - min <x_i, x_j> at t = 200 (measured below 1e-15 in every run; the flow contracts exponentially)
+#: one cluster: 1 - min <x_i, x_j> at t = 2000. The first version stopped at t = 200, where lambda = 2 had not
+#: clustered yet (1 - min cos up to 0.14 for usa: neighbours interact with weight e^{-2}, and the flow is slower);
+#: by t = 2000 every run is at round-off (see the note)
 ONE_CLUSTER_TOLERANCE = 1e-10
 ONE_CLUSTER_SEEDS = (1, 2, 3)
+ONE_CLUSTER_TIME = 2000.0
 
 
 def _one_cluster(cid: str, mechanisms) -> CheckResult:
@@ -603,7 +606,7 @@ def _one_cluster(cid: str, mechanisms) -> CheckResult:
 
     cases = [(seed, kind, 8, 3, 1.0, alibi, rope) for alibi, rope in mechanisms for kind in ("sa", "usa")
              for seed in ONE_CLUSTER_SEEDS]
-    runs = one_cluster_runs(cases)
+    runs = one_cluster_runs(cases, ONE_CLUSTER_TIME)
     worst = max(r["one_minus_min_cos"] for r in runs)
     return CheckResult(cid, _status(worst <= ONE_CLUSTER_TOLERANCE), worst, 0.0, f"<= {ONE_CLUSTER_TOLERANCE:g}",
                        {"runs": runs, "paths": "adaptive simulation (backend blocks with positions) from uniform starts"})
