@@ -509,7 +509,9 @@ def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa
         else:  # RoPE: rotated queries and keys in the head space R^k
             left, keys = positions.head_inputs(X, (beta * heads.scale) * (X @ heads.Q[h].T), X @ heads.K[h].T)
         bias = None if slopes is None else (slopes[h], labels)
-        y = (_averages(X, left, beta, kind, causal, block, keys, bias) @ heads.V[h].T) @ heads.W[h]
+        a = (_averages(X, left, beta, kind, causal, block) if keys is None and bias is None
+             else _averages(X, left, beta, kind, causal, block, keys, bias))
+        y = (a @ heads.V[h].T) @ heads.W[h]
         total += y if mlp is None else mlp(H * y, h) / H
     total -= (np.einsum("ij,ij->i", X, total) / np.einsum("ij,ij->i", X, X))[:, None] * X
     return total
@@ -523,7 +525,9 @@ def make_block_field(beta: float, kind: str, heads: MultiHead, mlp: MLP | None =
     beta = require_real(beta, "beta")
 
     def field(X: np.ndarray) -> np.ndarray:
-        return block_velocity(X, heads, beta, kind, mlp, causal, block, positions)
+        if positions is None:  # today's call, unchanged (positions are a keyword of block_velocity)
+            return block_velocity(X, heads, beta, kind, mlp, causal, block)
+        return block_velocity(X, heads, beta, kind, mlp, causal, block, positions=positions)
 
     return field
 
