@@ -30,7 +30,7 @@ def add_arguments(p):
     p.add_argument("--points", type=int, default=9, help="source positions s in the table (default 9, 3..101)")
     p.add_argument("--particles", type=int, metavar="N",
                    help="also run the causal ALiBi sa particle system with N tokens (needs --time-unit sa) and "
-                        "report its binned profile (Monte Carlo, exact derivative estimator)")
+                        "report its binned profile (Monte Carlo, exact derivative estimator); default: none")
     p.add_argument("--runs", type=int, default=16, help="with --particles: independent uniform starts (default 16)")
     p.add_argument("--bins", type=int, default=8, help="with --particles: position bins (default 8)")
     p.add_argument("--dt", type=float, default=0.1, help="with --particles: RK4 step (default 0.1)")
