@@ -1,6 +1,6 @@
 """
 Lost in the middle: the U-shaped retrieval profile of causal attention and its threshold (DGR)
-=============================================================================================
+==============================================================================================
 
 **Paper.** Duerinckx, Geshkovski, Rossi, *Kinetic theory for transformers and the lost-in-the-middle phenomenon*,
 arXiv 2605.09213 (we read the abstract and the authors' public scripts): causal attention on the circle with

@@ -18,7 +18,7 @@ N c_n(t; j, k) -> G_n(t, s; sigma) solves the Volterra equation in the position 
     d/dt G = a_n [ kappa(s, sigma) + int_sigma^s kappa(s, tau) G(t, tau; sigma) d tau ],
     kappa(s, tau) = lambda e^{lambda tau} / (e^{lambda s} - 1),
 
-whose iterated kernels are kappa^{*m}(s, sigma) = lambda e^{lambda sigma} Y^{m - 1} / ((e^{lambda s} - 1)(m-1)!),
+whose m-fold iterated kernels are K_m(s, sigma) = lambda e^{lambda sigma} Y^{m - 1} / ((e^{lambda s} - 1)(m-1)!),
 Y = log((e^{lambda s} - 1)/(e^{lambda sigma} - 1)); summing the series at s = 1:
 
     G_n(t, 1; sigma) = kappa(1, sigma) psi_{a_n t}(Y_lambda(sigma)),   psi_c(y) = sum_k c^{k+1} y^k / (k! (k+1)!)
