@@ -90,13 +90,18 @@ def head_mlp(mlp, h: int):
 
 
 def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *, beta=sym.beta, scale=1,
-                         weight: sp.Expr | None = None, mlp=None, causal: bool = False) -> sp.Matrix:
+                         weight: sp.Expr | None = None, mlp=None, causal: bool = False, alibi=None, rope=None,
+                         labels: Sequence | None = None) -> sp.Matrix:
     """The velocity of particle ``i`` (0-based) among ``points`` (module docstring).
 
     ``heads``: sequence of (Q_h, K_h, V_h, W_h), each k x d (sympy or numbers). ``weight``: phi'(s) as an
     expression in :data:`theory.symbols.s` (default e^{beta s}). ``mlp``: (W1, b1, W2, b2, activation name)
     shared by the heads, or a sequence of H such tuples (MLP^{[h]} in head h's term):
     v_i = P_{x_i}((1/H) sum_h MLP^{[h]}(H W_h^T V_h a_i^h)).
+
+    Positions (:func:`position_weight`): ``alibi`` (one slope, or one per head) multiplies w_ij^h by
+    e^{-lambda_h |p_i - p_j|}; ``rope`` (a base) puts R(p_i) and R(p_j) of :func:`rope_rotation` on the query and
+    key sides, s_ij = c <R(p_i) Q_h x_i, R(p_j) K_h x_j>; ``labels`` are the p_i (default 0, 1, ..., n - 1).
     """
     if kind not in ("sa", "usa"):
         raise ValueError(f"kind must be sa or usa, got {kind!r}")
@@ -109,14 +114,44 @@ def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *
     total = sp.zeros(x.rows, 1)
     if mlp is not None and not isinstance(mlp[-1], str) and len(mlp) != H:
         raise ValueError(f"{len(mlp)} per-head MLPs for {H} heads")
+    p = list(range(n)) if labels is None else list(labels)
     for h, (Q, K, V, W) in enumerate(heads):
         Q, K, V, W = (sp.Matrix(M) for M in (Q, K, V, W))
-        weights = [w_expr.subs(sym.s, scale * ((Q * x).T * (K * y))[0, 0]) for y in J]
+        weights = [w_expr.subs(sym.s, scale * _rotated_score(Q * x, K * y, p[i], p[j], rope))
+                   * position_weight(alibi, h, H, p[i], p[j]) for j, y in enumerate(J)]
         a = sum((w * y for w, y in zip(weights, J)), sp.zeros(x.rows, 1))
         a = a / (sum(weights) if kind == "sa" else n)
         y_h = W.T * V * a
         total += y_h if mlp is None else mlp_apply(head_mlp(mlp, h), H * y_h) / H
     return tangent_projection(x, total)
+
+
+def rope_rotation(p, k: int, base) -> sp.Matrix:
+    """R(p) on R^k: the pairs (2m, 2m + 1) rotated by p theta_m, theta_m = base^{-2m/k'}, k' = 2 floor(k/2) (odd k:
+    the last coordinate is fixed). Convention of :mod:`numerics.core.positions`."""
+    R = sp.eye(k)
+    half = k // 2
+    for m in range(half):
+        ang = p * sp.Pow(base, -sp.Rational(2 * m, 2 * half))
+        c, s_ = sp.cos(ang), sp.sin(ang)
+        R[2 * m, 2 * m], R[2 * m, 2 * m + 1], R[2 * m + 1, 2 * m], R[2 * m + 1, 2 * m + 1] = c, -s_, s_, c
+    return R
+
+
+def _rotated_score(q: sp.Matrix, k: sp.Matrix, p_i, p_j, rope) -> sp.Expr:
+    """<R(p_i) q, R(p_j) k> (RoPE) or <q, k> (``rope`` None)."""
+    if rope is None:
+        return (q.T * k)[0, 0]
+    return ((rope_rotation(p_i, q.rows, rope) * q).T * (rope_rotation(p_j, k.rows, rope) * k))[0, 0]
+
+
+def position_weight(alibi, h: int, H: int, p_i, p_j) -> sp.Expr:
+    """e^{-lambda_h |p_i - p_j|} (ALiBi) or 1: ``alibi`` a sequence of per-head slopes, or one slope lambda giving
+    head h (0-based) of H the geometric slope lambda 2^{-8h/H} (the convention of :mod:`numerics.core.positions`)."""
+    if alibi is None:
+        return sp.Integer(1)
+    lam = alibi[h] if isinstance(alibi, (list, tuple)) else alibi * sp.Integer(2) ** (-sp.Rational(8 * h, H))
+    return sp.exp(-lam * sp.Abs(p_i - p_j))
 
 
 def scheduled_particle_field(kind: str, points: Sequence, i: int, layers: Sequence, times: Sequence, *,
@@ -531,15 +566,139 @@ def curl_at(kind: str, heads: Sequence, angles: Sequence, beta_value, metric=Non
     return {(p, q): _curl_entry(a, pts, p, q).subs(subs).evalf(digits) for p, q in pairs}
 
 
+# -- positions: ALiBi and RoPE ----------------------------------------------------------------------------------------
+SOURCE_POSITIONS = ("Press, Smith, Lewis arXiv 2108.12409 (ALiBi); Su et al. arXiv 2104.09864 (RoPE); energy of "
+                    "GLPR arXiv 2312.10794 with position weights")
+
+
+def alibi_energy(points: Sequence, labels: Sequence, lam, beta=sym.beta) -> sp.Expr:
+    """E = 1/(2 beta n^2) sum_{i,j} e^{beta <x_i, x_j> - lambda |p_i - p_j|} (the pair weight is symmetric in i, j)."""
+    pts = [_col(p) for p in points]
+    n = len(pts)
+    return sum(sp.exp(beta * (x.T * y)[0, 0] - lam * sp.Abs(p - q)) for x, p in zip(pts, labels)
+               for y, q in zip(pts, labels)) / (2 * beta * n**2)
+
+
+def alibi_gradient_derivation(d: int = 2, labels=(0, 1, 3)) -> Derivation:
+    """usa with ALiBi and Q = K = V = I (no mask) is v_i = n grad_i E (Riemannian) for :func:`alibi_energy`, lambda
+    symbolic, labels exact: the ALiBi weight is symmetric in (i, j), so GLPR's gradient structure survives."""
+    n = len(labels)
+    lam = sp.Symbol("lambda", nonnegative=True)
+    pts, sampler0 = _sphere_points(d, n)
+    I = sp.eye(d)
+    lhs = block_particle_field("usa", pts, 0, [(I, I, I, I)], alibi=lam, labels=list(labels))
+    E = alibi_energy(pts, labels, lam)
+    grad = sp.Matrix([sp.diff(E, xi) for xi in pts[0]])
+    rhs = n * tangent_projection(pts[0], grad)
+
+    def sampler(rng):
+        subs = sampler0(rng)
+        subs[lam] = random_rational(rng, 0, 2, 5)
+        return subs
+
+    return Derivation(title=f"usa with ALiBi (labels {tuple(labels)}): v_1 = n grad_1 E, "
+                            f"E = sum e^(beta<x_i,x_j> - lambda|p_i - p_j|)/(2 beta n^2) (d = {d})",
+                      source=SOURCE_POSITIONS, lhs=lhs, rhs=rhs, sampler=sampler,
+                      steps=(Step("energy E", E), Step("Euclidean gradient in x_1", grad)),
+                      notes="sa: Z_i v_i = n^2 grad_i E, a gradient flow in the metric with factors Z_i (GLPR); "
+                            "a causal mask makes the weight asymmetric and breaks both")
+
+
+def rope_relative_derivation(k: int = 4) -> Derivation:
+    """<R(p) q, R(r) k> = <q, R(r - p) k>: RoPE scores depend on the positions through r - p only (symbolic p, r,
+    base; the rotation of :func:`rope_rotation`)."""
+    p, r = sp.symbols("p r", real=True)
+    base = sp.Symbol("b", positive=True)
+    q = sp.Matrix(sp.symbols(f"q1:{k + 1}", real=True))
+    kk = sp.Matrix(sp.symbols(f"k1:{k + 1}", real=True))
+    lhs = _rotated_score(q, kk, p, r, base)
+    rhs = (q.T * rope_rotation(r - p, k, base) * kk)[0, 0]
+    return Derivation(title=f"RoPE: <R(p) q, R(r) k> = <q, R(r - p) k> (k = {k})", source=SOURCE_POSITIONS,
+                      lhs=sp.expand_trig(sp.expand(lhs)), rhs=sp.expand_trig(sp.expand(rhs)),
+                      steps=(Step("R(p)^T R(r) = R(r - p) (commuting plane rotations)", rope_rotation(r - p, k, base)),))
+
+
+def rope_energy(points: Sequence, labels: Sequence, beta=sym.beta) -> sp.Expr:
+    """E_R = 1/(2 beta n^2) sum_{i,j} e^{beta <R(p_i) x_i, R(p_j) x_j>} (base 1 on d = 2: R(p) is the rotation by p)."""
+    pts = [_col(x) for x in points]
+    n = len(pts)
+    return sum(sp.exp(beta * _rotated_score(x, y, p, q, 1)) for x, p in zip(pts, labels)
+               for y, q in zip(pts, labels)) / (2 * beta * n**2)
+
+
+def rope_gradient_derivation(n: int = 3) -> Derivation:
+    """usa on S^1 with RoPE and *rotated values*, v_i = P_{x_i}(R(p_i)^T (1/n) sum_j e^{beta <R(p_i) x_i, R(p_j) x_j>}
+    R(p_j) x_j), is n grad_i E_R (:func:`rope_energy`; labels symbolic). With plain values (V x_j, what RoPE does)
+    the weight matrix R(p_j - p_i) is not symmetric and the field is not this gradient."""
+    pts, sampler0 = _sphere_points(2, n)
+    ps = sp.symbols(f"p1:{n + 1}", real=True)
+    x = pts[0]
+    R = [rope_rotation(p, 2, 1) for p in ps]
+    acc = sp.zeros(2, 1)
+    for y, Rj in zip(pts, R):
+        acc += sp.exp(sym.beta * ((R[0] * x).T * (Rj * y))[0, 0]) * (R[0].T * Rj * y) / n
+    lhs = tangent_projection(x, acc)
+    E = rope_energy(pts, ps)
+    grad = sp.Matrix([sp.diff(E, xi) for xi in x])
+    rhs = n * tangent_projection(x, grad)
+    return Derivation(title=f"usa with RoPE and rotated values on S^1: v_1 = n grad_1 E_R (n = {n})",
+                      source=SOURCE_POSITIONS, lhs=lhs, rhs=rhs, sampler=sampler0,
+                      steps=(Step("energy E_R", E), Step("Euclidean gradient in x_1", grad)))
+
+
+def causal_positions_first_token_derivation(d: int = 2, n: int = 3) -> Derivation:
+    """Causal sa with V = I, ALiBi (symbolic lambda) and RoPE (symbolic base, labels 0, 1, ...): the first token
+    attends to itself only, so v_1 = P_{x_1} x_1 = 0 for any Q, K."""
+    Q, K, _, _ = head_matrices(1, d, d)
+    lam = sp.Symbol("lambda", nonnegative=True)
+    base = sp.Symbol("b", positive=True)
+    pts, sampler = _sphere_points(d, n)
+    lhs = block_particle_field("sa", pts, 0, [(Q, K, sp.eye(d), sp.eye(d))], causal=True, alibi=lam, rope=base)
+    return Derivation(title=f"causal sa with ALiBi and RoPE, V = I: the first token does not move (d = {d})",
+                      source=SOURCE_KPR + "; " + SOURCE_POSITIONS, lhs=lhs, rhs=sp.zeros(d, 1), sampler=sampler,
+                      steps=(Step("a_1 = x_1 (only j = 1 is visible, whatever its weight)", pts[0]),))
+
+
+def causal_positions_two_token_derivation(d: int = 2) -> Derivation:
+    """Causal sa, V = I, ALiBi and RoPE (labels 0, p): d<x_1,x_2>/dt = sigma(s_21 - s_22 - lambda p)(1 - <x_1,x_2>^2)
+    with the rotated scores s_2j = beta <R(1) Q x_2, R(p_j) K x_j>: the weight stays in (0, 1), so the KPR merge
+    of token 2 into token 1 survives both mechanisms."""
+    Q, K, _, _ = head_matrices(1, d, d)
+    lam = sp.Symbol("lambda", nonnegative=True)
+    base = sp.Integer(1)
+    p2 = sp.atan(sp.Rational(4, 3))  # R(p2) has the rational entries 3/5, 4/5: exact evaluation at rational points
+    pts, sampler0 = _sphere_points(d, 2)
+    x1, x2 = pts
+    v2 = block_particle_field("sa", pts, 1, [(Q, K, sp.eye(d), sp.eye(d))], causal=True, alibi=lam, rope=base,
+                              labels=[0, p2])
+    lhs = (x1.T * v2)[0, 0]
+    s21 = sym.beta * _rotated_score(Q * x2, K * x1, p2, 0, base)
+    s22 = sym.beta * _rotated_score(Q * x2, K * x2, p2, p2, base)
+    c = (x1.T * x2)[0, 0]
+    rhs = (1 - c**2) / (1 + sp.exp(-(s21 - s22 - lam * p2)))
+    entries = list(Q) + list(K)
+
+    def sampler(rng):
+        subs = sampler0(rng)
+        subs.update({e: random_rational(rng, -2, 2, 5) for e in entries})
+        subs[lam] = random_rational(rng, 0, 2, 5)
+        return subs
+
+    return Derivation(title=f"causal sa with ALiBi and RoPE, V = I: d<x_1,x_2>/dt = sigma(s_21 - s_22 - lambda p_2) "
+                            f"(1 - <x_1,x_2>^2) (d = {d})", source=SOURCE_KPR + "; " + SOURCE_POSITIONS,
+                      lhs=lhs, rhs=rhs, sampler=sampler)
+
+
 # -- code generation -------------------------------------------------------------------------------------------------
 def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=None, causal: bool = False,
-                            particle: int = 0):
+                            particle: int = 0, alibi=None, rope=None, labels=None):
     """Emit the velocity of particle ``particle`` as a compiled NumPy function (theory.codegen).
 
     Signature: ``f(x1_1, ..., x1_d, x2_1, ..., xn_d, beta) -> (v_1, ..., v_d)`` (coordinates of all n particles,
     row by row, then beta), elementwise over arrays. ``heads_numeric``: sequence of (Q, K, V, W) as nested
     lists or arrays (numbers baked into the code); ``mlp`` likewise: one shared (W1, b1, W2, b2, activation
     name), or a sequence of H such tuples (one MLP per head). The signature does not depend on H or the MLP.
+    ``alibi``, ``rope``, ``labels``: the position mechanism of :func:`block_particle_field` (numbers baked in).
     """
     from .codegen import compile_function
 
@@ -549,7 +708,10 @@ def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=No
     pts = [sym.particle(j + 1, d) for j in range(n)]
     one = (lambda m: (exact(m[0]), exact(m[1]), exact(m[2]), exact(m[3]), m[4]))
     mlp_s = None if mlp is None else (one(mlp) if isinstance(mlp[-1], str) else [one(m) for m in mlp])
-    v = block_particle_field(kind, pts, particle, heads, scale=scale, mlp=mlp_s, causal=causal)
+    num = (lambda v: None if v is None else (sp.Rational(float(v)) if not isinstance(v, (list, tuple))
+                                             else [sp.Rational(float(e)) for e in v]))
+    v = block_particle_field(kind, pts, particle, heads, scale=scale, mlp=mlp_s, causal=causal, alibi=num(alibi),
+                             rope=num(rope), labels=None if labels is None else num(list(labels)))
     args = [c for p in pts for c in p] + [sym.beta]
     names = [f"x{j + 1}_{a + 1}" for j in range(n) for a in range(d)] + ["beta"]
     return compile_function(f"block_velocity_{kind}", args, tuple(v), doc="velocity of one particle of the "

@@ -166,7 +166,7 @@ def _initial_curves(initial, labels: np.ndarray) -> np.ndarray:
 
 def solve_masked_meanfield(initial: Callable[[np.ndarray], np.ndarray], t_end: float, beta: float, *,
                            kind: str = "sa", N: int = 32, weights=None, Q=None, K=None, V=None, times=None,
-                           rtol: float = 1e-11, atol: float = 1e-13) -> MaskedSolution:
+                           rtol: float = 1e-11, atol: float = 1e-13, alibi: float = 0.0) -> MaskedSolution:
     """Solve the masked mean-field equation (module docstring) from the curves ``initial``.
 
     Parameters
@@ -188,6 +188,10 @@ def solve_masked_meanfield(initial: Callable[[np.ndarray], np.ndarray], t_end: f
         Output times in [0, t_end] (default 0 and t_end).
     rtol, atol : float
         Tolerances of the DOP853 time integration.
+    alibi : float
+        lambda >= 0: the ALiBi label kernel e^{-lambda (s - tau)} multiplies the integrand (tau <= s; written
+        without the absolute value so that it stays analytic for the Chebyshev rule). Labels in [0, 1]: the
+        particle system with labels j/n and ``Model(alibi=lambda, positions=j/n)``.
     """
     kind = require_choice(kind, "model", MODELS)
     beta = require_real(beta, "beta")
@@ -209,7 +213,10 @@ def solve_masked_meanfield(initial: Callable[[np.ndarray], np.ndarray], t_end: f
     ts = np.array([0.0, t_end]) if times is None else require_finite_array(times, "times", ndim=1)
     if np.any(np.diff(ts) <= 0) or ts[0] < 0 or ts[-1] > t_end:
         raise InputError("times must increase strictly within [0, t_end]")
+    alibi = require_real(alibi, "alibi lambda", minimum=0.0, maximum=700.0)
     S = integration_matrix(N)
+    if alibi:
+        S = S * np.exp(-alibi * (labels[:, None] - labels[None, :]))
     shape = X0.shape
 
     def rhs(t, y):

@@ -38,6 +38,8 @@ from scipy.special import erf
 
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_real
 from numerics.core.field import MODELS, block_rows
+from numerics.core.positions import PositionEncoding, bias_block, positions_from_args
+from numerics.core.positions import describe as describe_positions
 
 #: MLP activations by name
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -451,16 +453,24 @@ def head_averages(X: np.ndarray, score_map: np.ndarray, beta: float, kind: str, 
     return _averages(X, beta * (X @ score_map), beta, kind, causal, block)
 
 
-def _averages(X: np.ndarray, left: np.ndarray, beta: float, kind: str, causal: bool, block: int | None) -> np.ndarray:
-    """:func:`head_averages` with the query side ``left`` = beta X M precomputed (logits s_ij = <left_i, x_j>)."""
+def _averages(X: np.ndarray, left: np.ndarray, beta: float, kind: str, causal: bool, block: int | None,
+              keys: np.ndarray | None = None, bias=None) -> np.ndarray:
+    """:func:`head_averages` with the query side ``left`` = beta X M precomputed (logits s_ij = <left_i, x_j>).
+
+    Position mechanisms (:mod:`numerics.core.positions`): ``keys`` replaces X on the key side of the logits
+    (s_ij = <left_i, keys_j>, RoPE), ``bias = (lambda, labels)`` subtracts lambda |p_i - p_j| (ALiBi).
+    """
     n, d = X.shape
     b = block or block_rows(n)
     out = np.empty((n, d))
     rhs = np.hstack([X, np.ones((n, 1))])
+    right = X if keys is None else keys
     for start in range(0, n, b):
         stop = min(n, start + b)
         cols = stop if causal else n
-        L = left[start:stop] @ X[:cols].T
+        L = left[start:stop] @ right[:cols].T
+        if bias is not None:
+            L -= bias_block(bias[0], bias[1], start, stop, cols)
         if causal:
             rows = np.arange(start, stop)[:, None]
             L[np.arange(cols)[None, :] > rows] = -np.inf
@@ -479,7 +489,8 @@ def _averages(X: np.ndarray, left: np.ndarray, beta: float, kind: str, causal: b
 
 
 def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa", mlp: MLP | None = None,
-                   causal: bool = False, block: int | None = None, project: bool = True) -> np.ndarray:
+                   causal: bool = False, block: int | None = None, project: bool = True,
+                   positions: PositionEncoding | None = None) -> np.ndarray:
     """The projected velocity v_i of the transformer block (module docstring), at any X in R^{n x d}.
 
     Per head the query side beta c (X Q_h^T) K_h and the value side (a V_h^T) W_h are computed through the
@@ -489,9 +500,18 @@ def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa
     """
     H = heads.H
     total = np.zeros_like(X)
+    slopes = None if positions is None else positions.slopes(H)
+    labels = None if positions is None else positions.labels_for(X.shape[0])
     for h in range(H):
-        left = (beta * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
-        y = (_averages(X, left, beta, kind, causal, block) @ heads.V[h].T) @ heads.W[h]
+        keys = None
+        if positions is None or positions.rope is None:
+            left = (beta * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
+        else:  # RoPE: rotated queries and keys in the head space R^k
+            left, keys = positions.head_inputs(X, (beta * heads.scale) * (X @ heads.Q[h].T), X @ heads.K[h].T)
+        bias = None if slopes is None else (slopes[h], labels)
+        a = (_averages(X, left, beta, kind, causal, block) if keys is None and bias is None
+             else _averages(X, left, beta, kind, causal, block, keys, bias))
+        y = (a @ heads.V[h].T) @ heads.W[h]
         total += y if mlp is None else mlp(H * y, h) / H
     if project:  # project=False: the attention output itself (the normalisation schemes, numerics.core.norms)
         total -= (np.einsum("ij,ij->i", X, total) / np.einsum("ij,ij->i", X, X))[:, None] * X
@@ -499,13 +519,16 @@ def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa
 
 
 def make_block_field(beta: float, kind: str, heads: MultiHead, mlp: MLP | None = None, causal: bool = False,
-                     block: int | None = None) -> Callable[[np.ndarray], np.ndarray]:
+                     block: int | None = None,
+                     positions: PositionEncoding | None = None) -> Callable[[np.ndarray], np.ndarray]:
     """``field(X) -> (n, d)``: :func:`block_velocity` with the parameters validated once."""
     kind = require_choice(kind, "model", MODELS)
     beta = require_real(beta, "beta")
 
     def field(X: np.ndarray) -> np.ndarray:
-        return block_velocity(X, heads, beta, kind, mlp, causal, block)
+        if positions is None:  # today's call, unchanged (positions are a keyword of block_velocity)
+            return block_velocity(X, heads, beta, kind, mlp, causal, block)
+        return block_velocity(X, heads, beta, kind, mlp, causal, block, positions=positions)
 
     return field
 
@@ -518,19 +541,21 @@ class ScheduledField:
 
     time_dependent = True
 
-    def __init__(self, beta: float, kind: str, schedule: Schedule, causal: bool = False, block: int | None = None):
+    def __init__(self, beta: float, kind: str, schedule: Schedule, causal: bool = False, block: int | None = None,
+                 positions: PositionEncoding | None = None):
         self.beta, self.kind, self.schedule, self.causal, self.block = beta, kind, schedule, causal, block
+        self.positions = positions
         self._cache: dict[int, Callable] = {}
 
     def at(self, t: float) -> Callable[[np.ndarray], np.ndarray]:
         """The time-independent field of the layer acting at t."""
         if self.schedule.fn is not None:
             heads, mlp = self.schedule.at(t)
-            return make_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block)
+            return make_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block, self.positions)
         l = self.schedule.layer_index(t)
         if l not in self._cache:
             heads, mlp = self.schedule.at(t)
-            self._cache[l] = make_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block)
+            self._cache[l] = make_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block, self.positions)
         return self._cache[l]
 
     def __call__(self, X: np.ndarray, t: float) -> np.ndarray:
@@ -573,7 +598,8 @@ def mixed_kernel_coefficients(heads: MultiHead, tol: float = 1e-14) -> list[tupl
 
 def architecture_from_args(args) -> dict:
     """Model keywords ``heads``, ``mlp``, ``schedule``, ``causal`` from the CLI flags ``--heads FILE.npz``,
-    ``--mlp FILE.npz``, ``--schedule FILE.npz`` and ``--causal`` (missing flags are left out)."""
+    ``--mlp FILE.npz``, ``--schedule FILE.npz`` and ``--causal`` (missing flags are left out), and ``alibi``,
+    ``rope``, ``positions`` from ``--alibi``, ``--rope``, ``--positions`` (:mod:`numerics.core.positions`)."""
     out = {}
     if getattr(args, "heads", None):
         out["heads"] = MultiHead.load(args.heads)
@@ -583,6 +609,7 @@ def architecture_from_args(args) -> dict:
         out["schedule"] = Schedule.load(args.schedule)
     if getattr(args, "causal", None):
         out["causal"] = True
+    out.update(positions_from_args(args))
     return out
 
 
@@ -599,4 +626,5 @@ def architecture_summary(model) -> str:
         parts.append(f"MLP ({model.mlp.activation}, width {model.mlp.width}{per})")
     if model.causal:
         parts.append("causal mask")
+    parts += describe_positions(model)
     return ", ".join(parts) or "one head"

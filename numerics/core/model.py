@@ -95,6 +95,13 @@ class Model:
     centering : bool
         LayerNorm with centring (subtract the coordinate mean first) instead of RMSNorm (default False); see
         :mod:`theory.normalization` for what centring does on the sphere.
+    alibi : float or sequence of float, optional
+        ALiBi: the logits of head h get -lambda_h |p_i - p_j| (lambda >= 0; a scalar lambda gives the geometric
+        slopes lambda 2^{-8(h-1)/H} over H heads, a sequence one slope per head). See :mod:`numerics.core.positions`.
+    rope : float, optional
+        Rotary positions with this base: scores <R(p_i) Q_h x_i, R(p_j) K_h x_j>, frequencies base^{-2m/k}.
+    positions : (n,) array_like, optional
+        Position labels p_i of ALiBi and RoPE (default the row order p_i = i).
 
     Notes
     -----
@@ -120,6 +127,9 @@ class Model:
     norm_scale: float = 1.0
     radius0: float = 1.0
     centering: bool = False
+    alibi: Any = None
+    rope: float | None = None
+    positions: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", require_choice(self.kind, "model", MODELS))
@@ -152,10 +162,11 @@ class Model:
         if not isinstance(self.causal, (bool, np.bool_)):
             raise InputError(f"causal must be True or False, got {self.causal!r}")
         object.__setattr__(self, "causal", bool(self.causal))
+        self._check_positions()
         if not self.has_architecture:
             return
         if self.kernel is not None:
-            raise InputError("a user kernel cannot be combined with heads, mlp, schedule or causal")
+            raise InputError("a user kernel cannot be combined with heads, mlp, schedule, causal or positions")
         if self.time_unit != "natural":
             raise InputError("heads, mlp, schedule and causal use the natural time unit")
         if (self.heads is not None or self.schedule is not None) and dims:
@@ -171,6 +182,33 @@ class Model:
         if self.mlp is not None:
             self.mlp.check_heads(1 if self.heads is None else self.heads.H)
 
+    def _check_positions(self) -> None:
+        """Validate alibi, rope and the position labels (:mod:`numerics.core.positions`)."""
+        from numerics.core.positions import validate_alibi, validate_labels, validate_rope
+
+        object.__setattr__(self, "alibi", validate_alibi(self.alibi))
+        object.__setattr__(self, "rope", validate_rope(self.rope))
+        object.__setattr__(self, "positions", validate_labels(self.positions))
+        if self.positions is not None and self.alibi is None and self.rope is None:
+            raise InputError("position labels need a position mechanism: give alibi or rope as well")
+        if np.ndim(self.alibi) == 1:
+            H = self.heads.H if self.heads is not None else (None if self.schedule is not None else 1)
+            if H is not None and self.alibi.size != H:
+                raise InputError(f"alibi gives {self.alibi.size} slopes, but the attention has {H} heads")
+
+    @property
+    def has_positions(self) -> bool:
+        """True when the model uses ALiBi or rotary positions."""
+        return self.alibi is not None or self.rope is not None
+
+    def position_encoding(self):
+        """The :class:`numerics.core.positions.PositionEncoding` of the model, or ``None``."""
+        if not self.has_positions:
+            return None
+        from numerics.core.positions import PositionEncoding
+
+        return PositionEncoding(self.alibi, self.rope, self.positions)
+
     # -- what the model is --------------------------------------------------------------------------------
     @property
     def dimension(self) -> int | None:
@@ -185,9 +223,9 @@ class Model:
 
     @property
     def has_architecture(self) -> bool:
-        """True when the model uses heads, an MLP, a depth schedule or a causal mask."""
+        """True when the model uses heads, an MLP, a depth schedule, a causal mask or positions."""
         return (self.heads is not None or self.mlp is not None or self.schedule is not None
-                or bool(self.causal))
+                or bool(self.causal) or self.has_positions)
 
     @property
     def time_dependent(self) -> bool:
@@ -279,11 +317,13 @@ class Model:
         if self.schedule is not None:
             if backend == "fourier":
                 raise InputError("the fourier backend does not take a depth schedule; use --backend direct")
-            return ScheduledField(self.beta, self.kind, self.schedule, self.causal), "blocks"
+            return ScheduledField(self.beta, self.kind, self.schedule, self.causal,
+                                  positions=self.position_encoding()), "blocks"
         heads = self.block_heads(d)
         from numerics.core.blocks import make_mixed_fourier_field, mixed_kernel_coefficients
 
-        coeffs = None if (self.mlp is not None or self.causal) else mixed_kernel_coefficients(heads)
+        coeffs = None if (self.mlp is not None or self.causal or self.has_positions) else \
+            mixed_kernel_coefficients(heads)
         fourier = _fourier_module() if backend != "direct" else None
         if backend == "fourier":
             if fourier is None:
@@ -291,12 +331,15 @@ class Model:
                                  "build); use --backend direct")
             if coeffs is None:
                 raise InputError("fourier backend needs d = 2, heads with Q_h^T K_h and W_h^T V_h multiples of I, "
-                                 "no MLP and no causal mask")
+                                 "no MLP, no causal mask and no positions")
             return make_mixed_fourier_field(self.beta, self.kind, heads, fourier), "fourier"
         if (backend == "auto" and fourier is not None and coeffs is not None
                 and fourier.fourier_is_faster(n, max(abs(self.beta * b) for b, _ in coeffs))):
             return make_mixed_fourier_field(self.beta, self.kind, heads, fourier), "fourier"
-        return make_block_field(self.beta, self.kind, heads, self.mlp, self.causal), "blocks"
+        if self.positions is not None and self.positions.size != n:
+            raise InputError(f"{self.positions.size} position labels for {n} tokens")
+        return make_block_field(self.beta, self.kind, heads, self.mlp, self.causal,
+                                positions=self.position_encoding()), "blocks"
 
     # -- conversions --------------------------------------------------------------------------------------
     def to_meta(self, arrays: dict | None = None) -> dict:
@@ -319,6 +362,9 @@ class Model:
         if is_radial(self):
             meta.update({"norm": self.norm, "norm_alpha": self.norm_alpha, "norm_switch": self.norm_switch,
                          "norm_scale": self.norm_scale, "radius0": self.radius0, "centering": self.centering})
+        if self.has_positions:
+            meta.update({"alibi": self.alibi if np.ndim(self.alibi) == 0 else self.alibi.tolist(), "rope": self.rope,
+                         "positions": None if self.positions is None else self.positions.tolist()})
         return meta
 
     @classmethod
@@ -338,7 +384,8 @@ class Model:
                    causal=bool(meta.get("causal", False)), noise=meta.get("noise", 0.0),
                    norm=meta.get("norm", "post"), norm_alpha=meta.get("norm_alpha", 1.0),
                    norm_switch=meta.get("norm_switch"), norm_scale=meta.get("norm_scale", 1.0),
-                   radius0=meta.get("radius0", 1.0), centering=meta.get("centering", False))
+                   radius0=meta.get("radius0", 1.0), centering=meta.get("centering", False),
+                   alibi=meta.get("alibi"), rope=meta.get("rope"), positions=meta.get("positions"))
 
     def to_spec(self, d: int | None = None):
         """The symbolic :class:`theory.spec.ModelSpec` of this model (imports sympy)."""

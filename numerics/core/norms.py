@@ -138,9 +138,10 @@ class NormField:
         self.laws = _laws(phase or model.norm)
         heads, kind, beta, mlp, causal = model.block_heads(d), model.kind, model.beta, model.mlp, model.causal
         centre = model.centering
+        positions = model.position_encoding()  # ALiBi / RoPE act on the attention output like on the sphere flow
 
         def output(U):
-            A = block_velocity(U, heads, beta, kind, mlp, causal, project=False)
+            A = block_velocity(U, heads, beta, kind, mlp, causal, project=False, positions=positions)
             return A - A.mean(axis=1, keepdims=True) if centre else A
 
         self.output = output

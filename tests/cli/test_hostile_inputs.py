@@ -67,6 +67,7 @@ SIM = ["simulate", "--model", "sa", "--n", "4", "--d", "3", "--beta", "1", "--t-
      "--mean", "[0,0]", "--cov", "[[1,0],[0,1]]", "--t-end", "0.1", "--plot", "/dev/null"],
     ["clusters", "traj.npz", "--plot", "/dev/null"],
     ["conjecture", "run", "s1-no-spurious-maxima", "--budget", "1", "--save", "/dev/null"],
+    ["lost-in-the-middle", "--beta", "1", "--plot", "/dev/null"],
 ])
 def test_device_outputs_are_refused(capsys, work, argv):
     before = snapshot(work)
@@ -90,6 +91,7 @@ def test_symlink_to_a_device_is_refused_and_to_a_file_is_followed(capsys, work):
     (SIM + ["--matrices", "mats.npz", "--out", "mats.npz"], "is the input --matrices"),
     (SIM + ["--out", "a.npz", "--plot", "a.npz"], "name the same file"),
     (SIM + ["--out", "a.npz", "--plot", "./a.npz"], "name the same file"),
+    (SIM + ["--alibi", "1", "--positions", "mats.npz", "--out", "mats.npz"], "is the input --positions"),
 ])
 def test_outputs_never_overwrite_inputs(capsys, work, argv, fragment):
     before = snapshot(work)
@@ -197,6 +199,7 @@ def test_identity_at_a_pole_is_not_reported_as_failed():
     (["critical", "--config", "sync", "--n", "3", "--d", "3", "--beta", "1e4"], "700"),
     (["conjecture", "run", "landscape", "--beta-range", "1e4", "1e4"], "700"),
     (["--max-memory", "-1"] + SIM + ["--out", "o.npz"], "--max-memory"),
+    (["lost-in-the-middle", "--beta", "1", "--time-unit", "sa", "--particles", "512", "--runs", "10000"], "hours"),
 ])
 def test_requests_beyond_the_limits_are_refused_before_work(capsys, work, argv, fragment):
     before = snapshot(work)

@@ -13,11 +13,12 @@ from numerics.core.ensemble_cli import add_batch_arguments, batch_requested
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.core.names import ADAPTIVE_METHODS, BACKENDS, METHODS, MODELS, TIME_UNITS
 from numerics.core.norm_options import NORM_OPTIONS, add_norm_arguments, norm_from_args, norm_summary
+from numerics.core.positions import add_position_arguments
 
 NAME = "simulate"
 ORDER = 20
 HELP = "simulate self-attention dynamics on the sphere and save the trajectory (.npz)"
-INPUTS = ("init", "matrices", "resume")
+INPUTS = ("init", "matrices", "resume", "positions")
 OUTPUTS = ("out", "plot")
 #: --resume F --out F continues a run in place: the input is read completely before the output is written
 IN_PLACE = (("resume", "out"),)
@@ -45,6 +46,7 @@ def add_arguments(p):
                    "W (L, H, k, d) and optional MLP arrays with a leading layer axis")
     p.add_argument("--causal", action="store_true", default=None,
                    help="causal mask: token i attends to tokens j <= i (row order)")
+    add_position_arguments(p)
     add_kernel_arguments(p, "the dynamics (Q = K = V = I, natural time; sa needs phi' > 0)")
     add_norm_arguments(p)
     p.add_argument("--save-every", type=int, default=1, help="keep every k-th step (fixed-step methods)")
@@ -116,7 +118,7 @@ def run(args) -> int:
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices", "kernel",
                                                             "heads", "mlp", "schedule", "causal", "batch", "betas",
-                                                            "seeds")
+                                                            "seeds", "alibi", "rope", "positions")
                  + NORM_OPTIONS if getattr(args, k) is not None]
         if given:
             raise InputError(f"--resume continues with the parameters saved in {args.resume}; "

@@ -1,0 +1,205 @@
+"""Position mechanisms of decoders as dynamics: ALiBi biases and rotary positions (RoPE), with position labels.
+
+Every token carries a position label p_i (default p_i = i, the row order of X, counted from 0; only differences
+p_i - p_j enter). With a position mechanism the attention logits of head h become
+
+    ALiBi:  s_ij = beta c <Q_h x_i, K_h x_j> - lambda_h |p_i - p_j|,        lambda_h >= 0   (Press et al. 2021)
+    RoPE:   s_ij = beta c <R(p_i) Q_h x_i, R(p_j) K_h x_j> = beta c <Q_h x_i, R(p_j - p_i) K_h x_j>
+                                                                                       (Su et al. 2021)
+
+and both can be combined, with or without the causal mask. R(p) is block diagonal on the head space R^k: the
+coordinate pairs (2m, 2m + 1), m = 0, ..., floor(k/2) - 1, are rotated by the angle p theta_m with the
+frequencies theta_m = base^{-2m/k'} (k' = k for even k). For odd k the last coordinate is not rotated and
+k' = k - 1 (the pairs use the even-dimensional formula of the rotated part; partial rotary embeddings leave
+the remaining coordinates alone in the same way). The rotation is orthogonal, R(p)^T R(q) = R(q - p).
+
+ALiBi slopes: a scalar lambda gives head h (1-based) of H the slope lambda 2^{-8 (h - 1)/H}: the geometric
+sequence of the ALiBi paper with ratio 2^{-8/H}, started at lambda (the paper's slopes 2^{-8h/H} are
+lambda = 2^{-8/H}, :func:`paper_slopes`); with one head the slope is lambda. A sequence gives one slope per head.
+
+The sign convention: the bias is *subtracted*, so a larger lambda forgets distant tokens faster; lambda = 0 is
+today's field bit for bit.
+
+Sources: Press, Smith, Lewis, "Train short, test long: attention with linear biases", arXiv 2108.12409 (ALiBi);
+Su et al., "RoFormer: enhanced transformer with rotary position embedding", arXiv 2104.09864 (RoPE).
+Notes: ``proofs_notes/architectures-alibi-*.md``, ``proofs_notes/architectures-rope-*.md``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from numerics.common.errors import InputError, require_finite_array, require_real
+
+#: ALiBi's geometric ratio exponent: slopes lambda 2^{-RATIO (h - 1)/H} (the paper's 8)
+ALIBI_RATIO_EXPONENT = 8.0
+
+
+def paper_slopes(H: int) -> np.ndarray:
+    """The ALiBi paper's slopes 2^{-8h/H}, h = 1, ..., H (1/2, 1/4, ..., 1/256 for H = 8)."""
+    return 2.0 ** (-ALIBI_RATIO_EXPONENT * np.arange(1, H + 1) / H)
+
+
+def alibi_slopes(alibi, H: int) -> np.ndarray:
+    """Per-head slopes (H,): a scalar lambda -> lambda 2^{-8 (h - 1)/H}; a sequence of H slopes as given."""
+    arr = np.asarray(alibi, dtype=float)
+    if arr.ndim == 0:
+        return float(arr) * 2.0 ** (-ALIBI_RATIO_EXPONENT * np.arange(H) / H)
+    if arr.size != H:
+        raise InputError(f"alibi gives {arr.size} slopes, but the attention has {H} heads")
+    return arr
+
+
+def validate_alibi(alibi):
+    """``None``, a real lambda >= 0, or a 1-D sequence of slopes >= 0 (stored as a read-only array)."""
+    if alibi is None:
+        return None
+    if np.ndim(alibi) == 0:
+        return require_real(alibi, "alibi lambda", minimum=0.0)
+    arr = require_finite_array(alibi, "alibi slopes", ndim=1)
+    if arr.size < 1 or np.any(arr < 0):
+        raise InputError(f"alibi slopes must be >= 0 (one per head), got {arr.tolist()[:6]}")
+    arr = arr.copy()
+    arr.flags.writeable = False
+    return arr
+
+
+def validate_rope(base):
+    """``None`` or the RoPE base, a real number > 0 (10000 in RoFormer)."""
+    if base is None:
+        return None
+    return require_real(base, "rope base", minimum=0.0, strict_minimum=True)
+
+
+def validate_labels(labels):
+    """``None`` (row order) or a 1-D array of finite position labels (read-only copy)."""
+    if labels is None:
+        return None
+    arr = require_finite_array(labels, "position labels", ndim=1)
+    if arr.size < 1:
+        raise InputError("position labels must not be empty")
+    arr = arr.copy()
+    arr.flags.writeable = False
+    return arr
+
+
+def rope_frequencies(k: int, base: float) -> np.ndarray:
+    """theta_m = base^{-2m/k'} for m = 0, ..., floor(k/2) - 1, k' = 2 floor(k/2) (odd k: last coordinate fixed)."""
+    half = k // 2
+    return float(base) ** (-2.0 * np.arange(half) / (2 * half)) if half else np.zeros(0)
+
+
+def rotate(Y: np.ndarray, labels: np.ndarray, base: float) -> np.ndarray:
+    """R(p_i) y_i for each row of Y (n, k): pairs (2m, 2m + 1) rotated by p_i theta_m (module docstring)."""
+    n, k = Y.shape
+    half = k // 2
+    if half == 0:
+        return Y.copy()
+    ang = np.asarray(labels, float)[:, None] * rope_frequencies(k, base)[None, :]
+    c, s = np.cos(ang), np.sin(ang)
+    out = Y.copy()
+    even, odd = Y[:, 0:2 * half:2], Y[:, 1:2 * half:2]
+    out[:, 0:2 * half:2] = c * even - s * odd
+    out[:, 1:2 * half:2] = s * even + c * odd
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class PositionEncoding:
+    """The position mechanism of a model, for the block field (:func:`numerics.core.blocks.block_velocity`).
+
+    Parameters
+    ----------
+    alibi : float or (H,) array or None
+        Slope lambda (geometric over heads) or per-head slopes, all >= 0.
+    rope : float or None
+        RoPE base (> 0).
+    labels : (n,) array or None
+        Position labels; ``None`` is the row order p_i = i.
+    """
+
+    alibi: object = None
+    rope: float | None = None
+    labels: object = None
+
+    def labels_for(self, n: int) -> np.ndarray:
+        """The labels of n tokens (row order by default); given labels must number n."""
+        if self.labels is None:
+            return np.arange(n, dtype=float)
+        if self.labels.size != n:
+            raise InputError(f"{self.labels.size} position labels for {n} tokens")
+        return self.labels
+
+    def slopes(self, H: int) -> np.ndarray | None:
+        return None if self.alibi is None else alibi_slopes(self.alibi, H)
+
+    def head_inputs(self, X: np.ndarray, query: np.ndarray, key: np.ndarray):
+        """(query side, key side) of one head after RoPE: query rows R(p_i) q_i, key rows R(p_j) k_j."""
+        if self.rope is None:
+            return query, key
+        p = self.labels_for(X.shape[0])
+        return rotate(query, p, self.rope), rotate(key, p, self.rope)
+
+
+def bias_block(slope: float, labels: np.ndarray, start: int, stop: int, cols: int) -> np.ndarray:
+    """lambda |p_i - p_j| for rows i in [start, stop) and columns j < cols (subtracted from the logits)."""
+    return slope * np.abs(labels[start:stop, None] - labels[None, :cols])
+
+
+def load_labels(path) -> np.ndarray:
+    """Position labels from a ``.npy`` file (1-D) or a text file of numbers (whitespace or comma separated)."""
+    from numerics.common.readers import _require_file, read_npy
+
+    text_path = str(path)
+    if text_path.endswith(".npy"):
+        return validate_labels(read_npy(path, "position labels"))
+    _require_file(path, "position labels")  # missing files, directories and devices (/dev/zero) refused first
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read position labels {path}: {exc.__class__.__name__}") from None
+    try:
+        values = [float(v) for v in raw.replace(",", " ").split()]
+    except ValueError:
+        raise InputError(f"position labels {path} must hold numbers (whitespace or comma separated)") from None
+    return validate_labels(values)
+
+
+def positions_from_args(args) -> dict:
+    """Model keywords ``alibi``, ``rope``, ``positions`` from ``--alibi``, ``--rope``, ``--positions``."""
+    out = {}
+    if getattr(args, "alibi", None) is not None:
+        out["alibi"] = args.alibi
+    if getattr(args, "rope", None) is not None:
+        out["rope"] = args.rope
+    if getattr(args, "positions", None):
+        out["positions"] = load_labels(args.positions)
+    return out
+
+
+def describe(model) -> list[str]:
+    """Short descriptions of a model's position mechanism (for :func:`numerics.core.blocks.architecture_summary`)."""
+    parts = []
+    if model.alibi is not None:
+        lam = model.alibi
+        parts.append(f"ALiBi lambda={lam:g}" if np.ndim(lam) == 0 else f"ALiBi slopes {np.round(lam, 6).tolist()}")
+    if model.rope is not None:
+        parts.append(f"RoPE base={model.rope:g}")
+    if model.positions is not None:
+        parts.append(f"{model.positions.size} position labels")
+    return parts
+
+
+def add_position_arguments(p) -> None:
+    """The CLI options ``--alibi LAMBDA``, ``--rope BASE`` and ``--positions FILE`` (defaults: none)."""
+    p.add_argument("--alibi", type=float, metavar="LAMBDA",
+                   help="ALiBi: subtract LAMBDA |p_i - p_j| from the logits (LAMBDA >= 0; with H heads the slopes "
+                        "LAMBDA 2^(-8(h-1)/H)); default none")
+    p.add_argument("--rope", type=float, metavar="BASE",
+                   help="rotary positions: scores <R(p_i) Q x_i, R(p_j) K x_j>, frequencies BASE^(-2m/k) (BASE > 0, "
+                        "e.g. 10000; odd k: the last coordinate is not rotated); default none")
+    p.add_argument("--positions", metavar="FILE",
+                   help="position labels p_i for --alibi/--rope: .npy (1-D) or a text file of n numbers "
+                        "(default: the row order p_i = i)")
