@@ -150,3 +150,17 @@ def test_layer_method_is_the_schemes_own_layer():
     x_new = 2.0 * X0 + 0.1 * field.output(X0)
     assert np.allclose(out[:, -1], np.linalg.norm(x_new, axis=1), rtol=0, atol=1e-15)
     assert np.allclose(out[:, :-1], x_new / np.linalg.norm(x_new, axis=1)[:, None], rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("positions", [{"alibi": 1.0}, {"rope": 10.0}])
+def test_schemes_use_the_models_positions(positions):
+    """The attention output of a scheme is the block field's, positions included (they were once dropped)."""
+    from numerics.core.blocks import block_velocity
+
+    X = uniform_sphere(6, 4, seed=3)
+    plain = NormField(Model("sa", 2.0, norm="pre"), 4)
+    with_pos = NormField(Model("sa", 2.0, norm="pre", **positions), 4)
+    expected = block_velocity(X, MultiHead.from_single(None, None, None, d=4), 2.0, "sa", project=False,
+                              positions=Model("sa", 2.0, **positions).position_encoding())
+    assert np.array_equal(with_pos.output(X), expected)
+    assert np.max(np.abs(with_pos.output(X) - plain.output(X))) > 1e-3
