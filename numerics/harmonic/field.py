@@ -117,20 +117,21 @@ def _unit_rows(X: np.ndarray) -> np.ndarray:
     return X / norms[:, None]
 
 
-def direct_rows(U: np.ndarray, rows: np.ndarray, kappa: float, model: str, *, block_entries: int = 1 << 22):
-    """Exact attention sums of the given rows, blocked: (N_i / Z_i) for sa, (1/n) sum_j e^{kappa s_ij - |kappa|} x_j
-    for usa (the e^{-|kappa|}-scaled sum). O(n) per row, memory ``block_entries`` kernel entries. Unprojected.
+def direct_sums(U: np.ndarray, targets: np.ndarray, kappa: float, model: str, *,
+                block_entries: int = 1 << 22) -> np.ndarray:
+    """Exact attention sums of the measure (1/n) sum_j delta_{u_j} at the target points, blocked: N(y) / Z(y) for
+    sa, (1/n) sum_j e^{kappa <y, u_j> - |kappa|} u_j for usa (the e^{-|kappa|}-scaled sum). O(n) per target,
+    memory ``block_entries`` kernel entries. Unprojected.
 
     This is the direct path the harmonic field is checked against on subsamples of rows (benchmarks, claims);
     it is itself checked against :func:`numerics.core.field.make_field` (tests/numerics/test_harmonic_field.py).
     """
     n = U.shape[0]
-    rows = np.asarray(rows, dtype=np.intp)
-    out = np.empty((rows.size, 3))
+    targets = np.asarray(targets, dtype=float)
+    out = np.empty((targets.shape[0], 3))
     step = max(1, block_entries // max(n, 1))
-    for start in range(0, rows.size, step):
-        idx = rows[start:start + step]
-        logits = kappa * (U[idx] @ U.T)
+    for start in range(0, targets.shape[0], step):
+        logits = kappa * (targets[start:start + step] @ U.T)
         if model == "sa":
             logits -= logits.max(axis=1, keepdims=True)
             w = np.exp(logits)
@@ -198,20 +199,24 @@ class HarmonicField:
         return math.exp(exponent)
 
     # -- the sums -------------------------------------------------------------------------------------------------
-    def sums(self, U: np.ndarray) -> np.ndarray:
-        """(n, 4): the e^{-|kappa|}-scaled harmonic Z_i/n and N_i/n at the unit rows U (two passes)."""
+    def sums(self, U: np.ndarray, targets: np.ndarray | None = None) -> np.ndarray:
+        """(k, 4): the e^{-|kappa|}-scaled harmonic Z/n and N/n of the measure (1/n) sum_j delta_{u_j} (unit rows
+        U) at the targets (default U itself): moments in one pass over U, evaluation in one pass over the targets."""
         n = U.shape[0]
         weights = np.empty((n, 4))
         weights[:, 0] = 1.0
         weights[:, 1:] = U
         C = point_moments(U, weights, self.degree, engine=self.engine)
         C *= self.coefficients[None, None, :, None] / n
-        return point_synthesis(C, U, engine=self.engine)
+        return point_synthesis(C, U if targets is None else targets, engine=self.engine)
 
-    def output(self, X: np.ndarray) -> np.ndarray:
-        """The unprojected attention output b N_i / Z_i (sa) or b N_i / n (usa, in the time unit's scale)."""
+    def output(self, X: np.ndarray, targets: np.ndarray | None = None) -> np.ndarray:
+        """The unprojected attention output b N / Z (sa) or b N / n (usa, in the time unit's scale) of the tokens X
+        at their own positions, or at the unit vectors ``targets`` (the mean-field velocity of their empirical
+        measure before projection)."""
         U = _unit_rows(np.asarray(X, dtype=float))
-        S = self.sums(U)
+        T = U if targets is None else _unit_rows(np.asarray(targets, dtype=float))
+        S = self.sums(U, None if targets is None else T)
         self.stats["evaluations"] += 1
         if self.model == "usa":
             return S[:, 1:] * (self.scale * self.b)
@@ -221,10 +226,10 @@ class HarmonicField:
         with np.errstate(divide="ignore", invalid="ignore"):
             bound = 2.0 * eps / Z
         bad = np.flatnonzero(~(bound <= self.tol) | ~(Z > 0))
-        out = np.empty((U.shape[0], 3))
+        out = np.empty((T.shape[0], 3))
         np.divide(S[:, 1:], Z[:, None], out=out, where=(Z > 0)[:, None])
         if bad.size:
-            out[bad] = direct_rows(U, bad, self.kappa, "sa")
+            out[bad] = direct_sums(U, T[bad], self.kappa, "sa")
             self.stats["direct_rows"] += int(bad.size)
         return out * self.b
 
@@ -233,6 +238,13 @@ class HarmonicField:
         F = self.output(X)
         # P_{x_i} F = F - <x_i, F> x_i / |x_i|^2 (the exact tangent projection, also off the sphere)
         F -= (np.einsum("ij,ij->i", X, F) / np.einsum("ij,ij->i", X, X))[:, None] * X
+        return F
+
+    def at(self, X: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """The projected field of the empirical measure of X at the unit vectors ``targets`` (k, 3)."""
+        T = _unit_rows(np.asarray(targets, dtype=float))
+        F = self.output(X, T)
+        F -= np.einsum("ij,ij->i", T, F)[:, None] * T
         return F
 
     # -- energy ---------------------------------------------------------------------------------------------------
