@@ -94,13 +94,19 @@ def amos_ratio_bound_mp(nu, x) -> mp.mpf:
     return x / (h + mp.sqrt(x * x + h * h))
 
 
-def tail_exact_mp(d: int, L: int, beta, dps: int = 40) -> mp.mpf:
-    """T_L(beta) = sum_{l>L} N(d, l) |lambda_l(beta)| = e^{|beta|} - sum_{l<=L} N(d, l) lambda_l(|beta|) (the
-    expansion at t = 1 with every term positive), at ``dps`` digits (enough to survive the cancellation)."""
-    with mp.workdps(dps):
+def tail_exact_mp(d: int, L: int, beta, dps: int = 30) -> mp.mpf:
+    """T_L(beta) = sum_{l>L} N(d, l) |lambda_l(beta)| (= e^{|beta|} - sum_{l<=L} N(d, l) lambda_l(|beta|), the
+    expansion at t = 1), summed term by term (positive terms, no cancellation) until a term falls below 10^-dps of
+    the sum once the terms decrease (l > |beta|)."""
+    with mp.workdps(dps + 5):
         x = abs(mp.mpf(beta))
-        head = mp.fsum(harmonic_count(d, l) * kernel_coefficient_mp(d, l, x, dps) for l in range(L + 1))
-        return +(mp.exp(x) - head)
+        total, l = mp.mpf(0), L + 1
+        while True:
+            term = harmonic_count(d, l) * kernel_coefficient_mp(d, l, x, dps + 5)
+            total += term
+            if l > x and term < mp.mpf(10) ** (-dps) * total:
+                return +total
+            l += 1
 
 
 def tail_bound_mp(d: int, L: int, beta, dps: int = 30) -> mp.mpf:

@@ -41,6 +41,32 @@ MAX_DEGREE = 200
 SERIES_MAX_BETA = 1.0
 
 
+#: below this |beta| the coefficients come from three terms of the power series (relative error < 1e-19)
+TINY_BETA = 1e-3
+
+
+def power_series_coefficients(beta: float, L: int, divide_by_beta: bool = False) -> np.ndarray:
+    """lambda_l(beta) (or lambda_l(beta) / beta for l >= 1, entry 0 then unused and set to 0) for |beta| <
+    TINY_BETA from i_l(x) = sum_k (sqrt(pi)/2) (x/2)^{2k+l} / (k! Gamma(k+l+3/2)), three terms (scipy's
+    spherical_in returns nan for subnormal x)."""
+    from scipy.special import gammaln
+
+    x = abs(float(beta))
+    ls = np.arange(L + 1, dtype=float)
+    out = np.zeros(L + 1)
+    with np.errstate(under="ignore", divide="ignore"):
+        for k in range(3):
+            power = 2 * k + ls - (1.0 if divide_by_beta else 0.0)
+            log_coef = math.log(math.sqrt(math.pi) / 2) - (2 * k + ls) * math.log(2.0) - gammaln(k + 1) \
+                - gammaln(k + ls + 1.5)
+            term = np.where(power >= 0, np.exp(log_coef) * np.power(x, np.maximum(power, 0.0)), 0.0)
+            out += term
+    if divide_by_beta:
+        out[0] = 0.0
+    sign = (-1.0) ** ls if beta < 0 else np.ones(L + 1)
+    return out * sign * (np.sign(beta) if divide_by_beta and beta != 0 else 1.0)
+
+
 def scaled_coefficients(beta: float, L: int) -> np.ndarray:
     """lambda_l(beta) e^{-|beta|} for l = 0..L (module docstring; lambda_0 = sinh(beta)/beta, 1 at beta = 0)."""
     x = abs(float(beta))
@@ -49,6 +75,8 @@ def scaled_coefficients(beta: float, L: int) -> np.ndarray:
         out = np.zeros(L + 1)
         out[0] = 1.0
         return out
+    if x < TINY_BETA:
+        return power_series_coefficients(beta, L) * math.exp(-x)
     if x < SERIES_MAX_BETA:
         out = special.spherical_in(ls, x) * math.exp(-x)
     else:

@@ -40,8 +40,8 @@ import math
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_points, require_real
-from numerics.harmonic.expansion import (check_degree, degree_for_tolerance, scaled_coefficients,
-                                         scaled_mean_weight, tail_bound)
+from numerics.harmonic.expansion import (TINY_BETA, check_degree, degree_for_tolerance, power_series_coefficients,
+                                         scaled_coefficients, scaled_mean_weight, tail_bound)
 from numerics.harmonic.transforms import (DUCC0_EPSILON, ENGINES, ducc0_available, point_moments,
                                           point_synthesis)
 
@@ -155,7 +155,8 @@ class HarmonicField:
     tol : float
         Tolerance relative to the field's scale (usa: the mean kernel weight; sa: absolute), default 1e-10.
     degree : int, optional
-        Force the degree L (the guarantee then does not hold when L is below :func:`field_degree`).
+        Force the degree L: no truncation guarantee (the sa rows are then recomputed directly only where rounding,
+        not truncation, could exceed ``tol``).
     time_unit : {"natural", "rescaled"}
         usa only: ``rescaled`` is the field in t' = e^{beta} t (weights e^{beta <Qx, Ky> - beta}).
     engine : {"auto", "numpy", "ducc0"}
@@ -183,6 +184,8 @@ class HarmonicField:
         if abs(self.kappa) > MAX_EXPONENT:
             raise InputError(f"the harmonic backend takes |a beta| <= {MAX_EXPONENT:g}, got {self.kappa:g}; "
                              "use --backend direct")
+        #: with a forced degree there is no truncation guarantee: the sa row guard then counts rounding only
+        self.guaranteed = degree is None
         self.degree = field_degree(self.kappa, self.tol, self.model) if degree is None else check_degree(degree)
         self.engine = choose_engine(require_choice(engine, "engine", ("auto",) + ENGINES), n, self.kappa, self.tol,
                                     self.model)
@@ -222,7 +225,7 @@ class HarmonicField:
             return S[:, 1:] * (self.scale * self.b)
         Z = S[:, 0]
         delta = ENGINE_ERROR[self.engine] * max(float(Z.max()), 0.0)
-        eps = self.tail + 2.0 * delta
+        eps = (self.tail if self.guaranteed else 0.0) + 2.0 * delta
         with np.errstate(divide="ignore", invalid="ignore"):
             bound = 2.0 * eps / Z
         bad = np.flatnonzero(~(bound <= self.tol) | ~(Z > 0))
@@ -329,20 +332,18 @@ def harmonic_energy(X, beta: float, *, normalization: str = "glpr-shifted", tol:
     lam = scaled_coefficients(beta, L)
     if normalization == "gkpr":
         return float(np.dot(lam, R))
-    if normalization == "log-mean-exp":
-        if beta == 0.0:
-            return float(R[1] / 3.0)
+    if normalization == "log-mean-exp" and abs(beta) > 1.0:
         return (abs(beta) + math.log(float(np.dot(lam, R)))) / beta
     if beta == 0.0:
-        return float(R[1] / 6.0)
+        return float(R[1] / 3.0) if normalization == "log-mean-exp" else float(R[1] / 6.0)
     if abs(beta) > GLPR_ENERGY_MAX_BETA:
         raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='log-mean-exp' or 'gkpr'")
     weights = lam[1:] * (math.exp(abs(beta)) / (2.0 * beta))
-    if abs(beta) < 1e-3:  # lambda_l / beta without the e^{|beta|} detour (exact series of spherical_in)
-        from scipy.special import spherical_in
-
-        weights = spherical_in(np.arange(1, L + 1), beta) / (2.0 * beta)
+    if abs(beta) < TINY_BETA:  # lambda_l / beta from its power series (finite down to subnormal beta)
+        weights = power_series_coefficients(beta, L, divide_by_beta=True)[1:] / 2.0
     energy = _half_mean_weight_minus_one_over_beta(beta) + float(np.dot(weights, R[1:]))
+    if normalization == "log-mean-exp":  # |beta| <= 1: (1/beta) log1p(2 beta E), no cancellation as beta -> 0
+        return 2.0 * energy if beta == 0.0 else math.log1p(2.0 * beta * energy) / beta
     if beta < 0:
         rounding = 1e-16 * (L + 1) * (abs(_half_mean_weight_minus_one_over_beta(beta))
                                       + float(np.dot(np.abs(weights), R[1:])))
