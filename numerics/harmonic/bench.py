@@ -98,11 +98,12 @@ def bench_large(n: int = 1_000_000, betas=LARGE_BETAS, subsample: int = 200, rep
     return out
 
 
-def bench_crossover(betas=CROSSOVER_BETAS, ns=CROSSOVER_NS, repeats: int = 3, seed: int = 0) -> list[dict]:
+def bench_crossover(betas=CROSSOVER_BETAS, ns=None, repeats: int = 3, seed: int = 0) -> list[dict]:
     """Per beta: the harmonic (auto engine) and direct ``sa`` field times over ``ns`` and the first n where the
     harmonic field is faster (None when it never is on the grid), with the cost model's prediction."""
     from numerics.core.field import make_field
 
+    ns = CROSSOVER_NS if ns is None else ns
     out = []
     for beta in betas:
         direct = make_field(3, beta, "sa")
