@@ -257,3 +257,30 @@ def check_basis() -> CheckResult:
                        {"identities": results, "recursion_points": P.shape[0], "degree": L,
                         "convention": "Y_lm = Lam_l^|m| {1, sqrt2 cos, sqrt2 sin}, no Condon-Shortley phase, "
                                       "orthonormal for the uniform probability measure"})
+
+
+METASTABLE_BETAS = (4.0, 6.0, 9.0)
+METASTABLE_N = 100_000
+
+
+@claim(id="harmonic.metastable-lmax", title="S^2, n = 10^5 (harmonic backend): the dominant degree at the end of the "
+                                            "linear phase is l_max(beta); clusters form at the maxima of its component",
+       source="BPA arXiv 2410.23228 (the fastest degree fixes the metastable structure); issue 31",
+       note="harmonic-metastable-lmax.md", default=False)
+def check_metastable_lmax() -> CheckResult:
+    """Per beta (l_max = 2, 3, 4, no near ties): one sa run from 10^5 uniform tokens (seed 0) through the harmonic
+    backend (:func:`numerics.harmonic.metastable.metastable_run`). Passes when the observed dominant degree is
+    l_max(beta) and the cluster count at t_lin + 10 equals the number of maxima of the dominant component."""
+    from numerics.harmonic.metastable import metastable_run
+
+    rows = [metastable_run(beta, n=METASTABLE_N, seed=0) for beta in METASTABLE_BETAS]
+    degree_ok = all(r["observed_dominant_degree"] == r["l_max"] for r in rows)
+    count_ok = all(r["clusters"] == r["predicted_clusters_from_dominant_component"] for r in rows)
+    backends_ok = all(r["backend"] == "harmonic" for r in rows)
+    return CheckResult("harmonic.metastable-lmax", _status(degree_ok and count_ok and backends_ok),
+                       {f"{r['beta']:g}": {"l_max": r["l_max"], "dominant": r["observed_dominant_degree"],
+                                          "clusters": r["clusters"],
+                                          "maxima_of_component": r["predicted_clusters_from_dominant_component"]}
+                        for r in rows},
+                       "dominant degree = l_max; clusters = maxima of the dominant component", "exact counts",
+                       {"runs": rows, "backend": "harmonic (pinned)", "model": "sa", "n": METASTABLE_N})

@@ -32,7 +32,7 @@ ALLOWED = {
     "trained": {"core", "clusters"},
     "architectures": {"core", "circle", "gaussian"},
     "sweeps": {"core", "clusters"},
-    "harmonic": {"core"},
+    "harmonic": {"core", "clusters"},
 }
 
 
