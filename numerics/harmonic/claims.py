@@ -255,6 +255,7 @@ def check_basis() -> CheckResult:
                        {"identities proved": len(results), "recursion vs sympy": 0.0},
                        {"identities proved": "all", "recursion vs sympy": 1e-12},
                        {"identities": results, "recursion_points": P.shape[0], "degree": L,
+                        "recursion_degree_worst": worst,
                         "convention": "Y_lm = Lam_l^|m| {1, sqrt2 cos, sqrt2 sin}, no Condon-Shortley phase, "
                                       "orthonormal for the uniform probability measure"})
 
