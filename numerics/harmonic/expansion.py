@@ -135,25 +135,13 @@ def degree_for_tolerance(beta: float, target: float) -> int:
 def _degree(x: float, target: float) -> int:
     if not target > 0:
         raise InputError(f"the truncation target must be positive, got {target:g}")
-    if tail_bound(1, x) <= target:
-        return 1
-    lo, hi = 1, 2
-    while tail_bound(hi, x) > target:
-        lo, hi = hi, 2 * hi
-        if lo >= MAX_DEGREE:
-            raise InputError(f"the harmonic backend would need degree L > {MAX_DEGREE} at beta={x:g} for this "
-                             f"tolerance ((L+1)^2 harmonics per token); use --backend direct (the direct blocked "
-                             f"field) or a larger tolerance")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if tail_bound(mid, x) > target:
-            lo = mid
-        else:
-            hi = mid
-    if hi > MAX_DEGREE:
-        raise InputError(f"the harmonic backend would need degree L = {hi} > {MAX_DEGREE} at beta={x:g} for this "
-                         f"tolerance; use --backend direct (the direct blocked field) or a larger tolerance")
-    return hi
+    # the bound decreases in L; MAX_DEGREE is small, so a scan (at most 200 cheap evaluations, cached) suffices
+    for L in range(1, MAX_DEGREE + 1):
+        if tail_bound(L, x) <= target:
+            return L
+    raise InputError(f"the harmonic backend would need degree L > {MAX_DEGREE} at beta={x:g} for this tolerance "
+                     f"((L+1)^2 harmonics per token); use --backend direct (the direct blocked field) or a larger "
+                     f"tolerance")
 
 
 def check_degree(L, name: str = "degree") -> int:
