@@ -68,7 +68,7 @@ def metastable_run(beta: float, n: int = 100_000, seed: int = 0, *, dt: float = 
     field, backend = Model("sa", beta).vector_field(n, 3, backend="harmonic")
     X = uniform_sphere(n, 3, seed)
     R0 = degree_powers(X, max_degree)
-    t, chunk = 0.0, 0.5
+    t, chunk = 0.0, 1.0
     history = [(0.0, R0)]
     t_lin = None
     while t < max_time:
