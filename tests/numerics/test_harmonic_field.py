@@ -142,3 +142,9 @@ def test_energy_claim_fails_on_a_factor_two(monkeypatch):
     monkeypatch.setattr(field, "degree_powers", lambda X, L, engine="numpy": original(X, L, engine) * np.r_[1.0, 2.0,
                                                                                                           np.ones(L - 1)])
     assert claims.check_energy_agrees().status == "failed"
+
+
+@pytest.mark.slow
+def test_metastable_claim():
+    """n = 10^5 on S^2 through the harmonic backend (about 10 minutes of CPU)."""
+    assert claims.check_metastable_lmax().status == "passed"
