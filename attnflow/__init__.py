@@ -34,6 +34,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.architectures.lost_in_the_middle": ("lost_in_the_middle_threshold", "particle_profile", "retrieval_profile",),
     "numerics.circle.angles": ("circle_energy", "CircleTrajectory", "kuramoto_order_parameter", "make_angle_field", "order_parameters", "simulate_circle",),
     "numerics.circle.fourier": ("fourier_angle_velocity", "fourier_is_faster", "harmonics_for_tolerance", "make_fourier_field",),
+    "numerics.harmonic.field": ("HarmonicField", "harmonic_energy", "field_degree", "supported_matrices",),
+    "numerics.harmonic.transforms": ("point_moments", "point_synthesis",),
     "numerics.clusters.detection": ("Clusters", "find_clusters", "geodesic_distance", "single_linkage_labels",),
     "numerics.clusters.merge_tree": ("merge_history", "MergeEvent", "MergeHistory", "reintegrator", "reintegrator_from_meta", "Violation",),
     "numerics.clusters.reduced": ("closest_pair_order", "compare_merges", "expand_reduced", "make_reduced_field", "MergePrediction", "predict_merges", "reduce_configuration", "two_cluster_laplace", "two_cluster_merge_time",),

@@ -271,6 +271,32 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("masked-alibi-sign", "numerics/architectures/masked_meanfield.py",
      "S = S * np.exp(-alibi * (labels[:, None] - labels[None, :]))",
      "S = S * np.exp(alibi * (labels[:, None] - labels[None, :]))", "masked mean field with the ALiBi kernel growing"),
+    # -- numerics/harmonic: the S^2 spherical-harmonic field (issue 31) ---------------------------------------------
+    ("harmonic-coefficient-shift", "numerics/harmonic/expansion.py",
+     "out = math.sqrt(math.pi / (2.0 * x)) * special.ive(ls + 0.5, x)",
+     "out = math.sqrt(math.pi / (2.0 * x)) * special.ive(ls + 1.5, x)", "lambda_l = i_{l+1} (Bessel order off by one)"),
+    ("harmonic-amos-ratio", "numerics/harmonic/expansion.py",
+     "return x / (h + np.sqrt(x * x + h * h))", "return x / (h + np.sqrt(x * x + (h + 1.0) ** 2))",
+     "Amos' lower bound used as the upper one: the tail majorant too small"),
+    ("harmonic-recursion-b", "numerics/harmonic/transforms.py",
+     "b[l, :l - 1] = np.sqrt(((l - 1.0) ** 2 - m * m) / (4.0 * (l - 1.0) ** 2 - 1.0))",
+     "b[l, :l - 1] = np.sqrt(((l - 1.0) ** 2 + m * m) / (4.0 * (l - 1.0) ** 2 - 1.0))",
+     "Legendre recursion coefficient with (l-1)^2 + m^2"),
+    ("harmonic-sin-moment-sign", "numerics/harmonic/transforms.py",
+     "out[:, 1, m:, m] += R[:, k:].T", "out[:, 1, m:, m] -= R[:, k:].T", "sin moments with the wrong sign"),
+    ("harmonic-projection-sign", "numerics/harmonic/field.py",
+     'F -= (np.einsum("ij,ij->i", X, F) / np.einsum("ij,ij->i", X, X))[:, None] * X',
+     'F += (np.einsum("ij,ij->i", X, F) / np.einsum("ij,ij->i", X, X))[:, None] * X',
+     "harmonic field projected with the wrong sign"),
+    ("harmonic-degree-target", "numerics/harmonic/field.py",
+     'factor = 0.5 if model == "usa" else SA_GUARD / 4', 'factor = 1.0 if model == "usa" else SA_GUARD / 4',
+     "usa degree chosen for T_L <= tol lambda_0 (no room for the rounding half)"),
+    ("harmonic-energy-half", "numerics/harmonic/field.py",
+     "weights = lam[1:] * (math.exp(abs(beta)) / (2.0 * beta))", "weights = lam[1:] * (math.exp(abs(beta)) / beta)",
+     "energy weights lambda_l / beta instead of lambda_l / (2 beta)"),
+    ("harmonic-sa-guard-off", "numerics/harmonic/field.py",
+     "bad = np.flatnonzero(~(bound <= self.tol) | ~(Z > 0))", "bad = np.flatnonzero(~(Z > 0))",
+     "sa rows with small denominators no longer recomputed directly"),
 ]
 
 _AREA_TESTS = {
@@ -301,6 +327,8 @@ _AREA_TESTS = {
               "tests/theory/test_normalization.py"],
     "ensembles": ["tests/numerics/test_core_ensemble.py", "tests/numerics/test_core_integrators.py"],
     "sweeps": ["tests/numerics/test_sweeps.py", "tests/numerics/test_sweeps_dask.py"],
+    "harmonic": ["tests/numerics/test_harmonic_field.py", "tests/numerics/test_harmonic_transforms.py",
+                 "tests/theory/test_harmonic.py", "tests/numerics/test_noise_sphere.py"],
 }
 
 _FILE_AREA = {
@@ -318,6 +346,8 @@ _FILE_AREA = {
     "numerics/core/positions.py": "architectures", "theory/architectures.py": "architectures",
     "numerics/architectures/lost_in_the_middle.py": "architectures",
     "numerics/architectures/masked_meanfield.py": "architectures",
+    "numerics/harmonic/expansion.py": "harmonic", "numerics/harmonic/transforms.py": "harmonic",
+    "numerics/harmonic/field.py": "harmonic",
 }
 
 

@@ -21,7 +21,7 @@ What each member gets (``docs/guide/ensembles.md`` has the table and the tests t
 Members reproduce single runs bit for bit (fixed steps, with and without noise) except where the single
 run's field also summed energy terms at saved frames (``RowSumMemo``; d >= about 8 from random starts),
 where they agree to rounding; adaptive members agree within the tolerance; energies agree to rounding.
-Features that cannot be batched (user kernels, the Fourier and Numba backends, model fields added later)
+Features that cannot be batched (user kernels, the Fourier, Numba and harmonic backends, model fields added later)
 are refused with one line.
 """
 from __future__ import annotations
@@ -88,7 +88,7 @@ def check_batchable(model, backend: str) -> None:
         if value is not None and not _same(value, default):
             raise InputError(f"batches (X0 of shape (B, n, d)) do not support Model.{f.name} yet; "
                              "run the members one by one")
-    if backend in ("fourier", "numba"):
+    if backend in ("fourier", "numba", "harmonic"):
         raise InputError(f"the {backend} backend evaluates one system; batches (X0 of shape (B, n, d)) use "
                          "--backend direct (or auto)")
 

@@ -269,12 +269,20 @@ class Model:
         ``direct``. ``numba``: the same sums as ``direct`` with the fused compiled kernel of
         :mod:`numerics.core.fused` (needs Numba, extra ``fast``; never chosen by ``auto``; one head, no user
         kernel). A user kernel has its own backend, ``kernel`` (:mod:`numerics.core.kernel_field`).
+        ``harmonic``: the O(n L^2) spherical-harmonic field of :mod:`numerics.harmonic` (d = 3, Q^T K = a I,
+        V = b I, one head); ``auto`` chooses it when its cost model predicts it faster than ``direct``.
         """
         backend = require_choice(backend, "backend", BACKENDS)
         d = self.check_dimension(d)
         if is_radial(self):
             raise InputError(f"norm={self.norm!r} moves (theta, r), not points of the sphere: its field is "
                              "numerics.core.norms.NormField (simulate uses it)")
+        harmonic = _harmonic_module() if backend in ("harmonic", "auto") else None
+        if backend == "harmonic":  # the S^2 spherical-harmonic field (numerics.harmonic, loaded by name)
+            if harmonic is None:
+                raise InputError("harmonic backend not available (numerics.harmonic is not part of this build); "
+                                 "use --backend direct")
+            return harmonic.model_field(self, n, d), "harmonic"
         if backend == "numba":
             if self.has_architecture or self.kernel is not None:
                 raise InputError("the numba backend evaluates one attention head (Q, K, V) without a user kernel, "
@@ -304,6 +312,8 @@ class Model:
             return fourier.make_fourier_field(self.beta, self.kind, time_unit=self.time_unit), "fourier"
         if fourier is not None and eligible and fourier.fourier_is_faster(n, self.beta):
             return fourier.make_fourier_field(self.beta, self.kind, time_unit=self.time_unit), "fourier"
+        if harmonic is not None and harmonic.harmonic_is_faster(self, n, d):
+            return harmonic.model_field(self, n, d), "harmonic"
         return direct(), "direct"
 
     def _architecture_field(self, n: int, d: int, backend: str):
@@ -415,9 +425,10 @@ class Solver:
         ``dop853`` (default: their own initial step).
     rtol, atol : float
         Tolerances of ``adaptive``, ``dp5`` and ``dop853``.
-    backend : {"auto", "direct", "fourier", "numba"}
+    backend : {"auto", "direct", "fourier", "numba", "harmonic"}
         How the field is evaluated (:meth:`Model.vector_field`); ``numba`` is the fused compiled kernel
-        (optional dependency; equal to ``direct`` to rounding), chosen only explicitly.
+        (optional dependency; equal to ``direct`` to rounding), chosen only explicitly; ``harmonic`` the S^2
+        spherical-harmonic field (tolerance 1e-10 relative to the field's scale).
     seed : int
         Seed of the noise (``numpy.random.default_rng(seed)``), used only when ``Model.noise > 0``; recorded in
         the trajectory metadata as ``noise_seed``. With noise, ``layer`` runs projected Euler-Maruyama and
@@ -486,9 +497,18 @@ def kernel_from_metadata(meta: dict | None):
 
 def _fourier_module():
     """:mod:`numerics.circle.fourier` (the S^1 Fourier backend) if it is part of this build, else None."""
+    return _optional_module("numerics.circle.fourier")
+
+
+def _harmonic_module():
+    """:mod:`numerics.harmonic.backend` (the S^2 spherical-harmonic backend) if it is part of this build, else None."""
+    return _optional_module("numerics.harmonic.backend")
+
+
+def _optional_module(name: str):
+    """The module ``name`` of a plug-in backend, or None when it is not part of this build."""
     import importlib
 
-    name = "numerics.circle.fourier"
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:

@@ -206,7 +206,7 @@ def energy_method(field_fn, kernel) -> str:
     if kernel is not None:
         return "kernel pair sum, O(n^2) per frame"
     if getattr(field_fn, "energy", None) is not None:
-        return "order parameters, O(n K) per frame"
+        return getattr(field_fn, "energy_method", "order parameters, O(n K) per frame")
     if getattr(field_fn, "request_energy", None) is not None:
         return "tile terms at saved frames (fixed steps), else row sums (rel. error <= 1e-12), else pair sum"
     if getattr(field_fn, "tile_energy", None) is not None:
@@ -367,6 +367,9 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     model.check_dimension(d)
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
     radial = radial_run(model, X0)  # None for the sphere flow; else the (theta, r) state of numerics.core.norms
+    if radial and solver.backend not in ("auto", "direct"):
+        raise InputError(f"norm={model.norm!r} evaluates the attention output with the block field; the "
+                         f"{solver.backend} backend is not available for it: use --backend direct (or auto)")
     X0 = radial.X0 if radial else X0
     field_fn, backend = (radial.field, radial.backend) if radial else model.vector_field(n, d, solver.backend)
     per_eval = evaluation_cost(field_fn, backend, n, d)
@@ -414,6 +417,7 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
             "energy_normalization": norm,
             "energy_definition": ENERGY_DEFINITIONS.get(norm, "E = 1/(2 n^2) sum_ij phi(s_ij) (user kernel phi)"),
             "energy_is_lyapunov": model.is_gradient_flow and model.noise == 0, "backend": backend,
+            "backend_details": getattr(field_fn, "details", None),
             "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
             "threads": thread_record(threads),
             "timings": {"integrate": seconds, "energy": energy_seconds},
@@ -428,6 +432,8 @@ def evaluation_cost(field_fn, backend: str, n: int, d: int) -> float:
     harmonics), O(n^2 d) for the direct sums and the other backends."""
     if backend == "fourier":
         return float(n) * (getattr(field_fn, "harmonics", 64) + 8)
+    if backend == "harmonic":  # O(n L^2) spherical harmonics (numerics.harmonic)
+        return float(n) * field_fn.work
     return float(n) * n * (2 * d + 8)
 
 

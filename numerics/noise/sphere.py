@@ -43,6 +43,7 @@ import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
 from numerics.common.limits import steps_of
+from numerics.harmonic.transforms import from_noise_pair, point_moments, point_synthesis, recursion_constants
 from numerics.noise.zonal import couplings, linear_phase, log_slope
 
 
@@ -76,20 +77,17 @@ def _legendre(L: int, t: np.ndarray, derivatives: bool):
     if np.any(s <= 0):
         raise InputError("the Legendre table needs nodes off the poles (|t| < 1)")
     P = np.zeros((L + 1, t.size, L + 1))
-    # Lam_l^m / s^m: the same recursion without the s^m factor (one (nodes, L+1) slice per m when only P is wanted)
+    # Lam_l^m / s^m: the same recursion without the s^m factor (one (nodes, L+1) slice per m when only P is wanted);
+    # its constants are those of the particle transforms (numerics.harmonic.transforms, the same basis)
     Q = np.zeros_like(P) if derivatives else None
-    q_mm = np.ones_like(t)
+    ra, rb, rq = recursion_constants(L)
     for m in range(L + 1):
-        if m > 0:
-            q_mm = q_mm * math.sqrt((2 * m + 1) / (2 * m))
         Qm = Q[m] if derivatives else np.zeros((t.size, L + 1))
-        Qm[:, m] = q_mm
+        Qm[:, m] = rq[m]
         if m + 1 <= L:
-            Qm[:, m + 1] = math.sqrt(2 * m + 3) * t * q_mm
+            Qm[:, m + 1] = math.sqrt(2 * m + 3) * t * rq[m]
         for l in range(m + 2, L + 1):
-            a = math.sqrt((4 * l * l - 1) / (l * l - m * m))
-            b = math.sqrt(((l - 1) ** 2 - m * m) / (4 * (l - 1) ** 2 - 1))
-            Qm[:, l] = a * (t * Qm[:, l - 1] - b * Qm[:, l - 2])
+            Qm[:, l] = ra[l, m] * (t * Qm[:, l - 1] - rb[l, m] * Qm[:, l - 2])
         P[m] = Qm * (s ** m)[:, None]
     if not derivatives:
         return P, None, None
@@ -103,10 +101,6 @@ def _legendre(L: int, t: np.ndarray, derivatives: bool):
     for m in range(1, L + 1):
         over_s[m] = Q[m] * (s ** (m - 1))[:, None]
     return P, dP, over_s
-
-
-#: largest Legendre table :meth:`SphereGrid.evaluate` builds at once (bytes); the points are split to fit
-EVALUATE_TABLE_BYTES = 64 * 2 ** 20
 
 
 @dataclass(frozen=True)
@@ -196,24 +190,10 @@ class SphereGrid:
     def evaluate(self, a: np.ndarray, b: np.ndarray, points: np.ndarray) -> np.ndarray:
         """sum c_lm Y_lm at arbitrary unit vectors ``points`` (k, 3) (poles allowed).
 
-        The points are taken in chunks of at most :data:`EVALUATE_TABLE_BYTES` of Legendre values each (and
-        without the derivative tables, which are not needed here): a map of 16471 points at L = 64 used to
-        build four 2.2 GB tables at once."""
+        The synthesis at points of the particle backend (:func:`numerics.harmonic.transforms.point_synthesis`,
+        numpy engine: blocked tables of Q_l^m = Lam_l^m / sin^m, no angles, so the poles are regular)."""
         points = np.asarray(points, dtype=float)
-        chunk = max(1, EVALUATE_TABLE_BYTES // (8 * (self.L + 1) ** 2))
-        out = np.empty(points.shape[0])
-        m = np.arange(self.L + 1)
-        for start in range(0, points.shape[0], chunk):
-            p = points[start:start + chunk]
-            t = np.clip(p[:, 2], -1.0, 1.0)
-            phi = np.arctan2(p[:, 1], p[:, 0])
-            tt = np.clip(t, -1 + 1e-15, 1 - 1e-15)
-            P = legendre_values(self.L, tt)
-            trig_c = np.where(m == 0, 1.0, math.sqrt(2.0))[None, :] * np.cos(np.outer(phi, m))
-            trig_s = math.sqrt(2.0) * np.sin(np.outer(phi, m))
-            out[start:start + chunk] = (np.einsum("mjl,lm,jm->j", P, a, trig_c)
-                                        + np.einsum("mjl,lm,jm->j", P, b, trig_s))
-        return out
+        return point_synthesis(from_noise_pair(a, b), points, engine="numpy")[:, 0]
 
 
 def _clean(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -500,6 +480,19 @@ def clustered_coefficients(L: int, kappa: float = 3.0, axis=CLUSTER_AXIS,
     G = SphereGrid.build(L) if grid is None else grid
     a, b = G.analysis(np.exp(kappa * (G.points @ (e / norm)) - kappa))
     return pack(a, b) / a[0, 0]
+
+
+def empirical_coefficients(X, L: int, engine: str = "numpy") -> np.ndarray:
+    """Packed coefficients c_lm = (1/n) sum_j Y_lm(x_j) of the empirical measure of tokens X (n, 3) (c_00 = 1): the
+    degree-L projection of u = rho / rho_0 for rho the empirical measure, i.e. the harmonic moments the particle
+    backend uses (:func:`numerics.harmonic.transforms.point_moments`). A start for :func:`solve_sphere` from
+    particles, and the bridge between the particle field and the PDE's transport (the same transforms)."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] != 3 or X.shape[0] < 1 or not np.all(np.isfinite(X)):
+        raise InputError(f"X must be a finite (n, 3) array of points of S^2, got shape {X.shape}")
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    C = point_moments(U, np.ones((U.shape[0], 1)), require_int(L, "L", minimum=1), engine=engine)[0] / U.shape[0]
+    return pack(C[0], C[1])
 
 
 def zonal_to_packed(f: np.ndarray, L: int) -> np.ndarray:

@@ -26,12 +26,13 @@ ALLOWED = {
     "gaussian": {"core"},
     "meanfield": {"core", "circle"},
     "conjectures": {"core", "circle", "critical", "meanfield"},
-    "bench": {"core", "circle"},
+    "bench": {"core", "circle", "harmonic"},
     "rd": {"core", "gaussian"},
-    "noise": {"core", "circle", "meanfield"},
+    "noise": {"core", "circle", "meanfield", "harmonic"},
     "trained": {"core", "clusters"},
     "architectures": {"core", "circle", "gaussian"},
     "sweeps": {"core", "clusters"},
+    "harmonic": {"core", "clusters"},
 }
 
 

@@ -25,7 +25,8 @@ CALL_SECONDS = 15
 VALUES = st.sampled_from(["0", "1", "-1", "2", "3", "1e308", "-1e308", "1e-300", "nan", "inf", "-inf", "", "abc",
                           "1000000000", "0.5", "/dev/null", "/nonexistent/x.npz", ".", "[[1,0],[0,1]]", "[1e308]",
                           "((2*s)**100)**100", "exp(beta*s)", "tan(pi/2*s)", "log:1:1e9:5", "-0",
-                          "pre", "mix", "ngpt"])  # the --norm schemes (other values of --norm are refused)
+                          "pre", "mix", "ngpt",  # the --norm schemes (other values of --norm are refused)
+                          "harmonic"])
 
 
 def _flags_of(command: str) -> list[str]:
@@ -40,6 +41,10 @@ NOT_FUZZED = {"verify", "sweep", "model"}
 COMMANDS = sorted(set(next(a for a in build_parser()._actions if a.dest == "command").choices) - NOT_FUZZED)
 
 
+#: option values that select the S^2 harmonic backend and its benchmark suite, with random other flags
+HARMONIC_STARTS = (["simulate", "--backend", "harmonic", "--out", "h.npz"], ["bench", "--suite", "harmonic"])
+
+
 @st.composite
 def argument_lists(draw):
     command = draw(st.sampled_from(COMMANDS))
@@ -50,6 +55,16 @@ def argument_lists(draw):
     if command == "conjecture":
         argv.append(draw(st.sampled_from(["run", "list", "replay"])))
     for flag in (draw(st.lists(st.sampled_from(flags), max_size=6, unique=True)) if flags else []):
+        argv += [flag, draw(VALUES)]
+    return argv
+
+
+@st.composite
+def harmonic_argument_lists(draw):
+    """``simulate --backend harmonic`` / ``bench --suite harmonic`` with random other flags and values."""
+    argv = list(draw(st.sampled_from(HARMONIC_STARTS)))
+    flags = [f for f in _flags_of(argv[0]) if f not in argv]
+    for flag in draw(st.lists(st.sampled_from(flags), max_size=6, unique=True)):
         argv += [flag, draw(VALUES)]
     return argv
 
@@ -84,6 +99,18 @@ def folder(tmp_path, monkeypatch):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(argv=argument_lists())
 def test_random_command_lines(folder, capsys, argv):
+    _decided_fast(folder, capsys, argv)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(argv=harmonic_argument_lists())
+def test_random_harmonic_command_lines(folder, capsys, argv):
+    _decided_fast(folder, capsys, argv)
+
+
+def _decided_fast(folder, capsys, argv):
+    """One fuzzed call: exit 0, 1 or 2 (one ``error:`` line), no traceback, within the time limit, nothing
+    written outside the run's folder."""
     listing_before = set(os.listdir(folder))
     previous = signal.signal(signal.SIGALRM, _alarm)
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)

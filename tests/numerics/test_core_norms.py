@@ -164,3 +164,10 @@ def test_schemes_use_the_models_positions(positions):
                               positions=Model("sa", 2.0, **positions).position_encoding())
     assert np.array_equal(with_pos.output(X), expected)
     assert np.max(np.abs(with_pos.output(X) - plain.output(X))) > 1e-3
+
+
+@pytest.mark.parametrize("backend", ["fourier", "numba", "harmonic"])
+def test_schemes_refuse_other_field_backends(backend):
+    with pytest.raises(InputError, match="backend is not available"):
+        simulate(Model("sa", 1.0, norm="pre"), uniform_sphere(4, 3, seed=0), 0.1,
+                 solver=Solver("rk4", dt=0.05, backend=backend))

@@ -7,7 +7,10 @@ cache-sized tiles), the hardware bound measured in this process (dgemm and exp r
 and one evaluation at n = 10^6; ``simulate`` measures the share of an rk4 run spent outside its field
 evaluations (minima of interleaved rounds, the median of paired rounds and the median CPU-time share);
 ``adaptive`` counts the field evaluations of the adaptive integrators against SciPy's DOP853 at matched
-accuracy (counts, no timing). ``all`` (default) runs the four. The timed comparisons alternate their contenders
+accuracy (counts, no timing); ``harmonic`` times the S^2 spherical-harmonic field (n = 10^6 at beta = 1 and 4 with
+its error on a subsample of direct rows, the crossover n against the direct field at beta = 1, 4, 9, and an RK4
+run of n = 10^5 tokens to t = 20 against the direct run's first steps, extrapolated;
+:mod:`numerics.harmonic.bench`). ``all`` (default) runs the five. The timed comparisons alternate their contenders
 within each round and keep the minimum over the rounds (``simulate`` also reports medians).
 """
 from __future__ import annotations
@@ -26,7 +29,7 @@ FOURIER_LARGE_MAX_SECONDS = 1.0
 
 
 def add_arguments(p):
-    p.add_argument("--suite", choices=("field", "fourier", "simulate", "adaptive", "all"), default="all",
+    p.add_argument("--suite", choices=("field", "fourier", "simulate", "adaptive", "harmonic", "all"), default="all",
                    help="which benchmarks to run (default all)")
     p.add_argument("--n", type=int, default=4096, help="particles for the field suite (default 4096)")
     p.add_argument("--repeats", type=int, default=5, help="timing repeats, the minimum is kept (default 5)")
@@ -34,6 +37,12 @@ def add_arguments(p):
     p.add_argument("--fourier-n", type=int, default=16384, help="particles for the Fourier comparison (16384)")
     p.add_argument("--fourier-large-n", type=int, default=1_000_000,
                    help="particles for the single large Fourier evaluation (default 10^6)")
+    p.add_argument("--harmonic-n", type=int, default=1_000_000,
+                   help="tokens of the large S^2 harmonic evaluation (default 10^6)")
+    p.add_argument("--harmonic-sim-n", type=int, default=100_000,
+                   help="tokens of the S^2 harmonic RK4 simulation (default 10^5)")
+    p.add_argument("--harmonic-t-end", type=float, default=20.0,
+                   help="end time of the S^2 harmonic simulation (default 20; dt = 0.1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -134,6 +143,11 @@ def run(args) -> int:
         text = table(rows, ["method", "rtol", "max error", "evaluations", "scipy at same error", "ratio"])
         text += (f"\nsa, n = {report['n']}, d = {report['d']}, beta = {report['beta']:g}, t_end = {report['t_end']:g}, "
                  f"{report['outputs']} outputs; error against SciPy DOP853 at rtol 2.5e-14; counts, not times")
+        parts.append(text)
+    if args.suite in ("harmonic", "all"):
+        from numerics.bench.harmonic_suite import run_harmonic_suite
+
+        payload["harmonic"], text = run_harmonic_suite(args, progress)
         parts.append(text)
     emit(args, payload, "\n\n".join(parts))
     return 0

@@ -57,7 +57,8 @@ def add_arguments(p):
                    help="usa only: 'rescaled' integrates in t' = e^beta t (finite for any beta)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="field evaluation: direct sums, fourier (d=2, Q=K=V=I), numba (fused compiled kernel; "
-                        "pip install 'attnflow[fast]'), or auto (never numba)")
+                        "pip install 'attnflow[fast]'), harmonic (d=3, Q^T K = aI, V = bI: spherical harmonics, "
+                        "tolerance 1e-10), or auto (never numba; default auto)")
     p.add_argument("--noise", type=float, default=0.0, help="D >= 0: Brownian noise sqrt(2D) P_x o dB on each token "
                    "(layer = Euler-Maruyama, rk4 = weak-order-2 splitting)")
     p.add_argument("--noise-seed", type=int, help="seed of the noise (default: --seed)")
