@@ -210,6 +210,10 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     missing = {"model", "beta", "method", "time_unit"} - set(meta)
     if missing:
         raise InputError(f"cannot resume: trajectory meta lacks {', '.join(sorted(missing))}")
+    from numerics.common.readers import check_metadata
+    from numerics.core.meta_schema import TRAJECTORY_META
+
+    check_metadata(meta, TRAJECTORY_META, f"trajectory {source or 'metadata'}")
     t0 = float(trajectory.times[-1])
     t_end = require_real(t_end, "t_end")
     if t_end <= t0:
@@ -236,7 +240,9 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     if solver.method in ADAPTIVE_METHODS:
         old = trajectory.times
         spacing = float(old[-1] - old[0]) / max(1, old.size - 1) if old.size > 1 else (t_end - t0) / 100
-        frames = max(1, int(round((t_end - t0) / spacing)))
+        wanted = (t_end - t0) / spacing  # the saved run's spacing kept: refuse before allocating the frames
+        check_array((wanted + 1, n, d), f"resuming with the saved spacing {spacing:.3g} ({wanted:.3g} new frames)")
+        frames = max(1, int(round(wanted)))
         save_times = np.linspace(t0, t_end, frames + 1)
     started = _time.perf_counter()
     if model.noise > 0:   # the random stream continues from the saved state (bitwise, with the same step)

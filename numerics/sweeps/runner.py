@@ -28,6 +28,7 @@ from numerics.core.integrators import ADAPTIVE_METHODS
 from numerics.core.model import SaveAt, Solver
 from numerics.core.trajectory import simulate, uniform_sphere
 from numerics.sweeps.observables import RunResult, evaluate
+from numerics.sweeps.workers import check_local_workers
 from numerics.sweeps.spec import SEED_AXIS, SweepSpec, spec_from
 from numerics.sweeps.store import SweepStore, create_store, open_store, sweep_versions
 
@@ -157,7 +158,7 @@ def run_sweep(spec, store, *, scheduler: str = "local", workers: int = 2,
         ``progress(done, failed, final=False)``; default :class:`SweepProgress` on stderr.
     """
     scheduler = check_scheduler(scheduler)
-    workers = require_int(workers, "workers", minimum=1)
+    workers = check_local_workers(workers, scheduler)
     spec = spec_from(spec)
     _check_engine(scheduler)
     start = time.perf_counter()
@@ -172,7 +173,7 @@ def resume_sweep(store, *, scheduler: str = "local", workers: int = 2, retry_fai
     A store that is missing, foreign or damaged raises :class:`InputError` before anything is written.
     """
     scheduler = check_scheduler(scheduler)
-    workers = require_int(workers, "workers", minimum=1)
+    workers = check_local_workers(workers, scheduler)
     _check_engine(scheduler)
     start = time.perf_counter()
     sweep_store = open_store(store)

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from numerics.common.errors import InputError
+from numerics.common.limits import check_array
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
@@ -68,10 +69,11 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def parse_save_times(text: str, t_end: float) -> np.ndarray:
+def parse_save_times(text: str, t_end: float, frame_size: int = 1) -> np.ndarray:
     """Save times from ``--save-times``: ``'t1,t2,...'`` or ``'log:T0:T1:N'``; 0 and ``t_end`` are added.
 
-    Every time must lie in (0, t_end]; the result increases strictly from 0 to t_end.
+    Every time must lie in (0, t_end]; the result increases strictly from 0 to t_end. N is checked against the
+    memory limit (N frames of ``frame_size`` = n d numbers each) before the times are made.
     """
     text = text.strip()
     try:
@@ -82,9 +84,13 @@ def parse_save_times(text: str, t_end: float) -> np.ndarray:
             t0, t1, count = float(parts[0]), float(parts[1]), int(parts[2])
             if not (math.isfinite(t0) and math.isfinite(t1) and 0 < t0 < t1) or count < 2:
                 raise InputError(f"--save-times log:T0:T1:N needs 0 < T0 < T1 and N >= 2, got {text!r}")
+            # every saved time keeps a frame of frame_size numbers: refuse before allocating the times
+            check_array((count, frame_size + 3), f"--save-times with {count} times (frames of {frame_size} numbers)")
             times = np.geomspace(t0, t1, count)
         else:
             times = np.array([float(v) for v in text.split(",") if v.strip()])
+    except InputError:
+        raise
     except ValueError:
         raise InputError(f"--save-times must be a comma list of times or log:T0:T1:N, got {text!r}") from None
     if times.size == 0 or not np.all(np.isfinite(times)):
@@ -135,7 +141,8 @@ def run(args) -> int:
         noise_seed = args.seed if args.noise_seed is None else args.noise_seed
         solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
                         seed=noise_seed)
-        save_times = None if args.save_times is None else parse_save_times(args.save_times, args.t_end)
+        frame = (X0.size if X0 is not None else abs(args.n or 1) * abs(args.d or 1))
+        save_times = None if args.save_times is None else parse_save_times(args.save_times, args.t_end, frame)
         save = SaveAt(every=args.save_every, times=save_times)
         X0, init = initial_state(args.n, args.d, X0, args.seed, args.normalize)
         traj = simulate(model, X0, args.t_end, solver=solver, save=save, progress=progress,

@@ -8,7 +8,7 @@ from numerics.common.errors import InputError, require_int, require_real
 from numerics.common.limits import check_array
 from numerics.common.provenance import StderrProgress, atomic_write, package_versions
 from numerics.common.render import emit, key_values
-from numerics.common.readers import json_array
+from numerics.common.readers import json_array, read_npy
 from numerics.gaussian.names import ATTENTIONS
 
 NAME = "rd"
@@ -47,10 +47,7 @@ def add_arguments(p):
 
 def load_tokens(path: str, d: int) -> np.ndarray:
     """An (n, d) float array from a .npy file (no pickles), or InputError."""
-    try:
-        X = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read --init {path!r}: {exc}") from None
+    X = read_npy(path, "--init file")
     if X.ndim != 2 or X.shape[1] != d:
         raise InputError(f"--init must hold an (n, {d}) array, got shape {X.shape}")
     if not np.issubdtype(X.dtype, np.number) or not np.all(np.isfinite(X)):
