@@ -184,3 +184,56 @@ def test_resume_with_tiny_time_spacing_is_refused_before_allocating(capsys, work
         save=SaveAt(times=np.linspace(0, 1e-9, 11))).save(path)
     code, err = run_bounded(capsys, ["simulate", "--resume", path, "--t-end", "1000", "--out", "o.npz"])
     assert code == 2 and "new frames" in err and "memory" in err, err
+
+
+# -- sizes estimated before work ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, fragment", [
+    (SIM[:-2] + ["--t-end", "1e9", "--method", "adaptive", "--save-times", "log:1:1e9:1000000000", "--out", "o.npz"],
+     "--save-times with 1000000000 times"),
+    (["codegen", "--model", "sa", "--d", "1000000000000", "--out", "g.py"], "symbolic matrix entries"),
+    (["codegen", "--model", "sa", "--d", "5000", "--out", "g.py"], "memory"),
+    (["bench", "--repeats", "1000000000000"], "hours"),
+    (["bench", "--fourier-n", "1000000000000"], "--fourier-n"),
+    (["bench", "--fourier-large-n", "1000000000000"], "--fourier-large-n"),
+    (["bench", "--suite", "fourier", "--repeats", "1000000000"], "hours"),
+    (["bench", "--suite", "simulate", "--repeats", "1000000000"], "hours"),
+    (["bench", "--repeats", "1e12"], "invalid int value"),
+])
+def test_sizes_are_estimated_before_work(capsys, work, argv, fragment):
+    code, err = run_bounded(capsys, argv)
+    assert code == 2 and fragment in err and "Traceback" not in err, err
+    assert [line for line in err.splitlines() if line.startswith("error:")] == err.strip().splitlines()[-1:]
+
+
+@pytest.mark.parametrize("argv", [
+    SIM + ["--kernel", "abs(s)"],
+    CRIT + ["--kernel", "abs(s)"],
+    ["derive", "gradient", "--model", "sa", "--d", "3", "--kernel", "abs(s)"],
+    ["codegen", "--model", "usa", "--d", "3", "--out", "g.py", "--kernel", "abs(s)*s"],
+])
+def test_non_smooth_kernels_get_the_kernel_checks_line(capsys, work, argv):
+    code, err = run_bounded(capsys, argv)
+    assert code == 2 and "twice continuously differentiable" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    SIM + ["--kernel", "exp(c*s)"],
+    ["conjecture", "run", "landscape", "--kernel", "exp(c*s)", "--budget", "1"],
+])
+def test_a_missing_kernel_parameter_names_the_option(capsys, work, argv):
+    code, err = run_bounded(capsys, argv)
+    assert code == 2 and "--param NAME=VALUE" in err and "params" not in err, err
+
+
+def test_a_local_sweep_with_more_workers_than_cores_is_refused(capsys, work):
+    from numerics.sweeps.workers import available_cores, check_local_workers
+
+    from tests.numerics.sweep_helpers import MINIMAL_TOML
+
+    (work / "spec.toml").write_text(MINIMAL_TOML)
+    code, err = run_bounded(capsys, ["sweep", "run", "spec.toml", "--store", "s.zarr", "--workers",
+                                     str(available_cores() + 38)])
+    assert code == 2 and "cores available" in err, err
+    assert not (work / "s.zarr").exists()
+    assert check_local_workers(available_cores()) == available_cores()
+    assert check_local_workers(1000, "tcp://127.0.0.1:8786") == 1000  # a remote cluster brings its own
