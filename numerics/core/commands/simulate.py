@@ -16,6 +16,9 @@ from numerics.core.names import ADAPTIVE_METHODS, BACKENDS, METHODS, MODELS, TIM
 NAME = "simulate"
 ORDER = 20
 HELP = "simulate self-attention dynamics on the sphere and save the trajectory (.npz)"
+#: the three ways to call it (argparse would show the model options as optional brackets)
+USAGE = ("attnflow simulate --model {sa,usa} --beta BETA (--n N --d D | --init FILE.npy) --t-end T_END --out OUT "
+         "[options]\n       attnflow simulate --resume FILE.npz --t-end T_END --out OUT [options]")
 INPUTS = ("init", "matrices", "resume")
 OUTPUTS = ("out", "plot")
 #: --resume F --out F continues a run in place: the input is read completely before the output is written
@@ -23,10 +26,13 @@ IN_PLACE = (("resume", "out"),)
 
 
 def add_arguments(p):
-    p.add_argument("--model", choices=MODELS, help="sa (softmax) or usa (unnormalised)")
-    p.add_argument("--n", type=int, help="number of particles (tokens)")
-    p.add_argument("--d", type=int, help="ambient dimension (particles on S^{d-1})")
-    p.add_argument("--beta", type=float, help="inverse temperature")
+    # required unless --resume (which reads them from the file); --init gives n and d: one group, not "options"
+    model = p.add_argument_group("model (required, no defaults; --resume reads all four from its file, --init "
+                                 "gives --n and --d)")
+    model.add_argument("--model", choices=MODELS, help="sa (softmax) or usa (unnormalised)")
+    model.add_argument("--n", type=int, help="number of particles (tokens)")
+    model.add_argument("--d", type=int, help="ambient dimension (particles on S^{d-1})")
+    model.add_argument("--beta", type=float, help="inverse temperature")
     p.add_argument("--t-end", type=float, required=True, help="final time (in --time-unit)")
     p.add_argument("--dt", type=float, help="step (layer, rk4; default 0.05); initial step hint for adaptive")
     p.add_argument("--method", choices=METHODS, default="rk4",

@@ -23,7 +23,8 @@ FRAMES = 101
 
 def add_model_arguments(p, attentions=ATTENTIONS, default: str | None = None) -> None:
     """--attention, --d, --A | --Q --K, --V and the initial tokens (--n --seed | --init): shared with rd-stability."""
-    p.add_argument("--attention", required=default is None, default=default, choices=attentions)
+    p.add_argument("--attention", required=default is None, default=default, choices=attentions,
+                   help="attention of the tokens (arXiv 2501.18322 conventions)")
     p.add_argument("--d", required=True, type=int, help="dimension of the token space R^d")
     p.add_argument("--A", help="JSON d x d matrix A = K^T Q (softmax, sinkhorn)")
     p.add_argument("--Q", help="JSON d x d query matrix (l2; or softmax/sinkhorn with --K)")
