@@ -41,9 +41,11 @@ def add_arguments(p):
     p.add_argument("--init", help="initial condition: .npy file of shape (n, d) with unit rows")
     p.add_argument("--normalize", action="store_true", help="renormalise the rows of --init instead of rejecting")
     p.add_argument("--matrices", metavar="FILE.npz", help="attention matrices: arrays Q, K and/or V (d x d; "
-                   "missing ones are the identity)")
+                   "missing ones are the identity), used as given: scores beta <Q x, K y>, no 1/sqrt(d) (--heads "
+                   "scales by 1/sqrt(k); docs/conventions.md, section 7)")
     p.add_argument("--heads", metavar="FILE.npz", help="several heads: arrays Q, K, V, W each (H, k, d) "
-                   "(scores beta <Q_h x, K_h y>/sqrt(k); optional scalar 'scale' replaces 1/sqrt(k))")
+                   "(scores beta <Q_h x, K_h y>/sqrt(k); optional scalar 'scale' replaces 1/sqrt(k): one head with "
+                   "scale 1 and W = I is --matrices, whose Q, K are used as given)")
     p.add_argument("--mlp", metavar="FILE.npz", help="MLP on each head's output: arrays W1 (m, d), b1 (m,), "
                    "W2 (d, m), b2 (d,) and optional string 'activation' (relu, gelu, tanh, identity)")
     p.add_argument("--schedule", metavar="FILE.npz", help="depth schedule: 'times' (L,) and per-layer heads Q, K, V, "
