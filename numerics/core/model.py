@@ -404,12 +404,6 @@ def kernel_from_metadata(meta: dict | None):
 
 def _fourier_module():
     """:mod:`numerics.circle.fourier` (the S^1 Fourier backend) if it is part of this build, else None."""
-    import importlib
+    from numerics.core.plugins import load_plugin
 
-    name = "numerics.circle.fourier"
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise  # a real import error inside the module: do not hide it
-        return None
+    return load_plugin("numerics.circle.fourier")

@@ -19,6 +19,7 @@ from numerics.common.errors import (SPHERE_TOLERANCE, InputError, require_finite
                                     require_real)
 from numerics.common.limits import check_array, check_work, evaluation_budget, steps_of
 from numerics.common.readers import parse_json, read_npy, read_npz
+from numerics.core.sampling import uniform_sphere  # noqa: F401 - re-exported (its home before)
 from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, energy_normalization_for, interaction_energy
 from numerics.core.integrators import ADAPTIVE_METHODS, integrate
 from numerics.core.model import Model, SaveAt, Solver
@@ -110,19 +111,6 @@ class Trajectory:
             raise InputError(f"invalid {where}: meta must be a JSON object")
         arrays = {k[len(ARCH_PREFIX):]: v for k, v in data.items() if k.startswith(ARCH_PREFIX)}
         return cls(times=times, X=X, energy=energy, meta=meta, arrays=arrays)
-
-
-def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np.ndarray:
-    """n iid uniform points of S^{d-1} (normalised standard Gaussians) from a seed or Generator."""
-    check_array((n, d), f"a uniform start with n={n}, d={d}", copies=2)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    G = rng.standard_normal((n, d))
-    norms = np.linalg.norm(G, axis=1, keepdims=True)
-    while np.any(norms == 0):  # probability zero, but never divide by zero
-        bad = (norms == 0)[:, 0]
-        G[bad] = rng.standard_normal((int(bad.sum()), d))
-        norms = np.linalg.norm(G, axis=1, keepdims=True)
-    return G / norms
 
 
 def load_initial(path, normalize: bool = False) -> np.ndarray:
@@ -418,14 +406,11 @@ def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: Sa
 def _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress, t0: float = 0.0, noise_state=None):
     """The stochastic integrators of :mod:`numerics.noise.sde` (loaded by name: a plug-in like the Fourier
     backend; the core imports no area), seeded by ``solver.seed`` or continuing the saved ``noise_state``."""
-    import importlib
+    from numerics.core.plugins import load_plugin
 
-    try:
-        sde = importlib.import_module("numerics.noise.sde")
-    except ModuleNotFoundError as exc:
-        if exc.name != "numerics.noise.sde":
-            raise
-        raise InputError("noise > 0 needs numerics.noise, which is not part of this build") from None
+    sde = load_plugin("numerics.noise.sde")
+    if sde is None:
+        raise InputError("noise > 0 needs numerics.noise, which is not part of this build")
     if solver.method not in sde.FROM_SOLVER_METHOD:
         raise InputError(f"with noise, use method layer (Euler-Maruyama) or rk4 (weak order 2), got {solver.method}")
     if save.times is not None:
