@@ -151,19 +151,27 @@ def _short_shape(shape) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+_KIND_NAMES = {"npy": "an .npy array", "npz": "an .npz archive"}
+_MISSING_MAGIC = {"npy": "no NumPy magic string", "npz": "no zip signature"}
+
+
+def _expect_kind(fh, want: str, what: str, path) -> None:
+    """Refuse, from its first bytes, a file that is empty or not of kind ``want``; rewind it."""
+    kind = _file_kind(fh.read(6))
+    if kind == "empty":
+        raise _invalid(what, path, "the file is empty")
+    if kind != want:
+        raise _invalid(what, path, f"{_KIND_NAMES[kind]}, not {_KIND_NAMES[want]}" if kind in _KIND_NAMES
+                       else f"not {_KIND_NAMES[want]}: {_MISSING_MAGIC[want]}")
+    fh.seek(0)
+
+
 def read_npy(path, what: str) -> np.ndarray:
     """The array of the ``.npy`` at ``path`` (an ``.npz`` archive is refused with a clear message)."""
     with open_regular(path, what) as fh:
         try:
             size = os.fstat(fh.fileno()).st_size
-            kind = _file_kind(fh.read(6))
-            if kind == "empty":
-                raise _invalid(what, path, "the file is empty")
-            if kind == "npz":
-                raise _invalid(what, path, "an .npz archive, not an .npy array")
-            if kind != "npy":
-                raise _invalid(what, path, "not an .npy array: no NumPy magic string")
-            fh.seek(0)
+            _expect_kind(fh, "npy", what, path)
             return _read_array(fh, size, what, path, [])
         except InputError:
             raise
@@ -180,14 +188,7 @@ def read_npz(path, what: str) -> dict[str, np.ndarray]:
     """
     with open_regular(path, what) as fh:
         try:
-            kind = _file_kind(fh.read(6))
-            if kind == "empty":
-                raise _invalid(what, path, "the file is empty")
-            if kind == "npy":
-                raise _invalid(what, path, "an .npy array, not an .npz archive")
-            if kind != "npz":
-                raise _invalid(what, path, "not an .npz archive: no zip signature")
-            fh.seek(0)
+            _expect_kind(fh, "npz", what, path)
             with zipfile.ZipFile(fh) as zf:
                 infos = zf.infolist()
                 _check_members(infos, what, path)
