@@ -68,3 +68,11 @@ def test_a_multi_line_library_warning_is_reported_whole(capsys, monkeypatch):
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
     assert len(lines) == 1 and "as measured by the improvement from the last ten iterations." in lines[0], lines
     assert "RuntimeWarning" in lines[0]
+
+
+@pytest.mark.parametrize("value", [",", "", " , "])
+def test_an_empty_only_is_an_error_not_the_whole_run(capsys, value):
+    """Found by the fuzz: --only ',' ran every default claim (a minute) instead of refusing."""
+    from tests.cli.helpers import bad
+
+    assert "--only names no claim id" in bad(capsys, ["verify", "--only", value])

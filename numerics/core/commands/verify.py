@@ -26,7 +26,9 @@ def add_arguments(p):
 def run(args) -> int:
     from numerics.common.verification import run_claim, select_claims
 
-    only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
+    only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only is not None else None
+    if only is not None and not only:  # "--only ," or "--only ''" named nothing: not the whole default run
+        raise InputError(f"--only names no claim id, got {args.only!r} (see attnflow verify --list)")
     try:
         claims = select_claims(only, include_all=args.all or (args.list and not only))
     except KeyError as exc:
