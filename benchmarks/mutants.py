@@ -211,7 +211,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "return total / (n * n)", "return total / n", "degree power spectrum 1/n instead of 1/n^2"),
     ("order-parameters-offbyone", "numerics/meanfield/growth.py",
      "        w *= z\n        out[k] = abs(w.mean())", "        out[k] = abs(w.mean())\n        w *= z",
-     "|r_k| reported for k - 1"),
+     "the magnitude of r_{k-1} reported for r_k"),
     ("metastable-dominant-offbyone", "numerics/meanfield/metastable.py",
      "dominant = int(np.argmax(amps[i_lin])) + 1", "dominant = int(np.argmax(amps[i_lin]))",
      "dominant mode off by one"),
