@@ -151,11 +151,10 @@ class _Source:
         elif self.path.exists():
             from numerics.common.readers import open_regular
 
-            fh = open_regular(self.path, "checkpoint")  # a FIFO or a device is refused at once
+            open_regular(self.path, "checkpoint").close()  # a FIFO or a device is refused at once
             try:
-                self.zip = zipfile.ZipFile(fh)
+                self.zip = zipfile.ZipFile(self.path)  # owns (and closes) its file
             except (zipfile.BadZipFile, OSError) as exc:
-                fh.close()
                 raise InputError(f"{path} is neither a checkpoint folder nor a readable zip: {exc}") from None
         else:
             raise InputError(f"model path does not exist: {path}")
