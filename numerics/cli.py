@@ -73,10 +73,36 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for mod in _commands():
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
+        p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
+                           usage=getattr(mod, "USAGE", None))
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run, _module=mod)
+        state_defaults(p)
     return parser
+
+
+def _in_required_group(parser, action) -> bool:
+    """True for an option of an argument group whose title says its options are required (simulate's model)."""
+    return any(action in group._group_actions and "required" in (group.title or "")
+               for group in parser._action_groups[2:])
+
+
+def state_defaults(parser: argparse.ArgumentParser) -> None:
+    """Every option's help states its default: an option whose help does not say it gets "(default: X)" from
+    the parser (``none`` when unset; flags and required options are left alone). Sub-actions included."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                state_defaults(sub)
+            continue
+        if not action.option_strings or action.nargs == 0 or action.required or action.help == argparse.SUPPRESS:
+            continue
+        if "default" in (action.help or "").lower() or _in_required_group(parser, action):
+            continue
+        value = action.default
+        shown = "none" if value in (None, [], ()) else (" ".join(map(str, value)) if isinstance(value, (list, tuple))
+                                                         else str(value))
+        action.help = f"{action.help or ''} (default: {shown.replace('%', '%%')})".lstrip()
 
 
 class Terminated(BaseException):
@@ -149,10 +175,13 @@ def _one_line(message) -> str:
 
 
 def _replay_warnings(caught) -> None:
-    """Warnings of a successful run, one line each (a failed run prints only its ``error:`` line)."""
+    """Warnings of a successful run, one line each, whole (a library's message may span lines: SciPy's
+    "... as measured by the\n  improvement from the last ten iterations." was cut at the first), with its
+    category and origin (a failed run prints only its ``error:`` line)."""
     seen = set()
     for w in caught:
-        line = f"warning: {_one_line(w.message)}"
+        origin = "/".join(str(w.filename).replace(os.sep, "/").split("/")[-2:])
+        line = f"warning: {' '.join(str(w.message).split())} ({w.category.__name__}, {origin}:{w.lineno})"
         if line not in seen:
             seen.add(line)
             print(line, file=sys.stderr)

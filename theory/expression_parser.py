@@ -165,6 +165,11 @@ def _bounded(expr: sp.Expr, tok: Token) -> sp.Expr:
     return expr
 
 
+#: how the API asks for a parameter's declaration; the command line names its own option instead
+#: (numerics.core.kernel_options)
+UNDECLARED_HINT = "declare parameters with params"
+
+
 class _Parser:
     def __init__(self, tokens: list[Token], names: Mapping[str, sp.Symbol]):
         self.tokens = tokens
@@ -297,7 +302,7 @@ class _Parser:
                 self.used.add(name)
                 return self.names[name]
             forbidden = name.startswith("_") or keyword.iskeyword(name) or name in ("eval", "exec", "import")
-            why = "forbidden name" if forbidden else "undeclared name (declare parameters with params)"
+            why = "forbidden name" if forbidden else f"undeclared name ({UNDECLARED_HINT})"
             raise _error(tok, tok.pos, why)
         raise _error(tok, tok.pos)
 

@@ -28,12 +28,17 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text)
 
 
-def _cell(value) -> str:
+def _cell(value, width: int = 160) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     text = " ".join(str(text).split())
-    if len(text) > 160:
-        text = text[:157] + "..."
+    if len(text) > width:
+        text = text[:width - 3] + "..."
     return text.replace("|", "\\|").replace("`", "'")
+
+
+#: width of the value cells of the claims table: the status and the numbers come first and stay narrow, so they
+#: are on screen without scrolling (the statement and the source follow, wrapped)
+VALUE_CELL = 40
 
 
 def claims_page() -> str:
@@ -54,19 +59,19 @@ def claims_page() -> str:
         f"({measured.get('command', 'no recorded run')}; {measured.get('date', 'date unknown')}). "
         "A claim without a recorded value was not part of that run (the slow claims unless `--all`).",
         "",
-        "| id | statement | source | note | run | status | measured | expected | tolerance |",
+        "| id | status | measured | expected | tolerance | run | statement | source | note |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for c in sorted(all_claims(), key=lambda c: c.id):
         r = results.get(c.id)
         note = NOTES / c.note
         note_link = f"[{c.note}](notes/{note.stem}.md)" if note.exists() else _cell(c.note)
-        cols = [f"`{c.id}`", _cell(c.title), _cell(c.source), note_link, "default" if c.default else "slow"]
         if r:
-            cols += [_cell(r.get("status", "")), _cell(r.get("measured", "")), _cell(r.get("expected", "")),
-                     _cell(r.get("tolerance", ""))]
+            cols = [f"`{c.id}`", _cell(r.get("status", "")).upper()] + [_cell(r.get(k, ""), VALUE_CELL)
+                                                                          for k in ("measured", "expected", "tolerance")]
         else:
-            cols += ["not recorded", "", "", ""]
+            cols = [f"`{c.id}`", "not recorded", "", "", ""]
+        cols += ["default" if c.default else "slow", _cell(c.title), _cell(c.source), note_link]
         lines.append("| " + " | ".join(cols) + " |")
     return "\n".join(lines) + "\n"
 

@@ -24,6 +24,12 @@ from numerics.core.trajectory import simulate, uniform_sphere
 OUTSIDE_TARGET = 0.10
 
 
+def check_simulate_work(n: int, d: int, steps: int, repeats: int) -> None:
+    """Refuse, before any work, a simulate benchmark beyond the work limit (2 contenders, 5 evaluations a step)."""
+    check_work(2.0 * repeats * 5 * steps * float(n) * n * (2 * d + 8), f"a simulate benchmark with n={n}, "
+                                                                       f"{repeats} repeats")
+
+
 def benchmark_simulate(n: int = 2048, d: int = 3, beta: float = 1.0, steps: int = 10, dt: float = 0.05,
                        repeats: int = 3, seed: int = 0) -> dict:
     """Time ``simulate`` (rk4, ``steps`` steps, every frame saved) against 4 ``steps`` field evaluations."""
@@ -32,7 +38,7 @@ def benchmark_simulate(n: int = 2048, d: int = 3, beta: float = 1.0, steps: int 
     steps = require_int(steps, "steps", minimum=1)
     repeats = require_int(repeats, "repeats", minimum=1)
     beta = require_real(beta, "beta")
-    check_work(2.0 * repeats * 5 * steps * float(n) * n * (2 * d + 8), f"a simulate benchmark with n={n}")
+    check_simulate_work(n, d, steps, repeats)
     model = Model("sa", beta)
     X0 = uniform_sphere(n, d, seed)
     field_fn, _ = model.vector_field(n, d, "direct")

@@ -176,3 +176,33 @@ def check_energy_order_parameters() -> CheckResult:
     if not all(s in ("proved", "checked-at-points") for s in symbolic.values()):
         return CheckResult(res.claim_id, "failed", res.measured, res.expected, res.tolerance, res.details)
     return res
+
+
+@claim(id="circle.layer-step",
+       title="transformer layer in angles theta + arctan(h omega) = the sphere layer (x + h v)/|x + h v| to 1e-12, "
+             "large steps",
+       source=SOURCE_KURAMOTO + "; the layer map of docs/conventions.md", note="circle-layer-step.md")
+def check_layer_step() -> CheckResult:
+    """Both code paths pinned: ``simulate_circle(method="layer")`` (fourier and direct angle fields) against
+    ``simulate(Solver("layer", backend="direct"))`` on R^2. The steps h are large (h |omega| up to ~2), where
+    arctan(h omega) differs from h omega, arcsin or 2 arctan(h omega / 2) at first order in the error."""
+    rows, worst, backends_ok = {}, 0.0, True
+    n, seed, steps = 24, 3, 8
+    for model, beta, h in (("sa", 1.0, 0.4), ("sa", 5.0, 1.5), ("usa", 2.0, 0.25), ("usa", -1.0, 0.8)):
+        for backend in ("fourier", "direct"):
+            circ = simulate_circle(model, beta, steps * h, n=n, seed=seed, method="layer", dt=h, backend=backend)
+            sph = simulate(Model(model, beta), circ.X[0], steps * h,
+                           solver=Solver("layer", dt=h, backend="direct"), save=SaveAt(every=1))
+            backends_ok &= circ.meta["backend"] == backend and sph.meta["backend"] == "direct"
+            dev = max_angle_deviation(np.arctan2(sph.X[..., 1], sph.X[..., 0]), circ.theta)
+            step_size = float(np.max(np.abs(np.diff(circ.theta, axis=0))))
+            rows[f"{model} beta={beta:g} h={h:g} {backend}"] = {"max_angle_deviation": dev,
+                                                                "largest_angle_step": step_size}
+            worst = max(worst, dev)
+    res = at_most("circle.layer-step", worst, 1e-12,
+                  {"cases": rows, "n": n, "seed": seed, "steps": steps,
+                   "compared": "angle layer (backends fourier and direct, pinned) vs sphere layer in R^2 "
+                               "(backend direct, pinned)", "backends_as_pinned": backends_ok})
+    if not backends_ok:
+        return CheckResult(res.claim_id, "failed", res.measured, res.expected, res.tolerance, res.details)
+    return res

@@ -444,6 +444,24 @@ def angles_of(X) -> np.ndarray:
     return np.arctan2(X[:, 1], X[:, 0])
 
 
+def check_fourier_bench(n: int, n_large: int, repeats: int, beta: float = 10.0) -> tuple[int, int, int]:
+    """Validate the sizes of :func:`bench_fourier` and refuse, before any work, a run beyond the limits: per
+    model (repeats + 1) direct O(n^2) and Fourier O(n K) evaluations, then (repeats + 1) Fourier evaluations at
+    ``n_large``; memory: the angles, the points and the field at ``n_large`` (a dozen (n_large, 2) arrays)."""
+    from numerics.common.errors import require_int
+    from numerics.common.limits import check_array, check_work
+
+    n = require_int(n, "fourier-n", minimum=2)
+    n_large = require_int(n_large, "fourier-large-n", minimum=2)
+    repeats = require_int(repeats, "repeats", minimum=1)
+    K = max(harmonics_for_tolerance(beta, 1e-12, model=m) for m in ("sa", "usa"))
+    for size, name in ((n, "fourier-n"), (n_large, "fourier-large-n")):
+        check_array((size, 2), f"the Fourier benchmark at --{name} {size}", copies=12)
+    work = (repeats + 1) * (2 * (float(n) * n * 12 + 20.0 * n * K) + 20.0 * n_large * K)
+    check_work(work, f"the Fourier benchmark at n={n}, n_large={n_large}, {repeats} repeats")
+    return n, n_large, repeats
+
+
 def bench_fourier(n: int = 16384, beta: float = 10.0, n_large: int = 1_000_000, repeats: int = 3,
                   seed: int = 0) -> dict:
     """Benchmark the Fourier field against the direct field of :mod:`numerics.core.field` in this process.
@@ -457,6 +475,7 @@ def bench_fourier(n: int = 16384, beta: float = 10.0, n_large: int = 1_000_000, 
     from numerics.common.timing import best_interleaved
     from numerics.core.field import make_field
 
+    n, n_large, repeats = check_fourier_bench(n, n_large, repeats, beta)
     rng = np.random.default_rng(seed)
     theta = rng.uniform(-np.pi, np.pi, n)
     X = np.c_[np.cos(theta), np.sin(theta)]

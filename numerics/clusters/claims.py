@@ -402,3 +402,43 @@ def check_single_cluster_d3_long() -> CheckResult:
     t_max = 1e4
     return _one_cluster_result("clusters.single-cluster-d3-long",
                                one_cluster_runs((3, 4, 8), (0.0, 1.0, 5.0), range(10), n=16, t_max=t_max), t_max)
+
+
+# -- planted thresholds and collapsed clusters (known answers) ------------------------------------------------
+@claim(id="clusters.detection-threshold",
+       title="eps-clusters: chains planted at eps(1 -+ 1e-9) join / split exactly; diameters and geodesic distances "
+             "to 1e-9",
+       source=f"{SOURCE_GLPR}, clusters (definition: geodesic distance <= eps)", note="clusters-detection-threshold.md")
+def check_detection_threshold() -> CheckResult:
+    from numerics.clusters.known_configurations import (DELTA, DIMENSIONS, THRESHOLDS, geodesic_reference_error,
+                                                        threshold_cases, threshold_summary)
+
+    summary = threshold_summary(threshold_cases(seed=0))
+    geodesic = geodesic_reference_error(seed=1)
+    ok = summary["wrong_components"] == 0 and summary["max_diameter_rel_error"] <= 1e-9 and geodesic <= 1e-9
+    return CheckResult("clusters.detection-threshold", "passed" if ok else "failed",
+                       {"wrong_components": summary["wrong_components"],
+                        "max_diameter_rel_error": summary["max_diameter_rel_error"], "geodesic_rel_error": geodesic},
+                       {"wrong_components": 0, "max_diameter_rel_error": 0.0, "geodesic_rel_error": 0.0},
+                       "0 wrong; diameters and distances rel <= 1e-9",
+                       {**summary, "delta": DELTA, "eps": list(THRESHOLDS), "d": list(DIMENSIONS),
+                        "methods": ["kdtree", "gram"], "seed": 0,
+                        "construction": "chains on a great circle in a Haar-random rotation: steps eps(1 - delta) "
+                                        "(one cluster), one step eps(1 + delta) (two clusters); diameter = "
+                                        "chain length; distances against planted angles in (1e-6, pi)"})
+
+
+@claim(id="clusters.reduced-energy",
+       title="staircase: reduced energy of collapsed clusters = full normalised energy; height sum_c (m_c/n)^2",
+       source=f"{SOURCE_GKPR}, energy staircase (clusters collapsed to their centres)", note="clusters-reduced-energy.md")
+def check_reduced_energy() -> CheckResult:
+    from numerics.clusters.known_configurations import reduced_energy_cases, reduced_energy_error
+
+    rows = reduced_energy_cases(seed=2)
+    return at_most("clusters.reduced-energy", reduced_energy_error(rows), 1e-10,
+                   {"cases": rows, "spread": 1e-9, "normalization": "gkpr: (1/n^2) sum e^{beta(<x_i,x_j> - 1)}",
+                    "compared": "Plateau.reduced_energy (masses and centres of the eps-clusters) vs "
+                                "numerics.core.field.interaction_energy of the full configuration; "
+                                "Plateau.predicted vs sum of squared mass shares",
+                    "tolerance_reason": "clusters of spread 1e-9: the collapse changes the energy by "
+                                        "O(beta spread^2) ~ 1e-17; the bound leaves room for rounding only"})

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from numerics.common.errors import InputError
-from numerics.common.readers import read_json
+from numerics.common.readers import read_json, read_text
 from numerics.common.provenance import atomic_write, package_versions
 
 STATUSES = ("counterexample", "no-counterexample-found", "inconclusive")
@@ -314,9 +314,12 @@ def load_conjectures(module) -> dict[str, Conjecture]:
     if not isinstance(module, types.ModuleType):
         name = os.fspath(module)
         if name.endswith(".py") or os.sep in name:
-            if not os.path.isfile(name):
+            if not os.path.exists(name):
                 raise InputError(f"conjecture module {name} does not exist")
+            read_text(name, "conjecture module")  # a regular UTF-8 file of bounded size (a FIFO would block)
             spec = importlib.util.spec_from_file_location(f"attnflow_user_conjectures_{abs(hash(name))}", name)
+            if spec is None:
+                raise InputError(f"conjecture module {name} is not a Python source file (name it FILE.py)")
             mod = importlib.util.module_from_spec(spec)
             try:
                 spec.loader.exec_module(mod)

@@ -28,7 +28,6 @@ Notes: ``proofs_notes/architectures-*.md``.
 from __future__ import annotations
 
 import math
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -431,14 +430,9 @@ class Schedule:
 
 
 def _load_npz(path, what: str) -> dict:
-    try:
-        data = np.load(path, allow_pickle=False)
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise ValueError("not an .npz archive of named arrays")
-        with data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError(f"cannot read {what} file {path}: {exc or type(exc).__name__}") from None
+    from numerics.common.readers import read_npz
+
+    return read_npz(path, f"{what} file")
 
 
 # -- the field ------------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
+from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from theory import symbols as sym
 from theory.codegen import compile_function, expression_key
@@ -88,12 +89,32 @@ def compile_kernel(kernel: PairKernel) -> CompiledKernel:
         # exp(x) - 1 -> expm1(x), log(1 + x) -> log1p(x): no cancellation at small beta (phi_beta = expm1(beta s)/beta)
         d1 = sp.diff(kernel.expr, sym.s)
         exprs = tuple(optimize(e, [expm1_opt, log1p_opt]) for e in (kernel.expr, d1, sp.diff(d1, sym.s)))
-        fns = tuple(compile_function(f"kernel_d{order}", args, e,
-                                     doc=f"phi^({order})(s) of {sp.sstr(kernel.expr)}; args (s, beta, *params).",
-                                     arg_names=names)
-                    for order, e in enumerate(exprs))
+        _refuse_non_smooth(kernel, exprs)
+        try:
+            fns = tuple(compile_function(f"kernel_d{order}", args, e,
+                                         doc=f"phi^({order})(s) of {sp.sstr(kernel.expr)}; args (s, beta, *params).",
+                                         arg_names=names)
+                        for order, e in enumerate(exprs))
+        except PrintMethodNotImplementedError as exc:  # a function with no NumPy/SciPy counterpart
+            raise InputError(f"kernel {kernel.name}: phi, phi' or phi'' has no numerical form "
+                             f"({str(exc).splitlines()[0]})") from None
         _COMPILED[key] = fns
     return CompiledKernel(kernel, *fns, tuple(values))
+
+
+#: what a derivative of a kernel that is not twice differentiable contains (abs -> sign -> DiracDelta)
+_NON_SMOOTH = (sp.DiracDelta, sp.Heaviside, sp.Derivative, sp.Subs)
+
+
+def _refuse_non_smooth(kernel: PairKernel, exprs) -> None:
+    """Refuse phi whose phi' or phi'' is a distribution or an unevaluated derivative: the dynamics and the
+    Hessian need phi twice continuously differentiable on [-1, 1] (abs(s) has a kink at s = 0)."""
+    for order, e in enumerate(exprs):
+        bad = sorted({type(a).__name__ for a in e.atoms(*_NON_SMOOTH)} |
+                     {type(f).__name__ for f in e.atoms(sp.Function) if isinstance(f, _NON_SMOOTH)})
+        if bad:
+            raise InputError(f"kernel {kernel.name}: phi{chr(39) * order}(s) involves {', '.join(bad)}: phi must be twice "
+                             f"continuously differentiable on [-1, 1] (abs and sign have a kink or a jump at 0)")
 
 
 _CHECKED: dict[tuple, str | None] = {}

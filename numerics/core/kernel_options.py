@@ -33,6 +33,14 @@ def kernel_parameters(assignments) -> dict[str, float]:
     return params
 
 
+def command_line_message(exc: Exception) -> str:
+    """The message of a kernel error as a command-line user needs it: the API's hint names its argument
+    ``params``, the command line sets parameters with ``--param``."""
+    from theory.expression_parser import UNDECLARED_HINT
+
+    return str(exc).replace(UNDECLARED_HINT, "give its value with --param NAME=VALUE")
+
+
 def kernel_from_args(args, check: bool = True):
     """The PairKernel of ``--kernel``/``--param``, or None when no kernel string was given.
 
@@ -51,7 +59,7 @@ def kernel_from_args(args, check: bool = True):
     try:
         kernel = parse_kernel(text, params)
     except ValueError as exc:
-        raise InputError(str(exc)) from None
+        raise InputError(command_line_message(exc)) from None
     if check:
         from numerics.core.kernel_field import check_kernel_on_interval
 

@@ -497,21 +497,13 @@ def kernel_from_metadata(meta: dict | None):
 
 def _fourier_module():
     """:mod:`numerics.circle.fourier` (the S^1 Fourier backend) if it is part of this build, else None."""
-    return _optional_module("numerics.circle.fourier")
+    from numerics.core.plugins import load_plugin
+
+    return load_plugin("numerics.circle.fourier")
 
 
 def _harmonic_module():
     """:mod:`numerics.harmonic.backend` (the S^2 spherical-harmonic backend) if it is part of this build, else None."""
-    return _optional_module("numerics.harmonic.backend")
+    from numerics.core.plugins import load_plugin
 
-
-def _optional_module(name: str):
-    """The module ``name`` of a plug-in backend, or None when it is not part of this build."""
-    import importlib
-
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise  # a real import error inside the module: do not hide it
-        return None
+    return load_plugin("numerics.harmonic.backend")

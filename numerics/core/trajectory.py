@@ -20,6 +20,7 @@ from numerics.common.errors import (SPHERE_TOLERANCE, InputError, require_finite
                                     require_real)
 from numerics.common.limits import check_array, check_work, evaluation_budget, steps_of
 from numerics.common.readers import parse_json, read_npy, read_npz
+from numerics.core.sampling import uniform_sphere  # noqa: F401 - re-exported (its home before)
 from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, energy_normalization_for, interaction_energy
 from numerics.core.integrators import ADAPTIVE_METHODS, integrate
 from numerics.core.model import Model, SaveAt, Solver
@@ -132,19 +133,6 @@ def _validate_single(data: dict, where: str):
     return times, X, energy
 
 
-def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np.ndarray:
-    """n iid uniform points of S^{d-1} (normalised standard Gaussians) from a seed or Generator."""
-    check_array((n, d), f"a uniform start with n={n}, d={d}", copies=2)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    G = rng.standard_normal((n, d))
-    norms = np.linalg.norm(G, axis=1, keepdims=True)
-    while np.any(norms == 0):  # probability zero, but never divide by zero
-        bad = (norms == 0)[:, 0]
-        G[bad] = rng.standard_normal((int(bad.sum()), d))
-        norms = np.linalg.norm(G, axis=1, keepdims=True)
-    return G / norms
-
-
 def load_initial(path, normalize: bool = False) -> np.ndarray:
     """Initial condition from a ``.npy`` file of shape (n, d) with unit rows (see :func:`require_points`)."""
     return require_points(read_npy(path, "initial condition"), f"init file {path}", normalize=normalize)
@@ -233,6 +221,10 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     missing = {"model", "beta", "method", "time_unit"} - set(meta)
     if missing:
         raise InputError(f"cannot resume: trajectory meta lacks {', '.join(sorted(missing))}")
+    from numerics.common.readers import check_metadata
+    from numerics.core.meta_schema import TRAJECTORY_META
+
+    check_metadata(meta, TRAJECTORY_META, f"trajectory {source or 'metadata'}")
     t0 = float(trajectory.times[-1])
     t_end = require_real(t_end, "t_end")
     if t_end <= t0:
@@ -262,7 +254,9 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     if solver.method in ADAPTIVE_METHODS:
         old = trajectory.times
         spacing = float(old[-1] - old[0]) / max(1, old.size - 1) if old.size > 1 else (t_end - t0) / 100
-        frames = max(1, int(round((t_end - t0) / spacing)))
+        wanted = (t_end - t0) / spacing  # the saved run's spacing kept: refuse before allocating the frames
+        check_array((wanted + 1, n, d), f"resuming with the saved spacing {spacing:.3g} ({wanted:.3g} new frames)")
+        frames = max(1, int(round(wanted)))
         save_times = np.linspace(t0, t_end, frames + 1)
     started = _time.perf_counter()
     if model.noise > 0:   # the random stream continues from the saved state (bitwise, with the same step)
@@ -461,14 +455,11 @@ def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: Sa
 def _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress, t0: float = 0.0, noise_state=None):
     """The stochastic integrators of :mod:`numerics.noise.sde` (loaded by name: a plug-in like the Fourier
     backend; the core imports no area), seeded by ``solver.seed`` or continuing the saved ``noise_state``."""
-    import importlib
+    from numerics.core.plugins import load_plugin
 
-    try:
-        sde = importlib.import_module("numerics.noise.sde")
-    except ModuleNotFoundError as exc:
-        if exc.name != "numerics.noise.sde":
-            raise
-        raise InputError("noise > 0 needs numerics.noise, which is not part of this build") from None
+    sde = load_plugin("numerics.noise.sde")
+    if sde is None:
+        raise InputError("noise > 0 needs numerics.noise, which is not part of this build")
     if solver.method not in sde.FROM_SOLVER_METHOD:
         raise InputError(f"with noise, use method layer (Euler-Maruyama) or rk4 (weak order 2), got {solver.method}")
     if save.times is not None:

@@ -122,12 +122,14 @@ class MetastableResult:
 
 def metastable_run(beta: float, model: str, n: int, seed: int, *, collapse_time: float = 10.0,
                    linear_threshold: float = 0.3, min_gap: float = 0.05, min_fraction: float = 0.01,
-                   tol: float = 1e-6, time_unit: str = "natural", frames: int = 12, progress=None) -> MetastableRun:
+                   tol: float = 1e-6, time_unit: str = "natural", frames: int = 12, progress=None,
+                   theta0=None) -> MetastableRun:
     """Evolve n iid uniform angles (seed) and count clusters after the linear phase (see module docstring).
 
     The dominant mode is argmax_k |r_k| (k <= 4 sqrt(|beta|) + 12) at the first frame where max_k |r_k|
     exceeds ``linear_threshold``. ``tol`` is the Fourier truncation tolerance (1e-6: the field is exact to
-    ~1e-6 relative, far below what the cluster count can feel).
+    ~1e-6 relative, far below what the cluster count can feel). ``theta0`` replaces the random start (n
+    angles; the claim ``meanfield.dominant-mode`` plants modes of known amplitude there).
     """
     kmax = 4 * int(math.sqrt(abs(beta))) + 12
     rates = predicted_rates(model, 2, beta, range(1, kmax + 1), time_unit)
@@ -139,8 +141,12 @@ def metastable_run(beta: float, model: str, n: int, seed: int, *, collapse_time:
     t_obs = 1.3 * t_lin + collapse_time / collapse_rate
     dt = 2 * particle_time_step(model, beta, time_unit, lam)   # RK4 at h * rate <= 0.2: ample for counting
     saves = max(frames, 2) * 4 + 1
-    rng = np.random.default_rng(seed)
-    theta0 = rng.uniform(0, 2 * np.pi, size=n)
+    if theta0 is None:
+        theta0 = np.random.default_rng(seed).uniform(0, 2 * np.pi, size=n)
+    else:
+        theta0 = require_finite_array(theta0, "theta0", ndim=1)
+        if theta0.size != n:
+            raise InputError(f"theta0 must hold n = {n} angles, got {theta0.size}")
 
     def observe(th):
         amps = circle_order_parameters(th, kmax)

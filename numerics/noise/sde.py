@@ -170,7 +170,7 @@ def integrate_sde(field: Field, X0: np.ndarray, t_end: float, dt: float, D: floa
 
 def initial_particles(n: int, d: int, start: str, seed) -> np.ndarray:
     """Start of a phase experiment: ``clustered`` (all n tokens at e_1) or ``uniform`` (iid, from ``seed``)."""
-    from numerics.core.trajectory import uniform_sphere
+    from numerics.core.sampling import uniform_sphere
 
     start = require_choice(start, "start", ("clustered", "uniform"))
     if start == "uniform":

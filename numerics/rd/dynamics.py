@@ -97,8 +97,9 @@ def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveA
 
     ``solver``: ``rk4`` with step ``dt`` (the field is smooth but switches fast once P is nearly Boolean;
     RK4 with dt <= 0.05 / ||V|| resolves it, see the note) or ``layer`` (explicit Euler in z). ``save``:
-    every k-th step or explicit times (each snapped to the step grid: times must be multiples of dt).
-    ``keep_P``: store P(t) (default: when n <= 2000).
+    every k-th step of the uniform grid h = t_end / ceil(t_end / dt), or explicit times, which are hit exactly:
+    the run then steps from one save time to the next with equal steps h_i <= dt (a requested t = 4.0 is saved
+    at t = 4.0, not at the nearest grid point). ``keep_P``: store P(t) (default: when n <= 2000).
     """
     d = model.d
     Z = require_tokens(X0, d).copy()
@@ -107,12 +108,16 @@ def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveA
     if solver.method not in ("rk4", "layer"):
         raise InputError(f"the R^d dynamics supports the fixed-step methods rk4 and layer, got {solver.method}")
     steps = step_count(t_end, solver.dt)
-    h = t_end / steps if steps else 0.0
     if save.times is not None:
-        idx = np.rint(np.asarray(save.times) / h).astype(int) if steps else np.zeros(len(save.times), int)
-        if np.any(idx < 0) or np.any(idx > steps) or np.any(np.diff(idx) <= 0):
-            raise InputError("save times must be increasing, in [0, t_end] and at least one step apart")
-        frames = len(idx)
+        wanted = np.asarray(save.times, dtype=float)
+        if wanted.ndim != 1 or wanted.size == 0 or np.any(np.diff(wanted) <= 0) or wanted[0] < 0 \
+                or wanted[-1] > t_end * (1 + 1e-12):
+            raise InputError("save times must be increasing and in [0, t_end]")
+        wanted = np.minimum(wanted, t_end)
+        knots = np.unique(np.concatenate([[0.0], wanted, [t_end]]))
+        pieces = [step_count(b - a, solver.dt) for a, b in zip(knots[:-1], knots[1:])]
+        steps = int(sum(pieces))
+        frames = wanted.size
     else:
         every = require_int(save.every, "save_every", minimum=1)
         frames = steps // every + 1 + (1 if steps % every else 0)  # the multiples of every and the last step
@@ -121,7 +126,23 @@ def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveA
     if keep_P and n > MAX_TOKENS_WITH_P:
         raise InputError(f"P(t) is stored for n <= {MAX_TOKENS_WITH_P} tokens only, got n = {n}")
     _check_resources(model, n, d, steps, frames, keep_P, solver.method)  # before any per-frame structure is built
-    save_steps = set(idx.tolist()) if save.times is not None else set(range(0, steps + 1, every)) | {steps}
+    # the step grid: (start time, step) of every step, and whether the state after it is saved
+    if save.times is not None:
+        starts = np.concatenate([a + (b - a) * np.arange(m) / m for a, b, m in zip(knots[:-1], knots[1:], pieces)]) \
+            if steps else np.zeros(0)
+        hs = np.concatenate([np.full(m, (b - a) / m) for a, b, m in zip(knots[:-1], knots[1:], pieces)]) \
+            if steps else np.zeros(0)
+        ends = np.cumsum(pieces)  # step index after which knot k + 1 is reached
+        saved_knots = set(np.searchsorted(knots, wanted).tolist())
+        save_after = {int(ends[k - 1]) for k in saved_knots if k > 0}
+        save_first = 0 in saved_knots
+        end_times = {int(ends[k]): float(knots[k + 1]) for k in range(len(pieces))}
+    else:
+        h = t_end / steps if steps else 0.0
+        starts, hs = np.arange(steps) * h, np.full(steps, h)
+        save_after = set(range(every, steps + 1, every)) | {steps}
+        save_first = True
+        end_times = {}
     state = SinkhornState(np.zeros(n), np.zeros(n)) if model.attention == "sinkhorn" else None
     # the logit cap is computed from the current tokens at every evaluation (for V with eigenvalues of negative
     # real part some z grow like e^{-Re(mu) t}); capping changes P only at exact float64 ties
@@ -134,10 +155,10 @@ def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveA
         if keep_P:
             Ps.append(rescaled_attention_matrix(model, t, Y, state))
 
-    if 0 in save_steps:
+    if save_first:
         keep(0.0, Z)
     for k in range(steps):
-        t = k * h
+        t, h = float(starts[k]), float(hs[k])
         k1 = f(t, Z)
         if solver.method == "layer":
             Z = Z + h * k1
@@ -148,10 +169,11 @@ def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveA
             Z = Z + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
         if not np.all(np.isfinite(Z)):
             raise InputError(f"the rescaled tokens became non-finite at t = {t + h:.6g} (reduce dt)")
-        if k + 1 in save_steps:
-            keep((k + 1) * h, Z)
+        if k + 1 in save_after:
+            keep(end_times.get(k + 1, (k + 1) * h if save.times is None else t + h), Z)
         if progress is not None:
-            progress((k + 1) * h, t_end)
+            progress(t + h, t_end)
+    h = float(hs.max()) if steps else 0.0
     times = np.array(times)
     Zs = np.array(Zs)
     with np.errstate(over="ignore", invalid="ignore"):

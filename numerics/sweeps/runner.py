@@ -44,6 +44,7 @@ from numerics.core.integrators import ADAPTIVE_METHODS
 from numerics.core.model import SaveAt, Solver
 from numerics.core.trajectory import simulate, uniform_sphere
 from numerics.sweeps.observables import RunResult, evaluate
+from numerics.sweeps.workers import check_local_workers
 from numerics.sweeps.spec import SEED_AXIS, SweepSpec, spec_from
 from numerics.sweeps.store import BATCH_AXES, SweepStore, create_store, open_store, sweep_versions
 
@@ -322,7 +323,7 @@ def run_sweep(spec, store, *, scheduler: str = "local", workers: int = 2, progre
         Queue options of the ``slurm`` scheduler.
     """
     scheduler = check_scheduler(scheduler)
-    workers = _check_workers(workers, scheduler)
+    workers = check_local_workers(workers, scheduler)
     spec = spec_from(spec)
     if block is not None:
         block = require_int(block, "block", minimum=1)
@@ -341,15 +342,11 @@ def resume_sweep(store, *, scheduler: str = "local", workers: int = 2, retry_fai
     ``repair``, unreadable shards are deleted first and their cells run again.
     """
     scheduler = check_scheduler(scheduler)
-    workers = _check_workers(workers, scheduler)
+    workers = check_local_workers(workers, scheduler)
     _check_engine(scheduler)
     start = time.perf_counter()
     sweep_store = open_store(store, repair=repair)
     return _execute(sweep_store, sweep_store.todo(retry_failed), scheduler, workers, progress, start, slurm)
-
-
-def _check_workers(workers, scheduler: str) -> int:
-    return require_int(workers, "workers", minimum=1)
 
 
 def _check_engine(scheduler: str) -> None:

@@ -208,12 +208,9 @@ class SweepSpec:
 
     @classmethod
     def from_file(cls, path) -> "SweepSpec":
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read sweep specification {path}: {exc}") from None
-        return cls.from_toml(text)
+        from numerics.common.readers import read_text
+
+        return cls.from_toml(read_text(path, "sweep specification"))
 
     def to_dict(self) -> dict:
         """The tables (JSON-ready; ``seed`` written back as ``seeds``): stored in the Zarr attributes."""

@@ -148,9 +148,12 @@ class _Source:
         self.path = Path(path)
         if self.path.is_dir():
             self.zip = None
-        elif self.path.is_file():
+        elif self.path.exists():
+            from numerics.common.readers import open_regular
+
+            open_regular(self.path, "checkpoint").close()  # a FIFO or a device is refused at once
             try:
-                self.zip = zipfile.ZipFile(self.path)
+                self.zip = zipfile.ZipFile(self.path)  # owns (and closes) its file
             except (zipfile.BadZipFile, OSError) as exc:
                 raise InputError(f"{path} is neither a checkpoint folder nor a readable zip: {exc}") from None
         else:
@@ -168,10 +171,18 @@ class _Source:
         return min(names, key=len)[:-len("config.json")]
 
     def read(self, name: str, required: bool = True) -> bytes | None:
+        """The bytes of checkpoint file ``name``, bounded by the memory limit (a zip member also by the
+        compression-ratio bound of :mod:`numerics.common.readers`; a special file is refused at once)."""
+        from numerics.common.limits import memory_limit
+        from numerics.common.readers import read_bytes, read_zip_member
+
+        limit = int(memory_limit())
         try:
             if self.zip is None:
-                return (self.path / name).read_bytes()
-            return self.zip.read(self.prefix + name)
+                if not (self.path / name).exists():
+                    raise FileNotFoundError(name)
+                return read_bytes(self.path / name, "checkpoint file", max_bytes=limit)
+            return read_zip_member(self.zip, self.prefix + name, f"checkpoint {self.path}: file", max_bytes=limit)
         except (KeyError, FileNotFoundError):
             if required:
                 raise InputError(f"{self.path}: checkpoint file {name} is missing") from None

@@ -28,10 +28,9 @@ def read_text(text: str | None = None, file: str | None = None, paragraph: int =
             raise InputError("--text is empty")
         return text
     if file is not None:
-        try:
-            content = Path(file).read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read text file {file}: {exc}") from None
+        from numerics.common.readers import read_text as read_file_text
+
+        content = read_file_text(file, "text file")
         if not content.strip():
             raise InputError(f"text file {file} is empty")
         return content

@@ -62,6 +62,30 @@ def imports_of(path: Path) -> set[str]:
     return {name for name in found if name.split(".")[0] in ("theory", "numerics", "attnflow")}
 
 
+def loaded_by_name(path: Path) -> set[str]:
+    """Project modules that ``path`` loads by name: ``load_plugin("m")`` and ``importlib.import_module("m")`` with
+    a constant name (plug-ins are imports too: they can close a cycle)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("load_plugin", "import_module") and node.args[0].value.split(".")[0] in ("numerics", "theory"):
+                found.add(node.args[0].value)
+    return found
+
+
+def declared_plugins() -> set[str]:
+    """The keys of numerics.core.plugins.PLUGINS, read from the source."""
+    tree = ast.parse((ROOT / "numerics" / "core" / "plugins.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "PLUGINS" or \
+                isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "PLUGINS" for t in node.targets):
+            return set(ast.literal_eval(node.value).keys())
+    return set()
+
+
 def project_modules() -> dict[str, Path]:
     mods = {}
     for top in ("theory", "numerics", "attnflow"):
@@ -82,6 +106,8 @@ def import_graph() -> nx.DiGraph:
             if target and target != name and not name.startswith(target + ".") and target not in (
                     "numerics", "theory"):
                 graph.add_edge(name, target)
+        for target in loaded_by_name(path):
+            graph.add_edge(name, target, by_name=True)
     return graph
 
 
@@ -92,7 +118,12 @@ def area_of(module: str) -> str | None:
 
 def violations(graph: nx.DiGraph) -> list[str]:
     bad = []
-    for src, dst in graph.edges:
+    plugins = declared_plugins()
+    for src, dst, by_name in graph.edges(data="by_name"):
+        if by_name and area_of(src) == "core" and area_of(dst) != "core":
+            if dst not in plugins:  # the core's only upward edges are its declared plug-ins
+                bad.append(f"{src} -> {dst}: loaded by name but not declared in numerics/core/plugins.py")
+            continue
         top_src, top_dst = src.split(".")[0], dst.split(".")[0]
         if top_src == "theory" and top_dst != "theory":
             bad.append(f"{src} -> {dst}: theory/ must not import {top_dst}")
@@ -145,3 +176,24 @@ def test_rule_catches_upward_area_import_and_cycles():
     assert any("area core may import" in line for line in violations(graph))
     graph.add_edge("numerics.clusters.detection", "numerics.core.field")
     assert list(nx.simple_cycles(graph))
+
+
+def test_plugins_are_edges_of_the_graph():
+    """The core's plug-ins appear in the graph (so a plug-in importing its loader is a reported cycle)."""
+    graph = import_graph()
+    assert graph.has_edge("numerics.core.trajectory", "numerics.noise.sde")
+    assert graph.has_edge("numerics.core.model", "numerics.circle.fourier")
+    assert declared_plugins() == {"numerics.circle.fourier", "numerics.noise.sde"}
+    graph.add_edge("numerics.noise.sde", "numerics.core.trajectory")  # the cycle this test found before
+    assert any("numerics.noise.sde" in c and "numerics.core.trajectory" in c for c in nx.simple_cycles(graph))
+
+
+def test_an_undeclared_module_loaded_by_name_is_a_violation(tmp_path):
+    planted = ROOT / "numerics" / "core" / "_planted_plugin.py"
+    planted.write_text('import importlib\nimportlib.import_module("numerics.clusters.detection")\n')
+    try:
+        bad = violations(import_graph())
+    finally:
+        planted.unlink()
+    assert any("not declared in numerics/core/plugins.py" in line for line in bad)
+

@@ -7,6 +7,7 @@ line), with no traceback, within a per-call time limit, and write nothing outsid
 """
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import signal
@@ -22,23 +23,35 @@ from tests.cli.helpers import assert_kernel_decided_fast
 #: per-call limit (s): a hostile value must be refused before any long work
 CALL_SECONDS = 15
 
+#: the malformed files of tests/cli/malformed.py, by the names their makers give them
+MALFORMED_NAMES = ["huge.npy", "huge.npz", "corrupt.npz", "bomb.npz", "fifo.npz", "empty.npy", "archive.npy",
+                   "array.npz", "truncated.npy", "folder.npz", "pickled.npy"]
+
 VALUES = st.sampled_from(["0", "1", "-1", "2", "3", "1e308", "-1e308", "1e-300", "nan", "inf", "-inf", "", "abc",
                           "1000000000", "0.5", "/dev/null", "/nonexistent/x.npz", ".", "[[1,0],[0,1]]", "[1e308]",
                           "((2*s)**100)**100", "exp(beta*s)", "tan(pi/2*s)", "log:1:1e9:5", "-0",
                           "pre", "mix", "ngpt",  # the --norm schemes (other values of --norm are refused)
-                          "harmonic"])
+                          "harmonic",
+                          # sizes that must be estimated before work, and every malformed kind of input file
+                          # (tests/cli/malformed.py, made in the run's folder by the fixture)
+                          "1000000000000", "log:1:1e9:1000000000", "abs(s)", *MALFORMED_NAMES])
 
 
-def _flags_of(command: str) -> list[str]:
+def _flags_of(command: str, action: str | None = None) -> list[str]:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    if action is not None:
+        sub = next(a for a in sub._actions if isinstance(a, argparse._SubParsersAction)).choices[action]
     return [opt for a in sub._actions for opt in a.option_strings if opt.startswith("--") and opt != "--help"]
 
 
-#: ``verify`` runs the claim registry (no user input to fuzz). ``sweep`` and ``model`` take an action and a spec
-#: or a checkpoint (their estimates are tested in tests/cli/test_sweep_cli.py; ``model iterate`` caps its steps).
-NOT_FUZZED = {"verify", "sweep", "model"}
+#: every command is fuzzed; those with actions get one (and their positional file), ``verify`` always a small
+#: --only (the whole registry takes a minute) and ``model`` always a --checkpoint (the packaged model is slow)
+NOT_FUZZED: set[str] = set()
 COMMANDS = sorted(set(next(a for a in build_parser()._actions if a.dest == "command").choices) - NOT_FUZZED)
+ACTIONS = {"sweep": ["run", "resume", "status", "plot", "observables"], "model": ["inspect", "tokens", "iterate", "embed"],
+           "conjecture": ["run", "list", "replay"]}
+FILES = st.sampled_from(["traj.npz", "missing.npz", ".", "/dev/null", *MALFORMED_NAMES])
 
 
 #: option values that select the S^2 harmonic backend and its benchmark suite, with random other flags
@@ -48,14 +61,24 @@ HARMONIC_STARTS = (["simulate", "--backend", "harmonic", "--out", "h.npz"], ["be
 @st.composite
 def argument_lists(draw):
     command = draw(st.sampled_from(COMMANDS))
-    flags = _flags_of(command)
-    argv = [command]
-    if command in ("clusters", "predict-merges", "derive"):
-        argv.append(draw(st.sampled_from(["traj.npz", "field", "energy", "/dev/null", "missing.npz"])))
-    if command == "conjecture":
-        argv.append(draw(st.sampled_from(["run", "list", "replay"])))
+    action = draw(st.sampled_from(ACTIONS[command])) if command in ACTIONS else None
+    flags = _flags_of(command, action)
+    argv = [command] + ([action] if action else [])
+    if command in ("clusters", "predict-merges"):
+        argv.append(draw(FILES))
+    if command == "derive":
+        argv.append(draw(st.sampled_from(["field", "energy", "gradient", "nope"])))
+    if (command, action) in (("sweep", "run"), ("sweep", "resume"), ("sweep", "status"), ("sweep", "plot"),
+                             ("conjecture", "replay")):
+        argv.append(draw(FILES))
+    if command == "verify":  # a handful of claims at most (--all without --only would run them all)
+        argv += ["--only", draw(st.sampled_from(["core.equivariance", "nope", "", "core.equivariance,nope", ","]))]
+        flags = [f for f in flags if f not in ("--only", "--all")]
+    if command == "model":
+        argv += ["--checkpoint", draw(FILES)]
+        flags = [f for f in flags if f not in ("--checkpoint", "--model")]
     for flag in (draw(st.lists(st.sampled_from(flags), max_size=6, unique=True)) if flags else []):
-        argv += [flag, draw(VALUES)]
+        argv += [flag, draw(VALUES)] if flag not in _SWITCHES else [flag]
     return argv
 
 
@@ -67,6 +90,11 @@ def harmonic_argument_lists(draw):
     for flag in draw(st.lists(st.sampled_from(flags), max_size=6, unique=True)):
         argv += [flag, draw(VALUES)]
     return argv
+
+
+#: flags that take no value (given with one, the value would be an unexpected positional argument)
+_SWITCHES = {opt for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+             for sub in a.choices.values() for b in sub._actions if b.nargs == 0 for opt in b.option_strings}
 
 
 def _address_space() -> int:
@@ -91,8 +119,11 @@ def folder(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNFLOW_MAX_WORK_HOURS", "0.001")
     monkeypatch.setenv("ATTNFLOW_MAX_MEMORY_GB", "2")
     from numerics.core.trajectory import simulate
+    from tests.cli import malformed
 
     simulate("sa", 1.0, 0.2, n=4, d=3, seed=0, dt=0.1).save("traj.npz")
+    made = malformed.make_all(str(tmp_path))
+    assert sorted(os.path.basename(p) for p in made.values()) == sorted(MALFORMED_NAMES)
     return tmp_path
 
 

@@ -26,3 +26,18 @@ def test_write_all_removes_stale_pages_and_keeps_the_current_ones(tmp_path):
     assert set(generate.api_pages()) == api and "numerics.critical.stationary" in api
     assert {p.stem for p in (tmp_path / "notes").glob("*.md")} == set(generate.note_stubs())
     assert (tmp_path / "claims.md").exists() and (tmp_path / "cli.md").exists()
+
+
+def test_claims_table_shows_status_and_numbers_first_and_narrow():
+    """The registry page hid its status and measured columns off-screen, after the long statement and source
+    columns; they now come right after the id, with the value cells cut at VALUE_CELL characters."""
+    generate = _generate()
+    page = generate.claims_page()
+    header = next(line for line in page.splitlines() if line.startswith("| id |"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    assert columns[:5] == ["id", "status", "measured", "expected", "tolerance"]
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    assert rows
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        assert all(len(cell) <= generate.VALUE_CELL + 2 for cell in cells[2:5]), row[:120]

@@ -46,14 +46,36 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def check_suites(args) -> None:
+    """Validate and cost the sizes of every suite that will run, before any of them starts (a bad
+    --fourier-n must not wait for the field suite's minutes)."""
+    from numerics.bench.field_floor import check_field_work
+    from numerics.bench.simulate_share import check_simulate_work
+
+    repeats = require_int(args.repeats, "repeats", minimum=1)
+    if args.suite in ("field", "all"):
+        check_field_work(args.n, repeats)
+    if args.suite in ("fourier", "all"):
+        from numerics.circle.fourier import check_fourier_bench
+
+        check_fourier_bench(args.fourier_n, args.fourier_large_n, repeats)
+    if args.suite in ("simulate", "all"):
+        for d in SIMULATE_DIMS:
+            check_simulate_work(SIMULATE_N, d, SIMULATE_STEPS, repeats)
+
+
+#: the simulate suite's sizes
+SIMULATE_N, SIMULATE_DIMS, SIMULATE_STEPS = 2048, (3, 64), 10
+
+
 def run(args) -> int:
-    from numerics.bench.field_floor import benchmark_field, check_field_work
+    from numerics.bench.field_floor import benchmark_field
     from numerics.common.provenance import StderrProgress
 
     progress = StderrProgress("bench")  # the suites print nothing while they time: say what is running
+    check_suites(args)  # every suite's sizes validated and costed before the first one runs
     payload, parts = {}, []
     if args.suite in ("field", "all"):
-        check_field_work(args.n, args.repeats)  # validated and costed before saying what runs
         progress.note(f"field suite: attention_field vs its floor at n = {args.n}, {args.repeats} repeats ...")
         rows = benchmark_field(n=args.n, repeats=args.repeats, model=args.model)
         payload["results"] = rows
@@ -117,7 +139,8 @@ def run(args) -> int:
         from numerics.bench.simulate_share import benchmark_simulate
 
         progress.note("simulate suite: rk4 with every frame saved vs its bare field evaluations ...")
-        rows = [benchmark_simulate(n=2048, d=d, repeats=args.repeats) for d in (3, 64)]
+        rows = [benchmark_simulate(n=SIMULATE_N, d=d, steps=SIMULATE_STEPS, repeats=args.repeats)
+                for d in SIMULATE_DIMS]
         payload["simulate"] = rows
         text = table([(r["n"], r["d"], r["steps"], f"{r['simulate_seconds']:.3f} s", f"{r['field_seconds']:.3f} s",
                        f"{100 * r['outside_share']:.1f}%", f"{100 * r['outside_share_paired_median']:.1f}%",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from numerics.common.errors import EXP_BETA_MAX, InputError, require_real
 from numerics.common.provenance import StderrProgress
-from numerics.core.kernel_options import kernel_parameters
+from numerics.core.kernel_options import command_line_message, kernel_parameters
 from numerics.common.render import emit, key_values, table
 
 NAME = "conjecture"
@@ -63,8 +63,11 @@ def _conjecture(args, get_conjecture):
     low, high = args.beta_range if args.beta_range is not None else (-1.0, 1.0)
     for b, name in ((low, "beta range LOW"), (high, "beta range HIGH")):
         require_real(b, name, minimum=-EXP_BETA_MAX, maximum=EXP_BETA_MAX)
-    return landscape_conjecture(low, high, kernel=args.kernel if args.kernel is not None else "exponential", params=params,
-                                d=2 if args.d is None else args.d)
+    try:
+        return landscape_conjecture(low, high, kernel=args.kernel if args.kernel is not None else "exponential",
+                                    params=params, d=2 if args.d is None else args.d)
+    except InputError as exc:
+        raise InputError(command_line_message(exc)) from None
 
 
 def run(args) -> int:

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from numerics.common.errors import InputError
+from numerics.common.limits import check_array
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
 from numerics.core.ensemble_cli import add_batch_arguments, batch_requested
@@ -18,6 +19,9 @@ from numerics.core.positions import add_position_arguments
 NAME = "simulate"
 ORDER = 20
 HELP = "simulate self-attention dynamics on the sphere and save the trajectory (.npz)"
+#: the three ways to call it (argparse would show the model options as optional brackets)
+USAGE = ("attnflow simulate --model {sa,usa} --beta BETA (--n N --d D | --init FILE.npy) --t-end T_END --out OUT "
+         "[options]\n       attnflow simulate --resume FILE.npz --t-end T_END --out OUT [options]")
 INPUTS = ("init", "matrices", "resume", "positions")
 OUTPUTS = ("out", "plot")
 #: --resume F --out F continues a run in place: the input is read completely before the output is written
@@ -25,10 +29,13 @@ IN_PLACE = (("resume", "out"),)
 
 
 def add_arguments(p):
-    p.add_argument("--model", choices=MODELS, help="sa (softmax) or usa (unnormalised)")
-    p.add_argument("--n", type=int, help="number of particles (tokens)")
-    p.add_argument("--d", type=int, help="ambient dimension (particles on S^{d-1})")
-    p.add_argument("--beta", type=float, help="inverse temperature")
+    # required unless --resume (which reads them from the file); --init gives n and d: one group, not "options"
+    model = p.add_argument_group("model (required, no defaults; --resume reads all four from its file, --init "
+                                 "gives --n and --d)")
+    model.add_argument("--model", choices=MODELS, help="sa (softmax) or usa (unnormalised)")
+    model.add_argument("--n", type=int, help="number of particles (tokens)")
+    model.add_argument("--d", type=int, help="ambient dimension (particles on S^{d-1})")
+    model.add_argument("--beta", type=float, help="inverse temperature")
     p.add_argument("--t-end", type=float, required=True, help="final time (in --time-unit)")
     p.add_argument("--dt", type=float, help="step (layer, rk4; default 0.05); initial step hint for adaptive")
     p.add_argument("--method", choices=METHODS, default="rk4",
@@ -37,9 +44,11 @@ def add_arguments(p):
     p.add_argument("--init", help="initial condition: .npy file of shape (n, d) with unit rows")
     p.add_argument("--normalize", action="store_true", help="renormalise the rows of --init instead of rejecting")
     p.add_argument("--matrices", metavar="FILE.npz", help="attention matrices: arrays Q, K and/or V (d x d; "
-                   "missing ones are the identity)")
+                   "missing ones are the identity), used as given: scores beta <Q x, K y>, no 1/sqrt(d) (--heads "
+                   "scales by 1/sqrt(k); docs/conventions.md, section 7)")
     p.add_argument("--heads", metavar="FILE.npz", help="several heads: arrays Q, K, V, W each (H, k, d) "
-                   "(scores beta <Q_h x, K_h y>/sqrt(k); optional scalar 'scale' replaces 1/sqrt(k))")
+                   "(scores beta <Q_h x, K_h y>/sqrt(k); optional scalar 'scale' replaces 1/sqrt(k): one head with "
+                   "scale 1 and W = I is --matrices, whose Q, K are used as given)")
     p.add_argument("--mlp", metavar="FILE.npz", help="MLP on each head's output: arrays W1 (m, d), b1 (m,), "
                    "W2 (d, m), b2 (d,) and optional string 'activation' (relu, gelu, tanh, identity)")
     p.add_argument("--schedule", metavar="FILE.npz", help="depth schedule: 'times' (L,) and per-layer heads Q, K, V, "
@@ -75,10 +84,11 @@ def add_arguments(p):
     add_batch_arguments(p)  # --batch, --betas, --seeds: an ensemble (numerics.core.ensemble_cli)
 
 
-def parse_save_times(text: str, t_end: float) -> np.ndarray:
+def parse_save_times(text: str, t_end: float, frame_size: int = 1) -> np.ndarray:
     """Save times from ``--save-times``: ``'t1,t2,...'`` or ``'log:T0:T1:N'``; 0 and ``t_end`` are added.
 
-    Every time must lie in (0, t_end]; the result increases strictly from 0 to t_end.
+    Every time must lie in (0, t_end]; the result increases strictly from 0 to t_end. N is checked against the
+    memory limit (N frames of ``frame_size`` = n d numbers each) before the times are made.
     """
     text = text.strip()
     try:
@@ -89,9 +99,13 @@ def parse_save_times(text: str, t_end: float) -> np.ndarray:
             t0, t1, count = float(parts[0]), float(parts[1]), int(parts[2])
             if not (math.isfinite(t0) and math.isfinite(t1) and 0 < t0 < t1) or count < 2:
                 raise InputError(f"--save-times log:T0:T1:N needs 0 < T0 < T1 and N >= 2, got {text!r}")
+            # every saved time keeps a frame of frame_size numbers: refuse before allocating the times
+            check_array((count, frame_size + 3), f"--save-times with {count} times (frames of {frame_size} numbers)")
             times = np.geomspace(t0, t1, count)
         else:
             times = np.array([float(v) for v in text.split(",") if v.strip()])
+    except InputError:
+        raise
     except ValueError:
         raise InputError(f"--save-times must be a comma list of times or log:T0:T1:N, got {text!r}") from None
     if times.size == 0 or not np.all(np.isfinite(times)):
@@ -147,7 +161,8 @@ def run(args) -> int:
         noise_seed = args.seed if args.noise_seed is None else args.noise_seed
         solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
                         seed=noise_seed)
-        save_times = None if args.save_times is None else parse_save_times(args.save_times, args.t_end)
+        frame = (X0.size if X0 is not None else abs(args.n or 1) * abs(args.d or 1))
+        save_times = None if args.save_times is None else parse_save_times(args.save_times, args.t_end, frame)
         save = SaveAt(every=args.save_every, times=save_times)
         X0, init = initial_state(args.n, args.d, X0, args.seed, args.normalize)
         traj = simulate(model, X0, args.t_end, solver=solver, save=save, progress=progress,

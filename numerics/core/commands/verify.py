@@ -1,8 +1,11 @@
 """``attnflow verify``: run the claim registry and print measured vs expected values."""
 from __future__ import annotations
 
+import sys
+import time
+
 from numerics.common.errors import InputError
-from numerics.common.provenance import StderrProgress
+from numerics.common.heartbeat import Heartbeat
 from numerics.common.render import emit, table, wrapped_table
 
 NAME = "verify"
@@ -23,7 +26,9 @@ def add_arguments(p):
 def run(args) -> int:
     from numerics.common.verification import run_claim, select_claims
 
-    only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
+    only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only is not None else None
+    if only is not None and not only:  # "--only ," or "--only ''" named nothing: not the whole default run
+        raise InputError(f"--only names no claim id, got {args.only!r} (see attnflow verify --list)")
     try:
         claims = select_claims(only, include_all=args.all or (args.list and not only))
     except KeyError as exc:
@@ -43,10 +48,17 @@ def run(args) -> int:
         emit(args, payload, text)
         return 0
     runs = []
-    progress = StderrProgress("verify", unit="claims ", clock="construction")  # silent for the first 2 s
-    for k, c in enumerate(claims, 1):
-        runs.append(run_claim(c))
-        progress(k, len(claims))
+    interrupted = False
+    started = time.perf_counter()
+    try:
+        for k, c in enumerate(claims, 1):
+            with Heartbeat("verify", f"{c.id} ({k}/{len(claims)})"):   # a line every 30 s of a long claim
+                runs.append(run_claim(c))
+            # each result as it finishes (stderr: the table and --json stay on stdout)
+            print(f"verify: [{k}/{len(claims)}] {c.id} {runs[-1].result.status.upper()} in {runs[-1].seconds:.1f}s "
+                  f"(elapsed {time.perf_counter() - started:.0f}s)", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:  # Ctrl-C: report what finished, then exit 130
+        interrupted = True
     checks = [{"id": r.claim.id, "title": r.claim.title, "source": r.claim.source, "status": r.result.status,
                "measured": r.result.measured, "expected": r.result.expected, "tolerance": r.result.tolerance,
                "seconds": round(r.seconds, 3), "note": r.claim.note, "details": r.result.details} for r in runs]
@@ -74,7 +86,15 @@ def run(args) -> int:
         text += "\n" + _cut_line(f"FAILED {c['id']}: {c['details']}")
     if not args.verbose:
         text += "\n(titles, sources and details: --verbose or --json)"
-    emit(args, {"checks": checks, "summary": summary}, text)
+    payload = {"checks": checks, "summary": summary}
+    if interrupted:
+        text += (f"\ninterrupted (Ctrl-C) after {len(runs)} of {len(claims)} claims: the results above are the "
+                 f"finished ones\n" + _cut_line(f"not run: {', '.join(c.id for c in claims[len(runs):])}"))
+        payload["interrupted"] = {"finished": len(runs), "selected": len(claims),
+                                  "not_run": [c.id for c in claims[len(runs):]]}
+    emit(args, payload, text)
+    if interrupted:
+        return 130
     return 1 if summary["failed"] else 0
 
 

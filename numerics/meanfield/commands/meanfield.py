@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 
 from numerics.common.plots import save_figure
-from numerics.common.errors import InputError, require_real
+from numerics.common.errors import InputError, require_int, require_real
 from numerics.common.render import emit, key_values, table
 
 NAME = "meanfield"
+#: default grids without and with noise (with noise the linear phase is measured; cutoff 32 > the 12 perturbed modes)
+GRID, NOISY_GRID = 512, 96
 ORDER = 51
 HELP = "pseudo-spectral mean-field PDE on S^1: measured vs predicted growth rates of the Fourier modes"
 
@@ -16,7 +18,9 @@ HELP = "pseudo-spectral mean-field PDE on S^1: measured vs predicted growth rate
 def add_arguments(p):
     p.add_argument("--beta", type=float, required=True, help="inverse temperature, |beta| <= 700 (Bessel-function rates evaluated unscaled)")
     p.add_argument("--model", default="sa", choices=("sa", "usa"), help="sa (default) or usa")
-    p.add_argument("--grid", type=int, default=512, help="grid points M (even; modes |k| <= M/3 kept)")
+    p.add_argument("--grid", type=int, default=None,
+                   help=f"grid points M (even; modes |k| <= M/3 kept; default {GRID}, with --noise {NOISY_GRID}: "
+                        "diffusion damps the high modes, and the explicit solver's step shrinks like 1/(D (M/3)^2))")
     p.add_argument("--amplitude", type=float, default=1e-6, help="relative amplitude of each perturbed mode")
     p.add_argument("--modes", type=int, default=12, help="perturb (and fit) modes 1..K")
     p.add_argument("--t-end", type=float, default=None,
@@ -42,6 +46,8 @@ def meanfield_payload(args):
     beta = require_real(args.beta, "beta", minimum=-700.0, maximum=700.0)
     amplitude = require_real(args.amplitude, "amplitude", minimum=0.0, strict_minimum=True)
     noise = require_real(args.noise, "noise", minimum=0.0)
+    if args.grid is None:
+        args.grid = NOISY_GRID if noise else GRID
     if args.t_end is None:
         if noise:
             lam = max(r - noise * k * k for k, r in
@@ -52,19 +58,38 @@ def meanfield_payload(args):
         if lam <= 0:
             raise InputError(f"no growing mode at beta={beta:g}" + (f", noise={noise:g}" if noise else "")
                              + "; pass --t-end explicitly")
-        t_end = 2 * math.log(max(1 / amplitude, math.e)) / lam
+        # with noise only the linear phase is measured (the rates lambda_k - D k^2): stop soon after it ends
+        # instead of following the clusters, which the stiff diffusion term makes slow to integrate
+        t_end = (1.5 * math.log(max(args.threshold / amplitude, math.e)) if noise else
+                 2 * math.log(max(1 / amplitude, math.e))) / lam
     else:
         t_end = args.t_end
+    progress = StderrProgress("meanfield")
+    if noise:
+        from numerics.common.limits import check_work
+        from numerics.meanfield.pde import noise_stiffness_estimate
+
+        est = noise_stiffness_estimate(require_int(args.grid, "grid", minimum=8), noise, t_end)
+        what = (f"the noisy mean-field PDE (D = {noise:g}: diffusion rate D k^2 = {est['diffusion_rate']:.3g} at "
+                f"the cutoff mode {est['cutoff_mode']}, about {est['steps']:.3g} explicit steps to t = {t_end:.3g})")
+        check_work(est["flops"], what)
+        if est["seconds"] > 2:
+            progress.note(f"{what}; estimated {est['seconds']:.3g} s on an idle core (the cost grows like "
+                          f"--grid cubed: the stable step shrinks like the cutoff mode squared)")
     history = solve_continuity_circle(beta, args.model, grid=args.grid, t_end=t_end, amplitude=amplitude,
                                       seed=args.seed, perturbation_modes=args.modes, time_unit=args.time_unit,
-                                      progress=StderrProgress("meanfield"), noise=noise)
+                                      progress=progress, noise=noise)
     growth = pde_growth_rates(history, threshold=args.threshold)
     dom = dominant_degree(args.model, 2, beta, time_unit=args.time_unit)
     g = growth.to_dict()
+    if noise:  # what is meaningful with noise: the modes that stay above round-off, the noisy prediction
+        g = _noisy_fits(g, amplitude)
+        dom = None
     payload = {"beta": beta, "model": args.model, "noise": noise, "grid": args.grid, "amplitude": amplitude, "seed": args.seed,
                "t_end": t_end, "t_reached": history.t_reached, "stopped": history.stopped,
                "time_unit": history.meta["time_unit"], "dominant_mode": g["dominant_mode"],
-               "predicted_dominant_mode": dom.l_max, "modes": g["modes"], "measured_rates": g["measured_rates"],
+               "predicted_dominant_mode": g["predicted_dominant_mode"] if noise else dom.l_max,
+               "decayed_modes": g.get("decayed_modes"), "modes": g["modes"], "measured_rates": g["measured_rates"],
                "predicted_rates": g["predicted_rates"], "relative_errors": g["relative_errors"],
                "stderr": g["stderr"], "window": g["window"], "window_points": g["window_points"],
                "threshold": g["threshold"], "max_mass_drift": history.max_mass_drift,
@@ -72,6 +97,27 @@ def meanfield_payload(args):
                "solver": {k: history.meta[k] for k in ("integrator", "dealiasing", "cutoff_mode", "rtol", "atol",
                                                        "steps_rhs_evaluations", "resolution_tol", "wall_seconds")}}
     return payload, history
+
+
+#: a mode whose amplitude falls below this, relative to the mean density, is at round-off: no rate is fitted
+ROUND_OFF_AMPLITUDE = 1e-13
+
+
+def _noisy_fits(g: dict, amplitude: float) -> dict:
+    """Fits with noise: modes whose predicted rate lambda_k - D k^2 takes them below round-off within the fit
+    window are listed as decayed (their fitted slopes measure rounding, not the PDE); the dominant mode is the
+    fastest of the fitted modes, predicted argmax_k (lambda_k - D k^2) (not the noiseless l_max)."""
+    t_stop = g["window"][1]
+    floor = math.log(ROUND_OFF_AMPLITUDE / amplitude) / max(t_stop, 1e-300)  # the slowest decay still above it
+    keep = [i for i, p in enumerate(g["predicted_rates"]) if p > floor]
+    out = dict(g)
+    for key in ("modes", "measured_rates", "predicted_rates", "relative_errors", "stderr"):
+        out[key] = [g[key][i] for i in keep]
+    out["decayed_modes"] = [m for i, m in enumerate(g["modes"]) if i not in keep]
+    out["dominant_mode"] = out["modes"][max(range(len(keep)), key=lambda i: out["measured_rates"][i])] if keep else None
+    out["predicted_dominant_mode"] = out["modes"][max(range(len(keep)), key=lambda i: out["predicted_rates"][i])] \
+        if keep else None
+    return out
 
 
 def density_norm(excess):
@@ -119,9 +165,13 @@ def run(args) -> int:
         payload["plot"] = args.plot
     rows = [(k, m, p, e) for k, m, p, e in zip(payload["modes"], payload["measured_rates"],
                                                payload["predicted_rates"], payload["relative_errors"])]
+    noisy = bool(payload["noise"])
     text = key_values([("model", payload["model"]), ("beta", payload["beta"]), ("noise D", payload["noise"]),
-                       ("dominant mode (measured)", payload["dominant_mode"]),
-                       ("l_max (predicted)", payload["predicted_dominant_mode"]),
+                       ("fastest mode (measured)" if noisy else "dominant mode (measured)", payload["dominant_mode"]),
+                       ("argmax_k lambda_k - D k^2 (predicted)" if noisy else "l_max (predicted)",
+                        payload["predicted_dominant_mode"]),
+                       *([("decayed below round-off (not fitted)", payload["decayed_modes"] or "none")]
+                         if noisy else []),
                        ("fit window", f"[{payload['window'][0]:.4g}, {payload['window'][1]:.4g}] "
                                       f"({payload['window_points']} frames)"),
                        ("stopped", f"{payload['stopped']} at t = {payload['t_reached']:.4g}"),

@@ -8,7 +8,7 @@ from numerics.common.errors import InputError, require_int, require_real
 from numerics.common.limits import check_array
 from numerics.common.provenance import StderrProgress, atomic_write, package_versions
 from numerics.common.render import emit, key_values
-from numerics.common.readers import json_array
+from numerics.common.readers import json_array, read_npy
 from numerics.gaussian.names import ATTENTIONS
 
 NAME = "rd"
@@ -19,13 +19,17 @@ DESCRIPTION = (HELP + ". dx_i/dt = V sum_j P_ij x_j with softmax/L2/Sinkhorn att
                "JSON arrays.")
 #: default number of saved frames
 FRAMES = 101
+#: what the printed codimension is (it is read from the last frame, not from the t -> infinity limit)
+CODIMENSION_NOTE = ("finite-time measurement: the codimension of the tokens' configuration at the last frame "
+                    "(clusters within a tolerance of the spread at t = 0); the limit t -> infinity may differ")
 
 
 def add_model_arguments(p, attentions=ATTENTIONS, default: str | None = None) -> None:
     """--attention, --d, --A | --Q --K, --V and the initial tokens (--n --seed | --init): shared with rd-stability."""
-    p.add_argument("--attention", required=default is None, default=default, choices=attentions)
+    p.add_argument("--attention", required=default is None, default=default, choices=attentions,
+                   help="attention of the tokens (arXiv 2501.18322 conventions)")
     p.add_argument("--d", required=True, type=int, help="dimension of the token space R^d")
-    p.add_argument("--A", help="JSON d x d matrix A = K^T Q (softmax, sinkhorn)")
+    p.add_argument("--A", help="JSON d x d matrix A = K^T Q (softmax, sinkhorn), used as given (no 1/sqrt(d))")
     p.add_argument("--Q", help="JSON d x d query matrix (l2; or softmax/sinkhorn with --K)")
     p.add_argument("--K", help="JSON d x d key matrix")
     p.add_argument("--V", required=True, help="JSON d x d value matrix")
@@ -47,10 +51,7 @@ def add_arguments(p):
 
 def load_tokens(path: str, d: int) -> np.ndarray:
     """An (n, d) float array from a .npy file (no pickles), or InputError."""
-    try:
-        X = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read --init {path!r}: {exc}") from None
+    X = read_npy(path, "--init file")
     if X.ndim != 2 or X.shape[1] != d:
         raise InputError(f"--init must hold an (n, {d}) array, got shape {X.shape}")
     if not np.issubdtype(X.dtype, np.number) or not np.all(np.isfinite(X)):
@@ -96,9 +97,10 @@ def run(args) -> int:
     t_end = require_real(args.t_end, "--t-end", minimum=0.0, strict_minimum=True)
     dt = require_real(args.dt, "--dt", minimum=0.0, strict_minimum=True)
     frames = require_int(args.frames, "--frames", minimum=2)
-    steps = step_count(t_end, dt)
-    every = max(1, steps // (frames - 1))
-    res = simulate_rd(model, X0, t_end, solver=Solver("rk4", dt=dt), save=SaveAt(every=every),
+    step_count(t_end, dt)  # a t_end/dt that is not a finite number of steps is refused here
+    check_array((frames, n, d), f"{frames} frames of {n} tokens in R^{d}", copies=2)  # before the frame times
+    # frames at exactly t_end k / (frames - 1): the run steps from one frame to the next (steps <= dt)
+    res = simulate_rd(model, X0, t_end, solver=Solver("rk4", dt=dt), save=SaveAt(times=np.linspace(0, t_end, frames)),
                       progress=StderrProgress("rd"))
     R = radius(res.X)
     bound = radius_bound(model, res.times, float(R[0]))
@@ -120,8 +122,10 @@ def run(args) -> int:
         hull = hull_vertices(res.Z[0]) if n > d else []
         payload["hull_vertices"] = hull
         payload["codimension"] = limit_codimension(res.Z[-1], lim["assignment"], scale=spread(res.Z[0]))["codimension"]
+        payload["codimension_note"] = CODIMENSION_NOTE
         pairs += [("leaders", lim["leaders"]), ("boolean_gap", lim["boolean_gap"]), ("rank", lim["rank"]),
-                  ("hull vertices", hull), ("codimension", payload["codimension"])]
+                  ("hull vertices", hull), (f"codimension at t = {float(res.times[-1]):g}", payload["codimension"]),
+                  ("", CODIMENSION_NOTE)]
         if model.attention == "softmax" and np.array_equal(model.V, np.eye(d)):
             pred = predicted_limit(X0, model.A)
             det = np.array(pred["determined"])

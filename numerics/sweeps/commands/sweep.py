@@ -71,7 +71,8 @@ def add_arguments(p):
                    help="an output averaged over seeds (clusters, ...) or p_<0/1 output> (p_one_cluster)")
     q.add_argument("--sel", action="append", metavar="NAME=VALUE", help="fix another axis (repeatable)")
     q.add_argument("--no-theory", action="store_true", help="do not overlay l_max(beta) on cluster counts")
-    q.add_argument("--out", metavar="FILE.png", help="figure path (default: STORE_VALUE_X[_Y].png beside the store)")
+    q.add_argument("--plot", "--out", dest="out", metavar="FILE.png",  # --plot as in every command; --out kept
+                   help="figure path (default: STORE_VALUE_X[_Y].png beside the store)")
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q = sub.add_parser("observables", help="the registered observables, their parameters and outputs")
     q.add_argument("--json", action="store_true", help="print one JSON object")
@@ -186,7 +187,7 @@ def _plot(args) -> int:
                            theory=not args.no_theory)
         kind = "curves"
     emit(args, {"plot": path, "kind": kind, "value": args.value, "x": args.x, "y": args.y, "hue": args.hue},
-         f"{kind} of {args.value} written to {path}")
+         f"{kind} of {args.value}: plot written to {path}")  # one line (emit adds none when it is there)
     return 0
 
 

@@ -16,7 +16,9 @@ ACTIONS = ("inspect", "tokens", "iterate", "embed")
 
 
 def _common(p, text: bool = True):
-    p.add_argument("--model", metavar="PATH", help="checkpoint folder or zip (default: the packaged all-MiniLM-L6-v2)")
+    # --model names the dynamics (sa/usa) in every other command: the checkpoint is --checkpoint (old name kept)
+    p.add_argument("--checkpoint", "--model", dest="model", metavar="PATH",
+                   help="checkpoint folder or zip (default: the packaged all-MiniLM-L6-v2)")
     if text:
         p.add_argument("--text", help="input text (default: a paragraph shipped with attnflow)")
         p.add_argument("--file", help="read the input text from this file (one sequence, at most 256 tokens)")
