@@ -149,17 +149,13 @@ def bias_block(slope: float, labels: np.ndarray, start: int, stop: int, cols: in
 
 def load_labels(path) -> np.ndarray:
     """Position labels from a ``.npy`` file (1-D) or a text file of numbers (whitespace or comma separated)."""
-    from numerics.common.readers import _require_file, read_npy
+    from numerics.common.readers import read_npy, read_text
 
     text_path = str(path)
     if text_path.endswith(".npy"):
         return validate_labels(read_npy(path, "position labels"))
-    _require_file(path, "position labels")  # missing files, directories and devices (/dev/zero) refused first
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read position labels {path}: {exc.__class__.__name__}") from None
+    # missing files, directories and devices (/dev/zero) are refused before any read; the size is bounded
+    raw = read_text(path, "position labels")
     try:
         values = [float(v) for v in raw.replace(",", " ").split()]
     except ValueError:
