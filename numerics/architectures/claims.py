@@ -490,3 +490,6 @@ def check_gradient_structure() -> CheckResult:
 
 # -- 7. normalisation schemes (registered by importing their module) --------------------------------------------
 from numerics.architectures import norm_claims  # noqa: E402, F401
+
+# -- 8. several heads, quantitatively; causal metastability and Renyi parking (registered by importing) ----------
+from numerics.architectures import multihead_claims, parking_claims  # noqa: E402, F401
