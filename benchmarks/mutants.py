@@ -384,6 +384,27 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("observables-one-cluster-frame", "numerics/sweeps/observables.py",
      "one = find_clusters(run.X[-1], eps, normalize=True).count == 1",
      "one = find_clusters(run.X[0], eps, normalize=True).count == 1", "one_cluster read at t = 0"),
+    # -- theorems-B: several heads, causal parking, the survey, errata (issue 28) ---------------------------------
+    ("multihead-shadow-sign", "numerics/architectures/multihead.py",
+     "shadow = -n * float(", "shadow = n * float(", "radial shadow term with the wrong sign"),
+    ("multihead-critical-log", "numerics/architectures/multihead.py",
+     "return float(np.log(n - 1) / m)", "return float(np.log(n) / m)", "critical beta log(n)/m instead of log(n-1)/m"),
+    ("multihead-speed-factor", "numerics/architectures/multihead.py",
+     "return 2.0 * (1.0 - rho) * (1.0 + (n - 1) * rho) * total", "return 2.0 * (1.0 - rho) * (1.0 + n * rho) * total",
+     "equiangular speed with 1 + n rho"),
+    ("multihead-entropy-sign", "numerics/architectures/multihead.py",
+     "return -beta**2 * (", "return beta**2 * (", "entropy production with the wrong sign"),
+    ("parking-renyi-factor", "numerics/architectures/parking.py",
+     "M[k] = 1.0 if j == 0 else 1.0 + 2.0 * S[j] / x[j]", "M[k] = 1.0 if j == 0 else 1.0 + S[j] / x[j]",
+     "Renyi's delay equation without its factor 2"),
+    ("parking-strong-centers", "numerics/architectures/parking.py",
+     "ref = theta[:k] if strong else theta[centers]", "ref = theta[centers] if strong else theta[:k]",
+     "strong and weak Renyi centers swapped"),
+    ("meanshift-fd-factor", "numerics/survey/meanshift.py",
+     "X[i] - e, X, beta)) / (2 * h)", "X[i] - e, X, beta)) / h", "mean-shift gradient doubled (one-sided step size)"),
+    ("errata-unregistered-claim", "numerics/common/errata.py",
+     "if e.claim_id not in claims:", "if e.claim_id not in claims and False:",
+     "an erratum naming an unregistered claim passes"),
 ]
 
 _AREA_TESTS = {
@@ -418,6 +439,9 @@ _AREA_TESTS = {
     "trained": ["tests/numerics/test_trained_model.py", "tests/numerics/test_trained_flows.py"],
     "harmonic": ["tests/numerics/test_harmonic_field.py", "tests/numerics/test_harmonic_transforms.py",
                  "tests/theory/test_harmonic.py", "tests/numerics/test_noise_sphere.py"],
+    "multihead": ["tests/numerics/test_architectures_multihead.py"],
+    "survey": ["tests/numerics/test_survey.py"],
+    "errata": ["tests/docs/test_errata.py"],
 }
 # the tests of the review's claims (issue 32), with each area's
 _AREA_TESTS["clusters"].append("tests/numerics/test_clusters_known_configurations.py")
@@ -447,6 +471,8 @@ _FILE_AREA = {
     "numerics/noise/sphere.py": "noise",
     "numerics/architectures/deep.py": "architectures", "numerics/architectures/causal.py": "architectures",
     "numerics/trained/heads.py": "trained", "numerics/sweeps/observables.py": "sweeps",
+    "numerics/architectures/multihead.py": "multihead", "numerics/architectures/parking.py": "multihead",
+    "numerics/survey/meanshift.py": "survey", "numerics/common/errata.py": "errata",
 }
 
 
