@@ -1,0 +1,146 @@
+"""Hardmax self-attention as Frank-Wolfe (Alcalde, Geshkovski, Ruiz-Balet, arXiv 2508.09628).
+
+The layer map of :mod:`numerics.rd.consensus` at beta = inf, z_i <- z_i + gamma (z_{j*(i)} - z_i) with
+j*(i) = argmax_j z_j^T A z_i, is a Frank-Wolfe step of size gamma for f(y) = -y^T A y / 2 over the convex hull of
+the current tokens. What this module computes (derivations in ``proofs_notes/rd-frank-wolfe-*.md``):
+
+- :func:`definiteness`: the sign of the symmetric part of A (the statements need A symmetric);
+- :func:`hull_oracle`: the linear minimisation oracle of Frank-Wolfe solved as a linear programme over the hull
+  (scipy HiGHS), independent of the argmax code;
+- A negative semi-definite, A = -B: the B-diameter of the tokens contracts at every layer by at least
+  :func:`nsd_contraction_factor` sqrt(1 - 2 gamma + 2 gamma^2) (the oracle is monotone:
+  <z_i - z_k, s_i - s_k>_B <= 0), to a single point of the initial hull (not the origin in general);
+- A positive semi-definite: :func:`voronoi_cells` (each point of the hull belongs to the cell of the vertex v
+  maximising v^T A y; a vertex is *self-inclusive* when it lies in its own cell) and :func:`voronoi_prediction`:
+  with every vertex self-inclusive, vertices never move and a token of the cell of v is v + (1 - gamma)^k (z - v)
+  after k layers (a straight line, exponential convergence);
+- finite beta: tokens gather at the vertices in a number of layers independent of beta, then the vertex
+  clusters drift at the exponentially small velocity of :func:`cluster_drift` (logit gaps
+  Delta_ml = v_m^T A (v_m - v_l)), so they persist for times of order e^{beta min Delta} (:func:`persistence_time`).
+
+Verified by: rd.frank-wolfe-step, rd.frank-wolfe-voronoi, rd.frank-wolfe-nsd-contraction,
+rd.frank-wolfe-persistence.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from numerics.common.errors import InputError, require_finite_array
+from numerics.rd.consensus import attention_mean
+from numerics.rd.geometry import hull_vertices
+
+#: relative tolerance on eigenvalues of the symmetric part of A (below it an eigenvalue counts as zero)
+DEFINITENESS_RTOL = 1e-12
+
+
+def definiteness(A, rtol: float = DEFINITENESS_RTOL) -> dict:
+    """Eigenvalues of S = (A + A^T)/2 and their sign pattern: ``psd``, ``nsd``, ``zero`` or ``indefinite``.
+
+    ``symmetric`` says whether A = A^T (to rounding): the Frank-Wolfe reading (gradient -A y) needs it.
+    """
+    A = require_finite_array(A, "A", ndim=2)
+    S = 0.5 * (A + A.T)
+    ev = np.linalg.eigvalsh(S)
+    scale = max(float(np.max(np.abs(ev))), 1e-300)
+    pos, neg = bool(np.any(ev > rtol * scale)), bool(np.any(ev < -rtol * scale))
+    kind = "indefinite" if pos and neg else "psd" if pos else "nsd" if neg else "zero"
+    return {"kind": kind, "eigenvalues": ev.tolist(),
+            "symmetric": bool(np.allclose(A, A.T, rtol=0, atol=1e-12 * scale))}
+
+
+def hull_oracle(Z: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, float]:
+    """argmax of <c, y> over conv{z_j} by linear programming over the barycentric weights (scipy HiGHS):
+    the Frank-Wolfe linear minimisation oracle for the gradient -c. Returns (maximiser, value)."""
+    from scipy.optimize import linprog
+
+    Z = np.asarray(Z, float)
+    n = len(Z)
+    res = linprog(-(Z @ c), A_eq=np.ones((1, n)), b_eq=[1.0], bounds=[(0, None)] * n, method="highs")
+    if not res.success:  # pragma: no cover - a bounded feasible LP
+        raise InputError(f"the hull oracle failed: {res.message}")
+    y = res.x @ Z
+    return y, float(c @ y)
+
+
+def b_diameter(Z: np.ndarray, B: np.ndarray) -> float:
+    """max_{i,k} |z_i - z_k|_B, |u|_B^2 = u^T B u (B symmetric positive semi-definite), from the differences
+    z_i - z_k themselves (the Gram form q_i + q_k - 2 G_ik cancels: its error is 1e-16 |z|^2, not 1e-16 |z_i - z_k|^2);
+    O(n^2 d^2) time, O(n d) memory per row."""
+    Z = np.asarray(Z, float)
+    best = 0.0
+    for i in range(len(Z) - 1):
+        D = Z[i + 1:] - Z[i]
+        best = max(best, float(np.max(np.einsum("kd,de,ke->k", D, B, D))))
+    return math.sqrt(max(0.0, best))
+
+
+def nsd_contraction_factor(step: float) -> float:
+    """sqrt(1 - 2 gamma + 2 gamma^2): the per-layer bound on the B-diameter ratio when A = -B, B >= 0."""
+    return math.sqrt(1.0 - 2.0 * step + 2.0 * step * step)
+
+
+def voronoi_cells(Z: np.ndarray, A: np.ndarray) -> dict:
+    """The hardmax cells of the hull's vertices: for every token the vertex maximising v^T A z and its gap.
+
+    Returns ``vertices`` (token indices), ``cell`` (vertex token index of each token), ``gap`` (best minus
+    second-best v^T A z, 0 when fewer than two vertices), ``self_inclusive`` (per vertex: v^T A v > w^T A v for
+    every other vertex w, i.e. the vertex is in the interior of its own cell) and ``all_self_inclusive``.
+    """
+    Z = np.asarray(Z, float)
+    verts = hull_vertices(Z)
+    Vt = Z[verts]
+    scores = (Z @ A.T) @ Vt.T   # [i, m] = v_m^T A z_i
+    order = np.argsort(-scores, axis=1)
+    best = order[:, 0]
+    gap = (scores[np.arange(len(Z)), best] - scores[np.arange(len(Z)), order[:, 1]]) if len(verts) > 1 else \
+        np.zeros(len(Z))
+    own = np.array([int(best[v]) == m and gap[v] > 0 for m, v in enumerate(verts)])
+    return {"vertices": [int(v) for v in verts], "cell": [int(verts[b]) for b in best], "gap": gap.tolist(),
+            "self_inclusive": own.tolist(), "all_self_inclusive": bool(np.all(own))}
+
+
+def voronoi_prediction(Z0: np.ndarray, A: np.ndarray, step: float, layers) -> np.ndarray:
+    """Closed form of the hardmax layers when every vertex is self-inclusive: z_i(k) = v + (1 - step)^k (z_i - v),
+    v the vertex of z_i's cell (vertices have v = z_i and stay put). Shape (len(layers), n, d)."""
+    Z0 = np.asarray(Z0, float)
+    cells = voronoi_cells(Z0, A)
+    if not cells["all_self_inclusive"]:
+        raise InputError("the Voronoi prediction needs every vertex of the hull in its own cell "
+                         "(v^T A v > w^T A v for all other vertices w)")
+    Vc = Z0[cells["cell"]]
+    k = np.asarray(layers, float)
+    return Vc[None] + (1.0 - step) ** k[:, None, None] * (Z0 - Vc)[None]
+
+
+def logit_gaps(centers: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """Delta_ml = c_m^T A (c_m - c_l) (the logit by which cluster m prefers itself to cluster l; inf on l = m)."""
+    C = np.asarray(centers, float)
+    S = (C @ A.T) @ C.T          # [m, l] = c_l^T A c_m
+    D = np.diag(S)[:, None] - S
+    np.fill_diagonal(D, np.inf)
+    return D
+
+
+def cluster_drift(centers: np.ndarray, masses, A: np.ndarray, beta: float) -> np.ndarray:
+    """Velocity m_beta(c_m) - c_m of point clusters of the given masses (the consensus flow of the reduced
+    configuration, exact for clusters of zero width). For large beta it is
+    sum_{l != m} (w_l / w_m) e^{-beta Delta_ml} (c_l - c_m) (1 + O(e^{-beta min Delta}))."""
+    C = np.asarray(centers, float)
+    return attention_mean(C, A, beta, weights=masses) - C
+
+
+def persistence_time(centers: np.ndarray, masses, A: np.ndarray, beta: float, delta: float) -> float:
+    """Leading-order time for the first vertex cluster to move by ``delta``: delta / max_m |drift_m| (the
+    drift is constant to relative order delta while the clusters stay within delta of the vertices)."""
+    v = np.linalg.norm(cluster_drift(centers, masses, A, beta), axis=1)
+    return float(delta / max(float(np.max(v)), 1e-300))
+
+
+def gathered_layers(run_frames: np.ndarray, targets: np.ndarray, eps: float, rows=None) -> int | None:
+    """First saved frame index at which every token of ``rows`` is within ``eps`` of its target (None if never)."""
+    rows = slice(None) if rows is None else rows
+    dist = np.linalg.norm(run_frames[:, rows] - np.asarray(targets)[rows][None], axis=2).max(axis=1)
+    hit = np.nonzero(dist <= eps)[0]
+    return int(hit[0]) if hit.size else None
