@@ -277,3 +277,6 @@ def check_rates_quadrature() -> CheckResult:
                            "d": [3, 4, 5], "beta": [1.0, 4.0, 10.0], "l": [1, lmax],
                            "worst_rate_relative_error": worst_rate, "worst_switch_relative_error": worst_switch,
                            "l_max_agree": lmax_ok, "cases": rows})
+
+
+from numerics.meanfield import quantitative_claims  # noqa: E402, F401  (meanfield.quantitative-*: arXiv 2504.14697)
