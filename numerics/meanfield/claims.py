@@ -281,3 +281,4 @@ def check_rates_quadrature() -> CheckResult:
 
 from numerics.meanfield import quantitative_claims  # noqa: E402, F401  (meanfield.quantitative-*: arXiv 2504.14697)
 from numerics.meanfield import low_temperature_claims  # noqa: E402, F401  (meanfield.low-temperature-*: arXiv 2605.10931)
+from numerics.meanfield import moderate_claims  # noqa: E402, F401  (meanfield.moderate-*: arXiv 2509.25040)
