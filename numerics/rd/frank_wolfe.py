@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from numerics.common.errors import InputError, require_finite_array
-from numerics.rd.consensus import attention_mean
+from numerics.rd.consensus import attention_mean, consensus_velocity, integrate_flow
 from numerics.rd.geometry import hull_vertices
 
 #: relative tolerance on eigenvalues of the symmetric part of A (below it an eigenvalue counts as zero)
@@ -138,9 +138,71 @@ def persistence_time(centers: np.ndarray, masses, A: np.ndarray, beta: float, de
     return float(delta / max(float(np.max(v)), 1e-300))
 
 
-def gathered_layers(run_frames: np.ndarray, targets: np.ndarray, eps: float, rows=None) -> int | None:
-    """First saved frame index at which every token of ``rows`` is within ``eps`` of its target (None if never)."""
-    rows = slice(None) if rows is None else rows
-    dist = np.linalg.norm(run_frames[:, rows] - np.asarray(targets)[rows][None], axis=2).max(axis=1)
-    hit = np.nonzero(dist <= eps)[0]
-    return int(hit[0]) if hit.size else None
+#: flow time allotted to the gathering phase (the hardmax prediction is log(spread / width) ~ 3.5 for width 0.03)
+GATHER_TIME = 6.0
+#: a vertex cluster has escaped when its centre has moved by this much from its gathered position
+ESCAPE_DISTANCE = 0.05
+
+
+def persistence_run(beta: float, Z0: np.ndarray, A: np.ndarray) -> dict:
+    """Finite-beta persistence of the vertex clusters (continuous flow, V = I): gather (RK4 to GATHER_TIME), then
+    integrate the full flow and the reduced point clusters with the gathered masses (scipy LSODA: the slow phase is
+    stiff) until a cluster centre has moved by ESCAPE_DISTANCE from its gathered position. Returns both escape
+    times (counted from the end of gathering), the gathered width and the smallest logit gap of the centres."""
+    from scipy.integrate import solve_ivp
+
+    n = len(Z0)
+    cells = voronoi_cells(Z0, A)
+    cell, verts = np.array(cells["cell"]), cells["vertices"]
+    masses = np.array([np.mean(cell == v) for v in verts])
+    _, fr = integrate_flow(Z0, A, beta, GATHER_TIME, 0.02, saves=2)
+    Zg = fr[-1]
+    centres = np.array([Zg[cell == v].mean(axis=0) for v in verts])
+    width = float(max(np.max(np.linalg.norm(Zg[cell == v] - c, axis=1)) for v, c in zip(verts, centres)))
+    gaps = logit_gaps(centres, A)
+    horizon = 1e3 * math.exp(beta * float(np.min(gaps)))
+
+    def escape(fun, y0, centre_of):
+        def event(t, y):
+            return float(np.max(np.linalg.norm(centre_of(y) - centres, axis=1))) - ESCAPE_DISTANCE
+        event.terminal, event.direction = True, 1
+        sol = solve_ivp(fun, (0.0, horizon), y0, method="LSODA", rtol=1e-8, atol=1e-11, events=event)
+        return float(sol.t_events[0][0]) if len(sol.t_events[0]) else math.inf
+
+    full = escape(lambda t, y: consensus_velocity(y.reshape(n, -1), A, beta).ravel(), Zg.ravel(),
+                  lambda y: np.array([y.reshape(n, -1)[cell == v].mean(axis=0) for v in verts]))
+    k = len(verts)
+    reduced = escape(lambda t, y: consensus_velocity(y.reshape(k, -1), A, beta, weights=masses).ravel(),
+                     centres.ravel(), lambda y: y.reshape(k, -1))
+    return {"beta": beta, "escape_full": full, "escape_reduced": reduced, "gathered_width": width,
+            "min_gap_at_centres": float(np.min(gaps)), "centre_offset": float(np.max(np.linalg.norm(
+                centres - Z0[verts], axis=1)))}
+
+
+def polygon_tokens(angles, interior: int, seed: int, A=None, margin: float = 0.3) -> np.ndarray:
+    """d = 2 test configurations: vertices on the unit A-sphere {v^T A v = 1} (so every vertex is self-inclusive)
+    at the given angles, then ``interior`` tokens drawn uniformly in their hull whose best cell score beats the
+    second by at least ``margin`` (rejection sampling, seeded). Returns the (k + interior, 2) tokens, vertices
+    first."""
+    from scipy.spatial import ConvexHull
+
+    U = np.c_[np.cos(angles), np.sin(angles)]
+    if A is not None:
+        w, Q = np.linalg.eigh(A)
+        U = U @ (Q @ np.diag(w ** -0.5) @ Q.T).T   # v = A^{-1/2} u: v^T A v = 1
+    facets = ConvexHull(U).equations            # inside: facets[:, :2] @ p + facets[:, 2] < 0
+    rng = np.random.default_rng(seed)
+    lo, hi = U.min(axis=0), U.max(axis=0)
+    S = np.eye(2) if A is None else A
+    pts, tries = [], 0
+    while len(pts) < interior:
+        tries += 1
+        if tries > 10_000 * (interior + 1):
+            raise InputError(f"could not place {interior} interior tokens with cell margin {margin:g}")
+        p = rng.uniform(lo, hi)
+        if np.any(facets[:, :2] @ p + facets[:, 2] >= 0):
+            continue
+        s = np.sort(U @ (S @ p))
+        if s[-1] - s[-2] >= margin:
+            pts.append(p)
+    return np.vstack([U, pts])

@@ -13,8 +13,12 @@ import math
 import numpy as np
 
 from numerics.common.verification import CheckResult, claim
-from numerics.rd.consensus import attention_mean, consensus_velocity, integrate_flow, iterate_layers
+from numerics.rd.consensus import attention_mean, integrate_flow, iterate_layers
 from numerics.rd.frank_wolfe import (
+    ESCAPE_DISTANCE,
+    GATHER_TIME,
+    persistence_run,
+    polygon_tokens,
     b_diameter,
     definiteness,
     hull_oracle,
@@ -29,30 +33,6 @@ AGR = "AGR arXiv 2508.09628"
 
 def _status(ok: bool) -> str:
     return "passed" if ok else "failed"
-
-
-def _polygon_tokens(angles, interior: int, seed: int, A=None, margin: float = 0.3) -> np.ndarray:
-    """Vertices on the unit A-sphere {v^T A v = 1} at the given angles, then ``interior`` tokens drawn uniformly
-    in their hull whose best cell score beats the second by at least ``margin`` (rejection sampling)."""
-    from scipy.spatial import ConvexHull
-
-    U = np.c_[np.cos(angles), np.sin(angles)]
-    if A is not None:
-        w, Q = np.linalg.eigh(A)
-        U = U @ (Q @ np.diag(w ** -0.5) @ Q.T).T   # v = A^{-1/2} u: v^T A v = 1
-    facets = ConvexHull(U).equations            # inside: facets[:, :2] @ p + facets[:, 2] < 0
-    rng = np.random.default_rng(seed)
-    lo, hi = U.min(axis=0), U.max(axis=0)
-    S = np.eye(2) if A is None else A
-    pts = []
-    while len(pts) < interior:
-        p = rng.uniform(lo, hi)
-        if np.any(facets[:, :2] @ p + facets[:, 2] >= 0):
-            continue
-        s = np.sort(U @ (S @ p))
-        if s[-1] - s[-2] >= margin:
-            pts.append(p)
-    return np.vstack([U, pts])
 
 
 # -- rd.frank-wolfe-step ----------------------------------------------------------------------------------------
@@ -116,7 +96,7 @@ def voronoi(step: float = 0.2, layers: int = 60, interior: int = 40, seeds=(0, 1
     cases, ok = [], True
     for A in VORONOI_A:
         for seed in seeds:
-            Z0 = _polygon_tokens(VORONOI_ANGLES, interior, seed, A=A)
+            Z0 = polygon_tokens(VORONOI_ANGLES, interior, seed, A=A)
             cells = voronoi_cells(Z0, A)
             k, frames = iterate_layers(Z0, A, math.inf, step, layers)
             pred = voronoi_prediction(Z0, A, step, k)
@@ -232,49 +212,10 @@ def check_frank_wolfe_nsd() -> CheckResult:
 
 # -- rd.frank-wolfe-persistence ---------------------------------------------------------------------------------
 PERSISTENCE_ANGLES = (0.2, 1.75, 3.3, 4.75)
-#: flow time allotted to the gathering phase (the hardmax prediction is log(spread / width) ~ 3.5 for width 0.03)
-GATHER_TIME = 6.0
-#: a vertex cluster has escaped when its centre has moved by this much from its gathered position
-ESCAPE_DISTANCE = 0.05
-
-
-def persistence_run(beta: float, Z0: np.ndarray, A: np.ndarray) -> dict:
-    """Gather (RK4 to GATHER_TIME), then integrate the full flow and the reduced point clusters (LSODA) until a
-    cluster centre has moved by ESCAPE_DISTANCE; returns both escape times (from the end of gathering)."""
-    from scipy.integrate import solve_ivp
-
-    n = len(Z0)
-    cells = voronoi_cells(Z0, A)
-    cell, verts = np.array(cells["cell"]), cells["vertices"]
-    masses = np.array([np.mean(cell == v) for v in verts])
-    _, fr = integrate_flow(Z0, A, beta, GATHER_TIME, 0.02, saves=2)
-    Zg = fr[-1]
-    centres = np.array([Zg[cell == v].mean(axis=0) for v in verts])
-    width = float(max(np.max(np.linalg.norm(Zg[cell == v] - c, axis=1)) for v, c in zip(verts, centres)))
-    gaps = logit_gaps(centres, A)
-    horizon = 1e3 * math.exp(beta * float(np.min(gaps)))
-
-    def escape(fun, y0, centre_of):
-        def event(t, y):
-            return float(np.max(np.linalg.norm(centre_of(y) - centres, axis=1))) - ESCAPE_DISTANCE
-        event.terminal, event.direction = True, 1
-        sol = solve_ivp(fun, (0.0, horizon), y0, method="LSODA", rtol=1e-8, atol=1e-11, events=event)
-        return float(sol.t_events[0][0]) if len(sol.t_events[0]) else math.inf
-
-    full = escape(lambda t, y: consensus_velocity(y.reshape(n, -1), A, beta).ravel(), Zg.ravel(),
-                  lambda y: np.array([y.reshape(n, -1)[cell == v].mean(axis=0) for v in verts]))
-    k = len(verts)
-    reduced = escape(lambda t, y: consensus_velocity(y.reshape(k, -1), A, beta, weights=masses).ravel(),
-                     centres.ravel(), lambda y: y.reshape(k, -1))
-    return {"beta": beta, "escape_full": full, "escape_reduced": reduced, "gathered_width": width,
-            "min_gap_at_centres": float(np.min(gaps)), "centre_offset": float(np.max(np.linalg.norm(
-                centres - Z0[verts], axis=1)))}
-
-
 def persistence(betas=(14.0, 18.0, 22.0), interior: int = 24, seed: int = 0) -> CheckResult:
     cid = "rd.frank-wolfe-persistence" if len(betas) > 3 else "rd.frank-wolfe-persistence-quick"
     A = np.eye(2)
-    Z0 = _polygon_tokens(PERSISTENCE_ANGLES, interior, seed)
+    Z0 = polygon_tokens(PERSISTENCE_ANGLES, interior, seed)
     verts = voronoi_cells(Z0, A)["vertices"]
     gap_inf = float(np.min(logit_gaps(Z0[verts], A)))
     rows = [persistence_run(b, Z0, A) for b in betas]
