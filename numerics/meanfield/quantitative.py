@@ -57,9 +57,10 @@ def wrapped_cauchy_density(theta, rho0: float) -> np.ndarray:
 
 
 def wrapped_cauchy_quantiles(n: int, rho0: float) -> np.ndarray:
-    """The n mid-quantiles (j + 1/2)/n of the wrapped Cauchy law, theta = 2 arctan(((1+rho0)/(1-rho0)) tan(pi(u - 1/2)))."""
+    """The n mid-quantiles (j + 1/2)/n of the wrapped Cauchy law on (-pi, pi): its distribution function is
+    1/2 + arctan(((1+rho0)/(1-rho0)) tan(theta/2))/pi, so theta = 2 arctan(((1-rho0)/(1+rho0)) tan(pi(u - 1/2)))."""
     u = (np.arange(n) + 0.5) / n
-    return 2 * np.arctan((1 + rho0) / (1 - rho0) * np.tan(np.pi * (u - 0.5)))
+    return 2 * np.arctan((1 - rho0) / (1 + rho0) * np.tan(np.pi * (u - 0.5)))
 
 
 def _check_rho0(rho0) -> float:

@@ -197,7 +197,7 @@ def polygon_tokens(angles, interior: int, seed: int, A=None, margin: float = 0.3
     pts, tries = [], 0
     while len(pts) < interior:
         tries += 1
-        if tries > 10_000 * (interior + 1):
+        if tries > 1000 * (interior + 1):
             raise InputError(f"could not place {interior} interior tokens with cell margin {margin:g}")
         p = rng.uniform(lo, hi)
         if np.any(facets[:, :2] @ p + facets[:, 2] >= 0):
