@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from numerics.common.errors import InputError, require_finite_array, require_int, require_real
+from numerics.common.limits import check_work
 
 
 def oja_flow(X0: np.ndarray, V: np.ndarray, t: float) -> np.ndarray:
@@ -104,6 +105,11 @@ def clustering_run(n: int, beta: float, *, seed: int = 0, threshold: float = 0.5
     lam = float(dom.rate)
     kmax = kmax or 3 * dom.l_max + 5
     t_max = t_max or (0.5 * math.log(max(n, 3)) + 4.0) / lam   # linear phase plus a few contraction times
+    from numerics.circle.fourier import harmonics_for_tolerance
+
+    K = harmonics_for_tolerance(beta, 1e-10, model="sa")
+    check_work(4.0 * (t_max / 0.05 + 1) * (30.0 * n * K + 1e5), f"the clustering run (n = {n}, beta = {beta:g}, "
+               f"t = {t_max:.3g})")
     theta0 = np.random.default_rng(seed).uniform(0, 2 * np.pi, n)
     saves = int(t_max / 0.1) + 1
     times, obs, theta = simulate_circle_angles(theta0, beta, "sa", t_max, 0.05, saves,
@@ -158,6 +164,12 @@ def pairing_run(centres, sizes, beta: float, t_end: float, *, spread: float = 1e
     sizes = [require_int(s, "size", minimum=1) for s in sizes]
     if len(sizes) != centres.size:
         raise InputError("give one size per cluster centre")
+    from numerics.circle.fourier import harmonics_for_tolerance
+
+    t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
+    K = harmonics_for_tolerance(beta, 1e-10, model="sa")
+    check_work(4.0 * (t_end / 0.1 + saves) * (30.0 * sum(sizes) * K + 1e5),
+               f"the pairing run ({sum(sizes)} particles, t = {t_end:.3g})")
     rng = np.random.default_rng(seed)
     labels = np.repeat(np.arange(len(sizes)), sizes)
     theta0 = centres[labels] + spread * rng.standard_normal(labels.size)

@@ -91,14 +91,16 @@ def dirac_distance(theta, weights=None) -> float:
     return float(np.sqrt(w @ (4.0 * np.sin(0.5 * (theta - phi)) ** 2)))
 
 
-def weighted_angle_velocity(theta: np.ndarray, w: np.ndarray, beta: float, model: str, K: int) -> np.ndarray:
+def weighted_angle_velocity(theta: np.ndarray, w: np.ndarray, beta: float, model: str, K: int,
+                            coefficients: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Angle velocity of every theta_i under the weighted measure sum_j w_j delta_{theta_j} (sum w = 1): usa
     sum_j w_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i), sa the same divided by
     sum_j w_j e^{beta cos(theta_j - theta_i)}; Fourier series in k <= K (coefficients of
-    :func:`numerics.circle.fourier.fourier_coefficients`, scaled by e^{-|beta|})."""
+    :func:`numerics.circle.fourier.fourier_coefficients`, scaled by e^{-|beta|}; pass them as ``coefficients``
+    in a loop: computing them costs more than the velocity)."""
     from numerics.circle.fourier import fourier_coefficients
 
-    a, b = fourier_coefficients(beta, K)
+    a, b = coefficients if coefficients is not None else fourier_coefficients(beta, K)
     k = np.arange(1, K + 1)
     E = np.exp(1j * np.outer(k, theta))           # (K, n): e^{i k theta_j}
     r = E @ w                                     # weighted order parameters r_k
@@ -133,7 +135,7 @@ def lagrangian_circle(beta: float, model: str, density: Callable[[np.ndarray], n
     density(theta_j) d theta_j, moved by the exact field of that weighted measure (RK4, steps <= dt).
     Returns (times (saves,), W_2 to the nearest Dirac (saves,)). K defaults to
     :func:`numerics.circle.fourier.harmonics_for_tolerance` at 1e-13."""
-    from numerics.circle.fourier import harmonics_for_tolerance
+    from numerics.circle.fourier import fourier_coefficients, harmonics_for_tolerance
 
     model = require_choice(model, "model", MODELS)
     beta = require_real(beta, "beta", minimum=-50.0, maximum=50.0)
@@ -150,7 +152,8 @@ def lagrangian_circle(beta: float, model: str, density: Callable[[np.ndarray], n
     if w.shape != theta.shape or np.any(w < 0) or not w.sum() > 0:
         raise InputError("the density must be non-negative with a positive sum on the grid")
     w = w / w.sum()
-    f = lambda th: weighted_angle_velocity(th, w, beta, model, K)  # noqa: E731
+    coefficients = fourier_coefficients(beta, K)
+    f = lambda th: weighted_angle_velocity(th, w, beta, model, K, coefficients)  # noqa: E731
     times = np.linspace(0.0, t_end, saves)
     W = [dirac_distance(theta, w)]
     t = 0.0

@@ -151,7 +151,12 @@ def persistence_run(beta: float, Z0: np.ndarray, A: np.ndarray) -> dict:
     times (counted from the end of gathering), the gathered width and the smallest logit gap of the centres."""
     from scipy.integrate import solve_ivp
 
-    n = len(Z0)
+    from numerics.common.limits import check_work
+
+    n, d = np.shape(Z0)
+    # gathering: RK4 steps of 4 evaluations; escape: LSODA, budgeted at 2e4 evaluations per route
+    check_work((4.0 * GATHER_TIME / 0.02 + 4e4) * ((2 * d + 3) * n * n + 1e5),
+               f"the persistence run (n = {n}, beta = {beta:g})")
     cells = voronoi_cells(Z0, A)
     cell, verts = np.array(cells["cell"]), cells["vertices"]
     masses = np.array([np.mean(cell == v) for v in verts])
@@ -166,7 +171,15 @@ def persistence_run(beta: float, Z0: np.ndarray, A: np.ndarray) -> dict:
         def event(t, y):
             return float(np.max(np.linalg.norm(centre_of(y) - centres, axis=1))) - ESCAPE_DISTANCE
         event.terminal, event.direction = True, 1
-        sol = solve_ivp(fun, (0.0, horizon), y0, method="LSODA", rtol=1e-8, atol=1e-11, events=event)
+        counted = {"evaluations": 0}
+
+        def budgeted(t, y):
+            counted["evaluations"] += 1
+            if counted["evaluations"] > 2e4:
+                raise InputError(f"the persistence run at beta = {beta:g} needed more than 2e4 field evaluations")
+            return fun(t, y)
+
+        sol = solve_ivp(budgeted, (0.0, horizon), y0, method="LSODA", rtol=1e-8, atol=1e-11, events=event)
         return float(sol.t_events[0][0]) if len(sol.t_events[0]) else math.inf
 
     full = escape(lambda t, y: consensus_velocity(y.reshape(n, -1), A, beta).ravel(), Zg.ravel(),
