@@ -17,6 +17,7 @@ from numerics.rd.consensus import attention_mean, integrate_flow, iterate_layers
 from numerics.rd.frank_wolfe import (
     ESCAPE_DISTANCE,
     GATHER_TIME,
+    collapse_point,
     persistence_run,
     polygon_tokens,
     b_diameter,
@@ -225,13 +226,22 @@ def persistence(betas=(14.0, 18.0, 22.0), interior: int = 24, seed: int = 0) -> 
     resid = float(np.max(np.abs(np.polyval(fit[0], betas) - logs)))
     routes = max(abs(r["escape_full"] / r["escape_reduced"] - 1.0) for r in rows)
     widths = [r["gathered_width"] for r in rows]
+    # the end at finite beta: the vertex clusters (point masses) merge into one point of the hull, not the origin
+    cells = voronoi_cells(Z0, A)
+    masses = np.array([np.mean(np.array(cells["cell"]) == v) for v in verts])
+    end = collapse_point(Z0[verts], masses, A, 10.0)
+    from scipy.spatial import Delaunay
+
+    inside = bool(Delaunay(Z0[verts]).find_simplex(np.array(end["point"])) >= 0)
+    end["inside_hull"], end["distance_to_origin"] = inside, float(np.linalg.norm(end["point"]))
     ok = (all(math.isfinite(r["escape_full"]) for r in rows) and routes <= 1e-3 and 0.9 <= slope / gap_inf <= 1.0
-          and resid <= 0.1 and max(widths) <= 0.05)
+          and resid <= 0.1 and max(widths) <= 0.05 and end["collapsed"] and inside)
     return CheckResult(cid, _status(ok), {"slope_log_escape_per_beta": slope, "slope_over_gap": slope / gap_inf,
                                           "full_vs_reduced": routes, "max_gathered_width": max(widths)},
                        {"slope_over_gap": "in [0.9, 1]", "full_vs_reduced": 0.0},
                        "routes 1e-3 rel; slope/gap in [0.9, 1]; fit residual <= 0.1; width <= 0.05",
                        {"rows": rows, "vertex_gap": gap_inf, "fit_residual": resid, "interior": interior,
+                        "final_collapse_beta10": end,
                         "seed": seed, "angles": list(PERSISTENCE_ANGLES), "gather_time": GATHER_TIME,
                         "escape_distance": ESCAPE_DISTANCE,
                         "compared": "full flow (LSODA) vs reduced point clusters with the gathered masses (LSODA)",
