@@ -16,7 +16,7 @@ Routes (derivations in ``proofs_notes/meanfield-low-temperature-*.md``):
   dr/dt = g(r) - r (V = A = I; Bessel functions as i0e, i1e: no overflow);
 - :func:`ring_particles`: the same measure as rings of equally spaced points, moved by the 2-D consensus field of
   :func:`numerics.rd.consensus.integrate_flow` (no symmetry used in the field);
-- :func:`gaussian_moments`: for mu_0 = N(alpha, Sigma) the flow keeps mu_t Gaussian (m is affine,
+- :func:`consensus_gaussian_moments`: for mu_0 = N(alpha, Sigma) the flow keeps mu_t Gaussian (m is affine,
   m(z) = alpha + beta Sigma A z), d alpha/dt = beta V Sigma A alpha, d Sigma/dt = J Sigma + Sigma J^T with
   J = V(beta Sigma A - I); for small beta Sigma the spread decays like e^{-tV} Sigma e^{-tV^T}: the terminal
   phase is set by the spectrum of V.
@@ -168,7 +168,7 @@ def closest_approach(times: np.ndarray, D: np.ndarray) -> tuple[float, float]:
     return float(times[i]), float(D[i])
 
 
-def gaussian_moments(alpha0, Sigma0, A, V, beta: float, t_end: float, saves: int = 101):
+def consensus_gaussian_moments(alpha0, Sigma0, A, V, beta: float, t_end: float, saves: int = 101):
     """The exact Gaussian solution of the consensus flow: (times, alpha (saves, d), Sigma (saves, d, d)) by
     scipy's DOP853 (rtol 1e-11): d alpha/dt = beta V Sigma A alpha, d Sigma/dt = J Sigma + Sigma J^T,
     J = V(beta Sigma A - I)."""

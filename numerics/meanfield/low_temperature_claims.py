@@ -11,7 +11,7 @@ import numpy as np
 from numerics.common.verification import CheckResult, claim
 from numerics.meanfield.low_temperature import (
     closest_approach,
-    gaussian_moments,
+    consensus_gaussian_moments,
     radial_flow,
     ring_particles,
     zero_temperature_defect,
@@ -109,7 +109,7 @@ def terminal(n: int = 400, beta: float = 2.0, t_end: float = 10.0, seed: int = 0
     rng = np.random.default_rng(seed)
     Z0 = np.array([1.0, 0.5]) + math.sqrt(0.05) * rng.standard_normal((n, 2))
     alpha0, Sigma0 = Z0.mean(axis=0), np.cov(Z0.T, bias=True)
-    times, alpha, Sigma = gaussian_moments(alpha0, Sigma0, A, V, beta, t_end, saves=41)
+    times, alpha, Sigma = consensus_gaussian_moments(alpha0, Sigma0, A, V, beta, t_end, saves=41)
     stats = lambda Z: (Z.mean(axis=0), np.cov(Z.T, bias=True))  # noqa: E731
     tp, obs = integrate_flow(Z0, A, beta, t_end, 0.1, V=V, saves=41, observe=stats)
     mean_err = max(float(np.linalg.norm(m - a)) for (m, _), a in zip(obs, alpha))

@@ -141,8 +141,8 @@ def test_low_temperature_claims_fail_on_planted_errors(monkeypatch):
         m.setattr(lt_claims, "radial_flow",
                   lambda beta, rings, t_end, saves=201: real_flow(1.5 * beta, rings, t_end, saves=saves))
         assert lt_claims.concentration(betas=(16.0, 64.0, 256.0), rings=20).status == "failed"
-    real = low_temperature.gaussian_moments
-    monkeypatch.setattr(lt_claims, "gaussian_moments",
+    real = low_temperature.consensus_gaussian_moments
+    monkeypatch.setattr(lt_claims, "consensus_gaussian_moments",
                         lambda a, S, A, V, beta, t_end, saves=101: real(a, S, A, np.asarray(V).T, beta, t_end, saves))
     assert lt_claims.terminal(n=200, t_end=8.0).status == "failed"
 
