@@ -39,8 +39,9 @@ def add_arguments(p):
     p.add_argument("--A", required=True, help="JSON d x d matrix A = K^T Q (symmetric for the Frank-Wolfe statements)")
     p.add_argument("--d", type=int, default=None, help="dimension (default: from --A)")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--polygon", type=int, help="d = 2: this many vertices on the unit A-sphere at seeded random "
-                                                 "angles, plus --n interior tokens (default 20)")
+    src.add_argument("--polygon", type=int, help="d = 2: this many vertices on the unit A-sphere at jittered equally "
+                                                 "spaced angles, plus --n interior tokens at cell margin 0.1 "
+                                                 "(default: not used)")
     src.add_argument("--init", help="initial tokens: an (n, d) array in a .npy file")
     p.add_argument("--n", type=int, default=None, help="tokens from N(0, I_d) (default 20; with --polygon: interior "
                                                        "tokens)")
@@ -71,8 +72,10 @@ def _tokens(args, A: np.ndarray, d: int) -> np.ndarray:
             raise InputError(f"--polygon places vertices in the plane: --A must be 2 x 2, got d = {d}")
         if not np.all(np.linalg.eigvalsh(0.5 * (A + A.T)) > 0):
             raise InputError("--polygon needs A positive definite (vertices on the unit A-sphere)")
-        angles = np.sort(np.random.default_rng(seed).uniform(0, 2 * np.pi, k))
-        return polygon_tokens(angles, n, seed, A=0.5 * (A + A.T), margin=0.0)
+        # K roughly equally spaced angles (each moved by up to 0.3 of the spacing), turned by a seeded angle
+        rng = np.random.default_rng(seed)
+        angles = 2 * np.pi * (np.arange(k) + rng.uniform(-0.3, 0.3, k)) / k + rng.uniform(0, 2 * np.pi)
+        return polygon_tokens(angles, n, seed, A=0.5 * (A + A.T), margin=0.1)
     check_array((n, d), f"{n} tokens in R^{d}", copies=4)
     return np.random.default_rng(seed).standard_normal((n, d))
 
@@ -153,9 +156,11 @@ def run(args) -> int:
             rows.append(persistence_run(b, Z0, A))
             progress(i + 1, len(betas))
         payload["persistence"] = rows
-        text += "\n\n" + table([(r["beta"], r["escape_full"], r["escape_reduced"], r["min_gap_at_centres"],
-                                 r["gathered_width"]) for r in rows],
-                               ["beta", "escape (particles)", "escape (clusters)", "min gap", "gathered width"])
+        show = lambda x: "not reached" if not math.isfinite(x) else x  # noqa: E731
+        text += "\n\n" + table([(r["beta"], show(r["escape_full"]), show(r["escape_reduced"]), r["min_gap_at_centres"],
+                                 r["gathered_width"], "yes" if r["gathered_width"] <= 0.05 else "no") for r in rows],
+                               ["beta", "escape (particles)", "escape (clusters)", "min gap", "gathered width",
+                                "gathered"])
         if len(rows) >= 2 and all(math.isfinite(r["escape_full"]) for r in rows):
             slope = float(np.polyfit(betas, np.log([r["escape_full"] for r in rows]), 1)[0])
             payload["log_escape_slope"] = slope
