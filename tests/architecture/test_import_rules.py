@@ -24,7 +24,7 @@ ALLOWED = {
     "critical": {"core"},
     "clusters": {"core"},
     "gaussian": {"core"},
-    "meanfield": {"core", "circle"},
+    "meanfield": {"core", "circle", "rd"},
     "conjectures": {"core", "circle", "critical", "meanfield"},
     "bench": {"core", "circle", "harmonic"},
     "rd": {"core", "gaussian"},
