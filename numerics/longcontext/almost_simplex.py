@@ -114,7 +114,7 @@ def crossing_gammas(n: int, d: int, rho: float, queries: int = 8, configurations
                     progress=None) -> dict:
     """gamma_{level,i} for every query token i of every configuration (arrays of shape (configurations,
     queries) per level), with the annealed prediction; see the module docstring."""
-    n = require_int(n, "n", minimum=3)
+    n = require_int(n, "n", minimum=12)  # the 10% level needs S(0) = n - 1 > 9
     d = require_int(d, "d", minimum=3)
     rho = _rho(rho)
     queries = require_int(queries, "queries", minimum=1, maximum=n)
