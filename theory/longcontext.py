@@ -42,6 +42,7 @@ longcontext.simplex-reduction, longcontext.flow-transition, longcontext.fixed-qu
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 import mpmath as mp
 import sympy as sp
@@ -133,9 +134,10 @@ def simplex_layer_derivation(n: int = 4) -> Derivation:
 def simplex_inner_product(n=sym.n, p_=p, rho_=rho, r_=r) -> sp.Expr:
     """rho' = <x_i', x_j'> / |x_i'|^2 of the simplex layer (spectral form, symbolic n)."""
     diag, off = simplex_spectral_gram(n, p_, rho_, r_)
-    return sp.simplify(off / diag)
+    return off / diag
 
 
+@lru_cache(maxsize=None)
 def off_diagonal_mass_exponent() -> sp.Expr:
     """lim_{n -> oo} log R_n / log n for R_n = (n - 1) e^{-beta_n (1 - rho)}, beta_n = gamma log n (sympy limit)."""
     nn = sp.Symbol("n", positive=True)
@@ -143,6 +145,7 @@ def off_diagonal_mass_exponent() -> sp.Expr:
     return sp.simplify(sp.limit(expr, nn, sp.oo))
 
 
+@lru_cache(maxsize=None)
 def critical_gamma_expr() -> sp.Expr:
     """The root in gamma of the exponent of :func:`off_diagonal_mass_exponent` (the critical scaling)."""
     roots = sp.solve(sp.Eq(off_diagonal_mass_exponent(), 0), gamma)
@@ -151,6 +154,7 @@ def critical_gamma_expr() -> sp.Expr:
     return sp.simplify(roots[0])
 
 
+@lru_cache(maxsize=None)
 def critical_off_diagonal_mass_limit() -> sp.Expr:
     """lim R_n at gamma = 1/(1 - rho): (n - 1) n^{-1} -> 1, hence p_n -> 1/2 (sympy limit)."""
     nn = sp.Symbol("n", positive=True)
@@ -167,7 +171,8 @@ def limit_self_weights() -> dict[str, sp.Expr]:
 def limit_inner_product_expr(p_inf) -> sp.Expr:
     """lim_{n -> oo} rho'(n, p) at a fixed self weight p = p_inf (sympy limit of the symbolic-n map)."""
     nn = sp.Symbol("n", positive=True)
-    return sp.simplify(sp.limit(simplex_inner_product(nn, sp.sympify(p_inf)), nn, sp.oo))
+    ratio = sp.cancel(sp.together(simplex_inner_product(nn, sp.sympify(p_inf))))  # rational in n
+    return sp.factor(sp.limit(ratio, nn, sp.oo))
 
 
 def limit_inner_products_expr() -> dict[str, sp.Expr]:
@@ -234,6 +239,7 @@ def flow_speed(n=sym.n, gamma_=gamma, rho_=rho) -> sp.Expr:
     return F.subs(sym.beta, gamma_ * sp.log(n)).subs(sym.s, rho_)
 
 
+@lru_cache(maxsize=None)
 def flow_speed_limits() -> dict[str, sp.Expr]:
     """lim_{n -> oo} F(rho) at gamma = gamma_c / 2, gamma_c and 2 gamma_c (sympy limits; 2 rho (1 - rho),
     rho (1 - rho), 0): the equiangular flow has the same critical gamma as the layer."""

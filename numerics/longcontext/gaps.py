@@ -229,7 +229,7 @@ def measure_family(family: ScoreFamily, n: int, rows: int, seed: int = 0, progre
     if family.name == "simplex":  # deterministic: the root is log(n - 1) / (1 - rho), no spread
         c, se = math.log(n - 1.0) / ((1.0 - family.rho) * A), 0.0
     else:
-        c, se = mean_half_root(W_at, rows)
+        c, se = mean_half_root(W_at, rows, guess=1.0)
     binning = 0.0
     if nbins:  # the bins' share of the mass times their relative error (c A width)^2 / 8, worst row
         b = c * A

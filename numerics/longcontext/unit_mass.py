@@ -84,20 +84,22 @@ def unit_mass_beta(gaps, start=None, mass: float = 1.0) -> np.ndarray:
     return beta[0] if single else beta
 
 
-def half_root(mean_at, lo: float = 1e-3, hi: float = 1e3) -> float:
-    """The root of the increasing function ``mean_at(c) = 1/2`` (bracket widened by factors of 4 as needed)."""
+def half_root(mean_at, guess: float = 1.0, rtol: float = 1e-10) -> float:
+    """The root of the increasing function ``mean_at(c) = 1/2``, bracketed from [guess/4, 4 guess] (widened by
+    factors of 4 as needed); relative tolerance ``rtol``."""
+    lo, hi = guess / 4.0, guess * 4.0
     while mean_at(lo) > 0.5:
         lo /= 4.0
     while mean_at(hi) < 0.5:
         hi *= 4.0
-    return brentq(lambda c: mean_at(c) - 0.5, lo, hi, xtol=1e-12, rtol=1e-12)
+    return brentq(lambda c: mean_at(c) - 0.5, lo, hi, xtol=rtol * lo, rtol=max(rtol, 4.5e-16))
 
 
-def mean_half_root(W_at, replicates: int) -> tuple[float, float]:
+def mean_half_root(W_at, replicates: int, guess: float = 1.0) -> tuple[float, float]:
     """Root c of mean(W_at(c)) = 1/2 (``W_at`` returns one top weight per replicate, with the replicates'
     randomness fixed: common random numbers in c) and its delta-method standard error
     sd(W_at(c)) / sqrt(replicates) / |d mean W / dc| (central difference, h = 1e-4 c)."""
-    c = half_root(lambda x: float(np.mean(W_at(x))))
+    c = half_root(lambda x: float(np.mean(W_at(x))), guess)
     W = W_at(c)
     h = 1e-4 * c
     slope = (float(np.mean(W_at(c + h))) - float(np.mean(W_at(c - h)))) / (2 * h)
