@@ -197,6 +197,9 @@ def limit_inner_products(rho_value: float, alpha_value: float = 0.0, q_value: fl
     """The n -> oo limits of rho' below, at and above gamma_c (closed forms of :func:`limit_inner_products_expr`):
 
     rho'_oo(p) = (1 + r)^2 rho / ((1 + r)^2 rho + (p + r)^2 (1 - rho)), r = alpha sqrt(q), p = 0, 1/2, 1.
+
+    For rho = 0 and r = 0 the subcritical value is 0/0 and returned as nan: orthogonal tokens give rho' -> 1 for
+    gamma < 1/2 and rho' -> 0 for 1/2 < gamma < 1 (the self weight p_n^2 against 1/n), not one limit.
     """
     x = _check_rho(rho_value)
     if not float(q_value) > 0:
@@ -300,10 +303,11 @@ def sphere_moment_mp(d: int, beta, dps: int = 30):
 
 
 def mean_resultant(d: int, beta=sym.beta) -> sp.Expr:
-    """E[t e^{beta t}] / E[e^{beta t}] = d/dbeta log M_d(beta), simplified to I_{d/2}(beta)/I_{d/2-1}(beta):
-    the component along q of the subcritical attention output (the deterministic bias is 1 minus it)."""
+    """E[t e^{beta t}] / E[e^{beta t}] = d/dbeta log M_d(beta) (unsimplified; equal to
+    I_{d/2}(beta)/I_{d/2-1}(beta) by :func:`mean_resultant_derivation`): the component along q of the
+    subcritical attention output (the deterministic bias is 1 minus it)."""
     M = sphere_moment(d, beta)
-    return sp.simplify(sp.diff(M, beta) / M)
+    return sp.diff(M, beta) / M
 
 
 def mean_resultant_derivation(d: int) -> Derivation:

@@ -9,7 +9,7 @@ so that <y_i, y_k> = rho + (1 - rho) t_ik with t_ik = <z_i, z_k> of mean 0 and v
 of token i at beta = gamma log n is p_i = 1/(1 + S_i(b)), S_i(b) = sum_{k != i} e^{-b (1 - t_ik)},
 b = gamma (1 - rho) log n. Per query token, O(n d) work (the scores) and O(n) per Newton pass; the n scores of a
 group of query tokens are held in memory (bounded by :data:`MEMORY_BYTES`), keys are regenerated per group from
-per-block seeds, so the same seed gives the same numbers whatever the grouping.
+per-block seeds, so the same seed gives the same numbers whatever the grouping of the queries.
 
 Measured per query: gamma_{1/2,i} (p_i = 1/2), gamma_{0.1,i} and gamma_{0.9,i}; reported with the mean, its
 standard error over configurations (independent key sets), the spread over queries (the disorder width) and the

@@ -18,6 +18,8 @@ from numerics.longcontext import almost_simplex, fixed_query, gaps, simplex
 MC_MAX_N = 10**7
 #: the largest n of the exact reductions (float arithmetic in log space)
 EXACT_MAX_N = 1e300
+#: the largest n of the fixed-query order-statistics route (distances ~ n^{-2/(d-1)} stay far above the float floor)
+ORDER_MAX_N = 1e15
 CONVENTIONS = ("beta_n = gamma log n (natural log, n tokens including the query's own); simplex layer "
                "x_i' = sum_j A_ij y_j + alpha x_i with |x_i|^2 = q, A = softmax(beta <y_i, y_j>) (arXiv 2510.05554)")
 
@@ -93,12 +95,14 @@ def simplex_report(rho: float, alpha: float = 0.0, q: float = 1.0, n_max: float 
 
 # -- the fixed query -------------------------------------------------------------------------------------------------
 def fixed_query_work(ns, replicates: int, route: str) -> float:
-    per = 0.0
-    for n in ns:
-        per += replicates * fixed_query.TOP_K * 80.0 * 60
-        if route == "direct":
-            per += replicates * n * 70.0
-    return per + replicates * fixed_query.TOP_K * 80.0 * 60  # the Poisson Monte Carlo
+    """Operations: per n, about 60 evaluations of the replicates' top weights (root search and regimes), each
+    over the K kept keys and the Laguerre tail (~2 K terms of ~100 operations); the direct route also draws all
+    n distances per replicate; plus the Poisson Monte Carlo and the quadrature."""
+    per_evaluation = replicates * 2.0 * fixed_query.TOP_K * 100.0
+    total = 60 * per_evaluation * (len(ns) + 1) + 2e9
+    if route == "direct":
+        total += sum(replicates * n * 70.0 for n in ns)
+    return total
 
 
 def fixed_query_report(d: int = 3, n_max: float = 1e6, replicates: int = 2000, seed: int = 0, route: str = "order",
@@ -110,6 +114,8 @@ def fixed_query_report(d: int = 3, n_max: float = 1e6, replicates: int = 2000, s
     seed = require_int(seed, "seed", minimum=0)
     if route not in ("order", "direct"):
         raise InputError(f"route must be order or direct, got {route!r}")
+    if require_real(n_max, "n-max", minimum=10.0) > ORDER_MAX_N:
+        raise InputError(f"--fixed-query: n-max is at most {ORDER_MAX_N:.0e} (got {n_max:.3g})")
     ns = decades(n_max, n_min=1e3) if n_max >= 1e3 else decades(n_max, n_min=10.0 ** math.floor(math.log10(n_max)))
     if route == "direct":
         for n in ns:

@@ -6,6 +6,8 @@ uniform keys (``--fixed-query``; arXiv 2605.08505) and the gap-counting families
 """
 from __future__ import annotations
 
+import math
+
 from numerics.common.errors import InputError
 from numerics.common.render import emit, fmt, key_values, table
 
@@ -81,7 +83,9 @@ def run(args) -> int:
 
 
 def _simplex_text(p: dict) -> str:
-    lim = p["limits"]["inner_product"]
+    lim = dict(p["limits"]["inner_product"])
+    if math.isnan(lim["subcritical"]):  # rho = 0 without residual: no single limit (theory.longcontext)
+        lim["subcritical"] = "1 for gamma < 1/2, 0 for 1/2 < gamma < 1"
     lines = [("model", "simplex tokens, beta_n = gamma log n (arXiv 2510.05554)"),
              ("rho, alpha, q", f"{fmt(p['rho'])}, {fmt(p['alpha'])}, {fmt(p['q'])}"),
              ("critical gamma", f"{fmt(p['critical_gamma'])}  (= 1/(1 - rho))"),
