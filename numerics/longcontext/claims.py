@@ -130,7 +130,8 @@ def check_simplex_reduction() -> CheckResult:
 
 @claim(id="longcontext.simplex-transition",
        title="the transition over n = 10 .. 1e12: midpoint log(n-1)/((1-rho) log n), width 2 log 9/((1-rho) log n)",
-       source=SOURCE_SIMPLEX + ", the phase transition at finite n (sharpness)", note="longcontext-simplex-transition.md")
+       source=SOURCE_SIMPLEX + ", the phase transition at finite n (sharpness)",
+       note="longcontext-simplex-transition.md")
 def check_simplex_transition() -> CheckResult:
     cid = "longcontext.simplex-transition"
     rho, alpha, q = 0.5, 1.0, 1.0
@@ -176,7 +177,8 @@ def check_flow_transition() -> CheckResult:
     for rho in (0.25, 0.5, 0.75):
         gc = 1 / (1 - rho)
         for regime, g in zip(expected, (gc / 2, gc, 2 * gc)):
-            limit_err = max(limit_err, abs(float(flow.flow_speed(rho, 1e24, g)) - float(expected[regime].subs(lc.rho, rho))))
+            limit = float(expected[regime].subs(lc.rho, rho))
+            limit_err = max(limit_err, abs(float(flow.flow_speed(rho, 1e24, g)) - limit))
     times = np.linspace(0.0, 2.0, 9)
     particle_err, spread, runs = 0.0, 0.0, []
     for g in (1.0, 2.0, 4.0):  # rho = 0.5: gamma_c = 2
@@ -286,7 +288,7 @@ def check_almost_simplex_scan() -> CheckResult:
     return _almost_simplex("longcontext.almost-simplex-scan", cases, configurations=8, queries=4)
 
 
-# -- a fixed query against n keys ---------------------------------------------------------------------------------------
+# -- a fixed query against n keys ------------------------------------------------------------------------------------
 @claim(id="longcontext.fixed-query-critical-constant",
        title="fixed query vs n uniform keys: C_d (E W_1 = 1/2 at beta = C_d n^{2/(d-1)}) by four routes",
        source=SOURCE_FIXED + ", the critical regime (a constant the paper leaves open)",
@@ -360,13 +362,14 @@ def check_fixed_query_regimes() -> CheckResult:
         problems.append(f"direct n = 1e6: E W_1 = {direct['top_weight']:.4f} +- {direct['top_weight_se']:.3f}")
     sub = fixed_query.subcritical_output(10**5, 3, 5.0, replicates=200, seed=6)
     if abs(sub["z"]) > K_SE or abs(sub["measured_sd"] / sub["predicted_sd"] - 1) > 0.25:
-        problems.append(f"subcritical output: z = {sub['z']:.2f}, sd ratio {sub['measured_sd'] / sub['predicted_sd']:.3f}")
+        ratio = sub["measured_sd"] / sub["predicted_sd"]
+        problems.append(f"subcritical output: z = {sub['z']:.2f}, sd ratio {ratio:.3f}")
     return CheckResult(cid, _status(not problems), len(problems), 0, "0 problems",
                        {"rows": rows, "direct_n1e6": direct, "subcritical": sub, "problems": problems,
                         "sd_ratio_tolerance": "0.25 (200 replicates: the sd itself has ~5% sampling error)"})
 
 
-# -- gap counting ---------------------------------------------------------------------------------------------------------
+# -- gap counting ----------------------------------------------------------------------------------------------------
 def _scale_routes() -> tuple[float, float, list]:
     """Worst relative difference between A_n by hazard (closed form) and by the numeric sup, and between A_n and
     its leading law at n = 1e300 (the laws are asymptotic)."""

@@ -233,7 +233,8 @@ def measure_family(family: ScoreFamily, n: int, rows: int, seed: int = 0, progre
     binning = 0.0
     if nbins:  # the bins' share of the mass times their relative error (c A width)^2 / 8, worst row
         b = c * A
-        logZ = np.logaddexp(0.0, np.logaddexp(logsumexp_rows(-b * G, axis=1), logsumexp_rows(log_counts - b * means, axis=1)))
+        heads = np.logaddexp(logsumexp_rows(-b * G, axis=1), logsumexp_rows(log_counts - b * means, axis=1))
+        logZ = np.logaddexp(0.0, heads)
         share = np.exp(log_counts - b * means - logZ[:, None])
         binning = float(np.max((share * (b * widths) ** 2 / 8.0).sum(axis=1)))
     return {"family": family.name, "n": n, "rows": rows, "seed": seed, "accumulation_scale": A,

@@ -146,8 +146,9 @@ def fixed_query_report(d: int = 3, n_max: float = 1e6, replicates: int = 2000, s
         rows.append({"n": float(n), "constant": res["constant"], "standard_error": res["standard_error"],
                      "route": route, "regimes": regimes})
         tick(3 + i)
-    return {"model": "fixed-query", "d": d, "critical_exponent": a_c, "poisson_constant": fixed_query.poisson_constant(d),
-            "constant_quadrature": C, "constant_poisson_mc": mc["constant"], "constant_poisson_mc_se": mc["standard_error"],
+    return {"model": "fixed-query", "d": d, "critical_exponent": a_c,
+            "poisson_constant": fixed_query.poisson_constant(d), "constant_quadrature": C,
+            "constant_poisson_mc": mc["constant"], "constant_poisson_mc_se": mc["standard_error"],
             "replicates": replicates, "seed": seed, "rows": rows,
             "definition": "C_d: E W_1 = 1/2 at beta_n = C_d n^{2/(d-1)} (W_1 the top attention weight), n -> oo",
             "regimes": "E W_1 at beta = n^{a_c/2} (below), C_d n^{a_c} (at), n^{3 a_c/2} (above), a_c = 2/(d-1)"}

@@ -48,7 +48,7 @@ def check_parameters(rho, gamma=None, alpha=0.0, q=1.0) -> tuple:
 
 
 def self_weight(n, gamma, rho) -> np.ndarray:
-    """p_n = A_ii = 1/(1 + (n - 1) n^{-gamma (1 - rho)}) = expit(gamma (1 - rho) log n - log(n - 1)); arrays broadcast."""
+    """p_n = A_ii = 1/(1 + (n - 1) n^{-gamma (1 - rho)}) = expit(gamma (1 - rho) log n - log(n - 1)) (broadcasts)."""
     n = np.asarray(n, dtype=float)
     return expit(np.asarray(gamma, float) * (1.0 - np.asarray(rho, float)) * np.log(n) - np.log(n - 1.0))
 

@@ -126,7 +126,7 @@ def test_long_runs_show_progress(capsys, monkeypatch):
     assert "long-context" in capsys.readouterr().err
 
 
-# -- fuzz: the new command and options -----------------------------------------------------------------------------------
+# -- fuzz: the new command and options -------------------------------------------------------------------------------
 VALUES = st.sampled_from(["0", "1", "-1", "0.5", "0.999999", "2", "3", "1e308", "-1e308", "1e-300", "nan", "inf",
                           "", "abc", "1e7", "1e12", "100000000000", "/dev/null", "x.png"])
 FLAGS = ["--rho", "--alpha", "--q", "--n-max", "--d", "--queries", "--configurations", "--replicates", "--route",

@@ -34,13 +34,15 @@ def add_arguments(p):
     p.add_argument("--d", type=int, default=None,
                    help="simplex: also run almost-simplex tokens in R^d (Monte Carlo; default: exact simplex only); "
                         "--fixed-query and --gap-counting: keys on S^{d-1} (default 3)")
-    p.add_argument("--queries", type=int, default=8, help="simplex with --d: query tokens per configuration (default 8)")
+    p.add_argument("--queries", type=int, default=8,
+                   help="simplex with --d: query tokens per configuration (default 8)")
     p.add_argument("--configurations", type=int, default=8,
                    help="simplex with --d: independent token sets (the standard errors; default 8)")
     p.add_argument("--replicates", type=int, default=2000,
                    help="--fixed-query: independent queries (and Poisson processes) per n (default 2000)")
     p.add_argument("--route", choices=("order", "direct"), default="order",
-                   help="--fixed-query: order = exact top order statistics (any n), direct = all n keys (default order)")
+                   help="--fixed-query: order = exact top order statistics (any n up to 1e15), direct = all n keys "
+                        "(default order)")
     p.add_argument("--rows", type=int, default=100, help="--gap-counting: independent rows per n (default 100)")
     p.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo parts (default 0)")
     p.add_argument("--plot", metavar="FILE.png", help="figure of the transition")
