@@ -191,7 +191,7 @@ def measure_family(family: ScoreFamily, n: int, rows: int, seed: int = 0, progre
     n = require_int(n, "n", minimum=3)
     rows = require_int(rows, "rows", minimum=10)
     check_work(rows * n * 60.0, f"gap-counting rows with n={n} x {rows}")
-    check_array((rows, KEEP), f"gap-counting rows with n={n} x {rows}", copies=4)
+    check_array((rows, KEEP + 3 * BINS), f"gap-counting rows with n={n} x {rows}", copies=2)  # kept gaps and bins
     rng = np.random.default_rng([seed, FAMILIES.index(family.name), n % (2**63)])
     A = family.accumulation_scale(n)
     keep = min(KEEP, n - 1)

@@ -163,6 +163,7 @@ def gap_report(n_max: float = 1e4, rows: int = 100, seed: int = 0, rho: float = 
     ns = [_int_n(n, "--gap-counting") for n in decades(n_max, n_min=100.0)]
     fams = [gaps.ScoreFamily(name, rho=rho, d=d) for name in gaps.FAMILIES]
     check_work(sum(rows * n * 60.0 for n in ns) * len(fams), f"gap counting up to n = {ns[-1]:.3g}")
+    check_array((rows, gaps.KEEP + 3 * gaps.BINS), f"gap counting with {rows} rows", copies=2)
     total = len(fams) * len(ns) * rows
     out = []
     done = 0
