@@ -134,9 +134,9 @@ def fixed_query_report(d: int = 3, n_max: float = 1e6, replicates: int = 2000, s
     rows = []
     a_c = fixed_query.critical_exponent(d)
     for i, n in enumerate(ns):
-        n_int = int(round(n)) if n <= 2**62 else n
-        res = fixed_query.finite_n_half_constant(int(n_int), d, replicates, seed, route=route)
-        top = fixed_query.TopKeys(int(n_int), d, replicates, np.random.default_rng([seed, d, 7, i]))
+        n_int = int(round(n))  # n <= ORDER_MAX_N
+        res = fixed_query.finite_n_half_constant(n_int, d, replicates, seed, route=route)
+        top = fixed_query.TopKeys(n_int, d, replicates, np.random.default_rng([seed, d, 7, i]))
         regimes = {}
         for label, beta in (("below", float(n) ** (0.5 * a_c)), ("at", C * float(n) ** a_c),
                             ("above", float(n) ** (1.5 * a_c))):
