@@ -1,6 +1,6 @@
 """
 Critical attention scaling: the angle ratio over (rho, gamma) (CLPR-LC)
-======================================================================
+=======================================================================
 
 **Paper.** Chen, Lin, Polyanskiy, Rigollet, *Critical attention scaling in long-context transformers*,
 arXiv 2510.05554 (CLPR-LC). Its figure of the "input-to-output angle ratio" as a function of rho and gamma:
