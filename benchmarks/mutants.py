@@ -447,6 +447,43 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("mf-mod-pair-masses", "numerics/meanfield/moderate.py",
      "return s * (aj * u / (ai + aj * u) + ai * u / (aj + ai * u))",
      "return s * (ai * u / (ai + aj * u) + aj * u / (aj + ai * u))", "pairing speeds with the masses swapped"),
+    # -- numerics/longcontext/, theory/longcontext.py, numerics/core/beta_scaling.py: long contexts -----------------
+    ('lc-self-weight-n', 'numerics/longcontext/simplex.py',
+     '* np.log(n) - np.log(n - 1.0))',
+     '* np.log(n) - np.log(n))', 'self weight with n others instead of n - 1'),
+    ('lc-spectral-perp', 'numerics/longcontext/simplex.py',
+     'lamp = (p - e + rr) ** 2 * (1.0 - rho)',
+     'lamp = (p + rr) ** 2 * (1.0 - rho)', 'eigenvalue on 1-perp without -e'),
+    ('lc-particle-residual', 'numerics/longcontext/simplex.py',
+     'out[a:a + BLOCK] = W @ Y + alpha * X[a:a + BLOCK]',
+     'out[a:a + BLOCK] = W @ Y + alpha * Y[a:a + BLOCK]', 'residual added to the directions instead of the tokens'),
+    ('lc-theory-gram-cross', 'theory/longcontext.py',
+     'cross = 2 * u * e * yS + e**2 * SS',
+     'cross = u * e * yS + e**2 * SS', 'Gram algebra without the factor 2'),
+    ('lc-flow-speed-factor', 'numerics/longcontext/flow.py',
+     'return 2.0 * (1.0 - s) * (1.0 / n',
+     'return (1.0 - s) * (1.0 / n', 'equiangular speed without its factor 2'),
+    ('lc-poisson-constant', 'numerics/longcontext/fixed_query.py',
+     '0.5 * (d - 1) * math.log(2.0)) / (d - 1.0)',
+     '0.5 * (d - 3) * math.log(2.0)) / (d - 1.0)', 'kappa_d with 2^{(d-3)/2}'),
+    ('lc-quadrature-kernel', 'numerics/longcontext/fixed_query.py',
+     'kernel = lam[:, None] * np.exp(-W - lam[:, None] * np.exp(-W)) * WW',
+     'kernel = np.exp(-W - lam[:, None] * np.exp(-W)) * WW', 'Poisson quadrature kernel without its factor lambda'),
+    ('lc-order-statistics', 'numerics/longcontext/fixed_query.py',
+     'self.top = u[:, :K]\n',
+     'self.top = u[:, 1:K + 1]\n', 'order statistics shifted by one (nearest key dropped)'),
+    ('lc-annealed-moment', 'numerics/longcontext/almost_simplex.py',
+     '    nu = m / 2.0 - 1.0\n    if b >= 0.5 * (nu + 1.0):',
+     '    nu = m / 2.0 - 0.5\n    if b >= 0.5 * (nu + 1.0):', 'moment generating function with the Bessel order off by one half'),
+    ('lc-almost-simplex-self', 'numerics/longcontext/almost_simplex.py',
+     'keep[sel.start + j] = False',
+     'keep[sel.start + j] = True', "each query's own score kept among its competitors"),
+    ('lc-gaps-gaussian-hazard', 'numerics/longcontext/gaps.py',
+     'return float(n * norm.pdf(a))',
+     'return float(n * norm.pdf(a) / 2)', 'Gaussian hazard halved'),
+    ('lc-beta-scaling-log', 'numerics/core/beta_scaling.py',
+     'return gamma * math.log(n)',
+     'return gamma * math.log(n + 1)', 'beta = gamma log(n + 1)'),
 ]
 
 _AREA_TESTS = {
@@ -485,6 +522,8 @@ _AREA_TESTS = {
     "multihead": ["tests/numerics/test_architectures_multihead.py"],
     "survey": ["tests/numerics/test_survey.py"],
     "errata": ["tests/docs/test_errata.py"],
+    "longcontext": ["tests/numerics/test_longcontext_simplex.py", "tests/numerics/test_longcontext_fixed_query.py",
+                    "tests/numerics/test_longcontext_model.py", "tests/theory/test_longcontext.py"],
 }
 # the tests of the review's claims (issue 32), with each area's
 _AREA_TESTS["clusters"].append("tests/numerics/test_clusters_known_configurations.py")
@@ -519,6 +558,10 @@ _FILE_AREA = {
     "numerics/rd/consensus.py": "rd", "numerics/rd/frank_wolfe.py": "rd",
     "numerics/meanfield/quantitative.py": "meanfield", "numerics/meanfield/low_temperature.py": "meanfield",
     "numerics/meanfield/moderate.py": "meanfield",
+    "numerics/longcontext/simplex.py": "longcontext", "theory/longcontext.py": "longcontext",
+    "numerics/longcontext/flow.py": "longcontext", "numerics/longcontext/fixed_query.py": "longcontext",
+    "numerics/longcontext/almost_simplex.py": "longcontext", "numerics/longcontext/gaps.py": "longcontext",
+    "numerics/core/beta_scaling.py": "longcontext",
 }
 
 

@@ -34,6 +34,7 @@ ALLOWED = {
     "sweeps": {"core", "clusters"},
     "harmonic": {"core", "clusters"},
     "survey": {"core"},
+    "longcontext": {"core"},
 }
 
 
