@@ -7,7 +7,7 @@ from tests.cli.helpers import bad, run_json
 
 def test_phase_json_kuramoto(capsys):
     out = run_json(capsys, ["phase", "--beta", "0", "--d", "2", "--noise", "0.25"])
-    assert out["critical_noise"] == 0.5 and out["transition"] == "continuous"
+    assert out["linear_stability_threshold"] == 0.5 and out["transition"] == "continuous"
     assert abs(out["branch_at"][0]["r"] - 0.831462024754257) < 1e-9
 
 
@@ -15,7 +15,7 @@ def test_phase_plot_and_particles(capsys, tmp_path):
     png = tmp_path / "phase.png"
     out = run_json(capsys, ["phase", "--beta", "3", "--noise", "1.0", "--particles", "30", "--t-end", "2",
                             "--dt", "0.05", "--plot", str(png)])
-    assert out["transition"] == "discontinuous" and out["fold"][0] > out["critical_noise"]
+    assert out["transition"] == "discontinuous" and out["fold"]["D"] > out["linear_stability_threshold"]
     assert png.stat().st_size > 10_000 and len(out["particles"]) == 2
 
 
@@ -140,7 +140,7 @@ def test_kuramoto_noise_reaches_the_bessel_root_reproducibly(capsys, tmp_path):
     png = tmp_path / "k.png"
     out = _kuramoto(capsys, "--noise", "0.25", "--plot", str(png))
     pred = out["prediction"]
-    assert pred["critical_noise"] == 0.5 and pred["coupling_K"] == 1.0
+    assert pred["linear_stability_threshold"] == 0.5 and pred["coupling_K"] == 1.0
     assert abs(pred["r"] - 0.831462024754257) < 1e-9
     # finite n = 300: |mean x| fluctuates by ~0.015 per frame; the late average is within 0.05 of the root
     assert abs(out["r_late_mean"] - pred["r"]) < 0.05
@@ -213,4 +213,4 @@ def test_phase_checks_the_pde_request_before_any_particle_run(capsys, monkeypatc
 def test_phase_at_tiny_beta_is_the_beta_zero_limit(capsys):
     """--beta 1e-300 at d = 3 used to raise OverflowError (b^{-d/2} in the couplings): now D_c = 1/d."""
     out = run_json(capsys, ["phase", "--beta", "1e-300", "--d", "3"])
-    assert out["critical_noise"] == pytest.approx(1 / 3, rel=1e-12)
+    assert out["linear_stability_threshold"] == pytest.approx(1 / 3, rel=1e-12)
