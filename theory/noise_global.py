@@ -272,22 +272,36 @@ class FirstOrderPoint:
 
 class _ZonalQuadrature:
     """Gauss-Legendre in the angle theta in [0, pi] with the weight sin^{d-2}(theta) (normalised), and P_l at the
-    nodes, in mpmath. The integrands are analytic on [0, pi], so the rule converges exponentially."""
+    nodes by the three-term recurrences, in mpmath. The integrands are analytic on [0, pi], so the rule
+    converges exponentially. The nodes are mpmath's own (3 2^(degree-1) of them, computed by Newton's method)."""
 
-    def __init__(self, d: int, L: int, nodes: int):
-        xs, ws = mp.gauss_quadrature(nodes, "legendre")
-        self.theta = [mp.pi * (x + 1) / 2 for x in xs]
-        w = [wi * mp.sin(th) ** (d - 2) for wi, th in zip(ws, self.theta)]
+    def __init__(self, d: int, L: int, degree: int):
+        from mpmath.calculus.quadrature import GaussLegendre
+
+        rule = GaussLegendre(mp.mp).calc_nodes(degree, mp.mp.prec)
+        self.theta = [mp.pi * (x + 1) / 2 for x, _ in rule]
+        w = [wi * mp.sin(th) ** (d - 2) for (_, wi), th in zip(rule, self.theta)]
         total = mp.fsum(w)
         self.w = [wi / total for wi in w]
+        self.P = [self._profiles(d, L, mp.cos(th)) for th in self.theta]
+
+    @staticmethod
+    def _profiles(d: int, L: int, t) -> list:
+        """P_1..P_L at t: T_l on the circle, C_l^lam / C_l^lam(1) (lam = (d-2)/2) otherwise."""
         lam = mp.mpf(d - 2) / 2
-        self.P = []
-        for th in self.theta:
-            t = mp.cos(th)
+        prev, cur = mp.mpf(1), (t if d == 2 else 2 * lam * t)
+        at_one_prev, at_one = mp.mpf(1), (mp.mpf(1) if d == 2 else 2 * lam)
+        out = [cur / at_one]
+        for l in range(1, L):
             if d == 2:
-                self.P.append([mp.cos(l * th) for l in range(1, L + 1)])
+                prev, cur = cur, 2 * t * cur - prev
+                at_one_prev, at_one = at_one, mp.mpf(1)
             else:
-                self.P.append([mp.gegenbauer(l, lam, t) / mp.gegenbauer(l, lam, 1) for l in range(1, L + 1)])
+                nxt = (2 * (l + lam) * t * cur - (l + 2 * lam - 1) * prev) / (l + 1)
+                nxt_one = (2 * (l + lam) * at_one - (l + 2 * lam - 1) * at_one_prev) / (l + 1)
+                prev, cur, at_one_prev, at_one = cur, nxt, at_one, nxt_one
+            out.append(cur / at_one)
+        return out
 
 
 def _dims(d: int, L: int) -> list[int]:
@@ -296,9 +310,10 @@ def _dims(d: int, L: int) -> list[int]:
     return [comb(l + d - 1, d - 1) - (comb(l + d - 3, d - 1) if l >= 2 else 0) if d > 2 else 2 for l in range(1, L + 1)]
 
 
-def first_order_noise_mp(d: int, g, D0, m0, *, dps: int = 30, nodes: int = 96, tol=None) -> FirstOrderPoint:
+def first_order_noise_mp(d: int, g, D0, m0, *, dps: int = 30, degree: int = 6, tol=None) -> FirstOrderPoint:
     """Solve m_l = E_u[P_l e^phi]/E_u[e^phi] (l = 1..L) and Delta F = (1/2) sum g_l N_l m_l^2 - D log Z = 0 in
-    mpmath at ``dps`` digits, by Newton with the analytic Jacobian from the guess (D0, m0).
+    mpmath at ``dps`` digits, by Newton with the analytic Jacobian from the guess (D0, m0); the quadrature has
+    3 2^(degree-1) nodes (96 for degree 6).
 
     ``g`` = g_1..g_L (any kernel's Funk-Hecke eigenvalues), ``m0`` of length L; the truncation L and the
     quadrature are the caller's (this compares the float solver with exact arithmetic at the same L).
@@ -308,7 +323,7 @@ def first_order_noise_mp(d: int, g, D0, m0, *, dps: int = 30, nodes: int = 96, t
         L = len(m0)
         gg = [mp.mpf(x) for x in g]
         N = [mp.mpf(n) for n in _dims(d, L)]
-        q = _ZonalQuadrature(d, L, nodes)
+        q = _ZonalQuadrature(d, L, degree)
         z = [mp.mpf(x) for x in m0] + [mp.mpf(D0)]
         tol = mp.mpf(10) ** (-dps) if tol is None else mp.mpf(tol)
         resid = mp.inf
@@ -339,4 +354,4 @@ def first_order_noise_mp(d: int, g, D0, m0, *, dps: int = 30, nodes: int = 96, t
             J[L, L] = -logZ + mp.fsum(c * Gi for c, Gi in zip(coef, G)) / Dv
             step = mp.lu_solve(J, mp.matrix(F))
             z = [z[i] - step[i] for i in range(L + 1)]
-        return FirstOrderPoint(+z[L], [+x for x in z[:L]], resid, dps, nodes)
+        return FirstOrderPoint(+z[L], [+x for x in z[:L]], resid, dps, len(q.w))

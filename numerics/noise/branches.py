@@ -41,7 +41,7 @@ NEWTON_RESIDUAL = 1e-11
 #: the last retained term of phi, |g_L N_L m_L| / D, above which the truncation is considered too coarse
 TAIL_LIMIT = 1e-8
 #: a density seen by fewer quadrature nodes than this (:meth:`ZonalProblem.nodes_resolving`) is not resolved
-MIN_NODES = 6
+MIN_NODES = 16
 
 
 @lru_cache(maxsize=64)
@@ -167,8 +167,9 @@ def solve_at_amplitude(problem: ZonalProblem, mode: int, s: float, guess_m: np.n
         return J / abs(s)
 
     guess = np.concatenate([np.asarray(guess_m, float)[others], [guess_D]])
-    z, _, ier, _ = fsolve(eqs, guess, fprime=jac, full_output=True, xtol=1e-13)
-    resid = float(np.max(np.abs(eqs(z)))) * abs(s)
+    with np.errstate(all="ignore"):        # a failed solve shows in the residual and the finiteness checks
+        z, _, ier, _ = fsolve(eqs, guess, fprime=jac, full_output=True, xtol=1e-13)
+        resid = float(np.max(np.abs(eqs(z)))) * abs(s)
     if not resid <= NEWTON_RESIDUAL * min(1.0, abs(s)) or not z[-1] > 0 or not np.all(np.isfinite(z)):
         return None
     return BranchPoint(float(z[-1]), full(z), resid)
@@ -327,9 +328,10 @@ def trace_branch(problem: ZonalProblem, mode: int, s_end: float, D_start: float,
             J[-1] = t
             return J
 
-        x, _, ier, _ = fsolve(eqs, pred, fprime=jac, full_output=True, xtol=1e-13)
-        m = problem.embed(x[:-1])
-        resid = float(np.max(np.abs(eqs(x)[:-1])))
+        with np.errstate(all="ignore"):
+            x, _, ier, _ = fsolve(eqs, pred, fprime=jac, full_output=True, xtol=1e-13)
+            m = problem.embed(x[:-1])
+            resid = float(np.max(np.abs(eqs(x)[:-1])))
         s_new = m[mode - 1]
         ok = (resid <= NEWTON_RESIDUAL * min(1.0, abs(s_new)) and np.all(np.isfinite(x))
               and np.linalg.norm(x - x1) < 3 * h)

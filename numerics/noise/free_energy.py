@@ -87,14 +87,36 @@ def first_order_by_minimisation(problem: ZonalProblem, mode: int, D_lo: float, D
     if not (lo.free_energy < 0 < hi.free_energy):
         raise InputError(f"no sign change of the minimised free energy on [{D_lo:g}, {D_hi:g}]: "
                          f"{lo.free_energy:.3g}, {hi.free_energy:.3g}")
-    calls = []
+    calls = [hi]
 
     def f(D):
-        mn = minimise(problem, D, c0)
+        # warm start from the last minimum (the clustered basin persists across the bracket; BFGS still
+        # minimises from there: no stationarity equation is used)
+        mn = minimise(problem, D, calls[-1].coefficients)
         calls.append(mn)
         return mn.free_energy
 
     root = brentq(f, D_lo, D_hi, xtol=1e-15 * D_hi, rtol=1e-15)
     last = calls[-1]
-    return root, {"bracket": [D_lo, D_hi], "evaluations": len(calls), "kappa": kappa,
+    return root, {"bracket": [D_lo, D_hi], "evaluations": len(calls) + 1, "kappa": kappa,
                   "max_gradient": max(c.gradient for c in calls), "amplitude": float(last.moments[mode - 1])}
+
+
+def sphere_free_energy(coefficients: np.ndarray, beta: float, D: float, L: int, n_lat: int | None = None) -> float:
+    """Delta F of a (non-zonal) density on S^2 given by its packed real-harmonic coefficients
+    (:mod:`numerics.noise.sphere`: u = rho/rho_uniform = sum c_lm Y_lm, E[Y_lm^2] = 1): D E[u log u] by the
+    Gauss-Legendre x longitude grid (finer than the solver's, ``n_lat`` latitudes, default 2 L + 8) minus
+    (1/2) sum_{l >= 1} g_l sum_m c_lm^2 (Funk-Hecke). A density that is negative somewhere is refused."""
+    from numerics.noise.sphere import SphereGrid, degrees_of, unpack
+    from numerics.noise.zonal import couplings
+
+    G = SphereGrid.build(L, n_lat=2 * L + 8 if n_lat is None else n_lat, n_lon=4 * L + 16)
+    a, b = unpack(np.asarray(coefficients, float), L)
+    u = G.synthesis(a, b)
+    if np.min(u) <= 0:
+        raise InputError(f"the density is not positive on the grid (min {np.min(u):.3g}): truncation too coarse")
+    entropy = float(G.w @ (u * np.log(u)).mean(axis=1))
+    g = couplings(3, beta, L)
+    deg = degrees_of(L)
+    c = np.asarray(coefficients, float)
+    return D * entropy - 0.5 * float(np.sum(g[deg[deg >= 1]] * c[deg >= 1] ** 2))

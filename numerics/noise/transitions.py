@@ -11,7 +11,7 @@ For each mode k (degree l = k on S^{d-1}; k-fold states on the circle) :func:`mo
   D_c - D ~ r^4, measured by noise.global-first-order);
 - the **fold**: the largest D on the branch (refined by Brent's method in the amplitude; the grid value of
   the continuation is up to 5e-5 relative low), with an accuracy: the change when the truncation grows from
-  L to L + 8, plus 1e-12 D for the solvers;
+  L to L + 8 and the quadrature to twice its nodes, plus Newton's and Brent's parts;
 - the **first-order noise**: the largest D at which the branch state and the uniform state have equal free
   energy (theory.noise_global). For a continuous branch it is D_k; for a discontinuous one it lies strictly
   between D_k and the fold (Mun and Rosenzweig's K_c = 1/(2 D_1st) < K_#), same accuracy rule.
@@ -38,8 +38,11 @@ RESOLUTION = 1e-11
 #: a fold this close (relative) to the threshold (beta near beta*) has its first-order point at amplitudes
 #: below the main continuation's first point: it is looked for on a geometric grid from s = 1e-7
 NEAR_THRESHOLD = 1e-6
-#: degrees added to the truncation for the accuracy estimate of the fold and the first-order noise
+#: degrees added to the truncation (and the quadrature nodes doubled) for the accuracy estimate of the fold and
+#: the first-order noise
 ACCURACY_EXTRA_L = 8
+#: a fold or first-order noise whose accuracy estimate exceeds this (relative) is not reported (unresolved)
+MAX_RELATIVE_ACCURACY = 1e-6
 #: relative accuracy of Brent's method in the amplitude, added to the truncation change and Newton's part
 SOLVER_ACCURACY = 1e-13
 #: largest mode accepted by :func:`transitions` (the k-fold couplings need g up to k L)
@@ -92,18 +95,20 @@ class ModeTransition:
         return coupling_of_noise(self.first_order.value) if self.first_order else None
 
 
-def usa_problem(d: int, beta: float, mode: int, L: int) -> tuple[ZonalProblem, int]:
-    """The class of states of the mode-k branch of usa and the continued moment's degree in it."""
+def usa_problem(d: int, beta: float, mode: int, L: int, nodes: int | None = None) -> tuple[ZonalProblem, int]:
+    """The class of states of the mode-k branch of usa and the continued moment's degree in it (``nodes``:
+    the quadrature's size, 4 L + 8 by default)."""
     from numerics.noise.zonal import couplings
 
     if mode == 1 or (d > 2 and mode % 2 == 1):
-        return ZonalProblem.build(d, couplings(d, beta, L)), mode
+        return ZonalProblem.build(d, couplings(d, beta, L), nodes=nodes), mode
     if d == 2:
         g = couplings(2, beta, L * mode)
-        return ZonalProblem.build(2, g).decimated(mode, L), 1
+        return ZonalProblem.build(2, g[: L * mode + 1: mode], label=f"{mode}-fold states (couplings g_(jk))",
+                                  nodes=nodes), 1
     L = L + (L % 2)
     return ZonalProblem.build(d, couplings(d, beta, L), active=range(2, L + 1, 2),
-                              label="states even under x -> -x (even degrees)"), mode
+                              label="states even under x -> -x (even degrees)", nodes=nodes), mode
 
 
 def at_discontinuity_threshold(d: int, beta: float) -> bool:
@@ -177,9 +182,10 @@ def mode_transition(d: int, beta: float, mode: int = 1, *, L: int = 32, points: 
                     accuracy: bool = True, progress=None) -> ModeTransition:
     """Threshold, type, refined fold and first-order noise of the mode-``mode`` branch of usa (see the module).
 
-    If a branch stops on its truncation tail before its fold or its equal-free-energy point is found (the
-    stable states at large beta are concentrated), L is doubled, up to :data:`MAX_L`; ``meta["L"]`` is the
-    truncation used.
+    If a branch stops on its truncation tail or its quadrature's resolution before its fold or its
+    equal-free-energy point is found (the stable states at large beta are concentrated), L is doubled, up to
+    :data:`MAX_L` and within the work limit (checked before each doubling); ``meta["L"]`` is the truncation
+    used.
     """
     d = require_int(d, "d", minimum=2)
     beta = require_real(beta, "beta")
@@ -192,6 +198,10 @@ def mode_transition(d: int, beta: float, mode: int = 1, *, L: int = 32, points: 
             result.fold is None or result.first_order is None or result.first_order_amplitude is None)
         if not (truncated and missing) or 2 * L > MAX_L:
             return result
+        from numerics.common.limits import work_limit
+
+        if estimate_work(d, 1, 1, 2 * L) * (2 if d > 2 and mode % 2 == 0 else 1) > work_limit():
+            return result       # the doubled truncation would exceed the work limit: keep what was found
         L *= 2
 
 
@@ -212,7 +222,9 @@ def _mode_transition(d: int, beta: float, mode: int, L: int, points: int, accura
                               note=f"g_{mode} = {bif.threshold:.3g} <= 0: mode {mode} is stable for every D > 0")
     sides = [_branch(problem, cmode, bif, s_max, points, progress=progress)
              for s_max in _sides(problem, cmode, kind)]
-    larger = usa_problem(d, beta, mode, L + ACCURACY_EXTRA_L)[0] if accuracy else None
+    # the accuracy check: 8 more degrees and twice the quadrature nodes (truncation and quadrature errors)
+    Lx = L + ACCURACY_EXTRA_L
+    larger = usa_problem(d, beta, mode, Lx, nodes=2 * (4 * Lx + 8))[0] if accuracy else None
     # the fold: an interior maximum of D on a side (discontinuous: the + side; transcritical: the side to D > D_k)
     fold, fold_s = None, None
     unresolved = False
@@ -244,9 +256,16 @@ def _mode_transition(d: int, beta: float, mode: int, L: int, points: int, accura
     # the uniform state with Delta F < 0, i.e. towards D < D_k)
     candidates = []
     for side in sides:
-        if side.D.size and side.free_energy[0] < 0 and side.D[0] < bif.threshold:
+        leaves_below = side.D.size > 0 and side.free_energy[0] < 0 and side.D[0] < bif.threshold
+        if leaves_below and kind != "transcritical":
             candidates.append((float(bif.threshold), 0.0, Estimate(float(bif.threshold), 0.0,
                                                                    "= threshold (continuous side)")))
+        if kind == "transcritical" and not leaves_below and side.stopped == "s_max" and \
+                not np.any(side.free_energy[3:] < 0):
+            # the side towards D > D_k was traced to its end with Delta F > 0: the other side, which leaves D_k
+            # with Delta F < 0, makes D_k itself the equal-free-energy noise
+            candidates.append((float(bif.threshold), 0.0, Estimate(float(bif.threshold), 0.0,
+                                                                   "= threshold (no crossing on the other side)")))
         for p in equal_free_energy(side):
             if kind == "discontinuous" and not (bif.threshold < p.D <= (fold.value if fold else math.inf)):
                 continue            # a discontinuous branch's equal-free-energy point lies between D_k and the fold
@@ -275,7 +294,18 @@ def _mode_transition(d: int, beta: float, mode: int, L: int, points: int, accura
             half = (fold.value - bif.threshold) / 2
             first = (bif.threshold + half, None, Estimate(bif.threshold + half, half,
                                                           "between the threshold and the fold (not resolved)"))
-    if first is None and kind in ("discontinuous", "transcritical"):
+    # an estimate the larger truncation and the finer quadrature do not confirm is not reported
+    for name in ("fold", "first-order noise"):
+        est = fold if name == "fold" else (first[2] if first else None)
+        if accuracy and est is not None and not est.accuracy <= MAX_RELATIVE_ACCURACY * abs(est.value):
+            note = (note + "; " if note else "") + (f"{name} not resolved (D = {est.value:.6g} changes by "
+                                                    f"{est.accuracy:.2g} with L + {ACCURACY_EXTRA_L} degrees and "
+                                                    "twice the quadrature nodes)")
+            if name == "fold":
+                fold, fold_s = None, None
+            else:
+                first = None
+    if first is None and kind in ("discontinuous", "transcritical") and "first-order noise not" not in note:
         note = (note + "; " if note else "") + "no equal-free-energy point on the traced branch (" + \
             "; ".join(s.stopped for s in sides) + ")"
     return ModeTransition(**common, kind=kind, fold=fold, fold_amplitude=fold_s,
