@@ -103,6 +103,8 @@ def discontinuous_case(d: int, beta: float, minimise: bool, mp_check: bool) -> d
     side = tr.branches[0]
     problem = side.problem
     D1, fold, Dc = tr.first_order, tr.fold, tr.threshold
+    if D1 is None or fold is None or tr.kind != "discontinuous":
+        return {"d": d, "beta": beta, "D_c": Dc, "kind": tr.kind, "missing": True, "note": tr.note}
     row = {"d": d, "beta": beta, "D_c": Dc, "fold": fold.value, "fold_accuracy": fold.accuracy,
            "D_1st": D1.value, "D_1st_accuracy": D1.accuracy, "K_sharp": 1 / (2 * Dc), "K_c": 1 / (2 * D1.value),
            "window_fraction": (D1.value - Dc) / (fold.value - Dc), "L": tr.meta["L"]}
@@ -200,6 +202,8 @@ def first_order_measurements() -> dict:
 def first_order_passes(m: dict) -> dict:
     """The pass conditions of noise.global-first-order, one flag each (shared with the planted-error tests)."""
     disc, cont = m["discontinuous"], m["continuous"]
+    if any(r.get("missing") for r in disc):
+        return {"discontinuous_cases_found": False}
     flags = {
         "ordered": all(r["D_c"] < r["D_1st"] - 100 * r["D_1st_accuracy"] and
                        r["D_1st"] < r["fold"] - 100 * r["fold_accuracy"] for r in disc),
@@ -227,7 +231,10 @@ def first_order_passes(m: dict) -> dict:
 def check_first_order() -> CheckResult:
     m = first_order_measurements()
     flags = first_order_passes(m)
-    disc = m["discontinuous"]
+    disc = [r for r in m["discontinuous"] if not r.get("missing")]
+    if len(disc) < len(m["discontinuous"]):
+        return CheckResult("noise.global-first-order", "failed", flags, {"discontinuous_cases_found": True},
+                           "the fold and the first-order noise must be found above beta*", m)
     measured = {"max_rel_diff_minimisation": max(r["rel_diff_minimisation"] for r in disc),
                 "max_rel_diff_mpmath": max(r.get("rel_diff_mpmath", 0.0) for r in disc),
                 "K_c_over_K_sharp": [r["K_c"] / r["K_sharp"] for r in disc],

@@ -33,7 +33,7 @@ def beta_noise_diagram(d: int, betas, modes: int = 2, *, L: int = 32, accuracy: 
     check_transition_cost(d, len(betas), modes, L)
     rows = []
     for i, b in enumerate(betas):
-        rows.append((b, transitions(d, b, modes, L=L, accuracy=accuracy)))
+        rows.append((b, transitions(d, b, modes, L=L, accuracy=accuracy, trace_continuous=False)))
         if progress is not None:
             progress(i + 1, len(betas))
     return rows

@@ -126,11 +126,13 @@ def particle_average(d: int, beta: float, D: float, *, n: int, t_end: float, dt:
 
 def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: float = 50.0, dt: float = 0.02,
                   seed: int = 0, L: int = 32, pde_L: int = 0, pde_t_end: float = 40.0,
-                  progress=None, modes: int = 1, accuracy: bool = True) -> PhaseDiagram:
+                  progress=None, modes: int = 1, accuracy: bool = True,
+                  trace_continuous: bool = True) -> PhaseDiagram:
     """Branch, threshold and (if ``n`` > 0) particle averages at each D of ``noise_values``, both starts; with
     ``pde_L`` > 0 (d = 3 only) also the S^2 Fokker-Planck state at ``pde_t_end`` from both starts; the
     transitions of the modes 1..``modes`` (:func:`numerics.noise.transitions.transitions`: refined fold,
-    first-order noise, with ``accuracy`` their truncation check). ``fold`` is the refined fold of mode 1."""
+    first-order noise, with ``accuracy`` their truncation check; continuous branches are traced only with
+    ``trace_continuous``, for the plot). ``fold`` is the refined fold of mode 1."""
     from theory.noise import bifurcation, discontinuity_threshold
     from numerics.noise.transitions import MAX_MODES, transitions
 
@@ -162,10 +164,6 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
 
         # all 2 len(values) solves together (each also checks itself): their work adds up
         check_sphere_cost(pde_L, 2 * len(values) * steps_of(pde_t_end, PDE_DT), saves=3)
-    modes_out = transitions(d, beta, modes, L=L, accuracy=accuracy, progress=progress)
-    fold = modes_out[0].fold
-    fold_point = (fold.value, modes_out[0].fold_amplitude) if fold is not None and modes_out[0].fold_amplitude \
-        is not None else (None if fold is None else (fold.value, float("nan")))
     particles = []
     if n:
         for D in values:
@@ -178,6 +176,12 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
             for start in ("clustered", "uniform"):
                 pde.append(pde_state(beta, D, start=start, L=pde_L, t_end=pde_t_end, dt=PDE_DT, seed=seed,
                                       progress=progress))
+    # the transitions last: every request above is checked (and the PDE's own checks run) before them
+    modes_out = transitions(d, beta, modes, L=L, accuracy=accuracy, progress=progress,
+                            trace_continuous=trace_continuous)
+    fold = modes_out[0].fold
+    fold_point = (fold.value, modes_out[0].fold_amplitude) if fold is not None and modes_out[0].fold_amplitude \
+        is not None else (None if fold is None else (fold.value, float("nan")))
     return PhaseDiagram(d, beta, bif.critical_noise, bif.continuous, discontinuity_threshold(d), fold_point,
                         branch, at, particles,
                         {"landau_slope": bif.slope, "q": bif.q, "n": n, "t_end": t_end, "dt": dt, "seed": seed,

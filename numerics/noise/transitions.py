@@ -179,20 +179,21 @@ def _accuracy(point: RefinedPoint, other: RefinedPoint | None) -> float:
 
 
 def mode_transition(d: int, beta: float, mode: int = 1, *, L: int = 32, points: int = 400,
-                    accuracy: bool = True, progress=None) -> ModeTransition:
+                    accuracy: bool = True, progress=None, trace_continuous: bool = True) -> ModeTransition:
     """Threshold, type, refined fold and first-order noise of the mode-``mode`` branch of usa (see the module).
 
     If a branch stops on its truncation tail or its quadrature's resolution before its fold or its
     equal-free-energy point is found (the stable states at large beta are concentrated), L is doubled, up to
     :data:`MAX_L` and within the work limit (checked before each doubling); ``meta["L"]`` is the truncation
-    used.
+    used. With ``trace_continuous`` false a continuous branch is not traced (its first-order noise is its
+    threshold; only a plot needs the branch).
     """
     d = require_int(d, "d", minimum=2)
     beta = require_real(beta, "beta")
     mode = require_int(mode, "mode", minimum=1, maximum=MAX_MODES)
     L = require_int(L, "L", minimum=4, maximum=MAX_L)
     while True:
-        result = _mode_transition(d, beta, mode, L, points, accuracy, progress)
+        result = _mode_transition(d, beta, mode, L, points, accuracy, progress, trace_continuous)
         truncated = any(st.startswith(("truncation", "quadrature")) for st in result.meta.get("stopped") or [])
         missing = result.kind in ("discontinuous", "transcritical") and (
             result.fold is None or result.first_order is None or result.first_order_amplitude is None)
@@ -206,7 +207,7 @@ def mode_transition(d: int, beta: float, mode: int = 1, *, L: int = 32, points: 
 
 
 def _mode_transition(d: int, beta: float, mode: int, L: int, points: int, accuracy: bool,
-                     progress) -> ModeTransition:
+                     progress, trace_continuous: bool = True) -> ModeTransition:
     from theory.noise_global import mode_bifurcation
 
     problem, cmode = usa_problem(d, beta, mode, L)
@@ -220,6 +221,10 @@ def _mode_transition(d: int, beta: float, mode: int, L: int, points: int, accura
         return ModeTransition(**common, kind=kind, fold=None, fold_amplitude=None, first_order=None,
                               first_order_amplitude=None,
                               note=f"g_{mode} = {bif.threshold:.3g} <= 0: mode {mode} is stable for every D > 0")
+    if kind == "continuous" and not trace_continuous:
+        return ModeTransition(**common, kind=kind, fold=None, fold_amplitude=None,
+                              first_order=Estimate(float(bif.threshold), 0.0, "= threshold (continuous)"),
+                              first_order_amplitude=0.0, note=note, meta={"L": problem.L, "stopped": None})
     sides = [_branch(problem, cmode, bif, s_max, points, progress=progress)
              for s_max in _sides(problem, cmode, kind)]
     # the accuracy check: 8 more degrees and twice the quadrature nodes (truncation and quadrature errors)
@@ -316,12 +321,13 @@ def _mode_transition(d: int, beta: float, mode: int, L: int, points: int, accura
 
 
 def transitions(d: int, beta: float, modes: int = 3, *, L: int = 32, points: int = 400, accuracy: bool = True,
-                progress=None) -> list[ModeTransition]:
+                progress=None, trace_continuous: bool = True) -> list[ModeTransition]:
     """:func:`mode_transition` for k = 1..``modes``."""
     modes = require_int(modes, "modes", minimum=1, maximum=MAX_MODES)
     out = []
     for k in range(1, modes + 1):
-        out.append(mode_transition(d, beta, k, L=L, points=points, accuracy=accuracy))
+        out.append(mode_transition(d, beta, k, L=L, points=points, accuracy=accuracy,
+                                   trace_continuous=trace_continuous))
         if progress is not None:
             progress(k, modes)
     return out

@@ -147,7 +147,7 @@ def _one(args, progress) -> int:
     beta = args.beta[0]
     ph = phase_diagram(args.d, beta, args.noise, n=args.particles, t_end=args.t_end, dt=args.dt,
                        seed=args.seed, pde_L=args.pde, pde_t_end=args.pde_t_end, progress=progress,
-                       modes=args.modes)
+                       modes=args.modes, trace_continuous=bool(args.plot))
     if args.plot:
         plot_phase_diagram(ph, args.plot)
     first = ph.transitions[0]
