@@ -160,3 +160,66 @@ def plot_beta_noise_diagram(d: int, rows, path: str) -> str:
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)
     return path
+
+
+def _to_axis(coords) -> callable:
+    """Map values to the index coordinates of a heat-map axis drawn at 0..n-1 over ``coords`` (interpolated
+    linearly, or in log when the positive coordinates span more than a factor 10; NaN outside the range)."""
+    c = np.asarray(coords, float)
+    order = np.argsort(c)
+    c, idx = c[order], np.arange(c.size, dtype=float)[order]
+    logs = bool(np.all(c > 0) and c[-1] > 10 * c[0])
+    fx = np.log(c) if logs else c
+
+    def f(v):
+        v = np.asarray(v, float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = np.log(v) if logs else v
+        out = np.interp(w, fx, idx)
+        return np.where((w >= fx[0]) & (w <= fx[-1]), out, np.nan)
+
+    return f
+
+
+def sweep_overlay(ax, model: str, d: int, *, beta_coords=None, noise_coords=None, beta_is_x: bool = True,
+                  beta: float | None = None) -> bool:
+    """The theory lines over a noisy sweep's plot (the hook of numerics.sweeps.plotting).
+
+    - a heat map over (beta, noise) (index axes): D_c(beta), and for usa the fold and the first-order noise of
+      mode 1 (:func:`overlay_curves`), mapped onto the grid indices;
+    - curves against noise at a fixed ``beta``: vertical lines at D_c, the fold and the first-order noise.
+
+    Returns whether anything was drawn (nothing for models other than usa/sa or beta outside [-50, 50])."""
+    from theory.noise import critical_noise
+
+    if model not in ("usa", "sa"):
+        return False
+    if beta_coords is not None and noise_coords is not None:
+        b = np.asarray(beta_coords, float)
+        if not (np.all(np.abs(b) <= 50) and b.size):
+            return False
+        c = overlay_curves(model, d, float(b.min()), float(b.max()), points=max(8, min(24, 4 * b.size)))
+        fb, fD = _to_axis(beta_coords), _to_axis(noise_coords)
+        x, y = (fb, fD) if beta_is_x else (fD, fb)
+        beta = c["beta"]
+        for key, label, colour, style in LINES:
+            vals = c.get(f"{key}_1")
+            if vals is None or not np.any(np.isfinite(vals)):
+                continue
+            xs, ys = (fb(beta), fD(vals)) if beta_is_x else (fD(vals), fb(beta))
+            ax.plot(xs, ys, style, color="white" if key == "threshold" else colour, lw=2, label=f"{model}: {label}")
+        return True
+    if beta is not None and abs(beta) <= 50:
+        Dc = critical_noise(model, d, beta)[0]
+        ax.axvline(Dc, color="tab:red", ls=":", lw=1.2, label=f"linear-stability threshold D_c = {Dc:.4g}")
+        if model == "usa":
+            from numerics.noise.transitions import mode_transition
+
+            tr = mode_transition(d, beta, 1, accuracy=False, trace_continuous=False)
+            if tr.fold is not None:
+                ax.axvline(tr.fold.value, color="tab:purple", ls="--", lw=1.2, label=f"fold {tr.fold.value:.4g}")
+            if tr.first_order is not None and tr.first_order.value != Dc:
+                ax.axvline(tr.first_order.value, color="black", ls="-.", lw=1.2,
+                           label=f"first-order noise {tr.first_order.value:.4g}")
+        return True
+    return False

@@ -278,3 +278,31 @@ def test_phase_rejects_bad_new_options(capsys):
 def test_fokker_planck_names_the_linear_stability_threshold(capsys):
     js = run_json(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.3", "--L", "4", "--t-end", "1"])
     assert js["linear_stability_threshold"] == pytest.approx(0.487191, rel=1e-5) and "critical_noise" not in js
+
+
+def test_noisy_sweep_plots_overlay_the_noise_transitions(capsys, tmp_path, monkeypatch):
+    """A (beta, noise) sweep of usa: the phase diagram carries D_c(beta), the fold and the first-order noise;
+    curves against noise at beta = 3 carry vertical lines at the same noises; --no-theory removes them."""
+    pytest.importorskip("zarr")
+    import numerics.sweeps.plotting as P
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[model]\nmodel = "usa"\nd = 2\nn = 40\n[sweep]\nbeta = [1.0, 3.0]\nnoise = [0.5, 1.0, 1.4]\n'
+                    'seeds = 1\n[run]\nt_end = 2.0\ndt = 0.1\nframes = 3\n[observables]\norder_parameter = {}\n')
+    store = tmp_path / "s.zarr"
+    run_json(capsys, ["sweep", "run", str(spec), "--store", str(store), "--scheduler", "synchronous"])
+    labels = {}
+
+    def keep(fig, path):
+        labels[path] = [line.get_label() for ax in fig.axes for line in ax.get_lines()]
+        return P.atomic_write(path, lambda tmp: fig.savefig(tmp, format="png"), suffix=".png")
+
+    monkeypatch.setattr(P, "_save", keep)
+    for argv in (["--x", "beta", "--y", "noise"], ["--x", "noise", "--sel", "beta=3"]):
+        out = tmp_path / f"{argv[1]}.png"
+        run_json(capsys, ["sweep", "plot", str(store), *argv, "--value", "order_parameter", "--out", str(out)])
+        text = " ".join(labels[str(out)])
+        assert "linear-stability threshold" in text and "first-order noise" in text and "fold" in text
+        run_json(capsys, ["sweep", "plot", str(store), *argv, "--value", "order_parameter", "--out", str(out),
+                          "--no-theory"])
+        assert not any("threshold" in label for label in labels[str(out)])
