@@ -130,11 +130,11 @@ def draw_curves(ax, c: dict, x=None, y=None, modes: int = 1, normalise: bool = F
                    label=f"beta* = {c['beta_star']:.4g} (continuous below, first order above)")
 
 
-def plot_beta_noise_diagram(d: int, rows, path: str) -> str:
-    """Two panels against beta: D (log scale) and D / D_c(beta), with every curve of :func:`curves`."""
+def beta_noise_figure(d: int, rows):
+    """The figure of :func:`plot_beta_noise_diagram` (two panels against beta: D on a log scale, and
+    D / D_c(beta)), not saved: for notebooks and the gallery."""
     import matplotlib.pyplot as plt
 
-    from numerics.common.provenance import atomic_write
     from theory.noise import discontinuity_threshold
 
     c = _with_beta_star(curves(rows), d, discontinuity_threshold(d))
@@ -157,6 +157,16 @@ def plot_beta_noise_diagram(d: int, rows, path: str) -> str:
     ax2.set_title("mode 1, relative to the linear threshold (K_c < K_# above beta*)")
     ax2.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
+    return fig
+
+
+def plot_beta_noise_diagram(d: int, rows, path: str) -> str:
+    """Write :func:`beta_noise_figure` to ``path`` (PNG, atomically)."""
+    import matplotlib.pyplot as plt
+
+    from numerics.common.provenance import atomic_write
+
+    fig = beta_noise_figure(d, rows)
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)
     return path

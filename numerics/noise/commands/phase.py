@@ -12,9 +12,9 @@ ORDER = 55
 HELP = ("noisy usa: linear-stability threshold D_c(beta), transition type, fold and first-order (equal free "
         "energy) noise for modes k = 1..K, stationary branch r(D), particle averages; K = 1/(2D)")
 
-CONVERSION = ("D_c is the linear-stability threshold of the uniform state. Mun-Rosenzweig's coupling is "
-              "K = 1/(2D), so K_# = 1/(2 D_c); above beta* the transition is first order, at the equal free "
-              "energy noise D_1st > D_c (K_c = 1/(2 D_1st) < K_#).")
+CONVERSION = ("D_c is the linear-stability threshold of the uniform state (not the transition above beta*).\n"
+              "Mun-Rosenzweig's coupling is K = 1/(2D): K_# = 1/(2 D_c). Above beta* the transition is first order,\n"
+              "at the equal-free-energy noise D_1st > D_c (K_c = 1/(2 D_1st) < K_#).")
 
 
 def add_arguments(p):
