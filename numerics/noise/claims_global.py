@@ -79,6 +79,7 @@ def check_conversion() -> CheckResult:
                        "symbolic identity proved for d = 2, 4 (3, 5 in the tests); rel 1e-12 numerically (float couplings vs the "
                        "paper's formula in mpmath; trapezoid rule on the paper's torus)",
                        {"proofs": m["proofs"], "cases": m["cases"],
+                        "summary": {"max_rel_err": m["max_rel_err"], "max_rel_err_torus": m["max_rel_err_torus"]},
                         "paths": {"ours": "numerics.noise.zonal.couplings g_1 -> theory.noise_global.coupling_of_noise",
                                   "paper": "K_# = beta^{d/2}/(2^{d/2} Gamma(d/2) I_{d/2}(beta)) in mpmath",
                                   "torus": "1/(2 int_0^1 W_beta(theta) cos(2 pi theta)) with F_K = int rho log rho "
@@ -247,7 +248,7 @@ def check_first_order() -> CheckResult:
                        "|ratio - 3/4| <= 2e-3 at beta = beta*(1 + 1e-3); exponent 4 +- 0.1; fold: smallest singular "
                        "value of I - dG/dm <= 1e-5 of its value mid-branch",
                        {"discontinuous": disc, "continuous": m["continuous"], "beta_star": m["beta_star"],
-                        "window": m["window"],
+                        "window": m["window"], "summary": measured,
                         "paths": {"A": "numerics.noise.transitions (pseudo-arclength continuation, Brent roots of "
                                        "the closed-form Delta F)",
                                   "B": "numerics.noise.free_energy (BFGS on log-density coefficients, quadrature "
@@ -258,14 +259,16 @@ def check_first_order() -> CheckResult:
 
 # -- 3. the higher modes -----------------------------------------------------------------------------------
 def _initial_slope(tr) -> list[float]:
-    """The continued branch's slope at its first amplitudes, in the form of the Landau prediction."""
+    """The continued branch's slope at s -> 0, in the form of the Landau prediction: (D - D_k)/s (transcritical)
+    or s^2/(D_k - D) (pitchfork) at the first five amplitudes (s <= 2.5e-3), extrapolated linearly in s (resp.
+    s^2) to 0, which removes the next order."""
     out = []
     for side in tr.branches:
-        s, D = side.s[:3], side.D[:3]
+        s, D = side.s[:5], side.D[:5]
         if tr.kind == "transcritical":
-            out.append(float(np.mean((D - tr.threshold) / s)))
+            out.append(float(np.polyfit(s, (D - tr.threshold) / s, 1)[1]))
         else:
-            out.append(float(np.mean(s ** 2 / (tr.threshold - D))))
+            out.append(float(np.polyfit(s ** 2, s ** 2 / (tr.threshold - D), 1)[1]))
     return out
 
 
@@ -339,7 +342,7 @@ def higher_modes_passes(m: dict) -> dict:
         "threshold_pde": all(abs(r["threshold_pde"] - r["threshold"]) <= 1e-4 * r["threshold"]
                              for r in rows if "threshold_pde" in r),
         "kinds": all(r["kind"] == EXPECTED_KINDS[(r["d"], r["beta"], r["mode"])] for r in rows),
-        "slopes": all(r["slope_rel_err"] <= 2e-3 for r in rows),
+        "slopes": all(r["slope_rel_err"] <= 1e-4 for r in rows),
         "folds_iff_subcritical": all(r["has_fold"] == (r["kind"] in ("discontinuous", "transcritical")) for r in rows),
         "free_energy_forms": all(r["free_energy_closed_vs_quadrature"] <= 1e-9 for r in rows),
         "first_order_two_routes": all(r.get("rel_diff_minimisation", 0.0) <= 1e-9 for r in rows)
@@ -362,10 +365,13 @@ def check_higher_modes() -> CheckResult:
                         "kinds": [r["kind"] for r in rows], "flags": flags},
                        {"max_slope_rel_err": 0.0, "max_rel_diff_minimisation": 0.0,
                         "kinds": [EXPECTED_KINDS[(r["d"], r["beta"], r["mode"])] for r in rows]},
-                       "slopes rel 2e-3 (first three amplitudes, s <= 1.6e-3: O(s) and O(s^2) corrections); "
+                       "slopes rel 1e-4 (first five amplitudes, s <= 2.5e-3, extrapolated to s = 0); "
                        "thresholds rel 1e-12 (float vs mpmath), PDE rel 1e-4; free energy forms rel 1e-9; "
                        "first-order noise by minimisation rel 1e-9",
-                       {"cases": rows, "classes": {"circle k": "k-fold states (couplings g_(jk))",
+                       {"cases": rows, "summary": {"max_slope_rel_err": max(r["slope_rel_err"] for r in rows),
+                                                   "max_rel_diff_minimisation": max(r.get("rel_diff_minimisation", 0.0)
+                                                                                    for r in rows)},
+                        "classes": {"circle k": "k-fold states (couplings g_(jk))",
                                                    "S^2 even l": "even degrees", "S^2 odd l": "all degrees"}})
 
 
@@ -427,7 +433,9 @@ def check_doi_onsager() -> CheckResult:
                        {"K_sharp": exact, "K_c": exact},
                        "K_# rel 1e-12 (quadrature couplings); K_c rel 1e-5 (quadratic fit of r_2^2 at D_#(1 - delta), "
                        "delta = 1e-3..4e-3, extrapolated to 0); slope rel 2e-3",
-                       {**m, "paths": {"couplings": "Gauss-Legendre quadrature of -|sin u| cos(k u) on [0, pi] and "
+                       {**m, "summary": {"K_sharp_rel_err": abs(m["K_sharp"] - exact) / exact,
+                                         "K_c_rel_err": abs(m["K_c"] - exact) / exact},
+                        "paths": {"couplings": "Gauss-Legendre quadrature of -|sin u| cos(k u) on [0, pi] and "
                                                     "[pi, 2 pi] (numerics.noise.doi_onsager)",
                                        "exact": "sympy integral (theory.noise_global.doi_onsager_derivation)",
                                        "K_c": "BFGS over all 32 circle modes from random starts"}})
@@ -482,7 +490,7 @@ def check_phase_diagram() -> CheckResult:
                        {"K_c_over_K_sharp": "1 for beta <= beta*, < 1 above, non-increasing in beta",
                         "max_rel_diff_minimisation": 0.0},
                        "exact equality D_1st = D_c below beta*; strict order above; minimisation rel 1e-9",
-                       {"cases": rows})
+                       {"cases": rows, "summary": {"min_K_c_over_K_sharp": min(r["K_c_over_K_sharp"] for r in rows)}})
 
 
 def sphere_first_order_cases(beta: float = 3.0, L: int = 16, delta: float = 0.01, t_end: float = 60.0) -> list:
