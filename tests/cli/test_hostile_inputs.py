@@ -197,6 +197,7 @@ def test_identity_at_a_pole_is_not_reported_as_failed():
     (["critical", "--config", "sync", "--n", "3", "--d", "3", "--beta", "1e4"], "700"),
     (["conjecture", "run", "landscape", "--beta-range", "1e4", "1e4"], "700"),
     (["--max-memory", "-1"] + SIM + ["--out", "o.npz"], "--max-memory"),
+    (["phase", "--beta"] + ["3"] * 1_000_000 + ["--d", "3"], "hours"),
 ])
 def test_requests_beyond_the_limits_are_refused_before_work(capsys, work, argv, fragment):
     before = snapshot(work)

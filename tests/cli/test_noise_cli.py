@@ -271,7 +271,7 @@ def test_phase_rejects_bad_new_options(capsys):
     assert "modes" in bad(capsys, ["phase", "--beta", "1", "--modes", "0"])
     assert "modes" in bad(capsys, ["phase", "--beta", "1", "--modes", "9"])
     assert "beta" in bad(capsys, ["phase", "--beta", "1", "nan"])
-    many = ["phase", "--beta"] + ["3"] * 100000 + ["--d", "3"]
+    many = ["phase", "--beta"] + ["3"] * 1_000_000 + ["--d", "3"]
     assert "would take about" in bad(capsys, many)
 
 
