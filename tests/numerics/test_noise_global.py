@@ -214,3 +214,13 @@ def test_solve_at_noise_recovers_a_branch_point():
     i = side.D.size - 1
     p = solve_at_noise(problem, side.D[i], side.moments[i] * 0.98)
     assert np.max(np.abs(p.moments - side.moments[i])) < 1e-9
+
+
+def test_conventions_page_states_the_coupling_conversion():
+    """docs/conventions.md states K = 1/(2D), K_# D_c = 1/2 and names D_c the linear-stability threshold (issue 32);
+    it said nothing about the noise before."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "conventions.md").read_text()
+    assert r"K = \frac{1}{2D}" in text and r"K_\#\, D_c = \frac12" in text
+    assert "linear-stability threshold" in text and "first-order noise" in text
