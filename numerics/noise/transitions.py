@@ -155,10 +155,8 @@ def _again(problem: ZonalProblem, mode: int, branch: ModeBranch, point: RefinedP
     branch around the point: for the fold the grid points that bracket it (D(s) is flat there, so a narrow
     window cannot locate the maximum), for the root a window of +-6% of min(|s|, 1 - |s|) around s."""
     if what == "fold":
-        i = int(np.clip(np.searchsorted(np.abs(branch.s), abs(point.s)), 1, branch.s.size - 1))
-        s = np.array([branch.s[i - 1], point.s, branch.s[min(i + 1, branch.s.size - 1)]])
-        if branch.s[i] != point.s and abs(branch.s[i]) > abs(point.s):
-            s[2] = branch.s[i]
+        i = int(np.argmax(branch.D))       # the grid maximum that refine_fold bracketed (s is monotone there)
+        s = np.array([branch.s[i - 1], point.s, branch.s[i + 1]])
     else:
         s = point.s + math.copysign(2e-2 * min(abs(point.s), 1 - abs(point.s)), point.s) * np.arange(-3, 4)
     short = continue_in_amplitude(problem, mode, s, point.D, m_start=point.moments)
