@@ -224,3 +224,19 @@ def test_conventions_page_states_the_coupling_conversion():
     text = (Path(__file__).resolve().parents[2] / "docs" / "conventions.md").read_text()
     assert r"K = \frac{1}{2D}" in text and r"K_\#\, D_c = \frac12" in text
     assert "linear-stability threshold" in text and "first-order noise" in text
+
+
+@pytest.mark.slow
+def test_phase_diagram_claim_passes():
+    from numerics.noise.claims_global import check_phase_diagram
+
+    r = check_phase_diagram()
+    assert r.status == "passed", r.details
+
+
+@pytest.mark.slow
+def test_first_order_pde_claim_passes():
+    from numerics.noise.claims_global import check_first_order_pde
+
+    r = check_first_order_pde()
+    assert r.status == "passed", r.details
