@@ -96,7 +96,7 @@ def _jacobian_sigma(problem, D: float, m: np.ndarray) -> float:
 
 def discontinuous_case(d: int, beta: float, minimise: bool, mp_check: bool) -> dict:
     """Route A (continuation), B (BFGS minimisation of the free energy) and C (mpmath) for mode 1 at (d, beta)."""
-    from numerics.noise.branches import solve_at_noise
+    from numerics.noise.branches import solve_at_amplitude, solve_at_noise
     from numerics.noise.free_energy import first_order_by_minimisation
     from numerics.noise.transitions import mode_transition
 
@@ -112,7 +112,6 @@ def discontinuous_case(d: int, beta: float, minimise: bool, mp_check: bool) -> d
     # the fold: I - dG/dm is singular there (compared with its value half-way along the branch)
     i_fold = int(np.argmax(side.D))
     fold_state = side.moments[i_fold]
-    from numerics.noise.branches import solve_at_amplitude
     p = solve_at_amplitude(problem, 1, tr.fold_amplitude, fold_state, fold.value)
     mid = side.moments.shape[0] // 2
     row["fold_sigma"] = _jacobian_sigma(problem, p.D, p.moments)

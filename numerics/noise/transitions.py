@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from numerics.common.errors import InputError, require_int, require_real
+from numerics.common.errors import require_int, require_real
 from numerics.noise.branches import (ModeBranch, RefinedPoint, ZonalProblem, amplitudes, continue_in_amplitude,
                                      equal_free_energy, refine_fold, trace_branch)
 
