@@ -119,6 +119,10 @@ def test_higher_modes_kinds_thresholds_and_classes():
     assert trs[2].threshold == pytest.approx(couplings(3, 3.0, 3)[2], rel=1e-14)
     plus, minus = trs[2].branches
     assert plus.D[0] > trs[2].threshold > minus.D[0]
+    from numerics.noise.claims_global import _initial_slope
+
+    for k in (2, 3):        # Landau's slope (transcritical: (D - D_k)/s; pitchfork: s^2/(D_k - D)) = continuation
+        assert _initial_slope(trs[k]) == pytest.approx([trs[k].landau.slope] * len(trs[k].branches), rel=1e-4)
     circle = mode_transition(2, 10.0, 2, accuracy=False)
     assert circle.kind == "discontinuous" and circle.states.startswith("2-fold")
     assert circle.threshold < circle.first_order.value < circle.fold.value
