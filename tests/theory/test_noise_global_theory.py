@@ -77,6 +77,14 @@ def test_bifurcation_at_beta_star_is_continuous(d):
     b = N.bifurcation(d, N.discontinuity_threshold(d))
     assert b.continuous and b.quartic == 0.0 and math.isinf(b.slope)
     assert not N.bifurcation(d, N.discontinuity_threshold(d) * (1 + 1e-6)).continuous
+    # a few units of the last place above beta* the rounded quartic coefficient is already negative: the point
+    # still counts as beta* (the sign is not resolved in double precision)
+    import numpy as np
+
+    above = N.discontinuity_threshold(d)
+    for _ in range(4):
+        above = float(np.nextafter(above, np.inf))
+    assert N.bifurcation(d, above).continuous
 
 
 def test_linear_stability_threshold_is_the_old_critical_noise():
