@@ -66,6 +66,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.meanfield.low_temperature": ("consensus_gaussian_moments", "radial_flow", "ring_particles",),
     "numerics.meanfield.moderate": ("alignment_run", "clustering_run", "oja_flow", "pair_merge_time", "pairing_run",),
     "numerics.noise.phase": ("phase_diagram", "plot_phase_diagram",),
+    "numerics.noise.transitions": ("mode_transition",),
+    "numerics.noise.diagram": ("beta_noise_diagram", "plot_beta_noise_diagram",),
     "numerics.noise.sde": ("brownian_correlation_mc", "integrate_sde", "SDE_METHODS",),
     "numerics.noise.sphere": ("solve_sphere", "SphereFokkerPlanck", "SphereGrid", "initial_coefficients",),
     "numerics.noise.stationary": ("order_parameter_at", "stationary_branch", "stationary_moments",),

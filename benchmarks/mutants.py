@@ -484,6 +484,36 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ('lc-beta-scaling-log', 'numerics/core/beta_scaling.py',
      'return gamma * math.log(n)',
      'return gamma * math.log(n + 1)', 'beta = gamma log(n + 1)'),
+    # -- noise-global: the first-order noise, the higher modes, Doi-Onsager, K = 1/(2D) ----------------------------
+    ("noise-global-coupling-factor", "theory/noise_global.py",
+     "else 1.0 / (2.0 * float(D_value))", "else 1.0 / float(D_value)", "Mun-Rosenzweig's K = 1/D instead of 1/(2D)"),
+    ("noise-global-free-energy-half", "numerics/noise/branches.py",
+     "return 0.5 * float(np.sum(self.g[1:] * harmonic_dimensions(self.d, self.L) * m * m)) - D * logZ",
+     "return float(np.sum(self.g[1:] * harmonic_dimensions(self.d, self.L) * m * m)) - D * logZ",
+     "closed-form free energy of a stationary state without the 1/2"),
+    ("noise-global-density-entropy", "numerics/noise/free_energy.py",
+     "dF = D * entropy - 0.5 * float(np.sum(gN * m * m))", "dF = 2 * D * entropy - 0.5 * float(np.sum(gN * m * m))",
+     "free energy of a density with entropy weight 2D"),
+    ("noise-global-fold-tolerance", "numerics/noise/branches.py",
+     'options={"xatol": 1e-10 * max(abs(lo), abs(hi))})', 'options={"xatol": 3e-2 * max(abs(lo), abs(hi))})',
+     "fold located only to 3% of its amplitude"),
+    ("noise-global-slaved-sign", "theory/noise_global.py",
+     'pr["cross"][j] ** 2 / (8 * (D - _g(j)) * pr["norm"][j])', 'pr["cross"][j] ** 2 / (8 * (D + _g(j)) * pr["norm"][j])',
+     "Landau coefficient with slaved amplitudes over D + g_j"),
+    ("noise-global-transcritical-slope", "theory/noise_global.py",
+     '"transcritical", c3, c4, gl * P3 / (2 * P2 ** 2))', '"transcritical", c3, c4, gl * P3 / (P2 ** 2))',
+     "transcritical branch slope doubled"),
+    ("noise-global-doi-onsager-normalisation", "numerics/noise/doi_onsager.py",
+     "return out / (2 * math.pi)", "return out / math.pi", "Doi-Onsager Fourier coefficients twice too large"),
+    ("noise-global-decimation", "numerics/noise/transitions.py",
+     "g[: L * mode + 1: mode]", "g[: L * mode + 1: mode + 1]", "k-fold circle states with the couplings g_(j(k+1))"),
+    ("noise-global-beta-star-rule", "theory/noise.py",
+     "if c4 == 0 or (beta > 0 and abs(beta - discontinuity_threshold(d)) <= BETA_STAR_TOLERANCE * beta):",
+     "if c4 == 0:", "beta = beta* decided by the rounded sign of the quartic coefficient"),
+    ("noise-global-mp-free-energy", "theory/noise_global.py",
+     "mp.fsum(c * mi for c, mi in zip(coef, m)) / 2 - Dv * logZ",
+     "mp.fsum(c * mi for c, mi in zip(coef, m)) / 2 - 2 * Dv * logZ",
+     "mpmath route with D log Z doubled in the free energy"),
 ]
 
 _AREA_TESTS = {
@@ -525,6 +555,7 @@ _AREA_TESTS = {
     "longcontext": ["tests/numerics/test_longcontext_simplex.py", "tests/numerics/test_longcontext_fixed_query.py",
                     "tests/numerics/test_longcontext_model.py", "tests/theory/test_longcontext.py"],
 }
+_AREA_TESTS["noise"] += ["tests/numerics/test_noise_global.py", "tests/theory/test_noise_global_theory.py"]
 # the tests of the review's claims (issue 32), with each area's
 _AREA_TESTS["clusters"].append("tests/numerics/test_clusters_known_configurations.py")
 _AREA_TESTS["meanfield"].append("tests/numerics/test_meanfield_known_modes.py")
@@ -562,6 +593,9 @@ _FILE_AREA = {
     "numerics/longcontext/flow.py": "longcontext", "numerics/longcontext/fixed_query.py": "longcontext",
     "numerics/longcontext/almost_simplex.py": "longcontext", "numerics/longcontext/gaps.py": "longcontext",
     "numerics/core/beta_scaling.py": "longcontext",
+    "theory/noise.py": "noise", "theory/noise_global.py": "noise", "numerics/noise/branches.py": "noise",
+    "numerics/noise/free_energy.py": "noise", "numerics/noise/transitions.py": "noise",
+    "numerics/noise/doi_onsager.py": "noise",
 }
 
 

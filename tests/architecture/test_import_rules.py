@@ -31,7 +31,7 @@ ALLOWED = {
     "noise": {"core", "circle", "meanfield", "harmonic"},
     "trained": {"core", "clusters"},
     "architectures": {"core", "circle", "gaussian"},
-    "sweeps": {"core", "clusters"},
+    "sweeps": {"core", "clusters", "noise"},
     "harmonic": {"core", "clusters"},
     "survey": {"core"},
     "longcontext": {"core"},

@@ -89,6 +89,8 @@ def harmonic_argument_lists(draw):
     flags = [f for f in _flags_of(argv[0]) if f not in argv]
     for flag in draw(st.lists(st.sampled_from(flags), max_size=6, unique=True)):
         argv += [flag, draw(VALUES)]
+    if command == "phase" and draw(st.booleans()):  # --beta takes a list: several hostile values at once
+        argv += ["--beta", *draw(st.lists(VALUES, min_size=2, max_size=4))]
     return argv
 
 
@@ -187,3 +189,4 @@ def _kernels(children):
 @given(text=st.recursive(ATOMS, _kernels, max_leaves=12))
 def test_random_kernel_strings_are_decided_fast(text):
     assert_kernel_decided_fast(text)
+

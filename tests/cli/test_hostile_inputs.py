@@ -200,6 +200,7 @@ def test_identity_at_a_pole_is_not_reported_as_failed():
     (["conjecture", "run", "landscape", "--beta-range", "1e4", "1e4"], "700"),
     (["--max-memory", "-1"] + SIM + ["--out", "o.npz"], "--max-memory"),
     (["lost-in-the-middle", "--beta", "1", "--time-unit", "sa", "--particles", "512", "--runs", "10000"], "hours"),
+    (["phase", "--beta"] + ["3"] * 1_000_000 + ["--d", "3"], "hours"),
 ])
 def test_requests_beyond_the_limits_are_refused_before_work(capsys, work, argv, fragment):
     before = snapshot(work)
