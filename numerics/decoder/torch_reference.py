@@ -66,16 +66,17 @@ def reference_logits(model, ids) -> np.ndarray:
 
 
 def top_logits(logits: np.ndarray, top: int = TOP) -> dict:
-    """Per position, the ids of the ``top`` largest logits (descending) and their values."""
+    """Per position, the ids of the ``top`` largest logits (descending) and their values: ``top_ids``,
+    ``top_values``."""
     order = np.argsort(-logits, axis=1, kind="stable")[:, :top]
-    return {"ids": order.tolist(), "values": np.take_along_axis(logits, order, axis=1).tolist()}
+    return {"top_ids": order.tolist(), "top_values": np.take_along_axis(logits, order, axis=1).tolist()}
 
 
 def compare_top(ours: np.ndarray, reference: dict) -> dict:
     """Relative errors |ours - ref| / |ref| on the reference's top logits (per position) and whether the argmax
     agrees: ``max_relative``, ``argmax_agrees``."""
-    ids = np.asarray(reference["ids"])
-    ref = np.asarray(reference["values"], dtype=float)
+    ids = np.asarray(reference["top_ids"])
+    ref = np.asarray(reference["top_values"], dtype=float)
     if ours.shape[0] != ids.shape[0]:
         raise InputError(f"compare_top: {ours.shape[0]} positions against {ids.shape[0]} recorded")
     mine = np.take_along_axis(ours, ids, axis=1)
@@ -92,10 +93,19 @@ def record(path: str | Path, prompts: dict, out: Path = RECORDED) -> dict:
     payload = {"model": Path(path).name, "computed_by": {"transformers": transformers.__version__,
                                                           "torch": torch.__version__, "dtype": "float32"},
                "top": TOP, "prompts": entries}
-    atomic_write(out, lambda tmp: Path(tmp).write_text(json.dumps(payload, indent=1) + "\n"))
+    atomic_write(out, lambda tmp: Path(tmp).write_text(json.dumps(payload) + "\n"))
     return payload
 
 
 def recorded() -> dict:
     """The recorded reference top logits (``data/reference_logits.json``)."""
     return json.loads(RECORDED.read_text())
+
+
+if __name__ == "__main__":  # python -m numerics.decoder.torch_reference: rewrite data/reference_logits.json
+    from numerics.decoder.checkpoint import load_decoder
+    from numerics.decoder.checks import reference_prompts
+    from numerics.decoder.gguf_reader import packaged_gguf_path
+
+    written = record(packaged_gguf_path(), reference_prompts(load_decoder()))
+    print(f"wrote {RECORDED} ({len(written['prompts'])} prompts, {written['computed_by']})")
