@@ -20,7 +20,7 @@ GPT-2 models), for token states X in R^{n x d}, H query heads of width k, H_kv k
 
 Positions are 0-based; token i attends to tokens 0..i (rows of X in sequence order). Attention logits are
 shifted by their row maximum before the exponential (exact). Rows are processed in blocks so that one head's
-n x n scores never exist at once for long sequences.
+n x n scores never exist at once.
 
 Returned (:class:`DecoderTrace`): ``states`` X^0 .. X^L, ``mid`` (the residual stream between the attention and
 the MLP of each block), optionally the attention matrices, per head and row the attention entropy and the
@@ -43,9 +43,14 @@ from numerics.common.limits import check_memory, check_work
 from numerics.decoder.weights import BlockWeights, Decoder, DecoderConfig, params_per_block
 from numerics.trained.encoder import layer_norm
 
-#: entries of one block of attention scores (rows x keys) computed at once
+#: entries of one block of attention scores (rows x keys) computed at once, and its most rows
 SCORE_BLOCK_ENTRIES = 1 << 21
+SCORE_ROWS = 128
+#: the logit added to a masked pair: finite, so that the entropy's p s terms stay 0 * finite; e^{MASKED - max}
+#: is exactly 0
+MASKED = -1e300
 LOGITS = ("last", "all", "none")
+KEEP = ("all", "ends")
 
 
 # -- the pieces of the block ----------------------------------------------------------------------------------
@@ -127,33 +132,42 @@ def causal_attention(q: np.ndarray, kk: np.ndarray, v: np.ndarray, cfg: DecoderC
     """Context vectors (n_q, H, k) of queries q (n_q, H, k) at positions offset .. offset + n_q - 1 against keys and
     values (n_k, H_kv, k) at positions 0 .. n_k - 1 (n_k = offset + n_q), causal.
 
-    Fills ``probs`` (H, n_q, n_k) and ``stats`` when given. Rows are blocked (:data:`SCORE_BLOCK_ENTRIES`).
+    Fills ``probs`` (H, n_q, n_k) and ``stats`` when given. Query rows are taken in blocks of at most
+    :data:`SCORE_ROWS` (and :data:`SCORE_BLOCK_ENTRIES` scores), each against the keys up to its last row only.
+    The entropy of a row is log Z - sum_j p_ij s_ij with s the max-shifted logits and Z = sum_j e^{s_ij}.
     """
     nq, H, k = q.shape
     nk = kk.shape[0]
-    scale = 1.0 / math.sqrt(k)
-    ctx = np.empty((nq, H, k))
-    b = max(1, min(nq, SCORE_BLOCK_ENTRIES // max(nk, 1)))
-    for h in range(H):
-        g = cfg.kv_head(h)
-        for a in range(0, nq, b):
-            e = min(nq, a + b)
-            cols = offset + e                      # keys beyond the block's last query are all masked
-            S = (q[a:e, h] @ kk[:cols, g].T) * scale
-            rows = offset + np.arange(a, e)[:, None]
-            S[np.arange(cols)[None, :] > rows] = -np.inf
-            S -= S.max(axis=1, keepdims=True)
+    qh = np.ascontiguousarray(q.transpose(1, 0, 2)) * (1.0 / math.sqrt(k))
+    kh = np.ascontiguousarray(kk.transpose(1, 0, 2))
+    vh = np.ascontiguousarray(v.transpose(1, 0, 2))
+    ctx = np.empty((H, nq, k))
+    # the query heads of each key/value head, scored together in one product
+    groups = [[h for h in range(H) if cfg.kv_head(h) == g] for g in range(kh.shape[0])]
+    b = max(1, min(nq, SCORE_ROWS, SCORE_BLOCK_ENTRIES // max(nk, 1)))
+    for a in range(0, nq, b):
+        e = min(nq, a + b)
+        cols = offset + e                      # keys beyond the block's last query are all masked
+        rows = offset + np.arange(a, e)[:, None]
+        mask = np.where(np.arange(cols)[None, :] > rows, MASKED, 0.0)
+        for g, hs in enumerate(groups):
+            if not hs:
+                continue
+            m = e - a
+            S = (qh[hs, a:e].reshape(len(hs) * m, k) @ kh[g, :cols].T).reshape(len(hs), m, cols)
+            S += mask
+            S -= S.max(axis=2, keepdims=True)
             P = np.exp(S)
-            P /= P.sum(axis=1, keepdims=True)
-            ctx[a:e, h] = P @ v[:cols, g]
+            Z = P.sum(axis=2, keepdims=True)
+            P /= Z
+            ctx[hs, a:e] = (P.reshape(len(hs) * m, cols) @ vh[g, :cols]).reshape(len(hs), m, k)
             if probs is not None:
-                probs[h, a:e, :cols] = P
-                probs[h, a:e, cols:] = 0.0
+                probs[hs, a:e, :cols] = P
+                probs[hs, a:e, cols:] = 0.0
             if stats is not None:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    stats.entropy[h, a:e] = -np.sum(np.where(P > 0, P * np.log(P), 0.0), axis=1)
-                stats.first[h, a:e] = P[:, 0]
-    return ctx
+                stats.entropy[hs, a:e] = np.log(Z[..., 0]) - np.einsum("hij,hij->hi", P, S)
+                stats.first[hs, a:e] = P[..., 0]
+    return ctx.transpose(1, 0, 2)
 
 
 def attention_block(X: np.ndarray, w: BlockWeights, cfg: DecoderConfig, positions: np.ndarray,
@@ -204,9 +218,10 @@ class DecoderTrace:
     ----------
     ids : (n,) int array
     states : (L + 1, n, d)
-        states[0] = X^0 (embeddings), states[l] = output of block l (1-based).
+        states[0] = X^0 (embeddings), states[l] = output of block l (1-based). With ``keep="ends"``: (2, n, d),
+        the embeddings and the output of the last block.
     mid : (L, n, d)
-        mid[l] = X' of block l + 1 (after the attention residual, before the MLP).
+        mid[l] = X' of block l + 1 (after the attention residual, before the MLP); (0, n, d) with ``keep="ends"``.
     attentions : (L, H, n, n) or None
         Row-stochastic, zero above the diagonal.
     entropy, first : (L, H, n)
@@ -232,7 +247,7 @@ class DecoderTrace:
 
     @property
     def layers(self) -> int:
-        return int(self.mid.shape[0])
+        return int(self.entropy.shape[0])
 
 
 def forward_flops(cfg: DecoderConfig, n: int, layers: int | None = None, logits_rows: int = 1) -> float:
@@ -244,10 +259,12 @@ def forward_flops(cfg: DecoderConfig, n: int, layers: int | None = None, logits_
     return L * (2.0 * n * params_per_block(cfg) + 4.0 * cfg.d_head * cfg.heads * pairs) + 2.0 * logits_rows * cfg.d * cfg.vocab
 
 
-def forward_bytes(cfg: DecoderConfig, n: int, layers: int, attentions: bool, logits_rows: int, cache: bool) -> float:
+def forward_bytes(cfg: DecoderConfig, n: int, layers: int, attentions: bool, logits_rows: int, cache: bool,
+                  keep: str = "all") -> float:
     """Bytes of a forward pass's outputs and largest temporaries (the estimate made before the run)."""
     m = max(cfg.intermediate, 3 * cfg.d)
-    total = (2 * layers + 1) * n * cfg.d + 2 * layers * cfg.heads * n       # states, mid, entropy, first
+    frames = 2 * layers + 1 if keep == "all" else 3
+    total = frames * n * cfg.d + 2 * layers * cfg.heads * n                 # states, mid, entropy, first
     total += 4 * n * m + n * min(n, SCORE_BLOCK_ENTRIES // max(n, 1)) * 2   # MLP temporaries, score block
     total += logits_rows * cfg.vocab
     if attentions:
@@ -275,27 +292,32 @@ def check_ids(model: Decoder, ids) -> np.ndarray:
 
 
 def run_decoder(model: Decoder, ids, *, layers: int | None = None, attentions: bool = True, logits: str = "last",
-                cache: bool = False, progress: Callable[[float, float], None] | None = None) -> DecoderTrace:
+                cache: bool = False, keep: str = "all", progress: Callable[[float, float], None] | None = None
+                ) -> DecoderTrace:
     """The forward pass of token ids through the first ``layers`` blocks (default all).
 
     ``attentions`` keeps the (L, H, n, n) attention matrices (refused beyond the memory limit: pass False for
     long sequences; entropies and first-token attention are always kept). ``logits``: ``last``, ``all`` or
     ``none`` (the final norm and head are applied only after the last block). ``cache`` keeps the rotated keys
-    and values. Work and memory are estimated and checked before anything is allocated.
+    and values. ``keep="ends"`` keeps only the embeddings and the last block's output (long sequences).
+    Work and memory are estimated and checked before anything is allocated.
     """
     cfg = model.config
     ids = check_ids(model, ids)
     L = cfg.layers if layers is None else require_int(layers, "layers", 0, cfg.layers)
     if logits not in LOGITS:
         raise InputError(f"logits must be one of {', '.join(LOGITS)}, got {logits!r}")
+    if keep not in KEEP:
+        raise InputError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
     n = ids.size
     rows = {"last": 1, "all": n, "none": 0}[logits] if L == cfg.layers else 0
-    check_memory(forward_bytes(cfg, n, L, attentions, rows, cache), f"a forward pass of {n} tokens")
+    check_memory(forward_bytes(cfg, n, L, attentions, rows, cache, keep), f"a forward pass of {n} tokens")
     check_work(forward_flops(cfg, n, L, rows), f"a forward pass of {n} tokens")
     positions = np.arange(n)
     X = embed(model, ids)
-    states = np.empty((L + 1, n, cfg.d))
-    mid = np.empty((L, n, cfg.d))
+    every = keep == "all"
+    states = np.empty((L + 1 if every else 2, n, cfg.d))
+    mid = np.empty((L if every else 0, n, cfg.d))
     states[0] = X
     probs = np.empty((L, cfg.heads, n, n)) if attentions else None
     entropy = np.empty((L, cfg.heads, n))
@@ -303,13 +325,15 @@ def run_decoder(model: Decoder, ids, *, layers: int | None = None, attentions: b
     kv = [] if cache else None
     for l in range(L):
         stats = HeadStats(entropy[l], first[l])
-        X, mid[l], keys_values = decoder_block(X, model.blocks[l], cfg, positions,
-                                               None if probs is None else probs[l], stats)
-        states[l + 1] = X
+        X, Xm, keys_values = decoder_block(X, model.blocks[l], cfg, positions,
+                                           None if probs is None else probs[l], stats)
+        if every:
+            states[l + 1], mid[l] = X, Xm
         if kv is not None:
             kv.append(keys_values)
         if progress is not None:
             progress(l + 1, L)
+    states[-1] = X
     out = None
     if rows:
         out = output_logits(model, X[-rows:])
