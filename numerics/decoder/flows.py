@@ -97,22 +97,28 @@ def first_token_motion(frames: np.ndarray) -> list[float]:
     return angles(U, np.repeat(U[:1], len(U), axis=0)).tolist()
 
 
-def flow_study(model: Decoder, trace: DecoderTrace, eps: float = DEFAULT_EPS, radius="measured") -> dict:
+def flow_runs(model: Decoder, trace: DecoderTrace, radius="measured") -> dict[str, np.ndarray]:
+    """Frames (L + 1, n, d) of the model (its token states), attnflow's flow and the V = I flow."""
+    return {"model": trace.states, "attnflow": run_flow(model, trace, radius=radius),
+            "attnflow V=I": run_flow(model, trace, values="identity")}
+
+
+def flow_study(model: Decoder, trace: DecoderTrace, eps: float = DEFAULT_EPS, runs: dict | None = None,
+               radius="measured") -> dict:
     """The model, attnflow's flow with the model's weights and the V = I flow from the same layer-0 tokens.
 
     Returns per run the per-layer geometry (mean cosine, clusters), the first token's motion, the mean angle
     between each flow's tokens and the model's at every layer, and ``reproduced``: the flow's rise of the mean
     cosine from layer 0 to layer L as a fraction of the model's (1 = as much clustering as the model, > 1 more).
+    ``runs`` (from :func:`flow_runs`) is computed when not given.
     """
-    runs = {"model": trace.states, "attnflow": run_flow(model, trace, radius=radius),
-            "attnflow V=I": run_flow(model, trace, values="identity")}
+    runs = flow_runs(model, trace, radius) if runs is None else runs
     geo = {k: [g.to_dict() for g in layer_geometry(v, eps)] for k, v in runs.items()}
     mc = {k: [g["mean_cosine"] for g in v] for k, v in geo.items()}
     rise = mc["model"][-1] - mc["model"][0]
-    out = {"eps": eps, "speeds": layer_speeds(model, trace), "layers": geo,
-           "first_token_angle": {k: first_token_motion(v) for k, v in runs.items()},
-           "angle_to_model": {k: [float(angles(runs[k][l], runs["model"][l]).mean()) for l in range(len(runs[k]))]
-                              for k in runs if k != "model"},
-           "reproduced": {k: (mc[k][-1] - mc[k][0]) / rise if rise else None for k in runs if k != "model"},
-           "radius": radius if isinstance(radius, str) else repr(radius)}
-    return out
+    return {"eps": eps, "speeds": layer_speeds(model, trace), "layers": geo,
+            "first_token_angle": {k: first_token_motion(v) for k, v in runs.items()},
+            "angle_to_model": {k: [float(angles(runs[k][l], runs["model"][l]).mean()) for l in range(len(runs[k]))]
+                               for k in runs if k != "model"},
+            "reproduced": {k: (mc[k][-1] - mc[k][0]) / rise if rise else None for k in runs if k != "model"},
+            "radius": radius if isinstance(radius, str) else repr(radius)}
