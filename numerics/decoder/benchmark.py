@@ -52,20 +52,26 @@ def load_with_memory(path=None) -> tuple[Decoder, dict]:
                    "within_target": bool(model.nbytes <= MEMORY_TARGET_BYTES)}
 
 
+def check_benchmark(model: Decoder, n: int, repeats: int, text: str | None = None) -> np.ndarray:
+    """Validate n and repeats, refuse a benchmark beyond the work limit before it starts; the token ids."""
+    n = require_int(n, "n", 2, model.config.context)
+    repeats = require_int(repeats, "repeats", 1, 100)
+    check_work((repeats + 1) * (forward_flops(model.config, n) + 2.0 * 1024**3),
+               f"a benchmark of {repeats} forward passes of {n} tokens")
+    ids = np.asarray(model.tokenizer.encode(long_text() if text is None else text))
+    if ids.size < n:
+        raise InputError(f"the text has {ids.size} tokens, fewer than n = {n}")
+    return ids[:n]
+
+
 def benchmark_forward(model: Decoder, n: int = 512, repeats: int = 3, text: str | None = None) -> dict:
     """Time of a forward pass of n tokens against the dgemm bound (module docstring)."""
     from threadpoolctl import threadpool_limits
 
     from numerics.bench.field_floor import rate_contenders
 
-    n = require_int(n, "n", 2, model.config.context)
-    repeats = require_int(repeats, "repeats", 1, 100)
-    ids = np.asarray(model.tokenizer.encode(long_text() if text is None else text))
-    if ids.size < n:
-        raise InputError(f"the text has {ids.size} tokens, fewer than n = {n}")
-    ids = ids[:n]
+    ids = check_benchmark(model, n, repeats, text)
     flops = forward_flops(model.config, n)
-    check_work((repeats + 1) * (flops + 2.0 * 1024**3), f"a benchmark of {repeats} forward passes of {n} tokens")
     with threadpool_limits(1):
         load_before = os.getloadavg()
         gemm, _, to_rates = rate_contenders()

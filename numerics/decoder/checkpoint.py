@@ -13,7 +13,7 @@
   from its raw bits: its bits are the high half of a float32).
 
 Loaded models are cached per process by (resolved path, modification time, size): tests and claims load the
-1 GB float64 model once.
+1 GB float64 model once. The cache holds at most :data:`CACHE_BYTES` of weights (the oldest entries leave first).
 """
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ LLAMA_TYPES = ("llama", "mistral")
 GPT2_TYPES = ("gpt2",)
 GPT2_ACTIVATIONS = ("gelu_new", "gelu_pytorch_tanh")
 
+#: weights the per-process cache may hold (the packaged model is 1.0 GiB in float64)
+CACHE_BYTES = 2.5 * 2**30
 _CACHE: dict[tuple, Decoder] = {}
 
 
@@ -56,7 +58,8 @@ def load_decoder(path: str | os.PathLike | None = None) -> Decoder:
         model = read_checkpoint_folder(src)
     else:
         model = read_gguf(src, name=DEFAULT_NAME if path is None else None)
-    _CACHE.clear()          # one model at a time: each is up to a few GB in float64
+    while _CACHE and sum(m.nbytes for m in _CACHE.values()) + model.nbytes > CACHE_BYTES:
+        del _CACHE[next(iter(_CACHE))]
     _CACHE[key] = model
     return model
 

@@ -51,16 +51,17 @@ def block_gaps(model: Decoder, text: str = BLOCK_TEXT) -> dict:
             "min_probability": float(A.min()), "tokens": trace.n, "text": text}
 
 
-def greedy_answers(model: Decoder) -> list[dict]:
-    """Each factual prompt with the expected word, the greedy answer and whether it matches (module docstring)."""
+def greedy_answers(model: Decoder, limit: int | None = None, chat: bool = True) -> list[dict]:
+    """Each factual prompt with the expected word, the greedy answer and whether it matches (module docstring);
+    ``limit`` takes the first plain prompts only, ``chat=False`` leaves out the chat prompts."""
     data = factual_prompts()
     rows = []
-    for item in data["plain"]:
+    for item in data["plain"][:limit]:
         g = greedy_generate(model, item["prompt"], 1)
         answer = model.tokenizer.pieces(g.tokens)[0].strip()
         rows.append({"prompt": item["prompt"], "chat": False, "expected": item["expected"], "answer": answer,
                      "ok": answer == item["expected"]})
-    for item in data["chat"]:
+    for item in data["chat"] if chat else ():
         g = greedy_generate(model, item["prompt"], item["max_new_tokens"], chat=True)
         rows.append({"prompt": item["prompt"], "chat": True, "expected": item["expected"], "answer": g.text,
                      "ok": item["expected"] in g.text})
@@ -89,12 +90,14 @@ def _gaps(model: Decoder, reference: dict) -> dict:
     return {"max_relative": max(per.values()), "per_prompt": per, "argmax_agrees": agree}
 
 
-def recorded_gap(model: Decoder) -> dict:
-    """The forward pass against the recorded ``transformers`` top logits (module docstring)."""
+def recorded_gap(model: Decoder, only: tuple | None = None) -> dict:
+    """The forward pass against the recorded ``transformers`` top logits (module docstring); ``only`` names the
+    recorded prompts to compare (default all)."""
     from numerics.decoder.torch_reference import recorded
 
     rec = recorded()
-    out = _gaps(model, rec["prompts"])
+    prompts = rec["prompts"] if only is None else {k: rec["prompts"][k] for k in only}
+    out = _gaps(model, prompts)
     out["computed_by"] = rec["computed_by"]
     return out
 

@@ -127,6 +127,11 @@ class HeadStats:
     first: np.ndarray
 
 
+def causal_bias(rows: np.ndarray, cols: int) -> np.ndarray:
+    """(len(rows), cols): 0 where key j <= query position i (rows holds the positions i), :data:`MASKED` above."""
+    return np.where(np.arange(cols)[None, :] > rows[:, None], MASKED, 0.0)
+
+
 def causal_attention(q: np.ndarray, kk: np.ndarray, v: np.ndarray, cfg: DecoderConfig, offset: int = 0,
                      probs: np.ndarray | None = None, stats: HeadStats | None = None) -> np.ndarray:
     """Context vectors (n_q, H, k) of queries q (n_q, H, k) at positions offset .. offset + n_q - 1 against keys and
@@ -148,8 +153,7 @@ def causal_attention(q: np.ndarray, kk: np.ndarray, v: np.ndarray, cfg: DecoderC
     for a in range(0, nq, b):
         e = min(nq, a + b)
         cols = offset + e                      # keys beyond the block's last query are all masked
-        rows = offset + np.arange(a, e)[:, None]
-        mask = np.where(np.arange(cols)[None, :] > rows, MASKED, 0.0)
+        mask = causal_bias(offset + np.arange(a, e), cols)
         for g, hs in enumerate(groups):
             if not hs:
                 continue

@@ -35,7 +35,8 @@ def _flags_of(command: str) -> list[str]:
 
 #: ``verify`` runs the claim registry (no user input to fuzz). ``sweep`` and ``model`` take an action and a spec
 #: or a checkpoint (their estimates are tested in tests/cli/test_sweep_cli.py; ``model iterate`` caps its steps).
-NOT_FUZZED = {"verify", "sweep", "model"}
+#: ``decoder`` is fuzzed below on a small checkpoint (its packaged model takes longer to read than a call may).
+NOT_FUZZED = {"verify", "sweep", "model", "decoder"}
 COMMANDS = sorted(set(next(a for a in build_parser()._actions if a.dest == "command").choices) - NOT_FUZZED)
 
 
@@ -128,3 +129,36 @@ def _kernels(children):
 @given(text=st.recursive(ATOMS, _kernels, max_leaves=12))
 def test_random_kernel_strings_are_decided_fast(text):
     assert_kernel_decided_fast(text)
+
+
+# -- attnflow decoder: every action with random flags, on a small random checkpoint ----------------------------------
+def _decoder_flags(action: str) -> list[str]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["decoder"]
+    act = next(a for a in sub._actions if a.dest == "action").choices[action]
+    return [o for a in act._actions for o in a.option_strings if o.startswith("--") and o not in ("--help", "--model")]
+
+
+@st.composite
+def decoder_argument_lists(draw):
+    from numerics.decoder.commands.decoder import ACTIONS
+
+    action = draw(st.sampled_from(ACTIONS))
+    argv = ["decoder", action]
+    for flag in draw(st.lists(st.sampled_from(_decoder_flags(action)), max_size=5, unique=True)):
+        argv += [flag, draw(VALUES)]
+    return argv
+
+
+@pytest.fixture(scope="module")
+def small_decoder(tmp_path_factory):
+    pytest.importorskip("gguf")
+    from tests.numerics.decoder_support import llama_weights, write_llama_gguf
+
+    return str(write_llama_gguf(tmp_path_factory.mktemp("fuzz-decoder") / "small.gguf", llama_weights()))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(argv=decoder_argument_lists())
+def test_random_decoder_command_lines(folder, capsys, small_decoder, argv):
+    test_random_command_lines.hypothesis.inner_test(folder, capsys, argv + ["--model", small_decoder])

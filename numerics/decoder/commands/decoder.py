@@ -68,7 +68,19 @@ def add_arguments(p):
 def _load(args):
     from numerics.decoder.checkpoint import load_decoder
 
+    _check_plot_outside_model(args)
     return load_decoder(args.model)
+
+
+def _check_plot_outside_model(args) -> None:
+    """A figure written into a checkpoint folder could replace one of its files: refuse it before any work."""
+    import os
+
+    plot, model = getattr(args, "plot", None), getattr(args, "model", None)
+    if plot and model and os.path.isdir(model):
+        folder = os.path.realpath(model)
+        if os.path.commonpath([folder, os.path.realpath(plot)]) == folder:
+            raise InputError(f"--plot {plot} is inside the model folder {model}: choose a path outside it")
 
 
 def _text(args) -> str:
@@ -266,13 +278,14 @@ def _context(args) -> int:
 
 
 def _bench(args) -> int:
-    from numerics.decoder.benchmark import benchmark_forward, load_with_memory
+    from numerics.decoder.benchmark import benchmark_forward, check_benchmark, load_with_memory
 
     n = require_int(args.n, "--n", 2)
     repeats = require_int(args.repeats, "--repeats", 1, 100)
     progress = StderrProgress("bench")
     progress.note("reading the model (memory traced) ...")
     model, memory = load_with_memory(args.model)
+    check_benchmark(model, n, repeats)
     progress.note(f"timing {repeats} forward passes of {n} tokens against dgemm, one thread ...")
     timing = benchmark_forward(model, n, repeats)
     payload = {"model": model.config.name, "memory": memory, "forward": timing}
