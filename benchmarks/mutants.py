@@ -186,6 +186,33 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("zonal-diffusion-factor", "numerics/noise/zonal.py",
      "flux = self.weight_factor * (self.noise * drho - rho * dphi)",
      "flux = self.weight_factor * (2 * self.noise * drho - rho * dphi)", "zonal Fokker-Planck with diffusion 2 D"),
+    # -- numerics/decoder/: the NumPy decoder (the planted errors of issue 27) -------------------------------------
+    ("decoder-rotary-angle", "numerics/decoder/forward.py",
+     "angles = np.outer(np.asarray(positions, dtype=np.float64), rotary_frequencies(k, base))",
+     "angles = 2.0 * np.outer(np.asarray(positions, dtype=np.float64), rotary_frequencies(k, base))",
+     "rotary angles twice too large"),
+    ("decoder-kv-grouping", "numerics/decoder/weights.py",
+     "return h // self.group", "return (h // self.group + 1) % self.kv_heads",
+     "query heads read the next group's key/value head"),
+    ("decoder-rmsnorm-eps", "numerics/decoder/forward.py",
+     "return g * (X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True) + eps))",
+     "return g * (X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True)))", "RMSNorm without its epsilon"),
+    ("decoder-rmsnorm-weight", "numerics/decoder/forward.py",
+     "return g * (X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True) + eps))",
+     "return (X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True) + eps))", "RMSNorm without its weight"),
+    ("decoder-causal-off-by-one", "numerics/decoder/forward.py",
+     "return np.where(np.arange(cols)[None, :] > rows[:, None], MASKED, 0.0)",
+     "return np.where(np.arange(cols)[None, :] > rows[:, None] + 1, MASKED, 0.0)",
+     "causal mask lets each token see the next one"),
+    ("decoder-gguf-row-order", "numerics/decoder/gguf_reader.py",
+     "return W.reshape(heads, k // 2, 2, d).swapaxes(1, 2).reshape(rows, d)", "return W",
+     "GGUF query/key rows left interleaved (llama.cpp's permutation not undone)"),
+    ("decoder-cluster-rate-sign", "numerics/decoder/predictions.py",
+     "Z = (1.0 - rho) * delta - np.outer(delta @ Mc, c)", "Z = (1.0 + rho) * delta - np.outer(delta @ Mc, c)",
+     "layer map near a cluster with the rate's sign flipped"),
+    ("decoder-head-gain", "numerics/decoder/heads.py",
+     "WG = W * w.attn_norm_g[None, :]", "WG = W * 1.0",
+     "heads on unit tokens without the RMSNorm gain folded in"),
 ]
 
 _AREA_TESTS = {
@@ -210,6 +237,8 @@ _AREA_TESTS = {
     "architectures": ["tests/numerics/test_architectures_blocks.py", "tests/numerics/test_architectures_claims.py",
                       "tests/numerics/test_architectures_masked.py", "tests/theory/test_architectures.py"],
     "noise": ["tests/numerics/test_noise.py", "tests/numerics/test_noise_sphere.py", "tests/theory/test_noise_theory.py"],
+    "decoder": ["tests/numerics/test_decoder_model.py", "tests/numerics/test_decoder_checkpoints.py",
+                "tests/numerics/test_decoder_analysis.py"],
 }
 
 _FILE_AREA = {
@@ -220,6 +249,9 @@ _FILE_AREA = {
     "numerics/clusters/reduced.py": "clusters", "numerics/gaussian/solutions.py": "gaussian",
     "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd", "numerics/core/blocks.py": "architectures",
     "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
+    "numerics/decoder/forward.py": "decoder", "numerics/decoder/weights.py": "decoder",
+    "numerics/decoder/gguf_reader.py": "decoder", "numerics/decoder/predictions.py": "decoder",
+    "numerics/decoder/heads.py": "decoder",
 }
 
 

@@ -19,7 +19,7 @@ SOURCE_VALUES = ("GLPR arXiv 2312.10794 (rates near a cluster); Dovonon et al. a
                  "derived here for general value maps")
 SOURCE_TRENDS = ("GLPR arXiv 2312.10794 (clustering with depth, energy E_beta); the 2026 report of clustering in "
                  "trained models with a non-monotone energy (issue 27)")
-SOURCE_KPR = "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990 (causal attention: the first token never moves)"
+SOURCE_KAPR = "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990 (causal attention: the first token never moves)"
 SOURCE_CONTEXT = "Chen, Lin, Polyanskiy, Rigollet arXiv 2510.05554 (critical scaling beta_n ~ log n)"
 
 #: tolerance of the recorded reference (the issue's aim; measured 5.3e-6, dropping the RMSNorm epsilon gives 1.2e-3)
@@ -209,11 +209,20 @@ def check_flow_reproduction() -> CheckResult:
                        "as stated", {"mean_cosine": mc, "clusters": {k: [g["clusters"] for g in v]
                                                                       for k, v in study["layers"].items()},
                                      "angle_to_model": study["angle_to_model"], "speeds": study["speeds"],
-                                     "value_predictions": preds, "tokens": trace.n, "eps": study["eps"]})
+                                     "value_predictions": preds, "tokens": trace.n, "eps": study["eps"],
+                                     # scalars for the note
+                                     "reproduced_attnflow": study["reproduced"]["attnflow"],
+                                     "reproduced_identity": study["reproduced"]["attnflow V=I"],
+                                     "final_mean_cosine_model": mc["model"][-1],
+                                     "final_mean_cosine_attnflow": mc["attnflow"][-1],
+                                     "final_clusters_model": final["model"],
+                                     "first_single_cluster_layer_attnflow": next(
+                                         (l for l, g in enumerate(study["layers"]["attnflow"]) if g["clusters"] == 1), None),
+                                     "angle_to_model_last": study["angle_to_model"]["attnflow"][-1]})
 
 
-@claim(id="decoder.first-token", title="with V = I the first token never moves (KPR); in SmolLM2 it is an attention "
-       "sink whose direction the blocks barely move once its norm is large", source=SOURCE_KPR,
+@claim(id="decoder.first-token", title="with V = I the first token never moves (KaPR); in SmolLM2 it is an attention "
+       "sink whose direction the blocks barely move once its norm is large", source=SOURCE_KAPR,
        note="decoder-first-token.md", default=False)
 def check_first_token() -> CheckResult:
     cid = "decoder.first-token"
@@ -238,7 +247,10 @@ def check_first_token() -> CheckResult:
                         "model attention on first (deep blocks)": float(np.mean(deep))},
                        {"V=I first token angle": 0.0, "V=I min cosine to first": ">= 0.99",
                         "model median step angle": "<= 0.05", "model attention on first (deep blocks)": ">= 0.3"},
-                       "1e-12 (angle), as stated (trends)", {"sink": sink, "tokens": trace.n})
+                       "1e-12 (angle), as stated (trends)",
+                       {"sink": sink, "tokens": trace.n, "identity_first_angle": fixed, "identity_min_cosine_to_first": to_first,
+                        "median_step_angle": float(np.median(steps)), "deep_attention_on_first": float(np.mean(deep)),
+                        "largest_first_norm_ratio": max(r["first_norm_ratio"] for r in sink)})
 
 
 @claim(id="decoder.long-context", title="SmolLM2's attention entropy grows with log n at slope well below the uniform "
@@ -257,5 +269,6 @@ def check_long_context() -> CheckResult:
     return CheckResult(cid, "passed" if ok else "failed", {"mean_slope": s["mean"], "first_block_slope": s["per_layer"][0],
                                                           "min_clusters_per_token": min(clusters)},
                        {"mean_slope": "in [0.1, 0.7]", "first_block_slope": ">= 0.8", "min_clusters_per_token": ">= 0.8"},
-                       "as stated", {"lengths": study["lengths"], "slopes": s,
+                       "as stated", {"lengths": study["lengths"], "slopes": s, "mean_slope": s["mean"],
+                                     "first_block_slope": s["per_layer"][0], "min_clusters_per_token": min(clusters),
                                      "longcontext_area": study["longcontext_area"]})

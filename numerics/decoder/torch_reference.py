@@ -8,7 +8,7 @@ The packages are the optional extra ``attnflow[reference]``; torch must be the C
 ``pip install torch==2.13.0`` (a plain ``pip install torch`` pulls a multi-gigabyte CUDA build). Tested with
 transformers 5.24.0 and torch 2.13.0+cpu. The comparison runs in the slow tests and the claim
 ``decoder.reference``; its numbers for the packaged model are recorded in ``data/reference_logits.json``
-(:func:`record`), which the default claim ``decoder.reference-recorded`` compares against without torch.
+(:func:`record`, run by ``python benchmarks/record_decoder_reference.py``), which the default claim ``decoder.reference-recorded`` compares against without torch.
 
 transformers 5 computes a GGUF model's matrix products in float32 whatever dtype is asked for (it says so when
 loading), so the agreement is that of float32 arithmetic (about 1e-7 relative), not float64's.
@@ -47,6 +47,8 @@ def _require():
 def load_reference_model(path: str | Path):
     """A ``transformers`` causal LM of a GGUF file or checkpoint folder, in evaluation mode on the CPU."""
     torch, transformers = _require()
+    transformers.utils.logging.set_verbosity_error()   # no progress bars or notices on attnflow's stderr
+    transformers.utils.logging.disable_progress_bar()
     path = Path(path)
     kwargs = {"dtype": torch.float32}
     if path.is_file():
@@ -101,11 +103,3 @@ def recorded() -> dict:
     """The recorded reference top logits (``data/reference_logits.json``)."""
     return json.loads(RECORDED.read_text())
 
-
-if __name__ == "__main__":  # python -m numerics.decoder.torch_reference: rewrite data/reference_logits.json
-    from numerics.decoder.checkpoint import load_decoder
-    from numerics.decoder.checks import reference_prompts
-    from numerics.decoder.gguf_reader import packaged_gguf_path
-
-    written = record(packaged_gguf_path(), reference_prompts(load_decoder()))
-    print(f"wrote {RECORDED} ({len(written['prompts'])} prompts, {written['computed_by']})")

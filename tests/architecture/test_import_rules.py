@@ -32,6 +32,7 @@ ALLOWED = {
     "trained": {"core", "clusters"},
     "architectures": {"core", "circle", "gaussian"},
     "sweeps": {"core", "clusters"},
+    "decoder": {"core", "clusters", "trained", "bench"},
 }
 
 
