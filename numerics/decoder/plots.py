@@ -7,6 +7,12 @@ from numerics.common.plots import save_figure
 from numerics.trained.geometry import histogram_edges
 
 
+def _finish(fig, path, title: str) -> str:
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
 def plot_layers(study: dict, path, minilm: dict | None = None) -> str:
     """Mean cosine and energies per layer (depth as a fraction of the model's layers, MiniLM beside), and the
     cosine histograms of a few layers."""
@@ -37,9 +43,7 @@ def plot_layers(study: dict, path, minilm: dict | None = None) -> str:
     axes[2].set_xlabel("cosine")
     axes[2].set_ylabel("fraction of pairs")
     axes[2].legend(fontsize=7)
-    fig.suptitle(f"{study['model']}: {study['tokens']} tokens", fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, path)
+    return _finish(fig, path, f"{study['model']}: {study['tokens']} tokens")
 
 
 def plot_flow(study: dict, path) -> str:
@@ -56,9 +60,7 @@ def plot_flow(study: dict, path) -> str:
     a2.set_xlabel("layer")
     a2.set_ylabel("first token: angle from layer 0 (rad)")
     a2.legend(fontsize=7)
-    fig.suptitle("the decoder and attnflow's causal attention-only flow with its weights", fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, path)
+    return _finish(fig, path, "the decoder and attnflow's causal attention-only flow with its weights")
 
 
 def plot_context(study: dict, path) -> str:
@@ -83,6 +85,4 @@ def plot_context(study: dict, path) -> str:
     a2.set_xscale("log")
     a2.set_xlabel("context length n")
     a2.legend(fontsize=7)
-    fig.suptitle("long contexts", fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, path)
+    return _finish(fig, path, "long contexts")

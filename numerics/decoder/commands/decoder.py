@@ -94,6 +94,14 @@ def _summary(model) -> list[tuple[str, object]]:
     return [("model", c.name), ("blocks x heads (kv) x width", f"{c.layers} x {c.heads} ({c.kv_heads}) x {c.d}")]
 
 
+def _finish(args, payload: dict, text: str, draw=None) -> int:
+    """Write the figure (``draw(path) -> path``) when ``--plot`` is given, then print the table or the JSON."""
+    if getattr(args, "plot", None) and draw is not None:
+        payload["plot"] = draw(args.plot)
+    emit(args, payload, text)
+    return 0
+
+
 def run(args) -> int:
     return {"inspect": _inspect, "generate": _generate, "tokens": _tokens, "flow": _flow, "context": _context,
             "bench": _bench}[args.action](args)
@@ -155,12 +163,9 @@ def _inspect(args) -> int:
              "s O_h V_h (speed s = sqrt(d)/median|x|); M = sum of the value maps, lead = its eigenvalue of largest "
              "real part, rho = <c, M c> at the mean token direction c; attn->1st = attention on the first token, "
              "1st moves = angle of the first token through the block (rad)")
-    if args.plot:
-        from numerics.trained.plots import plot_heads
+    from numerics.trained.plots import plot_heads
 
-        payload["plot"] = plot_heads(reports, args.plot)
-    emit(args, payload, text)
-    return 0
+    return _finish(args, payload, text, lambda path: plot_heads(reports, path))
 
 
 def _tokens(args) -> int:
@@ -195,12 +200,9 @@ def _tokens(args) -> int:
         text += (f"\n\n{minilm['model']} ({minilm['tokens']} tokens; energy non-decreasing: "
                  f"{fmt(minilm['monotone_own_beta']['non_decreasing'])})\n"
                  + table(mrows, ["layer", "mean cos", "clusters", "beta", "energy"]))
-    if args.plot:
-        from numerics.decoder.plots import plot_layers
+    from numerics.decoder.plots import plot_layers
 
-        payload["plot"] = plot_layers(study, args.plot, minilm)
-    emit(args, payload, text)
-    return 0
+    return _finish(args, payload, text, lambda path: plot_layers(study, path, minilm))
 
 
 def _flow(args) -> int:
@@ -232,12 +234,9 @@ def _flow(args) -> int:
              "the measured one; alignment with the leading eigenvector of M\n"
              + table(prow, ["block", "rho", "pred", "model", "pred (flow)", "flow", "align model", "align flow",
                             "random"]))
-    if args.plot:
-        from numerics.decoder.plots import plot_flow
+    from numerics.decoder.plots import plot_flow
 
-        payload["plot"] = plot_flow(study, args.plot)
-    emit(args, payload, text)
-    return 0
+    return _finish(args, payload, text, lambda path: plot_flow(study, path))
 
 
 def _lengths(raw: str) -> list[int]:
@@ -269,12 +268,9 @@ def _context(args) -> int:
     text += "\n\n" + table(rows, ["n", "entropy", "uniform", "attn->1st", "mean cos", "clusters"])
     text += ("\n\nentropy: mean attention entropy of the rows i >= n/2 over heads and blocks (nats); uniform: log(i+1) "
              "averaged over the same rows; clusters and mean cos of the last block's tokens")
-    if args.plot:
-        from numerics.decoder.plots import plot_context
+    from numerics.decoder.plots import plot_context
 
-        payload["plot"] = plot_context(study, args.plot)
-    emit(args, payload, text)
-    return 0
+    return _finish(args, payload, text, lambda path: plot_context(study, path))
 
 
 def _bench(args) -> int:
