@@ -1,10 +1,11 @@
 """Greedy generation: the prompt through the forward pass once, then one token at a time with cached keys/values.
 
-Each new token x_t (position t) goes through every block with its own query against the cached rotated keys and
-the values of positions 0..t (:func:`numerics.decoder.forward.causal_attention` with ``offset = t``), so a step
-costs O(t) per head instead of a new forward pass of t + 1 tokens. The next token is the argmax of the logits
-(ties: the smallest id). This incremental path is a second code path for the last row of the forward pass:
-the tests compare its logits with :func:`numerics.decoder.forward.run_decoder` on the extended sequence.
+Each new token x_t (position t) goes through every block (:func:`numerics.decoder.forward.decoder_block` with
+``past``: its query against the cached rotated keys and the values of positions 0..t), so a step costs O(t) per
+head instead of a new forward pass of t + 1 tokens. The next token is the argmax of the logits (ties: the
+smallest id). The step shares the block with the full pass; what it adds (the cache, the position offset of the
+rotary angles and of the mask) is checked by comparing its logits with the last row of
+:func:`numerics.decoder.forward.run_decoder` on the extended sequence (tests).
 """
 from __future__ import annotations
 
