@@ -514,6 +514,33 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "mp.fsum(c * mi for c, mi in zip(coef, m)) / 2 - Dv * logZ",
      "mp.fsum(c * mi for c, mi in zip(coef, m)) / 2 - 2 * Dv * logZ",
      "mpmath route with D log Z doubled in the free energy"),
+    # -- numerics/decoder/: the NumPy decoder (the planted errors of issue 27) -------------------------------------
+    ("decoder-rotary-angle", "numerics/decoder/forward.py",
+     "angles = np.outer(np.asarray(positions, dtype=np.float64), rotary_frequencies(k, base))",
+     "angles = 2.0 * np.outer(np.asarray(positions, dtype=np.float64), rotary_frequencies(k, base))",
+     "rotary angles twice too large"),
+    ("decoder-kv-grouping", "numerics/decoder/weights.py",
+     "return h // self.group", "return (h // self.group + 1) % self.kv_heads",
+     "query heads read the next group's key/value head"),
+    ("decoder-rmsnorm-eps", "numerics/decoder/forward.py",
+     "return g * (X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True) + eps))",
+     "return g * (X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True)))", "RMSNorm without its epsilon"),
+    ("decoder-rmsnorm-weight", "numerics/decoder/forward.py",
+     "return g * (X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True) + eps))",
+     "return (X / np.sqrt(np.mean(X * X, axis=-1, keepdims=True) + eps))", "RMSNorm without its weight"),
+    ("decoder-causal-off-by-one", "numerics/decoder/forward.py",
+     "return np.where(np.arange(cols)[None, :] > rows[:, None], MASKED, 0.0)",
+     "return np.where(np.arange(cols)[None, :] > rows[:, None] + 1, MASKED, 0.0)",
+     "causal mask lets each token see the next one"),
+    ("decoder-gguf-row-order", "numerics/decoder/gguf_reader.py",
+     "return W.reshape(heads, k // 2, 2, d).swapaxes(1, 2).reshape(rows, d)", "return W",
+     "GGUF query/key rows left interleaved (llama.cpp's permutation not undone)"),
+    ("decoder-cluster-rate-sign", "numerics/decoder/predictions.py",
+     "Z = (1.0 - rho) * delta - np.outer(delta @ Mc, c)", "Z = (1.0 + rho) * delta - np.outer(delta @ Mc, c)",
+     "layer map near a cluster with the rate's sign flipped"),
+    ("decoder-head-gain", "numerics/decoder/heads.py",
+     "WG = W * w.attn_norm_g[None, :]", "WG = W * 1.0",
+     "heads on unit tokens without the RMSNorm gain folded in"),
 ]
 
 _AREA_TESTS = {
@@ -554,6 +581,8 @@ _AREA_TESTS = {
     "errata": ["tests/docs/test_errata.py"],
     "longcontext": ["tests/numerics/test_longcontext_simplex.py", "tests/numerics/test_longcontext_fixed_query.py",
                     "tests/numerics/test_longcontext_model.py", "tests/theory/test_longcontext.py"],
+    "decoder": ["tests/numerics/test_decoder_model.py", "tests/numerics/test_decoder_checkpoints.py",
+                "tests/numerics/test_decoder_analysis.py"],
 }
 _AREA_TESTS["noise"] += ["tests/numerics/test_noise_global.py", "tests/theory/test_noise_global_theory.py"]
 # the tests of the review's claims (issue 32), with each area's
@@ -596,6 +625,9 @@ _FILE_AREA = {
     "theory/noise.py": "noise", "theory/noise_global.py": "noise", "numerics/noise/branches.py": "noise",
     "numerics/noise/free_energy.py": "noise", "numerics/noise/transitions.py": "noise",
     "numerics/noise/doi_onsager.py": "noise",
+    "numerics/decoder/forward.py": "decoder", "numerics/decoder/weights.py": "decoder",
+    "numerics/decoder/gguf_reader.py": "decoder", "numerics/decoder/predictions.py": "decoder",
+    "numerics/decoder/heads.py": "decoder",
 }
 
 

@@ -35,6 +35,7 @@ ALLOWED = {
     "harmonic": {"core", "clusters"},
     "survey": {"core"},
     "longcontext": {"core"},
+    "decoder": {"core", "clusters", "trained", "bench"},
 }
 
 

@@ -208,6 +208,20 @@ def test_requests_beyond_the_limits_are_refused_before_work(capsys, work, argv, 
     assert snapshot(work) == before
 
 
+def test_decoder_requests_beyond_the_limits_are_refused_before_work(capsys, work):
+    """A decoder forward pass is costed before it runs (work and memory of every block and head)."""
+    pytest.importorskip("gguf")
+    from tests.numerics.decoder_support import llama_weights, write_llama_gguf
+
+    model = str(write_llama_gguf(work / "small.gguf", llama_weights()))
+    before = snapshot(work)
+    for argv, fragment in ((["--max-hours", "1e-12", "decoder", "tokens", "--text", "the inn"], "hours"),
+                           (["--max-memory", "1e-9", "decoder", "flow", "--text", "the inn"], "memory"),
+                           (["--max-hours", "1e-9", "decoder", "bench", "--n", "32", "--repeats", "100"], "hours")):
+        assert fragment in run_case(capsys, argv + ["--model", model]).err
+    assert snapshot(work) == before
+
+
 def test_the_limit_can_be_raised(capsys, work):
     argv = ["bench", "--repeats", "1000000000"]
     assert "24 hours" in run_case(capsys, argv).err
