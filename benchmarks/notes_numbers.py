@@ -4,8 +4,8 @@ A quoted number is wrapped in a marker that names where it comes from and how mu
 
     max deviation <!-- measured: circle.sphere-vs-angle-quick measured ~10 -->4.1e-13<!-- end -->
 
-``ID`` is a claim id, ``PATH`` is ``measured`` or a ``/``-separated path into the claim's ``details`` (list
-indices are integers), and the noise is ``~F`` (agree within a factor F: rounding-level errors that move with
+``ID`` is a claim id, ``PATH`` is ``measured``, ``measured/KEY`` (a dict of measured values) or a
+``/``-separated path into the claim's ``details`` (list indices are integers), and the noise is ``~F`` (agree within a factor F: rounding-level errors that move with
 the platform) or ``+-A`` (absolute, e.g. ``+-0`` for exact counts). Rendered Markdown shows only the number.
 
 The results come from ``attnflow verify --json`` (default claims) or ``attnflow verify --json --all``, cached
@@ -61,10 +61,13 @@ def quotes(notes_dir: Path = NOTES) -> list[Quote]:
 
 
 def lookup(result: dict, path: str) -> float:
-    """The number at ``path`` ('measured' or details/...) of one cached claim result."""
+    """The number at ``path`` ('measured', 'measured/...' into a dict or list of measured values, or details/...)
+    of one cached claim result."""
     if path == "measured":
         return float(result["measured"])
     node = result["details"]
+    if path.startswith("measured/"):
+        node, path = result["measured"], path[len("measured"):]
     for key in path.split("/")[1:] if path.startswith("details/") else path.split("/"):
         node = node[int(key)] if isinstance(node, list) else node[key]
     return float(node)

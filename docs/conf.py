@@ -8,6 +8,8 @@ Pages generated at build time (never edited by hand, written under ``docs/_gener
 
 - ``claims.md``: the claim registry (``numerics.common.verification.all_claims``) with the values of the last
   recorded run (``docs/claims_measured.json``, refreshed by ``python docs/tools/measure_claims.py``);
+- ``errata.md``: the disagreements with published statements, from the notes' ``Disagreement with the source``
+  sections (``numerics.common.errata``);
 - ``cli.md``: every ``attnflow`` subcommand's ``--help`` (``numerics.cli.build_parser``);
 - ``api/*.rst``: one page per module of the public ``attnflow`` names (``attnflow._EXPORTS``) and of ``theory``;
 - ``notes/*.md``: one stub per ``proofs_notes/*.md`` that includes the note, so the folder stays where it is.

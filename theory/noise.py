@@ -19,13 +19,17 @@ Linear stability of the uniform density (the Laplacian is diagonal on spherical 
     mu_l(beta, D) = lambda_l(beta) - D l (l + d - 2),
 
 so degree l is unstable iff D < lambda_l / (l(l+d-2)) = rho_0 a_l(beta) / beta (usa; divide by Z_0 for sa).
-Because I_nu(beta) decreases in nu, the largest of these is always l = 1: the critical noise is
+Because I_nu(beta) decreases in nu, the largest of these is always l = 1: the linear-stability threshold of
+the uniform state is
 
     usa: D_c(beta) = Gamma(d/2) (2/beta)^{d/2-1} I_{d/2}(beta) / beta,    sa: D_c = I_{d/2}(beta) / (beta I_{d/2-1}(beta)),
 
 and the first mode to become unstable when D decreases through D_c is l = 1 (whatever l_max(beta) is without
 noise). At beta = 0 both give D_c = 1/d; on the circle this is the noisy Kuramoto threshold K_c = 2 D with
-this project's coupling K = 1 (D_c = 1/2).
+this project's coupling K = 1 (D_c = 1/2). D_c is where the uniform state loses *linear* stability; it is the
+phase transition only for beta <= beta*(d) (continuous case). Above beta* the transition is first order, at the
+equal-free-energy noise D_1st > D_c (theory.noise_global, numerics.noise.transitions). Mun and Rosenzweig
+(arXiv 2604.16288, 2606.05140) write the coupling K = 1/(2D): their K_# is 1/(2 D_c).
 
 usa is the Wasserstein gradient flow of the free energy
 
@@ -141,16 +145,23 @@ def linear_stability_derivation(model: str, d: int) -> Derivation:
 
 
 def critical_noise(model: str, d: int, beta, lmax: int = 40, dps: int = 20) -> tuple[float, int]:
-    """(D_c, l*): max over 1 <= l <= lmax of lambda_l(beta)/(l(l+d-2)) and the degree attaining it (mpmath).
+    """(D_c, l*): the linear-stability threshold of the uniform state, max over 1 <= l <= lmax of
+    lambda_l(beta)/(l(l+d-2)), and the degree attaining it (mpmath).
 
     For every real beta the maximiser is l* = 1 (checked here over l <= lmax, not assumed); D_c <= 0 means no
-    degree is unstable for any D >= 0.
+    degree is unstable for any D >= 0. D_c is the noise of the phase transition only for beta <= beta*(d);
+    above, the transition (first order) happens at a larger noise. Also available as
+    :func:`linear_stability_threshold`, the name used in the documentation.
     """
     d = _check_d(d)
     vals = [(float(growth_rate(model, d, l, beta, dps=dps) / laplacian_eigenvalue(l, d)), l)
             for l in range(1, lmax + 1)]
     best = max(vals)
     return best[0], best[1]
+
+
+#: D_c under the name the documentation uses (``critical_noise`` is the original name, kept)
+linear_stability_threshold = critical_noise
 
 
 def first_unstable_degree(model: str, d: int, beta, D_value: float, lmax: int = 40) -> int | None:
@@ -290,12 +301,24 @@ class Bifurcation:
     slope: float          # r^2 ~ slope * (D_c - D); negative: the branch exists for D > D_c (subcritical)
 
 
+#: |beta - beta*| <= this times beta* counts as beta = beta* (8 units of the last place: the sign of the quartic
+#: coefficient is not resolved closer in double precision)
+BETA_STAR_TOLERANCE = 8 * 2.0 ** -52
+
+
 def bifurcation(d: int, beta: float) -> Bifurcation:
-    """Numbers of :func:`landau_derivation` at (d, beta), usa."""
+    """Numbers of :func:`landau_derivation` at (d, beta), usa.
+
+    At beta = beta*(d) (within :data:`BETA_STAR_TOLERANCE`) the quartic coefficient vanishes: the transition
+    is continuous there (Mun-Rosenzweig count the point as continuous; the branch is D_c - D ~ r^4, measured by
+    noise.global-first-order), ``quartic`` is 0 and ``slope`` infinite.
+    """
     d = _check_d(d)
     g1 = float(coupling(d, 1, beta))
     q = float(bessel_ratio(d, beta)) if beta > 0 else float(coupling(d, 2, beta) / coupling(d, 1, beta))
     c4 = g1 / (4 * d * (d + 2)) * (1 - (d - 1) / (d * (1 - q)))
+    if c4 == 0 or (beta > 0 and abs(beta - discontinuity_threshold(d)) <= BETA_STAR_TOLERANCE * beta):
+        return Bifurcation(d, float(beta), g1, q, 0.0, True, math.inf)
     return Bifurcation(d, float(beta), g1, q, c4, c4 > 0, 1.0 / (4 * d ** 3 * c4))
 
 

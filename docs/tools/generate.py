@@ -3,6 +3,7 @@
 Everything here is derived from the code, so that the site cannot drift from it:
 
 - :func:`claims_page` from the claim registry, with the last recorded measurements;
+- :func:`errata_page` from the ``Disagreement with the source`` sections of the notes (``numerics.common.errata``);
 - :func:`cli_page` from the argparse parsers of ``numerics.cli.build_parser``;
 - :func:`api_pages` from ``attnflow._EXPORTS`` (the public names, grouped by module) and the ``theory`` modules;
 - :func:`note_stubs`, one page per ``proofs_notes/*.md`` including the note where it lives.
@@ -73,6 +74,35 @@ def claims_page() -> str:
             cols = [f"`{c.id}`", "not recorded", "", "", ""]
         cols += ["default" if c.default else "slow", _cell(c.title), _cell(c.source), note_link]
         lines.append("| " + " | ".join(cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def errata_page() -> str:
+    """Every place where attnflow disagrees with a published statement: one entry per ``Disagreement with the
+    source`` entry of a note (``numerics.common.errata``), with the claim that shows it and the command."""
+    from numerics.common.errata import collect
+
+    errata = collect(NOTES)
+    lines = [
+        "# Errata",
+        "",
+        "Where attnflow's computation disagrees with a published statement: a constant or a sign that does not "
+        "reproduce, a statement that holds only to leading order or only in a range the source does not state. "
+        "Generated at every build from the `## Disagreement with the source` sections of the proof notes "
+        "(format: [verification guide](../guide/verification.md)); each entry names the claim that shows it and "
+        "the command that reproduces it.",
+        "",
+        "| # | disagreement | source | claim |",
+        "|---|---|---|---|",
+    ]
+    for k, e in enumerate(errata, 1):
+        lines.append(f"| {k} | {{ref}}`{_cell(e.title)} <erratum-{k}>` | {_cell(e.source)} | `{e.claim_id}` |")
+    for k, e in enumerate(errata, 1):
+        stem = Path(e.note).stem
+        lines += ["", f"(erratum-{k})=", f"## {k}. {e.title}", "",
+                  f"- **Source:** {e.source}", f"- **Published:** {e.published}", f"- **attnflow:** {e.attnflow}",
+                  f"- **Claim:** `{e.claim_id}` (note: [{e.note}](notes/{stem}.md))",
+                  f"- **Reproduce:** `{e.command}`"]
     return "\n".join(lines) + "\n"
 
 
@@ -167,6 +197,7 @@ def note_stubs() -> dict[str, str]:
 def write_all(out: Path) -> None:
     """Write every generated page under ``out`` (``docs/_generated``)."""
     _write(out / "claims.md", claims_page())
+    _write(out / "errata.md", errata_page())
     _write(out / "cli.md", cli_page())
     pages = {out / "api" / f"{name}.rst": text for name, text in api_pages().items()}
     pages.update({out / "notes" / f"{name}.md": text for name, text in note_stubs().items()})

@@ -826,3 +826,5 @@ def check_masked_indicator() -> CheckResult:
                    {"cases": rows, "compared": "theory.architectures.causal_meanfield_velocity (at s = i/n and "
                                                "between labels) and block_particle_field(causal=True), evaluated "
                                                "in floating point, vs Model(causal=True).vector_field"})
+# -- 8. several heads, quantitatively; causal metastability and Renyi parking (registered by importing) ----------
+from numerics.architectures import multihead_claims, parking_claims  # noqa: E402, F401

@@ -329,7 +329,7 @@ def reintegrator_from_meta(meta: dict, arrays: dict | None = None) -> Reintegrat
     missing = [k for k in ("model", "beta", "d") if k not in meta]
     if missing:
         raise InputError(f"trajectory meta lacks {', '.join(missing)}: cannot re-integrate to refine merge times")
-    model = Model.from_meta(meta, arrays)
+    model = Model.from_meta(meta, arrays).at_context_length(meta.get("n"), "a trajectory file without n")
     if model.noise > 0:
         raise InputError("cannot refine merge times of a noisy trajectory (noise = "
                          f"{model.noise:g}): the Brownian path between saved frames is not stored, and the ODE "

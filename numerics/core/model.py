@@ -15,12 +15,13 @@ derivations); :meth:`Model.to_spec` converts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
+from numerics.core.beta_scaling import check_scaling, effective_beta, scaling_meta
 from numerics.core.blocks import MLP, MultiHead, Schedule, ScheduledField, make_block_field
 from numerics.core.field import MODELS, TIME_UNITS, make_field
 from numerics.core.integrators import ADAPTIVE_METHODS, METHODS
@@ -102,6 +103,11 @@ class Model:
         Rotary positions with this base: scores <R(p_i) Q_h x_i, R(p_j) K_h x_j>, frequencies base^{-2m/k}.
     positions : (n,) array_like, optional
         Position labels p_i of ALiBi and RoPE (default the row order p_i = i).
+    beta_scaling : {"fixed", "log"}
+        ``log``: beta = gamma log n with n the number of tokens (arXiv 2510.05554); ``beta`` is then None and
+        every layer reads :meth:`effective_beta` (:mod:`numerics.core.beta_scaling`).
+    gamma : float, optional
+        The constant of ``beta_scaling="log"`` (> 0).
 
     Notes
     -----
@@ -110,7 +116,7 @@ class Model:
     """
 
     kind: str
-    beta: float
+    beta: float | None = None
     Q: Any = None
     K: Any = None
     V: Any = None
@@ -130,11 +136,15 @@ class Model:
     alibi: Any = None
     rope: float | None = None
     positions: Any = None
+    beta_scaling: str = "fixed"
+    gamma: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", require_choice(self.kind, "model", MODELS))
         object.__setattr__(self, "noise", require_real(self.noise, "noise", minimum=0.0))
-        object.__setattr__(self, "beta", require_real(self.beta, "beta"))
+        beta, scaling, gamma = check_scaling(self.beta, self.beta_scaling, self.gamma)
+        for name, value in (("beta", beta), ("beta_scaling", scaling), ("gamma", gamma)):
+            object.__setattr__(self, name, value)
         object.__setattr__(self, "time_unit", require_choice(self.time_unit, "time_unit", TIME_UNITS))
         dims = set()
         for name in ("Q", "K", "V"):
@@ -259,6 +269,17 @@ class Model:
                              f"but the particles live in R^{d}")
         return d
 
+    def effective_beta(self, n: int | None, what: str = "this computation") -> float:
+        """The beta used with n tokens: ``beta``, or gamma log n for ``beta_scaling="log"`` (refused when ``n``
+        is None: ``what`` names the computation without a number of tokens)."""
+        return effective_beta(self.beta, self.beta_scaling, self.gamma, n, what)
+
+    def at_context_length(self, n: int | None, what: str = "this computation") -> "Model":
+        """The fixed-beta model with beta = :meth:`effective_beta` (n) (the model itself when beta is fixed)."""
+        if self.beta_scaling == "fixed":
+            return self
+        return replace(self, beta=self.effective_beta(n, what), beta_scaling="fixed", gamma=None)
+
     # -- the vector field ---------------------------------------------------------------------------------
     def vector_field(self, n: int, d: int, backend: str = "auto"):
         """The field callable ``f(X) -> (n, d)`` and the name of the backend that provides it.
@@ -272,6 +293,8 @@ class Model:
         ``harmonic``: the O(n L^2) spherical-harmonic field of :mod:`numerics.harmonic` (d = 3, Q^T K = a I,
         V = b I, one head); ``auto`` chooses it when its cost model predicts it faster than ``direct``.
         """
+        if self.beta_scaling != "fixed":  # beta = gamma log n: the field of the fixed-beta model at this n
+            return self.at_context_length(n, "a field without a number of tokens").vector_field(n, d, backend)
         backend = require_choice(backend, "backend", BACKENDS)
         d = self.check_dimension(d)
         if is_radial(self):
@@ -375,6 +398,7 @@ class Model:
         if self.has_positions:
             meta.update({"alibi": self.alibi if np.ndim(self.alibi) == 0 else self.alibi.tolist(), "rope": self.rope,
                          "positions": None if self.positions is None else self.positions.tolist()})
+        meta.update(scaling_meta(self.beta_scaling, self.gamma))
         return meta
 
     @classmethod
@@ -385,7 +409,9 @@ class Model:
         if missing:
             raise InputError(f"metadata lacks {', '.join(sorted(missing))}")
         heads, mlp, schedule = meta.get("heads"), meta.get("mlp"), meta.get("schedule")
-        return cls(kind=meta["model"], beta=meta["beta"], time_unit=meta["time_unit"],
+        scaling = meta.get("beta_scaling", "fixed")  # log: meta["beta"] is the beta of the run's n, not a parameter
+        return cls(kind=meta["model"], beta=meta["beta"] if scaling == "fixed" else None,
+                   beta_scaling=scaling, gamma=meta.get("gamma"), time_unit=meta["time_unit"],
                    Q=meta.get("Q"), K=meta.get("K"), V=meta.get("V"),
                    kernel=kernel_from_metadata(meta.get("kernel")),
                    heads=None if heads is None else MultiHead.from_meta(heads, arrays),
@@ -402,6 +428,8 @@ class Model:
         from theory.spec import ModelSpec
 
         d = self.check_dimension(d if d is not None else (self.dimension or 0))
+        if self.beta_scaling != "fixed":  # refused: the spec has no number of tokens
+            self.effective_beta(None, "the symbolic ModelSpec")
         if self.has_architecture:
             raise InputError("the symbolic ModelSpec describes one head without MLP, schedule or mask; "
                              "see theory.architectures for the block field")

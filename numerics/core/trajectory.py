@@ -243,6 +243,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                     seed=int(meta.get("noise_seed") or 0))
     X0 = trajectory.X[-1]
     n, d = X0.shape
+    model = model.at_context_length(n)  # beta = gamma log n for beta_scaling="log" (else the same)
     if is_radial(model) and trajectory.radius is None:
         raise InputError(f"cannot resume: the trajectory of norm={model.norm!r} holds no radius array")
     radial = radial_run(model, X0, trajectory.radius)
@@ -358,6 +359,7 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
                                               energy_progress))
     X0 = require_points(X0, "X0")
     n, d = X0.shape
+    scaled, model = model, model.at_context_length(n)  # beta = gamma log n for beta_scaling="log" (else the same)
     model.check_dimension(d)
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
     radial = radial_run(model, X0)  # None for the sphere flow; else the (theta, r) state of numerics.core.norms
@@ -397,7 +399,8 @@ def simulate(model, *args, solver: Solver | None = None, save: SaveAt | None = N
     energy_seconds = _time.perf_counter() - started
     adaptive = solver.method in ADAPTIVE_METHODS
     arrays: dict = {}
-    meta = {**model.to_meta(arrays), "n": int(n), "d": int(d), "t_end": t_end, "method": solver.method,
+    meta = {**scaled.to_meta(arrays), "beta": model.beta, "n": int(n), "d": int(d), "t_end": t_end,
+            "method": solver.method,
             "dt": solver.dt, "save_every": save.every, "seed": None, "init": "given",
             "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model.kind == "usa"
                                                                    and model.time_unit == "rescaled")

@@ -320,3 +320,6 @@ def check_dominant_mode() -> CheckResult:
                        {"cases": rows, "threshold": THRESHOLD, "model": "sa", "l_max": 3,
                         "construction": "equispaced angles theta_j = phi_j + sum_k (2 A_k / k) sin(k phi_j); "
                                         "prediction t_k = log(threshold / |r_k(0)|) / lambda_k, the earliest wins"})
+from numerics.meanfield import quantitative_claims  # noqa: E402, F401  (meanfield.quantitative-*: arXiv 2504.14697)
+from numerics.meanfield import low_temperature_claims  # noqa: E402, F401  (meanfield.low-temperature-*: arXiv 2605.10931)
+from numerics.meanfield import moderate_claims  # noqa: E402, F401  (meanfield.moderate-*: arXiv 2509.25040)

@@ -1,9 +1,11 @@
 """The phase diagram of noisy usa: stationary branch, linear threshold and particle averages against D.
 
-:func:`phase_diagram` collects, at fixed (d, beta): the critical noise D_c (linear threshold), the type of the
-transition (theory.noise.bifurcation), the continued stationary branch (numerics.noise.stationary) and,
-optionally, long-time particle averages of r = |mean_i x_i| from a clustered and from a uniform start at given
-noise values. :func:`plot_phase_diagram` draws r against D.
+:func:`phase_diagram` collects, at fixed (d, beta): the linear-stability threshold D_c of the uniform state,
+the type of the transition (theory.noise.bifurcation), the continued stationary branch
+(numerics.noise.stationary), the transitions of the modes k = 1..K with their refined folds and first-order
+(equal free energy) noises (numerics.noise.transitions) and, optionally, long-time particle averages of
+r = |mean_i x_i| from a clustered and from a uniform start at given noise values. :func:`plot_phase_diagram`
+draws r against D. Mun and Rosenzweig's coupling is K = 1/(2D) (theory.noise_global).
 """
 from __future__ import annotations
 
@@ -67,6 +69,17 @@ class PhaseDiagram:
     particles: list = field(default_factory=list)
     meta: dict = field(default_factory=dict)
     pde: list = field(default_factory=list)
+    transitions: list = field(default_factory=list)
+
+    @property
+    def linear_threshold(self) -> float:
+        """D_c, the linear-stability threshold of the uniform state (the field's original name is kept)."""
+        return self.critical_noise
+
+    @property
+    def first_order(self):
+        """The first-order (equal free energy) noise of the mode-1 branch (an Estimate), if computed."""
+        return self.transitions[0].first_order if self.transitions else None
 
 
 #: largest dimension of :func:`phase_diagram`: the branch continuation (zonal quadrature in the Gegenbauer
@@ -113,18 +126,25 @@ def particle_average(d: int, beta: float, D: float, *, n: int, t_end: float, dt:
 
 def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: float = 50.0, dt: float = 0.02,
                   seed: int = 0, L: int = 32, pde_L: int = 0, pde_t_end: float = 40.0,
-                  progress=None) -> PhaseDiagram:
+                  progress=None, modes: int = 1, accuracy: bool = True,
+                  trace_continuous: bool = True) -> PhaseDiagram:
     """Branch, threshold and (if ``n`` > 0) particle averages at each D of ``noise_values``, both starts; with
-    ``pde_L`` > 0 (d = 3 only) also the S^2 Fokker-Planck state at ``pde_t_end`` from both starts."""
+    ``pde_L`` > 0 (d = 3 only) also the S^2 Fokker-Planck state at ``pde_t_end`` from both starts; the
+    transitions of the modes 1..``modes`` (:func:`numerics.noise.transitions.transitions`: refined fold,
+    first-order noise, with ``accuracy`` their truncation check; continuous branches are traced only with
+    ``trace_continuous``, for the plot). ``fold`` is the refined fold of mode 1."""
     from theory.noise import bifurcation, discontinuity_threshold
+    from numerics.noise.transitions import MAX_MODES, transitions
 
     d = require_int(d, "d", minimum=2, maximum=PHASE_MAX_D)
     beta = require_real(beta, "beta", minimum=-50.0, maximum=50.0)
     n = require_int(n, "particles", minimum=0)
+    modes = require_int(modes, "modes", minimum=1, maximum=MAX_MODES)
     values = [require_real(D, "noise", minimum=0.0, strict_minimum=True) for D in noise_values]
     bif = bifurcation(d, beta)
     if bif.critical_noise <= 0:
         raise InputError(f"no instability of the uniform state at beta={beta:g}")
+    check_transition_cost(d, 1, modes)
     branch = stationary_branch(d, beta, L=L, points=80, r_max=0.99)
     at = {D: order_parameter_at(branch, D) for D in values}
     # every request is validated, and the cost of all particle runs and PDE solves checked, before the first
@@ -156,20 +176,44 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
             for start in ("clustered", "uniform"):
                 pde.append(pde_state(beta, D, start=start, L=pde_L, t_end=pde_t_end, dt=PDE_DT, seed=seed,
                                       progress=progress))
-    return PhaseDiagram(d, beta, bif.critical_noise, bif.continuous, discontinuity_threshold(d), branch.fold,
+    # the transitions last: every request above is checked (and the PDE's own checks run) before them
+    modes_out = transitions(d, beta, modes, L=L, accuracy=accuracy, progress=progress,
+                            trace_continuous=trace_continuous)
+    fold = modes_out[0].fold
+    fold_point = (fold.value, modes_out[0].fold_amplitude) if fold is not None and modes_out[0].fold_amplitude \
+        is not None else (None if fold is None else (fold.value, float("nan")))
+    return PhaseDiagram(d, beta, bif.critical_noise, bif.continuous, discontinuity_threshold(d), fold_point,
                         branch, at, particles,
                         {"landau_slope": bif.slope, "q": bif.q, "n": n, "t_end": t_end, "dt": dt, "seed": seed,
-                         "branch": branch.meta, "pde_L": pde_L, "pde_t_end": pde_t_end}, pde)
+                         "branch": branch.meta, "pde_L": pde_L, "pde_t_end": pde_t_end,
+                         "fold_accuracy": None if fold is None else fold.accuracy}, pde, modes_out)
+
+
+def check_transition_cost(d: int, n_betas: int, modes: int, L: int = 32) -> None:
+    """Refuse, before the first branch, a request whose branches (``n_betas`` x ``modes``) would take too long
+    (:func:`numerics.noise.transitions.estimate_work`, :mod:`numerics.common.limits`)."""
+    from numerics.common.limits import check_work
+    from numerics.noise.transitions import estimate_work
+
+    check_work(estimate_work(d, n_betas, modes, L),
+               f"the transitions of {n_betas} beta value(s) x {modes} mode(s) (d = {d}, L = {L})")
 
 
 def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
-    """r against D: stable (solid) and unstable (dashed) branches, the uniform state, D_c, particle averages."""
+    """r against D: stable (solid) and unstable (dashed) branches, the uniform state, D_c, the fold and the
+    first-order noise, particle averages; with the transitions of modes k >= 2, a second panel with every
+    mode's branch (amplitude m_k = E P_k against D)."""
     import matplotlib.pyplot as plt
 
     from numerics.common.provenance import atomic_write
 
     br = ph.branch
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    higher = [tr for tr in ph.transitions[1:] if tr.branches]
+    if higher:
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
+        _plot_mode_branches(ax2, ph)
+    else:
+        fig, ax = plt.subplots(figsize=(7.5, 4.8))
     Dmax = max([ph.critical_noise * 1.3, *(br.D.tolist() or [0])] + [p.D * 1.05 for p in ph.particles])
     ax.plot([0, ph.critical_noise], [0, 0], "k--", lw=1.2, label="uniform state (unstable)")
     ax.plot([ph.critical_noise, Dmax], [0, 0], "k-", lw=1.8, label="uniform state (stable)")
@@ -180,7 +224,11 @@ def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
         ax.plot(Dm, np.where(mask, br.r, np.nan), style, color="tab:blue", lw=2, label=label)
     ax.axvline(ph.critical_noise, color="tab:red", lw=1, ls=":", label=f"linear threshold D_c = {ph.critical_noise:.4g}")
     if ph.fold:
-        ax.plot([ph.fold[0]], [ph.fold[1]], "o", color="tab:purple", label=f"fold D = {ph.fold[0]:.4g}")
+        ax.plot([ph.fold[0]], [ph.fold[1]], "o", color="tab:purple", label=f"fold D = {ph.fold[0]:.6g}")
+    first = ph.first_order
+    if first is not None and first.value > ph.critical_noise:
+        ax.axvline(first.value, color="black", lw=1.2, ls="-.",
+                   label=f"first-order noise D_1st = {first.value:.6g} (equal free energy)")
     for start, marker in (("clustered", "s"), ("uniform", "^")):
         pts = [p for p in ph.particles if p.start == start]
         if pts:
@@ -201,13 +249,36 @@ def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
                 label=f"uniform state at n = {ph.meta['n']}: sqrt(D / (n (D - D_c)))")
     kind = "continuous" if ph.continuous else "discontinuous"
     ax.set_title(f"noisy usa on S^{ph.d - 1}, beta = {ph.beta:g}: {kind} transition "
-                 f"(beta* = {ph.discontinuity_beta:.4g})")
+                 f"(beta* = {ph.discontinuity_beta:.4g})", fontsize=10)
     ax.set_xlabel("noise D")
     ax.set_ylabel("order parameter r = |E x|")
     ax.set_xlim(0, Dmax)
     ax.set_ylim(-0.03, 1.02)
-    ax.legend(fontsize=8, loc="center left")
+    ax.legend(fontsize=7, loc="center left")
     fig.tight_layout()
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)
     return path
+
+
+def _plot_mode_branches(ax, ph: PhaseDiagram) -> None:
+    """Every mode's branch (both sides for transcritical ones) as amplitude m_k against D, its threshold, its
+    fold and its first-order noise."""
+    for tr in ph.transitions:
+        if not tr.branches:
+            continue
+        colour = "tab:blue" if tr.mode == 1 else f"C{tr.mode + 2}"
+        for j, side in enumerate(tr.branches):
+            stable = side.stable_guess
+            for mask, style in ((stable, "-"), (~stable, "--")):
+                ax.plot(np.where(mask, side.D, np.nan), np.where(mask, side.s, np.nan), style, color=colour,
+                        lw=1.6, label=f"mode {tr.mode} ({tr.kind}; solid: stable in its class)"
+                        if j == 0 and style == "-" else None)
+        ax.axvline(tr.threshold, color=colour, lw=0.8, ls=":")
+        if tr.first_order is not None and tr.first_order.value != tr.threshold:
+            ax.axvline(tr.first_order.value, color=colour, lw=1, ls="-.")
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_xlabel("noise D")
+    ax.set_ylabel("amplitude m_k = E P_k(<x, e>)  (k-fold: E cos(k theta))")
+    ax.set_title("branches of the modes k (dotted: D_k; dash-dot: first-order noise)", fontsize=10)
+    ax.legend(fontsize=7)

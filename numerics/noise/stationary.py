@@ -20,6 +20,7 @@ Verified by: noise.kuramoto, noise.bifurcation.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -86,7 +87,7 @@ def stationary_branch(d: int, beta: float, *, L: int = 24, r_max: float = 0.95, 
     # Landau start (theory.noise.bifurcation, recomputed here from g): r^2 = slope (D_c - D)
     q = g[2] / g[1]
     c4 = Dc / (4 * d * (d + 2)) * (1 - (d - 1) / (d * (1 - q)))
-    slope = 1.0 / (4 * d ** 3 * c4)
+    slope = 1.0 / (4 * d ** 3 * c4) if c4 != 0 else math.inf    # beta = beta*: the quartic term vanishes
     if not 0 < r_min < 0.05 < r_max < 1:
         raise InputError(f"need 0 < r_min < 0.05 < r_max < 1, got r_min={r_min:g}, r_max={r_max:g}")
     rs = np.concatenate([np.geomspace(r_min, 0.05, points // 3, endpoint=False),

@@ -210,3 +210,6 @@ def check_codimension_survey() -> CheckResult:
                                                                  for r in rows},
                        "heuristic: codimension = number of eigenvalues of V with Re > 0", "none (measurement)",
                        {"rows": rows, "catalogue": {k: list(v) for k, v in CATALOGUE.items()}, "integrator": "rk4"})
+
+
+from numerics.rd import frank_wolfe_claims  # noqa: E402, F401  (rd.frank-wolfe-*: arXiv 2508.09628)

@@ -10,6 +10,9 @@ and the number of seeds used is reported):
 
 Theory overlay: for a cluster count against ``beta`` the mean-field prediction l_max(beta) of the store's
 model and dimension (:func:`theory.meanfield.dominant_degree`; BPA arXiv 2410.23228) is drawn over the data.
+For a noisy sweep (a ``noise`` axis) the noise transitions are drawn: over (beta, noise) D_c(beta), the fold and
+the first-order noise (usa), against noise at a fixed beta vertical lines at the same noises
+(:func:`numerics.noise.diagram.sweep_overlay`).
 """
 from __future__ import annotations
 
@@ -160,8 +163,10 @@ def _fixed(ds, name):
     return json.loads(ds.attrs.get("fixed", "{}")).get(name)
 
 
-def plot_phase_diagram(ds, x: str, y: str, value: str, path, selection: dict | None = None) -> str:
-    """Heat map of ``value`` over (x, y), one square per grid point, annotated with its value."""
+def plot_phase_diagram(ds, x: str, y: str, value: str, path, selection: dict | None = None,
+                       theory: bool = True) -> str:
+    """Heat map of ``value`` over (x, y), one square per grid point, annotated with its value; over
+    (beta, noise) the noise transitions (with ``theory``)."""
     import matplotlib.pyplot as plt
 
     agg = aggregate(ds, value, (y, x), selection)
@@ -184,6 +189,9 @@ def plot_phase_diagram(ds, x: str, y: str, value: str, path, selection: dict | N
     what = "fraction of seeds" if agg.kind == "probability" else "mean over seeds"
     ax.set_title(f"{value} ({what}, {seeds} seeds per point){_selection_text(selection)}", fontsize=10)
     fig.colorbar(im, ax=ax, label=value)
+    if theory and {x, y} == {"beta", "noise"}:
+        _noise_overlay(ax, ds, selection, beta_coords=agg.coords["beta"], noise_coords=agg.coords["noise"],
+                       beta_is_x=x == "beta")
     fig.tight_layout()
     return _save(fig, path)
 
@@ -211,6 +219,8 @@ def plot_curves(ds, x: str, value: str, path, hue: str | None = None, selection:
             grid, lm = lmax_curve(str(model), int(d), xs)
             ax.step(grid, lm, where="post", color="black", lw=1.2, ls="--",
                     label=f"mean-field l_max(beta) ({model}, d={int(d)})")
+    if theory and x == "noise":
+        _noise_overlay(ax, ds, selection, beta=None)
     if agg.kind == "probability":
         ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel(x)
@@ -221,6 +231,26 @@ def plot_curves(ds, x: str, value: str, path, hue: str | None = None, selection:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def _noise_overlay(ax, ds, selection, **where) -> None:
+    """The noise transitions of the store's fixed model and d (numerics.noise.diagram.sweep_overlay)."""
+    from numerics.noise.diagram import sweep_overlay
+
+    fixed = _select(ds, selection or {})
+
+    def value(name):          # a fixed key, a one-value axis, or an axis fixed by --sel (a scalar coordinate)
+        if name in fixed.coords and fixed[name].ndim == 0:
+            return fixed[name].values.item()
+        return _fixed(fixed, name)
+
+    model, d = value("model"), value("d")
+    if "beta" in where:
+        where["beta"] = value("beta")
+    if model is None or d is None or ("beta" in where and where["beta"] is None):
+        return
+    if sweep_overlay(ax, str(model), int(d), **{k: (float(v) if k == "beta" else v) for k, v in where.items()}):
+        ax.legend(fontsize=7, loc="best")
 
 
 def _selection_text(selection) -> str:

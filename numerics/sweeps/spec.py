@@ -168,7 +168,8 @@ class SweepSpec:
             if key in model:
                 raise InputError(f"{key!r} is both fixed in [model] and swept in [sweep]; keep one")
         axes[SEED_AXIS] = seeds
-        missing = {KIND_ALIAS, "n", "d", "beta"} - set(model) - set(axes)
+        scaled = model.get("beta_scaling") == "log"  # beta = gamma log n (numerics.core.beta_scaling)
+        missing = {KIND_ALIAS, "n", "d", "gamma" if scaled else "beta"} - set(model) - set(axes)
         if missing:
             raise InputError(f"the sweep does not give {', '.join(sorted(missing))} (in [model] or [sweep])")
         run = dict(RUN_DEFAULTS)

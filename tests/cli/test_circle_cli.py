@@ -70,6 +70,6 @@ def test_kuramoto_noise_critical_noise_in_the_rescaled_unit(capsys):
     code, rescaled = _json(capsys, argv + ["--time-unit", "rescaled"])
     assert code == 0
     Dc = critical_noise("usa", 2, 1.5)[0]
-    assert natural["prediction"]["critical_noise"] == Dc
-    np.testing.assert_allclose(rescaled["prediction"]["critical_noise"], np.exp(-1.5) * Dc, rtol=1e-12)
+    assert natural["prediction"]["linear_stability_threshold"] == Dc
+    np.testing.assert_allclose(rescaled["prediction"]["linear_stability_threshold"], np.exp(-1.5) * Dc, rtol=1e-12)
     assert "e^-beta" in rescaled["prediction"]["equation"]

@@ -46,8 +46,9 @@ def _flags_of(command: str, action: str | None = None) -> list[str]:
 
 
 #: every command is fuzzed; those with actions get one (and their positional file), ``verify`` always a small
-#: --only (the whole registry takes a minute) and ``model`` always a --checkpoint (the packaged model is slow)
-NOT_FUZZED: set[str] = set()
+#: --only (the whole registry takes a minute) and ``model`` always a --checkpoint (the packaged model is slow);
+#: ``decoder`` is fuzzed below on a small checkpoint (its packaged model takes longer to read than a call may)
+NOT_FUZZED: set[str] = {"decoder"}
 COMMANDS = sorted(set(next(a for a in build_parser()._actions if a.dest == "command").choices) - NOT_FUZZED)
 ACTIONS = {"sweep": ["run", "resume", "status", "plot", "observables"], "model": ["inspect", "tokens", "iterate", "embed"],
            "conjecture": ["run", "list", "replay"]}
@@ -79,6 +80,8 @@ def argument_lists(draw):
         flags = [f for f in flags if f not in ("--checkpoint", "--model")]
     for flag in (draw(st.lists(st.sampled_from(flags), max_size=6, unique=True)) if flags else []):
         argv += [flag, draw(VALUES)] if flag not in _SWITCHES else [flag]
+    if command == "phase" and draw(st.booleans()):  # --beta takes a list: several hostile values at once
+        argv += ["--beta", *draw(st.lists(VALUES, min_size=2, max_size=4))]
     return argv
 
 
@@ -187,3 +190,36 @@ def _kernels(children):
 @given(text=st.recursive(ATOMS, _kernels, max_leaves=12))
 def test_random_kernel_strings_are_decided_fast(text):
     assert_kernel_decided_fast(text)
+
+
+# -- attnflow decoder: every action with random flags, on a small random checkpoint ----------------------------------
+def _decoder_flags(action: str) -> list[str]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["decoder"]
+    act = next(a for a in sub._actions if a.dest == "action").choices[action]
+    return [o for a in act._actions for o in a.option_strings if o.startswith("--") and o not in ("--help", "--model")]
+
+
+@st.composite
+def decoder_argument_lists(draw):
+    from numerics.decoder.commands.decoder import ACTIONS
+
+    action = draw(st.sampled_from(ACTIONS))
+    argv = ["decoder", action]
+    for flag in draw(st.lists(st.sampled_from(_decoder_flags(action)), max_size=5, unique=True)):
+        argv += [flag, draw(VALUES)]
+    return argv
+
+
+@pytest.fixture(scope="module")
+def small_decoder(tmp_path_factory):
+    pytest.importorskip("gguf")
+    from tests.numerics.decoder_support import llama_weights, write_llama_gguf
+
+    return str(write_llama_gguf(tmp_path_factory.mktemp("fuzz-decoder") / "small.gguf", llama_weights()))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(argv=decoder_argument_lists())
+def test_random_decoder_command_lines(folder, capsys, small_decoder, argv):
+    _decided_fast(folder, capsys, argv + ["--model", small_decoder])

@@ -200,10 +200,25 @@ def test_identity_at_a_pole_is_not_reported_as_failed():
     (["conjecture", "run", "landscape", "--beta-range", "1e4", "1e4"], "700"),
     (["--max-memory", "-1"] + SIM + ["--out", "o.npz"], "--max-memory"),
     (["lost-in-the-middle", "--beta", "1", "--time-unit", "sa", "--particles", "512", "--runs", "10000"], "hours"),
+    (["phase", "--beta"] + ["3"] * 1_000_000 + ["--d", "3"], "hours"),
 ])
 def test_requests_beyond_the_limits_are_refused_before_work(capsys, work, argv, fragment):
     before = snapshot(work)
     assert fragment in run_case(capsys, argv).err
+    assert snapshot(work) == before
+
+
+def test_decoder_requests_beyond_the_limits_are_refused_before_work(capsys, work):
+    """A decoder forward pass is costed before it runs (work and memory of every block and head)."""
+    pytest.importorskip("gguf")
+    from tests.numerics.decoder_support import llama_weights, write_llama_gguf
+
+    model = str(write_llama_gguf(work / "small.gguf", llama_weights()))
+    before = snapshot(work)
+    for argv, fragment in ((["--max-hours", "1e-12", "decoder", "tokens", "--text", "the inn"], "hours"),
+                           (["--max-memory", "1e-9", "decoder", "flow", "--text", "the inn"], "memory"),
+                           (["--max-hours", "1e-9", "decoder", "bench", "--n", "32", "--repeats", "100"], "hours")):
+        assert fragment in run_case(capsys, argv + ["--model", model]).err
     assert snapshot(work) == before
 
 

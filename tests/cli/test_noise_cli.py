@@ -6,16 +6,16 @@ from tests.cli.helpers import bad, run_json
 
 
 def test_phase_json_kuramoto(capsys):
-    out = run_json(capsys, ["phase", "--beta", "0", "--d", "2", "--noise", "0.25"])
-    assert out["critical_noise"] == 0.5 and out["transition"] == "continuous"
+    out = run_json(capsys, ["phase", "--beta", "0", "--d", "2", "--noise", "0.25", "--modes", "1"])
+    assert out["linear_stability_threshold"] == 0.5 and out["transition"] == "continuous"
     assert abs(out["branch_at"][0]["r"] - 0.831462024754257) < 1e-9
 
 
 def test_phase_plot_and_particles(capsys, tmp_path):
     png = tmp_path / "phase.png"
-    out = run_json(capsys, ["phase", "--beta", "3", "--noise", "1.0", "--particles", "30", "--t-end", "2",
+    out = run_json(capsys, ["phase", "--beta", "3", "--noise", "1.0", "--modes", "1", "--particles", "30", "--t-end", "2",
                             "--dt", "0.05", "--plot", str(png)])
-    assert out["transition"] == "discontinuous" and out["fold"][0] > out["critical_noise"]
+    assert out["transition"] == "discontinuous" and out["fold"]["D"] > out["linear_stability_threshold"]
     assert png.stat().st_size > 10_000 and len(out["particles"]) == 2
 
 
@@ -140,7 +140,7 @@ def test_kuramoto_noise_reaches_the_bessel_root_reproducibly(capsys, tmp_path):
     png = tmp_path / "k.png"
     out = _kuramoto(capsys, "--noise", "0.25", "--plot", str(png))
     pred = out["prediction"]
-    assert pred["critical_noise"] == 0.5 and pred["coupling_K"] == 1.0
+    assert pred["linear_stability_threshold"] == 0.5 and pred["coupling_K"] == 1.0
     assert abs(pred["r"] - 0.831462024754257) < 1e-9
     # finite n = 300: |mean x| fluctuates by ~0.015 per frame; the late average is within 0.05 of the root
     assert abs(out["r_late_mean"] - pred["r"]) < 0.05
@@ -173,7 +173,8 @@ def test_kuramoto_noise_bad_input(capsys):
 def test_phase_pde_shows_hysteresis_on_s2(capsys):
     """beta = 3, d = 3 (discontinuous): at D between D_c and the fold the S^2 PDE keeps a clustered start clustered
     (on the stable branch) and a near-uniform start uniform."""
-    out = run_json(capsys, ["phase", "--beta", "3", "--d", "3", "--noise", "0.79", "--pde", "8", "--pde-t-end", "20"])
+    out = run_json(capsys, ["phase", "--beta", "3", "--d", "3", "--noise", "0.79", "--pde", "8", "--pde-t-end", "20",
+                            "--modes", "1"])
     states = {p["start"]: p for p in out["pde"]}
     assert abs(states["clustered"]["r"] - out["branch_at"][0]["r"]) < 5e-3     # truncation at L = 8
     assert states["uniform"]["r"] < 0.5 * states["uniform"]["r_start"]
@@ -212,5 +213,96 @@ def test_phase_checks_the_pde_request_before_any_particle_run(capsys, monkeypatc
 
 def test_phase_at_tiny_beta_is_the_beta_zero_limit(capsys):
     """--beta 1e-300 at d = 3 used to raise OverflowError (b^{-d/2} in the couplings): now D_c = 1/d."""
-    out = run_json(capsys, ["phase", "--beta", "1e-300", "--d", "3"])
-    assert out["critical_noise"] == pytest.approx(1 / 3, rel=1e-12)
+    out = run_json(capsys, ["phase", "--beta", "1e-300", "--d", "3", "--modes", "1"])
+    assert out["linear_stability_threshold"] == pytest.approx(1 / 3, rel=1e-12)
+
+
+# -- phase: the global transition (issue 28) and its conventions (issue 32) -------------------------------------
+@pytest.mark.parametrize("d", [2, 3])
+def test_phase_at_beta_star_is_continuous(capsys, d):
+    """At beta = beta*(d) exactly `phase` used to end in a ZeroDivisionError traceback; the papers count the
+    point as continuous."""
+    from numerics.cli import main
+    from theory.noise import discontinuity_threshold
+
+    assert main(["phase", "--d", str(d), "--beta", repr(discontinuity_threshold(d))]) == 0
+    out = capsys.readouterr().out
+    assert "continuous (beta = beta*" in out and "discontinuous (first order)" not in out.splitlines()[4]
+
+
+def test_phase_names_the_linear_stability_threshold_and_the_coupling(capsys):
+    """D_c is the linear-stability threshold (not "critical noise"), and the output states K = 1/(2D)."""
+    from numerics.cli import main
+
+    assert main(["phase", "--beta", "3", "--d", "3", "--modes", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "linear-stability threshold D_c" in out and "critical noise" not in out
+    assert "K = 1/(2D)" in out and "K_# = 1/(2 D_c)" in out
+    js = run_json(capsys, ["phase", "--beta", "3", "--d", "3", "--modes", "1"])
+    assert js["coupling_threshold"] * js["linear_stability_threshold"] == pytest.approx(0.5, rel=1e-14)
+    assert js["coupling_first_order"] < js["coupling_threshold"]          # K_c < K_# above beta*
+
+
+def test_phase_prints_the_refined_fold_with_its_accuracy(capsys):
+    """The fold used to be the largest D of the continuation grid (up to 5e-5 relative low); now it is refined
+    and printed with its accuracy, and lies above every grid point."""
+    from numerics.noise.stationary import stationary_branch
+
+    js = run_json(capsys, ["phase", "--beta", "3", "--d", "3", "--modes", "1"])
+    grid = stationary_branch(3, 3.0, L=32, points=80, r_max=0.99)
+    assert js["fold"]["D"] > grid.D.max() * (1 + 1e-6)
+    assert 0 < js["fold"]["accuracy"] < 1e-10 * js["fold"]["D"]
+    first = js["first_order_noise"]
+    assert js["linear_stability_threshold"] < first["D"] < js["fold"]["D"] and first["accuracy"] < 1e-10
+
+
+def test_phase_several_betas_print_a_table_and_draw_the_diagram(capsys, tmp_path):
+    png = tmp_path / "diagram.png"
+    js = run_json(capsys, ["phase", "--beta", "1", "3", "--d", "2", "--modes", "2", "--plot", str(png)])
+    assert [b["beta"] for b in js["betas"]] == [1.0, 3.0] and png.stat().st_size > 10_000
+    low, high = (b["modes"][0] for b in js["betas"])
+    assert low["type"] == "continuous" and low["first_order_noise"]["D"] == low["linear_stability_threshold"]
+    assert high["type"] == "discontinuous" and high["first_order_noise"]["D"] > high["linear_stability_threshold"]
+    assert [m["mode"] for m in js["betas"][1]["modes"]] == [1, 2]
+
+
+def test_phase_rejects_bad_new_options(capsys):
+    assert "one --beta" in bad(capsys, ["phase", "--beta", "1", "2", "--noise", "0.3"])
+    assert "modes" in bad(capsys, ["phase", "--beta", "1", "--modes", "0"])
+    assert "modes" in bad(capsys, ["phase", "--beta", "1", "--modes", "9"])
+    assert "beta" in bad(capsys, ["phase", "--beta", "1", "nan"])
+    many = ["phase", "--beta"] + ["3"] * 1_000_000 + ["--d", "3"]
+    assert "would take about" in bad(capsys, many)
+
+
+def test_fokker_planck_names_the_linear_stability_threshold(capsys):
+    js = run_json(capsys, ["fokker-planck", "--beta", "2", "--noise", "0.3", "--L", "4", "--t-end", "1"])
+    assert js["linear_stability_threshold"] == pytest.approx(0.487191, rel=1e-5) and "critical_noise" not in js
+
+
+def test_noisy_sweep_plots_overlay_the_noise_transitions(capsys, tmp_path, monkeypatch):
+    """A (beta, noise) sweep of usa: the phase diagram carries D_c(beta), the fold and the first-order noise;
+    curves against noise at beta = 3 carry vertical lines at the same noises; --no-theory removes them."""
+    pytest.importorskip("zarr")
+    import numerics.sweeps.plotting as P
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[model]\nmodel = "usa"\nd = 2\nn = 40\n[sweep]\nbeta = [1.0, 3.0]\nnoise = [0.5, 1.0, 1.4]\n'
+                    'seeds = 1\n[run]\nt_end = 2.0\ndt = 0.1\nframes = 3\n[observables]\norder_parameter = {}\n')
+    store = tmp_path / "s.zarr"
+    run_json(capsys, ["sweep", "run", str(spec), "--store", str(store), "--scheduler", "synchronous"])
+    labels = {}
+
+    def keep(fig, path):
+        labels[path] = [line.get_label() for ax in fig.axes for line in ax.get_lines()]
+        return P.atomic_write(path, lambda tmp: fig.savefig(tmp, format="png"), suffix=".png")
+
+    monkeypatch.setattr(P, "_save", keep)
+    for argv in (["--x", "beta", "--y", "noise"], ["--x", "noise", "--sel", "beta=3"]):
+        out = tmp_path / f"{argv[1]}.png"
+        run_json(capsys, ["sweep", "plot", str(store), *argv, "--value", "order_parameter", "--out", str(out)])
+        text = " ".join(labels[str(out)])
+        assert "linear-stability threshold" in text and "first-order noise" in text and "fold" in text
+        run_json(capsys, ["sweep", "plot", str(store), *argv, "--value", "order_parameter", "--out", str(out),
+                          "--no-theory"])
+        assert not any("threshold" in label for label in labels[str(out)])

@@ -110,12 +110,12 @@ def stationary_prediction(model: str, beta: float, noise: float, time_unit: str 
     else:
         Dc = critical_noise(model, 2, beta)[0]
     if beta == 0.0:
-        return {"coupling_K": 1.0, "critical_noise": 0.5, "r": kuramoto_order_parameter(noise),
+        return {"coupling_K": 1.0, "linear_stability_threshold": 0.5, "r": kuramoto_order_parameter(noise),
                 "equation": "r = I_1(K r/D) / I_0(K r/D), K = 1 (K_c = 2D: D_c = 1/2)"}
     branch = (f"stationary branch: attnflow phase --beta {beta:g} --d 2 --noise D" if model == "usa"
               else "no stationary branch for sa (the self-consistency branch is derived for usa)")
-    return {"coupling_K": None, "critical_noise": Dc, "r": None,
-            "equation": f"beta = {beta:g} != 0: not a one-harmonic Kuramoto model; linear threshold D_c(beta) = "
+    return {"coupling_K": None, "linear_stability_threshold": Dc, "r": None,
+            "equation": f"beta = {beta:g} != 0: not a one-harmonic Kuramoto model; linear-stability threshold D_c(beta) = "
                         f"{Dc:.6g}" + (" (per unit of t' = e^beta t: e^-beta times the natural-time value)"
                                        if time_unit == "rescaled" else "") + f"; {branch}"}
 
@@ -163,7 +163,7 @@ def _run_noisy(args) -> int:
         ("integrator", f"{meta['method']} ({meta['scheme']}), dt={meta['dt']}"), ("backend", meta["backend"]),
         ("mean |r_1| over [t_end/2, t_end]", f"{payload['r_late_mean']:.6g} (std {payload['r_late_std']:.3g})"),
         ("stationary prediction r", "-" if pred["r"] is None else pred["r"]),
-        ("critical noise D_c", pred["critical_noise"]), ("prediction", pred["equation"]),
+        ("linear-stability threshold D_c", pred["linear_stability_threshold"]), ("prediction", pred["equation"]),
     ])
     text += "\n\n" + table([(traj.times[i], r[i], traj.energy[i]) for i in picks],
                              ["t", "|r_1|", f"energy ({meta['energy_normalization']})"])

@@ -11,6 +11,7 @@ from numerics.common.limits import check_array
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
 from numerics.core.ensemble_cli import add_batch_arguments, batch_requested
+from numerics.core.beta_scaling import add_beta_scaling_arguments, scaling_from_args
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.core.names import ADAPTIVE_METHODS, BACKENDS, METHODS, MODELS, TIME_UNITS
 from numerics.core.norm_options import NORM_OPTIONS, add_norm_arguments, norm_from_args, norm_summary
@@ -35,7 +36,8 @@ def add_arguments(p):
     model.add_argument("--model", choices=MODELS, help="sa (softmax) or usa (unnormalised)")
     model.add_argument("--n", type=int, help="number of particles (tokens)")
     model.add_argument("--d", type=int, help="ambient dimension (particles on S^{d-1})")
-    model.add_argument("--beta", type=float, help="inverse temperature")
+    model.add_argument("--beta", type=float, help="inverse temperature (or --beta-scaling log --gamma G)")
+    add_beta_scaling_arguments(p)
     p.add_argument("--t-end", type=float, required=True, help="final time (in --time-unit)")
     p.add_argument("--dt", type=float, help="step (layer, rk4; default 0.05); initial step hint for adaptive")
     p.add_argument("--method", choices=METHODS, default="rk4",
@@ -45,7 +47,7 @@ def add_arguments(p):
     p.add_argument("--normalize", action="store_true", help="renormalise the rows of --init instead of rejecting")
     p.add_argument("--matrices", metavar="FILE.npz", help="attention matrices: arrays Q, K and/or V (d x d; "
                    "missing ones are the identity), used as given: scores beta <Q x, K y>, no 1/sqrt(d) (--heads "
-                   "scales by 1/sqrt(k); docs/conventions.md, section 7)")
+                   "scales by 1/sqrt(k); docs/conventions.md, section 11)")
     p.add_argument("--heads", metavar="FILE.npz", help="several heads: arrays Q, K, V, W each (H, k, d) "
                    "(scores beta <Q_h x, K_h y>/sqrt(k); optional scalar 'scale' replaces 1/sqrt(k): one head with "
                    "scale 1 and W = I is --matrices, whose Q, K are used as given)")
@@ -133,7 +135,8 @@ def run(args) -> int:
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in ("model", "n", "d", "beta", "init", "dt", "matrices", "kernel",
                                                             "heads", "mlp", "schedule", "causal", "batch", "betas",
-                                                            "seeds", "alibi", "rope", "positions")
+                                                            "seeds", "alibi", "rope", "positions", "beta_scaling",
+                                                            "gamma")
                  + NORM_OPTIONS if getattr(args, k) is not None]
         if given:
             raise InputError(f"--resume continues with the parameters saved in {args.resume}; "
@@ -146,7 +149,8 @@ def run(args) -> int:
 
         return run_batch(args, wall_start, parse_save_times)
     else:
-        missing = [f"--{k}" for k in ("model", "beta") if getattr(args, k) is None]
+        missing = [f"--{k}" for k in ("model", "beta") if getattr(args, k) is None
+                   and not (k == "beta" and args.beta_scaling == "log")]
         if args.init is None:
             missing += [f"--{k}" for k in ("n", "d") if getattr(args, k) is None]
         if missing:
@@ -155,8 +159,9 @@ def run(args) -> int:
         d = X0.shape[1] if X0 is not None else args.d
         mats = load_attention_matrices(args.matrices, d if isinstance(d, int) and d >= 2 else None) \
             if args.matrices else {}
-        model = Model(kind=args.model, beta=args.beta, kernel=kernel_from_args(args), time_unit=args.time_unit,
-                      noise=args.noise, **mats, **architecture_from_args(args), **norm_from_args(args))
+        model = Model(kind=args.model, **scaling_from_args(args), kernel=kernel_from_args(args),
+                      time_unit=args.time_unit, noise=args.noise, **mats, **architecture_from_args(args),
+                      **norm_from_args(args))
         dt = args.dt if (args.dt is not None or args.method in ADAPTIVE_METHODS) else 0.05
         noise_seed = args.seed if args.noise_seed is None else args.noise_seed
         solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
@@ -182,6 +187,7 @@ def run(args) -> int:
     norm_error = float(np.max(np.abs(np.linalg.norm(traj.X, axis=2) - 1.0)))
     payload = {
         "out": args.out, "n": meta["n"], "d": meta["d"], "beta": meta["beta"], "model": meta["model"],
+        **({"beta_scaling": meta["beta_scaling"], "gamma": meta["gamma"]} if "beta_scaling" in meta else {}),
         "method": meta["method"], "noise": meta.get("noise") or None,
         "noise_seed": meta.get("noise_seed"), "backend": meta.get("backend"), "time_unit": meta["time_unit"],
         "kernel": (meta.get("kernel") or {}).get("expr"),

@@ -8,6 +8,7 @@ import numpy as np
 
 from numerics.common.plots import save_figure
 from numerics.common.errors import EXP_BETA_MAX, InputError, require_int, require_real
+from numerics.core.beta_scaling import add_beta_scaling_arguments, beta_from_args
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.core.names import MODELS
 from numerics.critical.names import CONFIGS
@@ -30,6 +31,7 @@ def add_arguments(p):
     p.add_argument("--n", type=int, help="number of particles")
     p.add_argument("--d", type=int, help="ambient dimension (sphere S^{d-1})")
     p.add_argument("--beta", type=float, help=f"inverse temperature, |beta| <= {EXP_BETA_MAX:g} for the attention kernel (e^{{beta s}} is evaluated unscaled)")
+    add_beta_scaling_arguments(p)
     p.add_argument("--model", choices=MODELS, default="usa",
                    help="dynamics for unstable_rate (default usa = n grad E; sa = (n^2/Z_i) grad_i E)")
     p.add_argument("--search", action="store_true", help="Newton from --starts random starts; distinct critical points")
@@ -100,9 +102,19 @@ def _configuration(args):
 ARCHITECTURE_FLAGS = ("heads", "mlp", "causal", "schedule")
 
 
+def _scaled_beta(args):
+    """``--beta-scaling log --gamma G``: beta = G log n, n the tokens of the configuration (``--n`` for --search)."""
+    if args.sweep:
+        raise InputError("--sweep-beta sweeps beta itself; it does not combine with --beta-scaling/--gamma")
+    n = args.n if args.search else _configuration(args).shape[0]
+    return beta_from_args(args, n)
+
+
 def run(args) -> int:
     from numerics.critical.report import closed_form_comparison, critical_point_report
 
+    if args.beta_scaling is not None or args.gamma is not None:  # beta = gamma log n of the configuration
+        args.beta = _scaled_beta(args)
     if any(getattr(args, f, None) for f in ARCHITECTURE_FLAGS):
         return _run_architecture(args)
     if args.symmetry_modes is not None:

@@ -25,7 +25,7 @@ def add_arguments(p):
     p.add_argument("--attention", required=True, choices=ATTENTIONS)
     p.add_argument("--d", required=True, type=int, help="dimension of the token space R^d")
     p.add_argument("--A", help="JSON d x d matrix A = K^T Q (softmax, sinkhorn), used as given (no 1/sqrt(d); "
-                   "--heads divides by sqrt(k): docs/conventions.md, section 7)")
+                   "--heads divides by sqrt(k): docs/conventions.md, section 11)")
     p.add_argument("--V", help="JSON d x d value matrix (required unless --heads)")
     p.add_argument("--heads", metavar="FILE.npz", help="softmax only: several heads, arrays Q, K, V, W each "
                    "(H, k, d); head h has A_h = K_h^T Q_h / sqrt(k) and value map W_h^T V_h, velocities summed")

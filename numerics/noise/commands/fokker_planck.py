@@ -99,7 +99,7 @@ def run(args) -> int:
 
     Dc = critical_noise(args.model, 3, beta)[0]
     payload = {"beta": beta, "noise": D, "model": args.model, "L": L, "start": args.start, "t_end": t_end,
-               "critical_noise": Dc, "rates": rows, "rates_note": linear_note, "final_r": float(r[-1]),
+               "linear_stability_threshold": Dc, "rates": rows, "rates_note": linear_note, "final_r": float(r[-1]),
                "branch_r": branch, "mass_drift": hist.mass_drift,
                "final_power": hist.power()[-1].tolist(), "solver": hist.meta,
                "rates_note_fit": "each coefficient is fitted over its frames with M = max |c_lm| < threshold and "
@@ -107,7 +107,7 @@ def run(args) -> int:
                                  "is slaved to them); '-' where fewer than 5 such frames exist"}
     if args.plot:
         payload["plot"] = _plot(hist, args.plot, payload)
-    text = key_values([("model", args.model), ("beta", beta), ("noise D", D), ("critical noise D_c", Dc),
+    text = key_values([("model", args.model), ("beta", beta), ("noise D", D), ("linear-stability threshold D_c", Dc),
                        ("degree L", L), ("start", args.start), ("t_end", t_end),
                        ("integrator", f"{hist.meta['integrator']}, h = {hist.meta['step']:.4g}"),
                        ("grid (lat x lon)", f"{hist.meta['n_lat']} x {hist.meta['n_lon']}"),

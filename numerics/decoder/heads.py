@@ -1,0 +1,219 @@
+"""A decoder's heads as attnflow parameters, their effective inverse temperature, rotary and value structure.
+
+**From the block to unit tokens.** Write a token of the residual stream as x = r u, |u| = 1. The attention of a
+``llama`` block reads y = RMSNorm(x) = g * x / sqrt(|x|^2 / d + eps) = sqrt(d) G u / sqrt(1 + eps d / r^2) with
+G = diag(g); for r^2 >> eps d (r >= 2 in SmolLM2, eps d = 0.006) y = sqrt(d) G u. So query head h (key/value
+head g(h) = floor(h / (H / H_kv))) scores
+
+    <W_q^h y_i, W_k^g y_j> / sqrt(k) = (d / sqrt(k)) <Q_h u_i, K_h u_j>,   Q_h = W_q^h G,  K_h = W_k^g G,
+
+and moves the direction u_i, to first order in the update, by (sqrt(d) / r_i) P_{u_i}( O_h V_h a_i^h ) with
+V_h = W_v^g G, O_h = W_o[:, h k:(h+1) k] and a_i^h the attention average of the u_j. In attnflow's layout
+(:class:`numerics.core.blocks.MultiHead`) the layer is the heads (Q_h, K_h, V_h, W_h = s O_h^T) with score
+scale d / sqrt(k), beta = 1 and speed s = sqrt(d) / r (:func:`layer_heads`). The rotary rotation of the
+queries and keys (scores <Q_h u_i, R_{j-i} K_h u_j>) and the MLP are not in this picture. For the ``gpt2``
+family the LayerNorm also centres: G is replaced by G C, C = I - 11^T / d, and its biases are dropped.
+
+**Per head** (:func:`head_reports`):
+
+- the score map S_h = (d / sqrt(k)) Q_h^T K_h; ``beta_spec`` = |S_h|_2 (the largest inverse temperature the
+  head reaches on unit tokens), ``beta_iso`` = tr(S_h) / d (the nearest multiple of the identity, attnflow's
+  Q^T K = beta I), as in :mod:`numerics.trained.heads`;
+- the spectrum of sym(A_h), A_h = K_h^T Q_h d / sqrt(k): k positive and k negative eigenvalues by structure
+  (signature (k, k), :func:`sym_spectrum`), their extremes and the dominant side
+  (CACP arXiv 2501.18322, Gaussian picture);
+- the rotary structure: pair p of the head (coordinates p and p + k/2) turns by theta_p = base^{-2p/k} per
+  position; its share of the head's scores is w_p = |Q_h rows p, p+k/2|_F |K_h rows p, p+k/2|_F / sum_p w_p.
+  ``rotary_slow_share`` is the share of pairs that turn by less than 2 pi over the model's context
+  (wavelength 2 pi / theta_p >= context): the position-blind part that attnflow's flow keeps;
+- the value-output map M_h = s O_h V_h (d x d, rank <= k): spectral radius, the leading eigenvalue (largest
+  modulus), how many of its k nonzero eigenvalues have positive and negative real part (computed on the k x k
+  matrix V_h s O_h, which has the same nonzero eigenvalues).
+
+**Per layer** (:func:`layer_values`): M = sum_h M_h and its eigenvalue of largest real part with eigenvector e
+(the direction a residual update x <- x + M x amplifies most; the power-method picture of Li and Altafini,
+arXiv 2605.25619), and the Rayleigh rate rho = <c, M c> at the mean token direction c: near a cluster at c the
+tangent differences of attnflow's flow shrink like e^{-rho t} (:mod:`numerics.decoder.predictions`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from numerics.core.blocks import MultiHead
+from numerics.decoder.forward import rotary_frequencies
+from numerics.decoder.weights import BlockWeights, Decoder
+from numerics.trained.heads import blowup_time, classify
+
+
+def _fold(model: Decoder, w: BlockWeights, W: np.ndarray) -> np.ndarray:
+    """W F for the attention input map y = sqrt(d) F u: F = G (llama), G C (gpt2, C = I - 11^T / d)."""
+    WG = W * w.attn_norm_g[None, :]
+    if model.config.family == "llama":
+        return WG
+    return WG - WG.mean(axis=1, keepdims=True)
+
+
+def head_blocks(model: Decoder, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(Q, K, V, O^T), each (H, k, d): layer ``layer``'s (0-based) heads on unit tokens, key/value heads
+    repeated for their query heads (module docstring); O^T is without the speed s."""
+    cfg = model.config
+    w = model.blocks[layer]
+    k, H = cfg.d_head, cfg.heads
+    Q = _fold(model, w, w.Wq).reshape(H, k, cfg.d)
+    Kg = _fold(model, w, w.Wk).reshape(cfg.kv_heads, k, cfg.d)
+    Vg = _fold(model, w, w.Wv).reshape(cfg.kv_heads, k, cfg.d)
+    groups = [cfg.kv_head(h) for h in range(H)]
+    O = w.Wo.T.reshape(H, k, cfg.d)
+    return Q, Kg[groups], Vg[groups], O
+
+
+def layer_heads(model: Decoder, layer: int, speed: float) -> MultiHead:
+    """Layer ``layer``'s heads as :class:`MultiHead` (W_h = speed O_h^T, score scale d / sqrt(k), beta = 1)."""
+    Q, K, V, O = head_blocks(model, layer)
+    return MultiHead(Q, K, V, speed * O, scale=model.config.d / np.sqrt(model.config.d_head))
+
+
+def speed_of(states: np.ndarray, d: int) -> float:
+    """s = sqrt(d) / r with r the median token norm of ``states`` (n, d) (robust to a massive first token)."""
+    return float(np.sqrt(d) / np.median(np.linalg.norm(states, axis=1)))
+
+
+@dataclass(frozen=True)
+class DecoderHeadReport:
+    """One head as attnflow sees it (module docstring for every quantity)."""
+
+    layer: int
+    head: int
+    kv_head: int
+    speed: float
+    beta_spec: float
+    beta_iso: float
+    isotropy: float
+    sym_positive: int
+    sym_negative: int
+    lambda_max: float
+    lambda_min: float
+    blowup_time: float | None
+    label: str
+    rotary_slow_share: float | None
+    value_radius: float
+    value_leading_real: float
+    value_leading_imag: float
+    value_positive: int
+    value_negative: int
+    value_trace: float
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def rotary_shares(Qh: np.ndarray, Kh: np.ndarray) -> np.ndarray:
+    """w_p, p < k/2: the share of rotary pair p (rows p and p + k/2) in the head's scores (module docstring)."""
+    half = Qh.shape[0] // 2
+    qn = np.sqrt(np.sum(Qh[:half] ** 2, axis=1) + np.sum(Qh[half:] ** 2, axis=1))
+    kn = np.sqrt(np.sum(Kh[:half] ** 2, axis=1) + np.sum(Kh[half:] ** 2, axis=1))
+    w = qn * kn
+    return w / w.sum()
+
+
+def sym_spectrum(Qh: np.ndarray, Kh: np.ndarray, scale: float) -> np.ndarray:
+    """The 2k eigenvalues (ascending) of sym(A), A = scale K_h^T Q_h, that can be nonzero, from a 2k x 2k matrix.
+
+    sym(A) = B^T J B scale / 2 with B = [K_h; Q_h] (2k x d) and J = [[0, I], [I, 0]], whose nonzero eigenvalues are
+    those of J (B B^T) scale / 2 (2k x 2k; similar to a symmetric matrix, so real). O(k^2 d) instead of the
+    O(d^3) of :func:`numerics.trained.heads.sym_eigenvalues`, which the tests compare it with.
+    """
+    k = Qh.shape[0]
+    B = np.vstack([Kh, Qh])
+    G = B @ B.T
+    JG = np.vstack([G[k:], G[:k]])
+    return np.sort(np.linalg.eigvals(0.5 * scale * JG).real)
+
+
+def value_spectrum(Vh: np.ndarray, Wh: np.ndarray) -> np.ndarray:
+    """The k nonzero-candidate eigenvalues of M_h = W_h^T V_h (d x d), from the k x k matrix V_h W_h^T."""
+    return np.linalg.eigvals(Vh @ Wh.T)
+
+
+def score_norms(Qh: np.ndarray, Kh: np.ndarray) -> tuple[float, float, float]:
+    """(|Q_h^T K_h|_2, |Q_h^T K_h|_F, tr(Q_h^T K_h)) through k x k matrices: with thin QR factorisations
+    Q_h^T = A R and K_h^T = B T, Q_h^T K_h = A (R T^T) B^T has the singular values of R T^T."""
+    R = np.linalg.qr(Qh.T, mode="r")
+    T = np.linalg.qr(Kh.T, mode="r")
+    core = R @ T.T
+    return float(np.linalg.norm(core, 2)), float(np.linalg.norm(core)), float(np.sum(Qh * Kh))
+
+
+def head_reports(model: Decoder, layer: int, speed: float) -> list[DecoderHeadReport]:
+    """:class:`DecoderHeadReport` of every query head of ``layer`` (0-based) with speed s (module docstring)."""
+    cfg = model.config
+    Q, K, V, O = head_blocks(model, layer)
+    scale = cfg.d / np.sqrt(cfg.d_head)
+    slow = None if cfg.rope_base is None else 2 * np.pi / rotary_frequencies(cfg.d_head, cfg.rope_base) >= cfg.context
+    out = []
+    for h in range(cfg.heads):
+        spec, frob, trace = (scale * v for v in score_norms(Q[h], K[h]))
+        eigs = sym_spectrum(Q[h], K[h], scale)
+        label, pos, neg = classify(eigs)
+        ev = value_spectrum(V[h], speed * O[h])
+        lead = ev[np.argmax(np.abs(ev))]
+        out.append(DecoderHeadReport(
+            layer=layer + 1, head=h, kv_head=cfg.kv_head(h), speed=speed, beta_spec=spec, beta_iso=trace / cfg.d,
+            isotropy=trace / (np.sqrt(cfg.d) * frob), sym_positive=pos, sym_negative=neg,
+            lambda_max=float(eigs.max()), lambda_min=float(eigs.min()), blowup_time=blowup_time(eigs), label=label,
+            rotary_slow_share=None if slow is None else float(rotary_shares(Q[h], K[h])[slow].sum()),
+            value_radius=float(np.abs(ev).max()), value_leading_real=float(lead.real),
+            value_leading_imag=float(lead.imag), value_positive=int(np.sum(ev.real > 0)),
+            value_negative=int(np.sum(ev.real < 0)), value_trace=float(np.sum(ev.real))))
+    return out
+
+
+@dataclass(frozen=True)
+class LayerValues:
+    """The layer's value-output map M = sum_h M_h (speed included) and what the theory reads from it."""
+
+    layer: int
+    speed: float
+    leading: complex          # eigenvalue of largest real part
+    radius: float             # spectral radius of M
+    rayleigh: float           # rho = <c, M c> at the mean token direction c
+    basis: np.ndarray         # (d, 1) or (d, 2): orthonormal basis of the leading real invariant subspace
+
+    def to_dict(self) -> dict:
+        return {"layer": self.layer, "speed": self.speed, "leading_real": self.leading.real,
+                "leading_imag": self.leading.imag, "radius": self.radius, "rayleigh": self.rayleigh,
+                "leading_dimension": int(self.basis.shape[1])}
+
+
+def value_map(model: Decoder, layer: int, speed: float) -> np.ndarray:
+    """M = speed sum_h O_h V_h (d x d) of ``layer`` (0-based)."""
+    _, _, V, O = head_blocks(model, layer)
+    return speed * np.einsum("hkd,hke->de", O, V)
+
+
+def layer_values(model: Decoder, layer: int, speed: float, U: np.ndarray) -> LayerValues:
+    """:class:`LayerValues` of ``layer`` (0-based) for unit tokens U (n, d) at its input (module docstring)."""
+    M = value_map(model, layer, speed)
+    ev, vecs = np.linalg.eig(M)
+    i = int(np.argmax(ev.real))
+    v = vecs[:, i]
+    B = np.column_stack([v.real, v.imag]) if abs(ev[i].imag) > 1e-12 * abs(ev[i]) else v.real[:, None]
+    B, _ = np.linalg.qr(B)
+    c = U.mean(axis=0)
+    c = c / np.linalg.norm(c)
+    return LayerValues(layer + 1, speed, complex(ev[i]), float(np.abs(ev).max()), float(c @ M @ c), B)
+
+
+def alignment(U: np.ndarray, basis: np.ndarray) -> float:
+    """Mean over tokens of |P_B u_i|, the length of the projection of the unit token on span(B)."""
+    return float(np.mean(np.linalg.norm(U @ basis, axis=1)))
+
+
+def random_alignment(d: int, dim: int, samples: int = 4096, seed: int = 0) -> float:
+    """The same mean for uniformly random unit vectors and a fixed dim-dimensional subspace (the baseline)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((samples, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return float(np.mean(np.linalg.norm(X[:, :dim], axis=1)))

@@ -1,0 +1,194 @@
+"""Low-temperature concentration of the mean-field consensus flow (Alcalde, Bungert, Riedl, Roith, arXiv 2605.10931).
+
+The flow is the consensus form of :mod:`numerics.rd.consensus` for a measure mu_t on R^d:
+
+    dz/dt = V (m_beta[mu_t](z) - z),   m_beta[mu](z) = int y e^{beta y^T A z} dmu(y) / int e^{beta y^T A z} dmu(y).
+
+At zero temperature m is the maximiser T(z) of y^T A z over the support; with A = V = I and mu_0 uniform on the
+unit disc, T(z) = z/|z| and every point moves straight to the circle: |z(t)| = 1 - e^{-t}(1 - |z_0|), so
+W_2(mu_t, T#mu_0) = e^{-t}/sqrt(6) (T#mu_0 is the uniform measure on the circle). At finite beta the circle is
+only metastable: this module measures how close mu_t gets to T#mu_0 and when, and the terminal phase set by V.
+
+Routes (derivations in ``proofs_notes/meanfield-low-temperature-*.md``):
+
+- :func:`radial_flow`: the rotation-invariant mean field reduced exactly to its radial law. With rings of radii
+  s_k and equal masses, m_beta(r e) = e sum_k s_k I_1(beta r s_k) / sum_k I_0(beta r s_k), so
+  dr/dt = g(r) - r (V = A = I; Bessel functions as i0e, i1e: no overflow);
+- :func:`ring_particles`: the same measure as rings of equally spaced points, moved by the 2-D consensus field of
+  :func:`numerics.rd.consensus.integrate_flow` (no symmetry used in the field);
+- :func:`consensus_gaussian_moments`: for mu_0 = N(alpha, Sigma) the flow keeps mu_t Gaussian (m is affine,
+  m(z) = alpha + beta Sigma A z), d alpha/dt = beta V Sigma A alpha, d Sigma/dt = J Sigma + Sigma J^T with
+  J = V(beta Sigma A - I); for small beta Sigma the spread decays like e^{-tV} Sigma e^{-tV^T}: the terminal
+  phase is set by the spectrum of V.
+
+Verified by: meanfield.low-temperature-concentration, meanfield.low-temperature-terminal.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from numerics.common.errors import InputError, require_int, require_real
+from numerics.common.limits import check_work, steps_of
+
+
+def radial_defect(Z: np.ndarray) -> float:
+    """sqrt(mean_i (1 - |z_i|)^2): for a rotation-invariant measure this is W_2(mu, uniform on the unit circle)
+    (the radial projection is pointwise the nearest point of the circle and maps mu to that measure)."""
+    r = np.linalg.norm(np.asarray(Z, float), axis=1)
+    return float(np.sqrt(np.mean((1.0 - r) ** 2)))
+
+
+def zero_temperature_defect(t) -> np.ndarray:
+    """W_2(mu_t, T#mu_0) = e^{-t} / sqrt(6) of the zero-temperature flow from the uniform disc (E(1-|z_0|)^2 = 1/6)."""
+    return np.exp(-np.asarray(t, float)) / math.sqrt(6.0)
+
+
+#: stretching of the radial mass grid toward the edge r = 1 (smallest ring spacing about a / (2 m (e^a - 1)))
+EDGE_STRETCH = 8.0
+
+
+def disc_rings(m: int, stretch: float = EDGE_STRETCH) -> tuple[np.ndarray, np.ndarray]:
+    """m rings of the uniform disc crowding toward the edge, where the boundary layer of width ~1/beta forms:
+    mass coordinate u = r^2 = 1 - (e^{a(1 - v)} - 1)/(e^a - 1) at the mid-points v of (0, 1); returns (radii,
+    masses) with masses du (summing to 1)."""
+    v = (np.arange(m) + 0.5) / m
+    a = stretch
+    u = 1.0 - np.expm1(a * (1.0 - v)) / math.expm1(a)
+    du = a * np.exp(a * (1.0 - v)) / math.expm1(a) / m
+    return np.sqrt(u), du / du.sum()
+
+
+@functools.lru_cache(maxsize=1)
+def _bessel_table():
+    """Cubic splines of log i0e(x) and i1e(x)/i0e(x) in log x on [1e-8, 1e7] (6000 nodes; relative error below
+    1e-10, checked against scipy.special in the tests); below 1e-8 the series values are used."""
+    from scipy.interpolate import CubicSpline
+    from scipy.special import i0e, i1e
+
+    lx = np.linspace(math.log(1e-8), math.log(1e7), 6000)
+    x = np.exp(lx)
+    return CubicSpline(lx, np.log(i0e(x))), CubicSpline(lx, i1e(x) / i0e(x))
+
+
+def bessel_i0e_ratio(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(i0e(x), I_1(x)/I_0(x)) for x >= 0 from :func:`_bessel_table` (x < 1e-8: 1 - x and x/2)."""
+    log_i0e, ratio = _bessel_table()
+    x = np.asarray(x, float)
+    small = x < 1e-8
+    lx = np.log(np.where(small, 1.0, x))
+    return np.where(small, 1.0 - x, np.exp(log_i0e(lx))), np.where(small, 0.5 * x, ratio(lx))
+
+
+def radial_velocity(r: np.ndarray, w: np.ndarray, beta: float) -> np.ndarray:
+    """g(r_i) - r_i with g(r) = sum_k w_k s_k I_1(beta r s_k) / sum_k w_k I_0(beta r s_k), s = r (the current
+    rings, masses w). I_nu(x) = i_nu_e(x) e^{x}; the factor e^{beta r_i s_k - beta r_i max s} cancels."""
+    x = beta * np.outer(r, r)
+    e0, q = bessel_i0e_ratio(x)
+    e = w[None, :] * e0 * np.exp(x - x.max(axis=1, keepdims=True))
+    return (e * q) @ r / e.sum(axis=1) - r
+
+
+def radial_time_step(beta: float) -> float:
+    """RK4 step: rings near the origin leave it at rate about beta E[s^2]/2 - 1 <= beta/4 (stability needs
+    h lambda < 2.78); the rest of the dynamics has rates of order 1."""
+    return min(0.05, 2.0 / (beta / 4.0 + 1.0))
+
+
+def radial_flow(beta: float, rings: int, t_end: float, saves: int = 201, *, stretch: float = EDGE_STRETCH,
+                progress: Callable[[float, float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """RK4 of the radial reduction from the uniform disc (:func:`disc_rings`, steps :func:`radial_time_step`);
+    returns (times, W_2(mu_t, uniform measure on the circle) at each saved time)."""
+    beta = require_real(beta, "beta", minimum=0.0, strict_minimum=True)
+    rings = require_int(rings, "rings", minimum=2)
+    t_end = require_real(t_end, "t_end", minimum=0.0)
+    saves = require_int(saves, "saves", minimum=2)
+    dt = radial_time_step(beta)
+    check_work(4.0 * (steps_of(t_end, dt) + saves) * (40.0 * rings * rings + 1e5),
+               f"the radial mean field ({rings} rings, t = {t_end:g})")
+    r, w = disc_rings(rings, stretch)
+    f = lambda y: radial_velocity(y, w, beta)  # noqa: E731
+    defect = lambda y: float(np.sqrt(w @ (1.0 - y) ** 2))  # noqa: E731
+    times = np.linspace(0.0, t_end, saves)
+    out = [defect(r)]
+    t = 0.0
+    for target in times[1:]:
+        k = max(1, math.ceil((target - t) / dt - 1e-12))
+        h = (target - t) / k
+        for _ in range(k):
+            k1 = f(r)
+            k2 = f(r + 0.5 * h * k1)
+            k3 = f(r + 0.5 * h * k2)
+            k4 = f(r + h * k3)
+            r = r + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
+        t = float(target)
+        out.append(defect(r))
+        if progress is not None:
+            progress(t, t_end)
+    return times, np.array(out)
+
+
+def ring_points(rings: int, per_ring: int, seed: int = 0,
+                stretch: float = EDGE_STRETCH) -> tuple[np.ndarray, np.ndarray]:
+    """The uniform disc as the rings of :func:`disc_rings`, each of ``per_ring`` equally spaced points turned by a
+    seeded random angle: a quadrature of mu_0 by rings * per_ring weighted points. Returns (points, masses)."""
+    rng = np.random.default_rng(seed)
+    r, w = disc_rings(rings, stretch)
+    phi = 2 * np.pi * (np.arange(per_ring)[None, :] / per_ring + rng.uniform(0, 1, (rings, 1)))
+    Z = np.column_stack([(r[:, None] * np.cos(phi)).ravel(), (r[:, None] * np.sin(phi)).ravel()])
+    return Z, np.repeat(w / per_ring, per_ring)
+
+
+def ring_particles(beta: float, rings: int, per_ring: int, t_end: float, saves: int = 201, *, seed: int = 0,
+                   progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """The 2-D consensus flow (A = V = I) of the weighted points of :func:`ring_points`, RK4 with the steps of
+    :func:`radial_time_step`; returns (times, W_2(mu_t, uniform on the circle)) (weighted radial defect)."""
+    from numerics.rd.consensus import integrate_flow
+
+    Z, w = ring_points(rings, per_ring, seed)
+    defect = lambda Y: float(np.sqrt(w @ (1.0 - np.linalg.norm(Y, axis=1)) ** 2))  # noqa: E731
+    times, D = integrate_flow(Z, np.eye(2), beta, t_end, radial_time_step(beta), saves=saves, weights=w,
+                              observe=defect, progress=progress)
+    return times, np.array(D)
+
+
+def closest_approach(times: np.ndarray, D: np.ndarray) -> tuple[float, float]:
+    """(t*, D*): the minimum of the defect curve, refined by a parabola through the three points around it."""
+    i = int(np.argmin(D))
+    if 0 < i < len(D) - 1:
+        y0, y1, y2 = D[i - 1], D[i], D[i + 1]
+        h = times[i + 1] - times[i]
+        denom = y0 - 2 * y1 + y2
+        if denom > 0:
+            s = 0.5 * (y0 - y2) / denom
+            return float(times[i] + s * h), float(y1 - 0.25 * (y0 - y2) * s)
+    return float(times[i]), float(D[i])
+
+
+def consensus_gaussian_moments(alpha0, Sigma0, A, V, beta: float, t_end: float, saves: int = 101):
+    """The exact Gaussian solution of the consensus flow: (times, alpha (saves, d), Sigma (saves, d, d)) by
+    scipy's DOP853 (rtol 1e-11): d alpha/dt = beta V Sigma A alpha, d Sigma/dt = J Sigma + Sigma J^T,
+    J = V(beta Sigma A - I)."""
+    from scipy.integrate import solve_ivp
+
+    alpha0, Sigma0 = np.asarray(alpha0, float), np.asarray(Sigma0, float)
+    A, V = np.asarray(A, float), np.asarray(V, float)
+    d = alpha0.size
+    if Sigma0.shape != (d, d) or A.shape != (d, d) or V.shape != (d, d):
+        raise InputError(f"alpha0 (d,), Sigma0, A and V (d, d) must agree, d = {d}")
+    I = np.eye(d)
+
+    def rhs(t, y):
+        a, S = y[:d], y[d:].reshape(d, d)
+        J = V @ (beta * S @ A - I)
+        return np.concatenate([beta * V @ S @ A @ a, (J @ S + S @ J.T).ravel()])
+
+    times = np.linspace(0.0, t_end, saves)
+    sol = solve_ivp(rhs, (0.0, t_end), np.concatenate([alpha0, Sigma0.ravel()]), t_eval=times, method="DOP853",
+                    rtol=1e-11, atol=1e-14)
+    if not sol.success:
+        raise InputError(f"the Gaussian moment equations failed: {sol.message}")
+    return sol.t, sol.y[:d].T, sol.y[d:].T.reshape(-1, d, d)
