@@ -28,6 +28,7 @@ NOT_YET_TYPESET: list[str] = []
 ALLOWED: list[tuple[str, str, str]] = [
     ("proofs_notes/architectures-gaussian-heads.md", "delta method", "the statistical method's name"),
     ("proofs_notes/gaussian-ode-vs-particles.md", "delta", "the delta method (statistics), by name"),
+    ("proofs_notes/longcontext-fixed-query-critical-constant.md", "delta-method", "the delta method, by name"),
 ]
 
 GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "theta", "kappa", "lambda", "mu", "nu", "pi", "rho",
@@ -47,6 +48,7 @@ _NOT_PROSE = re.compile(
     r"<!--[\s\S]*?-->"  # comments and measured-number markers
     r"|(`+)[\s\S]*?\1"  # code spans and roles ({ref}`x`)
     r"|\$\$[\s\S]*?\$\$|(?<![\\$])\$[^$]+?\$"  # math
+    r"|!\[[^\]]*\]\([^)]*\)"  # an image (its alt text is plain text by nature)
     r"|\]\([^)]*\)"  # link targets (the link text stays prose)
     r"|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>,]*)?/?>"  # HTML tags
     r"|https?://\S+")
