@@ -120,14 +120,9 @@ def check_page(name: str, path: Path, out: Path) -> list[str]:
         problems.append(f"{name}: the page asked the network for {request}")
     dom = _browser(["--dump-dom"], url).stdout
     math = len(re.findall(r"<mjx-container", dom))
-    if "Math input error" in dom or "Math Processing Error" in dom or "<mjx-merror" in dom:
-        problems.append(f"{name}: MathJax reported an error")
+    problems += math_problems(name, dom)
     if math < MIN_MATH[name]:
         problems.append(f"{name}: {math} typeset formulas, expected at least {MIN_MATH[name]}")
-    body = dom[dom.find("<body"):] if "<body" in dom else dom
-    raw = _RAW_MATH.findall(_CODE.sub("", body))
-    if raw:
-        problems.append(f"{name}: {len(raw)} raw TeX delimiter(s) left untypeset ({sorted(set(raw))})")
     for src in re.findall(r'<img[^>]*\ssrc="([^"]+)"', dom):
         if src.startswith(("http:", "https:", "data:")):
             continue
@@ -140,10 +135,38 @@ def check_page(name: str, path: Path, out: Path) -> list[str]:
     return problems
 
 
+def math_problems(name: str, dom: str) -> list[str]:
+    """TeX errors and untypeset TeX delimiters in a page's DOM after MathJax ran."""
+    problems = []
+    if "Math input error" in dom or "Math Processing Error" in dom or "<mjx-merror" in dom:
+        errors = re.findall(r'<mjx-merror[^>]*data-mjx-error="([^"]*)"', dom)
+        problems.append(f"{name}: MathJax reported an error {sorted(set(errors))[:3]}")
+    body = dom[dom.find("<body"):] if "<body" in dom else dom
+    raw = _RAW_MATH.findall(_CODE.sub("", body))
+    if raw:
+        problems.append(f"{name}: {len(raw)} raw TeX delimiter(s) left untypeset ({sorted(set(raw))})")
+    return problems
+
+
+def check_math_everywhere(html: Path, skip: set[str]) -> list[str]:
+    """Every page whose HTML has math: open it and check that MathJax typeset all of it."""
+    problems = []
+    pages = [p for p in sorted(html.rglob("*.html"))
+             if str(p.relative_to(html)) not in skip and 'class="math' in p.read_text(errors="replace")]
+    for k, page in enumerate(pages, 1):
+        found = math_problems(str(page.relative_to(html)), _browser(["--dump-dom"], page.as_uri()).stdout)
+        problems += found
+        print(f"[{k}/{len(pages)}] {page.relative_to(html)}: {'ok' if not found else found}", file=sys.stderr)
+    return problems
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(DOCS / "_build" / "render"), help="output folder")
     parser.add_argument("--no-build", action="store_true", help="use an existing OUT/html")
+    parser.add_argument("--all-pages", action="store_true",
+                        help="also open every other page of the site and check its equations (no TeX error, no raw "
+                             "TeX left); slower (a few seconds per page)")
     args = parser.parse_args(argv)
     if chromium() is None:
         print("error: no chromium found (Debian: apt-get install -y chromium)", file=sys.stderr)
@@ -154,6 +177,8 @@ def main(argv=None) -> int:
     problems = [f"needs the network: {a}" for a in remote_assets(html)]
     for name, rel in PAGES.items():
         problems += check_page(name, html / rel, out)
+    if args.all_pages:
+        problems += check_math_everywhere(html, skip=set(PAGES.values()))
     for p in problems:
         print("FAIL", p)
     print("all pages render" if not problems else f"{len(problems)} problem(s)")

@@ -36,7 +36,8 @@ GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "theta", "kappa", "lambda
 RULES = {
     "braced super/subscript": re.compile(r"[\w)\]}|]\s?[\^_]\{"),
     "caret power": re.compile(r"[\w)\]}|*]\^[-\w({*]"),
-    "Greek letter as a word": re.compile(r"(?<![A-Za-z0-9\\])(?:" + "|".join(GREEK) + r")(?![A-Za-z0-9])"),
+    # (not inside a hyphenated or dotted identifier such as a claim or mutant id: multihead-critical-beta)
+    "Greek letter as a word": re.compile(r"(?<![A-Za-z0-9\\./-])(?:" + "|".join(GREEK) + r")(?![A-Za-z0-9-]|\.\w)"),
     "function call": re.compile(r"(?<![\w\\])(?:sqrt|exp|log|cos|sin)\("),
     "inner product <x, y>": re.compile(r"<\s*[A-Za-z][\w]*\s*,\s*[A-Za-z][\w]*\s*>"),
     "ASCII comparison": re.compile(r"[\w)]\s*(?:<=|>=|!=)\s*[-\w(]"),
