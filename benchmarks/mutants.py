@@ -541,9 +541,14 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("decoder-head-gain", "numerics/decoder/heads.py",
      "WG = W * w.attn_norm_g[None, :]", "WG = W * 1.0",
      "heads on unit tokens without the RMSNorm gain folded in"),
+    # -- docs/conf.py: the documentation site typesets offline ---------------------------------------------------
+    ("docs-mathjax-cdn", "docs/conf.py",
+     '    "sphinx-mathjax-offline",  # ships MathJax 3', '    # "sphinx-mathjax-offline",  # ships MathJax 3',
+     "the site loads MathJax from its CDN (no equation renders offline)"),
 ]
 
 _AREA_TESTS = {
+    "docs": ["tests/docs/test_offline_math.py"],
     "core": ["tests/numerics/test_core_field.py", "tests/numerics/test_core_integrators.py",
              "tests/numerics/test_core_adaptive_choice.py", "tests/numerics/test_core_symmetric.py",
              "tests/numerics/test_core_tiles_energy.py", "tests/numerics/test_core_overheads.py",
@@ -628,6 +633,7 @@ _FILE_AREA = {
     "numerics/decoder/forward.py": "decoder", "numerics/decoder/weights.py": "decoder",
     "numerics/decoder/gguf_reader.py": "decoder", "numerics/decoder/predictions.py": "decoder",
     "numerics/decoder/heads.py": "decoder",
+    "docs/conf.py": "docs",
 }
 
 
