@@ -184,5 +184,8 @@ def _literal_formula_blocks(app, what, name, obj, options, lines):
 
 
 def setup(app):
+    # MathJax on every page, not only on pages with equations: the navigation shows other pages' titles, some
+    # with mathematics, which would otherwise stay raw TeX on a page without equations of its own
+    app.set_html_assets_policy("always")
     app.connect("autodoc-process-docstring", _escape_bars, priority=100)
     app.connect("autodoc-process-docstring", _literal_formula_blocks, priority=90)
