@@ -43,7 +43,7 @@ RULES = {
     "ASCII comparison": re.compile(r"[\w)]\s*(?:<=|>=|!=)\s*[-\w(]"),
 }
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")  # code fences (a MyST ::: fence holds prose: linted)
 # removed from a paragraph before the rules run: what is not prose (a code span may continue on the next line)
 _NOT_PROSE = re.compile(
     r"<!--[\s\S]*?-->"  # comments and measured-number markers
