@@ -58,3 +58,13 @@ def test_a_wrong_quoted_number_is_reported(tmp_path):
     assert len(nn.disagreements(CACHE, tmp_path)) == 1
     note.write_text(f"measured <!-- measured: {cid} measured ~10 -->{nn.fmt(value)}<!-- end -->\n")
     assert nn.disagreements(CACHE, tmp_path) == []
+
+
+def test_lookup_reads_each_kind_of_path():
+    """'measured', 'measured/KEY/INDEX' into a dict of measured values, 'details/...' and a bare details path
+    (the 'measured/' form read the empty key '' before it was fixed)."""
+    result = {"measured": {"rates": [0.25, 0.5]}, "details": {"rows": [{"x": 3.0}], "y": 4.0}}
+    assert nn.lookup(result, "measured/rates/1") == 0.5
+    assert nn.lookup(result, "details/rows/0/x") == 3.0
+    assert nn.lookup(result, "y") == 4.0
+    assert nn.lookup({"measured": 7.0, "details": {}}, "measured") == 7.0
