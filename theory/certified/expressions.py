@@ -3,7 +3,7 @@
 :func:`arb_function` walks a SymPy expression tree once and builds a tree of Python closures over Arb
 operations; calling it with Arb balls for the arguments returns a ball that contains the exact value of the
 expression for every point of the argument balls (each Arb operation is rounded outward). Supported nodes:
-integers and rationals (exact), pi and E, +, *, integer and rational powers, exp, log, sqrt, sin, cos, gamma,
+integers and rationals (exact), pi and E, +, *, integer and rational powers, exp, log, sqrt, sin, cos, sinh, cosh, gamma,
 ``besseli`` (the modified Bessel function I_nu, nu an exact rational expression) and Abs.
 
 Refused, with :class:`theory.certified.balls.FloatingPointRefused`: a SymPy ``Float`` anywhere in the tree (a decimal
@@ -88,6 +88,10 @@ class _Compiler:
         if isinstance(e, sp.cos):
             a = self(e.args[0])
             return lambda env: a(env).cos()
+        if isinstance(e, (sp.sinh, sp.cosh)):  # SymPy writes half-integer Bessel functions with these
+            a = self(e.args[0])
+            name = type(e).__name__
+            return lambda env: getattr(a(env), name)()
         if isinstance(e, sp.gamma):
             if isinstance(e.args[0], sp.Rational) and e.args[0] > 0:  # exact argument: Arb's rational gamma
                 q = fmpq(int(e.args[0].p), int(e.args[0].q))
