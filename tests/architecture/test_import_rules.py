@@ -33,6 +33,7 @@ ALLOWED = {
     "architectures": {"core", "circle", "gaussian"},
     "sweeps": {"core", "clusters"},
     "harmonic": {"core", "clusters"},
+    "certified": set(),
 }
 
 

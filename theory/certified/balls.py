@@ -252,7 +252,9 @@ def _simplest(a: Fraction, b: Fraction) -> fmpq:
 
 
 def enclosure_of(x: arb) -> Interval:
-    """The rational interval [lower(x), upper(x)] of a finite ball (raises on NaN or infinity)."""
+    """The rational interval [lower(x), upper(x)] of a finite ball (raises on NaN or infinity; a float, e.g. a
+    value computed in float64 on the way, is refused with :class:`FloatingPointRefused`)."""
+    x = require_ball(x, "an enclosure")
     if not x.is_finite():
         raise CertificateRefused(f"the enclosure {x} is not finite")
     return Interval(lower(x), upper(x))
