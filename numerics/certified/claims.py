@@ -182,6 +182,10 @@ def branch_entry(ledger: Ledger, name: str, branch, lo: str, hi: str, want: str)
         ok = all(r.sign < 0 for r in signs.sign_runs) and all(
             z.left < 0 and z.right < 0 and z.enclosure.width == 0 for z in signs.zeros)
     entry["wanted"] = want
+    ledger.number(name, "pieces", signs.pieces)
+    bounds = [r.to_dict()["min_abs_bound"] for r in signs.sign_runs if r.bound is not None]
+    if bounds:
+        ledger.number(name, "min_bound", min(bounds, key=lambda b: abs(exact(b))))
     if not ok:
         ledger.problems.append(f"{name}: the certified signs are not '{want}' on [{lo}, {hi}]")
     return entry
@@ -205,6 +209,7 @@ def check_circle_three_clusters() -> CheckResult:
             def work(b=b):
                 signs = branch_sign_map(b.label, b.multiplicity, b.value, -4, 2).signs
                 entry = {"eigenvalue": str(b.value), "multiplicity": b.multiplicity, **signs.to_dict(12)}
+                ledger.number(b.label, "pieces", signs.pieces)
                 simple = [z for z in signs.zeros if z.left < 0 < z.right]
                 if len(signs.zeros) != 1 or len(simple) != 1:
                     ledger.problems.append(f"p=1 mode: expected one sign change - to +, got {entry['zeros']}")

@@ -50,6 +50,7 @@ class Ledger:
     items: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
     widths: list = field(default_factory=list)
+    numbers: dict = field(default_factory=dict)   # name_mid / name_width -> decimal string (quotable in notes)
     started: float = field(default_factory=time.perf_counter)
 
     def attempt(self, name: str, work: Callable[[], dict]) -> dict | None:
@@ -81,7 +82,10 @@ class Ledger:
         scale = max(mp.mpf(1), abs(lo), abs(hi))
         rel_width = (hi - lo) / scale
         self.widths.append(rel_width)
-        entry = {"enclosure": interval.text(25), "width": decimal(interval.width, 3, "up")}
+        entry = {"enclosure": interval.text(25), "width": decimal(interval.width, 3, "up"),
+                 "midpoint": decimal(interval.mid, 25)}
+        self.number(name, "mid", entry["midpoint"])
+        self.number(name, "width", entry["width"])
         if reference is not None:
             if hasattr(reference, "p") and hasattr(reference, "q"):      # exact rational: exact membership
                 inside = interval.contains(reference)
@@ -98,11 +102,18 @@ class Ledger:
             self.problems.append(f"{name}: enclosure not tight (relative width {mp.nstr(rel_width, 3)})")
         return entry
 
+    def number(self, name: str, what: str, value) -> None:
+        """Record a number under a key without spaces or slashes (a path for the notes' measured markers)."""
+        key = "_".join(name.replace(",", " ").replace(":", " ").split()).replace("/", "_over_")
+        self.numbers[f"{key}:{what}"] = value
+
     def result(self, measured: str, expected, tolerance: str, method: str, extra: dict | None = None) -> CheckResult:
         details = {"method": method, "precision_bits": 128, "certificates": self.items,
                    "seconds": round(time.perf_counter() - self.started, 3)}
         if self.widths:
             details["widest relative enclosure"] = mp.nstr(max(self.widths), 3)
+        if self.numbers:
+            details["numbers"] = self.numbers
         details.update(extra or {})
         if self.problems:
             details["problems"] = self.problems
