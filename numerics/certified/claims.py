@@ -7,7 +7,7 @@ and a proof, checked to contain the independent 50-digit mpmath value and to be 
 - certified.noise-threshold: beta*(d), the root of I_{d/2+1}(beta)/I_{d/2}(beta) = 1/d, d = 2..8.
 - certified.critical-noise: D_c(beta) = lambda_1(beta)/(d-1) at beta in {1/2, 1, 2, 5}, d = 2..8.
 - certified.growth-rates: lambda_l(beta) (usa and sa) for l = 1..6, beta in {1, 5, 10}, d = 2..8.
-- certified.switch-points: the roots of lambda_{l+1} = lambda_l, l = 1..3, d = 2..8, in increasing order
+- certified.switch-points: the roots of lambda_{l+1} = lambda_l, l = 1, 2, d = 2..8, in increasing order
   (``certified.switch-points-full``, slow: l = 1..8).
 - certified.circle-three-clusters: three clusters of two on S^1: the in-plane p = 1 eigenvalue changes sign
   exactly at beta = -2/3 (PRY's threshold) and every other non-rotation eigenvalue is <= 0 on [-4, 2].
@@ -139,10 +139,10 @@ def _switch_points(cid: str, degrees) -> CheckResult:
 
 
 @claim(id="certified.switch-points",
-       title="switch points of l_max: lambda_{l+1} = lambda_l, l = 1..3, d = 2..8, certified roots in order",
+       title="switch points of l_max: lambda_{l+1} = lambda_l, l = 1, 2, d = 2..8, certified roots in order",
        source=_MEANFIELD, note="certified-switch-points.md")
 def check_switch_points() -> CheckResult:
-    return _switch_points("certified.switch-points", (1, 2, 3))
+    return _switch_points("certified.switch-points", (1, 2))
 
 
 @claim(id="certified.switch-points-full",
@@ -153,12 +153,17 @@ def check_switch_points_full() -> CheckResult:
 
 
 # -- 3. Hessian signs on beta intervals ---------------------------------------------------------------------
-def _progress(label: str):
-    """Progress of a subdivision run on stderr (silent for 2 s): the covered part of the beta interval."""
+def _progress(label: str, total: int):
+    """Progress of a claim's subdivision runs on stderr (silent for the first 2 s): eigenvalue branches done."""
     from numerics.common.provenance import StderrProgress
 
-    bar = StderrProgress(f"certify {label}", unit="beta covered ")
-    return lambda covered, total: bar(float(covered / total), 1.0)
+    bar = StderrProgress(f"certify {label}", unit="branches ", clock="construction")
+    done = [0]
+
+    def step():
+        done[0] += 1
+        bar(done[0], total)
+    return step
 
 
 def branch_entry(ledger: Ledger, name: str, branch, lo: str, hi: str, want: str) -> dict:
@@ -170,7 +175,7 @@ def branch_entry(ledger: Ledger, name: str, branch, lo: str, hi: str, want: str)
     from theory.certified.balls import exact
     from theory.certified.statements import branch_sign_map
 
-    signs = branch_sign_map(branch.label, branch.multiplicity, branch.value, lo, hi, progress=_progress(name)).signs
+    signs = branch_sign_map(branch.label, branch.multiplicity, branch.value, lo, hi).signs
     entry = {"eigenvalue": str(branch.value), "multiplicity": branch.multiplicity, **signs.to_dict(12)}
     start = exact(lo)
     if want == "positive":
@@ -232,15 +237,15 @@ def _polygons(cid: str, sides, hi: str) -> CheckResult:
     from theory.structured import circle_cluster_spectrum
 
     ledger = Ledger(cid)
-    for n in sides:
-        for b in circle_cluster_spectrum(n, 1, 2):
-            if not b.rotation:
-                name = f"{n}-gon: {b.label}"
-                ledger.attempt(name, lambda b=b, name=name: branch_entry(ledger, name, b, "0", hi, "positive"))
-    for b in circle_cluster_spectrum(1, 4, 2):
-        if not b.rotation:
-            name = f"synchronised (4 coincident): {b.label}"
-            ledger.attempt(name, lambda b=b, name=name: branch_entry(ledger, name, b, "-8", "8", "negative"))
+    jobs = [(f"{n}-gon: {b.label}", b, "0", hi, "positive")
+            for n in sides for b in circle_cluster_spectrum(n, 1, 2) if not b.rotation]
+    jobs += [(f"synchronised (4 coincident): {b.label}", b, "-8", "8", "negative")
+             for b in circle_cluster_spectrum(1, 4, 2) if not b.rotation]
+    step = _progress(cid, len(jobs))
+    for name, b, lo, top, want in jobs:
+        ledger.attempt(name, lambda name=name, b=b, lo=lo, top=top, want=want:
+                       branch_entry(ledger, name, b, lo, top, want))
+        step()
     return ledger.result(f"n = {sides[0]}..{sides[-1]}: every non-rotation eigenvalue > 0 on (0, {hi}]",
                          "regular polygons unstable for beta > 0; synchronised state a strict local max",
                          "certified signs on the whole interval", SIGN_METHOD,
@@ -268,12 +273,13 @@ def check_strict_saddles() -> CheckResult:
     from theory.structured import orthoplex_spectrum, simplex_spectrum
 
     ledger = Ledger("certified.strict-saddles")
-    for d in range(3, 9):
-        for family, spectrum in (("simplex", simplex_spectrum(d)), ("orthoplex", orthoplex_spectrum(d))):
-            for b in spectrum:
-                if not b.rotation:
-                    name = f"{family} d={d}: {b.label}"
-                    ledger.attempt(name, lambda b=b, name=name: branch_entry(ledger, name, b, "0", "20", "positive"))
+    jobs = [(f"{family} d={d}: {b.label}", b) for d in range(3, 9)
+            for family, spectrum in (("simplex", simplex_spectrum(d)), ("orthoplex", orthoplex_spectrum(d)))
+            for b in spectrum if not b.rotation]
+    step = _progress("certified.strict-saddles", len(jobs))
+    for name, b in jobs:
+        ledger.attempt(name, lambda b=b, name=name: branch_entry(ledger, name, b, "0", "20", "positive"))
+        step()
     return ledger.result("every non-rotation eigenvalue > 0 on (0, 20], d = 3..8",
                          "an ascent direction at every beta in (0, 20]: unstable (saddle or minimum of E)",
                          "certified signs on the whole interval", SIGN_METHOD,

@@ -105,7 +105,14 @@ class _Compiler:
             nu, x = e.args
             order = self(nu)
             a = self(x)
-            return lambda env: a(env).bessel_i(order(env))
+
+            def bessel(env, key=e):
+                # the costliest node: one evaluation per distinct I_nu(x) per call (a derivative repeats them)
+                cache = env[-1]
+                if key not in cache:
+                    cache[key] = a(env).bessel_i(order(env))
+                return cache[key]
+            return bessel
         raise ValueError(f"no rigorous Arb evaluation for {type(e).__name__} in {sp.sstr(e)[:80]}")
 
     def _pow(self, e: sp.Pow) -> Node:
@@ -147,9 +154,10 @@ class ArbFunction:
         if len(values) != len(self.args):
             raise TypeError(f"expected {len(self.args)} Arb balls ({', '.join(map(str, self.args))}), "
                             f"got {len(values)}")
-        env = tuple(require_ball(v, f"argument {a}") for a, v in zip(self.args, values))
+        # the last slot of the environment caches the Bessel values of this call
+        env = tuple(require_ball(v, f"argument {a}") for a, v in zip(self.args, values)) + ({},)
         out = self._node(env)
-        return require_ball(out, "the value of " + sp.sstr(self.expr)[:40])
+        return out if isinstance(out, arb) else require_ball(out, "the value of " + sp.sstr(self.expr)[:40])
 
     def derivative(self, k: int = 1) -> ArbFunction:
         """The k-th derivative in the first argument, differentiated exactly by SymPy, then compiled."""
