@@ -19,8 +19,9 @@ and a proof, checked to contain the independent 50-digit mpmath value and to be 
 """
 from __future__ import annotations
 
-from numerics.certified.runs import (ROOT_METHOD, SIGN_METHOD, VALUE_METHOD, Ledger, reference_growth_rate,
-                                     reference_noise_threshold, reference_switch_point, root_entry)
+from numerics.certified.runs import (ROOT_METHOD, SIGN_METHOD, VALUE_METHOD, Ledger, enclose_all,
+                                     reference_growth_rate, reference_noise_threshold, reference_switch_point,
+                                     root_entry)
 from numerics.common.verification import CheckResult, claim
 
 DIMENSIONS = tuple(range(2, 9))
@@ -54,22 +55,13 @@ CRITICAL_NOISE_BETAS = ("1/2", "1", "2", "5")
        title="D_c(beta) = lambda_1(beta)/(d-1) enclosed at beta in {1/2, 1, 2, 5}, d = 2..8",
        source=_NOISE, note="certified-critical-noise.md")
 def check_critical_noise() -> CheckResult:
-    import mpmath as mp
-
     from theory.certified.balls import exact
     from theory.certified.statements import critical_noise
 
     ledger = Ledger("certified.critical-noise")
-    for d in DIMENSIONS:
-        for text in CRITICAL_NOISE_BETAS:
-            beta = exact(text)
-            name = f"D_c(d={d}, beta={text})"
-
-            def work(d=d, beta=beta, name=name):
-                with mp.workdps(60):
-                    reference = reference_growth_rate("usa", d, 1, beta) / (d - 1)
-                    return ledger.enclosure(name, critical_noise(d, beta), reference)
-            ledger.attempt(name, work)
+    enclose_all(ledger, [(f"D_c(d={d}, beta={text})", lambda d=d, b=exact(text): critical_noise(d, b),
+                          lambda d=d, b=exact(text): reference_growth_rate("usa", d, 1, b) / (d - 1))
+                         for d in DIMENSIONS for text in CRITICAL_NOISE_BETAS])
     first = ledger.items.get("D_c(d=2, beta=1)", {}).get("enclosure", "refused")
     return ledger.result(f"D_c(2, 1) in {first}", "mpmath 50-digit value inside every enclosure",
                          "relative width <= 1e-30", VALUE_METHOD,
@@ -85,24 +77,15 @@ GROWTH_DEGREES = tuple(range(1, 7))
        title="lambda_l(beta), usa and sa, l = 1..6, beta in {1, 5, 10}, d = 2..8: enclosures with the mpmath value",
        source=_MEANFIELD, note="certified-growth-rates.md")
 def check_growth_rates() -> CheckResult:
-    import mpmath as mp
-
     from theory.certified.balls import exact
     from theory.certified.statements import growth_rate
 
     ledger = Ledger("certified.growth-rates")
-    for d in DIMENSIONS:
-        for text in GROWTH_BETAS:
-            beta = exact(text)
-            for model in ("usa", "sa"):
-                for l in GROWTH_DEGREES:  # noqa: E741 - degree
-                    name = f"lambda_{l}({model}, d={d}, beta={text})"
-
-                    def work(d=d, beta=beta, model=model, l=l, name=name):  # noqa: E741
-                        with mp.workdps(60):
-                            return ledger.enclosure(name, growth_rate(model, d, l, beta),
-                                                    reference_growth_rate(model, d, l, beta))
-                    ledger.attempt(name, work)
+    enclose_all(ledger, [(f"lambda_{l}({model}, d={d}, beta={text})",
+                          lambda d=d, b=exact(text), m=model, l=l: growth_rate(m, d, l, b),  # noqa: E741
+                          lambda d=d, b=exact(text), m=model, l=l: reference_growth_rate(m, d, l, b))  # noqa: E741
+                         for d in DIMENSIONS for text in GROWTH_BETAS for model in ("usa", "sa")
+                         for l in GROWTH_DEGREES])  # noqa: E741 - degree
     first = ledger.items.get("lambda_1(usa, d=3, beta=1)", {}).get("enclosure", "refused")
     return ledger.result(f"lambda_1(usa, 3, 1) in {first}", "mpmath 50-digit value inside every enclosure",
                          "relative width <= 1e-30", VALUE_METHOD,

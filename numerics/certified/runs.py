@@ -148,6 +148,16 @@ def reference_switch_point(d: int, l: int) -> mp.mpf:  # noqa: E741 - degree
                            - growth_rate("usa", d, l, b, dps=REFERENCE_DPS), mp.mpf(switch_point(d, l)))
 
 
+def enclose_all(ledger: Ledger, jobs) -> None:
+    """Value certificates: for each (name, enclose, reference), the enclosure ``enclose()`` (an exact Interval)
+    checked against ``reference()`` (mpmath, computed at 60 digits so the comparison is not rounded)."""
+    for name, enclose, reference in jobs:
+        def work(name=name, enclose=enclose, reference=reference):
+            with mp.workdps(REFERENCE_DPS + 10):
+                return ledger.enclosure(name, enclose(), reference())
+        ledger.attempt(name, work)
+
+
 def root_entry(ledger: Ledger, name: str, certificate, reference) -> dict:
     entry = ledger.enclosure(name, certificate.enclosure, reference)
     entry.update({"unique in": certificate.bracket.text(15), "signs at the bracket ends":
