@@ -2,7 +2,8 @@
 
 Times every ``certified.*`` claim (the default ones; with ``--all`` also the slow ``-full`` variants), each run
 ``--repeats`` times interleaved in one process (round-robin, so machine load hits all of them alike), and prints
-the minimum and median seconds per certificate with its verdict. The goal: every default certificate under 5 s.
+the first (cold: SymPy derivation and compilation to Arb included, as in one ``attnflow verify`` run), minimum
+and median seconds per certificate with its verdict. The goal: every default certificate under 5 s, cold.
 """
 from __future__ import annotations
 
@@ -29,13 +30,13 @@ def main(argv=None) -> int:
             status[c.id] = c.check().status
             times[c.id].append(time.perf_counter() - start)
     width = max(len(c.id) for c in claims)
-    print(f"{'certificate'.ljust(width)}  status     min s   median s  goal")
+    print(f"{'certificate'.ljust(width)}  status     first s  min s   median s  goal")
     slow = 0
     for c in claims:
         t = times[c.id]
-        over = c.default and min(t) > GOAL_SECONDS
+        over = c.default and t[0] > GOAL_SECONDS
         slow += over
-        print(f"{c.id.ljust(width)}  {status[c.id]:<9}  {min(t):6.2f}  {statistics.median(t):8.2f}  "
+        print(f"{c.id.ljust(width)}  {status[c.id]:<9}  {t[0]:7.2f}  {min(t):6.2f}  {statistics.median(t):8.2f}  "
               f"{'OVER' if over else ('ok' if c.default else 'slow claim')}")
     print(f"\n{len(claims)} certificates, {args.repeats} interleaved rounds; default ones over {GOAL_SECONDS} s: {slow}")
     return 1 if slow else 0
