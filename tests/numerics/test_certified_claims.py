@@ -120,3 +120,12 @@ def test_a_float64_shortcut_in_a_claim_refuses_the_certificate(monkeypatch):
     r = claims.check_growth_rates()
     assert r.status == "failed"
     assert all("FloatingPointRefused" in p for p in r.details["problems"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("check", [claims.check_switch_points_full, claims.check_circle_polygons_full],
+                         ids=lambda f: f.__name__)
+def test_slow_certificates_are_issued(check):
+    """l = 1..8 switch points in order (d = 2..8); polygons n = 3..8 on (0, 20] (7-60 s each, by machine load)."""
+    r = check()
+    assert r.status == "certified", r.details.get("problems")
