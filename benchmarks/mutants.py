@@ -541,6 +541,31 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("decoder-head-gain", "numerics/decoder/heads.py",
      "WG = W * w.attn_norm_g[None, :]", "WG = W * 1.0",
      "heads on unit tokens without the RMSNorm gain folded in"),
+    # -- certified: ball-arithmetic certificates (theory/certified; claims certified.*) -----------------------------
+    ("cert-threshold-bessel-order", "theory/certified/statements.py",
+     "sp.besseli(half + 1, BETA) / sp.besseli(half, BETA) - sp.Rational(1, d)",
+     "sp.besseli(half + 2, BETA) / sp.besseli(half, BETA) - sp.Rational(1, d)",
+     "beta*(d) from I_{d/2+2}/I_{d/2} (wrong Bessel order)"),
+    ("cert-threshold-sign", "theory/certified/statements.py",
+     "sp.besseli(half + 1, BETA) / sp.besseli(half, BETA) - sp.Rational(1, d)",
+     "sp.besseli(half + 1, BETA) / sp.besseli(half, BETA) + sp.Rational(1, d)",
+     "q(beta) + 1/d: the sign of the threshold term flipped"),
+    ("cert-threshold-wrong-d", "theory/certified/statements.py",
+     "half = sp.Rational(d, 2)", "half = sp.Rational(d + 1, 2)", "beta*(d) evaluated with d + 1 in the orders"),
+    ("cert-sa-normaliser-order", "theory/certified/statements.py",
+     "return usa / _beta_symbol_of(uniform_density(d) * funk_hecke_closed_form(d, 0))",
+     "return usa / _beta_symbol_of(uniform_density(d) * funk_hecke_closed_form(d, 1))",
+     "sa rates over a_1 instead of a_0 (wrong Bessel order in Z_0)"),
+    ("cert-switch-degree", "theory/certified/statements.py",
+     'return growth_rate_expr("usa", d, l + 1) - growth_rate_expr("usa", d, l)',
+     'return growth_rate_expr("usa", d, l + 2) - growth_rate_expr("usa", d, l)',
+     "switch point of lambda_{l+2} = lambda_l (off-by-one degree)"),
+    ("cert-newton-sign", "theory/certified/roots.py",
+     "N = arb(m) - value(f, m) / value(fprime, X.ball())", "N = arb(m) + value(f, m) / value(fprime, X.ball())",
+     "interval Newton step with the wrong sign"),
+    ("cert-taylor-parity", "theory/certified/signs.py",
+     "left = s if k % 2 == 0 else -s", "left = s if k % 2 == 1 else -s",
+     "sign left of an exact zero of order k with the parity reversed"),
     # -- docs/conf.py: the documentation site typesets offline ---------------------------------------------------
     ("docs-mathjax-cdn", "docs/conf.py",
      '    "sphinx-mathjax-offline",  # ships MathJax 3', '    # "sphinx-mathjax-offline",  # ships MathJax 3',
@@ -590,6 +615,7 @@ _AREA_TESTS = {
                 "tests/numerics/test_decoder_analysis.py"],
 }
 _AREA_TESTS["noise"] += ["tests/numerics/test_noise_global.py", "tests/theory/test_noise_global_theory.py"]
+_AREA_TESTS["certified"] = ["tests/theory/test_certified_balls.py", "tests/numerics/test_certified_claims.py"]
 # the tests of the review's claims (issue 32), with each area's
 _AREA_TESTS["clusters"].append("tests/numerics/test_clusters_known_configurations.py")
 _AREA_TESTS["meanfield"].append("tests/numerics/test_meanfield_known_modes.py")
@@ -633,6 +659,8 @@ _FILE_AREA = {
     "numerics/decoder/forward.py": "decoder", "numerics/decoder/weights.py": "decoder",
     "numerics/decoder/gguf_reader.py": "decoder", "numerics/decoder/predictions.py": "decoder",
     "numerics/decoder/heads.py": "decoder",
+    "theory/certified/statements.py": "certified", "theory/certified/roots.py": "certified",
+    "theory/certified/signs.py": "certified",
     "docs/conf.py": "docs",
 }
 

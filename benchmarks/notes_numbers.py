@@ -67,7 +67,7 @@ def lookup(result: dict, path: str) -> float:
         return float(result["measured"])
     node = result["details"]
     if path.startswith("measured/"):
-        node, path = result["measured"], path[len("measured"):]
+        node, path = result["measured"], path[len("measured/"):]
     for key in path.split("/")[1:] if path.startswith("details/") else path.split("/"):
         node = node[int(key)] if isinstance(node, list) else node[key]
     return float(node)

@@ -16,14 +16,16 @@ from typing import Any
 
 from numerics.common.areas import area_modules
 
-STATUSES = ("passed", "failed", "inconclusive")
+#: ``certified``: the statement was proved in rigorous ball arithmetic (numerics.certified; no float in the chain)
+STATUSES = ("passed", "failed", "inconclusive", "certified")
 
 
 @dataclass(frozen=True)
 class CheckResult:
     """Outcome of one check: measured value, expected value and the tolerance that separates them.
 
-    ``status`` is ``passed``, ``failed`` or ``inconclusive`` (the data do not decide a conjecture-level claim).
+    ``status`` is ``passed``, ``failed`` or ``inconclusive`` (the data do not decide a conjecture-level claim), or
+    ``certified`` (proved in ball arithmetic: ``details`` holds the enclosures and the method).
     ``measured``/``expected``/``tolerance`` are numbers or short strings; ``details`` holds everything else a
     reader needs to reproduce the check (parameters, seeds, per-case values).
     """

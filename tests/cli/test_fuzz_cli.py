@@ -75,6 +75,9 @@ def argument_lists(draw):
     if command == "verify":  # a handful of claims at most (--all without --only would run them all)
         argv += ["--only", draw(st.sampled_from(["core.equivariance", "nope", "", "core.equivariance,nope", ","]))]
         flags = [f for f in flags if f not in ("--only", "--all")]
+    if command == "certify":  # fast certificates, unknown ids and ids of claims that are not certificates
+        argv.append(draw(st.sampled_from(["circle-three-clusters", "certified.strict-saddles", "nope", "",
+                                          "noise.kuramoto", "certified.", "../x"])))
     if command == "model":
         argv += ["--checkpoint", draw(FILES)]
         flags = [f for f in flags if f not in ("--checkpoint", "--model")]

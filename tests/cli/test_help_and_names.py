@@ -66,7 +66,7 @@ def test_sweep_plot_announces_its_figure_once(capsys, monkeypatch, tmp_path):
     from numerics.sweeps.commands import sweep
 
     monkeypatch.setattr(store, "open_store", lambda path: types.SimpleNamespace(dataset=lambda: None))
-    monkeypatch.setattr(plotting, "plot_phase_diagram", lambda ds, x, y, value, out, sel: out)
+    monkeypatch.setattr(plotting, "plot_phase_diagram", lambda ds, x, y, value, out, sel, theory=True: out)
     args = build_parser().parse_args(["sweep", "plot", str(tmp_path / "s.zarr"), "--x", "beta", "--y", "n",
                                       "--value", "clusters", "--plot", str(tmp_path / "f.png")])
     assert sweep._plot(args) == 0

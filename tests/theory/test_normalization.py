@@ -85,7 +85,7 @@ def test_equiangular_attention_agrees_with_reductions():
         assert sp.simplify(m.subs(sym.s, 1) - (1 if model == "sa" else sp.exp(sym.beta))) == 0
 
 
-@pytest.mark.parametrize("name", ["pre", "peri"])
+@pytest.mark.parametrize("name", ["pre"])  # peri (~35 s of SymPy) runs in the slow test below with every scheme
 def test_equiangular_system_against_explicit_tokens(name):
     assert N.equiangular_system_derivation(name, "sa", n=3).verify(simplify=False).ok
 

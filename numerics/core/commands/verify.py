@@ -63,6 +63,7 @@ def run(args) -> int:
                "measured": r.result.measured, "expected": r.result.expected, "tolerance": r.result.tolerance,
                "seconds": round(r.seconds, 3), "note": r.claim.note, "details": r.result.details} for r in runs]
     summary = {s: sum(1 for c in checks if c["status"] == s) for s in ("passed", "failed", "inconclusive")}
+    summary["certified"] = sum(1 for c in checks if c["status"] == "certified")
     if args.verbose:
         rows = [(c["id"], c["title"], c["source"], c["measured"], c["expected"], c["tolerance"],
                  c["status"].upper(), f"{c['seconds']:.1f}s") for c in checks]
@@ -80,7 +81,8 @@ def run(args) -> int:
                  f"{c['seconds']:.1f}s") for c in checks]
         text = table(rows, ["id", "status", "measured", "expected", "tolerance", "time"], 60)
     text += (f"\n\n{summary['passed']} passed, {summary['failed']} failed, {summary['inconclusive']} inconclusive"
-             f" ({sum(r.seconds for r in runs):.1f}s)")
+             + (f", {summary['certified']} certified" if summary["certified"] else "")
+             + f" ({sum(r.seconds for r in runs):.1f}s)")
     failed = [c for c in checks if c["status"] == "failed"]
     for c in failed:
         text += "\n" + _cut_line(f"FAILED {c['id']}: {c['details']}")

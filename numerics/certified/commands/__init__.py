@@ -1,0 +1,1 @@
+"""``attnflow certify``."""
