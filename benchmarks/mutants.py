@@ -566,9 +566,14 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("cert-taylor-parity", "theory/certified/signs.py",
      "left = s if k % 2 == 0 else -s", "left = s if k % 2 == 1 else -s",
      "sign left of an exact zero of order k with the parity reversed"),
+    # -- docs/conf.py: the documentation site typesets offline ---------------------------------------------------
+    ("docs-mathjax-cdn", "docs/conf.py",
+     '    "sphinx-mathjax-offline",  # ships MathJax 3', '    # "sphinx-mathjax-offline",  # ships MathJax 3',
+     "the site loads MathJax from its CDN (no equation renders offline)"),
 ]
 
 _AREA_TESTS = {
+    "docs": ["tests/docs/test_offline_math.py"],
     "core": ["tests/numerics/test_core_field.py", "tests/numerics/test_core_integrators.py",
              "tests/numerics/test_core_adaptive_choice.py", "tests/numerics/test_core_symmetric.py",
              "tests/numerics/test_core_tiles_energy.py", "tests/numerics/test_core_overheads.py",
@@ -656,6 +661,7 @@ _FILE_AREA = {
     "numerics/decoder/heads.py": "decoder",
     "theory/certified/statements.py": "certified", "theory/certified/roots.py": "certified",
     "theory/certified/signs.py": "certified",
+    "docs/conf.py": "docs",
 }
 
 

@@ -1,14 +1,19 @@
-"""Open the built documentation in a real headless browser and check that it renders.
+r"""Open the built documentation in a real headless browser and check that it renders.
 
-Builds the site (unless ``--no-build``) into ``OUT/html`` with a local MathJax, then, with headless Chromium
-(Debian package ``chromium``; ``apt-get install -y chromium libjs-mathjax``):
+Builds the site (unless ``--no-build``) into ``OUT/html``, then checks it offline:
 
-- screenshots the front page, one gallery page and one API page (and the conventions page, which is mostly
-  equations) into ``OUT/*.png``, for a person to look at;
-- (MathJax: the local copy of Debian's libjs-mathjax, linked as ``_static/mathjax``; the CDN is not reachable)
-- dumps each page's DOM after its scripts ran and checks that MathJax typeset the equations (rendered math
-  elements present, no "Math input error"), that every ``<img>`` of the page exists on disk, and that the gallery
-  page shows its figure.
+- no page loads anything from the network: every ``<script src>`` and stylesheet of every built HTML file is a
+  local path (no ``http:``/``https:``/``//`` source, no CDN); MathJax 3 ships with the site
+  (``_static/mathjax``, from the docs extra's ``sphinx-mathjax-offline``);
+- with headless Chromium (Debian package ``chromium``: ``apt-get install -y chromium``), each page is opened as
+  a ``file://`` URL with every host name unresolvable (``--host-resolver-rules``), its network log is recorded
+  and must show no request to any ``http(s)`` address;
+- screenshots the front page, the conventions page (mostly equations), one guide page with displayed equations,
+  one gallery page and one API page into ``OUT/*.png``, for a person to look at;
+- dumps each page's DOM after its scripts ran and checks that MathJax typeset the equations (at least the
+  expected number of ``<mjx-container>`` elements, no "Math input error", no raw ``\(``, ``\[`` or ``$$`` left
+  in the text outside code), that every ``<img>`` of the page exists on disk, and that the gallery page shows
+  its figure.
 
 Usage (from the repository root)::
 
@@ -19,24 +24,28 @@ Exit 0 when every check passes. ``tests/docs/test_render.py`` runs it as a slow 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 DOCS = Path(__file__).resolve().parent
-LOCAL_MATHJAX = Path("/usr/share/javascript/mathjax/MathJax.js")
 PAGES = {
     "front": "index.html",
+    "guide": "guide/harmonic.html",
     "gallery": "auto_examples/plot_cacp_gaussian_ellipses.html",
     "api": "_generated/api/numerics.core.trajectory.html",
     "conventions": "conventions.html",
 }
 # pages with equations, and the smallest number of typeset formulas each must show
-MIN_MATH = {"front": 1, "conventions": 10, "api": 0, "gallery": 0}
+MIN_MATH = {"front": 1, "guide": 10, "conventions": 10, "api": 0, "gallery": 0}
+# a source that needs the network: an absolute URL or a protocol-relative one
+_REMOTE = re.compile(r"(?:https?:)?//", re.I)
+_CODE = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1>", re.S | re.I)
+_RAW_MATH = re.compile(r"\\\(|\\\[|\$\$")
 
 
 def chromium() -> str | None:
@@ -48,35 +57,70 @@ def chromium() -> str | None:
 
 
 def build(out: Path) -> Path:
-    env = dict(os.environ)
-    if LOCAL_MATHJAX.exists():
-        env["ATTNFLOW_DOCS_MATHJAX"] = "mathjax/MathJax.js?config=TeX-AMS_CHTML"  # relative to _static
     html = out / "html"
     subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d",
-                    str(out / "doctrees"), str(DOCS), str(html)], check=True, env=env)
-    link = html / "_static" / "mathjax"
-    if LOCAL_MATHJAX.exists() and not link.exists():
-        link.symlink_to(LOCAL_MATHJAX.parent, target_is_directory=True)
+                    str(out / "doctrees"), str(DOCS), str(html)], check=True)
     return html
 
 
+def remote_assets(html: Path) -> list[str]:
+    """Every script, stylesheet or preloaded file of the built site that would be fetched from the network."""
+    found = []
+    for page in sorted(html.rglob("*.html")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        sources = re.findall(r'<script\b[^>]*\ssrc="([^"]*)"', text)
+        sources += [re.search(r'\shref="([^"]*)"', tag).group(1)
+                    for tag in re.findall(r"<link\b[^>]*>", text)
+                    if re.search(r'\srel="(?:stylesheet|preload|modulepreload|icon)"', tag)
+                    and re.search(r'\shref="', tag)]
+        found += [f"{page.relative_to(html)}: {src}" for src in sources if _REMOTE.match(src)]
+        if "cdn.jsdelivr" in text:
+            found.append(f"{page.relative_to(html)}: mentions cdn.jsdelivr")
+    return found
+
+
+_PROFILE = Path(tempfile.mkdtemp(prefix="attnflow-render-"))  # a fresh browser profile: no account, no sync
+
+
 def _browser(args: list[str], url: str) -> subprocess.CompletedProcess:
+    # no network for the page: every host name fails to resolve (file:// pages need none); the browser's own
+    # background traffic (updates, spelling dictionaries, accounts) is switched off so that the network log
+    # shows only what the page asks for
     cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-           "--allow-file-access-from-files", "--virtual-time-budget=15000", *args, url]
+           "--allow-file-access-from-files", "--host-resolver-rules=MAP * ~NOTFOUND",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--disable-default-apps", "--no-first-run", "--disable-domain-reliability",
+           "--disable-client-side-phishing-detection",
+           f"--user-data-dir={_PROFILE}", "--virtual-time-budget=15000", *args, url]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+
+
+# Chromium's own service traffic (component updates, network time, accounts, spelling dictionaries), which
+# headless Chromium sends whatever the page is; a page's request to any other host counts
+_BROWSER_SERVICES = re.compile(r"^https?://(?:[\w-]+\.)*(?:google\.com|googleapis\.com|gvt1\.com|gstatic\.com)/")
+
+
+def network_requests(netlog: Path) -> list[str]:
+    """The http(s) URLs that Chromium's network log shows the page asked for (its own services left out)."""
+    if not netlog.exists():
+        return ["(no network log written)"]
+    urls = set(re.findall(r'"url":"(https?://[^"]+)"', netlog.read_text(errors="replace")))
+    return sorted(u for u in urls if not _BROWSER_SERVICES.match(u))
 
 
 def check_page(name: str, path: Path, out: Path) -> list[str]:
     problems = []
     url = path.as_uri()
     shot = out / f"{name}.png"
-    _browser([f"--screenshot={shot}", "--window-size=1280,1500"], url)
+    netlog = out / f"{name}.netlog.json"
+    _browser([f"--screenshot={shot}", "--window-size=1280,1500", f"--log-net-log={netlog}"], url)
     if not shot.exists() or shot.stat().st_size < 10_000:
         problems.append(f"{name}: no screenshot")
+    for request in network_requests(netlog):
+        problems.append(f"{name}: the page asked the network for {request}")
     dom = _browser(["--dump-dom"], url).stdout
-    math = len(re.findall(r'class="[^"]*\bMathJax(?:_CHTML|_SVG)?"|<mjx-container', dom))
-    if "Math input error" in dom or "Math Processing Error" in dom:
-        problems.append(f"{name}: MathJax reported an error")
+    math = len(re.findall(r"<mjx-container", dom))
+    problems += math_problems(name, dom)
     if math < MIN_MATH[name]:
         problems.append(f"{name}: {math} typeset formulas, expected at least {MIN_MATH[name]}")
     for src in re.findall(r'<img[^>]*\ssrc="([^"]+)"', dom):
@@ -91,20 +135,50 @@ def check_page(name: str, path: Path, out: Path) -> list[str]:
     return problems
 
 
+def math_problems(name: str, dom: str) -> list[str]:
+    """TeX errors and untypeset TeX delimiters in a page's DOM after MathJax ran."""
+    problems = []
+    if "Math input error" in dom or "Math Processing Error" in dom or "<mjx-merror" in dom:
+        errors = re.findall(r'<mjx-merror[^>]*data-mjx-error="([^"]*)"', dom)
+        problems.append(f"{name}: MathJax reported an error {sorted(set(errors))[:3]}")
+    body = dom[dom.find("<body"):] if "<body" in dom else dom
+    raw = _RAW_MATH.findall(_CODE.sub("", body))
+    if raw:
+        problems.append(f"{name}: {len(raw)} raw TeX delimiter(s) left untypeset ({sorted(set(raw))})")
+    return problems
+
+
+def check_math_everywhere(html: Path, skip: set[str]) -> list[str]:
+    """Every page whose HTML has math: open it and check that MathJax typeset all of it."""
+    problems = []
+    pages = [p for p in sorted(html.rglob("*.html"))
+             if str(p.relative_to(html)) not in skip and 'class="math' in p.read_text(errors="replace")]
+    for k, page in enumerate(pages, 1):
+        found = math_problems(str(page.relative_to(html)), _browser(["--dump-dom"], page.as_uri()).stdout)
+        problems += found
+        print(f"[{k}/{len(pages)}] {page.relative_to(html)}: {'ok' if not found else found}", file=sys.stderr)
+    return problems
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(DOCS / "_build" / "render"), help="output folder")
     parser.add_argument("--no-build", action="store_true", help="use an existing OUT/html")
+    parser.add_argument("--all-pages", action="store_true",
+                        help="also open every other page of the site and check its equations (no TeX error, no raw "
+                             "TeX left); slower (a few seconds per page)")
     args = parser.parse_args(argv)
     if chromium() is None:
-        print("error: no chromium found (apt-get install -y chromium)", file=sys.stderr)
+        print("error: no chromium found (Debian: apt-get install -y chromium)", file=sys.stderr)
         return 2
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     html = out / "html" if args.no_build else build(out)
-    problems = []
+    problems = [f"needs the network: {a}" for a in remote_assets(html)]
     for name, rel in PAGES.items():
         problems += check_page(name, html / rel, out)
+    if args.all_pages:
+        problems += check_math_everywhere(html, skip=set(PAGES.values()))
     for p in problems:
         print("FAIL", p)
     print("all pages render" if not problems else f"{len(problems)} problem(s)")

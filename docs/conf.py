@@ -42,6 +42,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # ships MathJax 3 with the site (PyPI sphinx-mathjax-offline): no CDN, works offline
     "sphinx.ext.intersphinx",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -87,6 +88,8 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "min_reported_time": 1,
+    # no sg_execution_times pages: they load jQuery/DataTables from CDNs, and the site must work offline
+    "write_computation_times": False,
 }
 
 html_theme = "pydata_sphinx_theme"
@@ -99,16 +102,9 @@ html_theme_options = {
 }
 html_show_sourcelink = False
 mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}}
-# MathJax is loaded from its CDN by default. For an offline build (docs/check_render.py) set
-# ATTNFLOW_DOCS_MATHJAX to a MathJax 2 path relative to _static, e.g. mathjax/MathJax.js?config=TeX-AMS_CHTML
-# (check_render.py links _static/mathjax to Debian's libjs-mathjax). MyST marks its pages tex2jax_ignore and its
-# math spans "math", so MathJax 2 is told to process exactly those.
-if os.environ.get("ATTNFLOW_DOCS_MATHJAX"):
-    mathjax_path = os.environ["ATTNFLOW_DOCS_MATHJAX"]
-    mathjax3_config = None
-    mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
-                                   "processEscapes": True, "processClass": "math|output_area",
-                                   "ignoreClass": "tex2jax_ignore|mathjax_ignore"}}
+# MathJax 3 ships with the site: the extension sphinx-mathjax-offline (docs extra) sets mathjax_path to
+# _static/mathjax/tex-chtml.js and copies its bundled MathJax 3.2.2 there, so every page typesets its equations
+# without a network (file:// included). docs/check_render.py and tests/docs/test_offline_math.py check it.
 
 # The docstrings write mathematics in plain text (|x|, |r_k|^2, ...), which reStructuredText would read as
 # substitution references. Escape the bars before numpydoc parses the docstring (outside ``literals``,
@@ -188,5 +184,8 @@ def _literal_formula_blocks(app, what, name, obj, options, lines):
 
 
 def setup(app):
+    # MathJax on every page, not only on pages with equations: the navigation shows other pages' titles, some
+    # with mathematics, which would otherwise stay raw TeX on a page without equations of its own
+    app.set_html_assets_policy("always")
     app.connect("autodoc-process-docstring", _escape_bars, priority=100)
     app.connect("autodoc-process-docstring", _literal_formula_blocks, priority=90)

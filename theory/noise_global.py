@@ -12,7 +12,7 @@ F_K = int rho log rho - K int int W rho rho, which is F / D with
     K = 1/(2 D),   so   K_# D_c = 1/2   (:func:`coupling_conversion_derivation`).
 
 (We read the abstracts and the first page of arXiv 2606.05140, not the definition of F_K in the body: the form
-above is inferred from the two thresholds, which it reproduces exactly; proofs_notes/noise-global-*.md.)
+above is inferred from the two thresholds, which it reproduces exactly; ``proofs_notes/noise-global-*.md``.)
 
 Zonal states. With u = rho/rho_0 = sum_l f_l P_l (P_l = C_l^{(d-2)/2}/C_l^{(d-2)/2}(1), T_l on the circle),
 m_l = E_rho[P_l] = f_l / N_l (N_l = dim H_l) and g_l the Funk-Hecke eigenvalue of the interaction w.r.t. the

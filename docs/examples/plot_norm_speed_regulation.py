@@ -1,6 +1,6 @@
 """
 Normalisation as speed regulation: mean cosine similarity across depth (Karagodin, Ge, Polyanskiy, Rigollet)
-==========================================================================================================
+============================================================================================================
 
 **Paper.** Karagodin, Ge, Polyanskiy, Rigollet, *Normalization in attention dynamics*, arXiv 2510.22026 (the
 figure reproduced in the survey arXiv 2512.01868, "The impact of normalization"): the average cosine similarity
@@ -15,7 +15,7 @@ polynomial (Pre-, Peri-, Mix-LN) contraction separate.
 
 **What matches, what does not.** Matches: the ordering the paper reports and our closed forms explain. Post-LN
 contracts fastest and exponentially (1 - rho ~ e^{-2t}); Pre-LN delays contraction (1/t^2); Peri-LN moves
-faster than Pre-LN early (its speed 1/(r |A|) is large while |A| is small) and then slows down polynomially;
+faster than Pre-LN early (its speed :math:`1/(r |A|)` is large while :math:`|A|` is small) and then slows down polynomially;
 Mix-LN follows Post-LN up to its switch (t = 2) and Pre-LN after; nGPT with alpha = 0.5 contracts exponentially at
 half the rate. For iid starts in high dimension the equiangular curve from rho = 0 tracks the band. Does not
 match: the paper's random-weight transformer (random Q, K, V at d = 512, beta = sqrt(d)) is not reproduced (we

@@ -1,4 +1,4 @@
-"""Loading a decoder: the packaged SmolLM2, a GGUF file, or a checkpoint folder (config.json + *.safetensors).
+"""Loading a decoder: the packaged SmolLM2, a GGUF file, or a checkpoint folder (``config.json`` + ``*.safetensors``).
 
 :func:`load_decoder` is the one entry point (``attnflow decoder ... --model PATH``):
 

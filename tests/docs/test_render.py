@@ -1,6 +1,11 @@
-"""The built site renders in a real headless browser: figures present, equations typeset (docs/check_render.py)."""
+"""The built site renders in a real headless browser, offline: equations typeset by the MathJax shipped with the
+site, no request to the network, figures present (docs/check_render.py).
+
+Needs Chromium (Debian: ``apt-get install -y chromium``); skipped without it.
+"""
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -9,13 +14,29 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+needs_chromium = pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
+                                    reason="chromium is not installed (Debian: apt-get install -y chromium)")
 
 
 @pytest.mark.slow
+@needs_chromium
 def test_site_renders_in_headless_chromium(tmp_path):
-    if not (shutil.which("chromium") or shutil.which("chromium-browser")):
-        pytest.skip("chromium is not installed (apt-get install -y chromium libjs-mathjax)")
     pytest.importorskip("sphinx")
     proc = subprocess.run([sys.executable, str(ROOT / "docs" / "check_render.py"), "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@needs_chromium
+def test_render_check_fails_on_a_cdn_page(tmp_path):
+    """Shown to fail: a page that loads MathJax from a CDN asks the network, and its formula stays raw TeX."""
+    spec = importlib.util.spec_from_file_location("check_render", ROOT / "docs" / "check_render.py")
+    check_render = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_render)
+    page = tmp_path / "page.html"
+    page.write_text('<html><head><script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script>'
+                    "</head><body><p>\\(x^2\\)</p></body></html>")
+    problems = check_render.check_page("front", page, tmp_path)
+    assert any("asked the network for https://cdn.jsdelivr.net" in p for p in problems), problems
+    assert any("0 typeset formulas" in p for p in problems), problems
+    assert any("raw TeX" in p for p in problems), problems
