@@ -33,6 +33,7 @@ import numpy as np
 
 from numerics.common.errors import InputError, require_int, require_real
 from numerics.common.limits import check_work, steps_of
+from numerics.common.stepping import rk4_at_times
 
 
 def radial_defect(Z: np.ndarray) -> float:
@@ -114,17 +115,7 @@ def radial_flow(beta: float, rings: int, t_end: float, saves: int = 201, *, stre
     defect = lambda y: float(np.sqrt(w @ (1.0 - y) ** 2))  # noqa: E731
     times = np.linspace(0.0, t_end, saves)
     out = [defect(r)]
-    t = 0.0
-    for target in times[1:]:
-        k = max(1, math.ceil((target - t) / dt - 1e-12))
-        h = (target - t) / k
-        for _ in range(k):
-            k1 = f(r)
-            k2 = f(r + 0.5 * h * k1)
-            k3 = f(r + 0.5 * h * k2)
-            k4 = f(r + h * k3)
-            r = r + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
-        t = float(target)
+    for t, r in rk4_at_times(f, r, times, dt):
         out.append(defect(r))
         if progress is not None:
             progress(t, t_end)

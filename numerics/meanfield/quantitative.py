@@ -33,6 +33,7 @@ import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
 from numerics.common.limits import check_work, steps_of
+from numerics.common.stepping import rk4_at_times
 
 MODELS = ("sa", "usa")
 #: CLPR's explicit rate in W_2(mu_t, delta) <= C_0 e^{-t/100} (survey arXiv 2512.01868)
@@ -156,17 +157,7 @@ def lagrangian_circle(beta: float, model: str, density: Callable[[np.ndarray], n
     f = lambda th: weighted_angle_velocity(th, w, beta, model, K, coefficients)  # noqa: E731
     times = np.linspace(0.0, t_end, saves)
     W = [dirac_distance(theta, w)]
-    t = 0.0
-    for target in times[1:]:
-        m = max(1, math.ceil((target - t) / dt - 1e-12))
-        h = (target - t) / m
-        for _ in range(m):
-            k1 = f(theta)
-            k2 = f(theta + 0.5 * h * k1)
-            k3 = f(theta + 0.5 * h * k2)
-            k4 = f(theta + h * k3)
-            theta = theta + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
-        t = float(target)
+    for t, theta in rk4_at_times(f, theta, times, dt):
         W.append(dirac_distance(theta, w))
         if progress is not None:
             progress(t, t_end)

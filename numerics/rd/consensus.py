@@ -24,6 +24,7 @@ import numpy as np
 
 from numerics.common.errors import InputError, require_finite_array, require_int, require_real
 from numerics.common.limits import check_memory, check_work, steps_of
+from numerics.common.stepping import rk4_at_times
 from numerics.core.field import block_rows
 
 
@@ -144,19 +145,9 @@ def integrate_flow(Z0, A, beta: float, t_end: float, dt: float, *, V=None, saves
     times = np.linspace(0.0, t_end, saves)
     keep = (lambda Y: Y.copy()) if observe is None else observe
     out = [keep(Z)]
-    t = 0.0
-    for target in times[1:]:
-        m = max(1, math.ceil((target - t) / dt - 1e-12))
-        h = (target - t) / m
-        for _ in range(m):
-            k1 = f(Z)
-            k2 = f(Z + 0.5 * h * k1)
-            k3 = f(Z + 0.5 * h * k2)
-            k4 = f(Z + h * k3)
-            Z = Z + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    for t, Z in rk4_at_times(f, Z, times, dt):
         if not np.all(np.isfinite(Z)):
-            raise InputError(f"the tokens became non-finite at t = {target:.6g} (reduce dt)")
-        t = float(target)
+            raise InputError(f"the tokens became non-finite at t = {t:.6g} (reduce dt)")
         out.append(keep(Z))
         if progress is not None:
             progress(t, t_end)
