@@ -171,3 +171,18 @@ def test_schemes_refuse_other_field_backends(backend):
     with pytest.raises(InputError, match="backend is not available"):
         simulate(Model("sa", 1.0, norm="pre"), uniform_sphere(4, 3, seed=0), 0.1,
                  solver=Solver("rk4", dt=0.05, backend=backend))
+
+
+def test_mix_layer_is_post_before_the_switch_and_pre_after():
+    """Mix-LN's layer map (its definition, used by ``method="layer"``) is the post-LN layer for layers that start
+    before the switch and the pre-LN layer after it (mutant ``norm-mix-switch-swapped`` survived every other
+    check: the flows agree at radius 1, where the two layers differ only at second order in h)."""
+    d = X0.shape[1]
+    Y = np.hstack([X0, np.full((X0.shape[0], 1), 1.3)])  # a radius != 1: post and pre layers differ at first order
+    mix = NormField(Model("sa", 1.0, norm="mix", norm_switch=0.5), d)
+    post = NormField(Model("sa", 1.0, norm="post"), d)
+    pre = NormField(Model("sa", 1.0, norm="pre"), d)
+    h = 0.1
+    assert np.array_equal(mix.layer(Y, h, 0.2), post.layer(Y, h, 0.2))
+    assert np.array_equal(mix.layer(Y, h, 0.7), pre.layer(Y, h, 0.7))
+    assert np.max(np.abs(post.layer(Y, h, 0.2) - pre.layer(Y, h, 0.2))) > 1e-3  # the check can tell them apart
