@@ -223,14 +223,16 @@ def kernel_energy(X, kernel: PairKernel | CompiledKernel, beta: float, *, block:
                   normalize: bool = False) -> float:
     """E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>) (self-interaction included).
 
-    At beta = 0 a kernel singular there (like (e^{beta s} - 1)/beta) is replaced by its limit beta -> 0.
+    At beta = 0 a kernel singular there (like (e^{beta s} - 1)/beta) is replaced by its limit beta -> 0. So is a
+    subnormal beta (0 < |beta| < 2.2e-308): there beta * s cannot be resolved (5e-324 * 0.56 rounds to 5e-324 or
+    0), the direct formula is wrong by O(1), while the limit differs from the exact value by O(|beta|).
     Verified by: tests/numerics/test_conjecture_kernel_field.py (Taylor remainder of the gradient).
     """
     compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
     beta = require_real(beta, "beta")
     X = require_points(X, "X", normalize=normalize)
-    if beta == 0.0:
-        compiled = _beta_zero_limit(compiled)
+    if abs(beta) < np.finfo(float).tiny:  # 0 and the subnormals
+        compiled, beta = _beta_zero_limit(compiled), 0.0
     n = X.shape[0]
     b = block or block_rows(n)
     total = sum(float(compiled(0, X[a:a + b] @ X.T, beta).sum()) for a in range(0, n, b))

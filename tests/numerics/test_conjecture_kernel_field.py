@@ -86,3 +86,12 @@ def test_parameters_compile_once():
     k2 = parse_kernel("exp(beta*s) + c*s**3", {"c": -2.0})
     c1, c2 = compile_kernel(k1), compile_kernel(k2)
     assert c1.dphi is c2.dphi and c1.params == (0.5,) and c2.params == (-2.0,)
+
+
+def test_subnormal_beta_energy_is_the_beta_zero_limit():
+    """At beta = 5e-324 (found by Hypothesis) the direct (e^{beta s} - 1)/beta gave E = 0.5 instead of 0.39: beta s
+    rounds to beta. A subnormal beta now uses the beta -> 0 limit, like beta = 0; a normal tiny beta is unchanged."""
+    X = uniform_sphere(2, 2, 0)
+    for beta in (5e-324, -5e-324, 1e-310):
+        assert np.isclose(kernel_energy(X, EXP, beta), interaction_energy(X, beta), rtol=1e-11, atol=1e-13)
+    assert kernel_energy(X, EXP, 1e-300) == pytest.approx(kernel_energy(X, EXP, 0.0), rel=1e-12)
