@@ -447,6 +447,9 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("mf-mod-pair-masses", "numerics/meanfield/moderate.py",
      "return s * (aj * u / (ai + aj * u) + ai * u / (aj + ai * u))",
      "return s * (ai * u / (ai + aj * u) + aj * u / (aj + ai * u))", "pairing speeds with the masses swapped"),
+    ("mf-mod-first-mode", "numerics/meanfield/moderate_claims.py",
+     'r["predicted_mode"] = int(ks[np.argmin(t_modes)])', 'r["predicted_mode"] = int(ks[np.argmax(t_modes)])',
+     "the predicted first mode taken as the slowest instead of the first to reach the threshold"),
     # -- numerics/longcontext/, theory/longcontext.py, numerics/core/beta_scaling.py: long contexts -----------------
     ('lc-self-weight-n', 'numerics/longcontext/simplex.py',
      '* np.log(n) - np.log(n - 1.0))',
@@ -648,7 +651,7 @@ _FILE_AREA = {
     "numerics/survey/meanshift.py": "survey", "numerics/common/errata.py": "errata",
     "numerics/rd/consensus.py": "rd", "numerics/rd/frank_wolfe.py": "rd",
     "numerics/meanfield/quantitative.py": "meanfield", "numerics/meanfield/low_temperature.py": "meanfield",
-    "numerics/meanfield/moderate.py": "meanfield",
+    "numerics/meanfield/moderate.py": "meanfield", "numerics/meanfield/moderate_claims.py": "meanfield",
     "numerics/longcontext/simplex.py": "longcontext", "theory/longcontext.py": "longcontext",
     "numerics/longcontext/flow.py": "longcontext", "numerics/longcontext/fixed_query.py": "longcontext",
     "numerics/longcontext/almost_simplex.py": "longcontext", "numerics/longcontext/gaps.py": "longcontext",

@@ -72,28 +72,43 @@ def clustering(cases=((4000, 12.0),), seeds=(0,), threshold: float = 0.1) -> Che
     for n, beta in cases:
         for seed in seeds:
             r = clustering_run(n, beta, seed=seed, threshold=threshold)
-            # the linear prediction from the initial amplitude of the l_max mode of this seed's tokens
+            # the linear prediction: every mode k grows like |r_k(0)| e^{lambda_k t} from this seed's own
+            # amplitude, and clusters form when the first of them reaches the threshold. (Until 2026-11-26 only
+            # the l_max mode was used; at n = 1000, seed 0 the mode 5 was seeded high enough to win over
+            # l_max = 4, and that prediction was 2x late: proofs_notes/meanfield-moderate-clustering.md.)
             theta0 = np.random.default_rng(seed).uniform(0, 2 * np.pi, n)
-            amp = abs(np.exp(1j * r["l_max"] * theta0).mean())
-            r["t_linear"] = math.log(threshold / amp) / r["lambda_max"]
+            ks = np.arange(1, 3 * r["l_max"] + 6)          # the modes that clustering_run observes
+            rates = ks ** 2 / beta * heat_limit_ratio(beta, ks)
+            amps = np.abs(np.exp(1j * np.outer(ks, theta0)).mean(axis=1))
+            t_modes = np.log(threshold / amps) / rates
+            r["predicted_mode"] = int(ks[np.argmin(t_modes)])
+            r["t_linear"] = float(t_modes.min())
             r["ratio"] = r["t_formed"] / r["t_linear"]
+            r["t_linear_l_max_only"] = float(t_modes[r["l_max"] - 1])
+            r["ratio_l_max_only"] = r["t_formed"] / r["t_linear_l_max_only"]
             rows.append(r)
+    mode_hits = sum(r["predicted_mode"] == r["dominant_mode"] for r in rows)
     ok = heat[-1] <= 0.05 and heat[0] > heat[1] > heat[2] and all(0.7 <= r["ratio"] <= 1.3 for r in rows) and sum(
-        abs(r["clusters"] - r["l_max"]) <= 1 for r in rows) * 2 > len(rows)
+        abs(r["clusters"] - r["l_max"]) <= 1 for r in rows) * 2 > len(rows) and mode_hits * 2 > len(rows)
     return CheckResult(cid, "passed" if ok else "failed",
                        {"heat_limit_second_order_error": heat,
                         "formation_time_over_linear_prediction": [r["ratio"] for r in rows],
-                        "clusters": [r["clusters"] for r in rows], "l_max": [r["l_max"] for r in rows]},
-                       {"formation_time_over_linear_prediction": 1.0, "clusters": "l_max +- 1 (majority)"},
+                        "clusters": [r["clusters"] for r in rows], "l_max": [r["l_max"] for r in rows],
+                        "predicted_mode": [r["predicted_mode"] for r in rows],
+                        "dominant_mode": [r["dominant_mode"] for r in rows],
+                        "ratio_l_max_only": [r["ratio_l_max_only"] for r in rows]},
+                       {"formation_time_over_linear_prediction": 1.0, "clusters": "l_max +- 1 (majority)",
+                        "dominant_mode": "the predicted first mode (majority)"},
                        "ratio in [0.7, 1.3]; second-order coefficient k^2(k^2-2)/8 within 0.05 at beta = 800, "
                        "error decreasing in beta",
                        {"rows": rows, "threshold": threshold, "heat_limit_betas": [50.0, 200.0, 800.0],
-                        "compared": "particles (Fourier field, RK4) vs the linear growth e^{lambda_max t} of the "
-                                    "measured initial amplitude of the l_max mode; Bessel ratio vs its expansion"})
+                        "compared": "particles (Fourier field, RK4) vs the linear growth e^{lambda_k t} of the "
+                                    "measured initial amplitude of every mode k <= 3 l_max + 5 (the first to "
+                                    "reach the threshold); Bessel ratio vs its expansion"})
 
 
 @claim(id="meanfield.moderate-clustering-quick",
-       title="clustering phase: backward-heat rates k^2/beta; clusters form when the l_max mode, seeded at "
+       title="clustering phase: backward-heat rates k^2/beta; clusters form when the first mode, seeded at "
              "n^{-1/2}, reaches O(1) (n = 4000, beta = 12)",
        source=BPA + ", intermediate phase: clustering", note="meanfield-moderate-clustering.md")
 def check_clustering_quick() -> CheckResult:
