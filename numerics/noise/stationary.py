@@ -132,10 +132,14 @@ def stationary_moments(d: int, beta: float, D: float, guess: np.ndarray) -> np.n
     L = guess.size
     basis = ZonalBasis.build(d, L, nodes=4 * L + 8)
     g = couplings(d, beta, L)
-    m = fsolve(lambda mm: mm - self_consistency_map(basis, g, D, mm), guess, xtol=1e-13)
+    # full_output: MINPACK reports "not making good progress" (ier 5) once it sits at the root within rounding,
+    # before xtol = 1e-13 is met; the residual below is the criterion, so the message is only shown on failure
+    m, _, ier, msg = fsolve(lambda mm: mm - self_consistency_map(basis, g, D, mm), guess, xtol=1e-13,
+                            full_output=True)
     resid = float(np.max(np.abs(m - self_consistency_map(basis, g, D, m))))
     if resid > 1e-11:
-        raise InputError(f"no stationary state found near the guess at D = {D:g} (residual {resid:.2g})")
+        raise InputError(f"no stationary state found near the guess at D = {D:g} (residual {resid:.2g}; "
+                         f"{msg.strip() if ier != 1 else 'converged elsewhere'})")
     return m
 
 
