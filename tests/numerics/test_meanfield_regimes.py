@@ -167,6 +167,16 @@ def test_pair_merge_time_tends_to_its_laplace_order():
         moderate.top_eigenspace(np.eye(3))
 
 
+def test_clustering_prediction_takes_the_first_mode_to_reach_the_threshold():
+    """n = 1000, beta = 10, seed 0: the mode 5 (not l_max = 4) is seeded high enough to win; the prediction from
+    every mode's own seed names it and is on time (1.075 measured), the l_max-only one was 2x late (0.50)."""
+    result = mod_claims.clustering(cases=((1000, 10.0),), seeds=(0,))
+    row = result.details["rows"][0]
+    assert row["l_max"] == 4 and row["dominant_mode"] == 5 == row["predicted_mode"], row
+    assert 0.7 <= row["ratio"] <= 1.3 and row["ratio_l_max_only"] < 0.7, row
+    assert result.status == "passed"
+
+
 def test_moderate_claims_fail_on_planted_errors(monkeypatch):
     real_oja = moderate.oja_flow
     monkeypatch.setattr(moderate, "oja_flow", lambda X0, V, t: real_oja(X0, V, 1.5 * t))
