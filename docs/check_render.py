@@ -24,6 +24,7 @@ Exit 0 when every check passes. ``tests/docs/test_render.py`` runs it as a slow 
 from __future__ import annotations
 
 import argparse
+import atexit
 import re
 import shutil
 import subprocess
@@ -80,6 +81,7 @@ def remote_assets(html: Path) -> list[str]:
 
 
 _PROFILE = Path(tempfile.mkdtemp(prefix="attnflow-render-"))  # a fresh browser profile: no account, no sync
+atexit.register(shutil.rmtree, _PROFILE, ignore_errors=True)  # the profile is ~10 MB: leave nothing behind
 
 
 def _browser(args: list[str], url: str) -> subprocess.CompletedProcess:

@@ -16,6 +16,7 @@ per block. The run prints how long it took.
 """
 # %%
 # The specification: the same tables as a TOML file for ``attnflow sweep run``.
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -68,3 +69,8 @@ ax2.set_title("with Wilson 95% intervals")
 ax2.legend()
 fig.tight_layout()
 print(np.round(agg.value, 2))
+
+# %%
+# The store was only needed for this page: remove it.
+ds.close()
+shutil.rmtree(folder)
