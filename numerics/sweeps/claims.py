@@ -157,3 +157,46 @@ def check_one_cluster_probability() -> CheckResult:
                "seeds": sweep["seeds"], "root_seed": 7, "failed_cells": failed}
     return CheckResult(result.claim_id, "failed" if failed else result.status, result.measured, result.expected,
                        result.tolerance, details)
+
+
+def one_cluster_observable(eps: float = 1e-2) -> CheckResult:
+    """The store's ``one_cluster`` of a small in-process sweep against single runs of the same cells (same draw,
+    ``numerics.core`` directly) judged at their last frame by the diameter criterion max |x_i - x_j| < eps.
+
+    The cells (S^1, n = 16, t = 20): beta = 1 reaches one cluster, beta = 20 holds several metastable clusters,
+    so both values occur and a wrong frame, threshold or count is seen."""
+    from numerics.core.model import Model, Solver
+    from numerics.core.sampling import uniform_sphere
+    from numerics.core.trajectory import simulate
+    from numerics.sweeps.spec import SweepSpec
+
+    tables = {"model": {"model": "sa", "d": 2, "n": 16}, "sweep": {"beta": [1.0, 20.0], "seeds": 2},
+              "run": {"t_end": 20.0, "dt": 0.05, "frames": 5, "root_seed": 7},
+              "observables": {"one_cluster": {"eps": eps}}}
+    ds = run_in_temp_store(tables)
+    spec = SweepSpec.from_dict(tables)
+    stored, direct, diameters = [], [], []
+    for i, beta in enumerate(tables["sweep"]["beta"]):
+        for seed in range(tables["sweep"]["seeds"]):
+            X0 = uniform_sphere(16, 2, np.random.default_rng(spec.seed_sequence(seed)))
+            X = simulate(Model(kind="sa", beta=beta), X0, 20.0, solver=Solver("rk4", dt=0.05)).X[-1]
+            diameter = float(np.max(np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)))
+            diameters.append(diameter)
+            direct.append(float(diameter < eps))
+            stored.append(float(ds["one_cluster"].values[i, seed]))
+    ok = stored == direct and 0.0 in direct and 1.0 in direct
+    return CheckResult("sweeps.one-cluster-observable", "passed" if ok else "failed", stored, direct,
+                       "equal in every cell; both values present",
+                       {"cells": "beta = 1, 20 x seeds 0, 1 (S^1, n = 16, t = 20, RK4 dt 0.05, root_seed 7)",
+                        "final_diameters": diameters, "eps": eps,
+                        "compared": "sweep store (numerics.sweeps.observables.one_cluster, single-linkage count "
+                                    "at the last frame) vs numerics.core simulate of each cell alone and the "
+                                    "diameter of its last frame"})
+
+
+@claim(id="sweeps.one-cluster-observable",
+       title="a sweep's one_cluster observable equals single runs of its cells judged at their last frame",
+       source="attnflow (the store's observables; GLPR arXiv 2312.10794 one cluster at small beta)",
+       note="sweeps-one-cluster-observable.md")
+def check_one_cluster_observable() -> CheckResult:
+    return one_cluster_observable()

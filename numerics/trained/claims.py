@@ -139,3 +139,48 @@ def check_iterated_layer() -> CheckResult:
                        {"final_clusters": ITERATED_FINAL_CLUSTERS, "mean_cosine_rises": True}, "exact",
                        {"trend": trend, "l_max_beta_iso": lmax, "theory_single_cluster_holds": theory_single,
                         "steps": ITERATED_STEPS, "eps": 0.3, "text": "shipped paragraph 1"})
+
+
+@claim(id="trained.head-blowup-time",
+       title="the heads' Gaussian blow-up times 1/(2 r^2 lambda_max(sym A_h)) of layer 1 equal the Gaussian area's "
+             "closed form and its moment ODE",
+       source="CACP arXiv 2501.18322 (Gaussian solutions of softmax attention, V = I)", note="trained-head-blowup-time.md")
+def check_head_blowup_time() -> CheckResult:
+    cid = "trained.head-blowup-time"
+    if (skip := _unavailable(cid)) is not None:
+        return skip
+    from numerics.gaussian.solutions import gaussian_attention, softmax_blowup_time, solve_moment_ode
+    from numerics.trained.checkpoint import load_checkpoint
+    from numerics.trained.heads import head_blocks, head_reports
+
+    ckpt = load_checkpoint()
+    Q, K, _, _ = head_blocks(ckpt.layer_weights[0], ckpt.heads)
+    k, d = Q.shape[1], Q.shape[2]
+    closed_gap, rows = 0.0, []
+    for r2 in (1.0, 2.0):   # two token norms pin the r^2 scaling
+        for h, rep in enumerate(head_reports(ckpt, 0, r2)):
+            A = K[h].T @ Q[h] / np.sqrt(k)
+            other = softmax_blowup_time(r2 * np.eye(d), A)
+            closed_gap = max(closed_gap, abs(rep.blowup_time / other - 1.0))
+            rows.append({"r2": r2, "head": h, "heads_module": rep.blowup_time, "gaussian_closed_form": other})
+    # third route for the head that blows up first: the moment ODE d Sigma/dt = 2 Sigma sym(A) Sigma integrated
+    # (DOP853, rtol 1e-10) on the range of sym(A) (Sigma stays r^2 I on its kernel), blow-up time extrapolated
+    # from the pole of tr Sigma
+    first = min(rows[:ckpt.heads], key=lambda r: r["heads_module"])
+    A = K[first["head"]].T @ Q[first["head"]] / np.sqrt(k)
+    S = 0.5 * (A + A.T)
+    w, U = np.linalg.eigh(S)
+    U = U[:, np.abs(w) > 1e-9 * np.abs(w).max()]
+    m = U.shape[1]
+    sol = solve_moment_ode(gaussian_attention("softmax", m, V=np.eye(m), A=U.T @ S @ U), np.zeros(m), np.eye(m),
+                           2.0 * first["heads_module"])
+    ode_gap = abs(first["heads_module"] / sol.blowup_time - 1.0) if sol.status == "blow-up" else float("inf")
+    tol_closed, tol_ode = 1e-12, 1e-7   # same eigenvalue two ways / the ODE's rtol 1e-10 plus the pole fit
+    ok = closed_gap <= tol_closed and ode_gap <= tol_ode
+    return CheckResult(cid, "passed" if ok else "failed", {"closed_forms": closed_gap, "moment_ode": ode_gap},
+                       0.0, {"closed_forms": tol_closed, "moment_ode": tol_ode},
+                       {"rows": rows, "ode_head": first["head"], "ode_status": sol.status,
+                        "ode_blowup_time": sol.blowup_time, "range_dimension": m,
+                        "compared": "numerics.trained.heads.blowup_time (eigenvalues of sym(A_h)) vs "
+                                    "numerics.gaussian.solutions.softmax_blowup_time (Sigma_0^{1/2} S Sigma_0^{1/2}) "
+                                    "vs solve_moment_ode on the range of sym(A_h)"})
