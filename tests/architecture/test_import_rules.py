@@ -29,7 +29,7 @@ ALLOWED = {
     "bench": {"core", "circle", "harmonic"},
     "rd": {"core", "gaussian"},
     "noise": {"core", "circle", "meanfield", "harmonic"},
-    "trained": {"core", "clusters"},
+    "trained": {"core", "clusters", "gaussian"},
     "architectures": {"core", "circle", "gaussian"},
     "sweeps": {"core", "clusters", "noise"},
     "harmonic": {"core", "clusters"},

@@ -120,43 +120,56 @@ def test_generated_equals_evalf_property(n, d, beta, model, seed):
 
 
 def _asymptotic_slope(ts, r, floor):
-    """Slope of log r against log t over the lowest decade of the points above ``floor`` (>= 3 points)."""
+    """Slope of log r against log t over the lowest half-decade of the points above ``floor`` (>= 3 points)."""
     ts, r = np.asarray(ts), np.asarray(r)
     keep = r > floor
     if keep.sum() < 3:
         return float("nan"), []
-    low = keep & (ts <= 10.0 * ts[keep].min() * (1 + 1e-12))
+    low = keep & (ts <= 10.0 ** 0.5 * ts[keep].min() * (1 + 1e-12))
     if low.sum() < 3:
         low = keep
     return fitted_slope(ts[low], r[low], floor)
 
 
+def _slopes_fail(gen, X, xi, beta, ts, floor) -> list[str]:
+    r1, r2 = taylor_remainders(lambda Y: gen.energy(Y, beta), lambda Y: gen.riemannian_gradient(Y, beta),
+                               lambda Y, U: gen.riemannian_hessian_vector(Y, beta, U), X, xi, ts)
+    s1, w1 = _asymptotic_slope(ts, r1, floor)
+    s2, w2 = _asymptotic_slope(ts, r2, floor)
+    failed = []
+    if w1 and r1.max() > 1e3 * floor and s1 < 1.7:
+        failed.append(f"gradient slope {s1:.3f} < 1.7")
+    if w2 and r2.max() > 1e3 * floor and s2 < 2.5:
+        failed.append(f"Hessian slope {s2:.3f} < 2.5")
+    return failed
+
+
 @settings(max_examples=10)
 @given(n=st.integers(2, 10), d=st.integers(2, 5), beta=st.floats(-2, 3), seed=st.integers(0, 2**31))
 @example(n=2, d=4, beta=0.9696210080658414, seed=55205954)  # the whole-window slope was 2.488 here
+@example(n=8, d=4, beta=1.625, seed=1471733)  # the lowest-decade slope was 2.483 here (zero of c3 + c4 t at 0.018)
 def test_taylor_slopes_property(n, d, beta, seed):
     """Claim 5: Taylor remainders of the generated energy have slopes 2 (gradient) and 3 (Hessian)."""
     rng = np.random.default_rng(seed)
     gen = generate_model(ModelSpec("usa", d))
     X = uniform_sphere(n, d, rng)
-    xi = tangent_direction(X, rng)
     ts = np.logspace(-1, -3.5, 11)
-    r1, r2 = taylor_remainders(lambda Y: gen.energy(Y, beta), lambda Y: gen.riemannian_gradient(Y, beta),
-                               lambda Y, U: gen.riemannian_hessian_vector(Y, beta, U), X, xi, ts)
     floor = 1e-13 * np.exp(abs(beta))
-    s1, w1 = _asymptotic_slope(ts, r1, floor)
-    s2, w2 = _asymptotic_slope(ts, r2, floor)
     # A wrong gradient leaves r1 ~ t (slope 1), a wrong Hessian r2 ~ t^2 (slope 2). The remainders are analytic,
     # r2(t) = |c3 t^3 + c4 t^4 + O(t^5)|: the log-slope tends to 3 as t -> 0 but takes any value near the zero
     # t0 = -c3/c4 of c3 + c4 t (Hypothesis found n=2, d=4, beta=0.9696, seed=55205954: r2/t^3 = 4e-5 at t = 0.1
-    # and 9e-3 below t = 0.01, whole-window slope 2.488). So the slope is fitted on the lowest decade of the
-    # usable window (the asymptotic regime), where it is 3 (2 for r1) unless t0 falls inside that decade; the
-    # thresholds 1.7 and 2.5 keep a margin to the wrong-derivative slopes 1 and 2. Directions along which the
-    # remainder stays at round-off leave nothing to fit.
-    if w1 and r1.max() > 1e3 * floor:
-        assert s1 >= 1.7
-    if w2 and r2.max() > 1e3 * floor:
-        assert s2 >= 2.5
+    # and 9e-3 below t = 0.01, whole-window slope 2.488; and n=8, d=4, beta=1.625, seed=1471733: t0 = 0.018
+    # inside the lowest decade, slope 2.483). So the slope is fitted on the lowest half-decade of the usable
+    # window (the asymptotic regime), and t0 depends on the direction: if one direction's slope is low, a second
+    # independent direction must pass. A wrong derivative fails along every direction but a set of measure zero
+    # (its error term c1 or c2 vanishes there), so it cannot pass on the second draw; the thresholds 1.7 and 2.5
+    # keep a margin to the wrong-derivative slopes 1 and 2. (Measured on 402 random cases, 2026-11-26: the
+    # lowest decade gave 2 + 3 low slopes, the lowest half-decade 1 + 0, with the second direction 0.) Directions
+    # along which the remainder stays at round-off leave nothing to fit.
+    failed = _slopes_fail(gen, X, tangent_direction(X, rng), beta, ts, floor)
+    if failed:
+        second = _slopes_fail(gen, X, tangent_direction(X, rng), beta, ts, floor)
+        assert not second, (failed, second)
 
 
 def test_hessian_vector_matches_sympy_closed_form(rng):
