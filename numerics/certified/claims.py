@@ -268,3 +268,6 @@ def check_strict_saddles() -> CheckResult:
                          "certified signs on the whole interval", SIGN_METHOD,
                          {"families": ["simplex (n = d+1)", "cross-polytope (n = 2d)"], "d": list(range(3, 9)),
                           "beta interval": "(0, 20]"})
+
+
+from numerics.certified import claims_transitions  # noqa: E402,F401  (registers the transition certificates)
