@@ -178,3 +178,10 @@ def test_transition_certificates_are_issued(check):
         assert "refused" not in entry, name
         if "contains reference" in entry:
             assert entry["contains reference"], name
+
+
+def test_a_wrong_poisson_closed_form_is_refused(monkeypatch):
+    original = lc.poisson_constant_closed
+    monkeypatch.setattr(lc, "poisson_constant_closed", lambda d: original(d) * sp.sqrt(2))   # a 2^{d/2} slip
+    with pytest.raises(CertificateRefused, match="differs from the closed form"):
+        lc.poisson_constant(3)
