@@ -36,7 +36,7 @@ RHOS = ("0", "1/10", "1/2", "9/10")
 TOKENS = (10 ** 2, 10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
 TARGETS = ("1/10", "1/2", "9/10")
 
-KRAWCZYK_METHOD = ("Arb ball arithmetic at 160 bits (python-flint): every E[t^k e^phi] a rigorous Arb integral "
+KRAWCZYK_METHOD = ("Arb ball arithmetic at 128 bits (python-flint): every E[t^k e^phi] a rigorous Arb integral "
                    "(acb.integral, entire integrand) with ball-valued parameters; Krawczyk test "
                    "K(X) = c - Y F(c) + (I - Y J(X))(X - c) strictly inside the box X (unique zero in X)")
 
