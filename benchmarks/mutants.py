@@ -573,6 +573,31 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("docs-mathjax-cdn", "docs/conf.py",
      '    "sphinx-mathjax-offline",  # ships MathJax 3', '    # "sphinx-mathjax-offline",  # ships MathJax 3',
      "the site loads MathJax from its CDN (no equation renders offline)"),
+    # -- certified2: long-context and first-order certificates (theory/certified/{longcontext,first_order,landau}) --
+    ("cert2-lc-root-sign", "theory/certified/longcontext.py",
+     "root = -intercept / slope", "root = intercept / slope",
+     "critical gamma: the exponent's root with the wrong sign"),
+    ("cert2-lc-float-log", "theory/certified/longcontext.py",
+     "expr = self_weight(sp.Integer(n), GAMMA * sp.log(sp.Integer(n)), x)",
+     "expr = self_weight(sp.Integer(n), GAMMA * sp.log(sp.Float(n)), x)",
+     "float64 shortcut: log n as a floating-point constant in the self weight"),
+    ("cert2-lc-bound-tight", "theory/certified/longcontext.py",
+     "K = abs(leading) * fmpq(11, 10) + fmpq(1, 10 ** 6)", "K = abs(leading) * fmpq(9, 10)",
+     "critical limit: an error bound below the leading term n (rho'_n - rho'_oo)"),
+    ("cert2-fo-bessel-order", "theory/certified/first_order.py",
+     'growth_rate_expr("usa", d, l) / laplacian_eigenvalue(l, d)',
+     'growth_rate_expr("usa", d, l + 1) / laplacian_eigenvalue(l, d)',
+     "first-order noise: couplings g_l from the degree-(l+1) rate (wrong Bessel order)"),
+    ("cert2-fo-free-energy-sign", "theory/certified/first_order.py",
+     "- D * mu[0].log())", "+ D * mu[0].log())",
+     "first-order noise: Delta F with + D log Z"),
+    ("cert2-fo-float-beta", "numerics/certified/claims_transitions.py",
+     '"beta": "3",', '"beta": 3.0,',
+     "float64 shortcut: beta = 3.0 handed to the first-order certificate"),
+    ("cert2-landau-bessel-order", "theory/certified/landau.py",
+     'subs[s] = growth_rate_expr("usa", d, j) / laplacian_eigenvalue(j, d)',
+     'subs[s] = growth_rate_expr("usa", d, j + 1) / laplacian_eigenvalue(j, d)',
+     "Landau quartic with g_2 from the degree-3 rate (wrong Bessel order)"),
 ]
 
 _AREA_TESTS = {
@@ -619,6 +644,7 @@ _AREA_TESTS = {
 }
 _AREA_TESTS["noise"] += ["tests/numerics/test_noise_global.py", "tests/theory/test_noise_global_theory.py"]
 _AREA_TESTS["certified"] = ["tests/theory/test_certified_balls.py", "tests/numerics/test_certified_claims.py"]
+_AREA_TESTS["certified"].append("tests/numerics/test_certified_transitions.py")
 # the tests of the review's claims (issue 32), with each area's
 _AREA_TESTS["clusters"].append("tests/numerics/test_clusters_known_configurations.py")
 _AREA_TESTS["meanfield"].append("tests/numerics/test_meanfield_known_modes.py")
@@ -664,6 +690,8 @@ _FILE_AREA = {
     "numerics/decoder/heads.py": "decoder",
     "theory/certified/statements.py": "certified", "theory/certified/roots.py": "certified",
     "theory/certified/signs.py": "certified",
+    "theory/certified/longcontext.py": "certified", "theory/certified/first_order.py": "certified",
+    "theory/certified/landau.py": "certified", "numerics/certified/claims_transitions.py": "certified",
     "docs/conf.py": "docs",
 }
 

@@ -1,0 +1,361 @@
+"""Certified claims of the long-context transition and the noisy first-order transition (issue 30, second part).
+Registered from :mod:`numerics.certified.claims`; notes ``proofs_notes/certified-longcontext-*.md``,
+``certified-noise-first-order.md``, ``certified-landau-quartic.md``.
+
+- certified.longcontext-critical-gamma: gamma_c = 1/(1 - rho) exactly (the exponent's root and signs) on a rho
+  grid, and gamma_n(p*) (p_n = 1/10, 1/2, 9/10) as certified unique roots for n = 10^2..10^6, with the width
+  gamma_n(9/10) - gamma_n(1/10) = 2 log 9/((1 - rho) log n) and the midpoint log(n - 1)/((1 - rho) log n).
+- certified.longcontext-critical-limit: rho'_n at gamma_c exact, inside the Arb value of the exp/log form and
+  next to simplex_layer_mp; the limit (4 rho/(1 + 3 rho) without residual) and |rho'_n - limit| <= K/n for all
+  n >= 100 (proved).
+- certified.longcontext-poisson-constant: kappa_d (d = 2..8): SymPy's limit equals the closed form; enclosures.
+- certified.noise-first-order: d = 3, beta = 3: the truncated (L = 16) equal-free-energy system has a unique
+  clustered solution in a Krawczyk box; D_c < D_1st < 41/50, and at D = 41/50 a clustered stationary state
+  exists with Delta F > 0. For the truncated model: said in the details.
+- certified.noise-first-order-truncation (slow): the same certificate at L = 20 and L = 24, the enclosures'
+  differences (the truncation's measured effect, certified for the two truncated models).
+- certified.landau-quartic: the sign of the mode-1 Landau quartic coefficient c_4(beta) at D = D_c on
+  [1/10, 20], d = 2..5: one sign change, + to -, whose enclosure contains beta*(d).
+"""
+from __future__ import annotations
+
+import mpmath as mp
+
+from numerics.certified.runs import (REFERENCE_DPS, ROOT_METHOD, Ledger, as_mpf, reference_noise_threshold,
+                                     root_entry)
+from numerics.common.verification import CheckResult, claim
+
+_LC = ("CLPR-LC arXiv 2510.05554 (Chen, Lin, Polyanskiy, Rigollet), simplex model, beta_n = gamma log n "
+       "(theory.longcontext)")
+_FIXED = "arXiv 2605.08505 (fixed query against n iid uniform keys), theory.longcontext.poisson_constant"
+_MR = ("Mun-Rosenzweig arXiv 2606.05140 (S^{d-1}): first-order transition, K_c < K_#; free energy of noisy usa "
+       "(theory.noise_global)")
+
+#: the rho grid (exact rationals) and the token counts of the long-context certificates
+RHOS = ("0", "1/10", "1/2", "9/10")
+TOKENS = (10 ** 2, 10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
+TARGETS = ("1/10", "1/2", "9/10")
+
+KRAWCZYK_METHOD = ("Arb ball arithmetic at 128 bits (python-flint): every E[t^k e^phi] a rigorous Arb integral "
+                   "(acb.integral, entire integrand) with ball-valued parameters; Krawczyk test "
+                   "K(X) = c - Y F(c) + (I - Y J(X))(X - c) strictly inside the box X (unique zero in X)")
+
+
+# -- long contexts -----------------------------------------------------------------------------------------------
+def _crossing_reference(n: int, rho, p) -> mp.mpf:
+    """gamma_n(p) = (log(n - 1) - log((1 - p)/p)) / ((1 - rho) log n), mpmath at 60 digits (closed form)."""
+    x, pp = as_mpf(rho), as_mpf(p)
+    return (mp.log(n - 1) - mp.log((1 - pp) / pp)) / ((1 - x) * mp.log(n))
+
+
+@claim(id="certified.longcontext-critical-gamma",
+       title="simplex layer: gamma_c = 1/(1 - rho) exactly; gamma_n where p_n = 1/10, 1/2, 9/10 certified unique, "
+             "n = 1e2..1e6; width 2 log 9/((1 - rho) log n)",
+       source=_LC, note="certified-longcontext-critical-gamma.md")
+def check_longcontext_critical_gamma() -> CheckResult:
+    from theory.certified.balls import Interval, exact
+    from theory.certified.longcontext import critical_gamma, crossing_gamma
+    from theory.longcontext import critical_gamma as float_gamma
+
+    ledger = Ledger("certified.longcontext-critical-gamma")
+    with mp.workdps(REFERENCE_DPS + 10):
+        for text in RHOS:
+            def exponent(text=text):
+                c = critical_gamma(text)
+                entry = ledger.enclosure(f"gamma_c(rho={text})", Interval(c.gamma_c, c.gamma_c),
+                                         1 / (1 - as_mpf(exact(text))))
+                entry.update({"exact": str(c.gamma_c), "exponent slope": str(c.slope),
+                              "e(gamma_c/2)": str(c.below[1]), "e(2 gamma_c)": str(c.above[1]),
+                              "float critical_gamma": float_gamma(float(mp.mpf(as_mpf(exact(text)))))})
+                return entry
+            ledger.attempt(f"gamma_c(rho={text})", exponent)
+            for n in TOKENS:
+                certs = {}
+                for p in TARGETS:
+                    name = f"gamma_n(n={n}, rho={text}, p={p})"
+
+                    def work(n=n, text=text, p=p, name=name):
+                        certs[p] = crossing_gamma(n, text, p)
+                        return root_entry(ledger, name, certs[p], _crossing_reference(n, exact(text), exact(p)))
+                    ledger.attempt(name, work)
+                if len(certs) == len(TARGETS):  # width and midpoint: differences of certified enclosures
+                    lo, mid, hi = (certs[p].enclosure for p in TARGETS)
+                    width = Interval(hi.lo - lo.hi, hi.hi - lo.lo)
+                    x = as_mpf(exact(text))
+                    ledger.attempt(f"width(n={n}, rho={text})", lambda w=width, n=n, x=x, text=text: ledger.enclosure(
+                        f"width(n={n}, rho={text})", w, 2 * mp.log(9) / ((1 - x) * mp.log(n))))
+                    ledger.attempt(f"midpoint(n={n}, rho={text})", lambda m=mid, n=n, x=x, text=text:
+                                   ledger.enclosure(f"midpoint(n={n}, rho={text})", m,
+                                                    mp.log(n - 1) / ((1 - x) * mp.log(n))))
+    first = ledger.items.get("gamma_n(n=1000000, rho=1/2, p=1/2)", {}).get("enclosure", "refused")
+    return ledger.result(f"gamma_n(1e6, rho=1/2, p=1/2) in {first}",
+                         "gamma_c = 1/(1 - rho) exactly; every root enclosure contains the mpmath closed form",
+                         "exact membership (gamma_c); relative width <= 1e-30", ROOT_METHOD,
+                         {"rho": list(RHOS), "n": list(TOKENS), "p": list(TARGETS), "bracket": "[0, 3/(1 - rho)]",
+                          "statement": "for each rho: e(gamma) = 1 - gamma (1 - rho) has the exact root 1/(1 - rho) "
+                                       "and slope -(1 - rho) < 0; for each (n, rho, p) p_n(gamma) = p has exactly "
+                                       "one root in the certificate's bracket (p_n' > 0 there) and it lies in the "
+                                       "enclosure; width and midpoint are differences of those enclosures",
+                          "exact width": "2 log 9/((1 - rho) log n)"})
+
+
+CRITICAL_LIMIT_CASES = (("1/10", "0"), ("1/2", "0"), ("9/10", "0"), ("1/2", "1/2"))
+
+
+@claim(id="certified.longcontext-critical-limit",
+       title="simplex layer at gamma_c: rho'_n exact (p_n = n/(2n - 1)), limit 4 rho/(1 + 3 rho) (and with "
+             "residual), |rho'_n - limit| <= K/n proved for all n >= 100",
+       source=_LC, note="certified-longcontext-critical-limit.md")
+def check_longcontext_critical_limit() -> CheckResult:
+    from theory.certified.balls import Interval, decimal, exact
+    from theory.certified.longcontext import critical_limit
+    from theory.longcontext import critical_gamma as float_gamma
+    from theory.longcontext import simplex_layer_mp
+
+    ledger = Ledger("certified.longcontext-critical-limit")
+    for rho_text, r_text in CRITICAL_LIMIT_CASES:
+        name = f"rho={rho_text}, r={r_text}"
+
+        def work(rho_text=rho_text, r_text=r_text, name=name):
+            c = critical_limit(rho_text, r_text)
+            x, rr = as_mpf(exact(rho_text)), as_mpf(exact(r_text))
+            with mp.workdps(REFERENCE_DPS + 10):
+                closed = (1 + rr) ** 2 * x / ((1 + rr) ** 2 * x + (mp.mpf(1) / 2 + rr) ** 2 * (1 - x))
+                entry = {"limit": str(c.limit), "limit_formula": mp.nstr(closed, 30),
+                         "p_n at gamma_c": str(c.self_weight),
+                         "bound": f"|rho'_n - {c.limit}| <= {c.bound}/n for every integer n >= {c.n0}",
+                         "lim n (rho'_n - limit)": str(c.leading)}
+                entry.update(ledger.enclosure(f"{name}: limit", Interval(c.limit, c.limit), closed))
+                gc = 1 / (1 - x)
+                per_n = {}
+                for n, value in c.values.items():
+                    ref = simplex_layer_mp(n, gc, x, rr, 1, dps=REFERENCE_DPS)[2]
+                    e = ledger.enclosure(f"{name}: rho'_{n}", Interval(value, value), ref)
+                    err = value - c.limit
+                    if not abs(err) * n <= c.bound:
+                        ledger.problems.append(f"{name}: n = {n}: |rho'_n - limit| = {decimal(abs(err), 4)} "
+                                               f"exceeds the proved bound")
+                    per_n[str(n)] = {"rho'_n": decimal(value, 25), "Arb (exp/log form)": c.arb_values[n].text(25),
+                                     "simplex_layer_mp": e.get("mpmath (50 digits)"),
+                                     "rho'_n - limit": decimal(err, 6)}
+                ledger.number(name, "bound", decimal(c.bound, 8))
+                entry["n"] = per_n
+                entry["float critical_gamma"] = float_gamma(float(x))
+                if rr == 0 and c.limit != 4 * exact(rho_text) / (1 + 3 * exact(rho_text)):
+                    ledger.problems.append(f"{name}: the limit {c.limit} is not 4 rho/(1 + 3 rho)")
+                return entry
+        ledger.attempt(name, work)
+    first = ledger.items.get("rho=1/2, r=0", {}).get("bound", "refused")
+    return ledger.result(first, "limit 4 rho/(1 + 3 rho) (r = 0) = theory's limit; simplex_layer_mp on every "
+                         "exact rho'_n", "exact (rationals); mpmath within 1e-45 relative",
+                         "exact rational arithmetic (SymPy: p_n at gamma_c, the symbolic-n map, the limit); Arb "
+                         "enclosure of the exp/log form of p_n; the bound by Sturm real-root counting of integer "
+                         "polynomials on [100, oo)",
+                         {"cases (rho, r = alpha sqrt(q))": [list(c) for c in CRITICAL_LIMIT_CASES],
+                          "n": list(TOKENS)})
+
+
+@claim(id="certified.longcontext-poisson-constant",
+       title="fixed query vs n uniform keys: kappa_d = c_d 2^{(d-1)/2}/(d-1) equals SymPy's limit exactly, "
+             "enclosed, d = 2..8",
+       source=_FIXED, note="certified-longcontext-poisson-constant.md")
+def check_longcontext_poisson_constant() -> CheckResult:
+    from theory.certified.longcontext import poisson_constant, poisson_constant_closed
+
+    ledger = Ledger("certified.longcontext-poisson-constant")
+
+    def reference(d: int) -> mp.mpf:  # mpmath: c_d from Gamma functions, independent of SymPy
+        with mp.workdps(REFERENCE_DPS + 10):
+            c = mp.gamma(mp.mpf(d) / 2) / (mp.sqrt(mp.pi) * mp.gamma(mp.mpf(d - 1) / 2))
+            return c * mp.mpf(2) ** (mp.mpf(d - 1) / 2) / (d - 1)
+    for d in range(2, 9):
+        def work(d=d):
+            entry = ledger.enclosure(f"kappa_{d}", poisson_constant(d), reference(d))
+            entry["closed form"] = str(poisson_constant_closed(d))
+            return entry
+        ledger.attempt(f"kappa_{d}", work)
+    first = ledger.items.get("kappa_3", {}).get("enclosure", "refused")
+    return ledger.result(f"kappa_3 in {first}", "SymPy limit = closed form; mpmath value inside",
+                         "exact identity; relative width <= 1e-30",
+                         "SymPy (limit of the exact integral = closed form, simplify to 0), then Arb",
+                         {"d": list(range(2, 9))})
+
+
+# -- the noisy first-order transition -------------------------------------------------------------------------
+FIRST_ORDER_CASE = {"d": 3, "beta": "3", "L": 16, "seed_D": "81/100", "seed_ratio": "7/10", "seed_m1": "4/5",
+                    "D_above": "41/50"}
+TRUNCATED_WORDING = ("certified for the TRUNCATED model (zonal modes l <= L; the modes l > L set to 0), not the "
+                     "infinite system: the truncation's effect is measured (noise.global-first-order: L = 32 "
+                     "continuation vs L = 16 mpmath agree to ~1e-13; certified.noise-first-order-truncation), "
+                     "not bounded rigorously")
+
+
+def _seed(L: int, case: dict) -> list:
+    """The crude starting guess m_l = m_1 ratio^(l-1) (exact rationals; the certificate's Newton starts here)."""
+    from theory.certified.balls import exact
+    return [exact(case["seed_m1"]) * exact(case["seed_ratio"]) ** (l - 1) for l in range(1, L + 1)]
+
+
+def _first_order(ledger: Ledger, case: dict, reference: bool = True):
+    """Certify D_1st of the truncated model (and check it against first_order_noise_mp at 50 digits)."""
+    from theory.certified.balls import exact
+    from theory.certified.first_order import first_order_certificate
+    from theory.noise import coupling
+    from theory.noise_global import first_order_noise_mp
+
+    d, L = case["d"], case["L"]
+    out = {}
+
+    def work():
+        model, cert = first_order_certificate(d, case["beta"], L, case["seed_D"], _seed(L, case))
+        out["model"], out["cert"] = model, cert
+        ref = None
+        if reference:  # theory.noise.coupling divides at the caller's precision: 60 digits here
+            with mp.workdps(REFERENCE_DPS + 10):
+                g = [coupling(d, l, as_mpf(exact(case["beta"])), dps=REFERENCE_DPS + 10) for l in range(1, L + 1)]
+                # mpmath's own Newton from the certified centre rounded to 10 digits (2-3 steps instead of 6
+                # from the crude seed); it converges to the root of ITS equations, so a wrong certificate shows
+                seed = [mp.mpf(mp.nstr(as_mpf(b.mid), 10)) for b in cert.enclosure]
+            pt = first_order_noise_mp(d, g, seed[-1], seed[:-1], dps=REFERENCE_DPS, degree=6)
+            ref = pt.D
+            out["ref_m1"] = pt.moments[0]
+        entry = ledger.enclosure(f"D_1st(L={L})", cert.enclosure[-1], ref)
+        entry.update(cert.to_dict())
+        entry["m_1 enclosure"] = cert.enclosure[0].text(25)
+        entry["unique in"] = {"D": cert.box[-1].text(30), "m_1": cert.box[0].text(30)}
+        return entry
+    ledger.attempt(f"D_1st(L={L})", work)
+    return out
+
+
+@claim(id="certified.noise-first-order",
+       title="noisy usa, d = 3, beta = 3, truncated at L = 16: D_1st enclosed (Krawczyk, unique in its box); "
+             "D_c < D_1st < 41/50, a clustered state at 41/50 with Delta F > 0",
+       source=_MR, note="certified-noise-first-order.md")
+def check_noise_first_order() -> CheckResult:
+    from theory.certified.balls import enclosure_of, exact, sign_of, working_precision
+    from theory.certified.first_order import FIRST_ORDER_PREC, critical_noise_ball, stationary_certificate
+    from theory.noise import coupling
+
+    case = FIRST_ORDER_CASE
+    ledger = Ledger("certified.noise-first-order")
+    got = _first_order(ledger, case)
+    order = {}
+    if "cert" in got:
+        model, cert = got["model"], got["cert"]
+        with working_precision(FIRST_ORDER_PREC):
+            Dc = enclosure_of(critical_noise_ball(model))
+
+        def critical():
+            with mp.workdps(REFERENCE_DPS + 10):  # coupling divides at the caller's precision
+                ref = coupling(case["d"], 1, as_mpf(exact(case["beta"])), dps=REFERENCE_DPS + 10)
+            return ledger.enclosure("D_c", Dc, ref)
+        ledger.attempt("D_c", critical)
+        D1 = cert.enclosure[-1]
+        above = exact(case["D_above"])
+
+        def state():
+            s, gap = stationary_certificate(model, above, [b.mid for b in cert.enclosure[:-1]])
+            order["gap"] = sign_of(gap)
+            with working_precision(FIRST_ORDER_PREC):
+                gap_int = enclosure_of(gap)
+            entry = {"m_1 enclosure": s.enclosure[0].text(25), **s.to_dict(),
+                     "Delta F enclosure": gap_int.text(15), "Delta F sign": order["gap"]}
+            ledger.number("state_above", "m1", s.enclosure[0].text(12))
+            ledger.number("state_above", "gap", gap_int.text(8))
+            return entry
+        ledger.attempt(f"stationary state at D = {case['D_above']}", state)
+        order["D_c < D_1st"] = Dc.hi < D1.lo
+        order["D_1st < D_above"] = D1.hi < above
+        if not order["D_c < D_1st"] or not order["D_1st < D_above"]:
+            ledger.problems.append(f"ordering not certified: {order}")
+        if order.get("gap") != 1:
+            ledger.problems.append("the free-energy gap at D_above is not certified > 0")
+        with working_precision(FIRST_ORDER_PREC):
+            order["w_L (the last kept weight g_L N_L)"] = enclosure_of(model.weights[-1]).text(6)
+    first = ledger.items.get(f"D_1st(L={case['L']})", {}).get("enclosure", "refused")
+    return ledger.result(f"D_1st in {first}",
+                         "first_order_noise_mp (mpmath, 50 digits, Gauss-Legendre) inside; D_c < D_1st < 41/50",
+                         "relative width <= 1e-30", KRAWCZYK_METHOD,
+                         {"case": case, "ordering": order,
+                          "statement": "the degree-16 truncated system F(m, D) = 0 has exactly one solution in the "
+                                       "box 'unique in', with D in the enclosure; D_c = g_1(3) lies below it; at "
+                                       "D = 41/50 > D_1st the truncated stationary equations m = G(m, D) have a "
+                                       "clustered solution (unique in its box) whose free energy exceeds the "
+                                       "uniform state's (Delta F > 0): the clustered branch reaches beyond D_1st, "
+                                       "so its fold (float continuation: 0.8275) is above D_1st",
+                          "scope": TRUNCATED_WORDING})
+
+
+@claim(id="certified.noise-first-order-truncation",
+       title="D_1st of the truncated model at L = 16, 20, 24 (d = 3, beta = 3): certified enclosures and their "
+             "differences (slow)",
+       source=_MR, note="certified-noise-first-order.md", default=False)
+def check_noise_first_order_truncation() -> CheckResult:
+    from theory.certified.balls import decimal
+
+    ledger = Ledger("certified.noise-first-order-truncation")
+    enclosures = {}
+    for L in (16, 20, 24):
+        got = _first_order(ledger, {**FIRST_ORDER_CASE, "L": L}, reference=(L == 16))
+        if "cert" in got:
+            enclosures[L] = got["cert"].enclosure[-1]
+    diffs = {}
+    if 16 in enclosures and 24 in enclosures:
+        for L in (16, 20):
+            a, b = enclosures[L], enclosures[24]
+            diffs[f"D(L={L}) - D(L=24)"] = f"[{decimal(a.lo - b.hi, 4, 'down')}, {decimal(a.hi - b.lo, 4, 'up')}]"
+            ledger.number(f"L{L}", "diff", decimal(abs(a.mid - b.mid), 3, "up"))
+    return ledger.result(diffs or "refused", "the truncated models' D_1st agree to far below the float accuracy",
+                         "relative width <= 1e-30", KRAWCZYK_METHOD,
+                         {"differences (certified, between truncated models)": diffs, "scope": TRUNCATED_WORDING})
+
+
+# -- the Landau quartic coefficient --------------------------------------------------------------------------
+QUARTIC_METHOD = ("Arb ball arithmetic (python-flint): the zero of c_4 a certified root (sign change, c_4' bounded "
+                  "away from 0 on its bracket, interval Newton at 128 bits); elsewhere c_4 enclosed on whole pieces "
+                  "(64 bits) bisected until every enclosure excludes 0")
+
+
+def _landau(cid: str, dimensions) -> CheckResult:
+    from theory.certified.balls import decimal
+    from theory.certified.landau import quartic_sign_map
+
+    ledger = Ledger(cid)
+    for d in dimensions:
+        def work(d=d):
+            signs = quartic_sign_map(d, "1/10", "20")
+            entry = signs.to_dict()
+            entry["sign pieces"] = entry.pop("runs")
+            entry["enclosure"], entry["width"] = entry.pop("zero"), decimal(signs.zero.enclosure.width, 3, "up")
+            ledger.number(f"c_4(d={d})", "pieces", signs.pieces)
+            if [s for _, s, _ in signs.runs] != [1, -1]:
+                ledger.problems.append(f"d={d}: c_4 is not + then - on [1/10, 20]: {entry['runs']}")
+            entry["beta*"] = ledger.enclosure(f"beta*(d={d}) from c_4", signs.zero.enclosure,
+                                              reference_noise_threshold(d))
+            return entry
+        ledger.attempt(f"c_4(d={d})", work)
+    d0 = dimensions[0]
+    first = ledger.items.get(f"c_4(d={d0})", {}).get("enclosure", "refused")
+    return ledger.result(f"c_4 changes sign (+ to -) exactly once, at beta*({d0}) in {first}",
+                         "beta*(d) (mpmath root of I_{d/2+1}/I_{d/2} = 1/d) inside the zero's enclosure",
+                         "certified signs on the whole interval; relative width <= 1e-30", QUARTIC_METHOD,
+                         {"d": list(dimensions), "beta interval": "[1/10, 20]",
+                          "statement": "c_4(beta) = D<P_1^4>/12 - D^2 <P_1^2 P_2>^2/(8 (D - g_2) <P_2^2>) at "
+                                       "D = g_1(beta) is > 0 (continuous transition) on [1/10, beta*) and < 0 "
+                                       "(first order) on (beta*, 20], its only zero in the enclosure"})
+
+
+@claim(id="certified.landau-quartic",
+       title="mode-1 Landau quartic c_4(beta) at D = D_c, d = 3: > 0 on [1/10, beta*), < 0 on (beta*, 20], one "
+             "certified sign change containing beta*(3)",
+       source=_MR + "; theory.noise_global.quartic_coefficient_expr", note="certified-landau-quartic.md")
+def check_landau_quartic() -> CheckResult:
+    return _landau("certified.landau-quartic", (3,))
+
+
+@claim(id="certified.landau-quartic-full", title="the same sign map of c_4 for d = 2..5 (slow)",
+       source=_MR + "; theory.noise_global.quartic_coefficient_expr", note="certified-landau-quartic.md",
+       default=False)
+def check_landau_quartic_full() -> CheckResult:
+    return _landau("certified.landau-quartic-full", (2, 3, 4, 5))

@@ -1,0 +1,226 @@
+"""Certified first-order (equal free energy) noise of noisy usa, for the degree-L truncated zonal model.
+
+The system (:func:`theory.noise_global.first_order_noise_mp`, conventions section 13): unknowns m_1..m_L and D,
+
+    F_i = m_i - E[P_i e^phi] / E[e^phi]   (i = 1..L),      F_{L+1} = (1/2) sum_l w_l m_l^2 - D log E[e^phi],
+
+phi(t) = sum_l w_l m_l P_l(t) / D, w_l = g_l N_l (g_l the usa coupling lambda_l/(l (l + d - 2)), N_l = dim H_l),
+E the uniform average over S^{d-1} of a function of t = <x, e> (density c_d (1 - t^2)^{(d-3)/2} on [-1, 1]).
+Every E[t^k e^phi] is a **rigorous Arb integral** (``acb.integral``: the integrand is entire for odd d, where the
+weight is a polynomial) with ball-valued parameters; P_l are theory's exact zonal polynomials, g_l theory's SymPy
+Bessel forms compiled to Arb (:mod:`theory.certified.expressions`). Nothing is estimated in floating point.
+
+Existence and uniqueness in a box X (Krawczyk): with c in X, Y any exact matrix (an approximate inverse of
+F'(c)) and J(X) a ball enclosure of F' over the whole box,
+
+    K(X) = c - Y F(c) + (I - Y J(X)) (X - c)   strictly inside X   =>   F has exactly one zero in X, lying in K(X).
+
+What is certified is the **truncated model at degree L** (the modes l > L are set to zero), not the infinite
+system: the truncation's effect is measured (the same mpmath solve at a larger L), not bounded rigorously.
+The uniform state m = 0 solves the system at every D; the certificate is for the clustered solution in its box.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+from flint import acb, arb, arb_mat, fmpq
+
+from .balls import (CertificateRefused, Interval, decimal, enclosure_of, exact, rational_of, require_ball,
+                    working_precision)
+from .expressions import arb_function
+
+#: precision of the first-order certificates (bits): the monomial coefficients of P_16 cancel ~10 digits, which
+#: leaves enclosures ~1e-36 wide at 128 bits (160 bits gave 3e-46 at three times the cost)
+FIRST_ORDER_PREC = 128
+
+
+@dataclass(frozen=True)
+class TruncatedModel:
+    """The degree-L zonal model at (d, beta): exact polynomial coefficients, Arb weights w_l = g_l N_l."""
+
+    d: int
+    beta: fmpq
+    L: int
+    coefficients: tuple        # coefficients[l-1][k]: t^k coefficient of P_l (fmpq)
+    weights: tuple             # w_l (arb), l = 1..L
+    couplings: tuple           # g_l (arb), l = 1..L
+    density: tuple             # coefficients of c_d (1 - t^2)^{(d-3)/2} (fmpq)
+
+
+@lru_cache(maxsize=64)
+def _coupling_expr(d: int, l: int):  # noqa: E741 - degree
+    from theory.noise import laplacian_eigenvalue
+
+    from .statements import BETA, growth_rate_expr
+    return arb_function(growth_rate_expr("usa", d, l) / laplacian_eigenvalue(l, d), (BETA,))
+
+
+def truncated_model(d: int, beta, L: int) -> TruncatedModel:
+    """The truncated model (odd d >= 3: the weight is a polynomial, so every integrand is entire)."""
+    from theory.noise_global import _dims, zonal_polynomial
+
+    if isinstance(d, bool) or not isinstance(d, int) or d < 3 or d % 2 == 0:
+        raise ValueError(f"the certified first-order noise needs an odd d >= 3 (entire integrands), got {d!r}")
+    if isinstance(L, bool) or not isinstance(L, int) or not 2 <= L <= 40:
+        raise ValueError(f"L must be an integer in [2, 40], got {L!r}")
+    b = exact(beta)
+    if b <= 0:
+        raise ValueError(f"beta must be > 0, got {beta!r}")
+    from theory import symbols as sym
+
+    t = sym.s
+    coefficients = []
+    for l in range(1, L + 1):  # noqa: E741 - degree
+        poly = sp.Poly(zonal_polynomial(d, l, t), t)
+        coefficients.append(tuple(fmpq(int(c.p), int(c.q)) for c in reversed(poly.all_coeffs())))
+    c_d = sp.gamma(sp.Rational(d, 2)) / (sp.sqrt(sp.pi) * sp.gamma(sp.Rational(d - 1, 2)))
+    weight = sp.Poly(sp.expand(c_d * (1 - t ** 2) ** ((d - 3) // 2)), t)
+    density = tuple(fmpq(int(c.p), int(c.q)) for c in reversed(weight.all_coeffs()))
+    g = tuple(_coupling_expr(d, l)(arb(b)) for l in range(1, L + 1))  # noqa: E741
+    w = tuple(gi * n for gi, n in zip(g, _dims(d, L)))
+    return TruncatedModel(d, b, L, tuple(coefficients), w, g, density)
+
+
+def _poly(coeffs, z):
+    out = acb(0)
+    for c in reversed(coeffs):
+        out = out * z + c
+    return out
+
+
+def moments(model: TruncatedModel, phi: list, top: int) -> list[arb]:
+    """E[t^k e^{phi(t)}], k = 0..top, for the polynomial phi (Arb coefficients, low degree first): rigorous
+    Arb integrals over [-1, 1] of the entire integrand t^k e^{phi(t)} c_d (1 - t^2)^{(d-3)/2}."""
+    coeffs = [acb(require_ball(a, "a coefficient of phi")) for a in phi]
+    density = [acb(arb(c)) for c in model.density]
+    out = []
+    for k in range(top + 1):
+        def f(z, analytic, k=k):  # entire in z: no branch cut to report
+            return z ** k * _poly(density, z) * _poly(coeffs, z).exp()
+        out.append(acb.integral(f, -1, 1).real)
+    return out
+
+
+def _equations(model: TruncatedModel, m: list[arb], D: arb, with_D: bool, jacobian: bool):
+    """F (and its Jacobian J as a list of rows) at the balls (m, D): the formulas of the module doc."""
+    L, c, w = model.L, model.coefficients, model.weights
+    phi = [arb(0)] * (L + 1)
+    for l in range(L):  # noqa: E741
+        for k, ck in enumerate(c[l]):
+            phi[k] = phi[k] + w[l] * m[l] * ck / D
+    mu = moments(model, phi, 2 * L if jacobian else L)
+    nu = [sum((ck * mu[k] for k, ck in enumerate(c[i])), arb(0)) for i in range(L)]
+    G = [x / mu[0] for x in nu]
+    F = [m[i] - G[i] for i in range(L)]
+    if with_D:
+        F.append(sum((w[l] * m[l] * m[l] for l in range(L)), arb(0)) / 2 - D * mu[0].log())
+    if not jacobian:
+        return F, None
+    M = [[sum((ci * cj * mu[a + b] for a, ci in enumerate(c[i]) for b, cj in enumerate(c[j])), arb(0))
+          for j in range(L)] for i in range(L)]
+    cov = [[M[i][j] / mu[0] - G[i] * G[j] for j in range(L)] for i in range(L)]
+    J = [[(1 if i == j else 0) - cov[i][j] * w[j] / D for j in range(L)] for i in range(L)]
+    if with_D:
+        for i in range(L):
+            J[i].append(sum((cov[i][j] * w[j] * m[j] for j in range(L)), arb(0)) / (D * D))
+        J.append([w[j] * (m[j] - G[j]) for j in range(L)]
+                 + [-mu[0].log() + sum((w[j] * m[j] * G[j] for j in range(L)), arb(0)) / D])
+    return F, J
+
+
+def free_energy_gap(model: TruncatedModel, m: list, D) -> arb:
+    """Delta F = (1/2) sum w_l m_l^2 - D log E[e^phi] on the balls (m, D) (the last equation's left side)."""
+    F, _ = _equations(model, [arb(x) if not isinstance(x, arb) else x for x in m], arb(D), True, False)
+    return F[-1]
+
+
+@dataclass(frozen=True)
+class KrawczykCertificate:
+    """A unique zero of the truncated system in ``box`` (exact rational intervals), enclosed in ``enclosure``."""
+
+    box: tuple                 # Interval per unknown (m_1..m_L[, D])
+    enclosure: tuple           # Interval per unknown
+    newton_steps: int
+    contraction: str           # max |K_i - c_i| / radius_i (< 1 certifies)
+
+    def to_dict(self) -> dict:
+        return {"box radius (max)": decimal(max(b.width for b in self.box) / 2, 3, "up"),
+                "contraction": self.contraction, "newton_steps": self.newton_steps}
+
+
+def _mid(x: arb) -> fmpq:
+    return rational_of(x.mid())
+
+
+def _krawczyk(model: TruncatedModel, seed: list[fmpq], fixed_D: fmpq | None, newton: int, radius_bits: int):
+    with_D = fixed_D is None
+    z = list(seed)
+
+    def split(v):
+        return (v[:-1], v[-1]) if with_D else (v, arb(fixed_D))
+
+    steps = 0
+    for steps in range(1, newton + 1):  # approximate Newton at exact midpoints (only the centre; not a proof)
+        m, D = split([arb(x) for x in z])
+        F, J = _equations(model, m, D, with_D, True)
+        delta = arb_mat([[Jij.mid() for Jij in row] for row in J]).solve(arb_mat([[f.mid()] for f in F]))
+        z = [zi - _mid(delta[i, 0]) for i, zi in enumerate(z)]
+        if all(abs(_mid(delta[i, 0])) < fmpq(1, 2 ** (radius_bits + 20)) for i in range(len(z))):
+            break
+    c = z
+    m, D = split([arb(x) for x in c])
+    Fc, Jc = _equations(model, m, D, with_D, True)
+    Y = arb_mat([[Jij.mid() for Jij in row] for row in Jc]).inv()
+    Y = arb_mat([[Y[i, j].mid() for j in range(Y.ncols())] for i in range(Y.nrows())])
+    rad = [max(fmpq(1), abs(ci)) / fmpq(2) ** radius_bits for ci in c]
+    box = [Interval(ci - ri, ci + ri) for ci, ri in zip(c, rad)]
+    mX, DX = split([b.ball() for b in box])
+    _, JX = _equations(model, mX, DX, with_D, True)
+    n = len(c)
+    YF = Y * arb_mat([[f] for f in Fc])
+    YJ = Y * arb_mat(JX)
+    dev = arb_mat([[b.ball() - arb(ci)] for b, ci in zip(box, c)])
+    K = [arb(ci) - YF[i, 0] for i, ci in enumerate(c)]
+    R = (arb_mat([[1 if i == j else 0 for j in range(n)] for i in range(n)]) - YJ) * dev
+    K = [K[i] + R[i, 0] for i in range(n)]
+    worst = fmpq(0)
+    for Ki, b, ci, ri in zip(K, box, c, rad):
+        if not Ki.is_finite() or not (rational_of(Ki.lower()) > b.lo and rational_of(Ki.upper()) < b.hi):
+            raise CertificateRefused(f"Krawczyk: K(X) is not inside X (component {Ki} vs {b.text(20)}): no "
+                                     "certified unique zero in the box")
+        worst = max(worst, max(abs(rational_of(Ki.lower()) - ci), abs(rational_of(Ki.upper()) - ci)) / ri)
+    return KrawczykCertificate(tuple(box), tuple(enclosure_of(Ki) for Ki in K), steps, decimal(worst, 3, "up"))
+
+
+def first_order_certificate(d: int, beta, L: int, seed_D, seed_m, *, prec: int = FIRST_ORDER_PREC,
+                            newton: int = 12) -> tuple[TruncatedModel, KrawczykCertificate]:
+    """The certified (m_1..m_L, D_1st) of the truncated model: Newton from the exact seed, then Krawczyk.
+    The seed is a starting guess only (any rationals near the clustered solution); the proof is the box test."""
+    with working_precision(prec):
+        model = truncated_model(d, beta, L)
+        seed = [exact(x) for x in seed_m] + [exact(seed_D)]
+        if len(seed) != L + 1:
+            raise ValueError(f"seed_m must have L = {L} entries, got {len(seed) - 1}")
+        return model, _krawczyk(model, seed, None, newton, prec - 56)
+
+
+def stationary_certificate(model: TruncatedModel, D, seed_m, *, prec: int = FIRST_ORDER_PREC,
+                           newton: int = 12) -> tuple[KrawczykCertificate, arb]:
+    """A certified stationary clustered state m = G(m, D) of the truncated model at the exact noise D, unique in
+    its box, and the Arb enclosure of its free-energy gap Delta F over the box."""
+    with working_precision(prec):
+        cert = _krawczyk(model, [exact(x) for x in seed_m], exact(D), newton, prec - 56)
+        gap = free_energy_gap(model, [b.ball() for b in cert.enclosure], arb(exact(D)))
+        return cert, gap
+
+
+def critical_noise_ball(model: TruncatedModel) -> arb:
+    """D_c = g_1 (the uniform state's threshold), the Arb ball of the model's first coupling."""
+    return model.couplings[0]
+
+
+__all__ = ["FIRST_ORDER_PREC", "KrawczykCertificate", "TruncatedModel", "critical_noise_ball",
+           "first_order_certificate", "free_energy_gap", "moments", "stationary_certificate",
+           "truncated_model"]
