@@ -185,7 +185,7 @@ def check_centering() -> CheckResult:
 #: branch 1/sqrt(l)): the same arithmetic reordered, measured <= 1e-15 over 5 layers; 1e-12 leaves a factor 1000
 LNSCALE_LITERAL_TOLERANCE = 1e-12
 #: lnscale differs from sqrt (same branch factor, fixed beta) by at least this in the directions at t = 4
-#: (measured 0.05): the depth-dependent beta is really applied
+#: (measured 0.21 at beta = 2): the depth-dependent beta is really applied
 LNSCALE_MIN_EFFECT = 1e-2
 #: the t-exponent of epsilon for lnscale over [1e3, 1e4]: measured -1.016 (as sqrt's, whose r(t) reaches its
 #: square-root law slowly)
