@@ -92,7 +92,7 @@ def depth_beta(name: str) -> sp.Expr:
 
 
 def _depth_factor() -> sp.Expr:
-    """c(t) = (1 + t/tau)^(-1/2): the branch factor of ``sqrt`` and the value factor of ``lnscale``."""
+    """c(t) = (1 + t/tau)^(-1/2): the value factor of ``lnscale`` (the same as the branch factor of ``sqrt``)."""
     return 1 / sp.sqrt(1 + sym.t / sym.tau)
 
 
@@ -140,7 +140,7 @@ def scheme_laws(name: str) -> tuple[sp.Expr, sp.Expr]:
         before = sym.t < sym.switch_time
         return (sp.Piecewise((post[0], before), (pre[0], True)), sp.Piecewise((post[1], before), (pre[1], True)))
     if name == "sqrt":
-        c_t = _depth_factor()
+        c_t = 1 / sp.sqrt(1 + sym.t / sym.tau)
         return tuple(e.subs(sym.branch_scale, c_t) for e in scheme_laws("pre"))
     return _limits(name)
 
@@ -172,7 +172,7 @@ def scheme_derivation(name: str) -> Derivation:
     """
     expected = _EXPECTED[name]
     r, a, m, c, alpha = sym.radius, sym.radial, sym.attention_norm, sym.branch_scale, sym.alpha
-    c_t = 1 / sp.sqrt(1 + sym.t / sym.tau)
+    c_t = (1 + sym.t / sym.tau) ** sp.Rational(-1, 2)  # written out again (not _depth_factor): the table is the reference
     table = {"post": (0, c), "pre": (c * a, c / r), "peri": (c * a / m, c / (r * m)), "ngpt": (0, alpha / m),
              "lnscale": (c_t * a, c_t / r)}
     rdot, g = scheme_laws(name)

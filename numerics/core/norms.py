@@ -242,7 +242,7 @@ class NormField:
         norm = self.phase or self.model.norm
         if norm == "mix":
             norm = "post" if t < self.switch else "pre"
-        if norm in DEPTH_SCALED:  # lnscale: A of _parts is already at beta / l
+        if norm in DEPTH_SCALED:  # sqrt; lnscale (whose A from _parts is already at beta / l) falls to pre below
             h = h / math.sqrt(1.0 + t / self.model.norm_scale)
         if norm == "post":
             X = U + h * A
@@ -250,7 +250,7 @@ class NormField:
             X = U + (h * self.model.norm_alpha) * (A / m[:, None] - U)
         elif norm == "peri":
             X = r[:, None] * U + h * A / m[:, None]
-        else:  # pre, sqrt, lnscale
+        else:  # pre, sqrt
             X = r[:, None] * U + h * A
         radius = np.linalg.norm(X, axis=1)
         out = np.empty_like(Y)
