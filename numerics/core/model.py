@@ -258,7 +258,9 @@ class Model:
     @property
     def is_gradient_flow(self) -> bool:
         """True when the energy of the saved frames is a Lyapunov function (Q = K = V = I; GLPR)."""
-        return self.Q is None and self.K is None and self.V is None and not self.has_architecture
+        # lnscale moves along the gradient of E at beta(t) = beta / l, not of the saved frames' E at beta
+        return (self.Q is None and self.K is None and self.V is None and not self.has_architecture
+                and self.norm != "lnscale")
 
     def check_dimension(self, d: int) -> int:
         """``d`` validated against the matrices' size."""
