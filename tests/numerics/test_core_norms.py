@@ -255,3 +255,19 @@ def test_planted_lnscale_without_depth_beta_differs():
     from numerics.architectures import norms as experiments
 
     assert experiments.lnscale_vs_sqrt(t_end=1.0)["direction_difference"] > 1e-3
+
+
+def test_lnscale_layer_is_the_literal_layer():
+    """The layer method of lnscale is x + h A_beta(N(x) / sqrt(l)) with the attention fed the scaled LN output
+    (mutant ``norm-lnscale-layer-unscaled`` dropped the value factor 1/sqrt(l) and survived the field tests)."""
+    from numerics.core.blocks import block_velocity
+
+    tau, t, h, beta = 0.5, 1.5, 0.1, 2.0
+    r = np.linspace(1.0, 2.0, 7)
+    Y = np.hstack([X0, r[:, None]])
+    field = NormField(Model("sa", beta, norm="lnscale", norm_scale=tau), 4)
+    ell = 1.0 + t / tau
+    x_new = r[:, None] * X0 + h * block_velocity(X0 / np.sqrt(ell), MultiHead.from_single(None, None, None, d=4),
+                                                 beta, "sa", project=False)
+    out = field.layer(Y, h, t)
+    assert np.allclose(out[:, :-1] * out[:, -1:], x_new, rtol=0, atol=1e-14)
