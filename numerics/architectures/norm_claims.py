@@ -216,6 +216,7 @@ def check_lnscale() -> CheckResult:
     routes = max(closed["closed_vs_ode"], closed["particles_vs_closed"])
     checks = {"symbolic": all(v == "proved" for v in symbolic.values()),
               "literal_layer": literal_err <= LNSCALE_LITERAL_TOLERANCE,
+              "per_token_radii": all(r["start_radii_are_radius0"] for r in literal),
               "layer_order": abs(order["observed_order"] - 1.0) <= LAYER_ORDER_BAND,
               "equiangular": equi_err <= EQUIANGULAR_TOLERANCE and spread <= SYMMETRY_TOLERANCE,
               "closed_form": routes <= CLOSED_FORM_TOLERANCE,

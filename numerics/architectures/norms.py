@@ -269,6 +269,7 @@ def lnscale_literal_rows(seed: int = 11, n: int = 6, d: int = 4, steps: int = 5,
             X0 = uniform_sphere(n, d, rng)
             run = RadialRun(model, X0)
             Y = run.y0
+            start_ok = bool(np.array_equal(Y[:, d], model.radius0))  # the per-token radii, in token order
             X = Y[:, :d] * Y[:, d:]
             worst = 0.0
             for step in range(steps):
@@ -280,6 +281,7 @@ def lnscale_literal_rows(seed: int = 11, n: int = 6, d: int = 4, steps: int = 5,
                 Y = run.field.layer(Y, h, t)
                 worst = max(worst, float(np.max(np.abs(Y[:, :d] * Y[:, d:] - X))))
             rows.append({"kind": kind, "heads": heads_count, "causal": causal, "max_difference": worst,
+                         "start_radii_are_radius0": start_ok,
                          "final_radius_range": [float(Y[:, d].min()), float(Y[:, d].max())]})
     return rows
 
