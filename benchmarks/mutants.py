@@ -208,6 +208,30 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("norm-mix-switch-swapped", "numerics/core/norms.py",
      'norm = "post" if t < self.switch else "pre"', 'norm = "pre" if t < self.switch else "post"',
      "Mix-LN layer with pre-LN first and post-LN after the switch"),
+    # -- LayerNorm Scaling and per-token radii (norm2) --------------------------------------------------------------
+    ("norm-lnscale-field-fixed-beta", "numerics/core/norms.py",
+     "return self.beta / (1.0 + t / self.model.norm_scale)", "return self.beta",
+     "lnscale field and layer forget the depth-dependent beta (attention at beta, not beta / l)"),
+    ("norm-lnscale-theory-beta-sqrt", "theory/normalization.py",
+     'return sym.beta / (1 + sym.t / sym.tau) if name == "lnscale" else sym.beta',
+     'return sym.beta / sp.sqrt(1 + sym.t / sym.tau) if name == "lnscale" else sym.beta',
+     "lnscale logits divided by sqrt(l) instead of l in the derived reduction"),
+    ("norm-lnscale-map-branch", "theory/normalization.py",
+     "return LayerMap(r + h * c_t * a, h * c_t * w, False,", "return LayerMap(r + h * c_t * a, h * w, False,",
+     "lnscale layer map without the 1/sqrt(l) on the tangential part"),
+    ("norm-lnscale-layer-unscaled", "numerics/core/norms.py",
+     "        if norm in DEPTH_SCALED:  # sqrt;", "        if norm == \"sqrt\":  # sqrt;",
+     "lnscale layer without the value factor 1/sqrt(l)"),
+    ("norm-radius0-order", "numerics/core/norms.py",
+     "    return np.array(radius0, dtype=float)\n", "    return np.array(radius0[::-1], dtype=float)\n",
+     "per-token radii assigned to the tokens in reverse order"),
+    ("norm-from-init-unscaled", "numerics/core/norm_options.py",
+     "return require_points(U / size[:, None], where), scale * size",
+     "return require_points(U / size[:, None], where), size",
+     "--radius0 from-init radii without the overflow scale (|x / max|x_k|| instead of |x|)"),
+    ("norm-batch-refusal-dropped", "numerics/core/norm_options.py",
+     "    if given:\n        raise InputError(f\"batches", "    if given and False:\n        raise InputError(f\"batches",
+     "batches silently drop --norm (the sphere flow runs instead)"),
     # -- ensembles (numerics/core/batch_field.py, ensemble.py, threads.py) and sweeps on ensembles ---------------
     ("ens-mirror-half", "numerics/core/batch_field.py",
      "acc[:, stop:] += cols[:, stop:]", "acc[:, stop:] += 0.5 * cols[:, stop:]",
@@ -650,6 +674,8 @@ _AREA_TESTS["clusters"].append("tests/numerics/test_clusters_known_configuration
 _AREA_TESTS["meanfield"].append("tests/numerics/test_meanfield_known_modes.py")
 _AREA_TESTS["circle"].append("tests/numerics/test_circle_layer_step.py")
 _AREA_TESTS["architectures"].append("tests/numerics/test_architectures_references.py")
+# the CLI part of the normalisation schemes (--radius0 from-init, batches refusing --norm): its only tests
+_AREA_TESTS["norms"].append("tests/cli/test_norm_cli.py")
 
 _FILE_AREA = {
     "numerics/core/field.py": "core", "numerics/core/integrators.py": "core",
@@ -659,7 +685,7 @@ _FILE_AREA = {
     "numerics/clusters/reduced.py": "clusters", "numerics/gaussian/solutions.py": "gaussian",
     "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd", "numerics/core/blocks.py": "architectures",
     "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
-    "theory/normalization.py": "norms", "numerics/core/norms.py": "norms",
+    "theory/normalization.py": "norms", "numerics/core/norms.py": "norms", "numerics/core/norm_options.py": "norms",
     "numerics/core/batch_field.py": "core", "numerics/core/ensemble.py": "core",
     "numerics/core/threads.py": "ensembles", "numerics/sweeps/store.py": "sweeps",
     "numerics/sweeps/runner.py": "sweeps",

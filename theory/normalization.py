@@ -12,6 +12,14 @@ sits. One layer with step h (the residual branch multiplied by c, 1 for the plai
     ngpt    x <- N(x + h alpha (N(A(x)) - x))          (nGPT, Loshchilov et al.; r = 1)
     mix     post while t < T (the first layers), pre from t = T on (r(T) = 1)
     sqrt    pre with c = c(t) = (1 + t/tau)^(-1/2)     (residual branch scaled by the square root of depth)
+    lnscale x <- x + h A(N(x) / sqrt(l)),  l = 1 + t/tau  (LayerNorm Scaling, Sun et al. arXiv 2502.05795)
+
+LayerNorm Scaling scales the *input* of attention, not its output: with linear query, key and value maps the
+logits <Q y_i, K y_j> of y = theta / sqrt(l) are those of theta divided by l and the values are divided by
+sqrt(l), so A_beta(theta / sqrt(l)) = A_{beta / l}(theta) / sqrt(l) (:func:`lnscale_attention_derivation`
+proves it with symbolic Q, K, V). The scheme is pre-LN with the branch factor c(t) of ``sqrt`` AND the
+depth-dependent inverse temperature beta(t) = beta / (1 + t/tau) (:func:`depth_beta`): a and m below are those
+of A at beta(t). Depth map: layer l sits at t = tau (l - 1) (tau = 1: one unit of time per layer).
 
 Derivation (:func:`scheme_derivation`). Write A = a theta + w e with a = <theta, A>, e a unit vector orthogonal
 to theta and w = |P_theta A| >= 0 (so |A| = m = sqrt(a^2 + w^2)). Every map above sends x into the plane
@@ -26,6 +34,7 @@ come out of the layer definitions, never typed in. Results (m = |A|):
 
     post  dr/dt = 0,        g = c          pre   dr/dt = c a,     g = c / r
     peri  dr/dt = c a / m,  g = c / (r m)  ngpt  dr/dt = 0,       g = alpha / m
+    lnscale  dr/dt = c(t) a,  g = c(t) / r   (a, m at beta(t))
 
 Centring (LayerNorm) against RMSNorm: LayerNorm first subtracts the mean of the coordinates, y -> C y with
 C = I - 1 1^T / d (the orthogonal projector onto the hyperplane 1^perp), then divides by the norm. For every
@@ -46,7 +55,11 @@ with F the equiangular rate of the post-LN flow (:func:`theory.reductions.equian
 derived from the equiangular coefficients. Near s = 1 (epsilon = 1 - s) the linearised system solves in
 closed form (:func:`linearized_closed_form`): post epsilon_0 e^{-lambda t}; pre and peri epsilon_0
 (r_0 / r(t))^2 with r(t) = r_0 + a_1 t (sa: a_1 = 1; the survey's 1/t^2); ngpt epsilon_0 e^{-lambda alpha t / m_1};
-sqrt epsilon_0 (r_0 / r(t))^2 with r(t) = r_0 + 2 tau a_1 (sqrt(1 + t/tau) - 1), hence 1/t.
+sqrt epsilon_0 (r_0 / r(t))^2 with r(t) = r_0 + 2 tau a_1 (sqrt(1 + t/tau) - 1), hence 1/t. lnscale (sa): the
+same as sqrt, because the softmax's lambda = 2 and a_1 = m_1 = 1 do not depend on beta (the depth-dependent
+beta acts at second order in epsilon only); lnscale (usa): lambda = 2 a_1 = 2 e^{beta(t)} still gives
+epsilon = epsilon_0 (r_0 / r(t))^2, but r(t) = r_0 + int_0^t c e^{beta(u)} du has no elementary closed form
+(the reduced ODE is the reference there).
 
 Verified by: architectures.norm-post-exact, architectures.norm-derivation, architectures.norm-equiangular,
 architectures.norm-rates (numerics/architectures/norm_claims.py); tests/theory/test_normalization.py.
@@ -64,12 +77,23 @@ from .kernels import PairKernel, exponential_kernel
 from .reductions import equiangular_coefficients, equiangular_rate
 
 #: the schemes, in the order of the CLI's choices
-SCHEMES = ("post", "pre", "peri", "mix", "ngpt", "sqrt")
+SCHEMES = ("post", "pre", "peri", "mix", "ngpt", "sqrt", "lnscale")
 #: schemes whose layer ends with the normalisation N (the radius is reset to 1 by every layer)
 UNIT_RADIUS = ("post", "ngpt")
 MODELS = ("sa", "usa")
 
 h = sp.Symbol("h", positive=True)
+
+
+def depth_beta(name: str) -> sp.Expr:
+    """The inverse temperature the attention of scheme ``name`` sees at time t: beta / (1 + t/tau) for
+    ``lnscale`` (the LN output scaled by 1/sqrt(l) divides the logits by l), beta for every other scheme."""
+    return sym.beta / (1 + sym.t / sym.tau) if name == "lnscale" else sym.beta
+
+
+def _depth_factor() -> sp.Expr:
+    """c(t) = (1 + t/tau)^(-1/2): the value factor of ``lnscale`` (the same as the branch factor of ``sqrt``)."""
+    return 1 / sp.sqrt(1 + sym.t / sym.tau)
 
 
 @dataclass(frozen=True)
@@ -95,6 +119,10 @@ def _layer_map(name: str) -> LayerMap:
     if name == "ngpt":   # N(theta + h alpha (A/|A| - theta))
         return LayerMap(1 + h * alpha * (a / m - 1), h * alpha * w / m, True,
                         "x <- N(x + h alpha (N(A(x)) - x)), x on the sphere")
+    if name == "lnscale":  # r theta + h A_beta(theta / sqrt(l)) = r theta + h c(t) A_{beta(t)}(theta)
+        c_t = _depth_factor()
+        return LayerMap(r + h * c_t * a, h * c_t * w, False,
+                        "x <- x + h A(N(x) / sqrt(1 + t/tau)) (a, w of A at beta(t))")
     raise ValueError(f"no single layer map for scheme {name!r} (mix and sqrt are built from post and pre)")
 
 
@@ -144,7 +172,9 @@ def scheme_derivation(name: str) -> Derivation:
     """
     expected = _EXPECTED[name]
     r, a, m, c, alpha = sym.radius, sym.radial, sym.attention_norm, sym.branch_scale, sym.alpha
-    table = {"post": (0, c), "pre": (c * a, c / r), "peri": (c * a / m, c / (r * m)), "ngpt": (0, alpha / m)}
+    c_t = (1 + sym.t / sym.tau) ** sp.Rational(-1, 2)  # written out again (not _depth_factor): the table is the reference
+    table = {"post": (0, c), "pre": (c * a, c / r), "peri": (c * a / m, c / (r * m)), "ngpt": (0, alpha / m),
+             "lnscale": (c_t * a, c_t / r)}
     rdot, g = scheme_laws(name)
     lm = _layer_map(name)
     return Derivation(
@@ -160,7 +190,37 @@ def scheme_derivation(name: str) -> Derivation:
 
 _EXPECTED = {"post": "post-LN: the sphere flow (speed factor 1)", "pre": "pre-LN: directions slowed by 1/r",
              "peri": "peri-LN: unit-norm update, directions at speed 1/(r |A|)",
-             "ngpt": "nGPT: directions at speed alpha/|A|, radius fixed"}
+             "ngpt": "nGPT: directions at speed alpha/|A|, radius fixed",
+             "lnscale": "LayerNorm Scaling: pre-LN with branch factor (1 + t/tau)^(-1/2), a and m at beta(t)"}
+
+
+def lnscale_attention_derivation(model: str = "sa", n: int = 2, d: int = 2) -> Derivation:
+    """Derivation: A_beta(Y / sqrt(l)) = A_{beta / l}(Y) / sqrt(l) for attention with symbolic Q, K, V (d x d)
+    on n symbolic tokens, the identity that turns LayerNorm Scaling into a depth-dependent beta.
+
+    A_beta(Y)_i = sum_j w_ij V y_j with w_ij = e^{beta <Q y_i, K y_j>} / Z_i (sa) or / n (usa).
+    """
+    ell = sp.Symbol("l", positive=True)
+    Qm, Km, Vm = (sp.Matrix(d, d, lambda i, j, name=name: sp.Symbol(f"{name}{i}{j}", real=True))
+                  for name in "QKV")
+    Y = [sym.particle(i + 1, d) for i in range(n)]
+
+    def attention(tokens, beta):
+        out = []
+        for yi in tokens:
+            weights = [sp.exp(beta * ((Qm * yi).T * (Km * yj))[0, 0]) for yj in tokens]
+            total = sum(weights) if model == "sa" else n
+            out.append(sum((wt * (Vm * yj) for wt, yj in zip(weights, tokens)), sp.zeros(d, 1)) / total)
+        return sp.Matrix.vstack(*out)
+
+    lhs = attention([y / sp.sqrt(ell) for y in Y], sym.beta)
+    rhs = attention(Y, sym.beta / ell) / sp.sqrt(ell)
+    return Derivation(
+        title=f"LayerNorm Scaling ({model}, n={n}, d={d}): attention of y/sqrt(l) = attention at beta/l, divided by sqrt(l)",
+        source="Sun et al., 'The curse of depth in large language models', arXiv 2502.05795 (LN output times "
+               "1/sqrt(l)); as a depth-dependent beta: derived here",
+        lhs=lhs, rhs=rhs, steps=(Step("A_beta(Y / sqrt(l))", lhs), Step("A_{beta/l}(Y) / sqrt(l)", rhs)),
+        notes="linear Q, K, V: logits scale by 1/l, values by 1/sqrt(l); an MLP after the values would not commute")
 
 
 # -- equiangular reduction ----------------------------------------------------------------------------------
@@ -197,7 +257,8 @@ def equiangular_system(name: str, kernel: PairKernel | None = None, model: str =
     a, m = equiangular_attention(kernel, model, n)
     sub = {sym.radial: a, sym.attention_norm: m, sym.branch_scale: 1}
     F = equiangular_rate(kernel, model, n)
-    return g.subs(sub) * F, rdot.subs(sub)
+    at_depth = {sym.beta: depth_beta(name)}  # lnscale: the attention sees beta(t); the others: identity
+    return (g.subs(sub) * F).subs(at_depth), rdot.subs(sub).subs(at_depth)
 
 
 def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: int | None = None) -> Derivation:
@@ -218,14 +279,15 @@ def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: i
     m_sym = sym.attention_norm
     points = [sym.particle(i + 1, d) for i in range(n)]
     rdot, g = scheme_laws(name)
-    a_red, m_red = equiangular_attention(kernel, model, sp.Integer(n))
-    F = equiangular_rate(kernel, model, sp.Integer(n))
+    at_depth = {sym.beta: depth_beta(name)}  # lnscale: the attention sees beta(t), on both sides
+    a_red, m_red = (e.subs(at_depth) for e in equiangular_attention(kernel, model, sp.Integer(n)))
+    F = equiangular_rate(kernel, model, sp.Integer(n)).subs(at_depth)
     sub_red = {sym.radial: a_red, sym.branch_scale: 1}
     sdot_red, rdot_red = g.subs(sub_red) * F, rdot.subs(sub_red)
     lhs, rhs, outs = [], [], []
     for i in range(n):
         xi = points[i]
-        weights = [kernel.weight().subs(sym.s, (xi.T * xj)[0, 0]) for xj in points]
+        weights = [kernel.weight().subs(at_depth).subs(sym.s, (xi.T * xj)[0, 0]) for xj in points]
         A = sum((wt * xj for wt, xj in zip(weights, points)), sp.zeros(d, 1))
         A = A / n if model == "usa" else A / sum(weights)
         a_i = (xi.T * A)[0, 0]
@@ -246,7 +308,7 @@ def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: i
         subs.update({sym.beta: sp.Rational(rng.randint(-30, 30), 10), sym.radius: sp.Rational(rng.randint(5, 40), 10),
                      sym.t: sp.Rational(rng.randint(0, 40), 10), sym.switch_time: sp.Rational(rng.randint(0, 40), 10),
                      sym.tau: sp.Rational(rng.randint(1, 30), 10), sym.alpha: sp.Rational(rng.randint(1, 20), 10)})
-        subs[m_sym] = m_red.subs(sym.s, rho).subs(sym.beta, subs[sym.beta])
+        subs[m_sym] = m_red.subs(sym.s, rho).subs({sym.beta: subs[sym.beta], sym.t: subs[sym.t], sym.tau: subs[sym.tau]})
         return subs
 
     return Derivation(
@@ -261,10 +323,12 @@ def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: i
 
 
 def linearized_rates(name: str, kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> dict:
-    """Coefficients of the system linearised at s = 1: lambda = -F'(1), a_1 = a(1), m_1 = m(1)."""
+    """Coefficients of the system linearised at s = 1: lambda = -F'(1), a_1 = a(1), m_1 = m(1) (for
+    ``lnscale`` at beta(t), so functions of t when they depend on beta)."""
     kernel = kernel or exponential_kernel()
-    a, m = equiangular_attention(kernel, model, n)
-    F = equiangular_rate(kernel, model, n)
+    at_depth = {sym.beta: depth_beta(name)}
+    a, m = (e.subs(at_depth) for e in equiangular_attention(kernel, model, n))
+    F = equiangular_rate(kernel, model, n).subs(at_depth)
     return {"lambda": sp.simplify(-sp.diff(F, sym.s).subs(sym.s, 1)), "a1": sp.simplify(a.subs(sym.s, 1)),
             "m1": sp.simplify(m.subs(sym.s, 1))}
 
@@ -288,6 +352,9 @@ def linearized_closed_form(name: str, kernel: PairKernel | None = None, model: s
         late = pre_eps.subs({eps0: at_switch, r0: 1}).subs(t, t - T)
         return (sp.Piecewise((post_eps, t < T), (late, True)),
                 sp.Piecewise((sp.Integer(1), t < T), (pre_r.subs(r0, 1).subs(t, t - T), True)))
+    if any(e.has(t) for e in (lam, a1, m1)):  # lnscale with usa: a_1 = e^{beta(t)}
+        raise ValueError(f"{name} ({model}): the linearised coefficients depend on t through beta(t); "
+                         "epsilon = epsilon_0 (r_0/r)^2 holds but r(t) has no elementary closed form")
     rdot, g = scheme_laws(name)
     sub = {sym.radial: a1, sym.attention_norm: m1, sym.branch_scale: 1}
     rdot, g = rdot.subs(sub), g.subs(sub)
@@ -366,6 +433,7 @@ def closed_form_function(name: str, model: str = "sa"):
                             doc=f"(1 - s, r) of the {name} equiangular system linearised at s = 1 ({model}).")
 
 
-__all__ = ["SCHEMES", "UNIT_RADIUS", "closed_form_function", "equiangular_attention", "equiangular_function",
+__all__ = ["SCHEMES", "UNIT_RADIUS", "closed_form_function", "depth_beta", "equiangular_attention", "equiangular_function",
+           "lnscale_attention_derivation",
            "equiangular_system", "equiangular_system_derivation", "shifted_kernel", "law_function", "linearized_closed_form",
            "linearized_closed_form_derivation", "linearized_rates", "scheme_derivation", "scheme_laws"]

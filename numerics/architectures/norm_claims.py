@@ -179,3 +179,59 @@ def check_centering() -> CheckResult:
                        f"RMSNorm differs by >= {CENTERING_MIN_DIFFERENCE:g}",
                        {**row, "paths": "literal LayerNorm pre-LN layer (numerics.architectures.norms."
                                         "layernorm_pre_layer) vs Model(norm='pre', centering=True) (adaptive)"})
+
+
+#: LayerNorm Scaling: the literal layer (attention fed N(x)/sqrt(l)) against NormField.layer (attention at beta/l,
+#: branch 1/sqrt(l)): the same arithmetic reordered, measured <= 1e-15 over 5 layers; 1e-12 leaves a factor 1000
+LNSCALE_LITERAL_TOLERANCE = 1e-12
+#: lnscale differs from sqrt (same branch factor, fixed beta) by at least this in the directions at t = 4
+#: (measured 0.21 at beta = 2): the depth-dependent beta is really applied
+LNSCALE_MIN_EFFECT = 1e-2
+#: the t-exponent of epsilon for lnscale over [1e3, 1e4]: measured -1.016 (as sqrt's, whose r(t) reaches its
+#: square-root law slowly)
+LNSCALE_T_EXPONENT_TOLERANCE = 0.05
+
+
+@claim(id="architectures.norm-lnscale",
+       title="LayerNorm Scaling (LN output / sqrt(l)) is pre-LN at beta/l with branch 1/sqrt(l): literal layer = "
+             "scheme layer, layer map -> derived field at order 1, equiangular particles = reduced ODE, "
+             "1 - rho ~ (r_0/r)^2 ~ 1/t near the cluster",
+       source="Sun et al., 'The curse of depth in large language models', arXiv 2502.05795 (LayerNorm Scaling, "
+              "abstract); " + SOURCE + " (v1 abstract lists LN-Scaling)",
+       note="architectures-norm-lnscale.md")
+def check_lnscale() -> CheckResult:
+    from theory.normalization import lnscale_attention_derivation, scheme_derivation
+
+    symbolic = {"layer_limits": scheme_derivation("lnscale").verify().status,
+                "attention_scaling_sa": lnscale_attention_derivation("sa").verify().status,
+                "attention_scaling_usa": lnscale_attention_derivation("usa").verify().status}
+    literal = experiments.lnscale_literal_rows()
+    order = experiments.layer_order_rows(schemes=("lnscale",))[0]
+    equi = experiments.equiangular_rows(schemes=("lnscale",))
+    closed = experiments.closed_form_rows(schemes=("lnscale",))[0]
+    effect = experiments.lnscale_vs_sqrt()
+    literal_err = max(r["max_difference"] for r in literal)
+    equi_err = max(max(r["rho_error"], r["radius_error"]) for r in equi)
+    spread = max(max(r["equiangular_spread"], r["radius_spread"]) for r in equi)
+    routes = max(closed["closed_vs_ode"], closed["particles_vs_closed"])
+    checks = {"symbolic": all(v == "proved" for v in symbolic.values()),
+              "literal_layer": literal_err <= LNSCALE_LITERAL_TOLERANCE,
+              "per_token_radii": all(r["start_radii_are_radius0"] for r in literal),
+              "layer_order": abs(order["observed_order"] - 1.0) <= LAYER_ORDER_BAND,
+              "equiangular": equi_err <= EQUIANGULAR_TOLERANCE and spread <= SYMMETRY_TOLERANCE,
+              "closed_form": routes <= CLOSED_FORM_TOLERANCE,
+              "r_exponent": abs(closed["fitted"] + 2.0) <= RATE_TOLERANCE,
+              "t_exponent": abs(closed["fitted_t"] + 1.0) <= LNSCALE_T_EXPONENT_TOLERANCE,
+              "differs_from_sqrt": effect["direction_difference"] >= LNSCALE_MIN_EFFECT}
+    return CheckResult("architectures.norm-lnscale", _status(all(checks.values())), literal_err, 0.0,
+                       f"literal <= {LNSCALE_LITERAL_TOLERANCE:g}; |order - 1| <= {LAYER_ORDER_BAND:g}; equiangular "
+                       f"<= {EQUIANGULAR_TOLERANCE:g}; closed form <= {CLOSED_FORM_TOLERANCE:g}; r-exponent -2 within "
+                       f"{RATE_TOLERANCE:g}; t-exponent -1 within {LNSCALE_T_EXPONENT_TOLERANCE:g}; differs from sqrt "
+                       f"by >= {LNSCALE_MIN_EFFECT:g}",
+                       {"checks": checks, "symbolic": symbolic, "literal_layer": literal, "layer_order": order,
+                        "equiangular": equi, "closed_form": closed, "vs_sqrt": effect,
+                        "paths": "literal layer x + h block_velocity(N(x)/sqrt(l), beta) vs NormField.layer "
+                                 "(block_velocity at beta/l, h/sqrt(l)); sympy limits of the layer map and the "
+                                 "attention-scaling identity (theory.normalization); particles (simulate, adaptive "
+                                 "rtol 1e-12) vs the reduced ODE emitted with beta(t) (SciPy DOP853) vs the "
+                                 "linearised closed form (sa)"})

@@ -26,7 +26,8 @@ from numerics.core.trajectory import simulate, uniform_sphere
 
 #: the schemes with the parameters the experiments use (nGPT's alpha and the Mix-LN switch chosen to show them)
 SCHEME_PARAMETERS = {"post": {}, "pre": {"radius0": 1.5}, "peri": {"radius0": 1.5},
-                     "mix": {"norm_switch": 1.0}, "ngpt": {"norm_alpha": 0.5}, "sqrt": {"norm_scale": 2.0}}
+                     "mix": {"norm_switch": 1.0}, "ngpt": {"norm_alpha": 0.5}, "sqrt": {"norm_scale": 2.0},
+                     "lnscale": {"radius0": 1.5, "norm_scale": 2.0}}
 #: a tight adaptive solver for references
 TIGHT = Solver("adaptive", rtol=1e-12, atol=1e-14, backend="direct")
 
@@ -248,7 +249,55 @@ def deep_collapse_rows(schemes=("post", "pre", "peri", "mix", "ngpt", "sqrt"), n
     return rows
 
 
-# -- 6. LayerNorm with centring --------------------------------------------------------------------------------
+# -- 6. LayerNorm Scaling: the literal layer -----------------------------------------------------------------
+def lnscale_literal_rows(seed: int = 11, n: int = 6, d: int = 4, steps: int = 5, h: float = 0.3) -> list[dict]:
+    """The literal LayerNorm Scaling layer x <- x + h A_beta(N(x) / sqrt(l)) (attention fed the scaled LN output,
+    logits and values computed from it by :func:`numerics.core.blocks.block_velocity`) against
+    ``NormField.layer`` (attention at beta / l, branch factor 1/sqrt(l)), layer by layer from a random start
+    with per-token radii, for one head (Q, K, V) and two heads, sa and usa, with and without causal mask."""
+    from numerics.core.blocks import MultiHead, block_velocity
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for kind in ("sa", "usa"):
+        for heads_count, causal in ((1, False), (2, True)):
+            k = d if heads_count == 1 else 2
+            heads = MultiHead(*(np.eye(d)[None, :k, :] + 0.4 * rng.standard_normal((heads_count, k, d))
+                                for _ in range(3)), rng.standard_normal((heads_count, k, d)) * 0.5 + np.eye(d)[None, :k])
+            model = Model(kind, 1.3, heads=heads, causal=causal, norm="lnscale", norm_scale=1.5,
+                          radius0=rng.uniform(0.5, 2.0, n))
+            X0 = uniform_sphere(n, d, rng)
+            run = RadialRun(model, X0)
+            Y = run.y0
+            start_ok = bool(np.array_equal(Y[:, d], model.radius0))  # the per-token radii, in token order
+            X = Y[:, :d] * Y[:, d:]
+            worst = 0.0
+            for step in range(steps):
+                t = step * h
+                ell = 1.0 + t / model.norm_scale
+                U = X / np.linalg.norm(X, axis=1, keepdims=True)
+                X = X + h * block_velocity(U / np.sqrt(ell), model.block_heads(d), model.beta, kind, None, causal,
+                                           project=False)
+                Y = run.field.layer(Y, h, t)
+                worst = max(worst, float(np.max(np.abs(Y[:, :d] * Y[:, d:] - X))))
+            rows.append({"kind": kind, "heads": heads_count, "causal": causal, "max_difference": worst,
+                         "start_radii_are_radius0": start_ok,
+                         "final_radius_range": [float(Y[:, d].min()), float(Y[:, d].max())]})
+    return rows
+
+
+def lnscale_vs_sqrt(t_end: float = 4.0, seed: int = 4) -> dict:
+    """How much the depth-dependent beta changes the trajectory: ``lnscale`` and ``sqrt`` (same branch factor,
+    beta fixed) from the same iid start, n = 8, d = 4, beta = 2 (sa): max difference of the directions at t_end."""
+    X0 = uniform_sphere(8, 4, seed)
+    out = {}
+    for norm in ("lnscale", "sqrt"):
+        model = Model("sa", 2.0, norm=norm, norm_scale=2.0, radius0=1.5)
+        out[norm] = simulate(model, X0, t_end, solver=TIGHT, save=SaveAt(times=[0.0, t_end])).X[-1]
+    return {"t_end": t_end, "direction_difference": float(np.max(np.abs(out["lnscale"] - out["sqrt"])))}
+
+
+# -- 7. LayerNorm with centring --------------------------------------------------------------------------------
 def layernorm_pre_layer(X: np.ndarray, h: float, attention) -> np.ndarray:
     """One literal pre-LN layer with LayerNorm: x <- x + h A(LN(x)), LN(x) = (x - mean(x)) / |x - mean(x)|
     (the coordinate mean of each token; unit norm: attnflow's scale convention)."""

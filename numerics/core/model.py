@@ -79,7 +79,7 @@ class Model:
         Depth-dependent heads and MLPs (replaces ``heads``/``mlp``); the field is then time dependent.
     causal : bool
         Causal mask: token i attends to tokens j <= i only (row order of X).
-    norm : {"post", "pre", "peri", "mix", "ngpt", "sqrt"}
+    norm : {"post", "pre", "peri", "mix", "ngpt", "sqrt", "lnscale"}
         Normalisation scheme (Karagodin, Ge, Polyanskiy, Rigollet, arXiv 2510.22026). ``post`` (default) is the
         sphere flow above, bit for bit; the others move tokens x_i = r_i theta_i with a radius
         (:mod:`numerics.core.norms`, laws derived in :mod:`theory.normalization`); ``simulate`` then also
@@ -90,9 +90,11 @@ class Model:
         Mix-LN: the time (depth) T > 0 at which post-LN layers give way to pre-LN ones (``norm="mix"``, required).
     norm_scale : float
         ``norm="sqrt"``: the residual branch is scaled by (1 + t / norm_scale)^(-1/2) (default 1: layer l at
-        t = l - 1 gets 1/sqrt(l)).
-    radius0 : float
-        Initial radius of every token (> 0; pre, peri, sqrt; the schemes that normalise each layer need 1).
+        t = l - 1 gets 1/sqrt(l)); ``norm="lnscale"`` (LayerNorm Scaling): the LN output is scaled by
+        1/sqrt(l), l = 1 + t / norm_scale, i.e. attention at beta / l with values divided by sqrt(l).
+    radius0 : float or (n,) array_like
+        Initial radius of every token, or one radius per token (> 0; pre, peri, sqrt, lnscale; the schemes that
+        normalise each layer need 1). An array's length is checked against X0 by ``simulate``.
     centering : bool
         LayerNorm with centring (subtract the coordinate mean first) instead of RMSNorm (default False); see
         :mod:`theory.normalization` for what centring does on the sphere.
@@ -256,7 +258,9 @@ class Model:
     @property
     def is_gradient_flow(self) -> bool:
         """True when the energy of the saved frames is a Lyapunov function (Q = K = V = I; GLPR)."""
-        return self.Q is None and self.K is None and self.V is None and not self.has_architecture
+        # lnscale moves along the gradient of E at beta(t) = beta / l, not of the saved frames' E at beta
+        return (self.Q is None and self.K is None and self.V is None and not self.has_architecture
+                and self.norm != "lnscale")
 
     def check_dimension(self, d: int) -> int:
         """``d`` validated against the matrices' size."""
@@ -394,7 +398,8 @@ class Model:
                          "causal": self.causal})
         if is_radial(self):
             meta.update({"norm": self.norm, "norm_alpha": self.norm_alpha, "norm_switch": self.norm_switch,
-                         "norm_scale": self.norm_scale, "radius0": self.radius0, "centering": self.centering})
+                         "norm_scale": self.norm_scale, "centering": self.centering,
+                         "radius0": self.radius0 if np.ndim(self.radius0) == 0 else self.radius0.tolist()})
         if self.has_positions:
             meta.update({"alibi": self.alibi if np.ndim(self.alibi) == 0 else self.alibi.tolist(), "rope": self.rope,
                          "positions": None if self.positions is None else self.positions.tolist()})

@@ -28,7 +28,7 @@ import functools
 import math
 
 #: the schemes (theory.normalization.SCHEMES, repeated here without importing SymPy; a test keeps them equal)
-NORMS = ("post", "pre", "peri", "mix", "ngpt", "sqrt")
+NORMS = ("post", "pre", "peri", "mix", "ngpt", "sqrt", "lnscale")
 #: schemes whose layer ends with the normalisation: the radius stays at 1
 UNIT_RADIUS = ("post", "ngpt", "mix")
 #: radii outside (0, RADIUS_MAX] stop a run with an error (a blow-up, or a collapse to the origin)
@@ -41,7 +41,10 @@ DESCRIPTIONS = {
     "mix": "Mix-LN: post-LN for t < norm_switch, pre-LN after (radius 1 at the switch)",
     "ngpt": "nGPT x <- N(x + h alpha (N(A(x)) - x)): dtheta/dt = alpha P A / |A|",
     "sqrt": "pre-LN with the residual branch scaled by (1 + t/norm_scale)^(-1/2)",
+    "lnscale": "LayerNorm Scaling x <- x + h A(N(x)/sqrt(l)), l = 1 + t/norm_scale: pre-LN at beta/l, value / sqrt(l)",
 }
+#: schemes with a depth scale tau (``norm_scale``)
+DEPTH_SCALED = ("sqrt", "lnscale")
 
 
 def is_radial(model) -> bool:
@@ -61,25 +64,27 @@ def check_norm(model) -> dict:
     out = {"norm": norm,
            "norm_alpha": require_real(model.norm_alpha, "norm_alpha", minimum=0.0, strict_minimum=True),
            "norm_scale": require_real(model.norm_scale, "norm_scale", minimum=0.0, strict_minimum=True),
-           "radius0": require_real(model.radius0, "radius0", minimum=0.0, strict_minimum=True),
+           "radius0": check_radius0(model.radius0),
            "norm_switch": None if model.norm_switch is None else require_real(model.norm_switch, "norm_switch",
                                                                               minimum=0.0, strict_minimum=True)}
     if not isinstance(model.centering, bool):
         raise InputError(f"centering must be True or False, got {model.centering!r}")
     out["centering"] = model.centering
-    if out["radius0"] > RADIUS_MAX:
-        raise InputError(f"radius0 must be <= {RADIUS_MAX:g}, got {out['radius0']:g}")
     if norm == "mix" and out["norm_switch"] is None:
         raise InputError("norm='mix' needs norm_switch > 0: the time (depth) at which post-LN gives way to pre-LN")
     if norm != "mix" and out["norm_switch"] is not None:
         raise InputError(f"norm_switch is the Mix-LN switch time; it does not apply to norm={norm!r}")
-    if norm in UNIT_RADIUS and out["radius0"] != 1.0:
+    if norm in UNIT_RADIUS and not _all_ones(out["radius0"]):
         raise InputError(f"norm={norm!r} normalises every layer's output: its tokens have radius 1, "
-                         f"got radius0={out['radius0']:g}")
+                         f"got radius0={_radius_text(out['radius0'])}")
     if norm != "ngpt" and out["norm_alpha"] != 1.0:
         raise InputError(f"norm_alpha is nGPT's step size; it does not apply to norm={norm!r}")
-    if norm != "sqrt" and out["norm_scale"] != 1.0:
-        raise InputError(f"norm_scale is the depth scale of norm='sqrt'; it does not apply to norm={norm!r}")
+    if norm not in DEPTH_SCALED and out["norm_scale"] != 1.0:
+        raise InputError(f"norm_scale is the depth scale of norm='sqrt' and 'lnscale'; it does not apply to "
+                         f"norm={norm!r}")
+    if norm == "lnscale" and model.mlp is not None:
+        raise InputError("norm='lnscale' scales the attention input by 1/sqrt(l): an MLP after the values does not "
+                         "commute with that scale, so mlp is not supported with it")
     if norm != "post" or out["centering"]:
         if model.kernel is not None:
             raise InputError("normalisation schemes act on the attention output: a user kernel is not supported")
@@ -90,6 +95,54 @@ def check_norm(model) -> dict:
         if model.schedule is not None:
             raise InputError("normalisation schemes take heads, mlp and causal, not a depth schedule")
     return out
+
+
+def check_radius0(value):
+    """``radius0`` validated: one number in (0, RADIUS_MAX] (returned as a float, as always), or one radius per
+    token, an (n,) array with entries in (0, RADIUS_MAX] (returned as a read-only float64 copy; its length is
+    checked against the state by :class:`RadialRun`)."""
+    import numpy as np
+
+    from numerics.common.errors import InputError, require_finite_array, require_real
+
+    if np.ndim(value) == 0:
+        r = require_real(value, "radius0", minimum=0.0, strict_minimum=True)
+        if r > RADIUS_MAX:
+            raise InputError(f"radius0 must be <= {RADIUS_MAX:g}, got {r:g}")
+        return r
+    r = require_finite_array(value, "radius0", ndim=1).copy()
+    if r.size == 0:
+        raise InputError("radius0 must be one number or one radius per token, got an empty array")
+    if np.any(r <= 0.0) or np.any(r > RADIUS_MAX):
+        i = int(np.argmax((r <= 0.0) | (r > RADIUS_MAX)))
+        raise InputError(f"radius0 must lie in (0, {RADIUS_MAX:g}] for every token, got {r[i]:g} at token {i}")
+    r.setflags(write=False)
+    return r
+
+
+def initial_radii(radius0, n: int):
+    """The (n,) initial radii of ``radius0`` (one number repeated, or the per-token array, whose length must be n)."""
+    import numpy as np
+
+    from numerics.common.errors import InputError
+
+    if np.ndim(radius0) == 0:
+        return np.full(n, radius0)
+    if len(radius0) != n:
+        raise InputError(f"radius0 has {len(radius0)} radii, the initial state has {n} tokens")
+    return np.array(radius0, dtype=float)
+
+
+def _all_ones(radius0) -> bool:
+    import numpy as np
+
+    return bool(np.all(np.asarray(radius0) == 1.0))
+
+
+def _radius_text(radius0) -> str:
+    import numpy as np
+
+    return f"{radius0:g}" if np.ndim(radius0) == 0 else f"an array with entries in [{min(radius0):g}, {max(radius0):g}]"
 
 
 def renormalize_directions(Y):
@@ -140,19 +193,28 @@ class NormField:
         centre = model.centering
         positions = model.position_encoding()  # ALiBi / RoPE act on the attention output like on the sphere flow
 
-        def output(U):
+        def output(U, beta=beta):  # beta: the layer's inverse temperature (lnscale: beta(t), depth_beta)
             A = block_velocity(U, heads, beta, kind, mlp, causal, project=False, positions=positions)
             return A - A.mean(axis=1, keepdims=True) if centre else A
 
         self.output = output
         self._np = np
         self.switch = math.inf if model.norm_switch is None else float(model.norm_switch)
+        self.beta = beta
+
+    def depth_beta(self, t: float) -> float | None:
+        """``lnscale``: beta / (1 + t/tau), the logits of the LN output scaled by 1/sqrt(l) (theory.normalization
+        .depth_beta); None for the other schemes (their attention keeps beta)."""
+        if self.model.norm != "lnscale":
+            return None
+        return self.beta / (1.0 + t / self.model.norm_scale)
 
     def _parts(self, Y, t: float):
         np = self._np
         theta, r = Y[:, :self.d], Y[:, self.d]
         U = theta / np.linalg.norm(theta, axis=1, keepdims=True)
-        A = self.output(U)
+        beta_t = self.depth_beta(float(t))
+        A = self.output(U) if beta_t is None else self.output(U, beta_t)
         a = np.einsum("ij,ij->i", U, A)
         m = np.linalg.norm(A, axis=1)
         return U, r, A, a, m
@@ -172,14 +234,15 @@ class NormField:
 
         post x <- N(x + h A), pre x <- x + h A(N(x)), peri x <- x + h N(A(N(x))),
         ngpt x <- N(x + h alpha (N(A) - x)), mix post before the switch and pre after, sqrt pre with
-        h (1 + t/tau)^(-1/2); t is the layer's start time.
+        h (1 + t/tau)^(-1/2); lnscale x <- x + h A(N(x)/sqrt(l)) = x + h (1 + t/tau)^(-1/2) A_{beta/l}(N(x)),
+        l = 1 + t/tau; t is the layer's start time.
         """
         np = self._np
         U, r, A, a, m = self._parts(Y, t)
         norm = self.phase or self.model.norm
         if norm == "mix":
             norm = "post" if t < self.switch else "pre"
-        if norm == "sqrt":
+        if norm in DEPTH_SCALED:  # sqrt; lnscale (whose A from _parts is already at beta / l) falls to pre below
             h = h / math.sqrt(1.0 + t / self.model.norm_scale)
         if norm == "post":
             X = U + h * A
@@ -221,7 +284,7 @@ class RadialRun:
         self.X0 = X0
         self.field = NormField(model, d)
         self.d = d
-        r0 = np.full(n, model.radius0) if radius0 is None else np.asarray(radius0, dtype=float)
+        r0 = initial_radii(model.radius0, n) if radius0 is None else np.asarray(radius0, dtype=float)
         self.y0 = np.hstack([X0, r0[:, None]])
         self.project = renormalize_directions
         self.steppers = {

@@ -347,3 +347,23 @@ def test_two_blas_thread_counts_agree_to_the_stated_tolerance(tmp_path):
         finals.append(np.load(path))
     # the guarantee recorded in the metadata (numerics.common.provenance.REPRODUCIBILITY): 1e-10 after 40 steps
     assert np.abs(finals[0] - finals[1]).max() <= 1e-10
+
+
+# -- --radius0 from-init: the radii come from the file, so every hostile file must be refused in one line --------
+def test_radius0_from_init_refuses_hostile_files(capsys, work):
+    from tests.cli import malformed
+
+    made = {kind: make(str(work)) for kind, make in malformed.MAKERS.items()
+            if kind in ("huge-header", "empty", "npz-as-npy", "npy-as-npz", "truncated", "directory", "pickled")}
+    np.save("nan.npy", np.array([[1.0, np.nan, 0.0], [0.0, 1.0, 0.0]]))
+    np.save("big.npy", np.array([[1e308, 1e308, 0.0], [0.0, 1.0, 0.0]]))  # |x| overflows a naive norm: radius 1.4e308
+    np.save("batch.npy", np.ones((2, 3, 3)))
+    base = ["simulate", "--model", "sa", "--beta", "1", "--t-end", "0.1", "--norm", "pre", "--radius0", "from-init",
+            "--out", "o.npz"]
+    readable = made.pop("npy-as-npz")
+    for path in [*made.values(), "nan.npy", "big.npy", "batch.npy"]:  # (other shapes: the generic --init tests)
+        before = snapshot(work)
+        run_case(capsys, base + ["--init", path])
+        assert snapshot(work) == before
+    # a .npy saved under a .npz name is read by its content (np.eye(3): three tokens of radius 1)
+    run_case(capsys, base + ["--init", readable], expect=0)

@@ -12,7 +12,7 @@ from numerics.core.trajectory import Trajectory, resume, simulate, uniform_spher
 
 X0 = uniform_sphere(7, 4, 11)
 PARAMS = {"post": {}, "pre": {"radius0": 2.0}, "peri": {}, "mix": {"norm_switch": 0.5},
-          "ngpt": {"norm_alpha": 0.3}, "sqrt": {"norm_scale": 0.5}}
+          "ngpt": {"norm_alpha": 0.3}, "sqrt": {"norm_scale": 0.5}, "lnscale": {"norm_scale": 0.5, "radius0": 1.5}}
 
 
 @pytest.mark.parametrize("method", ["layer", "rk4", "adaptive"])
@@ -32,7 +32,8 @@ def test_schemes_run_keep_unit_directions_and_positive_radii(norm):
     assert tr.radius.shape == tr.X.shape[:2]
     assert np.max(np.abs(np.linalg.norm(tr.X, axis=2) - 1)) < 1e-14
     assert np.all(tr.radius > 0)
-    assert np.all(np.diff(tr.energy) >= -1e-13)  # positive speed factors: E_beta still increases (Q = K = V = I)
+    if norm != "lnscale":  # lnscale follows E at beta(t): no monotonicity is claimed for the saved E_beta
+        assert np.all(np.diff(tr.energy) >= -1e-13)  # positive speed factors: E_beta still increases (Q = K = V = I)
     if norm in ("ngpt",):
         assert np.all(tr.radius == 1.0)
 
@@ -56,6 +57,15 @@ def test_model_meta_round_trip():
     ({"norm": "pre", "norm_scale": 2.0}, "does not apply"),
     ({"norm": "peri", "time_unit": "rescaled", "kind": "usa"}, "natural time unit"),
     ({"norm": "pre", "centering": "yes"}, "centering must be"),
+    ({"norm": "pre", "radius0": [1.0, -2.0]}, "radius0 must lie in"),
+    ({"norm": "pre", "radius0": [1.0, 1e101]}, "radius0 must lie in"),
+    ({"norm": "pre", "radius0": [[1.0]]}, "radius0 must have 1 dimensions"),
+    ({"norm": "pre", "radius0": []}, "empty array"),
+    ({"norm": "pre", "radius0": [1.0, float("inf")]}, "non-finite"),
+    ({"norm": "pre", "radius0": ["a"]}, "numeric array"),
+    ({"norm": "post", "radius0": [1.0, 2.0]}, "radius 1"),
+    ({"norm": "lnscale", "mlp": "4"}, "mlp is not supported|mlp must"),
+    ({"norm": "peri", "norm_scale": 2.0}, "'sqrt' and 'lnscale'"),
 ])
 def test_bad_options_are_one_line_errors(kwargs, message):
     kw = {"kind": "sa", "beta": 1.0, **kwargs}
@@ -186,3 +196,78 @@ def test_mix_layer_is_post_before_the_switch_and_pre_after():
     assert np.array_equal(mix.layer(Y, h, 0.2), post.layer(Y, h, 0.2))
     assert np.array_equal(mix.layer(Y, h, 0.7), pre.layer(Y, h, 0.7))
     assert np.max(np.abs(post.layer(Y, h, 0.2) - pre.layer(Y, h, 0.2))) > 1e-3  # the check can tell them apart
+
+
+# -- per-token radii ----------------------------------------------------------------------------------------------
+def test_per_token_radius0_runs_saves_and_resumes(tmp_path):
+    r0 = np.linspace(0.5, 3.0, 7)
+    model = Model("sa", 1.0, norm="pre", radius0=r0)
+    assert model.radius0.flags.writeable is False and np.array_equal(model.radius0, r0)
+    tr = simulate(model, X0, 0.4, solver=Solver("rk4", dt=0.05))
+    assert np.array_equal(tr.radius[0], r0)
+    tr.save(tmp_path / "t.npz")
+    back = Trajectory.load(tmp_path / "t.npz")
+    assert np.array_equal(Model.from_meta(back.meta).radius0, r0)
+    full = simulate(model, X0, 1.0, solver=Solver("rk4", dt=0.05))
+    cont = resume(tmp_path / "t.npz", 1.0)
+    assert np.max(np.abs(cont.radius[-1] - full.radius[-1])) < 1e-12
+    # one number and the array of that number give the same run bit for bit
+    a = simulate(Model("sa", 1.0, norm="pre", radius0=2.0), X0, 0.4, solver=Solver("rk4", dt=0.05))
+    b = simulate(Model("sa", 1.0, norm="pre", radius0=np.full(7, 2.0)), X0, 0.4, solver=Solver("rk4", dt=0.05))
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.radius, b.radius)
+    assert Model("sa", 1.0, norm="post", radius0=np.ones(3)).norm == "post"  # all ones: allowed
+
+
+def test_per_token_radius0_length_and_ensembles_are_refused():
+    with pytest.raises(InputError, match="radius0 has 3 radii, the initial state has 7 tokens"):
+        simulate(Model("sa", 1.0, norm="pre", radius0=[1.0, 2.0, 3.0]), X0, 0.1)
+    with pytest.raises(InputError, match="batches"):
+        simulate(Model("sa", 1.0, norm="pre", radius0=np.ones(7)), np.stack([X0, X0]), 0.1)
+
+
+# -- LayerNorm Scaling --------------------------------------------------------------------------------------------
+def test_lnscale_field_is_pre_at_beta_over_l():
+    """NormField of lnscale at time t: attention at beta / (1 + t/tau), laws of pre-LN with branch 1/sqrt(l);
+    the other schemes' attention does not depend on t (the hook leaves them unchanged)."""
+    from numerics.core.blocks import block_velocity
+
+    tau, t, beta = 0.5, 1.5, 2.0
+    r = np.linspace(1.0, 2.0, 7)
+    Y = np.hstack([X0, r[:, None]])
+    field = NormField(Model("sa", beta, norm="lnscale", norm_scale=tau), 4)
+    heads = MultiHead.from_single(None, None, None, d=4)
+    ell = 1.0 + t / tau
+    A = block_velocity(X0, heads, beta / ell, "sa", project=False)
+    a = np.einsum("ij,ij->i", X0, A)
+    out = field(Y, t)
+    assert np.allclose(out[:, -1], a / np.sqrt(ell), rtol=1e-14, atol=0)
+    assert np.allclose(out[:, :-1], (A - a[:, None] * X0) / (np.sqrt(ell) * r[:, None]), rtol=0, atol=1e-15)
+    pre = NormField(Model("sa", beta, norm="pre"), 4)
+    assert np.array_equal(pre(Y, 0.0), pre(Y, 7.0)) and field.depth_beta(t) == beta / ell
+    assert pre.depth_beta(t) is None
+    # the saved energy is E at the fixed beta; lnscale follows E at beta / l, so it is not claimed monotone
+    assert not Model("sa", beta, norm="lnscale").is_gradient_flow and Model("sa", beta, norm="sqrt").is_gradient_flow
+
+
+def test_planted_lnscale_without_depth_beta_differs():
+    """Shown to fail: dropping the depth-dependent beta (the sqrt scheme) changes the run by far more than the
+    claim's literal-layer tolerance (architectures.norm-lnscale compares the literal layer to 1e-12)."""
+    from numerics.architectures import norms as experiments
+
+    assert experiments.lnscale_vs_sqrt(t_end=1.0)["direction_difference"] > 1e-3
+
+
+def test_lnscale_layer_is_the_literal_layer():
+    """The layer method of lnscale is x + h A_beta(N(x) / sqrt(l)) with the attention fed the scaled LN output
+    (mutant ``norm-lnscale-layer-unscaled`` dropped the value factor 1/sqrt(l) and survived the field tests)."""
+    from numerics.core.blocks import block_velocity
+
+    tau, t, h, beta = 0.5, 1.5, 0.1, 2.0
+    r = np.linspace(1.0, 2.0, 7)
+    Y = np.hstack([X0, r[:, None]])
+    field = NormField(Model("sa", beta, norm="lnscale", norm_scale=tau), 4)
+    ell = 1.0 + t / tau
+    x_new = r[:, None] * X0 + h * block_velocity(X0 / np.sqrt(ell), MultiHead.from_single(None, None, None, d=4),
+                                                 beta, "sa", project=False)
+    out = field.layer(Y, h, t)
+    assert np.allclose(out[:, :-1] * out[:, -1:], x_new, rtol=0, atol=1e-14)

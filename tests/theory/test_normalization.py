@@ -34,10 +34,12 @@ def _vector_map(name, x, A, h):
         return x + h * A
     if name == "peri":
         return x + h * A / mA
+    if name == "lnscale":  # A: the attention output at beta(t); the branch factor 1/sqrt(l), l = 1 + t/tau
+        return x + h * A / sp.sqrt(1 + sym.t / sym.tau)
     return norm(x + h * sym.alpha * (A / mA - x))
 
 
-@pytest.mark.parametrize("name", ["post", "pre", "peri", "ngpt"])
+@pytest.mark.parametrize("name", ["post", "pre", "peri", "ngpt", "lnscale"])
 def test_laws_match_the_vector_maps_at_rational_points(name):
     """Second path: d/dh at h = 0 of the explicit vector map (exact rational theta, A, r) equals
     (rdot theta + r g P_theta A) with the derived laws."""
@@ -51,8 +53,9 @@ def test_laws_match_the_vector_maps_at_rational_points(name):
     a = (theta.T * A)[0, 0]
     rdot, g = N.scheme_laws(name)
     sub = {sym.radius: r, sym.radial: a, sym.attention_norm: sp.sqrt((A.T * A)[0, 0]), sym.branch_scale: 1}
+    depth = {sym.t: 3, sym.tau: 1}  # lnscale: l = 4, branch factor 1/2 (the other schemes have no t, tau)
     expected = rdot.subs(sub) * theta + r * g.subs(sub) * (A - a * theta)
-    assert sp.simplify(dx - expected) == sp.zeros(3, 1)
+    assert sp.simplify((dx - expected).subs(depth)) == sp.zeros(3, 1)
 
 
 def test_planted_wrong_pre_law_fails_the_vector_check(monkeypatch):
@@ -97,7 +100,7 @@ def test_equiangular_system_against_explicit_tokens_all(name, model):
     assert N.equiangular_system_derivation(name, model, n=3).verify(simplify=False).ok
 
 
-@pytest.mark.parametrize("name", ["post", "pre", "ngpt", "sqrt"])
+@pytest.mark.parametrize("name", ["post", "pre", "ngpt", "sqrt", pytest.param("lnscale", marks=pytest.mark.slow)])
 def test_closed_forms_solve_the_linearised_system(name):
     assert N.linearized_closed_form_derivation(name).verify().ok
 
@@ -120,3 +123,46 @@ def test_shifted_kernel_gives_the_same_sa_system():
     assert got[0] == pytest.approx(float(sdot.subs(point)), rel=1e-13)
     assert got[1] == pytest.approx(float(rdot.subs(point)), rel=1e-13)
     assert np.isfinite(f(0.0, 1.0, 800.0, 5, 1.0, 0.0, np.inf, 1.0)[0])  # no e^{beta} formed
+
+
+# -- LayerNorm Scaling -------------------------------------------------------------------------------------------
+def test_lnscale_laws_are_proved():
+    assert N.scheme_derivation("lnscale").verify().status == "proved"
+    assert N._limits("lnscale") == N._limits("lnscale", by_limit=True)
+    assert N.depth_beta("lnscale") == sym.beta / (1 + sym.t / sym.tau) and N.depth_beta("pre") == sym.beta
+
+
+@pytest.mark.parametrize("model", ["sa", "usa"])
+def test_lnscale_is_attention_at_beta_over_l(model):
+    assert N.lnscale_attention_derivation(model).verify().status == "proved"
+
+
+def test_planted_unscaled_values_fail_the_attention_identity():
+    """Shown to fail: LayerNorm Scaling read as beta/l on the logits only (values not divided by sqrt(l)) breaks
+    the identity at a point where the true identity holds to round-off."""
+    import numpy as np
+
+    d = N.lnscale_attention_derivation("sa")
+    names = sorted(d.lhs.free_symbols | d.rhs.free_symbols, key=str)
+    ell = next(s for s in names if s.name == "l")
+    residuals = sp.lambdify(names, [d.lhs - d.rhs, d.lhs - d.rhs * sp.sqrt(ell)], "numpy")
+    right, wrong = residuals(*np.random.default_rng(5).uniform(0.2, 2.0, len(names)))
+    assert np.max(np.abs(right)) < 1e-13 and np.max(np.abs(wrong)) > 1e-2
+
+
+def test_lnscale_reduction_and_closed_form():
+    """At t = 0 the lnscale system is pre-LN's; for sa its linearised closed form is sqrt's (lambda = 2 and
+    a_1 = 1 do not depend on beta); for usa a_1 = e^{beta(t)} and no closed form is claimed."""
+    for model in ("sa", "usa"):
+        ln = N.equiangular_system("lnscale", model=model)
+        pre = N.equiangular_system("pre", model=model)
+        assert all(sp.simplify(a.subs(sym.t, 0) - b) == 0 for a, b in zip(ln, pre))
+    assert N.linearized_rates("lnscale", model="usa")["a1"].has(sym.t)
+    with pytest.raises(ValueError, match="no elementary closed form"):
+        N.linearized_closed_form("lnscale", model="usa")
+
+
+@pytest.mark.slow
+def test_lnscale_sa_closed_form_is_sqrts():
+    assert [sp.simplify(a - b) for a, b in zip(N.linearized_closed_form("lnscale"),
+                                               N.linearized_closed_form("sqrt"))] == [0, 0]

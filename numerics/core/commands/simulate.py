@@ -14,7 +14,8 @@ from numerics.core.ensemble_cli import add_batch_arguments, batch_requested
 from numerics.core.beta_scaling import add_beta_scaling_arguments, scaling_from_args
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.core.names import ADAPTIVE_METHODS, BACKENDS, METHODS, MODELS, TIME_UNITS
-from numerics.core.norm_options import NORM_OPTIONS, add_norm_arguments, norm_from_args, norm_summary
+from numerics.core.norm_options import (FROM_INIT, NORM_OPTIONS, add_norm_arguments, initial_with_radii,
+                                       norm_from_args, norm_summary, refuse_batch_norm)
 from numerics.core.positions import add_position_arguments
 
 NAME = "simulate"
@@ -147,6 +148,8 @@ def run(args) -> int:
     elif batch_requested(args):
         from numerics.core.ensemble_cli import run_batch
 
+        refuse_batch_norm(args)  # the batch path would otherwise run the sphere flow and drop them silently
+
         return run_batch(args, wall_start, parse_save_times)
     else:
         missing = [f"--{k}" for k in ("model", "beta") if getattr(args, k) is None
@@ -155,13 +158,17 @@ def run(args) -> int:
             missing += [f"--{k}" for k in ("n", "d") if getattr(args, k) is None]
         if missing:
             raise InputError(f"simulate needs {', '.join(missing)} (or --resume FILE.npz)")
-        X0 = load_initial(args.init, normalize=args.normalize) if args.init else None
+        radii = None
+        if args.init and args.radius0 == FROM_INIT:  # un-normalised rows: directions and radii (norm_options)
+            X0, radii = initial_with_radii(args.init)
+        else:
+            X0 = load_initial(args.init, normalize=args.normalize) if args.init else None
         d = X0.shape[1] if X0 is not None else args.d
         mats = load_attention_matrices(args.matrices, d if isinstance(d, int) and d >= 2 else None) \
             if args.matrices else {}
         model = Model(kind=args.model, **scaling_from_args(args), kernel=kernel_from_args(args),
                       time_unit=args.time_unit, noise=args.noise, **mats, **architecture_from_args(args),
-                      **norm_from_args(args))
+                      **norm_from_args(args, radii))
         dt = args.dt if (args.dt is not None or args.method in ADAPTIVE_METHODS) else 0.05
         noise_seed = args.seed if args.noise_seed is None else args.noise_seed
         solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
