@@ -64,6 +64,11 @@ FUNCTIONS = {
     "abs": sp.Abs,
 }
 CONSTANTS = {"pi": sp.pi}
+#: the largest |argument| of a function applied to a constant (no s, beta or parameter in it). SymPy decides the
+#: sign of a constant by evaluating it, and sin/cos/tan of a huge constant need its reduction modulo pi at a
+#: precision that grows with its size: tan(cosh(10^40)) ran for minutes (found by the kernel fuzz). Beyond
+#: 10^15 a periodic function of a float64 argument has no correct digit anyway; e^(10^4) is 10^4343.
+MAX_CONSTANT_ARGUMENT = {"sin": 1e15, "cos": 1e15, "tan": 1e15, "exp": 1e4, "sinh": 1e4, "cosh": 1e4}
 RESERVED = frozenset({"s", "beta", *FUNCTIONS, *CONSTANTS})
 
 _NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # ASCII digits only
@@ -315,7 +320,21 @@ def _short(x: sp.Expr) -> str:
 def _apply(name: str, arg: sp.Expr, tok: Token) -> sp.Expr:
     if name in ("log", "sqrt") and arg.is_Number and arg.is_zero:
         raise _error(tok, tok.pos, f"{name}(0) is not finite:")
+    limit = MAX_CONSTANT_ARGUMENT.get(name)
+    if limit is not None and not arg.free_symbols and not _constant_within(arg, limit):
+        raise _error(tok, tok.pos, f"argument of {name} above {limit:g} in magnitude (a constant) for")
     return _bounded(FUNCTIONS[name](arg), tok)
+
+
+def _constant_within(arg: sp.Expr, limit: float) -> bool:
+    """Whether the constant ``arg`` has |arg| <= ``limit``, from a 15-digit evaluation (cheap: the functions
+    inside it were bounded when they were built); a value that cannot be evaluated counts as too large."""
+    if arg.is_Number:
+        return bool(abs(arg) <= limit)
+    try:
+        return abs(complex(sp.N(arg, 15))) <= limit
+    except (TypeError, ValueError, OverflowError, ArithmeticError):
+        return False
 
 
 def check_parameter_name(name: str) -> str:

@@ -148,6 +148,20 @@ def test_limits_on_length_depth_and_power_are_cheap():
     assert time.perf_counter() - start < 2.0  # generous: each rejection is a few ms
 
 
+def test_functions_of_huge_constants_are_refused_at_once():
+    """The kernel fuzz found tan(cosh(10^40)): SymPy decided the sign of the power by evaluating the tangent,
+    which reduces cosh(10^40) modulo pi at a precision growing with it (minutes). Constants inside sin/cos/tan
+    are bounded by 1e15 and inside exp/sinh/cosh by 1e4, checked as each function is built."""
+    start = time.perf_counter()
+    for text, name in (("(-(0-9999999999999999999999999999999999999999)**tan(cosh(9999999999999999999999999999999999999999)))",
+                        "cosh"), ("sin(1e16)*s", "sin"), ("tan(exp(40))", "tan"), ("exp(1e5)+s", "exp")):
+        with pytest.raises(ValueError, match=f"argument of {name} above"):
+            parse_kernel(text)
+    assert time.perf_counter() - start < 2.0
+    for text in ("sin(1e15)*s", "cosh(2)*exp(beta*(s-1))", "tanh(1e40)*s", "exp(1e4)*s", "sin(s*1e20)"):
+        parse_kernel(text)   # at the limits, or not constant: accepted
+
+
 def test_parameters_are_validated():
     with pytest.raises(ValueError, match="does not appear"):
         parse_kernel("s", {"c": 1.0})
