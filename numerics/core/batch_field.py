@@ -45,7 +45,7 @@ def _column(values, B: int) -> np.ndarray | float:
 
 
 def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_unit: str = "natural",
-                     block: int | None = None) -> Callable[[np.ndarray], np.ndarray]:
+                     block: int | None = None, engine: str = "numpy") -> Callable[[np.ndarray], np.ndarray]:
     """``field(X) -> (B, n, d)`` for X of shape (B, n, d): the one-head field of each member.
 
     Parameters
@@ -62,12 +62,20 @@ def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_uni
         Value matrix.
     time_unit : {"natural", "rescaled"}
         As :func:`numerics.core.field.make_field` (``usa`` only).
+    engine : {"numpy", "numba"}
+        ``numpy``: the single system's tiles with a member axis (members equal single runs bit for bit).
+        ``numba``: the same sums member by member in one compiled loop (:func:`member_sums`; no BLAS call per
+        member; for the small n and d of ensembles), equal to the NumPy path to rounding
+        (:func:`member_rounding_bound`).
 
     Notes
     -----
     Arguments are validated by the caller (:mod:`numerics.core.ensemble`). Verified by: tests of
-    tests/numerics/test_core_ensemble.py (members equal single runs bit for bit).
+    tests/numerics/test_core_ensemble.py (members equal single runs bit for bit) and
+    tests/numerics/test_core_member_kernel.py (the ``numba`` engine within its rounding bound).
     """
+    if engine == "numba":
+        _member_kernel()  # one clear error without Numba, and the compile (or cache load) before any timing
     betas = np.atleast_1d(np.asarray(beta, dtype=float))
     if kind == "usa" and time_unit == "natural" and np.any(betas > 700):
         bad = float(betas[betas > 700][0])
@@ -85,10 +93,18 @@ def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_uni
         n = X.shape[1]
         b = block or tile_rows(n, d)
         for g in member_groups(B, b * n):
-            out[g] = _projected(X[g], _part(beta, g), kind, _part(M, g, 3), _part(V, g, 3), _part(scale, g), b)
+            out[g] = _projected(X[g], _part(beta, g), kind, _part(M, g, 3), _part(V, g, 3), _part(scale, g), b,
+                                engine)
         return out
 
+    def take(idx: np.ndarray):
+        """The field of the members ``idx`` only (per-member adaptive steps evaluate the members still moving)."""
+        return make_batch_field(d, beta if np.ndim(beta) == 0 else np.asarray(beta)[idx], kind,
+                                M if np.ndim(M) < 3 else M[idx], V if np.ndim(V) < 3 else V[idx],
+                                time_unit=time_unit, block=block, engine=engine)
+
     field.batched = True
+    field.take = take
     return field
 
 
@@ -99,7 +115,7 @@ def _part(value, g: slice, full_ndim: int = 1):
     return value[g]
 
 
-def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int) -> np.ndarray:
+def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int, engine: str = "numpy") -> np.ndarray:
     """:func:`numerics.core.field._projected_field` for a group of members (no energy terms)."""
     B, n, d = X.shape
     bcol = _column(beta, B)
@@ -118,7 +134,9 @@ def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int) -> np.ndarra
     rhs = np.concatenate([XV, ones], axis=2)
     try:
         with np.errstate(over="raise", under="ignore"):
-            if M is None:
+            if engine == "numba":
+                acc = member_sums(lhs, right, rhs, symmetric=M is None)
+            elif M is None:
                 rows = min(b, max(TILE_MIN_ROWS, -(-n // SYMMETRIC_MIN_BLOCKS)))
                 acc = _symmetric_sums(lhs, right, rhs, min(rows, n))
             else:
@@ -135,6 +153,39 @@ def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int) -> np.ndarra
         out = acc[:, :, :d] * (scale / n)
     out -= (np.einsum("bij,bij->bi", X, out) / np.einsum("bij,bij->bi", X, X))[:, :, None] * X
     return out
+
+
+def _member_kernel():
+    from numerics.core.fused import require_numba
+
+    require_numba()
+    from numerics.core._member_kernels import member_sums as kernel
+
+    return kernel
+
+
+def member_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, symmetric: bool) -> np.ndarray:
+    """acc = exp(lhs right) rhs member by member with the compiled kernel (``lhs`` (B, n, p), ``right``
+    (B, p, n), ``rhs`` (B, n, q)); ``symmetric``: one exp per pair, as :func:`_symmetric_sums`. An overflowing
+    weight raises ``FloatingPointError`` (as NumPy's ``errstate(over="raise")``)."""
+    B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
+    acc = np.empty((B, n, q))
+    _member_kernel()(np.ascontiguousarray(lhs), np.ascontiguousarray(right),
+                     np.ascontiguousarray(np.swapaxes(rhs, 1, 2)), bool(symmetric), acc)
+    if not np.all(np.isfinite(acc)):
+        raise FloatingPointError("overflow in the member kernel")
+    return acc
+
+
+def member_rounding_bound(beta, d: int, n: int, m_norm: float = 1.0) -> float:
+    """Bound on the relative difference of each member-kernel weight sum from the NumPy path's, in units of the
+    sum of |terms|: each logit of d + 1 products (and the shift) summed in another order differs by at most
+    (d + 2) eps (|beta| |M| + |c_i|) <= 2 (d + 2) eps |beta| |M|, which e^{logit} turns into a relative error
+    of that size; both exps are within 2 ulp (the kernel's, :mod:`numerics.core.fused`; NumPy's); sums of n
+    positive terms in another order add at most (n - 1) eps. Doubled for the two sides (as
+    :func:`numerics.core.fused.fused_rounding_bound`)."""
+    eps = np.finfo(float).eps
+    return 2.0 * (2.0 * (d + 2) * eps * float(np.max(np.abs(beta))) * m_norm + 4.0 * eps + (n - 1) * eps)
 
 
 def _largest(beta) -> float:
@@ -229,6 +280,8 @@ def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = Fals
         return out
 
     field.batched = True
+    field.take = lambda idx: make_batch_block_field(beta if np.ndim(beta) == 0 else np.asarray(beta)[idx], kind,
+                                                    heads, mlp, causal, block)
     return field
 
 
