@@ -117,6 +117,10 @@ def _part(value, g: slice, full_ndim: int = 1):
 
 def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int, engine: str = "numpy") -> np.ndarray:
     """:func:`numerics.core.field._projected_field` for a group of members (no energy terms)."""
+    if engine == "numba" and M is None and V is None:
+        out = _identity_lanes(X, beta, kind, scale)
+        if out is not None:
+            return out
     B, n, d = X.shape
     bcol = _column(beta, B)
     XV = X if V is None else X @ np.swapaxes(V, -1, -2)
@@ -168,13 +172,62 @@ def member_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, symmetric: 
     """acc = exp(lhs right) rhs member by member with the compiled kernel (``lhs`` (B, n, p), ``right``
     (B, p, n), ``rhs`` (B, n, q)); ``symmetric``: one exp per pair, as :func:`_symmetric_sums`. An overflowing
     weight raises ``FloatingPointError`` (as NumPy's ``errstate(over="raise")``)."""
+    from numerics.core._member_kernels import LANES
+
     B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
-    acc = np.empty((B, n, q))
-    _member_kernel()(np.ascontiguousarray(lhs), np.ascontiguousarray(right),
-                     np.ascontiguousarray(np.swapaxes(rhs, 1, 2)), bool(symmetric), acc)
+    lanes = min(B, LANES)
+    L = _to_lanes(lhs, lanes)
+    acc = np.empty(L.shape[:2] + (q, lanes))
+    _member_kernel()(L, _to_lanes(right, lanes), _to_lanes(rhs, lanes), bool(symmetric), acc)
+    acc = _from_lanes(acc, B)
     if not np.all(np.isfinite(acc)):
         raise FloatingPointError("overflow in the member kernel")
     return acc
+
+
+def _to_lanes(A: np.ndarray, lanes: int) -> np.ndarray:
+    """(B, ...) -> (G, ..., lanes): blocks of members, member-last (the kernels' vector lanes); zero members pad
+    the last block (their sums are dropped)."""
+    B = A.shape[0]
+    G = -(-B // lanes)
+    out = np.zeros((G * lanes,) + A.shape[1:])
+    out[:B] = A
+    return np.ascontiguousarray(np.moveaxis(out.reshape((G, lanes) + A.shape[1:]), 1, -1))
+
+
+def _from_lanes(A: np.ndarray, B: int) -> np.ndarray:
+    """The inverse of :func:`_to_lanes`: (G, ..., lanes) -> (B, ...)."""
+    A = np.moveaxis(A, -1, 1)
+    return A.reshape((-1,) + A.shape[2:])[:B]
+
+
+def _identity_lanes(X: np.ndarray, beta, kind: str, scale) -> np.ndarray | None:
+    """The projected field for Q = K = V = I with :func:`numerics.core._member_kernels.identity_sums`, in the
+    member-last layout from X to the projection (one copy in, one out); ``None`` when some row's weights all
+    underflow (sa: then the NumPy path redoes that row with its exact maximum)."""
+    from numerics.core._member_kernels import LANES, identity_sums
+
+    _member_kernel()
+    B, n, d = X.shape
+    lanes = min(B, LANES)
+    Xl = _to_lanes(X, lanes)
+    bl = _to_lanes(np.broadcast_to(np.asarray(beta, dtype=float).reshape(-1), (B,)), lanes)
+    cl = np.abs(bl) if kind == "sa" else bl.copy()
+    acc = np.empty(Xl.shape[:2] + (d + 1, lanes))
+    identity_sums(Xl, bl, cl, acc)
+    den = acc[:, :, d:]
+    if not np.all(np.isfinite(acc)):
+        raise InputError(f"attention weights overflow for beta={_largest(beta):g} (use smaller |beta|, "
+                         "or model='sa')")
+    if kind == "sa":
+        if np.any(_from_lanes(den, B) < 1e-280):
+            return None
+        out = acc[:, :, :d] / den
+    else:
+        sl = scale if np.ndim(scale) == 0 else _to_lanes(np.asarray(scale).reshape(-1), lanes)[:, None, None]
+        out = acc[:, :, :d] * (sl / n)
+    out -= (np.sum(Xl * out, axis=2) / np.sum(Xl * Xl, axis=2))[:, :, None] * Xl
+    return np.ascontiguousarray(_from_lanes(out, B))
 
 
 def member_rounding_bound(beta, d: int, n: int, m_norm: float = 1.0) -> float:
