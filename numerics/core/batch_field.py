@@ -186,12 +186,13 @@ def member_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, symmetric: 
 
 
 def _to_lanes(A: np.ndarray, lanes: int) -> np.ndarray:
-    """(B, ...) -> (G, ..., lanes): blocks of members, member-last (the kernels' vector lanes); zero members pad
-    the last block (their sums are dropped)."""
+    """(B, ...) -> (G, ..., lanes): blocks of members, member-last (the kernels' vector lanes); copies of the
+    first member pad the last block (valid inputs; their results are dropped)."""
     B = A.shape[0]
     G = -(-B // lanes)
-    out = np.zeros((G * lanes,) + A.shape[1:])
+    out = np.empty((G * lanes,) + A.shape[1:])
     out[:B] = A
+    out[B:] = A[0]
     return np.ascontiguousarray(np.moveaxis(out.reshape((G, lanes) + A.shape[1:]), 1, -1))
 
 
