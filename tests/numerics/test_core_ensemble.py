@@ -373,7 +373,8 @@ def test_cli_batch(tmp_path, capsys):
     for argv, message in [(["--batch", "3", "--seeds", "1,2"], "batch size differs"),
                           (["--batch", "0"], "--batch must be >= 1"), (["--betas", "1,x"], "comma list"),
                           (["--batch", "2", "--plot", "p.png"], "--plot draws one system"),
-                          (["--batch", "2", "--backend", "fourier"], "fourier backend")]:
+                          (["--batch", "2", "--backend", "fourier"], "fourier backend"),
+                          (["--batch", "2", "--method", "dop853", "--step", "per-member"], "run dp5 only")]:
         base = ["simulate", "--model", "sa", "--n", "6", "--d", "2", "--beta", "1", "--t-end", "0.2",
                 "--out", str(tmp_path / "x.npz")]
         assert main(base + argv) == 2
@@ -383,6 +384,15 @@ def test_cli_batch(tmp_path, capsys):
     np.save(tmp_path / "init.npy", starts(2, 4, 3))
     assert main(["simulate", "--model", "sa", "--init", str(tmp_path / "init.npy"), "--batch", "2", "--beta", "1",
                  "--t-end", "0.2", "--out", str(tmp_path / "i.npz")]) == 0
+    assert main(["simulate", "--model", "sa", "--n", "6", "--d", "3", "--betas", "1,4", "--method", "dp5",
+                 "--step", "per-member", "--t-end", "0.5", "--out", str(tmp_path / "p.npz"), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["step"].startswith("per member")
+    with pytest.raises(SystemExit):
+        main(["simulate", "--model", "sa", "--n", "6", "--d", "3", "--batch", "2", "--step", "each"])
+    assert "invalid choice: 'each'" in capsys.readouterr().err
+    single = simulate("sa", 4.0, 0.5, n=6, d=3, seed=1, method="dp5")
+    np.testing.assert_array_equal(member(Trajectory.load(tmp_path / "p.npz"), 1).X, single.X)
 
 
 def test_ensemble_meta_is_json(tmp_path):
