@@ -384,6 +384,7 @@ def test_cli_batch(tmp_path, capsys):
     np.save(tmp_path / "init.npy", starts(2, 4, 3))
     assert main(["simulate", "--model", "sa", "--init", str(tmp_path / "init.npy"), "--batch", "2", "--beta", "1",
                  "--t-end", "0.2", "--out", str(tmp_path / "i.npz")]) == 0
+    capsys.readouterr()
     assert main(["simulate", "--model", "sa", "--n", "6", "--d", "3", "--betas", "1,4", "--method", "dp5",
                  "--step", "per-member", "--t-end", "0.5", "--out", str(tmp_path / "p.npz"), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
