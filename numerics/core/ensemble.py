@@ -245,9 +245,9 @@ def _noisy_steppers(sde, D, streams: MemberStreams, scheme: str) -> dict:
 
 
 def _integrate_noisy(model, field_fn, X0, t_end, solver, save, noise, seeds, progress):
-    from numerics.core.trajectory import noise_scheme
+    from numerics.core import noise_loader
 
-    sde, scheme = noise_scheme(solver, save)
+    sde, scheme = noise_loader.noise_scheme(solver, save)
     D = model.noise if noise is None else noise.reshape(-1, 1, 1)
     steppers = _noisy_steppers(sde, D, MemberStreams(seeds), scheme)
     times, states, stats = integrate(field_fn, X0, t_end, scheme, dt=solver.dt, save_every=save.every,

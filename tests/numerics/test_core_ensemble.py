@@ -207,13 +207,13 @@ def test_per_member_step_control_is_the_single_runs():
 
 
 def test_noisy_ensembles_load_the_noise_through_the_single_runs_loader(monkeypatch):
-    """One loader (numerics.core.trajectory.noise_scheme) serves single runs and ensembles."""
-    from numerics.core import trajectory
+    """One loader (numerics.core.noise_loader.noise_scheme) serves single runs and ensembles."""
+    from numerics.core import noise_loader
 
     def refuse(solver, save):
         raise InputError("planted: the shared loader was used")
 
-    monkeypatch.setattr(trajectory, "noise_scheme", refuse)
+    monkeypatch.setattr(noise_loader, "noise_scheme", refuse)
     for X0 in (starts(2, 5, 3), starts(1, 5, 3)[0]):
         with pytest.raises(InputError, match="planted"):
             simulate(Model("sa", 1.0, noise=0.1), X0, 0.1, solver=Solver("layer", dt=0.05))
