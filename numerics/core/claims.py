@@ -362,6 +362,8 @@ def check_ensemble_members() -> CheckResult:
         cases.append(("sa, per-member beta, backend numba (member kernel)", Model("sa", 1.0),
                       lambda b: Model("sa", betas[b]), 4, 16, 3, Solver("rk4", dt=0.05, backend="numba"),
                       Members(beta=betas), False))
+        cases.append(("usa, backend numba (member kernel; the weights' scale matters)", Model("usa", 2.0),
+                      lambda b: Model("usa", 2.0), 2, 10, 3, Solver("rk4", dt=0.05, backend="numba"), None, False))
     rows, bad_exact, worst_round, worst_energy = [], 0, 0.0, 0.0
     for name, model, model_of, B, n, d, solver, members, exact in cases:
         X0 = np.stack([uniform_sphere(n, d, 100 + b) for b in range(B)])
