@@ -1,16 +1,23 @@
 """Ensemble throughput: one batched ``simulate`` against a loop of single calls and a batched torch RK4.
 
-Run: OMP_NUM_THREADS=1 nice python benchmarks/bench_ensembles.py [--rounds 3] [--loop-systems 32] [--json]
+Run: OMP_NUM_THREADS=1 nice python benchmarks/bench_ensembles.py [--rounds 3] [--loop-systems 32] [--heads-t-end 1]
+[--json]
 (torch is needed for the third contender only: ``pip install torch==2.13.0``; without it that column says so).
 
 Cases (the issue's): B = 1024 systems of n = 32 on S^1 and on S^2, and B = 256 systems of n = 64 in d = 16 with
-8 heads (k = 2, scale 1/sqrt(k), random Q, K, V, W), ``sa`` to t = 20 with RK4 (dt = 0.05, 400 steps).
+8 heads (k = 2, scale 1/sqrt(k), random Q, K, V, W), ``sa`` to t = 20 with RK4 (dt = 0.05, 400 steps). The
+8-head case runs to ``--heads-t-end`` (default 1: 20 steps; one batched evaluation takes about 0.25 s there, so
+t = 20 would take 400 s per contender and round): its rates are per run to that time (the work is linear in the
+number of steps: divide by 20 / t_end for t = 20).
 
-Contenders, timed interleaved in every round (the minimum over rounds is reported, in systems per CPU second:
+Contenders, timed interleaved in every round (the median over rounds is reported, in systems per CPU second:
 each contender runs on one thread, and on a shared machine the process's CPU time is the fair measure; the
 wall-time rates are in ``--json``):
 
-- ``ensemble``: ``simulate(model, X0 (B, n, d), 20, solver=Solver("rk4", dt=0.05))`` (energies included);
+- ``ensemble``: ``simulate(model, X0 (B, n, d), 20, solver=Solver("rk4", dt=0.05, backend="direct"))``
+  (energies included; every member equals its single run bit for bit);
+- ``numba``: the same with ``backend="numba"`` (the compiled member kernel of
+  :func:`numerics.core.batch_field.member_sums`; members equal single runs to rounding; one-head cases only);
 - ``loop``: ``simulate(model, X0[b], ...)`` for the first ``--loop-systems`` members (a loop over all B would
   take minutes; systems per second do not depend on how many are looped);
 - ``torch``: a float64 batched RK4 written the way the papers' authors write theirs: ``torch.bmm`` for the
@@ -38,10 +45,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 from numerics.core.blocks import MultiHead  # noqa: E402
+from numerics.core.fused import numba_available  # noqa: E402
 from numerics.core.model import Model, SaveAt, Solver  # noqa: E402
 from numerics.core.trajectory import simulate, uniform_sphere  # noqa: E402
 
 T_END, DT = 20.0, 0.05
+CONTENDERS = ("ensemble", "numba", "loop", "torch")
 
 
 def cases():
@@ -106,55 +115,86 @@ def main() -> None:
     ap.add_argument("--fraction", type=float, default=1.0,
                     help="run B * fraction members (systems per second barely depend on B once it is large; the "
                          "issue's sizes are fraction 1)")
+    ap.add_argument("--heads-t-end", type=float, default=1.0, help="t_end of the 8-head case (default 1)")
+    ap.add_argument("--only", help="run only the cases whose name contains this text")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     solver = Solver("rk4", dt=DT, backend="direct")
+    numba_solver = Solver("rk4", dt=DT, backend="numba")
     save = SaveAt(every=40)
     rows = []
     torch_ok = have_torch()
     load_before = os.getloadavg()
     for name, model, B, n, d in cases():
+        if args.only and args.only not in name:
+            continue
+        t_end = T_END if model.heads is None else args.heads_t_end
+        if t_end != T_END:
+            name += f", to t={t_end:g}"
         B = max(1, int(round(B * args.fraction)))
         name = name if args.fraction == 1.0 else name.replace("B=", "B (issue)=") + f", run with B={B}"
         X0 = np.stack([uniform_sphere(n, d, s) for s in range(B)])
         loop = min(args.loop_systems, B)
-        best = {"ensemble": np.inf, "loop": np.inf, "torch": np.inf}
-        best_cpu = dict(best)
+        numba_ok = model.heads is None and numba_available()
+        if numba_ok:  # compile (or load the cache) before any timing
+            simulate(model, X0[:2], DT, solver=numba_solver)
+        wall_s = {k: [] for k in CONTENDERS}
+        cpu_s = {k: [] for k in CONTENDERS}
         finals = {}
         for r in range(args.rounds):
-            order = ["ensemble", "loop", "torch"] if r % 2 == 0 else ["torch", "loop", "ensemble"]
+            order = list(CONTENDERS) if r % 2 == 0 else list(reversed(CONTENDERS))
             for who in order:
                 start, cpu = time.perf_counter(), time.process_time()
-                if who == "ensemble":
-                    finals[who] = simulate(model, X0, T_END, solver=solver, save=save).X[-1]
+                if who in ("ensemble", "numba"):
+                    if who == "numba" and not numba_ok:
+                        continue
+                    finals[who] = simulate(model, X0, t_end, solver=numba_solver if who == "numba" else solver,
+                                           save=save).X[-1]
                 elif who == "loop":
-                    finals[who] = np.stack([simulate(model, X0[b], T_END, solver=solver, save=save).X[-1]
+                    finals[who] = np.stack([simulate(model, X0[b], t_end, solver=solver, save=save).X[-1]
                                             for b in range(loop)])
                 elif torch_ok:
-                    finals[who] = torch_rk4(model, X0, T_END, DT)
+                    finals[who] = torch_rk4(model, X0, t_end, DT)
                 else:
                     continue
                 size = B if who != "loop" else loop
-                best[who] = min(best[who], (time.perf_counter() - start) / size)
-                best_cpu[who] = min(best_cpu[who], (time.process_time() - cpu) / size)
-        wall = {f"{k}_wall_systems_per_s": (1 / v if np.isfinite(v) else None) for k, v in best.items()}
-        best = best_cpu  # one thread each: CPU time is the fair measure on a shared machine (wall time is printed too)
-        row = {"case": name, "B": B, "n": n, "d": d,
-               "ensemble_systems_per_s": 1 / best["ensemble"], "loop_systems_per_s": 1 / best["loop"],
-               "torch_systems_per_s": 1 / best["torch"] if torch_ok else None,
-               "ensemble_over_loop": best["loop"] / best["ensemble"],
-               "ensemble_over_torch": best["torch"] / best["ensemble"] if torch_ok else None, **wall,
-               "max_diff_ensemble_loop": float(np.abs(finals["ensemble"][:loop] - finals["loop"]).max()),
-               "max_diff_ensemble_torch": (float(np.abs(finals["ensemble"] - finals["torch"]).max())
-                                           if torch_ok else None)}
+                wall_s[who].append((time.perf_counter() - start) / size)
+                cpu_s[who].append((time.process_time() - cpu) / size)
+                print(f"  round {r + 1}/{args.rounds} {name}: {who} {cpu_s[who][-1] * size:.1f} s CPU",
+                      file=sys.stderr, flush=True)
+
+        def rate(times):  # systems per second from the median time per system (None: not run)
+            return 1.0 / float(np.median(times)) if times else None
+
+        wall = {f"{k}_wall_systems_per_s": rate(v) for k, v in wall_s.items()}
+        rates = {k: rate(v) for k, v in cpu_s.items()}  # one thread each: CPU time is the fair measure here
+
+        def diff(a, b, rows=None):
+            if a not in finals or b not in finals:
+                return None
+            return float(np.abs(finals[a][:rows] - finals[b]).max()) if rows else float(np.abs(finals[a] - finals[b]).max())
+
+        row = {"case": name, "B": B, "n": n, "d": d, "t_end": t_end,
+               "ensemble_systems_per_s": rates["ensemble"], "numba_systems_per_s": rates["numba"],
+               "loop_systems_per_s": rates["loop"], "torch_systems_per_s": rates["torch"],
+               "ensemble_over_loop": rates["ensemble"] / rates["loop"],
+               "ensemble_over_torch": rates["ensemble"] / rates["torch"] if rates["torch"] else None,
+               "numba_over_loop": rates["numba"] / rates["loop"] if rates["numba"] else None,
+               "numba_over_torch": rates["numba"] / rates["torch"] if rates["numba"] and rates["torch"] else None,
+               **wall, "cpu_seconds_per_system": cpu_s,
+               "max_diff_ensemble_loop": diff("ensemble", "loop", loop),
+               "max_diff_numba_ensemble": diff("numba", "ensemble"),
+               "max_diff_ensemble_torch": diff("ensemble", "torch")}
         rows.append(row)
         if not args.json:
-            torch_text = (f"torch {row['torch_systems_per_s']:8.1f}/s  ensemble/torch {row['ensemble_over_torch']:.2f}x"
-                          if torch_ok else "torch not installed")
-            print(f"{name:28s} ensemble {row['ensemble_systems_per_s']:8.1f}/s  loop {row['loop_systems_per_s']:7.2f}/s "
-                  f" ensemble/loop {row['ensemble_over_loop']:6.1f}x  {torch_text}  "
-                  f"max |diff| loop {row['max_diff_ensemble_loop']:.1e} torch "
-                  f"{row['max_diff_ensemble_torch'] if row['max_diff_ensemble_torch'] is None else format(row['max_diff_ensemble_torch'], '.1e')}",
+            def fmt(v, spec):
+                return "-" if v is None else format(v, spec)
+            print(f"{name:36s} ensemble {fmt(row['ensemble_systems_per_s'], '8.2f')}/s  numba "
+                  f"{fmt(row['numba_systems_per_s'], '8.2f')}/s  loop {fmt(row['loop_systems_per_s'], '7.2f')}/s  "
+                  f"torch {fmt(row['torch_systems_per_s'], '8.2f')}/s  ensemble/loop {fmt(row['ensemble_over_loop'], '.1f')}x  "
+                  f"ensemble/torch {fmt(row['ensemble_over_torch'], '.2f')}x  numba/torch "
+                  f"{fmt(row['numba_over_torch'], '.2f')}x  max |diff| loop {fmt(row['max_diff_ensemble_loop'], '.1e')} "
+                  f"numba {fmt(row['max_diff_numba_ensemble'], '.1e')} torch {fmt(row['max_diff_ensemble_torch'], '.1e')}",
                   flush=True)
     load_after = os.getloadavg()
     out = {"rows": rows, "t_end": T_END, "dt": DT, "rounds": args.rounds, "load_average_before": load_before,
@@ -162,7 +202,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(out, indent=1))
     else:
-            print(f"systems per CPU second (one thread each), min over {args.rounds} interleaved rounds; wall-time "
+        print(f"systems per CPU second (one thread each), median of {args.rounds} interleaved rounds; wall-time "
               f"ratios in --json; load average before {load_before[0]:.1f}, after {load_after[0]:.1f} on "
               f"{os.cpu_count()} cores (shared machine: noisy)")
 

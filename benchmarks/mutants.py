@@ -251,6 +251,24 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("ens-shared-step-mean", "numerics/core/integrators.py",
      "return float(np.sqrt(np.max(np.mean(Z * Z, axis=(1, 2)))))", "return float(np.sqrt(np.mean(Z * Z)))",
      "the shared adaptive step controlled by the ensemble's mean error, not the worst member's"),
+    # -- ensembles, speed (issue 29): the member kernel (backend numba), per-member dp5 steps ---------------------
+    ("ens-kernel-mirror-adjacent", "numerics/core/_member_kernels.py",
+     "                if j > i:\n", "                if j > i + 1:\n",
+     "member kernel (Q = K = V = I) forgets the mirrored weight of neighbouring rows"),
+    ("ens-kernel-exp-bias", "numerics/core/_member_kernels.py",
+     "KI[q] = (KI[q] - SHIFT_BITS + 1022) << 52", "KI[q] = (KI[q] - SHIFT_BITS + 1023) << 52",
+     "member kernel's exp off by a factor 2 (exponent bias)"),
+    ("ens-kernel-logit-column", "numerics/core/_member_kernels.py",
+     "S[b] += Lg[i, k, b] * Rg[k, j, b]", "S[b] += Lg[i, k, b] * Rg[k, i, b]",
+     "member kernel (general Q, K) pairs row i with itself in the logits past the first coordinate"),
+    ("ens-per-member-order", "numerics/core/member_adaptive.py",
+     "fac = FAC_MAX if err_norm == 0 else min(FAC_MAX, SAFETY * err_norm ** (-1 / 5))",
+     "fac = FAC_MAX if err_norm == 0 else min(FAC_MAX, SAFETY * err_norm ** (-1 / 4))",
+     "per-member step growth with the exponent of a 4th-order method"),
+    ("ens-per-member-smallest-step", "numerics/core/member_adaptive.py",
+     "hcol = np.array(h_try, dtype=float).reshape(-1, 1, 1)",
+     "hcol = np.full((len(h_try), 1, 1), min(h_try))",
+     "every active member advanced with the smallest member's step (a shared step in disguise)"),
     ("threads-ignore-load", "numerics/core/threads.py",
      "free = max(1, min(cores, int(round(cores - load))))", "free = cores",
      "all cores' BLAS threads on a busy machine (the issue 32 slowdown)"),
@@ -666,6 +684,8 @@ _AREA_TESTS = {
     "decoder": ["tests/numerics/test_decoder_model.py", "tests/numerics/test_decoder_checkpoints.py",
                 "tests/numerics/test_decoder_analysis.py"],
 }
+_AREA_TESTS["members"] = ["tests/numerics/test_core_member_kernel.py", "tests/numerics/test_core_ensemble.py"]
+_AREA_TESTS["core"].append("tests/numerics/test_core_member_kernel.py")
 _AREA_TESTS["noise"] += ["tests/numerics/test_noise_global.py", "tests/theory/test_noise_global_theory.py"]
 _AREA_TESTS["certified"] = ["tests/theory/test_certified_balls.py", "tests/numerics/test_certified_claims.py"]
 _AREA_TESTS["certified"].append("tests/numerics/test_certified_transitions.py")
@@ -719,6 +739,7 @@ _FILE_AREA = {
     "theory/certified/longcontext.py": "certified", "theory/certified/first_order.py": "certified",
     "theory/certified/landau.py": "certified", "numerics/certified/claims_transitions.py": "certified",
     "docs/conf.py": "docs",
+    "numerics/core/_member_kernels.py": "members", "numerics/core/member_adaptive.py": "members",
 }
 
 

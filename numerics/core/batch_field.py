@@ -45,7 +45,7 @@ def _column(values, B: int) -> np.ndarray | float:
 
 
 def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_unit: str = "natural",
-                     block: int | None = None) -> Callable[[np.ndarray], np.ndarray]:
+                     block: int | None = None, engine: str = "numpy") -> Callable[[np.ndarray], np.ndarray]:
     """``field(X) -> (B, n, d)`` for X of shape (B, n, d): the one-head field of each member.
 
     Parameters
@@ -62,12 +62,20 @@ def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_uni
         Value matrix.
     time_unit : {"natural", "rescaled"}
         As :func:`numerics.core.field.make_field` (``usa`` only).
+    engine : {"numpy", "numba"}
+        ``numpy``: the single system's tiles with a member axis (members equal single runs bit for bit).
+        ``numba``: the same sums member by member in one compiled loop (:func:`member_sums`; no BLAS call per
+        member; for the small n and d of ensembles), equal to the NumPy path to rounding
+        (:func:`member_rounding_bound`).
 
     Notes
     -----
     Arguments are validated by the caller (:mod:`numerics.core.ensemble`). Verified by: tests of
-    tests/numerics/test_core_ensemble.py (members equal single runs bit for bit).
+    tests/numerics/test_core_ensemble.py (members equal single runs bit for bit) and
+    tests/numerics/test_core_member_kernel.py (the ``numba`` engine within its rounding bound).
     """
+    if engine == "numba":
+        _member_kernel()  # one clear error without Numba, and the compile (or cache load) before any timing
     betas = np.atleast_1d(np.asarray(beta, dtype=float))
     if kind == "usa" and time_unit == "natural" and np.any(betas > 700):
         bad = float(betas[betas > 700][0])
@@ -85,10 +93,18 @@ def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_uni
         n = X.shape[1]
         b = block or tile_rows(n, d)
         for g in member_groups(B, b * n):
-            out[g] = _projected(X[g], _part(beta, g), kind, _part(M, g, 3), _part(V, g, 3), _part(scale, g), b)
+            out[g] = _projected(X[g], _part(beta, g), kind, _part(M, g, 3), _part(V, g, 3), _part(scale, g), b,
+                                engine)
         return out
 
+    def take(idx: np.ndarray):
+        """The field of the members ``idx`` only (per-member adaptive steps evaluate the members still moving)."""
+        return make_batch_field(d, beta if np.ndim(beta) == 0 else np.asarray(beta)[idx], kind,
+                                M if np.ndim(M) < 3 else M[idx], V if np.ndim(V) < 3 else V[idx],
+                                time_unit=time_unit, block=block, engine=engine)
+
     field.batched = True
+    field.take = take
     return field
 
 
@@ -99,8 +115,12 @@ def _part(value, g: slice, full_ndim: int = 1):
     return value[g]
 
 
-def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int) -> np.ndarray:
+def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int, engine: str = "numpy") -> np.ndarray:
     """:func:`numerics.core.field._projected_field` for a group of members (no energy terms)."""
+    if engine == "numba" and M is None and V is None:
+        out = _identity_lanes(X, beta, kind, scale)
+        if out is not None:
+            return out
     B, n, d = X.shape
     bcol = _column(beta, B)
     XV = X if V is None else X @ np.swapaxes(V, -1, -2)
@@ -118,7 +138,9 @@ def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int) -> np.ndarra
     rhs = np.concatenate([XV, ones], axis=2)
     try:
         with np.errstate(over="raise", under="ignore"):
-            if M is None:
+            if engine == "numba":
+                acc = member_sums(lhs, right, rhs, symmetric=M is None)
+            elif M is None:
                 rows = min(b, max(TILE_MIN_ROWS, -(-n // SYMMETRIC_MIN_BLOCKS)))
                 acc = _symmetric_sums(lhs, right, rhs, min(rows, n))
             else:
@@ -135,6 +157,89 @@ def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int) -> np.ndarra
         out = acc[:, :, :d] * (scale / n)
     out -= (np.einsum("bij,bij->bi", X, out) / np.einsum("bij,bij->bi", X, X))[:, :, None] * X
     return out
+
+
+def _member_kernel():
+    from numerics.core.fused import require_numba
+
+    require_numba()
+    from numerics.core._member_kernels import member_sums as kernel
+
+    return kernel
+
+
+def member_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, symmetric: bool) -> np.ndarray:
+    """acc = exp(lhs right) rhs member by member with the compiled kernel (``lhs`` (B, n, p), ``right``
+    (B, p, n), ``rhs`` (B, n, q)); ``symmetric``: one exp per pair, as :func:`_symmetric_sums`. An overflowing
+    weight raises ``FloatingPointError`` (as NumPy's ``errstate(over="raise")``)."""
+    from numerics.core._member_kernels import LANES
+
+    B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
+    lanes = min(B, LANES)
+    L = _to_lanes(lhs, lanes)
+    acc = np.empty(L.shape[:2] + (q, lanes))
+    _member_kernel()(L, _to_lanes(right, lanes), _to_lanes(rhs, lanes), bool(symmetric), acc)
+    acc = _from_lanes(acc, B)
+    if not np.all(np.isfinite(acc)):
+        raise FloatingPointError("overflow in the member kernel")
+    return acc
+
+
+def _to_lanes(A: np.ndarray, lanes: int) -> np.ndarray:
+    """(B, ...) -> (G, ..., lanes): blocks of members, member-last (the kernels' vector lanes); copies of the
+    first member pad the last block (valid inputs; their results are dropped)."""
+    B = A.shape[0]
+    G = -(-B // lanes)
+    out = np.empty((G * lanes,) + A.shape[1:])
+    out[:B] = A
+    out[B:] = A[0]
+    return np.ascontiguousarray(np.moveaxis(out.reshape((G, lanes) + A.shape[1:]), 1, -1))
+
+
+def _from_lanes(A: np.ndarray, B: int) -> np.ndarray:
+    """The inverse of :func:`_to_lanes`: (G, ..., lanes) -> (B, ...)."""
+    A = np.moveaxis(A, -1, 1)
+    return A.reshape((-1,) + A.shape[2:])[:B]
+
+
+def _identity_lanes(X: np.ndarray, beta, kind: str, scale) -> np.ndarray | None:
+    """The projected field for Q = K = V = I with :func:`numerics.core._member_kernels.identity_sums`, in the
+    member-last layout from X to the projection (one copy in, one out); ``None`` when some row's weights all
+    underflow (sa: then the NumPy path redoes that row with its exact maximum)."""
+    from numerics.core._member_kernels import LANES, identity_sums
+
+    _member_kernel()
+    B, n, d = X.shape
+    lanes = min(B, LANES)
+    Xl = _to_lanes(X, lanes)
+    bl = _to_lanes(np.broadcast_to(np.asarray(beta, dtype=float).reshape(-1), (B,)), lanes)
+    cl = np.abs(bl) if kind == "sa" else bl.copy()
+    acc = np.empty(Xl.shape[:2] + (d + 1, lanes))
+    identity_sums(Xl, bl, cl, acc)
+    den = acc[:, :, d:]
+    if not np.all(np.isfinite(acc)):
+        raise InputError(f"attention weights overflow for beta={_largest(beta):g} (use smaller |beta|, "
+                         "or model='sa')")
+    if kind == "sa":
+        if np.any(_from_lanes(den, B) < 1e-280):
+            return None
+        out = acc[:, :, :d] / den
+    else:
+        sl = scale if np.ndim(scale) == 0 else _to_lanes(np.asarray(scale).reshape(-1), lanes)[:, None, None]
+        out = acc[:, :, :d] * (sl / n)
+    out -= (np.sum(Xl * out, axis=2) / np.sum(Xl * Xl, axis=2))[:, :, None] * Xl
+    return np.ascontiguousarray(_from_lanes(out, B))
+
+
+def member_rounding_bound(beta, d: int, n: int, m_norm: float = 1.0) -> float:
+    """Bound on the relative difference of each member-kernel weight sum from the NumPy path's, in units of the
+    sum of |terms|: each logit of d + 1 products (and the shift) summed in another order differs by at most
+    (d + 2) eps (|beta| |M| + |c_i|) <= 2 (d + 2) eps |beta| |M|, which e^{logit} turns into a relative error
+    of that size; both exps are within 2 ulp (the kernel's, :mod:`numerics.core.fused`; NumPy's); sums of n
+    positive terms in another order add at most (n - 1) eps. Doubled for the two sides (as
+    :func:`numerics.core.fused.fused_rounding_bound`)."""
+    eps = np.finfo(float).eps
+    return 2.0 * (2.0 * (d + 2) * eps * float(np.max(np.abs(beta))) * m_norm + 4.0 * eps + (n - 1) * eps)
 
 
 def _largest(beta) -> float:
@@ -229,6 +334,8 @@ def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = Fals
         return out
 
     field.batched = True
+    field.take = lambda idx: make_batch_block_field(beta if np.ndim(beta) == 0 else np.asarray(beta)[idx], kind,
+                                                    heads, mlp, causal, block)
     return field
 
 

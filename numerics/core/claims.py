@@ -332,7 +332,10 @@ def check_general_qkv_field() -> CheckResult:
        note="core-ensemble-members.md")
 def check_ensemble_members() -> CheckResult:
     from numerics.core.blocks import MultiHead
+    import dataclasses
+
     from numerics.core.ensemble import Members
+    from numerics.core.fused import numba_available
     from numerics.core.model import Model, Solver
 
     rng = np.random.default_rng(29)
@@ -351,14 +354,24 @@ def check_ensemble_members() -> CheckResult:
         # rejected, core.frame-energies), another rounding: agreement to rounding only
         ("sa, d = 64 (single run sums tile energies)", Model("sa", 1.0), lambda b: Model("sa", 1.0), 2, 48, 64,
          Solver("rk4", dt=0.1), None, False),
+        # each member its own dp5 step and accept/reject: its single run's steps, bit for bit
+        ("sa, per-member beta, dp5 with per-member steps", Model("sa", 1.0), lambda b: Model("sa", betas[b]), 4,
+         10, 3, Solver("dp5", rtol=1e-7, atol=1e-10, step="per-member"), Members(beta=betas), True),
     ]
+    if numba_available():  # the compiled member kernel (backend numba): another summation order, to rounding
+        cases.append(("sa, per-member beta, backend numba (member kernel)", Model("sa", 1.0),
+                      lambda b: Model("sa", betas[b]), 4, 16, 3, Solver("rk4", dt=0.05, backend="numba"),
+                      Members(beta=betas), False))
+        cases.append(("usa, backend numba (member kernel; the weights' scale matters)", Model("usa", 2.0),
+                      lambda b: Model("usa", 2.0), 2, 10, 3, Solver("rk4", dt=0.05, backend="numba"), None, False))
     rows, bad_exact, worst_round, worst_energy = [], 0, 0.0, 0.0
     for name, model, model_of, B, n, d, solver, members, exact in cases:
         X0 = np.stack([uniform_sphere(n, d, 100 + b) for b in range(B)])
         ens = simulate(model, X0, 0.5, solver=solver, members=members)
         diffs, equal = [], 0
         for b in range(B):
-            single = simulate(model_of(b), X0[b], 0.5, solver=Solver(solver.method, dt=solver.dt, seed=solver.seed + b))
+            single = simulate(model_of(b), X0[b], 0.5, solver=dataclasses.replace(
+                solver, seed=solver.seed + b, step="shared", backend="auto"))
             equal += int(np.array_equal(single.X, ens.X[:, b]))
             diffs.append(float(np.max(np.abs(single.X - ens.X[:, b]))))
             beta = single.meta["beta"]
@@ -368,15 +381,18 @@ def check_ensemble_members() -> CheckResult:
             bad_exact += B - equal
         else:
             worst_round = max(worst_round, max(diffs))
-        rows.append({"case": name, "B": B, "n": n, "d": d, "method": solver.method, "members_bitwise_equal": equal,
-                     "max_difference": max(diffs)})
+        rows.append({"case": name, "B": B, "n": n, "d": d, "method": solver.method, "backend": solver.backend,
+                     "step": solver.step, "members_bitwise_equal": equal, "max_difference": max(diffs)})
     ok = bad_exact == 0 and worst_round <= 1e-12 and worst_energy <= 1e-13
     return CheckResult("core.ensemble-members", "passed" if ok else "failed",
                        {"members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
                         "energy_error_over_abs_terms": worst_energy},
                        {"members_not_bitwise": 0, "rounding_case_max_difference": 0.0},
-                       "bitwise (4 cases); 1e-12 (d = 64); energies 1e-13 of sum |terms|",
+                       "bitwise (5 cases); 1e-12 (d = 64; backend numba); energies 1e-13 of sum |terms|",
                        {"cases": rows, "members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
                         "energy_error_over_abs_terms": worst_energy,
-                        "paths": "numerics.core.batch_field (ensemble) vs numerics.core.field / "
-                                 "numerics.core.blocks (single runs), fixed-step integrators"})
+                        "paths": "numerics.core.batch_field (ensemble; NumPy tiles, and the member kernel "
+                                 "numerics.core._member_kernels for backend numba) vs numerics.core.field / "
+                                 "numerics.core.blocks (single runs); fixed-step integrators, and "
+                                 "numerics.core.member_adaptive (per-member dp5) vs integrators.integrate_adaptive",
+                        "numba_case": numba_available()})

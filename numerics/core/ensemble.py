@@ -88,9 +88,12 @@ def check_batchable(model, backend: str) -> None:
         if value is not None and not _same(value, default):
             raise InputError(f"batches (X0 of shape (B, n, d)) do not support Model.{f.name} yet; "
                              "run the members one by one")
-    if backend in ("fourier", "numba", "harmonic"):
+    if backend in ("fourier", "harmonic"):
         raise InputError(f"the {backend} backend evaluates one system; batches (X0 of shape (B, n, d)) use "
-                         "--backend direct (or auto)")
+                         "--backend direct, auto or numba")
+    if backend == "numba" and (model.has_architecture or model.kernel is not None):
+        raise InputError("the numba backend of a batch evaluates one attention head (Q, K, V): no heads, MLP, "
+                         "schedule, mask or user kernel; use --backend direct")
 
 
 def _same(a, b) -> bool:
@@ -164,8 +167,9 @@ def resolve_members(model, members: Members | None, B: int, d: int, seed: int) -
     return {"beta": beta, "M": M, "V": V, "noise": noise, "seeds": seeds, "matrices": mats}
 
 
-def batch_vector_field(model, members: dict, d: int, B: int):
-    """The batched field of ``model`` with the per-member values of :func:`resolve_members`."""
+def batch_vector_field(model, members: dict, d: int, B: int, backend: str = "direct"):
+    """The batched field of ``model`` with the per-member values of :func:`resolve_members` and its backend name
+    (``numba``: the compiled member kernel, :func:`numerics.core.batch_field.member_sums`)."""
     from numerics.core.batch_field import BatchScheduledField, make_batch_block_field, make_batch_field
 
     beta = model.beta if members["beta"] is None else members["beta"]
@@ -175,7 +179,9 @@ def batch_vector_field(model, members: dict, d: int, B: int):
         return BatchScheduledField(beta, model.kind, model.schedule, model.causal), "blocks"
     if model.has_architecture:
         return make_batch_block_field(beta, model.kind, model.block_heads(d), model.mlp, model.causal), "blocks"
-    return make_batch_field(d, beta, model.kind, members["M"], members["V"], time_unit=model.time_unit), "direct"
+    engine = "numba" if backend == "numba" else "numpy"
+    return make_batch_field(d, beta, model.kind, members["M"], members["V"], time_unit=model.time_unit,
+                            engine=engine), ("numba" if engine == "numba" else "direct")
 
 
 def check_ensemble_cost(B: int, n: int, d: int, t_end: float, solver, save) -> float:
@@ -239,19 +245,9 @@ def _noisy_steppers(sde, D, streams: MemberStreams, scheme: str) -> dict:
 
 
 def _integrate_noisy(model, field_fn, X0, t_end, solver, save, noise, seeds, progress):
-    import importlib
+    from numerics.core import noise_loader
 
-    try:
-        sde = importlib.import_module("numerics.noise.sde")
-    except ModuleNotFoundError as exc:
-        if exc.name != "numerics.noise.sde":
-            raise
-        raise InputError("noise > 0 needs numerics.noise, which is not part of this build") from None
-    if solver.method not in sde.FROM_SOLVER_METHOD:
-        raise InputError(f"with noise, use method layer (Euler-Maruyama) or rk4 (weak order 2), got {solver.method}")
-    if save.times is not None:
-        raise InputError("with noise, save frames with save_every (explicit save times are not supported)")
-    scheme = sde.FROM_SOLVER_METHOD[solver.method]
+    sde, scheme = noise_loader.noise_scheme(solver, save)
     D = model.noise if noise is None else noise.reshape(-1, 1, 1)
     steppers = _noisy_steppers(sde, D, MemberStreams(seeds), scheme)
     times, states, stats = integrate(field_fn, X0, t_end, scheme, dt=solver.dt, save_every=save.every,
@@ -264,7 +260,21 @@ def _integrate_noisy(model, field_fn, X0, t_end, solver, save, noise, seeds, pro
 _SCHEMES = {"layer": "projected Euler x <- (x + h v)/|x + h v|, member by member",
             "rk4": "classical RK4 on the projected field, renormalised each step, member by member",
             "dp5": "Dormand-Prince 5(4) with one step shared by all members (max norm over the members)",
-            "dop853": "Dormand-Prince 8(5,3) with one step shared by all members (largest member RMS norm)"}
+            "dop853": "Dormand-Prince 8(5,3) with one step shared by all members (largest member RMS norm)",
+            "dp5 per-member": "Dormand-Prince 5(4) with each member's own step and accept/reject (its single run's)"}
+
+
+def _integrate_per_member(field_fn, X0, t_end, solver, save, per_eval, progress):
+    """:func:`numerics.core.member_adaptive.integrate_per_member` with the options of :func:`integrate`."""
+    from numerics.core.integrators import adaptive_scheme, output_times
+    from numerics.core.member_adaptive import integrate_per_member
+
+    used = adaptive_scheme(solver.rtol) if solver.method == "adaptive" else solver.method
+    if used != "dp5":
+        raise InputError(f"per-member adaptive steps run dp5 only (method {solver.method} uses {used} here); "
+                         "use --method dp5, or --step shared")
+    return integrate_per_member(field_fn, X0, output_times(save.times, t_end), rtol=solver.rtol, atol=solver.atol,
+                                h0=solver.dt, progress=progress, max_evaluations=evaluation_budget(per_eval))
 
 
 def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | None = None, progress=None,
@@ -285,7 +295,7 @@ def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | 
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
     values = resolve_members(model, members, B, d, solver.seed)
     per_eval = check_ensemble_cost(B, n, d, t_end, solver, save)
-    field_fn, backend = batch_vector_field(model, values, d, B)
+    field_fn, backend = batch_vector_field(model, values, d, B, solver.backend)
     betas = np.full(B, model.beta) if values["beta"] is None else values["beta"]
     noise = values["noise"]
     noisy = (model.noise > 0) if noise is None else bool(np.any(noise > 0))
@@ -297,6 +307,9 @@ def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | 
         if noisy:
             times, states, stats, scheme_text = _integrate_noisy(model, field_fn, X0, t_end, solver, save, noise,
                                                                  values["seeds"], progress)
+        elif solver.step == "per-member" and solver.method in ADAPTIVE_METHODS:
+            times, states, stats = _integrate_per_member(field_fn, X0, t_end, solver, save, per_eval, progress)
+            scheme_text = _SCHEMES["dp5 per-member"]
         else:
             times, states, stats = integrate(field_fn, X0, t_end, solver.method, dt=solver.dt,
                                              save_every=save.every, save_times=save.times, rtol=solver.rtol,
@@ -332,7 +345,8 @@ def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | 
             "batch": {"B": int(B), "beta": None if values["beta"] is None else betas.tolist(),
                       "noise": None if noise is None else noise.tolist(),
                       "matrices": sorted(k for k, v in values["matrices"].items() if v is not None),
-                      "step": "shared by the members (worst member's error)" if adaptive else "fixed"}}
+                      "step": ("fixed" if not adaptive else "per member (each its own step, as its single run)"
+                               if solver.step == "per-member" else "shared by the members (worst member's error)")}}
     meta.update(provenance or {})
     return {"times": times, "X": states, "energy": energy, "meta": meta, "arrays": arrays}
 

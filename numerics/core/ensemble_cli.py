@@ -27,6 +27,10 @@ def add_batch_arguments(p) -> None:
                    "that many members; default: --beta for every member)")
     p.add_argument("--seeds", metavar="LIST", help="per-member seeds 's1,s2,...' of the uniform initial states "
                    "(an ensemble; default: --seed + b)")
+    p.add_argument("--step", choices=("shared", "per-member"), default="shared",
+                   help="adaptive steps of an ensemble (dp5, dop853, adaptive): 'shared', one step for all members "
+                   "set by the worst member's error, or 'per-member', each member its own step as its single run "
+                   "(dp5 only) (default: shared; ignored for one system and for fixed steps)")
 
 
 def batch_requested(args) -> bool:
@@ -109,7 +113,7 @@ def run_batch(args, wall_start: float, parse_save_times) -> int:
                   time_unit=args.time_unit, noise=args.noise, **mats, **architecture_from_args(args))
     dt = args.dt if (args.dt is not None or args.method in ADAPTIVE_METHODS) else 0.05
     noise_seeds = seeds if args.noise_seed is None else [args.noise_seed + b for b in range(B)]
-    solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend)
+    solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend, step=args.step)
     save_times = None if args.save_times is None else parse_save_times(args.save_times, args.t_end)
     save = SaveAt(every=args.save_every, times=save_times)
     from numerics.common.provenance import StderrProgress

@@ -466,6 +466,11 @@ class Solver:
         Seed of the noise (``numpy.random.default_rng(seed)``), used only when ``Model.noise > 0``; recorded in
         the trajectory metadata as ``noise_seed``. With noise, ``layer`` runs projected Euler-Maruyama and
         ``rk4`` the weak-order-2 geodesic splitting (:mod:`numerics.noise.sde`); ``adaptive`` is refused.
+    step : {"shared", "per-member"}
+        Adaptive steps of an ensemble (X0 of shape (B, n, d); ignored for one system): ``shared``, one step for
+        all members controlled by the worst member's error (the default), or ``per-member``, each member its
+        own step size and accept/reject, exactly as its single run (``dp5`` only;
+        :mod:`numerics.core.member_adaptive`).
     """
 
     method: str = "rk4"
@@ -474,6 +479,7 @@ class Solver:
     atol: float = 1e-12
     backend: str = "auto"
     seed: int = 0
+    step: str = "shared"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", require_choice(self.method, "method", METHODS))
@@ -485,6 +491,7 @@ class Solver:
             raise InputError(f"method {self.method} needs a step dt")
         object.__setattr__(self, "rtol", require_real(self.rtol, "rtol", minimum=0.0, strict_minimum=True))
         object.__setattr__(self, "atol", require_real(self.atol, "atol", minimum=0.0, strict_minimum=True))
+        object.__setattr__(self, "step", require_choice(self.step, "step", ("shared", "per-member")))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ PLUGINS = {
     "numerics.circle.fourier": "the O(n K) Fourier field backend on S^1 (Model.vector_field, backend 'fourier')",
     "numerics.harmonic.backend": "the O(n L^2) spherical-harmonic field backend on S^2 (Model.vector_field, backend "
                                  "'harmonic')",
-    "numerics.noise.sde": "the stochastic integrators of Model(noise > 0) (numerics.core.trajectory)",
+    "numerics.noise.sde": "the stochastic integrators of Model(noise > 0) (numerics.core.noise_loader, for "
+                          "numerics.core.trajectory and numerics.core.ensemble)",
 }
 
 

@@ -456,18 +456,11 @@ def check_simulation_cost(n: int, d: int, t_end: float, solver: Solver, save: Sa
 
 
 def _integrate_noisy(model, field_fn, X0, t_end, solver, save, progress, t0: float = 0.0, noise_state=None):
-    """The stochastic integrators of :mod:`numerics.noise.sde` (loaded by name: a plug-in like the Fourier
-    backend; the core imports no area), seeded by ``solver.seed`` or continuing the saved ``noise_state``."""
-    from numerics.core.plugins import load_plugin
+    """The stochastic integrators of :mod:`numerics.noise.sde` (:func:`noise_scheme`), seeded by ``solver.seed``
+    or continuing the saved ``noise_state``."""
+    from numerics.core import noise_loader
 
-    sde = load_plugin("numerics.noise.sde")
-    if sde is None:
-        raise InputError("noise > 0 needs numerics.noise, which is not part of this build")
-    if solver.method not in sde.FROM_SOLVER_METHOD:
-        raise InputError(f"with noise, use method layer (Euler-Maruyama) or rk4 (weak order 2), got {solver.method}")
-    if save.times is not None:
-        raise InputError("with noise, save frames with save_every (explicit save times are not supported)")
-    scheme = sde.FROM_SOLVER_METHOD[solver.method]
+    sde, scheme = noise_loader.noise_scheme(solver, save)
     seed = solver.seed if noise_state is None else sde.generator_from_state(noise_state)
     times, states, stats = sde.integrate_sde(field_fn, X0, t_end, solver.dt, model.noise, seed=seed, t0=t0,
                                              scheme=scheme, save_every=save.every, progress=progress)

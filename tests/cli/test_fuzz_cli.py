@@ -33,6 +33,7 @@ VALUES = st.sampled_from(["0", "1", "-1", "2", "3", "1e308", "-1e308", "1e-300",
                           "pre", "mix", "ngpt",  # the --norm schemes (other values of --norm are refused)
                           "lnscale", "from-init",  # LayerNorm Scaling; --radius0 from-init (radii from --init)
                           "harmonic",
+                          "per-member",  # simulate --step of an ensemble
                           # sizes that must be estimated before work, and every malformed kind of input file
                           # (tests/cli/malformed.py, made in the run's folder by the fixture)
                           "1000000000000", "log:1:1e9:1000000000", "abs(s)", *MALFORMED_NAMES])

@@ -150,6 +150,75 @@ def test_adaptive_shared_step_meets_every_members_tolerance(method):
     assert ens.meta["batch"]["step"].startswith("shared")
 
 
+def assert_per_member_equals_single(model_of, X0, t_end, solver, members=None, save=None):
+    """Per-member adaptive steps: every member equals its single dp5 run bit for bit, step counts included."""
+    ens = simulate(model_of(None), X0, t_end, solver=solver, members=members, save=save)
+    stats = ens.meta["integrator_stats"]
+    for b in range(X0.shape[0]):
+        single = simulate(model_of(b), X0[b], t_end, solver=dataclasses.replace(solver, step="shared"), save=save)
+        np.testing.assert_array_equal(ens.X[:, b], single.X, err_msg=f"member {b}")
+        one = single.meta["integrator_stats"]
+        assert (stats["accepted_steps"][b], stats["rejected_steps"][b], stats["field_evaluations"][b]) == \
+            (one["accepted_steps"], one["rejected_steps"], one["field_evaluations"]), f"member {b}"
+    return ens
+
+
+def test_per_member_steps_equal_single_runs_bit_for_bit():
+    """Each member has its own step size and accept/reject: it takes exactly its single run's steps."""
+    betas = np.array([0.5, 2.0, 12.0, -1.0])
+    X0 = starts(4, 9, 3)
+    ens = assert_per_member_equals_single(lambda b: Model("sa", 1.0 if b is None else betas[b]), X0, 1.5,
+                                          Solver("dp5", rtol=1e-7, atol=1e-10, step="per-member"),
+                                          Members(beta=betas), SaveAt(times=[0.0, 0.4, 1.5]))
+    assert ens.meta["batch"]["step"].startswith("per member")
+    rng = np.random.default_rng(8)
+    heads = MultiHead(*(rng.standard_normal((2, 2, 4)) for _ in range(4)))
+    assert_per_member_equals_single(lambda b: Model("sa", 1.0 if b is None else betas[b], heads=heads),
+                                    starts(4, 6, 4), 0.8, Solver("adaptive", rtol=1e-2, step="per-member"),
+                                    Members(beta=betas), SaveAt(times=[0.0, 0.3, 0.8]))
+
+
+def test_a_stiff_member_no_longer_sets_the_others_steps():
+    """With a shared step every member takes the worst member's steps; per member, each takes its own (the
+    single run's count), so the easy members take far fewer."""
+    betas = np.array([1.0, 1.0, 40.0])
+    X0 = starts(3, 8, 3)
+    save = SaveAt(times=[0.0, 3.0])
+    per = simulate(Model("sa", 1.0), X0, 3.0, solver=Solver("dp5", rtol=1e-8, step="per-member"),
+                   members=Members(beta=betas), save=save).meta["integrator_stats"]
+    shared = simulate(Model("sa", 1.0), X0, 3.0, solver=Solver("dp5", rtol=1e-8), members=Members(beta=betas),
+                      save=save).meta["integrator_stats"]
+    steps = [a + r for a, r in zip(per["accepted_steps"], per["rejected_steps"])]
+    assert max(steps) <= shared["accepted_steps"] + shared["rejected_steps"]
+    assert min(steps) * 4 <= shared["accepted_steps"] + shared["rejected_steps"], (steps, shared)
+    assert per["batched_evaluations"] < shared["field_evaluations"]
+
+
+def test_per_member_step_control_is_the_single_runs():
+    """The step-size constants of the per-member loop are those of integrate_adaptive (the bitwise test above
+    would see a difference only where a step is rejected or shortened)."""
+    import inspect
+
+    from numerics.core import integrators, member_adaptive
+
+    source = inspect.getsource(integrators.integrate_adaptive)
+    assert (f"safety, fac_min, fac_max = {member_adaptive.SAFETY}, {member_adaptive.FAC_MIN}, "
+            f"{member_adaptive.FAC_MAX}") in source
+
+
+def test_noisy_ensembles_load_the_noise_through_the_single_runs_loader(monkeypatch):
+    """One loader (numerics.core.noise_loader.noise_scheme) serves single runs and ensembles."""
+    from numerics.core import noise_loader
+
+    def refuse(solver, save):
+        raise InputError("planted: the shared loader was used")
+
+    monkeypatch.setattr(noise_loader, "noise_scheme", refuse)
+    for X0 in (starts(2, 5, 3), starts(1, 5, 3)[0]):
+        with pytest.raises(InputError, match="planted"):
+            simulate(Model("sa", 1.0, noise=0.1), X0, 0.1, solver=Solver("layer", dt=0.05))
+
+
 def test_shared_step_norm_is_the_worst_members():
     """The adaptive methods' RMS norm of an ensemble is the largest member's (each member meets its tolerance)."""
     from numerics.core.integrators import _rms
@@ -206,8 +275,12 @@ class _FutureModel(Model):
 @pytest.mark.parametrize("call, message", [
     (lambda: simulate(Model("sa", 1.0), starts(2, 5, 2), 1.0, solver=Solver("rk4", dt=0.1, backend="fourier")),
      "fourier backend evaluates one system"),
-    (lambda: simulate(Model("sa", 1.0), starts(2, 5, 3), 1.0, solver=Solver("rk4", dt=0.1, backend="numba")),
-     "numba backend"),
+    (lambda: simulate(Model("sa", 1.0, heads=MultiHead(*(np.ones((2, 2, 3)),) * 4)), starts(2, 5, 3), 1.0,
+                      solver=Solver("rk4", dt=0.1, backend="numba")), "numba backend of a batch evaluates one"),
+    (lambda: simulate(Model("sa", 1.0), starts(2, 5, 3), 1.0, solver=Solver("dop853", step="per-member")),
+     "per-member adaptive steps run dp5 only"),
+    (lambda: simulate(Model("sa", 1.0), starts(2, 5, 3), 1.0, solver=Solver("dp5", step="each")),
+     "step must be one of"),
     (lambda: simulate(_FutureModel("sa", 1.0, future="on"), starts(2, 5, 3), 1.0),
      "do not support Model.future yet"),
     (lambda: simulate(Model("sa", 1.0), starts(2, 5, 3), 1.0, members=Members(beta=[1.0, 2.0, 3.0])),
@@ -300,7 +373,8 @@ def test_cli_batch(tmp_path, capsys):
     for argv, message in [(["--batch", "3", "--seeds", "1,2"], "batch size differs"),
                           (["--batch", "0"], "--batch must be >= 1"), (["--betas", "1,x"], "comma list"),
                           (["--batch", "2", "--plot", "p.png"], "--plot draws one system"),
-                          (["--batch", "2", "--backend", "fourier"], "fourier backend")]:
+                          (["--batch", "2", "--backend", "fourier"], "fourier backend"),
+                          (["--batch", "2", "--method", "dop853", "--step", "per-member"], "run dp5 only")]:
         base = ["simulate", "--model", "sa", "--n", "6", "--d", "2", "--beta", "1", "--t-end", "0.2",
                 "--out", str(tmp_path / "x.npz")]
         assert main(base + argv) == 2
@@ -310,6 +384,16 @@ def test_cli_batch(tmp_path, capsys):
     np.save(tmp_path / "init.npy", starts(2, 4, 3))
     assert main(["simulate", "--model", "sa", "--init", str(tmp_path / "init.npy"), "--batch", "2", "--beta", "1",
                  "--t-end", "0.2", "--out", str(tmp_path / "i.npz")]) == 0
+    capsys.readouterr()
+    assert main(["simulate", "--model", "sa", "--n", "6", "--d", "3", "--betas", "1,4", "--method", "dp5",
+                 "--step", "per-member", "--t-end", "0.5", "--out", str(tmp_path / "p.npz"), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["step"].startswith("per member")
+    with pytest.raises(SystemExit):
+        main(["simulate", "--model", "sa", "--n", "6", "--d", "3", "--batch", "2", "--step", "each"])
+    assert "invalid choice: 'each'" in capsys.readouterr().err
+    single = simulate("sa", 4.0, 0.5, n=6, d=3, seed=1, method="dp5")
+    np.testing.assert_array_equal(member(Trajectory.load(tmp_path / "p.npz"), 1).X, single.X)
 
 
 def test_ensemble_meta_is_json(tmp_path):
