@@ -1,7 +1,7 @@
 """The issue's phase diagram: P(one cluster at t = 50) over 100 betas x 1000 seeds (1e5 trajectories, n = 32, d = 2).
 
 Run: nice python benchmarks/bench_phase_diagram.py [--seeds 1000] [--betas 100] [--workers 2] [--block 0]
-     [--scheduler local] [--store PATH] [--json]
+     [--scheduler local] [--backend direct|numba] [--store PATH] [--json]
 
 The sweep runs in blocks (ensembles of up to 1024 cells, ``sa``, RK4 with dt = 0.1, 2 saved frames) on a local
 Dask cluster; the script prints the wall time (set-up included), the cells per second, the number of files of
@@ -27,10 +27,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 
-def tables(betas: int, seeds: int, block: int) -> dict:
+def tables(betas: int, seeds: int, block: int, backend: str = "direct") -> dict:
     return {"model": {"model": "sa", "d": 2, "n": 32},
             "sweep": {"beta": {"start": 0.5, "stop": 16.0, "num": betas, "log": True}, "seeds": seeds},
-            "run": {"t_end": 50.0, "dt": 0.1, "frames": 2, "root_seed": 2024, "block": block},
+            "run": {"t_end": 50.0, "dt": 0.1, "frames": 2, "root_seed": 2024, "block": block, "backend": backend},
             "observables": {"one_cluster": {"eps": 1e-3}}}
 
 
@@ -41,6 +41,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--block", type=int, default=0, help="cells per task (0: from the work estimate)")
     ap.add_argument("--scheduler", default="local")
+    ap.add_argument("--backend", default="direct", choices=("direct", "numba"),
+                    help="field backend of the ensembles (numba: the member kernel, equal to single runs within "
+                         "rounding; default direct: the NumPy tiles, bit for bit)")
     ap.add_argument("--store", help="store path (default: a temporary folder, removed afterwards)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -52,7 +55,7 @@ def main() -> None:
     load = os.getloadavg()
     start = time.perf_counter()
     try:
-        report = run_sweep(tables(args.betas, args.seeds, args.block), store, scheduler=args.scheduler,
+        report = run_sweep(tables(args.betas, args.seeds, args.block, args.backend), store, scheduler=args.scheduler,
                            workers=args.workers)
         wall = time.perf_counter() - start
         import xarray as xr
@@ -67,13 +70,14 @@ def main() -> None:
     picks = np.linspace(0, len(betas) - 1, min(6, len(betas))).astype(int)
     out = {"cells": args.betas * args.seeds, "wall_seconds": wall, "setup_seconds": report.setup_seconds,
            "cells_per_second": report.computed / wall, "files": files, "block": report.block, "tasks": report.tasks,
-           "counts": report.counts, "workers": args.workers, "scheduler": args.scheduler,
+           "counts": report.counts, "workers": args.workers, "scheduler": args.scheduler, "backend": args.backend,
            "p_one_cluster": {f"{betas[i]:.3g}": float(p[i]) for i in picks},
            "load_average_before": load, "load_average_after": os.getloadavg(), "cores": os.cpu_count()}
     if args.json:
         print(json.dumps(out, indent=1))
         return
-    print(f"{out['cells']} trajectories (n=32, d=2, t=50, rk4 dt=0.1) on {args.workers} {args.scheduler} workers: "
+    print(f"{out['cells']} trajectories (n=32, d=2, t=50, rk4 dt=0.1, backend {args.backend}) on {args.workers} "
+          f"{args.scheduler} workers: "
           f"{wall:.1f} s wall ({report.setup_seconds:.1f} s set-up), {out['cells_per_second']:.1f} cells/s; "
           f"{report.tasks} tasks of {report.block} cells; {files} files in the store")
     print("P(one cluster at t = 50): " + ", ".join(f"beta {b}: {v:.2f}" for b, v in out["p_one_cluster"].items()))
