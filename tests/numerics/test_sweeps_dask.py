@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -121,30 +122,37 @@ def test_driver_killed_then_resumed(slower_reference, tmp_path):
 
 
 # -- thread pinning and the in-worker slowdown ------------------------------------------------------------------
-FAULTS = ("import resource, numpy as np; from numerics.core.model import Model; "
-          "from numerics.core.trajectory import uniform_sphere; "
-          "f, _ = Model('sa', 4.0).vector_field(600, 3, 'direct'); X = uniform_sphere(600, 3, 0); f(X); "
-          "a = resource.getrusage(resource.RUSAGE_SELF).ru_minflt; [f(X) for _ in range(20)]; "
-          "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - a)")
+#: the probe of :func:`_temporary_faults` in a fresh process (run from the repository root)
+FAULTS = ("import os; from tests.numerics.test_sweeps_dask import _temporary_faults; "
+          "print(os.environ.get('MALLOC_TRIM_THRESHOLD_'), _temporary_faults())")
 
 
-def _faults(env_extra: dict) -> int:
+def _faults(env_extra: dict) -> tuple[str, int]:
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
     env.update(env_extra)
-    out = subprocess.run([sys.executable, "-c", FAULTS], env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", FAULTS], env=env, capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0, out.stderr
-    return int(out.stdout.split()[-1])
+    setting, faults = out.stdout.split()[-2:]
+    return setting, int(faults)
 
 
 def test_dask_malloc_trim_setting_makes_page_faults_and_workers_drop_it():
-    """Dask's default MALLOC_TRIM_THRESHOLD_=65536 fixes glibc's mmap threshold at 128 KiB: the field's tile
-    buffers are then mapped and unmapped at every evaluation (measured here as minor page faults, not time).
-    The local cluster's workers start without it (and with one BLAS thread, no profiler)."""
+    """Dask's default MALLOC_TRIM_THRESHOLD_=65536 fixes glibc's mmap threshold at 128 KiB: every temporary
+    larger than that (numpy's n x n score matrices) is then a fresh mmap whose pages fault at first touch
+    (measured as minor page faults, not time): 200 temporaries of 1.28 MB take 62,600 faults against 0 without
+    the setting (2026-11-26). The local cluster's workers start without it (and with one BLAS thread, no
+    profiler).
+
+    The first version measured 20 evaluations of the n = 600 field instead of plain temporaries: 900 faults
+    against 0 in a fresh shell, but 0 against 0 when pytest ran it in a worker of ``pytest -n 2`` (CI, cause
+    not found; the field's tiles are reused buffers, so what it allocates per evaluation depends on the path)."""
     from numerics.sweeps.runner import LOCAL_WORKER_CONFIG
 
-    trimmed, plain = _faults({"MALLOC_TRIM_THRESHOLD_": "65536"}), _faults({})
+    (setting, trimmed), (_, plain) = _faults({"MALLOC_TRIM_THRESHOLD_": "65536"}), _faults({})
+    assert setting == "65536"
     assert trimmed > 10 * max(plain, 20), (trimmed, plain)
     assert LOCAL_WORKER_CONFIG["distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"] is None
     assert LOCAL_WORKER_CONFIG["distributed.worker.profile.enabled"] is False
