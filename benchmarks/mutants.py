@@ -492,6 +492,9 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("mf-mod-first-mode", "numerics/meanfield/moderate_claims.py",
      'r["predicted_mode"] = int(ks[np.argmin(t_modes)])', 'r["predicted_mode"] = int(ks[np.argmax(t_modes)])',
      "the predicted first mode taken as the slowest instead of the first to reach the threshold"),
+    ("noise-coupling-precision", "theory/noise.py",
+     "with mp.workdps(dps):   # the division too", "with mp.workdps(15):   # the division too",
+     "the coupling's quotient rounded to double precision"),
     # -- numerics/longcontext/, theory/longcontext.py, numerics/core/beta_scaling.py: long contexts -----------------
     ('lc-self-weight-n', 'numerics/longcontext/simplex.py',
      '* np.log(n) - np.log(n - 1.0))',

@@ -263,7 +263,8 @@ def coupling(d: int, l: int, beta, dps: int = 20) -> mp.mpf:
     d = _check_d(d)
     if l == 0:
         raise ValueError("g_0 is not used (mass conservation)")
-    return growth_rate("usa", d, l, beta, dps=dps) / laplacian_eigenvalue(l, d)
+    with mp.workdps(dps):   # the division too: outside, it would round to the caller's precision
+        return growth_rate("usa", d, l, beta, dps=dps) / laplacian_eigenvalue(l, d)
 
 
 def bessel_ratio(d: int, beta, dps: int = 30) -> mp.mpf:

@@ -105,3 +105,17 @@ def test_planted_missing_curvature_correction_fails():
     mismatch = sp.expand(1 + a * Es + b * Es2 - (1 - D * kap * h + D ** 2 * kap ** 2 * h ** 2 / 2))
     assert sp.simplify(mismatch.coeff(h, 2)) != 0
     assert a_b.lhs[-1] == 0
+
+
+def test_coupling_keeps_its_precision_when_called_from_double_precision():
+    """coupling(d, l, beta, dps) must not round its quotient to the caller's precision (it did: relative error
+    -5.1e-17 at d = 3, l = 1, beta = 3 with dps = 40, found by the certified stream)."""
+    import mpmath as mp
+
+    from theory.noise import coupling
+
+    with mp.workdps(60):
+        reference = coupling(3, 1, 3, dps=60)   # inside a 60-digit context: right with or without the bug
+    value = coupling(3, 1, 3, dps=40)          # called at the default 15 digits
+    with mp.workdps(60):
+        assert abs(value / reference - 1) < mp.mpf(10) ** -35, value
