@@ -94,7 +94,8 @@ def clustering_run(n: int, beta: float, *, seed: int = 0, threshold: float = 0.5
                    t_max: float | None = None, progress=None) -> dict:
     """n iid uniform angles under ``sa`` on S^1 (Fourier field, RK4): the first time max_k |r_k| reaches
     ``threshold`` (clusters have formed), the dominant mode then, and the cluster count (gaps, as
-    :func:`numerics.meanfield.metastable.count_clusters_by_gaps`) shortly after."""
+    :func:`numerics.meanfield.metastable.count_clusters_by_gaps`) shortly after; ``initial_amplitudes`` are the
+    |r_k(0)|, k = 1..kmax, of the observed modes."""
     from numerics.meanfield.growth import circle_order_parameters, simulate_circle_angles
     from numerics.meanfield.metastable import count_clusters_by_gaps
     from theory.meanfield import dominant_degree
@@ -125,7 +126,7 @@ def clustering_run(n: int, beta: float, *, seed: int = 0, threshold: float = 0.5
     count = count_clusters_by_gaps(theta)
     return {"n": n, "beta": beta, "t_formed": t_form, "dominant_mode": int(np.argmax(obs[i]) + 1),
             "l_max": dom.l_max, "lambda_max": lam, "clusters": count.count, "t_end": float(times[-1]),
-            "initial_peak": float(peak[0])}
+            "initial_peak": float(peak[0]), "initial_amplitudes": obs[0].tolist()}
 
 
 def pair_merge_time(theta0: float, beta: float, masses=(0.5, 0.5), end: float | None = None) -> dict:

@@ -76,10 +76,9 @@ def clustering(cases=((4000, 12.0),), seeds=(0,), threshold: float = 0.1) -> Che
             # amplitude, and clusters form when the first of them reaches the threshold. (Until 2026-11-26 only
             # the l_max mode was used; at n = 1000, seed 0 the mode 5 was seeded high enough to win over
             # l_max = 4, and that prediction was 2x late: proofs_notes/meanfield-moderate-clustering.md.)
-            theta0 = np.random.default_rng(seed).uniform(0, 2 * np.pi, n)
-            ks = np.arange(1, 3 * r["l_max"] + 6)          # the modes that clustering_run observes
+            amps = np.asarray(r["initial_amplitudes"])     # |r_k(0)| of the modes the run observes
+            ks = np.arange(1, amps.size + 1)
             rates = ks ** 2 / beta * heat_limit_ratio(beta, ks)
-            amps = np.abs(np.exp(1j * np.outer(ks, theta0)).mean(axis=1))
             t_modes = np.log(threshold / amps) / rates
             r["predicted_mode"] = int(ks[np.argmin(t_modes)])
             r["t_linear"] = float(t_modes.min())

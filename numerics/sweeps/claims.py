@@ -175,11 +175,12 @@ def one_cluster_observable(eps: float = 1e-2) -> CheckResult:
               "observables": {"one_cluster": {"eps": eps}}}
     ds = run_in_temp_store(tables)
     spec = SweepSpec.from_dict(tables)
+    n, d, run = tables["model"]["n"], tables["model"]["d"], tables["run"]
     stored, direct, diameters = [], [], []
     for i, beta in enumerate(tables["sweep"]["beta"]):
         for seed in range(tables["sweep"]["seeds"]):
-            X0 = uniform_sphere(16, 2, np.random.default_rng(spec.seed_sequence(seed)))
-            X = simulate(Model(kind="sa", beta=beta), X0, 20.0, solver=Solver("rk4", dt=0.05)).X[-1]
+            X0 = uniform_sphere(n, d, np.random.default_rng(spec.seed_sequence(seed)))
+            X = simulate(Model(kind="sa", beta=beta), X0, run["t_end"], solver=Solver("rk4", dt=run["dt"])).X[-1]
             diameter = float(np.max(np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)))
             diameters.append(diameter)
             direct.append(float(diameter < eps))
