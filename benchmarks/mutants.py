@@ -167,8 +167,8 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "return renormalize(X + h * field(X) + np.sqrt(2.0 * D * h) * tangent(X, xi))",
      "return renormalize(X + h * field(X) + np.sqrt(D * h) * tangent(X, xi))", "Euler-Maruyama noise sqrt(D h)"),
     ("sde-weak2-correction-sign", "numerics/noise/sde.py",
-     "    c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0\n    if c <= 0",
-     "    c = 1.0 + (d - 2) * D * h / 3.0 if correction else 1.0\n    if c <= 0",
+     "    c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0\n    if np.any(c <= 0)",
+     "    c = 1.0 + (d - 2) * D * h / 3.0 if correction else 1.0\n    if np.any(c <= 0)",
      "weak-order-2 step correction with the wrong sign (weak order 1)"),
     # -- numerics/core/blocks.py: several heads, MLP, causal mask --------------------------------------------------
     ("blocks-causal-mask-direction", "numerics/core/blocks.py",

@@ -216,40 +216,12 @@ class MemberStreams:
         return np.stack([g.standard_normal(shape[1:]) for g in self.generators])
 
 
-def _noisy_steppers(sde, D, streams: MemberStreams, scheme: str) -> dict:
-    """The steppers of :func:`numerics.noise.sde.noisy_steppers` with D shared or (B, 1, 1) per member (the same
-    operations member by member: :func:`numerics.noise.sde.step_euler_maruyama` takes D as an array; the
-    weak-order-2 step is repeated here with the per-member geodesic variance, whose check needs ``np.any``)."""
-    if np.ndim(D) == 0:
-        return sde.noisy_steppers(float(D), streams, scheme)
-
-    def geodesic(X, h, xi):
-        c = 1.0 - (X.shape[-1] - 2) * D * h / 3.0
-        if np.any(c <= 0):
-            raise InputError(f"step too large for the weak-order-2 noise step: need D h < 3/(d-2), got D h = "
-                             f"{float(np.max(D)) * h:g}")
-        eta = np.sqrt(2.0 * D * h * c) * sde.tangent(X, xi)
-        size = np.linalg.norm(eta, axis=-1, keepdims=True)
-        return sde.renormalize(np.cos(size) * X + np.sin(size) * eta / np.where(size > 0, size, 1.0))
-
-    def stepper(field, X, h, t=None):
-        xi = streams.standard_normal(X.shape)
-        g = field if t is None else (lambda Y, s=t: field(Y, s))
-        if scheme == "euler-maruyama":
-            return sde.step_euler_maruyama(g, X, h, D, xi)
-        half = (lambda Y, k: sde._half_drift(field, Y, 0.5 * h)) if t is None else \
-            (lambda Y, k: sde._half_drift(field, Y, 0.5 * h, t + k * 0.5 * h))
-        return half(geodesic(half(X, 0), h, xi), 1)
-
-    return {scheme: stepper}
-
-
 def _integrate_noisy(model, field_fn, X0, t_end, solver, save, noise, seeds, progress):
     from numerics.core import noise_loader
 
     sde, scheme = noise_loader.noise_scheme(solver, save)
     D = model.noise if noise is None else noise.reshape(-1, 1, 1)
-    steppers = _noisy_steppers(sde, D, MemberStreams(seeds), scheme)
+    steppers = sde.noisy_steppers(D, MemberStreams(seeds), scheme)
     times, states, stats = integrate(field_fn, X0, t_end, scheme, dt=solver.dt, save_every=save.every,
                                      progress=progress, steppers=steppers)
     weak, strong = sde.SDE_METHODS[scheme]

@@ -54,15 +54,19 @@ def step_euler_maruyama(field: Field, X: np.ndarray, h: float, D: float, xi: np.
     return renormalize(X + h * field(X) + np.sqrt(2.0 * D * h) * tangent(X, xi))
 
 
-def geodesic_noise(X: np.ndarray, h: float, D: float, xi: np.ndarray, correction: bool = True) -> np.ndarray:
+def geodesic_noise(X: np.ndarray, h: float, D: float | np.ndarray, xi: np.ndarray,
+                   correction: bool = True) -> np.ndarray:
     """Isotropic geodesic step exp_x(eta), eta = sqrt(2 D h c) P_x xi, c = 1 - (d-2) D h / 3 (``correction``).
 
-    Without the correction (c = 1) the step is the geodesic random walk, weak order 1 for d >= 3.
+    Without the correction (c = 1) the step is the geodesic random walk, weak order 1 for d >= 3. ``D`` is one
+    number or an array that broadcasts against ``X`` (an ensemble's (B, 1, 1) per-member noise): the same
+    operations element by element, so a member's step equals its single run's bit for bit.
     """
     d = X.shape[-1]
     c = 1.0 - (d - 2) * D * h / 3.0 if correction else 1.0
-    if c <= 0:
-        raise InputError(f"step too large for the weak-order-2 noise step: need D h < 3/(d-2), got D h = {D * h:g}")
+    if np.any(c <= 0):
+        raise InputError("step too large for the weak-order-2 noise step: need D h < 3/(d-2), got D h = "
+                         f"{float(np.max(D)) * h:g}")
     eta = np.sqrt(2.0 * D * h * c) * tangent(X, xi)
     size = np.linalg.norm(eta, axis=-1, keepdims=True)
     safe = np.where(size > 0, size, 1.0)
@@ -92,10 +96,19 @@ def step_geodesic_weak2(field: Field, X: np.ndarray, h: float, D: float, xi: np.
 _STEPS = {"euler-maruyama": step_euler_maruyama, "geodesic-weak2": step_geodesic_weak2}
 
 
-def noisy_steppers(D: float, rng: np.random.Generator, scheme: str) -> dict:
-    """``{name: step(field, X, h)}`` for :func:`numerics.core.integrators.integrate`, drawing xi from ``rng``."""
+def noisy_steppers(D: float | np.ndarray, rng, scheme: str) -> dict:
+    """``{name: step(field, X, h)}`` for :func:`numerics.core.integrators.integrate`, drawing xi from ``rng``.
+
+    ``D`` is one number, or an array broadcasting against the state (an ensemble's (B, 1, 1) per-member noise);
+    ``rng`` is anything with ``standard_normal(shape)`` (a NumPy generator, or an ensemble's per-member streams).
+    """
     scheme = require_choice(scheme, "scheme", tuple(SDE_METHODS))
-    D = require_real(D, "noise", minimum=0.0)
+    if np.ndim(D) == 0:
+        D = require_real(D, "noise", minimum=0.0)
+    else:
+        D = np.asarray(D, dtype=float)
+        if not np.all(np.isfinite(D)) or np.any(D < 0):
+            raise InputError("noise must be finite and >= 0 for every member")
     step = _STEPS[scheme]
 
     def stepper(field, X, h, t=None):

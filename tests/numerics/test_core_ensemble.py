@@ -400,3 +400,12 @@ def test_ensemble_meta_is_json(tmp_path):
     ens = simulate_ensemble(Model("sa", 1.0), starts(2, 4, 3), 0.2, Solver("rk4", dt=0.1), SaveAt())
     json.dumps(ens["meta"])
     assert ens["meta"]["batch"]["B"] == 2 and ens["meta"]["energy_normalization"] == "glpr-shifted"
+
+
+def test_per_member_noise_too_large_for_the_weak2_step_is_refused_with_the_largest_member():
+    """The geodesic noise step (numerics.noise.sde, shared by single runs and ensembles) checks every member's
+    D h < 3/(d-2) and names the largest D h."""
+    X0 = starts(3, 5, 4)
+    with pytest.raises(InputError, match=r"got D h = 1\.6$"):
+        simulate(Model("sa", 1.0), X0, 0.5, solver=Solver("rk4", dt=0.5),
+                 members=Members(noise=[0.1, 3.2, 0.2], seeds=[1, 2, 3]))
