@@ -30,7 +30,24 @@ def add_batch_arguments(p) -> None:
     p.add_argument("--step", choices=("shared", "per-member"), default="shared",
                    help="adaptive steps of an ensemble (dp5, dop853, adaptive): 'shared', one step for all members "
                    "set by the worst member's error, or 'per-member', each member its own step as its single run "
-                   "(dp5 only) (default: shared; ignored for one system and for fixed steps)")
+                   "(dp5 only) (default: shared; per-member is refused for one system, fixed steps and noise)")
+
+
+def refuse_inapplicable_step(args, batch: bool) -> None:
+    """``--step per-member`` where no adaptive step is shared (one system, a fixed-step method, a noisy run) is
+    refused rather than ignored: the user asked for something the run would not do."""
+    from numerics.core.names import ADAPTIVE_METHODS
+
+    if getattr(args, "step", "shared") != "per-member":
+        return
+    if not batch:
+        raise InputError("--step per-member applies to an ensemble (--batch, --betas or --seeds); one system "
+                         "has its own step already")
+    if args.method not in ADAPTIVE_METHODS:
+        raise InputError(f"--step per-member applies to adaptive methods (dp5); --method {args.method} takes "
+                         "fixed steps")
+    if args.noise:
+        raise InputError("--step per-member does not apply to noisy runs (they take fixed steps)")
 
 
 def batch_requested(args) -> bool:
@@ -71,6 +88,8 @@ def run_batch(args, wall_start: float, parse_save_times) -> int:
     from numerics.core.model import Model, SaveAt, Solver
     from numerics.core.names import ADAPTIVE_METHODS
     from numerics.core.trajectory import load_attention_matrices, simulate, uniform_sphere
+
+    refuse_inapplicable_step(args, batch=True)
 
     if args.plot:
         raise InputError("--plot draws one system; for a batch, load the file and plot a member "

@@ -467,10 +467,11 @@ class Solver:
         the trajectory metadata as ``noise_seed``. With noise, ``layer`` runs projected Euler-Maruyama and
         ``rk4`` the weak-order-2 geodesic splitting (:mod:`numerics.noise.sde`); ``adaptive`` is refused.
     step : {"shared", "per-member"}
-        Adaptive steps of an ensemble (X0 of shape (B, n, d); ignored for one system): ``shared``, one step for
-        all members controlled by the worst member's error (the default), or ``per-member``, each member its
-        own step size and accept/reject, exactly as its single run (``dp5`` only;
-        :mod:`numerics.core.member_adaptive`).
+        Adaptive steps of an ensemble (X0 of shape (B, n, d)): ``shared``, one step for all members controlled
+        by the worst member's error (the default), or ``per-member``, each member its own step size and
+        accept/reject, exactly as its single run (``dp5`` only; :mod:`numerics.core.member_adaptive`). The API
+        ignores it for one system, so that one Solver serves both; ``simulate --step per-member`` refuses one
+        system, fixed steps and noise.
     """
 
     method: str = "rk4"

@@ -374,7 +374,11 @@ def test_cli_batch(tmp_path, capsys):
                           (["--batch", "0"], "--batch must be >= 1"), (["--betas", "1,x"], "comma list"),
                           (["--batch", "2", "--plot", "p.png"], "--plot draws one system"),
                           (["--batch", "2", "--backend", "fourier"], "fourier backend"),
-                          (["--batch", "2", "--method", "dop853", "--step", "per-member"], "run dp5 only")]:
+                          (["--batch", "2", "--method", "dop853", "--step", "per-member"], "run dp5 only"),
+                          (["--step", "per-member"], "applies to an ensemble"),
+                          (["--batch", "2", "--step", "per-member"], "--method rk4 takes fixed steps"),
+                          (["--batch", "2", "--method", "dp5", "--noise", "0.1", "--step", "per-member"],
+                           "does not apply to noisy runs")]:
         base = ["simulate", "--model", "sa", "--n", "6", "--d", "2", "--beta", "1", "--t-end", "0.2",
                 "--out", str(tmp_path / "x.npz")]
         assert main(base + argv) == 2

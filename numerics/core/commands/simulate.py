@@ -10,7 +10,7 @@ from numerics.common.errors import InputError
 from numerics.common.limits import check_array
 from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
-from numerics.core.ensemble_cli import add_batch_arguments, batch_requested
+from numerics.core.ensemble_cli import add_batch_arguments, batch_requested, refuse_inapplicable_step
 from numerics.core.beta_scaling import add_beta_scaling_arguments, scaling_from_args
 from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
 from numerics.core.names import ADAPTIVE_METHODS, BACKENDS, METHODS, MODELS, TIME_UNITS
@@ -144,6 +144,7 @@ def run(args) -> int:
                              f"do not pass {', '.join(given)}")
         if args.save_times:
             raise InputError("--save-times does not apply to --resume (the saved run's spacing is kept)")
+        refuse_inapplicable_step(args, batch=False)
         traj = resume(args.resume, args.t_end, progress=progress, energy_progress=energy_progress)
     elif batch_requested(args):
         from numerics.core.ensemble_cli import run_batch
@@ -152,6 +153,7 @@ def run(args) -> int:
 
         return run_batch(args, wall_start, parse_save_times)
     else:
+        refuse_inapplicable_step(args, batch=False)
         missing = [f"--{k}" for k in ("model", "beta") if getattr(args, k) is None
                    and not (k == "beta" and args.beta_scaling == "log")]
         if args.init is None:
