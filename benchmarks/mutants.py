@@ -225,9 +225,9 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("norm-radius0-order", "numerics/core/norms.py",
      "    return np.array(radius0, dtype=float)\n", "    return np.array(radius0[::-1], dtype=float)\n",
      "per-token radii assigned to the tokens in reverse order"),
-    ("norm-from-init-unscaled", "numerics/core/norm_options.py",
-     "return require_points(U / size[:, None], where), scale * size",
-     "return require_points(U / size[:, None], where), size",
+    ("norm-from-init-unscaled", "numerics/common/errors.py",
+     "        return U / size, np.squeeze(scale * size, axis=axis)",
+     "        return U / size, np.squeeze(size, axis=axis)",
      "--radius0 from-init radii without the overflow scale (|x / max|x_k|| instead of |x|)"),
     ("norm-batch-refusal-dropped", "numerics/core/norm_options.py",
      "    if given:\n        raise InputError(f\"batches", "    if given and False:\n        raise InputError(f\"batches",
@@ -643,6 +643,15 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      'subs[s] = growth_rate_expr("usa", d, j) / laplacian_eigenvalue(j, d)',
      'subs[s] = growth_rate_expr("usa", d, j + 1) / laplacian_eigenvalue(j, d)',
      "Landau quartic with g_2 from the degree-3 rate (wrong Bessel order)"),
+    # -- fifth session (lead): overflow-safe normalisation of --init rows, --step per-member refusals -------------
+    ("common-unit-rows-undivided", "numerics/common/errors.py",
+     "        return U / size, np.squeeze(scale * size, axis=axis)",
+     "        return U, np.squeeze(scale * size, axis=axis)",
+     "normalised --init rows divided by their largest entry only (not unit vectors)"),
+    ("ens-step-refusal-inverted", "numerics/core/ensemble_cli.py",
+     "    if not batch:\n        raise InputError(\"--step per-member applies to an ensemble",
+     "    if batch:\n        raise InputError(\"--step per-member applies to an ensemble",
+     "simulate --step per-member refused for ensembles and accepted (ignored) for one system"),
 ]
 
 _AREA_TESTS = {
@@ -700,6 +709,10 @@ _AREA_TESTS["architectures"].append("tests/numerics/test_architectures_reference
 # the CLI part of the normalisation schemes (--radius0 from-init, batches refusing --norm): its only tests
 _AREA_TESTS["norms"].append("tests/cli/test_norm_cli.py")
 
+# unit_rows (numerics/common/errors.py) normalises --init rows for single runs, batches and --radius0 from-init
+_AREA_TESTS["input-rows"] = ["tests/numerics/test_core_simulate.py", "tests/cli/test_norm_cli.py",
+                             "tests/numerics/test_core_ensemble.py"]
+
 _FILE_AREA = {
     "numerics/core/field.py": "core", "numerics/core/integrators.py": "core",
     "theory/circle.py": "circle", "numerics/circle/fourier.py": "circle", "numerics/circle/angles.py": "circle",
@@ -743,6 +756,7 @@ _FILE_AREA = {
     "theory/certified/landau.py": "certified", "numerics/certified/claims_transitions.py": "certified",
     "docs/conf.py": "docs",
     "numerics/core/_member_kernels.py": "members", "numerics/core/member_adaptive.py": "members",
+    "numerics/common/errors.py": "input-rows", "numerics/core/ensemble_cli.py": "ensembles",
 }
 
 

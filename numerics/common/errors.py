@@ -83,6 +83,17 @@ def require_finite_array(a, name: str, ndim: int | None = None) -> np.ndarray:
     return arr
 
 
+def unit_rows(arr: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """``(arr / |row|, |row|)`` along ``axis``, overflow- and underflow-safe: |x| = s |x / s| with s = max |x_k|,
+    so rows of 1e200 or 1e-200 keep their direction (a plain norm squares them to inf or 0). Zero rows give
+    nan directions and norm 0: callers refuse them first (``norms == 0``)."""
+    scale = np.max(np.abs(arr), axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        U = arr / scale
+        size = np.linalg.norm(U, axis=axis, keepdims=True)
+        return U / size, np.squeeze(scale * size, axis=axis)
+
+
 def require_points(X, name: str = "X", normalize: bool = False, d: int | None = None) -> np.ndarray:
     """Validate an (n, d) array of points of S^{d-1}; optionally renormalise rows instead of rejecting them."""
     arr = require_finite_array(X, name, ndim=2)
@@ -93,11 +104,12 @@ def require_points(X, name: str = "X", normalize: bool = False, d: int | None = 
         raise InputError(f"{name} must have d >= 2 columns, got shape {arr.shape}")
     if d is not None and dim != d:
         raise InputError(f"{name} must have {d} columns, got shape {arr.shape}")
-    norms = np.linalg.norm(arr, axis=1)
     if normalize:
+        U, norms = unit_rows(arr, axis=1)
         if np.any(norms == 0):
             raise InputError(f"{name} row {int(np.argmin(norms))} is zero and cannot be normalised")
-        return arr / norms[:, None]
+        return U
+    norms = np.linalg.norm(arr, axis=1)
     err = np.abs(norms - 1.0)
     worst = int(np.argmax(err))
     if err[worst] > SPHERE_TOLERANCE:

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from numerics.common.errors import InputError, require_int
+from numerics.common.errors import InputError, require_int, unit_rows
 from numerics.common.limits import check_array
 from numerics.common.readers import read_npy
 from numerics.common.render import emit, key_values, table
@@ -114,10 +114,9 @@ def run_batch(args, wall_start: float, parse_save_times) -> int:
              else [require_int(s, "--seeds", minimum=0) for s in _numbers(args.seeds, "--seeds", int)])
     if init is not None:
         if args.normalize:
-            norms = np.linalg.norm(np.asarray(init, dtype=float), axis=2, keepdims=True)
+            init, norms = unit_rows(np.asarray(init, dtype=float), axis=2)
             if np.any(norms == 0):
                 raise InputError(f"init file {args.init} has a zero row that cannot be normalised")
-            init = np.asarray(init, dtype=float) / norms
         X0 = require_batch(init, f"init file {args.init}")
         init_how = "given"
     else:

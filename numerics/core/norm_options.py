@@ -45,19 +45,17 @@ def initial_with_radii(path):
     those norms (each > 0 and finite; validated again by the Model: <= RADIUS_MAX)."""
     import numpy as np
 
-    from numerics.common.errors import InputError, require_finite_array, require_points
+    from numerics.common.errors import InputError, require_finite_array, require_points, unit_rows
     from numerics.common.readers import read_npy
 
     where = f"init file {path}"
     raw = require_finite_array(read_npy(path, "initial condition"), where, ndim=2)
     if raw.shape[0] < 1 or raw.shape[1] < 2:
         require_points(raw, where)  # the same one-line error as any --init of the wrong shape
-    scale = np.max(np.abs(raw), axis=1)  # |x| = scale |x / scale| never overflows (rows up to 1e308)
-    if np.any(scale == 0):
-        raise InputError(f"{where} row {int(np.argmin(scale))} is zero: it has no direction and no radius > 0")
-    U = raw / scale[:, None]
-    size = np.linalg.norm(U, axis=1)
-    return require_points(U / size[:, None], where), scale * size
+    U, norms = unit_rows(raw, axis=1)  # never overflows (rows up to 1e308) nor underflows
+    if np.any(norms == 0):
+        raise InputError(f"{where} row {int(np.argmin(norms))} is zero: it has no direction and no radius > 0")
+    return require_points(U, where), norms
 
 
 def norm_from_args(args, radii=None) -> dict:

@@ -109,6 +109,11 @@ def test_initial_condition_files(tmp_path):
     with pytest.raises(InputError, match="off the unit sphere"):
         load_initial(tmp_path / "off.npy")
     assert np.allclose(load_initial(tmp_path / "off.npy", normalize=True), X)
+    # rows of 1e200 and 1e-200 keep their direction: a plain norm squares them to inf (a row of zeros) and to 0
+    # ("zero and cannot be normalised"); numerics.common.errors.unit_rows scales by the largest entry first
+    for factor in (1e200, 1e-200):
+        np.save(tmp_path / "far.npy", factor * X)
+        np.testing.assert_allclose(load_initial(tmp_path / "far.npy", normalize=True), X, rtol=0, atol=4e-16)
     bad = X.copy()
     bad[1, 2] = np.nan
     np.save(tmp_path / "nan.npy", bad)
