@@ -101,6 +101,29 @@ def quiet(*args, **kwargs):
     return None
 
 
+def busy_core_seconds() -> float:
+    """CPU seconds all cores have spent busy since boot (everything but idle and I/O wait; psutil, a dependency of
+    Dask's distributed). Read around each timed phase, it tells how many cores the whole machine kept busy: a phase
+    of ours with one process busy on more than about one core shared the machine with other jobs."""
+    import psutil
+
+    t = psutil.cpu_times()
+    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
+
+
+class Phase:
+    """Wall time of a block of code and the machine's average busy cores during it."""
+
+    def __enter__(self):
+        self.busy0, self.start = busy_core_seconds(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.start
+        self.cores = (busy_core_seconds() - self.busy0) / self.seconds
+        return False
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=16)
@@ -118,37 +141,47 @@ def main() -> None:
 
         chunks, _ = store_layout(spec, args.block)
         blocks = blocks_of(spec.cells(), chunks)
-        start = time.perf_counter()
-        results = [runner.run_block(spec.to_json(), block) for block in blocks]
-        bare = time.perf_counter() - start
-        rows = [("bare loop", bare), ("two bare processes", two_bare_processes(spec.to_json(), blocks))]
+        with Phase() as bare_phase:
+            results = [runner.run_block(spec.to_json(), block) for block in blocks]
+        bare = bare_phase.seconds
+        with Phase() as two_bare:
+            two_bare.inner = two_bare_processes(spec.to_json(), blocks)
+        rows = [("bare loop", bare, bare_phase.cores, 1), ("two bare processes", two_bare.inner, two_bare.cores, 2)]
         # the store's share alone: writing the finished blocks, one region each (no simulation noise in it)
         store = create_store(os.path.join(tmp, "writes.zarr"), spec, args.block)
         start = time.perf_counter()
         for result in results:
             store.write_block(result)
         writes = (time.perf_counter() - start) / args.cells
-        report = runner.run_sweep(spec, os.path.join(tmp, "sync.zarr"), scheduler="synchronous", progress=quiet,
-                                  block=args.block)
-        rows.append(("synchronous + store", report.seconds - report.setup_seconds))
+        with Phase() as phase:
+            report = runner.run_sweep(spec, os.path.join(tmp, "sync.zarr"), scheduler="synchronous", progress=quiet,
+                                      block=args.block)
+        rows.append(("synchronous + store", report.seconds - report.setup_seconds, phase.cores, 1))
         startup = {0: report.setup_seconds}
         for workers in (1, 2):
-            report = runner.run_sweep(spec, os.path.join(tmp, f"local{workers}.zarr"), scheduler="local",
-                                      workers=workers, progress=quiet, block=args.block)
+            with Phase() as phase:
+                report = runner.run_sweep(spec, os.path.join(tmp, f"local{workers}.zarr"), scheduler="local",
+                                          workers=workers, progress=quiet, block=args.block)
             startup[workers] = report.setup_seconds
-            rows.append((f"local {workers} worker{'s' if workers > 1 else ''}", report.seconds - report.setup_seconds))
+            rows.append((f"local {workers} worker{'s' if workers > 1 else ''}", report.seconds - report.setup_seconds,
+                         phase.cores, workers))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     per_cell = bare / args.cells
     print(f"cells={args.cells} in tasks of {args.block}  n={n} d=3 t_end={t_end:g} rk4 dt=0.05: {per_cell:.2f} s per cell "
           f"(bare)  load average {load:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores")
-    for name, seconds in rows:
-        against = ("(the ceiling of two processes)" if name == "two bare processes" else
-                   f"overhead vs bare {100 * (seconds - bare) / bare:+6.1f}%")
-        print(f"{name:22s} {seconds:8.2f} s  {args.cells / seconds:6.3f} cells/s  {against}")
-    t1 = dict(rows)["local 1 worker"]
-    t2 = dict(rows)["local 2 workers"]
-    ceiling = bare / dict(rows)["two bare processes"]
+    print("phase                  wall       cells/s   against the bare loop        machine busy (ours)")
+    for name, seconds, cores, ours in rows:
+        against = ("(two processes' ceiling)" if name == "two bare processes" else
+                   f"overhead {100 * (seconds - bare) / bare:+6.1f}%")
+        print(f"{name:22s} {seconds:8.2f} s  {args.cells / seconds:6.3f}    {against:28s} {cores:4.2f} cores ({ours})")
+    busiest = max(cores - ours for _, _, cores, ours in rows)
+    if busiest > 0.15:
+        print(f"note: other jobs kept up to {busiest:.2f} more cores busy during a phase: the times are not clean")
+    seconds_of = {name: seconds for name, seconds, _, _ in rows}
+    t1 = seconds_of["local 1 worker"]
+    t2 = seconds_of["local 2 workers"]
+    ceiling = bare / seconds_of["two bare processes"]
     print(f"scaling 2 workers / 1 worker: {t1 / t2:.2f}x (goal >= 1.8x); two bare processes / bare loop: "
           f"{ceiling:.2f}x (the machine's ceiling for this cell size)")
     print(f"store writes per cell (timed alone): {writes * 1000:.1f} ms = {100 * writes / per_cell:.1f}% of a cell "
