@@ -135,7 +135,7 @@ def main() -> None:
         name = name if args.fraction == 1.0 else name.replace("B=", "B (issue)=") + f", run with B={B}"
         X0 = np.stack([uniform_sphere(n, d, s) for s in range(B)])
         loop = min(args.loop_systems, B)
-        numba_ok = model.heads is None and numba_available()
+        numba_ok = numba_available()
         if numba_ok:  # compile (or load the cache) before any timing
             simulate(model, X0[:2], DT, solver=numba_solver)
         wall_s = {k: [] for k in CONTENDERS}
