@@ -49,7 +49,8 @@ def heads_field(X, Q, K, V, W, coef, usa, out):
                 for b in range(m):
                     Og[i, c, b] = 0.0
         for h in range(H):
-            Qh, Kh, Vh, Wh = Q[h], K[h], V[h], W[h]
+            Qh, Kh = Q[h], K[h]
+            Vh, Wh = V[h], W[h]
             # the rank-k factors of every row: q_i = beta c Q_h x_i, k_j = K_h x_j, u_j = V_h x_j
             for i in range(n):
                 for a in range(k):
