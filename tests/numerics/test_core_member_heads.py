@@ -135,3 +135,18 @@ def test_usa_overflow_is_one_line():
     X = starts(2, 6, 3)
     with pytest.raises(InputError, match="overflow"):
         batch_field.make_batch_block_field(800.0, "usa", heads, engine="numba")(X)
+
+
+def test_cli_runs_heads_with_numba_and_refuses_a_mask_in_one_line(tmp_path, capsys):
+    from numerics.cli import main
+
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "heads.npz", **{name: rng.standard_normal((2, 2, 4)) / 2 for name in "QKVW"})
+    base = ["simulate", "--model", "sa", "--beta", "1", "--batch", "3", "--n", "6", "--d", "4", "--heads",
+            str(tmp_path / "heads.npz"), "--backend", "numba", "--method", "rk4", "--dt", "0.05", "--t-end", "0.2"]
+    assert main(base + ["--out", str(tmp_path / "ok.npz"), "--json"]) == 0
+    assert '"backend": "numba"' in capsys.readouterr().out
+    assert main(base + ["--causal", "--out", str(tmp_path / "no.npz")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: the numba backend of a batch") and "\n" not in err
+    assert not (tmp_path / "no.npz").exists()
