@@ -25,6 +25,17 @@ from numerics.core._member_kernels import _OPTS, exp_row
 
 
 @njit(**_OPTS)
+def _logits(q, kk, i, j, S):
+    """S[b] = <q_i, k_j> of every lane b, the k products summed in order."""
+    k, m = q.shape[1], q.shape[2]
+    for b in range(m):
+        S[b] = q[i, 0, b] * kk[j, 0, b]
+    for a in range(1, k):
+        for b in range(m):
+            S[b] += q[i, a, b] * kk[j, a, b]
+
+
+@njit(**_OPTS)
 def heads_field(X, Q, K, V, W, coef, usa, out):
     """out[g, i, :, b] = the projected several-head field of member b of block g.
 
@@ -68,11 +79,7 @@ def heads_field(X, Q, K, V, W, coef, usa, out):
             for i in range(n):
                 # the maximum of the row's logits s_ij = <q_i, k_j> (a summed in order)
                 for j in range(n):
-                    for b in range(m):
-                        S[b] = q[i, 0, b] * kk[j, 0, b]
-                    for a in range(1, k):
-                        for b in range(m):
-                            S[b] += q[i, a, b] * kk[j, a, b]
+                    _logits(q, kk, i, j, S)
                     if j == 0:
                         for b in range(m):
                             top[b] = S[b]
@@ -86,11 +93,7 @@ def heads_field(X, Q, K, V, W, coef, usa, out):
                 for b in range(m):
                     den[b] = 0.0
                 for j in range(n):
-                    for b in range(m):
-                        S[b] = q[i, 0, b] * kk[j, 0, b]
-                    for a in range(1, k):
-                        for b in range(m):
-                            S[b] += q[i, a, b] * kk[j, a, b]
+                    _logits(q, kk, i, j, S)
                     for b in range(m):
                         S[b] -= top[b]
                     exp_row(S, KD, m)
