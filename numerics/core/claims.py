@@ -367,6 +367,9 @@ def check_ensemble_members() -> CheckResult:
         cases.append(("4 heads, per-member beta, backend numba (several-head member kernel)",
                       Model("sa", 1.0, heads=heads), lambda b: Model("sa", betas[b], heads=heads), 4, 12, 8,
                       Solver("rk4", dt=0.05, backend="numba"), Members(beta=betas), False))
+        cases.append(("4 heads, usa, backend numba (several-head member kernel)", Model("usa", 1.0, heads=heads),
+                      lambda b: Model("usa", 1.0, heads=heads), 2, 10, 8, Solver("rk4", dt=0.05, backend="numba"),
+                      None, False))
     rows, bad_exact, worst_round, worst_energy = [], 0, 0.0, 0.0
     for name, model, model_of, B, n, d, solver, members, exact in cases:
         X0 = np.stack([uniform_sphere(n, d, 100 + b) for b in range(B)])
