@@ -85,6 +85,7 @@ def _call_planted(kernel, error, heads, Xl, coef, usa, out):
         Q, K = K, Q
     elif error == "W of the next head":
         W = np.roll(W, 1, axis=0)
+        W.flags.writeable = False  # read-only as the heads' own arrays: the kernel's compiled signature is reused
     elif error == "scale dropped":
         coef = coef / heads.scale
     kernel(Xl, Q, K, V, W, coef, usa, out)
