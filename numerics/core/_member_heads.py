@@ -42,6 +42,9 @@ def heads_field(X, Q, K, V, W, coef, usa, out):
     ``X`` (G, n, d, LANES) holds the members' states in blocks (members last); ``Q``, ``K``, ``V``, ``W``
     (H, k, d) are shared by all members; ``coef`` (G, LANES) is beta c of each member (c the heads' scale);
     ``usa``: unnormalised weights (1/n) e^{s}; ``out`` (G, n, d, LANES) is overwritten.
+
+    Verified by: core.ensemble-members (members against single runs) and tests/numerics/test_core_member_heads.py
+    (the field within :func:`numerics.core.batch_field.heads_rounding_bound` of the NumPy path).
     """
     G, n, d, m = X.shape
     H, k = Q.shape[0], Q.shape[1]

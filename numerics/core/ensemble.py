@@ -91,12 +91,12 @@ def check_batchable(model, backend: str) -> None:
     if backend in ("fourier", "harmonic"):
         raise InputError(f"the {backend} backend evaluates one system; batches (X0 of shape (B, n, d)) use "
                          "--backend direct, auto or numba")
-    if backend == "numba" and (model.kernel is not None or (model.has_architecture and not numba_heads(model))):
+    if backend == "numba" and (model.kernel is not None or (model.has_architecture and not _numba_heads(model))):
         raise InputError("the numba backend of a batch evaluates one attention head (Q, K, V) or several heads "
                          "(--heads): no MLP, schedule, mask, positions or user kernel; use --backend direct")
 
 
-def numba_heads(model) -> bool:
+def _numba_heads(model) -> bool:
     """True when the model's only architecture is its heads (the member kernel's several-head case)."""
     return (model.heads is not None and model.mlp is None and model.schedule is None and not model.causal
             and not model.has_positions)
@@ -184,7 +184,7 @@ def batch_vector_field(model, members: dict, d: int, B: int, backend: str = "dir
     if model.schedule is not None:
         return BatchScheduledField(beta, model.kind, model.schedule, model.causal), "blocks"
     if model.has_architecture:
-        if backend == "numba" and numba_heads(model):
+        if backend == "numba" and _numba_heads(model):
             return make_batch_block_field(beta, model.kind, model.heads, engine="numba"), "numba"
         return make_batch_block_field(beta, model.kind, model.block_heads(d), model.mlp, model.causal), "blocks"
     engine = "numba" if backend == "numba" else "numpy"
