@@ -6,9 +6,9 @@ Run: OMP_NUM_THREADS=1 nice python benchmarks/bench_ensembles.py [--rounds 3] [-
 
 Cases (the issue's): B = 1024 systems of n = 32 on S^1 and on S^2, and B = 256 systems of n = 64 in d = 16 with
 8 heads (k = 2, scale 1/sqrt(k), random Q, K, V, W), ``sa`` to t = 20 with RK4 (dt = 0.05, 400 steps). The
-8-head case runs to ``--heads-t-end`` (default 1: 20 steps; one batched evaluation takes about 0.25 s there, so
-t = 20 would take 400 s per contender and round): its rates are per run to that time (the work is linear in the
-number of steps: divide by 20 / t_end for t = 20).
+8-head case runs to ``--heads-t-end`` (default 1: 20 steps; one batched evaluation of the NumPy path takes about
+0.25 s there, so t = 20 takes about 400 s for that contender per round, torch about 250 s): its rates are per
+run to that time (the work is linear in the number of steps: divide by 20 / t_end for t = 20).
 
 Contenders, timed interleaved in every round (the median over rounds is reported, in systems per CPU second:
 each contender runs on one thread, and on a shared machine the process's CPU time is the fair measure; the
@@ -16,16 +16,17 @@ wall-time rates are in ``--json``):
 
 - ``ensemble``: ``simulate(model, X0 (B, n, d), 20, solver=Solver("rk4", dt=0.05, backend="direct"))``
   (energies included; every member equals its single run bit for bit);
-- ``numba``: the same with ``backend="numba"`` (the compiled member kernel of
-  :func:`numerics.core.batch_field.member_sums`; members equal single runs to rounding; one-head cases only);
+- ``numba``: the same with ``backend="numba"`` (the compiled member kernels: one head,
+  :func:`numerics.core.batch_field.member_sums`; several heads, :func:`numerics.core._member_heads.heads_field`;
+  members equal single runs to rounding);
 - ``loop``: ``simulate(model, X0[b], ...)`` for the first ``--loop-systems`` members (a loop over all B would
   take minutes; systems per second do not depend on how many are looped);
 - ``torch``: a float64 batched RK4 written the way the papers' authors write theirs: ``torch.bmm`` for the
   logits, ``torch.softmax``, ``torch.bmm`` for the values, the projection and a renormalisation after each step
   (no energies), one thread (``torch.set_num_threads(1)``).
 
-Equal accuracy: the three integrate the same equations with the same RK4 steps; the largest difference of the
-final states (ensemble vs loop: bitwise equal; ensemble vs torch: rounding) is printed. One core: run with
+Equal accuracy: the four integrate the same equations with the same RK4 steps; the largest difference of the
+final states (ensemble vs loop: bitwise equal; numba vs ensemble and ensemble vs torch: rounding) is printed. One core: run with
 ``OMP_NUM_THREADS=1`` (the script sets it before NumPy is imported when it is not set). The machine's load
 average is printed with the numbers: timings on a shared machine are noisy.
 """
@@ -135,7 +136,7 @@ def main() -> None:
         name = name if args.fraction == 1.0 else name.replace("B=", "B (issue)=") + f", run with B={B}"
         X0 = np.stack([uniform_sphere(n, d, s) for s in range(B)])
         loop = min(args.loop_systems, B)
-        numba_ok = model.heads is None and numba_available()
+        numba_ok = numba_available()
         if numba_ok:  # compile (or load the cache) before any timing
             simulate(model, X0[:2], DT, solver=numba_solver)
         wall_s = {k: [] for k in CONTENDERS}

@@ -652,6 +652,22 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "    if not batch:\n        raise InputError(\"--step per-member applies to an ensemble",
      "    if batch:\n        raise InputError(\"--step per-member applies to an ensemble",
      "simulate --step per-member refused for ensembles and accepted (ignored) for one system"),
+    # -- ensembles, several heads (issue 29): the several-head member kernel (backend numba with heads) --------
+    ("heads-kernel-qk-swap", "numerics/core/_member_heads.py",
+     "Qh, Kh = Q[h], K[h]", "Qh, Kh = K[h], Q[h]",
+     "several-head member kernel: each head's query and key blocks swapped"),
+    ("heads-kernel-w-head", "numerics/core/_member_heads.py",
+     "Vh, Wh = V[h], W[h]", "Vh, Wh = V[h], W[(h + 1) % H]",
+     "several-head member kernel: head h's output through the next head's W"),
+    ("heads-kernel-usa-n", "numerics/core/_member_heads.py",
+     "num[a, b] *= S[b] / n", "num[a, b] *= S[b]",
+     "several-head member kernel: usa without the 1/n"),
+    ("heads-kernel-projection", "numerics/core/_member_heads.py",
+     "top[b] /= den[b]", "top[b] /= 2.0 * den[b]",
+     "several-head member kernel: half the normal component removed by the tangent projection"),
+    ("heads-kernel-scale-dropped", "numerics/core/batch_field.py",
+     "np.asarray(beta, dtype=float).reshape(-1) * heads.scale", "np.asarray(beta, dtype=float).reshape(-1)",
+     "several-head member kernel called without the heads' score scale 1/sqrt(k)"),
 ]
 
 _AREA_TESTS = {
@@ -697,6 +713,9 @@ _AREA_TESTS = {
                 "tests/numerics/test_decoder_analysis.py"],
 }
 _AREA_TESTS["members"] = ["tests/numerics/test_core_member_kernel.py", "tests/numerics/test_core_ensemble.py"]
+# the several-head member kernel (numerics/core/_member_heads.py; its operands are built in batch_field.py)
+_AREA_TESTS["members"].append("tests/numerics/test_core_member_heads.py")
+_AREA_TESTS["core"].append("tests/numerics/test_core_member_heads.py")
 _AREA_TESTS["core"].append("tests/numerics/test_core_member_kernel.py")
 _AREA_TESTS["noise"] += ["tests/numerics/test_noise_global.py", "tests/theory/test_noise_global_theory.py"]
 _AREA_TESTS["certified"] = ["tests/theory/test_certified_balls.py", "tests/numerics/test_certified_claims.py"]
@@ -757,6 +776,7 @@ _FILE_AREA = {
     "docs/conf.py": "docs",
     "numerics/core/_member_kernels.py": "members", "numerics/core/member_adaptive.py": "members",
     "numerics/common/errors.py": "input-rows", "numerics/core/ensemble_cli.py": "ensembles",
+    "numerics/core/_member_heads.py": "members",
 }
 
 

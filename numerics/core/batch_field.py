@@ -242,6 +242,34 @@ def member_rounding_bound(beta, d: int, n: int, m_norm: float = 1.0) -> float:
     return 2.0 * (2.0 * (d + 2) * eps * float(np.max(np.abs(beta))) * m_norm + 4.0 * eps + (n - 1) * eps)
 
 
+def heads_rounding_bound(beta, heads, n: int) -> float:
+    """Bound on the difference of each component of the several-head field of the member kernel
+    (:func:`numerics.core._member_heads.heads_field`) from the NumPy path's (:func:`batch_block_velocity`), sa;
+    for usa multiply by the largest (1/n) sum_j e^{s_ij} of the member (the size of its unnormalised sums).
+
+    Per head h (both paths, |x| = 1): a logit is a chain of at most 2d + k + 1 roundings of terms bounded by
+    |beta| c |x_i|^T |Q_h|^T |K_h| |x_j| <= |beta| c m_h, m_h = || |Q_h|^T |K_h| ||_2 (the NumPy path forms
+    beta c K_h^T Q_h x_i and dots it with x_j, the kernel dots beta c Q_h x_i with K_h x_j); subtracting the row
+    maximum adds a rounding of a number <= 2 |beta| c m_h. e^{logit} turns that absolute error into a relative
+    one of the weight; both exps are within 2 ulp; sums of n positive weights in another order add (n - 1) eps:
+    each weight sum is within rho_h = 2 ((2d + k + 3) eps |beta| c m_h + 4 eps + (n - 1) eps) of the other
+    path's, relative to the sum of |terms| (both sides counted). The head's average (numerator and
+    denominator: 2 rho_h) then goes through V_h and W_h (d + k + 2 roundings on each side) into components
+    bounded by w_h = max_c sum_e (|W_h|^T |V_h|)_{ce} (the averaged |x_e| <= 1). Heads are added in order (H
+    eps) and the tangent projection x -> v - <x, v> x moves an error e of v by at most (1 + sqrt(d)) |e|_max.
+    """
+    eps = np.finfo(float).eps
+    H, k, d = heads.H, heads.k, heads.d
+    b = float(np.max(np.abs(beta))) * abs(heads.scale)
+    total = 0.0
+    for h in range(H):
+        m_h = float(np.linalg.norm(np.abs(heads.Q[h]).T @ np.abs(heads.K[h]), 2))
+        w_h = float(np.max((np.abs(heads.W[h]).T @ np.abs(heads.V[h])).sum(axis=1)))
+        rho = 2.0 * ((2 * d + k + 3) * eps * b * m_h + 4.0 * eps + (n - 1) * eps)
+        total += w_h * (2.0 * rho + 2.0 * (d + k + 2) * eps + H * eps)
+    return (1.0 + math.sqrt(d)) * total
+
+
 def _largest(beta) -> float:
     return float(np.max(np.abs(beta)))
 
@@ -323,20 +351,50 @@ def batch_block_velocity(X: np.ndarray, heads, beta, kind: str = "sa", mlp=None,
 
 
 def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = False,
-                           block: int | None = None) -> Callable[[np.ndarray], np.ndarray]:
-    """``field(X) -> (B, n, d)``: :func:`batch_block_velocity`, members processed in bounded groups."""
+                           block: int | None = None, engine: str = "numpy") -> Callable[[np.ndarray], np.ndarray]:
+    """``field(X) -> (B, n, d)``: :func:`batch_block_velocity`, members processed in bounded groups.
+
+    ``engine="numba"`` (heads only: no MLP, no mask): the compiled kernel
+    :func:`numerics.core._member_heads.heads_field` (the heads' rank-k factors, members as vector lanes), equal
+    to the NumPy path to rounding (:func:`heads_rounding_bound`); ``"numpy"``: the single system's order.
+    """
+    if engine == "numba":
+        if mlp is not None or causal:
+            raise InputError("the numba backend of a batch evaluates heads without MLP, schedule or mask; "
+                             "use --backend direct")
+        _member_kernel()
 
     def field(X: np.ndarray) -> np.ndarray:
         B, n = X.shape[:2]
         out = np.empty_like(X)
         for g in member_groups(B, (block or block_rows(n)) * n):
-            out[g] = batch_block_velocity(X[g], heads, _part(beta, g), kind, mlp, causal, block)
+            if engine == "numba":
+                out[g] = _heads_lanes(X[g], heads, _part(beta, g), kind)
+            else:
+                out[g] = batch_block_velocity(X[g], heads, _part(beta, g), kind, mlp, causal, block)
         return out
 
     field.batched = True
     field.take = lambda idx: make_batch_block_field(beta if np.ndim(beta) == 0 else np.asarray(beta)[idx], kind,
-                                                    heads, mlp, causal, block)
+                                                    heads, mlp, causal, block, engine)
     return field
+
+
+def _heads_lanes(X: np.ndarray, heads, beta, kind: str) -> np.ndarray:
+    """The projected several-head field of a group of members with
+    :func:`numerics.core._member_heads.heads_field`, in the member-last layout (one copy in, one out)."""
+    from numerics.core._member_heads import heads_field
+    from numerics.core._member_kernels import LANES
+
+    B = X.shape[0]
+    lanes = min(B, LANES)
+    Xl = _to_lanes(X, lanes)
+    coef = _to_lanes(np.broadcast_to(np.asarray(beta, dtype=float).reshape(-1) * heads.scale, (B,)), lanes)
+    out = np.empty_like(Xl)
+    heads_field(Xl, heads.Q, heads.K, heads.V, heads.W, coef, kind == "usa", out)
+    if not np.all(np.isfinite(out)):
+        raise InputError(f"usa attention weights overflow for beta={_largest(beta):g}")
+    return np.ascontiguousarray(_from_lanes(out, B))
 
 
 class BatchScheduledField:

@@ -364,6 +364,12 @@ def check_ensemble_members() -> CheckResult:
                       Members(beta=betas), False))
         cases.append(("usa, backend numba (member kernel; the weights' scale matters)", Model("usa", 2.0),
                       lambda b: Model("usa", 2.0), 2, 10, 3, Solver("rk4", dt=0.05, backend="numba"), None, False))
+        cases.append(("4 heads, per-member beta, backend numba (several-head member kernel)",
+                      Model("sa", 1.0, heads=heads), lambda b: Model("sa", betas[b], heads=heads), 4, 12, 8,
+                      Solver("rk4", dt=0.05, backend="numba"), Members(beta=betas), False))
+        cases.append(("4 heads, usa, backend numba (several-head member kernel)", Model("usa", 1.0, heads=heads),
+                      lambda b: Model("usa", 1.0, heads=heads), 2, 10, 8, Solver("rk4", dt=0.05, backend="numba"),
+                      None, False))
     rows, bad_exact, worst_round, worst_energy = [], 0, 0.0, 0.0
     for name, model, model_of, B, n, d, solver, members, exact in cases:
         X0 = np.stack([uniform_sphere(n, d, 100 + b) for b in range(B)])
@@ -391,8 +397,9 @@ def check_ensemble_members() -> CheckResult:
                        "bitwise (5 cases); 1e-12 (d = 64; backend numba); energies 1e-13 of sum |terms|",
                        {"cases": rows, "members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
                         "energy_error_over_abs_terms": worst_energy,
-                        "paths": "numerics.core.batch_field (ensemble; NumPy tiles, and the member kernel "
-                                 "numerics.core._member_kernels for backend numba) vs numerics.core.field / "
+                        "paths": "numerics.core.batch_field (ensemble; NumPy tiles, and the member kernels "
+                                 "numerics.core._member_kernels (one head) and numerics.core._member_heads "
+                                 "(several heads) for backend numba) vs numerics.core.field / "
                                  "numerics.core.blocks (single runs); fixed-step integrators, and "
                                  "numerics.core.member_adaptive (per-member dp5) vs integrators.integrate_adaptive",
                         "numba_case": numba_available()})

@@ -21,8 +21,8 @@ What each member gets (``docs/guide/ensembles.md`` has the table and the tests t
 Members reproduce single runs bit for bit (fixed steps, with and without noise) except where the single
 run's field also summed energy terms at saved frames (``RowSumMemo``; d >= about 8 from random starts),
 where they agree to rounding; adaptive members agree within the tolerance; energies agree to rounding.
-Features that cannot be batched (user kernels, the Fourier, Numba and harmonic backends, model fields added later)
-are refused with one line.
+Features that cannot be batched (user kernels, the Fourier and harmonic backends, model fields added later; the
+Numba backend with an MLP, schedule, mask or positions) are refused with one line.
 """
 from __future__ import annotations
 
@@ -91,9 +91,15 @@ def check_batchable(model, backend: str) -> None:
     if backend in ("fourier", "harmonic"):
         raise InputError(f"the {backend} backend evaluates one system; batches (X0 of shape (B, n, d)) use "
                          "--backend direct, auto or numba")
-    if backend == "numba" and (model.has_architecture or model.kernel is not None):
-        raise InputError("the numba backend of a batch evaluates one attention head (Q, K, V): no heads, MLP, "
-                         "schedule, mask or user kernel; use --backend direct")
+    if backend == "numba" and (model.kernel is not None or (model.has_architecture and not _numba_heads(model))):
+        raise InputError("the numba backend of a batch evaluates one attention head (Q, K, V) or several heads "
+                         "(--heads): no MLP, schedule, mask, positions or user kernel; use --backend direct")
+
+
+def _numba_heads(model) -> bool:
+    """True when the model's only architecture is its heads (the member kernel's several-head case)."""
+    return (model.heads is not None and model.mlp is None and model.schedule is None and not model.causal
+            and not model.has_positions)
 
 
 def _same(a, b) -> bool:
@@ -178,6 +184,8 @@ def batch_vector_field(model, members: dict, d: int, B: int, backend: str = "dir
     if model.schedule is not None:
         return BatchScheduledField(beta, model.kind, model.schedule, model.causal), "blocks"
     if model.has_architecture:
+        if backend == "numba" and _numba_heads(model):
+            return make_batch_block_field(beta, model.kind, model.heads, engine="numba"), "numba"
         return make_batch_block_field(beta, model.kind, model.block_heads(d), model.mlp, model.causal), "blocks"
     engine = "numba" if backend == "numba" else "numpy"
     return make_batch_field(d, beta, model.kind, members["M"], members["V"], time_unit=model.time_unit,

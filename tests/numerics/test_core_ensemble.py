@@ -275,8 +275,8 @@ class _FutureModel(Model):
 @pytest.mark.parametrize("call, message", [
     (lambda: simulate(Model("sa", 1.0), starts(2, 5, 2), 1.0, solver=Solver("rk4", dt=0.1, backend="fourier")),
      "fourier backend evaluates one system"),
-    (lambda: simulate(Model("sa", 1.0, heads=MultiHead(*(np.ones((2, 2, 3)),) * 4)), starts(2, 5, 3), 1.0,
-                      solver=Solver("rk4", dt=0.1, backend="numba")), "numba backend of a batch evaluates one"),
+    (lambda: simulate(Model("sa", 1.0, heads=MultiHead(*(np.ones((2, 2, 3)),) * 4), causal=True), starts(2, 5, 3),
+                      1.0, solver=Solver("rk4", dt=0.1, backend="numba")), "numba backend of a batch evaluates one"),
     (lambda: simulate(Model("sa", 1.0), starts(2, 5, 3), 1.0, solver=Solver("dop853", step="per-member")),
      "per-member adaptive steps run dp5 only"),
     (lambda: simulate(Model("sa", 1.0), starts(2, 5, 3), 1.0, solver=Solver("dp5", step="each")),
