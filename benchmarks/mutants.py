@@ -634,7 +634,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      'growth_rate_expr("usa", d, l + 1) / laplacian_eigenvalue(l, d)',
      "first-order noise: couplings g_l from the degree-(l+1) rate (wrong Bessel order)"),
     ("cert2-fo-free-energy-sign", "theory/certified/first_order.py",
-     "- D * mu[0].log())", "+ D * mu[0].log())",
+     "- D * Z.log())", "+ D * Z.log())",
      "first-order noise: Delta F with + D log Z"),
     ("cert2-fo-float-beta", "numerics/certified/claims_transitions.py",
      '"beta": "3",', '"beta": 3.0,',

@@ -9,11 +9,12 @@ Registered from :mod:`numerics.certified.claims`; notes ``proofs_notes/certified
   next to simplex_layer_mp; the limit (4 rho/(1 + 3 rho) without residual) and |rho'_n - limit| <= K/n for all
   n >= 100 (proved).
 - certified.longcontext-poisson-constant: kappa_d (d = 2..8): SymPy's limit equals the closed form; enclosures.
-- certified.noise-first-order: d = 3, beta = 3: the truncated (L = 16) equal-free-energy system has a unique
-  clustered solution in a Krawczyk box; D_c < D_1st < 41/50, and at D = 41/50 a clustered stationary state
-  exists with Delta F > 0. For the truncated model: said in the details.
-- certified.noise-first-order-truncation (slow): the same certificate at L = 20 and L = 24, the enclosures'
-  differences (the truncation's measured effect, certified for the two truncated models).
+- certified.noise-first-order: d = 3, beta = 3: the INFINITE zonal equal-free-energy system has a solution whose
+  first L = 16 modes and D lie in a Krawczyk box (unique there given the tail, for every tail in [-1, 1]: the
+  tail's weights are bounded rigorously by theory.certified.tail, a Schauder-Tychonoff fixed point closes the
+  tail); D_c < D_1st < 41/50, and at D = 41/50 a clustered stationary state exists with Delta F > 0.
+- certified.noise-first-order-truncation (slow): the truncated models' certificates at L = 16, 20, 24 and their
+  differences (the truncation's measured effect, certified for the three truncated models).
 - certified.landau-quartic: the sign of the mode-1 Landau quartic coefficient c_4(beta) at D = D_c on
   [1/10, 20], d = 2..5: one sign change, + to -, whose enclosure contains beta*(d).
 """
@@ -183,11 +184,17 @@ def check_longcontext_poisson_constant() -> CheckResult:
 
 # -- the noisy first-order transition -------------------------------------------------------------------------
 FIRST_ORDER_CASE = {"d": 3, "beta": "3", "L": 16, "seed_D": "81/100", "seed_ratio": "7/10", "seed_m1": "4/5",
-                    "D_above": "41/50"}
+                    "D_above": "41/50", "infinite": True}
 TRUNCATED_WORDING = ("certified for the TRUNCATED model (zonal modes l <= L; the modes l > L set to 0), not the "
-                     "infinite system: the truncation's effect is measured (noise.global-first-order: L = 32 "
-                     "continuation vs L = 16 mpmath agree to ~1e-13; certified.noise-first-order-truncation), "
-                     "not bounded rigorously")
+                     "infinite system (certified.noise-first-order is the infinite system's statement)")
+INFINITE_WORDING = ("the INFINITE zonal system (all modes l >= 1): the first L = 16 modes and D are certified "
+                    "uniformly in the tail (m_l)_{l > 16} in [-1, 1] (a rigorous bound S_16 >= sum_{l > 16} w_l, "
+                    "Krawczyk with the equations widened by it), and a Schauder-Tychonoff fixed point over the "
+                    "tail gives a solution of the full system in the box; uniqueness holds for the first 16 "
+                    "modes given the tail, not over all tails")
+TAIL_METHOD = (" The tail: S_L >= sum_{l > L} g_l N_l from I_mu(x) <= (x/2)^mu exp(x^2/(4 (mu + 1)))/Gamma(mu + 1) "
+               "and a geometric ratio (theory.certified.tail); e^{psi/D} in 1 +/- (e^{S/D} - 1) inside every "
+               "average, (1/2) sum_{l > L} w_l m_l^2 in [0, S/2]")
 
 
 def _seed(L: int, case: dict) -> list:
@@ -197,17 +204,21 @@ def _seed(L: int, case: dict) -> list:
 
 
 def _first_order(ledger: Ledger, case: dict, reference: bool = True):
-    """Certify D_1st of the truncated model (and check it against first_order_noise_mp at 50 digits)."""
-    from theory.certified.balls import exact
+    """Certify D_1st (the infinite system's with ``case["infinite"]``, else the truncated model's) and check it
+    against first_order_noise_mp at 50 digits (the truncated model's root: a zero tail is admissible, so the
+    infinite system's enclosure must contain it too)."""
+    from theory.certified.balls import exact, rational_of
     from theory.certified.first_order import first_order_certificate
     from theory.noise import coupling
     from theory.noise_global import first_order_noise_mp
 
-    d, L = case["d"], case["L"]
-    out = {}
+    d, L, infinite = case["d"], case["L"], case.get("infinite", False)
+    name = f"D_1st(L={L}, infinite)" if infinite else f"D_1st(L={L})"
+    out = {"name": name}
 
     def work():
-        model, cert = first_order_certificate(d, case["beta"], L, case["seed_D"], _seed(L, case))
+        model, cert = first_order_certificate(d, case["beta"], L, case["seed_D"], _seed(L, case),
+                                              infinite=infinite)
         out["model"], out["cert"] = model, cert
         ref = None
         if reference:  # theory.noise.coupling divides at the caller's precision: 60 digits here
@@ -219,18 +230,25 @@ def _first_order(ledger: Ledger, case: dict, reference: bool = True):
             pt = first_order_noise_mp(d, g, seed[-1], seed[:-1], dps=REFERENCE_DPS, degree=6)
             ref = pt.D
             out["ref_m1"] = pt.moments[0]
-        entry = ledger.enclosure(f"D_1st(L={L})", cert.enclosure[-1], ref)
+        tight = None
+        if infinite:  # the statement is only as sharp as the tail: width <= 4 S_L (relative)
+            tight = 4 * as_mpf(rational_of(model.tail.upper()))
+        entry = ledger.enclosure(name, cert.enclosure[-1], ref, tight)
         entry.update(cert.to_dict())
         entry["m_1 enclosure"] = cert.enclosure[0].text(25)
         entry["unique in"] = {"D": cert.box[-1].text(30), "m_1": cert.box[0].text(30)}
+        if infinite:
+            entry["tail bound S_L >= sum_{l > L} w_l"] = model.tail.upper().str(6, radius=False)
+            ledger.number(name, "tail", entry["tail bound S_L >= sum_{l > L} w_l"])
         return entry
-    ledger.attempt(f"D_1st(L={L})", work)
+    ledger.attempt(name, work)
     return out
 
 
 @claim(id="certified.noise-first-order",
-       title="noisy usa, d = 3, beta = 3, truncated at L = 16: D_1st enclosed (Krawczyk, unique in its box); "
-             "D_c < D_1st < 41/50, a clustered state at 41/50 with Delta F > 0",
+       title="noisy usa, d = 3, beta = 3, the infinite zonal system (tail beyond L = 16 bounded rigorously): "
+             "D_1st enclosed (Krawczyk uniformly in the tail); D_c < D_1st < 41/50, a clustered state at 41/50 "
+             "with Delta F > 0",
        source=_MR, note="certified-noise-first-order.md")
 def check_noise_first_order() -> CheckResult:
     from theory.certified.balls import enclosure_of, exact, sign_of, working_precision
@@ -263,6 +281,7 @@ def check_noise_first_order() -> CheckResult:
                      "Delta F enclosure": gap_int.text(15), "Delta F sign": order["gap"]}
             ledger.number("state_above", "m1", s.enclosure[0].text(12))
             ledger.number("state_above", "gap", gap_int.text(8))
+            ledger.number("state_above", "m1width", decimal_width(s.enclosure[0]))
             return entry
         ledger.attempt(f"stationary state at D = {case['D_above']}", state)
         order["D_c < D_1st"] = Dc.hi < D1.lo
@@ -273,18 +292,26 @@ def check_noise_first_order() -> CheckResult:
             ledger.problems.append("the free-energy gap at D_above is not certified > 0")
         with working_precision(FIRST_ORDER_PREC):
             order["w_L (the last kept weight g_L N_L)"] = enclosure_of(model.weights[-1]).text(6)
-    first = ledger.items.get(f"D_1st(L={case['L']})", {}).get("enclosure", "refused")
+    first = ledger.items.get(got["name"], {}).get("enclosure", "refused")
     return ledger.result(f"D_1st in {first}",
-                         "first_order_noise_mp (mpmath, 50 digits, Gauss-Legendre) inside; D_c < D_1st < 41/50",
-                         "relative width <= 1e-30", KRAWCZYK_METHOD,
+                         "first_order_noise_mp (mpmath, 50 digits, Gauss-Legendre; the zero tail) inside; "
+                         "D_c < D_1st < 41/50",
+                         "relative width <= 4 S_16 (the tail bound)", KRAWCZYK_METHOD + "." + TAIL_METHOD,
                          {"case": case, "ordering": order,
-                          "statement": "the degree-16 truncated system F(m, D) = 0 has exactly one solution in the "
-                                       "box 'unique in', with D in the enclosure; D_c = g_1(3) lies below it; at "
-                                       "D = 41/50 > D_1st the truncated stationary equations m = G(m, D) have a "
-                                       "clustered solution (unique in its box) whose free energy exceeds the "
-                                       "uniform state's (Delta F > 0): the clustered branch reaches beyond D_1st, "
-                                       "so its fold (float continuation: 0.8275) is above D_1st",
-                          "scope": TRUNCATED_WORDING})
+                          "statement": "the full equal-free-energy system (every zonal mode) has a solution with "
+                                       "(m_1..m_16, D) in the box 'unique in', D in the enclosure; for each tail "
+                                       "(m_l)_{l > 16} in [-1, 1] the first 16 modes and D are unique in the box; "
+                                       "D_c = g_1(3) lies below D_1st; at D = 41/50 > D_1st the full stationary "
+                                       "equations have a clustered solution (first 16 modes unique in their box "
+                                       "given the tail) whose free energy exceeds the uniform state's "
+                                       "(Delta F > 0)",
+                          "scope": INFINITE_WORDING})
+
+
+def decimal_width(interval) -> str:
+    """The width of an exact interval, 3 digits rounded up."""
+    from theory.certified.balls import decimal
+    return decimal(interval.width, 3, "up")
 
 
 @claim(id="certified.noise-first-order-truncation",
@@ -297,7 +324,7 @@ def check_noise_first_order_truncation() -> CheckResult:
     ledger = Ledger("certified.noise-first-order-truncation")
     enclosures = {}
     for L in (16, 20, 24):
-        got = _first_order(ledger, {**FIRST_ORDER_CASE, "L": L}, reference=(L == 16))
+        got = _first_order(ledger, {**FIRST_ORDER_CASE, "L": L, "infinite": False}, reference=(L == 16))
         if "cert" in got:
             enclosures[L] = got["cert"].enclosure[-1]
     diffs = {}

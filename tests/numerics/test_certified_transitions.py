@@ -79,7 +79,7 @@ def test_wrong_self_weight_misses_the_reference(monkeypatch):
 
 
 # -- the noisy first-order transition ----------------------------------------------------------------------------
-SMALL = {**ct.FIRST_ORDER_CASE, "L": 6}
+SMALL = {**ct.FIRST_ORDER_CASE, "L": 6, "infinite": False}
 
 
 def _small_first_order():
