@@ -1,4 +1,5 @@
-"""Certified first-order (equal free energy) noise of noisy usa, for the degree-L truncated zonal model.
+"""Certified first-order (equal free energy) noise of noisy usa: the degree-L truncated zonal model, and the
+infinite system through a rigorous bound on the modes l > L.
 
 The system (:func:`theory.noise_global.first_order_noise_mp`, conventions section 13): unknowns m_1..m_L and D,
 
@@ -15,8 +16,20 @@ F'(c)) and J(X) a ball enclosure of F' over the whole box,
 
     K(X) = c - Y F(c) + (I - Y J(X)) (X - c)   strictly inside X   =>   F has exactly one zero in X, lying in K(X).
 
-What is certified is the **truncated model at degree L** (the modes l > L are set to zero), not the infinite
-system: the truncation's effect is measured (the same mpmath solve at a larger L), not bounded rigorously.
+The truncated model (the modes l > L set to zero) is certified as above. The infinite system ("with tail",
+``TruncatedModel.tail`` = S_L >= sum_{l > L} w_l from :mod:`theory.certified.tail`): the tail enters the first L
+equations only through psi = sum_{l > L} w_l m_l P_l and q = sum_{l > L} w_l m_l^2, and |m_l| <= 1, |P_l| <= 1
+give sup |psi| <= S_L, q in [0, S_L]. For ANY function psi with sup |psi| <= S and f with sup |f| <= 1,
+e^{psi/D} = 1 + delta with |delta| <= eta = e^{S/D} - 1, so
+
+    E[f e^{phi_L + psi/D}] in E[f e^{phi_L}] +/- eta E[e^{phi_L}]       (f = 1, P_i, P_i P_j),
+
+the free-energy equation gains + q/2 in [0, S/2], and the Jacobian's D column gains cov_rho(P_i, psi)/D^2 in
++/- 2 S/D^2 (rows i <= L) and E_rho[psi]/D in +/- S/D (last row). With these enclosures the Krawczyk test holds
+for every admissible tail at once (Y and the box do not depend on it), so for each tail the first L modes and D
+have exactly one zero in the box; a Schauder-Tychonoff fixed point over the tails ([-1, 1]^N, product topology)
+gives a solution of the full system (proofs_notes/certified-noise-first-order.md). The box must then be wider
+than about S_L (:data:`TAIL_BOX_FACTORS`).
 The uniform state m = 0 solves the system at every D; the certificate is for the clustered solution in its box.
 """
 from __future__ import annotations
@@ -36,7 +49,7 @@ from .expressions import arb_function
 FIRST_ORDER_PREC = 128
 #: the box radii tried (in turn) for an infinite-system certificate, relative, in units of the tail bound S_L:
 #: F(c) is only known to within about S_L, and K(X) must fit strictly inside X
-TAIL_BOX_FACTORS = (4, 16, 64)
+TAIL_BOX_FACTORS = (4, 16, 64, 256, 1024, 4096)
 
 
 @dataclass(frozen=True)
@@ -148,12 +161,18 @@ def _pm(r: arb) -> arb:
     return (-R).union(R)
 
 
+def tail_error(S: arb, D: arb, bound: arb) -> arb:
+    """[-eta B, eta B], eta = e^{S/D} - 1, B the upper end of ``bound`` (sup|f| E[e^{phi_L}]): the change of
+    E[f e^{phi_L}] when e^{psi/D} multiplies the integrand, for every psi with sup |psi| <= S."""
+    eps = arb((require_ball(S, "the tail bound") / D).upper())
+    return _pm((eps.exp() - 1) * bound)
+
+
 def _tail_widened(S: arb, D: arb, Z: arb, nu: list, M: list | None):
     """Enclosures of E[e^phi], E[P_i e^phi], E[P_i P_j e^phi] for phi = phi_L + psi/D, over every function psi
     with sup |psi| <= S (the tail), from those of psi = 0: e^{psi/D} = 1 + delta with |delta| <= eta = e^eps - 1,
     eps = S/D, so |E[f e^{phi_L} delta]| <= eta sup|f| E[e^{phi_L}] for f = 1, P_i, P_i P_j (|P_l| <= 1)."""
-    eps = arb((require_ball(S, "the tail bound") / D).upper())
-    err = _pm((eps.exp() - 1) * Z)
+    err = tail_error(S, D, Z)
     return (Z + err, [x + err for x in nu],
             None if M is None else [[x + err for x in row] for row in M])
 
@@ -184,46 +203,50 @@ def _mid(x: arb) -> fmpq:
 
 def _krawczyk(model: TruncatedModel, seed: list[fmpq], fixed_D: fmpq | None, newton: int, radius_bits: int):
     with_D = fixed_D is None
+
+    def system(z: list[arb]):
+        m, D = (z[:-1], z[-1]) if with_D else (z, arb(fixed_D))
+        return _equations(model, m, D, with_D, True)
+    return krawczyk(system, seed, newton, radius_bits, model.tail)
+
+
+def krawczyk(system, seed: list[fmpq], newton: int, radius_bits: int, tail: arb | None = None) -> KrawczykCertificate:
+    """Newton from ``seed`` at exact midpoints (only the centre c; not a proof), then the Krawczyk test on the box
+    of relative radius 2^-radius_bits around c (with a tail bound S: the smallest of TAIL_BOX_FACTORS * S that
+    passes). ``system(z)`` returns the Arb balls F(z) and the Jacobian rows J(z) for a list of balls z."""
     z = list(seed)
-
-    def split(v):
-        return (v[:-1], v[-1]) if with_D else (v, arb(fixed_D))
-
     stop = fmpq(1, 2 ** (radius_bits + 20))
-    if model.tail is not None:  # the centre need not be finer than the tail's widening
-        stop = max(stop, rational_of(arb(model.tail.upper())) / 2 ** 20)
+    if tail is not None:  # the centre need not be finer than the tail's widening
+        stop = max(stop, rational_of(arb(tail.upper())) / 2 ** 20)
     steps = 0
-    for steps in range(1, newton + 1):  # approximate Newton at exact midpoints (only the centre; not a proof)
-        m, D = split([arb(x) for x in z])
-        F, J = _equations(model, m, D, with_D, True)
+    for steps in range(1, newton + 1):
+        F, J = system([arb(x) for x in z])
         delta = arb_mat([[Jij.mid() for Jij in row] for row in J]).solve(arb_mat([[f.mid()] for f in F]))
         z = [zi - _mid(delta[i, 0]) for i, zi in enumerate(z)]
         if all(abs(_mid(delta[i, 0])) < stop for i in range(len(z))):
             break
     c = z
-    m, D = split([arb(x) for x in c])
-    Fc, Jc = _equations(model, m, D, with_D, True)
+    Fc, Jc = system([arb(x) for x in c])
     Y = arb_mat([[Jij.mid() for Jij in row] for row in Jc]).inv()
     Y = arb_mat([[Y[i, j].mid() for j in range(Y.ncols())] for i in range(Y.nrows())])
     relative = fmpq(1) / fmpq(2) ** radius_bits
-    if model.tail is None:
-        return _krawczyk_test(model, c, Fc, Y, relative, split, with_D, steps)
+    if tail is None:
+        return _krawczyk_test(system, c, Fc, Y, relative, steps)
     # the tail widens F(c) by about S: the box must be wider than ||Y|| S; the smallest that passes is kept
-    S = rational_of(arb(model.tail.upper()))
+    S = rational_of(arb(tail.upper()))
     for factor in TAIL_BOX_FACTORS:
         try:
-            return _krawczyk_test(model, c, Fc, Y, max(relative, factor * S), split, with_D, steps)
+            return _krawczyk_test(system, c, Fc, Y, max(relative, factor * S), steps)
         except CertificateRefused:
             if factor == TAIL_BOX_FACTORS[-1]:
                 raise
 
 
-def _krawczyk_test(model, c, Fc, Y, relative, split, with_D, steps):
+def _krawczyk_test(system, c, Fc, Y, relative, steps):
     """K(X) strictly inside X for the box of radius ``relative`` max(1, |c_i|) around c, or refused."""
     rad = [max(fmpq(1), abs(ci)) * relative for ci in c]
     box = [Interval(ci - ri, ci + ri) for ci, ri in zip(c, rad)]
-    mX, DX = split([b.ball() for b in box])
-    _, JX = _equations(model, mX, DX, with_D, True)
+    _, JX = system([b.ball() for b in box])
     n = len(c)
     YF = Y * arb_mat([[f] for f in Fc])
     YJ = Y * arb_mat(JX)
