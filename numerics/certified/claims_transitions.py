@@ -207,7 +207,7 @@ def _first_order(ledger: Ledger, case: dict, reference: bool = True):
     """Certify D_1st (the infinite system's with ``case["infinite"]``, else the truncated model's) and check it
     against first_order_noise_mp at 50 digits (the truncated model's root: a zero tail is admissible, so the
     infinite system's enclosure must contain it too)."""
-    from theory.certified.balls import exact, rational_of
+    from theory.certified.balls import exact, upper
     from theory.certified.first_order import first_order_certificate
     from theory.noise import coupling
     from theory.noise_global import first_order_noise_mp
@@ -232,7 +232,7 @@ def _first_order(ledger: Ledger, case: dict, reference: bool = True):
             out["ref_m1"] = pt.moments[0]
         tight = None
         if infinite:  # the statement is only as sharp as the tail: width <= 4 S_L (relative)
-            tight = 4 * as_mpf(rational_of(model.tail.upper()))
+            tight = 4 * as_mpf(upper(model.tail))
         entry = ledger.enclosure(name, cert.enclosure[-1], ref, tight)
         entry.update(cert.to_dict())
         entry["m_1 enclosure"] = cert.enclosure[0].text(25)
@@ -386,3 +386,81 @@ def check_landau_quartic() -> CheckResult:
        default=False)
 def check_landau_quartic_full() -> CheckResult:
     return _landau("certified.landau-quartic-full", (2, 3, 4, 5))
+
+
+# -- the fold of the clustered branch -----------------------------------------------------------------------------
+FOLD_CASE = {"d": 3, "L": 20, "seed_D": "8275/10000", "seed_m1": "7/10", "seed_ratio": "7/10",
+             "D_state": "41/50", "beta": "3"}
+FOLD_METHOD = (KRAWCZYK_METHOD + " applied to the extended system (F(m, D) = 0, F_m v = 0, v_1 = 1; third "
+               "cumulants from Hankel moment matrices)." + TAIL_METHOD + "; the kernel vector's tail |v_l| <= R "
+               "with R = 2 sum_{j <= L} w_j |v_j| / (D - 2 S) checked on the box")
+
+
+@claim(id="certified.noise-fold",
+       title="noisy usa, d = 3, beta = 3, infinite zonal system: the fold of the clustered branch enclosed "
+             "(extended system, Krawczyk uniformly in the tail beyond L = 20); the float continuation's fold inside",
+       source=_MR + "; numerics.noise continuation (the float fold)", note="certified-noise-fold.md")
+def check_noise_fold() -> CheckResult:
+    from theory.certified.balls import exact, upper, working_precision
+    from theory.certified.first_order import FIRST_ORDER_PREC, infinite_model
+    from theory.certified.fold import fold_certificate
+
+    case = FOLD_CASE
+    ledger = Ledger("certified.noise-fold")
+    out = {}
+
+    def work():
+        with working_precision(FIRST_ORDER_PREC):  # the weights are balls at the certificate's precision
+            model = infinite_model(case["d"], case["beta"], case["L"])
+        cert, R = fold_certificate(model, _seed(case["L"], case), exact(case["seed_D"]))
+        out["cert"] = cert
+        float_fold = _continuation_fold(case)
+        out["float"] = float_fold
+        entry = ledger.enclosure("D_fold", cert.enclosure[-1], None, 64 * as_mpf(upper(model.tail)))
+        entry.update(cert.to_dict())
+        # the float fold (L = 32 continuation, refined by Brent) must lie within its own accuracy of the box
+        lo, hi = as_mpf(cert.enclosure[-1].lo), as_mpf(cert.enclosure[-1].hi)
+        value, accuracy = float_fold
+        entry["float continuation fold (L = 32)"] = f"{value!r} +/- {accuracy:.2g}"
+        entry["float fold within its accuracy"] = bool(lo - accuracy <= value <= hi + accuracy)
+        if not entry["float fold within its accuracy"]:
+            ledger.problems.append(f"D_fold: the float continuation's fold {value!r} (+/- {accuracy:.2g}) is "
+                                   f"outside {cert.enclosure[-1].text(20)}")
+        entry["m_1 enclosure"] = cert.enclosure[0].text(20)
+        entry["v_2 enclosure (v_1 = 1)"] = cert.enclosure[case["L"] + 1].text(12)
+        entry["tail bound S_L"] = model.tail.upper().str(6, radius=False)
+        entry["kernel tail bound R"] = R.upper().str(6, radius=False)
+        entry["unique in"] = {"D": cert.box[-1].text(25), "m_1": cert.box[0].text(25)}
+        ledger.number("D_fold", "tail", entry["tail bound S_L"])
+        ledger.number("D_fold", "float", f"{value:.13g}")
+        above = exact(case["D_state"])
+        entry["D_state < D_fold"] = bool(above < cert.enclosure[-1].lo)
+        if not entry["D_state < D_fold"]:
+            ledger.problems.append("the fold is not certified above 41/50")
+        return entry
+    ledger.attempt("D_fold", work)
+    fold = ledger.items.get("D_fold", {}).get("enclosure", "refused")
+    return ledger.result(f"D_fold in {fold}",
+                         "the float continuation's fold (numerics.noise, L = 32) within its accuracy; 41/50 below",
+                         "relative width <= 64 S_20 (the tail bound)", FOLD_METHOD,
+                         {"case": case,
+                          "paths": {"certificate": "theory.certified.fold.fold_certificate (Arb, L = 20 + tail)",
+                                    "float": "numerics.noise.transitions.mode_transition(3, 3.0, 1).fold"},
+                          "statement": "the full stationary system (every zonal mode) has a solution (m, D) and a "
+                                       "nonzero kernel vector v of its linearisation (v_1 = 1, |v_l| <= R for "
+                                       "l > 20) with (m_1..m_20, v_1..v_20, D) in the box 'unique in' (unique "
+                                       "there given the tails): D_fold lies in the enclosure and above 41/50",
+                          "not proved": "that this singular point is a quadratic fold (D maximal along the branch) "
+                                        "and that the branch through the certified state at 41/50 reaches it "
+                                        "(no validated continuation between them)"})
+
+
+def _continuation_fold(case: dict) -> tuple[float, float]:
+    """The float fold of numerics.noise's arclength continuation (mode 1) and its stated accuracy."""
+    from numerics.noise.transitions import mode_transition
+
+    tr = mode_transition(case["d"], float(int(case["beta"])), 1)
+    if tr.fold is None:
+        raise ValueError("the float continuation found no fold")
+    return tr.fold.value, tr.fold.accuracy
+

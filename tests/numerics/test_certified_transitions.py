@@ -170,7 +170,8 @@ def test_sign_outside_the_zero_is_checked():
 @pytest.mark.parametrize("check", [ct.check_longcontext_critical_gamma, ct.check_longcontext_critical_limit,
                                    ct.check_longcontext_poisson_constant, ct.check_noise_first_order,
                                    ct.check_landau_quartic, ct.check_landau_quartic_full,
-                                   ct.check_noise_first_order_truncation], ids=lambda f: f.__name__)
+                                   ct.check_noise_first_order_truncation, ct.check_noise_fold],
+                         ids=lambda f: f.__name__)
 def test_transition_certificates_are_issued(check):
     r = check()
     assert r.status == "certified", r.details.get("problems")

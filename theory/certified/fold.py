@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from flint import arb, arb_mat, fmpq
 
-from .balls import exact, working_precision
+from .balls import CertificateRefused, exact, require_ball, working_precision
 from .first_order import (FIRST_ORDER_PREC, KrawczykCertificate, TruncatedModel, _pm, _tail_widened, krawczyk,
                           moments, tail_error)
 
@@ -38,8 +38,10 @@ def _hankel(values: list, size: int) -> arb_mat:
     return arb_mat([[values[a + b] for b in range(size)] for a in range(size)])
 
 
-def extended_system(model: TruncatedModel, z: list[arb]):
-    """F, H, v_1 - 1 and their Jacobian (rows) at the balls z = (m_1..m_L, v_1..v_L, D)."""
+def extended_system(model: TruncatedModel, z: list[arb], v_tail: arb | None = None):
+    """F, H, v_1 - 1 and their Jacobian (rows) at the balls z = (m_1..m_L, v_1..v_L, D); with ``model.tail``,
+    ``v_tail`` = R bounds the kernel vector's tail |v_l| <= R (l > L), so chi = sum_{l > L} w_l v_l P_l has
+    sup |chi| <= R S (the module doc)."""
     L, w = model.L, model.weights
     m, v, D = z[:L], z[L:2 * L], z[2 * L]
     C = arb_mat([[arb(c[k]) if k < len(c) else arb(0) for k in range(L + 1)] for c in model.coefficients])
@@ -57,14 +59,17 @@ def extended_system(model: TruncatedModel, z: list[arb]):
     Tm = C * _hankel(nu_U, L + 1) * C.transpose()
     M = [[Mm[i, j] for j in range(L)] for i in range(L)]
     T = [[Tm[i, j] for j in range(L)] for i in range(L)]
-    cov_tail = kappa_tail = 0
+    cov_tail = kappa_tail = chi_H = chi_m = 0
     if model.tail is not None:
         S = model.tail
         usum = sum((abs(x) for x in u), arb(0))
         err = tail_error(S, D, Z * usum)                       # sup |P_i P_k U| <= sum |u_j|
         T = [[x + err for x in row] for row in T]
         Z, nu, M = _tail_widened(S, D, Z, nu, M)
-        cov_tail, kappa_tail = _pm(2 * S), _pm(8 * S * usum)
+        msum = sum((w[k] * abs(m[k]) for k in range(L)), arb(0))
+        chi = require_ball(v_tail, "the kernel tail bound R") * S          # sup |chi|
+        cov_tail, kappa_tail = _pm(2 * S), _pm(8 * S * usum + 2 * chi * D + 8 * chi * (msum + S))
+        chi_H, chi_m = _pm(2 * chi / D), _pm(8 * chi / (D * D))
     G = [x / Z for x in nu]
     E2 = [[x / Z for x in row] for row in M]
     E3U = [[x / Z for x in row] for row in T]
@@ -75,14 +80,14 @@ def extended_system(model: TruncatedModel, z: list[arb]):
           for i in range(L)]
     A = [[(1 if i == j else 0) - cov[i][j] * w[j] / D for j in range(L)] for i in range(L)]
     F = [m[i] - G[i] for i in range(L)]
-    H = [v[i] - sum((cov[i][j] * u[j] for j in range(L)), arb(0)) / D for i in range(L)]
+    H = [v[i] - sum((cov[i][j] * u[j] for j in range(L)), arb(0)) / D + chi_H for i in range(L)]
     zeros = [arb(0)] * L
     rows = []
     for i in range(L):
         dD = (sum((cov[i][j] * w[j] * m[j] for j in range(L)), arb(0)) + cov_tail) / (D * D)
         rows.append(A[i] + zeros + [dD])
     for i in range(L):
-        dm = [-Kv[i][k] * w[k] / (D * D) for k in range(L)]
+        dm = [-Kv[i][k] * w[k] / (D * D) + chi_m * w[k] for k in range(L)]
         dD = (sum((cov[i][j] * u[j] for j in range(L)), arb(0)) / (D * D)
               + (sum((Kv[i][k] * w[k] * m[k] for k in range(L)), arb(0)) + kappa_tail) / (D * D * D))
         rows.append(dm + A[i] + [dD])
@@ -104,13 +109,32 @@ def null_vector_seed(model: TruncatedModel, m: list, D) -> list[fmpq]:
     return [_mid(x[i, 0]) for i in range(model.L)]
 
 
+def kernel_tail_bound(model: TruncatedModel, v: list, D: arb) -> arb:
+    """2 V/(D - 2 S), V = sum_{j <= L} w_j |v_j| (balls): every v_l, l > L, of a kernel vector whose tail is
+    bounded by this R is again bounded by R (|cov(P_l, W)| <= 2 sup |W|, sup |W| <= V + R S)."""
+    L = model.L
+    V = sum((model.weights[j] * abs(v[j]) for j in range(L)), arb(0))
+    return 2 * V / (D - 2 * model.tail)
+
+
 def fold_certificate(model: TruncatedModel, seed_m: list, seed_D, *, prec: int = FIRST_ORDER_PREC,
-                     newton: int = 20) -> KrawczykCertificate:
-    """The certified zero (m, v, D_fold) of the extended system near the seed (exact rationals)."""
+                     newton: int = 20) -> tuple[KrawczykCertificate, arb | None]:
+    """The certified zero (m, v, D_fold) of the extended system near the seed (exact rationals), and the kernel
+    tail bound R used (None for the truncated model; checked self-consistent on the final box)."""
     with working_precision(prec):
         v0 = null_vector_seed(model, [exact(x) for x in seed_m], seed_D)
         seed = [exact(x) for x in seed_m] + v0 + [exact(seed_D)]
-        return krawczyk(lambda z: extended_system(model, z), seed, newton, prec - 56, model.tail)
+        R = None
+        if model.tail is not None:  # twice the seed's self-consistent bound; verified on the box below
+            R = arb((2 * kernel_tail_bound(model, [arb(x) for x in v0], arb(exact(seed_D)))).upper())
+        cert = krawczyk(lambda z: extended_system(model, z, R), seed, newton, prec - 56, model.tail)
+        if R is not None:
+            L = model.L
+            need = kernel_tail_bound(model, [b.ball() for b in cert.box[L:2 * L]], cert.box[-1].ball())
+            if not need < R:
+                raise CertificateRefused(f"fold: the kernel tail bound R = {R} is not self-consistent on the box "
+                                         f"(needs {need})")
+        return cert, R
 
 
-__all__ = ["extended_system", "fold_certificate", "null_vector_seed"]
+__all__ = ["extended_system", "fold_certificate", "kernel_tail_bound", "null_vector_seed"]
