@@ -251,7 +251,7 @@ def _first_order(ledger: Ledger, case: dict, reference: bool = True):
              "with Delta F > 0",
        source=_MR, note="certified-noise-first-order.md")
 def check_noise_first_order() -> CheckResult:
-    from theory.certified.balls import enclosure_of, exact, sign_of, working_precision
+    from theory.certified.balls import decimal, enclosure_of, exact, sign_of, working_precision
     from theory.certified.first_order import FIRST_ORDER_PREC, critical_noise_ball, stationary_certificate
     from theory.noise import coupling
 
@@ -279,9 +279,10 @@ def check_noise_first_order() -> CheckResult:
                 gap_int = enclosure_of(gap)
             entry = {"m_1 enclosure": s.enclosure[0].text(25), **s.to_dict(),
                      "Delta F enclosure": gap_int.text(15), "Delta F sign": order["gap"]}
-            ledger.number("state_above", "m1", s.enclosure[0].text(12))
-            ledger.number("state_above", "gap", gap_int.text(8))
-            ledger.number("state_above", "m1width", decimal_width(s.enclosure[0]))
+            ledger.number("state_above", "m1", decimal(s.enclosure[0].mid, 12))
+            ledger.number("state_above", "m1width", decimal(s.enclosure[0].width, 3, "up"))
+            ledger.number("state_above", "gap", decimal(gap_int.mid, 8))
+            ledger.number("state_above", "gapwidth", decimal(gap_int.width, 3, "up"))
             return entry
         ledger.attempt(f"stationary state at D = {case['D_above']}", state)
         order["D_c < D_1st"] = Dc.hi < D1.lo
@@ -306,12 +307,6 @@ def check_noise_first_order() -> CheckResult:
                                        "given the tail) whose free energy exceeds the uniform state's "
                                        "(Delta F > 0)",
                           "scope": INFINITE_WORDING})
-
-
-def decimal_width(interval) -> str:
-    """The width of an exact interval, 3 digits rounded up."""
-    from theory.certified.balls import decimal
-    return decimal(interval.width, 3, "up")
 
 
 @claim(id="certified.noise-first-order-truncation",
