@@ -197,6 +197,26 @@ TAIL_METHOD = (" The tail: S_L >= sum_{l > L} g_l N_l from I_mu(x) <= (x/2)^mu e
                "average, (1/2) sum_{l > L} w_l m_l^2 in [0, S/2]")
 
 
+def _tail_bound_check(ledger: Ledger, model) -> dict:
+    """The tail bound S_L against the exact sum_{l=L+1}^{L+120} g_l N_l (mpmath Bessel functions at 60 digits; the
+    rest is below 1e-100 here): S_L must lie above it and within a factor 1.5."""
+    from theory.certified.balls import upper
+    from theory.noise_global import _dims
+
+    d, L = model.d, model.L
+    with mp.workdps(REFERENCE_DPS + 10):
+        b, nu = as_mpf(model.beta), mp.mpf(d) / 2 - 1
+        N = _dims(d, L + 120)
+        exact_sum = mp.fsum(mp.gamma(mp.mpf(d) / 2) * (2 / b) ** nu * mp.besseli(l + nu, b) / b * N[l - 1]
+                            for l in range(L + 1, L + 121))
+        S = as_mpf(upper(model.tail))
+        ok = exact_sum <= S <= mp.mpf("1.5") * exact_sum
+    if not ok:
+        ledger.problems.append(f"tail bound S_{L} = {mp.nstr(S, 8)} is not in [exact, 1.5 exact] with the exact "
+                               f"tail {mp.nstr(exact_sum, 8)}")
+    return {"S_L": mp.nstr(S, 8), "exact tail (mpmath, 120 terms)": mp.nstr(exact_sum, 8), "bound holds": ok}
+
+
 def _seed(L: int, case: dict) -> list:
     """The crude starting guess m_l = m_1 ratio^(l-1) (exact rationals; the certificate's Newton starts here)."""
     from theory.certified.balls import exact
@@ -240,6 +260,7 @@ def _first_order(ledger: Ledger, case: dict, reference: bool = True):
         if infinite:
             entry["tail bound S_L >= sum_{l > L} w_l"] = model.tail.upper().str(6, radius=False)
             ledger.number(name, "tail", entry["tail bound S_L >= sum_{l > L} w_l"])
+            entry["tail bound vs the exact tail"] = _tail_bound_check(ledger, model)
         return entry
     ledger.attempt(name, work)
     return out
@@ -424,6 +445,7 @@ def check_noise_fold() -> CheckResult:
         entry["m_1 enclosure"] = cert.enclosure[0].text(20)
         entry["v_2 enclosure (v_1 = 1)"] = cert.enclosure[case["L"] + 1].text(12)
         entry["tail bound S_L"] = model.tail.upper().str(6, radius=False)
+        entry["tail bound vs the exact tail"] = _tail_bound_check(ledger, model)
         entry["kernel tail bound R"] = R.upper().str(6, radius=False)
         entry["unique in"] = {"D": cert.box[-1].text(25), "m_1": cert.box[0].text(25)}
         ledger.number("D_fold", "tail", entry["tail bound S_L"])
