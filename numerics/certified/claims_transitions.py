@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import mpmath as mp
 
-from numerics.certified.runs import (REFERENCE_DPS, ROOT_METHOD, Ledger, as_mpf, reference_noise_threshold,
-                                     root_entry)
+from numerics.certified.runs import (REFERENCE_DPS, REFERENCE_SLACK, ROOT_METHOD, Ledger, as_mpf,
+                                     reference_noise_threshold, root_entry)
 from numerics.common.verification import CheckResult, claim
 
 _LC = ("CLPR-LC arXiv 2510.05554 (Chen, Lin, Polyanskiy, Rigollet), simplex model, beta_n = gamma log n "
@@ -217,6 +217,42 @@ def _tail_bound_check(ledger: Ledger, model) -> dict:
     return {"S_L": mp.nstr(S, 8), "exact tail (mpmath, 120 terms)": mp.nstr(exact_sum, 8), "bound holds": ok}
 
 
+def _widening_check(ledger: Ledger, model, centre: list) -> dict:
+    """The widened equations at the certificate's centre contain the equations of two explicit extreme tails,
+    psi = +S and psi = -S (q = S), evaluated in mpmath (96 Gauss-Legendre nodes at 60 digits, Legendre P_l:
+    d = 3 only) -- the lemma of the note, checked where the certificate uses it."""
+    from flint import arb
+    from mpmath.calculus.quadrature import GaussLegendre
+
+    from theory.certified.balls import lower, rational_of, upper, working_precision
+    from theory.certified.first_order import FIRST_ORDER_PREC, _equations
+
+    L = model.L
+    with working_precision(FIRST_ORDER_PREC):
+        balls = [arb(c) for c in centre]
+        F_ball, _ = _equations(model, balls[:-1], balls[-1], True, False)
+    worst = {}
+    with mp.workdps(REFERENCE_DPS + 10):
+        m, D = [as_mpf(c) for c in centre[:-1]], as_mpf(centre[-1])
+        w = [as_mpf(rational_of(x.mid())) for x in model.weights]   # radius ~1e-36: far below the check
+        S = as_mpf(upper(model.tail))
+        nodes = GaussLegendre(mp.mp).calc_nodes(6, mp.mp.prec)
+        P = [[mp.legendre(i, x) for i in range(1, L + 1)] for x, _ in nodes]
+        for sign in (1, -1):
+            e = [wk * mp.exp((mp.fsum(w[i] * m[i] * p[i] for i in range(L)) + sign * S) / D)
+                 for (_, wk), p in zip(nodes, P)]
+            Z = mp.fsum(e)
+            F = [m[i] - mp.fsum(a * p[i] for a, p in zip(e, P)) / Z for i in range(L)]
+            F.append(mp.fsum(w[i] * m[i] ** 2 for i in range(L)) / 2 + S / 2 - D * mp.log(Z / 2))
+            misses = [i for i, (b, v) in enumerate(zip(F_ball, F))
+                      if not as_mpf(lower(b)) - REFERENCE_SLACK <= v <= as_mpf(upper(b)) + REFERENCE_SLACK]
+            worst[f"psi = {'+' if sign > 0 else '-'}S"] = "inside" if not misses else f"outside in rows {misses}"
+            if misses:
+                ledger.problems.append(f"the widened equations miss the explicit tail psi = {sign:+d} S in rows "
+                                       f"{misses}")
+    return worst
+
+
 def _seed(L: int, case: dict) -> list:
     """The crude starting guess m_l = m_1 ratio^(l-1) (exact rationals; the certificate's Newton starts here)."""
     from theory.certified.balls import exact
@@ -261,6 +297,9 @@ def _first_order(ledger: Ledger, case: dict, reference: bool = True):
             entry["tail bound S_L >= sum_{l > L} w_l"] = model.tail.upper().str(6, radius=False)
             ledger.number(name, "tail", entry["tail bound S_L >= sum_{l > L} w_l"])
             entry["tail bound vs the exact tail"] = _tail_bound_check(ledger, model)
+            if d == 3:
+                entry["explicit tails (mpmath)"] = _widening_check(ledger, model,
+                                                                   [b.mid for b in cert.enclosure])
         return entry
     ledger.attempt(name, work)
     return out
