@@ -186,3 +186,16 @@ def test_a_wrong_poisson_closed_form_is_refused(monkeypatch):
     monkeypatch.setattr(lc, "poisson_constant_closed", lambda d: original(d) * sp.sqrt(2))   # a 2^{d/2} slip
     with pytest.raises(CertificateRefused, match="differs from the closed form"):
         lc.poisson_constant(3)
+
+
+@pytest.mark.slow
+def test_fold_contains_the_continuation_fold():
+    """The certified D_fold (infinite system, L = 20 + tail) against numerics.noise's float arclength
+    continuation (L = 32, fold refined by Brent): inside the enclosure up to the continuation's stated accuracy."""
+    from numerics.noise.transitions import mode_transition
+
+    r = ct.check_noise_fold()
+    assert r.status == "certified", r.details.get("problems")
+    tr = mode_transition(3, 3.0, 1)
+    mid, width = float(r.details["numbers"]["D_fold:mid"]), float(r.details["numbers"]["D_fold:width"])
+    assert abs(tr.fold.value - mid) <= width + tr.fold.accuracy, (tr.fold.value, tr.fold.accuracy, mid, width)
