@@ -63,6 +63,10 @@ def test_tail_bound_refuses_a_ratio_above_one_and_floats():
         tail_weight_bound(3, "40", 2)
     with pytest.raises(FloatingPointRefused):
         tail_weight_bound(3, 3.0, 16)
+    with pytest.raises(FloatingPointRefused):
+        fo.infinite_model(3, 3.0, 16)
+    with working_precision(128), pytest.raises(FloatingPointRefused):   # a float64 tail bound is refused
+        fo._tail_widened(8.4e-12, arb(1), arb(1), [arb(0)], None)
 
 
 # -- the widened equations against explicit tails -------------------------------------------------------------
@@ -145,7 +149,7 @@ def test_without_the_tail_the_exponent_widening_misses_a_constant_tail():
 
 
 def test_zonal_polynomials_are_bounded_by_one():
-    """|P_l| <= 1 on [-1, 1] (the lemma's only use of P_l), P_l(1) = 1: checked on a grid of step 1/50 for d = 3, 5, l <= 16."""
+    """|P_l| <= 1 on [-1, 1] (the lemma's only use of P_l), P_l(1) = 1: on a grid of step 1/50, d = 3, 5, l <= 16."""
     import sympy as sp
 
     t = sp.Symbol("t")
