@@ -634,7 +634,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      'growth_rate_expr("usa", d, l + 1) / laplacian_eigenvalue(l, d)',
      "first-order noise: couplings g_l from the degree-(l+1) rate (wrong Bessel order)"),
     ("cert2-fo-free-energy-sign", "theory/certified/first_order.py",
-     "- D * mu[0].log())", "+ D * mu[0].log())",
+     "- D * Z.log())", "+ D * Z.log())",
      "first-order noise: Delta F with + D log Z"),
     ("cert2-fo-float-beta", "numerics/certified/claims_transitions.py",
      '"beta": "3",', '"beta": 3.0,',
@@ -668,6 +668,28 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("heads-kernel-scale-dropped", "numerics/core/batch_field.py",
      "np.asarray(beta, dtype=float).reshape(-1) * heads.scale", "np.asarray(beta, dtype=float).reshape(-1)",
      "several-head member kernel called without the heads' score scale 1/sqrt(k)"),
+    # -- tail: the infinite system's first-order noise and the fold (theory/certified/{tail,first_order,fold}) --
+    ("tail-bound-gamma-offset", "theory/certified/tail.py",
+     "(arb(nu + l) + 1).gamma()", "(arb(nu + l) + 2).gamma()",
+     "tail bound: Gamma(l + nu + 2) for Gamma(l + nu + 1) (the Bessel series bound off by one)"),
+    ("tail-bound-missing-dim", "theory/certified/tail.py",
+     "(arb(b) / 2) ** l * _dim(d, l) /", "(arb(b) / 2) ** l /",
+     "tail bound: the multiplicity N_l left out of w_l = g_l N_l"),
+    ("tail-bound-ratio-inverted", "theory/certified/tail.py",
+     "fmpq(_dim(d, L + 2), _dim(d, L + 1))", "fmpq(_dim(d, L + 1), _dim(d, L + 2))",
+     "tail bound: the geometric ratio with N_{L+1}/N_{L+2} (too small)"),
+    ("tail-widening-second-order", "theory/certified/first_order.py",
+     "return _pm((eps.exp() - 1) * bound)", "return _pm((eps.exp() - eps - 1) * bound)",
+     "tail widening: e^eps - 1 - eps (only the second order) for e^eps - 1"),
+    ("tail-free-energy-sign", "theory/certified/first_order.py",
+     "arb(0).union(model.tail / 2)", "arb(0).union(-model.tail / 2)",
+     "tail widening: (1/2) sum_{l>L} w_l m_l^2 taken in [-S/2, 0] (wrong sign)"),
+    ("tail-fold-dD-sign", "theory/certified/fold.py",
+     "+ (sum((Kv[i][k] * w[k] * m[k]", "- (sum((Kv[i][k] * w[k] * m[k]",
+     "fold: the third-cumulant part of dH/dD with the wrong sign"),
+    ("tail-fold-cumulant", "theory/certified/fold.py",
+     "+ 2 * G[i] * G[k] * EU", "+ G[i] * G[k] * EU",
+     "fold: the third cumulant's 2 G_i G_k E[U] term without its 2"),
 ]
 
 _AREA_TESTS = {
@@ -720,6 +742,7 @@ _AREA_TESTS["core"].append("tests/numerics/test_core_member_kernel.py")
 _AREA_TESTS["noise"] += ["tests/numerics/test_noise_global.py", "tests/theory/test_noise_global_theory.py"]
 _AREA_TESTS["certified"] = ["tests/theory/test_certified_balls.py", "tests/numerics/test_certified_claims.py"]
 _AREA_TESTS["certified"].append("tests/numerics/test_certified_transitions.py")
+_AREA_TESTS["certified"] += ["tests/theory/test_certified_tail.py", "tests/theory/test_certified_fold.py"]
 # the tests of the review's claims (issue 32), with each area's
 _AREA_TESTS["clusters"].append("tests/numerics/test_clusters_known_configurations.py")
 _AREA_TESTS["meanfield"].append("tests/numerics/test_meanfield_known_modes.py")
@@ -778,6 +801,7 @@ _FILE_AREA = {
     "numerics/common/errors.py": "input-rows", "numerics/core/ensemble_cli.py": "ensembles",
     "numerics/core/_member_heads.py": "members",
 }
+_FILE_AREA.update({"theory/certified/tail.py": "certified", "theory/certified/fold.py": "certified"})
 
 
 def tests_for(path: str) -> list[str]:

@@ -16,8 +16,8 @@ and a proof, checked to contain the independent 50-digit mpmath value and to be 
   (``certified.circle-polygons-full``, slow: n = 3..8 on (0, 20]).
 - certified.strict-saddles: simplex and cross-polytope on S^{d-1}, d = 3..8: a positive Hessian eigenvalue
   (an ascent direction of E, so unstable) on the whole of (0, 20]; every non-rotation eigenvalue is > 0 there.
-- certified.longcontext-*, certified.noise-first-order*, certified.landau-quartic*: the transitions
-  (numerics.certified.claims_transitions).
+- certified.longcontext-*, certified.noise-first-order*, certified.noise-fold, certified.landau-quartic*: the
+  transitions (numerics.certified.claims_transitions).
 """
 from __future__ import annotations
 

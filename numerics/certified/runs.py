@@ -68,14 +68,13 @@ class Ledger:
         self.items[name] = out
         return out
 
-    def enclosure(self, name: str, interval, reference) -> dict:
-        """Check an enclosure (exact Interval) against a reference (mpmath, or an exact rational)."""
-        from theory.certified.balls import decimal
-
+    def enclosure(self, name: str, interval, reference, tight=None) -> dict:
+        """Check an enclosure (exact Interval) against a reference (mpmath, or an exact rational); ``tight`` (an
+        mpmath number) replaces :data:`TIGHT` where the statement itself has a known width (a tail bound)."""
         with mp.workdps(REFERENCE_DPS + 10):  # every comparison at 60 digits (mpmath rounds to the context)
-            return self._enclosure(name, interval, reference)
+            return self._enclosure(name, interval, reference, TIGHT if tight is None else tight)
 
-    def _enclosure(self, name: str, interval, reference) -> dict:
+    def _enclosure(self, name: str, interval, reference, tight) -> dict:
         from theory.certified.balls import decimal
 
         lo, hi = as_mpf(interval.lo), as_mpf(interval.hi)
@@ -98,7 +97,7 @@ class Ledger:
             if not inside:
                 self.problems.append(f"{name}: enclosure {interval.text(20)} misses the reference "
                                      f"{entry.get('mpmath (50 digits)', entry.get('exact value'))}")
-        if rel_width > TIGHT:
+        if rel_width > tight:
             self.problems.append(f"{name}: enclosure not tight (relative width {mp.nstr(rel_width, 3)})")
         return entry
 

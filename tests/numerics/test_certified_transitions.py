@@ -79,7 +79,7 @@ def test_wrong_self_weight_misses_the_reference(monkeypatch):
 
 
 # -- the noisy first-order transition ----------------------------------------------------------------------------
-SMALL = {**ct.FIRST_ORDER_CASE, "L": 6}
+SMALL = {**ct.FIRST_ORDER_CASE, "L": 6, "infinite": False}
 
 
 def _small_first_order():
@@ -170,7 +170,8 @@ def test_sign_outside_the_zero_is_checked():
 @pytest.mark.parametrize("check", [ct.check_longcontext_critical_gamma, ct.check_longcontext_critical_limit,
                                    ct.check_longcontext_poisson_constant, ct.check_noise_first_order,
                                    ct.check_landau_quartic, ct.check_landau_quartic_full,
-                                   ct.check_noise_first_order_truncation], ids=lambda f: f.__name__)
+                                   ct.check_noise_first_order_truncation, ct.check_noise_fold],
+                         ids=lambda f: f.__name__)
 def test_transition_certificates_are_issued(check):
     r = check()
     assert r.status == "certified", r.details.get("problems")
@@ -185,3 +186,16 @@ def test_a_wrong_poisson_closed_form_is_refused(monkeypatch):
     monkeypatch.setattr(lc, "poisson_constant_closed", lambda d: original(d) * sp.sqrt(2))   # a 2^{d/2} slip
     with pytest.raises(CertificateRefused, match="differs from the closed form"):
         lc.poisson_constant(3)
+
+
+@pytest.mark.slow
+def test_fold_contains_the_continuation_fold():
+    """The certified D_fold (infinite system, L = 20 + tail) against numerics.noise's float arclength
+    continuation (L = 32, fold refined by Brent): inside the enclosure up to the continuation's stated accuracy."""
+    from numerics.noise.transitions import mode_transition
+
+    r = ct.check_noise_fold()
+    assert r.status == "certified", r.details.get("problems")
+    tr = mode_transition(3, 3.0, 1)
+    mid, width = float(r.details["numbers"]["D_fold:mid"]), float(r.details["numbers"]["D_fold:width"])
+    assert abs(tr.fold.value - mid) <= width + tr.fold.accuracy, (tr.fold.value, tr.fold.accuracy, mid, width)
