@@ -91,7 +91,7 @@ def unit_rows(arr: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore", divide="ignore"):
         U = arr / scale
         size = np.linalg.norm(U, axis=axis, keepdims=True)
-        return U / size, np.squeeze(scale * size, axis=axis)
+        return U / size, np.squeeze(np.where(scale > 0, scale * size, 0.0), axis=axis)
 
 
 def require_points(X, name: str = "X", normalize: bool = False, d: int | None = None) -> np.ndarray:
