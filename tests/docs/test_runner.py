@@ -38,6 +38,17 @@ def test_ellipsis_matches_any_run_of_tokens():
     assert outputs_match('{"out": "a", ...,\n "b": 2, ...}', '{"out": "a", "x": 1, "b": 2, "c": 3}')
 
 
+def test_a_cut_table_cell_matches_any_cut_of_the_same_word():
+    """A slow run widens the time column by one character and cuts the next cell one character earlier (the slow
+    suite failed on docs/guide/critical.md this way: "withou..." documented, "witho..." printed)."""
+    want = "critical.strict-saddles-d3  PASSED  0  0  0 non-sync critical points withou...  0.1s"
+    assert outputs_match(want, want.replace("withou...  0.1s", "witho...  2.5s"))
+    assert outputs_match(want, want.replace("withou...", "without"))
+    assert outputs_match(want, want.replace("withou...", "withoutx..."))
+    assert not outputs_match(want, want.replace("withou...", "within..."))
+    assert not outputs_match(want, want.replace("withou...", "witho"))
+
+
 def test_console_commands_and_continuations():
     pairs = parse_console("$ echo a \\\n   b\na b\n$ echo c\nc\n")
     assert pairs == [("echo a  b", "a b"), ("echo c", "c")]
