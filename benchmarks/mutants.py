@@ -666,7 +666,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "top[b] /= den[b]", "top[b] /= 2.0 * den[b]",
      "several-head member kernel: half the normal component removed by the tangent projection"),
     ("heads-kernel-scale-dropped", "numerics/core/batch_field.py",
-     "np.asarray(beta, dtype=float).reshape(-1) * heads.scale", "np.asarray(beta, dtype=float).reshape(-1)",
+     "    coef = bl * heads.scale", "    coef = bl",
      "several-head member kernel called without the heads' score scale 1/sqrt(k)"),
     # -- tail: the infinite system's first-order noise and the fold (theory/certified/{tail,first_order,fold}) --
     ("tail-bound-gamma-offset", "theory/certified/tail.py",
