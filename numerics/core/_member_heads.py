@@ -11,128 +11,187 @@ is evaluated in the heads' rank-k factors: q_i = beta c Q_h x_i, k_j = K_h x_j a
 (:func:`numerics.core.batch_field.batch_block_velocity`, the single system's order) contracts over d for both
 (its logits are <beta c K_h^T Q_h x_i, x_j> and its sums run over [x_j, 1] before V_h and W_h). The members
 are the vector lanes, as in :mod:`numerics.core._member_kernels`: every loop runs over a block of members with
-the same operations on each, so a member's result does not depend on B or on the block it falls in. A row's
-logits are shifted by their exact maximum (the NumPy path's shift), so sa weights never overflow and the
-largest is 1; usa multiplies by e^{shift}/n afterwards, as the NumPy path does (an overflow is an ``inf`` in
-the result, which the caller reports).
+the same operations on each, so a member's result does not depend on B or on the block it falls in.
+
+The shift of row i's logits is the Cauchy-Schwarz bound c_i = |q_i| max_j |k_j| >= max_j s_ij instead of the
+exact row maximum (the NumPy path's shift), so that a row is one pass over j: logit, e^{s - c_i} (the inlined
+:func:`numerics.core._member_kernels.exp_nonpos`) and the weighted sums together, with no pass for the maximum
+and no stored logits. Any shift gives the same weights up to rounding (sa divides it out; usa multiplies by
+e^{c_i}/n afterwards, as the NumPy path does with its shift), and since every logit is >= -c_i, all weights lie
+in [e^{-2 c_i}, 1]: while 2 c_i <= :data:`GAP` (600) they are normal doubles, as accurate as with the exact
+maximum. A member whose bound exceeds that (|beta| c |Q_h x| |K_h x| above 300) takes the exact maximum of
+its row instead, in a pass that runs only for rows where some member needs it (each member's shift depends
+on its own numbers only). usa's e^{c_i} overflows only where the exact maximum's does (c_i <= 300 otherwise);
+an overflow is an ``inf`` in the result, which the caller reports.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from numerics.core._member_kernels import _OPTS, exp_row
+from numerics.core._member_kernels import _OPTS, LANES, exp_nonpos, exp_row
+
+#: largest 2 c_i for which row i keeps the bound as shift: its weights are then >= e^-600 = 2.6e-261 (normal)
+GAP = 600.0
 
 
 @njit(**_OPTS)
-def _logits(q, kk, i, j, S):
-    """S[b] = <q_i, k_j> of every lane b, the k products summed in order."""
-    k, m = q.shape[1], q.shape[2]
+def _logit(q, kk, i, j, b):
+    """<q_i, k_j> of lane b, the k products summed in order."""
+    s = q[i, 0, b] * kk[j, 0, b]
+    for a in range(1, q.shape[1]):
+        s += q[i, a, b] * kk[j, a, b]
+    return s
+
+
+@njit(**_OPTS)
+def _row_sums(q, kk, u, i, kmax, shift, top, num, den):
+    """num[a, b] = sum_j e^{s_ij - shift_b} u_j[a] and den[b] = sum_j e^{s_ij - shift_b} (j in order) for row i
+    of every lane b, with shift[b] the bound c_i (or the exact row maximum where 2 c_i > GAP)."""
+    n, k, m = kk.shape
+    exact = False
     for b in range(m):
-        S[b] = q[i, 0, b] * kk[j, 0, b]
-    for a in range(1, k):
+        nq = q[i, 0, b] * q[i, 0, b]
+        for a in range(1, k):
+            nq += q[i, a, b] * q[i, a, b]
+        shift[b] = np.sqrt(nq) * kmax[b]
+        exact |= shift[b] > 0.5 * GAP
+    if exact:
         for b in range(m):
-            S[b] += q[i, a, b] * kk[j, a, b]
+            top[b] = _logit(q, kk, i, 0, b)
+        for j in range(1, n):
+            for b in range(m):
+                top[b] = max(top[b], _logit(q, kk, i, j, b))
+        for b in range(m):
+            if shift[b] > 0.5 * GAP:
+                shift[b] = top[b]
+    for a in range(k):
+        for b in range(m):
+            num[a, b] = 0.0
+    for b in range(m):
+        den[b] = 0.0
+    if k == 2:  # the issue's heads: the loop body written out, so that it vectorises over the lanes
+        for j in range(n):
+            for b in range(m):
+                w = exp_nonpos(q[i, 0, b] * kk[j, 0, b] + q[i, 1, b] * kk[j, 1, b] - shift[b])
+                den[b] += w
+                num[0, b] += w * u[j, 0, b]
+                num[1, b] += w * u[j, 1, b]
+    else:
+        for j in range(n):
+            for b in range(m):
+                w = exp_nonpos(_logit(q, kk, i, j, b) - shift[b])
+                den[b] += w
+                for a in range(k):
+                    num[a, b] += w * u[j, a, b]
 
 
 @njit(**_OPTS)
 def heads_field(X, Q, K, V, W, coef, usa, out):
-    """out[g, i, :, b] = the projected several-head field of member b of block g.
+    """out[b] = the projected several-head field of member b.
 
-    ``X`` (G, n, d, LANES) holds the members' states in blocks (members last); ``Q``, ``K``, ``V``, ``W``
-    (H, k, d) are shared by all members; ``coef`` (G, LANES) is beta c of each member (c the heads' scale);
-    ``usa``: unnormalised weights (1/n) e^{s}; ``out`` (G, n, d, LANES) is overwritten.
+    ``X`` (B, n, d) holds the members' states and ``out`` (B, n, d) is overwritten; ``Q``, ``K``, ``V``, ``W``
+    (H, k, d) are shared by all members; ``coef`` (B,) is beta c of each member (c the heads' scale); ``usa``:
+    unnormalised weights (1/n) e^{s}. Members are taken in blocks of min(B, :data:`LANES`) vector lanes, copied
+    into the member-last layout here (a last, partial block is padded with copies of member 0, whose results
+    are dropped).
 
     Verified by: core.ensemble-members (members against single runs) and tests/numerics/test_core_member_heads.py
     (the field within :func:`numerics.core.batch_field.heads_rounding_bound` of the NumPy path).
     """
-    G, n, d, m = X.shape
+    B, n, d = X.shape
+    m = min(B, LANES)
+    Xg = np.empty((n, d, m))
+    Og = np.empty((n, d, m))
+    cg = np.empty(m)
+    for start in range(0, B, m):
+        count = min(m, B - start)
+        for b in range(m):
+            src = start + b if b < count else 0
+            cg[b] = coef[src]
+            for i in range(n):
+                for c in range(d):
+                    Xg[i, c, b] = X[src, i, c]
+        _block_field(Xg, Q, K, V, W, cg, usa, Og)
+        for b in range(count):
+            for i in range(n):
+                for c in range(d):
+                    out[start + b, i, c] = Og[i, c, b]
+
+
+@njit(**_OPTS)
+def _block_field(Xg, Q, K, V, W, cg, usa, Og):
+    """Og[i, :, b] = the projected field of lane b for one block of lanes (``Xg``, ``Og`` (n, d, m))."""
+    n, d, m = Xg.shape
     H, k = Q.shape[0], Q.shape[1]
     q = np.empty((n, k, m))
     kk = np.empty((n, k, m))
     u = np.empty((n, k, m))
-    S = np.empty(m)
-    KD = np.empty(m)
+    kmax = np.empty(m)
+    shift = np.empty(m)
     top = np.empty(m)
+    KD = np.empty(m)
     num = np.empty((k, m))
     den = np.empty(m)
-    for g in range(G):
-        Xg, Og, cg = X[g], out[g], coef[g]
+    for i in range(n):
+        for c in range(d):
+            for b in range(m):
+                Og[i, c, b] = 0.0
+    for h in range(H):
+        Qh, Kh = Q[h], K[h]
+        Vh, Wh = V[h], W[h]
+        # the rank-k factors of every row: q_i = beta c Q_h x_i, k_j = K_h x_j, u_j = V_h x_j
         for i in range(n):
-            for c in range(d):
+            for a in range(k):
                 for b in range(m):
-                    Og[i, c, b] = 0.0
-        for h in range(H):
-            Qh, Kh = Q[h], K[h]
-            Vh, Wh = V[h], W[h]
-            # the rank-k factors of every row: q_i = beta c Q_h x_i, k_j = K_h x_j, u_j = V_h x_j
-            for i in range(n):
+                    q[i, a, b] = Qh[a, 0] * Xg[i, 0, b]
+                    kk[i, a, b] = Kh[a, 0] * Xg[i, 0, b]
+                    u[i, a, b] = Vh[a, 0] * Xg[i, 0, b]
+                for c in range(1, d):
+                    for b in range(m):
+                        q[i, a, b] += Qh[a, c] * Xg[i, c, b]
+                        kk[i, a, b] += Kh[a, c] * Xg[i, c, b]
+                        u[i, a, b] += Vh[a, c] * Xg[i, c, b]
+                for b in range(m):
+                    q[i, a, b] *= cg[b]
+        # max_j |k_j| of every lane, for the rows' shifts
+        for b in range(m):
+            kmax[b] = 0.0
+        for j in range(n):
+            for b in range(m):
+                kmax[b] = max(kmax[b], _logit(kk, kk, j, j, b))
+        for b in range(m):
+            kmax[b] = np.sqrt(kmax[b])
+        for i in range(n):
+            _row_sums(q, kk, u, i, kmax, shift, top, num, den)
+            if usa:  # a = (sum_j w_ij u_j) e^{shift} / n; e^{shift} is inf when it overflows (the caller reports it)
+                for b in range(m):
+                    top[b] = shift[b]
+                exp_row(top, KD, m)
                 for a in range(k):
                     for b in range(m):
-                        q[i, a, b] = Qh[a, 0] * Xg[i, 0, b]
-                        kk[i, a, b] = Kh[a, 0] * Xg[i, 0, b]
-                        u[i, a, b] = Vh[a, 0] * Xg[i, 0, b]
-                    for c in range(1, d):
-                        for b in range(m):
-                            q[i, a, b] += Qh[a, c] * Xg[i, c, b]
-                            kk[i, a, b] += Kh[a, c] * Xg[i, c, b]
-                            u[i, a, b] += Vh[a, c] * Xg[i, c, b]
-                    for b in range(m):
-                        q[i, a, b] *= cg[b]
-            for i in range(n):
-                # the maximum of the row's logits s_ij = <q_i, k_j> (a summed in order)
-                for j in range(n):
-                    _logits(q, kk, i, j, S)
-                    if j == 0:
-                        for b in range(m):
-                            top[b] = S[b]
-                    else:
-                        for b in range(m):
-                            top[b] = max(top[b], S[b])
-                # the same logits again, shifted: w_ij = e^{s_ij - top}; sum_j w_ij u_j and sum_j w_ij, j in order
+                        num[a, b] *= top[b] / n
+            else:
                 for a in range(k):
                     for b in range(m):
-                        num[a, b] = 0.0
-                for b in range(m):
-                    den[b] = 0.0
-                for j in range(n):
-                    _logits(q, kk, i, j, S)
-                    for b in range(m):
-                        S[b] -= top[b]
-                    exp_row(S, KD, m)
-                    for a in range(k):
-                        for b in range(m):
-                            num[a, b] += S[b] * u[j, a, b]
-                    for b in range(m):
-                        den[b] += S[b]
-                if usa:  # a = (sum_j w_ij u_j) e^{shift} / n; e^{shift} is inf when it overflows (the caller reports it)
-                    for b in range(m):
-                        S[b] = top[b]
-                    exp_row(S, KD, m)
-                    for a in range(k):
-                        for b in range(m):
-                            num[a, b] *= S[b] / n
-                else:
-                    for a in range(k):
-                        for b in range(m):
-                            num[a, b] /= den[b]
-                # W_h^T a_i^h, added head after head (h in order)
-                for c in range(d):
-                    for a in range(k):
-                        w = Wh[a, c]
-                        for b in range(m):
-                            Og[i, c, b] += w * num[a, b]
-        # the tangent projection v - (<x, v> / <x, x>) x
-        for i in range(n):
-            for b in range(m):
-                top[b] = Xg[i, 0, b] * Og[i, 0, b]
-                den[b] = Xg[i, 0, b] * Xg[i, 0, b]
-            for c in range(1, d):
-                for b in range(m):
-                    top[b] += Xg[i, c, b] * Og[i, c, b]
-                    den[b] += Xg[i, c, b] * Xg[i, c, b]
-            for b in range(m):
-                top[b] /= den[b]
+                        num[a, b] /= den[b]
+            # W_h^T a_i^h, added head after head (h in order)
             for c in range(d):
-                for b in range(m):
-                    Og[i, c, b] -= top[b] * Xg[i, c, b]
+                for a in range(k):
+                    w = Wh[a, c]
+                    for b in range(m):
+                        Og[i, c, b] += w * num[a, b]
+    # the tangent projection v - (<x, v> / <x, x>) x
+    for i in range(n):
+        for b in range(m):
+            top[b] = Xg[i, 0, b] * Og[i, 0, b]
+            den[b] = Xg[i, 0, b] * Xg[i, 0, b]
+        for c in range(1, d):
+            for b in range(m):
+                top[b] += Xg[i, c, b] * Og[i, c, b]
+                den[b] += Xg[i, c, b] * Xg[i, c, b]
+        for b in range(m):
+            top[b] /= den[b]
+        for c in range(d):
+            for b in range(m):
+                Og[i, c, b] -= top[b] * Xg[i, c, b]

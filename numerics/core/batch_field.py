@@ -257,11 +257,15 @@ def heads_rounding_bound(beta, heads, n: int) -> float:
 
     Per head h (both paths, |x| = 1): a logit is a chain of at most 2d + k + 1 roundings of terms bounded by
     |beta| c |x_i|^T |Q_h|^T |K_h| |x_j| <= |beta| c m_h, m_h = || |Q_h|^T |K_h| ||_2 (the NumPy path forms
-    beta c K_h^T Q_h x_i and dots it with x_j, the kernel dots beta c Q_h x_i with K_h x_j); subtracting the row
-    maximum adds a rounding of a number <= 2 |beta| c m_h. e^{logit} turns that absolute error into a relative
-    one of the weight; both exps are within 2 ulp; sums of n positive weights in another order add (n - 1) eps:
-    each weight sum is within rho_h = 2 ((2d + k + 3) eps |beta| c m_h + 4 eps + (n - 1) eps) of the other
-    path's, relative to the sum of |terms| (both sides counted). The head's average (numerator and
+    beta c K_h^T Q_h x_i and dots it with x_j, the kernel dots beta c Q_h x_i with K_h x_j); subtracting the
+    shift adds a rounding of a number <= |beta| c (m_h + max(m_h, n_h)), n_h = ||Q_h||_2 ||K_h||_2 (the NumPy
+    path's shift is the row maximum, <= |beta| c m_h; the kernel's is the bound |q_i| max_j |k_j| <= |beta| c n_h
+    or the row maximum; which shift is used cancels up to these roundings). e^{logit} turns that absolute error
+    into a relative one of the weight; both exps are within 2 ulp (the kernel's clamp at -708 changes weights
+    below e^-708 of the largest, by less than n e^-708 of the sum); sums of n positive weights in another order
+    add (n - 1) eps: each weight sum is within
+    rho_h = 2 (((2d + k + 2) m_h + max(m_h, n_h)) eps |beta| c + 4 eps + (n - 1) eps) of the other path's,
+    relative to the sum of |terms| (both sides counted). The head's average (numerator and
     denominator: 2 rho_h) then goes through V_h and W_h (d + k + 2 roundings on each side) into components
     bounded by w_h = max_c sum_e (|W_h|^T |V_h|)_{ce} (the averaged |x_e| <= 1). Heads are added in order (H
     eps) and the tangent projection x -> v - <x, v> x moves an error e of v by at most (1 + sqrt(d)) |e|_max.
@@ -272,8 +276,9 @@ def heads_rounding_bound(beta, heads, n: int) -> float:
     total = 0.0
     for h in range(H):
         m_h = float(np.linalg.norm(np.abs(heads.Q[h]).T @ np.abs(heads.K[h]), 2))
+        n_h = float(np.linalg.norm(heads.Q[h], 2) * np.linalg.norm(heads.K[h], 2))
         w_h = float(np.max((np.abs(heads.W[h]).T @ np.abs(heads.V[h])).sum(axis=1)))
-        rho = 2.0 * ((2 * d + k + 3) * eps * b * m_h + 4.0 * eps + (n - 1) * eps)
+        rho = 2.0 * (((2 * d + k + 2) * m_h + max(m_h, n_h)) * eps * b + 4.0 * eps + (n - 1) * eps)
         total += w_h * (2.0 * rho + 2.0 * (d + k + 2) * eps + H * eps)
     return (1.0 + math.sqrt(d)) * total
 
@@ -390,17 +395,16 @@ def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = Fals
 
 def _heads_lanes(X: np.ndarray, heads, beta, kind: str) -> np.ndarray:
     """The projected several-head field of a group of members with
-    :func:`numerics.core._member_heads.heads_field`, in the member-last layout (one copy in, one out)."""
+    :func:`numerics.core._member_heads.heads_field` (which lays the members out as vector lanes itself)."""
     from numerics.core._member_heads import heads_field
 
     B = X.shape[0]
-    Xl, bl, _ = _member_lanes(X, beta)
-    coef = bl * heads.scale
-    out = np.empty_like(Xl)
-    heads_field(Xl, heads.Q, heads.K, heads.V, heads.W, coef, kind == "usa", out)
+    coef = np.broadcast_to(np.asarray(beta, dtype=float).reshape(-1), (B,)) * heads.scale
+    out = np.empty_like(X)
+    heads_field(np.ascontiguousarray(X, dtype=float), heads.Q, heads.K, heads.V, heads.W, coef, kind == "usa", out)
     if not np.all(np.isfinite(out)):
         raise InputError(f"usa attention weights overflow for beta={_largest(beta):g}")
-    return np.ascontiguousarray(_from_lanes(out, B))
+    return out
 
 
 class BatchScheduledField:
