@@ -13,26 +13,29 @@ is evaluated in the heads' rank-k factors: q_i = beta c Q_h x_i, k_j = K_h x_j a
 are the vector lanes, as in :mod:`numerics.core._member_kernels`: every loop runs over a block of members with
 the same operations on each, so a member's result does not depend on B or on the block it falls in.
 
-The shift of row i's logits is the Cauchy-Schwarz bound c_i = |q_i| max_j |k_j| >= max_j s_ij instead of the
-exact row maximum (the NumPy path's shift), so that a row is one pass over j: logit, e^{s - c_i} (the inlined
-:func:`numerics.core._member_kernels.exp_nonpos`) and the weighted sums together, with no pass for the maximum
-and no stored logits. Any shift gives the same weights up to rounding (sa divides it out; usa multiplies by
-e^{c_i}/n afterwards, as the NumPy path does with its shift), and since every logit is >= -c_i, all weights lie
-in [e^{-2 c_i}, 1]: while 2 c_i <= :data:`GAP` (600) they are normal doubles, as accurate as with the exact
-maximum. A member whose bound exceeds that (|beta| c |Q_h x| |K_h x| above 300) takes the exact maximum of
-its row instead, in a pass that runs only for rows where some member needs it (each member's shift depends
-on its own numbers only). usa's e^{c_i} overflows only where the exact maximum's does (c_i <= 300 otherwise);
-an overflow is an ``inf`` in the result, which the caller reports.
+The logits are formed in base 2, z_ij = <q_i, k_j> with q_i = log2(e) beta c Q_h x_i (one more rounding of
+q_i), and the weights are 2^{z_ij - c_i} (the inlined :func:`numerics.core._member_kernels.exp2_nonpos`, which
+needs no two-part reduction by ln 2). The shift c_i of row i is the Cauchy-Schwarz bound
+|q_i| max_j |k_j| >= max_j z_ij instead of the exact row maximum (the NumPy path's shift), so that a row is one
+pass over j: logit, weight and the weighted sums together, with no pass for the maximum and no stored logits.
+Any shift gives the same weights up to rounding (sa divides it out; usa multiplies by e^{c_i ln 2}/n afterwards,
+as the NumPy path does with its shift), and since every logit is >= -c_i, all weights lie in [2^{-2 c_i}, 1]:
+while 2 c_i ln 2 <= :data:`GAP` (600) they are normal doubles, as accurate as with the exact maximum. A member
+whose bound exceeds that (|beta| c |Q_h x| |K_h x| above 300) takes the exact maximum of its row instead, in a
+pass that runs only for rows where some member needs it (each member's shift depends on its own numbers only).
+usa's e^{c_i ln 2} overflows only where the exact maximum's does (it is at most e^300 otherwise); an overflow is
+an ``inf`` in the result, which the caller reports.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from numerics.core._member_kernels import _OPTS, LANES, exp_nonpos, exp_row
+from numerics.core._member_kernels import _OPTS, LANES, LN2, exp2_nonpos, exp_row
 
-#: largest 2 c_i for which row i keeps the bound as shift: its weights are then >= e^-600 = 2.6e-261 (normal)
+#: largest 2 c_i ln 2 for which row i keeps the bound as shift: its weights are then >= e^-600 = 2.6e-261
 GAP = 600.0
+LOG2E = 1.4426950408889634  # log2(e) rounded
 
 
 @njit(**_OPTS)
@@ -46,16 +49,17 @@ def _logit(q, kk, i, j, b):
 
 @njit(**_OPTS)
 def _row_sums(q, kk, u, i, kmax, shift, top, num, den):
-    """num[a, b] = sum_j e^{s_ij - shift_b} u_j[a] and den[b] = sum_j e^{s_ij - shift_b} (j in order) for row i
-    of every lane b, with shift[b] the bound c_i (or the exact row maximum where 2 c_i > GAP)."""
+    """num[a, b] = sum_j 2^{z_ij - shift_b} u_j[a] and den[b] = sum_j 2^{z_ij - shift_b} (j in order) for row i
+    of every lane b, with shift[b] the bound c_i (or the exact row maximum where 2 c_i ln 2 > GAP)."""
     n, k, m = kk.shape
+    limit = 0.5 * GAP * LOG2E
     exact = False
     for b in range(m):
         nq = q[i, 0, b] * q[i, 0, b]
         for a in range(1, k):
             nq += q[i, a, b] * q[i, a, b]
         shift[b] = np.sqrt(nq) * kmax[b]
-        exact |= shift[b] > 0.5 * GAP
+        exact |= shift[b] > limit
     if exact:
         for b in range(m):
             top[b] = _logit(q, kk, i, 0, b)
@@ -63,24 +67,39 @@ def _row_sums(q, kk, u, i, kmax, shift, top, num, den):
             for b in range(m):
                 top[b] = max(top[b], _logit(q, kk, i, j, b))
         for b in range(m):
-            if shift[b] > 0.5 * GAP:
+            if shift[b] > limit:
                 shift[b] = top[b]
     for a in range(k):
         for b in range(m):
             num[a, b] = 0.0
     for b in range(m):
         den[b] = 0.0
-    if k == 2:  # the issue's heads: the loop body written out, so that it vectorises over the lanes
+    if k == 2:
+        # the issue's heads, written out so that the loop vectorises over the lanes; lanes b and b + m // 2 in one
+        # iteration, so that two vectors share the exp's constants (which do not all fit in registers: measured
+        # 14 % faster than one vector per iteration; four vectors spill). An odd last lane takes the same
+        # operations alone (a member's bits must not depend on its block).
+        half = m // 2
         for j in range(n):
-            for b in range(m):
-                w = exp_nonpos(q[i, 0, b] * kk[j, 0, b] + q[i, 1, b] * kk[j, 1, b] - shift[b])
+            for b in range(half):
+                c = b + half
+                w = exp2_nonpos(q[i, 0, b] * kk[j, 0, b] + q[i, 1, b] * kk[j, 1, b] - shift[b])
+                v = exp2_nonpos(q[i, 0, c] * kk[j, 0, c] + q[i, 1, c] * kk[j, 1, c] - shift[c])
                 den[b] += w
                 num[0, b] += w * u[j, 0, b]
                 num[1, b] += w * u[j, 1, b]
+                den[c] += v
+                num[0, c] += v * u[j, 0, c]
+                num[1, c] += v * u[j, 1, c]
+            for c in range(2 * half, m):
+                v = exp2_nonpos(q[i, 0, c] * kk[j, 0, c] + q[i, 1, c] * kk[j, 1, c] - shift[c])
+                den[c] += v
+                num[0, c] += v * u[j, 0, c]
+                num[1, c] += v * u[j, 1, c]
     else:
         for j in range(n):
             for b in range(m):
-                w = exp_nonpos(_logit(q, kk, i, j, b) - shift[b])
+                w = exp2_nonpos(_logit(q, kk, i, j, b) - shift[b])
                 den[b] += w
                 for a in range(k):
                     num[a, b] += w * u[j, a, b]
@@ -140,20 +159,33 @@ def _block_field(Xg, Q, K, V, W, cg, usa, Og):
     for h in range(H):
         Qh, Kh = Q[h], K[h]
         Vh, Wh = V[h], W[h]
-        # the rank-k factors of every row: q_i = beta c Q_h x_i, k_j = K_h x_j, u_j = V_h x_j
+        # the rank-k factors of every row: q_i = log2(e) beta c Q_h x_i, k_j = K_h x_j, u_j = V_h x_j
+        # (three columns of x per pass: a third of the loads and stores of the sums)
         for i in range(n):
             for a in range(k):
                 for b in range(m):
                     q[i, a, b] = Qh[a, 0] * Xg[i, 0, b]
                     kk[i, a, b] = Kh[a, 0] * Xg[i, 0, b]
                     u[i, a, b] = Vh[a, 0] * Xg[i, 0, b]
-                for c in range(1, d):
+                c = 1
+                while c + 3 <= d:
+                    q0, q1, q2 = Qh[a, c], Qh[a, c + 1], Qh[a, c + 2]
+                    k0, k1, k2 = Kh[a, c], Kh[a, c + 1], Kh[a, c + 2]
+                    v0, v1, v2 = Vh[a, c], Vh[a, c + 1], Vh[a, c + 2]
+                    for b in range(m):
+                        x0, x1, x2 = Xg[i, c, b], Xg[i, c + 1, b], Xg[i, c + 2, b]
+                        q[i, a, b] += (q0 * x0 + q1 * x1) + q2 * x2
+                        kk[i, a, b] += (k0 * x0 + k1 * x1) + k2 * x2
+                        u[i, a, b] += (v0 * x0 + v1 * x1) + v2 * x2
+                    c += 3
+                while c < d:
                     for b in range(m):
                         q[i, a, b] += Qh[a, c] * Xg[i, c, b]
                         kk[i, a, b] += Kh[a, c] * Xg[i, c, b]
                         u[i, a, b] += Vh[a, c] * Xg[i, c, b]
+                    c += 1
                 for b in range(m):
-                    q[i, a, b] *= cg[b]
+                    q[i, a, b] *= cg[b] * LOG2E
         # max_j |k_j| of every lane, for the rows' shifts
         for b in range(m):
             kmax[b] = 0.0
@@ -164,9 +196,9 @@ def _block_field(Xg, Q, K, V, W, cg, usa, Og):
             kmax[b] = np.sqrt(kmax[b])
         for i in range(n):
             _row_sums(q, kk, u, i, kmax, shift, top, num, den)
-            if usa:  # a = (sum_j w_ij u_j) e^{shift} / n; e^{shift} is inf when it overflows (the caller reports it)
+            if usa:  # a = (sum_j w_ij u_j) e^{shift ln 2} / n; that is inf when it overflows (the caller reports it)
                 for b in range(m):
-                    top[b] = shift[b]
+                    top[b] = shift[b] * LN2
                 exp_row(top, KD, m)
                 for a in range(k):
                     for b in range(m):

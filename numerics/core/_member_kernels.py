@@ -29,8 +29,9 @@ _OPTS = dict(cache=True, fastmath={"contract"}, nogil=True, error_model="numpy",
 #: conversion, which AVX2 cannot vectorise for 64-bit integers)
 SHIFTER = 6755399441055744.0
 SHIFT_BITS = 0x4338000000000000  # the bits of SHIFTER: bits(k + SHIFTER) = SHIFT_BITS + k for |k| < 2^51
-#: lower clamp of :func:`exp_nonpos`: e^-708 = 3.3e-308 is still a normal double
-X_FLOOR = -708.0
+#: lower clamp of :func:`exp2_nonpos`: 2^-1020 = 8.9e-308 is still a normal double (and 2^k by the bits is exact)
+Z_FLOOR = -1020.0
+LN2 = 0.6931471805599453  # ln 2 rounded
 
 
 @intrinsic
@@ -51,18 +52,20 @@ def _from_bits(typingctx, i):
 
 
 @njit(**_OPTS)
-def exp_nonpos(x):
-    """e^x for x <= 0 (x below -708 gives e^-708, a normal double under 3.4e-308; callers' weights are
-    relative to a largest one of at least e^-600, see :mod:`numerics.core._member_heads`), inlined into the
-    caller's loop: the reduction of :func:`exp_row` (x = k ln 2 + r, k by the shifter), e^r = 1 + (r + r^2 t(r))
-    with the degree-9 fit :data:`EXP_T` of t summed by Estrin's scheme (a dependency chain of about 7
-    operations instead of Horner's 13: a vectorised Horner is limited by how many of its long chains this
-    machine's out-of-order window holds), and 2^k assembled from the shifter's integer bits by :func:`_bits`. Within 1 ulp
-    of mpmath (tests/numerics/test_core_member_heads.py)."""
-    y = max(x, X_FLOOR)
-    kd = y * LOG2E + SHIFTER
-    kf = kd - SHIFTER
-    r = (y - kf * LN2_HI) - kf * LN2_LO
+def exp2_nonpos(z):
+    """2^z for z <= 0 (z below -1020 gives 2^-1020, a normal double under 9e-307; callers' weights are relative
+    to a largest one of at least 2^-866, see :mod:`numerics.core._member_heads`), inlined into the caller's loop.
+
+    z = k + f with k = round(z) by the shifter and f = z - k in [-1/2, 1/2] exactly (Sterbenz); e^r with
+    r = f ln 2 is 1 + (r + r^2 t(r)), the degree-9 fit :data:`EXP_T` of t summed by Estrin's scheme (a dependency
+    chain of about 7 operations instead of Horner's 13: a vectorised Horner is limited by how many of its long
+    chains this machine's out-of-order window holds), and 2^k is assembled from the shifter's integer bits by
+    :func:`_bits`. Base 2 saves :func:`exp_row`'s two-part reduction x - k ln 2: the callers scale their logits
+    by log2(e) instead (one rounding, counted in their bounds). Within 1 ulp of mpmath
+    (tests/numerics/test_core_member_heads.py)."""
+    z = max(z, Z_FLOOR)
+    kd = z + SHIFTER
+    r = (z - (kd - SHIFTER)) * LN2
     r2 = r * r
     r4 = r2 * r2
     r8 = r4 * r4
@@ -105,11 +108,11 @@ def exp_array(x):
 
 
 @njit(**_OPTS)
-def exp_nonpos_array(x):
-    """:func:`exp_nonpos` of every entry of a 1-D array (for tests against mpmath)."""
-    out = np.empty_like(x)
-    for q in range(x.size):
-        out[q] = exp_nonpos(x[q])
+def exp2_nonpos_array(z):
+    """:func:`exp2_nonpos` of every entry of a 1-D array (for tests against mpmath)."""
+    out = np.empty_like(z)
+    for q in range(z.size):
+        out[q] = exp2_nonpos(z[q])
     return out
 
 

@@ -255,16 +255,17 @@ def heads_rounding_bound(beta, heads, n: int) -> float:
     (:func:`numerics.core._member_heads.heads_field`) from the NumPy path's (:func:`batch_block_velocity`), sa;
     for usa multiply by the largest (1/n) sum_j e^{s_ij} of the member (the size of its unnormalised sums).
 
-    Per head h (both paths, |x| = 1): a logit is a chain of at most 2d + k + 1 roundings of terms bounded by
+    Per head h (both paths, |x| = 1): a logit is a chain of at most 2d + k + 2 roundings of terms bounded by
     |beta| c |x_i|^T |Q_h|^T |K_h| |x_j| <= |beta| c m_h, m_h = || |Q_h|^T |K_h| ||_2 (the NumPy path forms
-    beta c K_h^T Q_h x_i and dots it with x_j, the kernel dots beta c Q_h x_i with K_h x_j); subtracting the
-    shift adds a rounding of a number <= |beta| c (m_h + max(m_h, n_h)), n_h = ||Q_h||_2 ||K_h||_2 (the NumPy
-    path's shift is the row maximum, <= |beta| c m_h; the kernel's is the bound |q_i| max_j |k_j| <= |beta| c n_h
-    or the row maximum; which shift is used cancels up to these roundings). e^{logit} turns that absolute error
-    into a relative one of the weight; both exps are within 2 ulp (the kernel's clamp at -708 changes weights
-    below e^-708 of the largest, by less than n e^-708 of the sum); sums of n positive weights in another order
-    add (n - 1) eps: each weight sum is within
-    rho_h = 2 (((2d + k + 2) m_h + max(m_h, n_h)) eps |beta| c + 4 eps + (n - 1) eps) of the other path's,
+    beta c K_h^T Q_h x_i and dots it with x_j, the kernel dots log2(e) beta c Q_h x_i with K_h x_j: one rounding
+    more); subtracting the shift adds a rounding of a number <= |beta| c (m_h + max(m_h, n_h)),
+    n_h = ||Q_h||_2 ||K_h||_2 (the NumPy path's shift is the row maximum, <= |beta| c m_h; the kernel's is the
+    bound |q_i| max_j |k_j| <= |beta| c n_h or the row maximum; which shift is used cancels up to these
+    roundings, and usa's e^{shift ln 2} rounds a number <= |beta| c max(m_h, n_h) once more). e^{logit} turns
+    that absolute error into a relative one of the weight; both exps are within 2 ulp (the kernel's clamp at
+    2^-1020 changes weights below 2^-1020 of the largest, by less than n 2^-1020 of the sum); sums of n
+    positive weights in another order add (n - 1) eps: each weight sum is within
+    rho_h = 2 (((2d + k + 3) m_h + 2 max(m_h, n_h)) eps |beta| c + 4 eps + (n - 1) eps) of the other path's,
     relative to the sum of |terms| (both sides counted). The head's average (numerator and
     denominator: 2 rho_h) then goes through V_h and W_h (d + k + 2 roundings on each side) into components
     bounded by w_h = max_c sum_e (|W_h|^T |V_h|)_{ce} (the averaged |x_e| <= 1). Heads are added in order (H
@@ -278,7 +279,7 @@ def heads_rounding_bound(beta, heads, n: int) -> float:
         m_h = float(np.linalg.norm(np.abs(heads.Q[h]).T @ np.abs(heads.K[h]), 2))
         n_h = float(np.linalg.norm(heads.Q[h], 2) * np.linalg.norm(heads.K[h], 2))
         w_h = float(np.max((np.abs(heads.W[h]).T @ np.abs(heads.V[h])).sum(axis=1)))
-        rho = 2.0 * (((2 * d + k + 2) * m_h + max(m_h, n_h)) * eps * b + 4.0 * eps + (n - 1) * eps)
+        rho = 2.0 * (((2 * d + k + 3) * m_h + 2.0 * max(m_h, n_h)) * eps * b + 4.0 * eps + (n - 1) * eps)
         total += w_h * (2.0 * rho + 2.0 * (d + k + 2) * eps + H * eps)
     return (1.0 + math.sqrt(d)) * total
 

@@ -153,26 +153,25 @@ def test_cli_runs_heads_with_numba_and_refuses_a_mask_in_one_line(tmp_path, caps
     assert not (tmp_path / "no.npz").exists()
 
 
-def test_exp_nonpos_within_one_ulp_of_mpmath():
-    """The inlined exp of the several-head kernel (reduction, the degree-9 fit of t(r) = (e^r - 1 - r) / r^2 by
-    Estrin's scheme, 2^k from the bits) against mpmath at 120 bits, over the ranges the kernel feeds it: the
-    weights' logits (to -600), tiny arguments, the reduction's boundaries ±ln(2)/2 and the clamp at -708.
-    Measured 1.00 ulp; heads_rounding_bound allows 2."""
+def test_exp2_nonpos_within_one_ulp_of_mpmath():
+    """The inlined 2^z of the several-head kernel (z = k + f by the shifter, e^{f ln 2} by the degree-9 fit of
+    t(r) = (e^r - 1 - r) / r^2 summed by Estrin's scheme, 2^k from the bits) against mpmath at 120 bits, over the
+    ranges the kernel feeds it: the weights' logits (to -866), tiny arguments, the rounding boundaries at half
+    integers and the clamp at -1020. Measured 1.00 ulp; heads_rounding_bound allows 2."""
     import mpmath
 
-    from numerics.core._member_kernels import exp_nonpos_array
+    from numerics.core._member_kernels import exp2_nonpos_array
 
     rng = np.random.default_rng(3)
-    half = np.log(2) / 2
-    xs = np.concatenate([-rng.random(6000) * 30, -rng.random(2000) * 600, -rng.random(1000) * 1e-6, [0.0, -0.0],
-                         -half + rng.uniform(-1e-12, 1e-12, 200), -3 * half + rng.uniform(-1e-12, 1e-12, 200),
-                         -rng.uniform(700, 708, 200)])
+    zs = np.concatenate([-rng.random(6000) * 40, -rng.random(2000) * 866, -rng.random(1000) * 1e-6, [0.0, -0.0],
+                         -0.5 + rng.uniform(-1e-12, 1e-12, 200), -7.5 + rng.uniform(-1e-12, 1e-12, 200),
+                         -rng.uniform(1000, 1020, 200)])
     with mpmath.workprec(120):
-        exact = np.array([float(mpmath.exp(mpmath.mpf(float(v)))) for v in xs])
-    ulps = np.abs(exp_nonpos_array(xs) - exact) / np.spacing(exact)
+        exact = np.array([float(mpmath.power(2, mpmath.mpf(float(v)))) for v in zs])
+    ulps = np.abs(exp2_nonpos_array(zs) - exact) / np.spacing(exact)
     assert ulps.max() <= 1.0, f"measured {ulps.max():.2f} ulp, allowed 1"
-    # below the clamp: e^-708 (a normal double), not 0
-    assert exp_nonpos_array(np.array([-800.0]))[0] == pytest.approx(np.exp(-708.0), rel=2 * EPS)
+    # below the clamp: 2^-1020 (a normal double), not 0
+    assert exp2_nonpos_array(np.array([-1500.0]))[0] == 2.0 ** -1020
 
 
 def test_exp_fit_coefficients_reproduce_and_meet_their_error():
@@ -197,10 +196,10 @@ def test_exp_fit_coefficients_reproduce_and_meet_their_error():
 
 @pytest.mark.parametrize("kind", ["sa", "usa"])
 def test_members_past_the_gap_take_the_exact_maximum(kind):
-    """Members whose shift bound 2 |q_i| max_j |k_j| exceeds GAP (600) take their row's exact maximum: next to
-    small-beta members in the same block, with beta large enough that the bound's weights e^{s - c_i} would
-    all underflow (sa: beta 900, 2 c_i between 6e3 and 1.2e4), the field stays within the rounding bound of the NumPy path
-    and every member has the bits it has alone."""
+    """Members whose shift bound 2 |q_i| max_j |k_j| (natural units) exceeds GAP (600) take their row's exact
+    maximum: next to small-beta members in the same block, with beta large enough that the bound's weights
+    e^{s - c_i} would all underflow (sa: beta 900, 2 c_i between 6e3 and 1.2e4), the field stays within the
+    rounding bound of the NumPy path and every member has the bits it has alone."""
     from numerics.core._member_heads import GAP
 
     heads = random_heads(H=2, d=4, spread=2.0)
