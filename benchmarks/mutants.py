@@ -675,7 +675,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "limit = 0.5 * GAP * LOG2E", "limit = 20.0 * GAP * LOG2E",
      "several-head member kernel: the exact maximum only beyond 40 GAP (the bound's weights underflow before)"),
     ("heads-kernel-shift-sign", "numerics/core/_member_heads.py",
-     " * kk[j, 1, b] - shift[b])", " * kk[j, 1, b] + shift[b])",
+     " * kk[j, 1, b] - shift[b]))", " * kk[j, 1, b] + shift[b]))",
      "several-head member kernel: the shift added to the logits instead of subtracted (in half the lanes)"),
     ("heads-kernel-log2e-dropped", "numerics/core/_member_heads.py",
      "q[i, a, b] *= cg[b] * LOG2E", "q[i, a, b] *= cg[b]",
@@ -687,7 +687,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "SHIFT_BITS + 1023) << 52", "SHIFT_BITS + 1022) << 52",
      "the kernel's inlined exp: 2^(k-1) for 2^k (every weight halved)"),
     ("exp2-nonpos-reduction-ln2", "numerics/core/_member_kernels.py",
-     "r = (z - (kd - SHIFTER)) * LN2", "r = (z - (kd - SHIFTER))",
+     "r = (z - np.rint(z)) * LN2", "r = (z - np.rint(z))",
      "the kernel's inlined exp: e^f for 2^f (the fraction not multiplied by ln 2)"),
     # -- tail: the infinite system's first-order noise and the fold (theory/certified/{tail,first_order,fold}) --
     ("tail-bound-gamma-offset", "theory/certified/tail.py",

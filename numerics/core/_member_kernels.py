@@ -56,7 +56,7 @@ def exp2_nonpos(z):
     """2^z for z <= 0 (z below -1020 gives 2^-1020, a normal double under 9e-307; callers' weights are relative
     to a largest one of at least 2^-866, see :mod:`numerics.core._member_heads`), inlined into the caller's loop.
 
-    z = k + f with k = round(z) by the shifter and f = z - k in [-1/2, 1/2] exactly (Sterbenz); e^r with
+    z = k + f with k = rint(z) (the shifter's integer) and f = z - k in [-1/2, 1/2] exactly (Sterbenz); e^r with
     r = f ln 2 is 1 + (r + r^2 t(r)), the degree-9 fit :data:`EXP_T` of t summed by Estrin's scheme (a dependency
     chain of about 7 operations instead of Horner's 13: a vectorised Horner is limited by how many of its long
     chains this machine's out-of-order window holds), and 2^k is assembled from the shifter's integer bits by
@@ -65,7 +65,7 @@ def exp2_nonpos(z):
     (tests/numerics/test_core_member_heads.py)."""
     z = max(z, Z_FLOOR)
     kd = z + SHIFTER
-    r = (z - (kd - SHIFTER)) * LN2
+    r = (z - np.rint(z)) * LN2  # rint(z) = kd - SHIFTER (both round half to even), off kd's dependency chain
     r2 = r * r
     r4 = r2 * r2
     r8 = r4 * r4
