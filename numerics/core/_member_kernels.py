@@ -52,9 +52,11 @@ def _from_bits(typingctx, i):
 
 
 @njit(**_OPTS)
-def exp2_nonpos(z):
-    """2^z for z <= 0 (z below -1020 gives 2^-1020, a normal double under 9e-307; callers' weights are relative
-    to a largest one of at least 2^-866, see :mod:`numerics.core._member_heads`), inlined into the caller's loop.
+def exp2_nonpos(z, floor):
+    """2^z for z <= 0, inlined into the caller's loop. ``floor``: Z_FLOOR, below which z gives 2^-1020 (a
+    normal double under 9e-307; callers' weights are relative to a largest one of at least 2^-866, see
+    :mod:`numerics.core._member_heads`), or ``None`` where the caller knows z >= -1020 (no clamp: Numba compiles
+    that variant without it).
 
     z = k + f with k = rint(z) (the shifter's integer) and f = z - k in [-1/2, 1/2] exactly (Sterbenz); e^r with
     r = f ln 2 is 1 + (r + r^2 t(r)), the degree-9 fit :data:`EXP_T` of t summed by Estrin's scheme (a dependency
@@ -63,7 +65,8 @@ def exp2_nonpos(z):
     :func:`_bits`. Base 2 saves :func:`exp_row`'s two-part reduction x - k ln 2: the callers scale their logits
     by log2(e) instead (one rounding, counted in their bounds). Within 1 ulp of mpmath
     (tests/numerics/test_core_member_heads.py)."""
-    z = max(z, Z_FLOOR)
+    if floor is not None:
+        z = max(z, floor)
     kd = z + SHIFTER
     r = (z - np.rint(z)) * LN2  # rint(z) = kd - SHIFTER (both round half to even), off kd's dependency chain
     r2 = r * r
@@ -112,7 +115,7 @@ def exp2_nonpos_array(z):
     """:func:`exp2_nonpos` of every entry of a 1-D array (for tests against mpmath)."""
     out = np.empty_like(z)
     for q in range(z.size):
-        out[q] = exp2_nonpos(z[q])
+        out[q] = exp2_nonpos(z[q], Z_FLOOR)
     return out
 
 
