@@ -87,28 +87,16 @@ def _weighted_sums(q, kk, u, i, shift, num, den, floor):
     """The pass over j of :func:`_row_sums` (``floor``: see :func:`numerics.core._member_kernels.exp2_nonpos`)."""
     n, k, m = kk.shape
     if k == 2:
-        # the issue's heads, written out so that the loop vectorises over the lanes; lanes b and b + m // 2 in one
-        # iteration, so that two vectors share the exp's constants (which do not all fit in registers: measured
-        # 14 % faster than one vector per iteration; four vectors spill). An odd last lane takes the same
-        # operations alone (a member's bits must not depend on its block). The shift is folded into the logit's
-        # second product (two dependent FMAs instead of a product, an FMA and a subtraction).
-        half = m // 2
+        # the issue's heads, written out so that the loop vectorises over the lanes; the shift is folded into the
+        # logit's second product (two dependent FMAs instead of a product, an FMA and a subtraction). Two vectors
+        # per iteration (lanes b and b + m/2, sharing the exp's constants) measured 2-5 % faster at 64 lanes but
+        # 3 times slower below 48 lanes (the halves too short for the vectorised loop): not kept.
         for j in range(n):
-            for b in range(half):
-                c = b + half
+            for b in range(m):
                 w = exp2_nonpos(q[i, 0, b] * kk[j, 0, b] + (q[i, 1, b] * kk[j, 1, b] - shift[b]), floor)
-                v = exp2_nonpos(q[i, 0, c] * kk[j, 0, c] + (q[i, 1, c] * kk[j, 1, c] - shift[c]), floor)
                 den[b] += w
                 num[0, b] += w * u[j, 0, b]
                 num[1, b] += w * u[j, 1, b]
-                den[c] += v
-                num[0, c] += v * u[j, 0, c]
-                num[1, c] += v * u[j, 1, c]
-            for c in range(2 * half, m):
-                v = exp2_nonpos(q[i, 0, c] * kk[j, 0, c] + (q[i, 1, c] * kk[j, 1, c] - shift[c]), floor)
-                den[c] += v
-                num[0, c] += v * u[j, 0, c]
-                num[1, c] += v * u[j, 1, c]
     else:
         for j in range(n):
             for b in range(m):
