@@ -304,7 +304,9 @@ class _ZonalQuadrature:
         return out
 
 
-def _dims(d: int, L: int) -> list[int]:
+def harmonic_dimensions(d: int, L: int) -> list[int]:
+    """N_l = dim H_l, the dimension of the spherical harmonics of degree l on S^{d-1}, for l = 1..L:
+    C(l + d - 1, d - 1) - C(l + d - 3, d - 1) (the second term for l >= 2); N_l = 2 on the circle (d = 2)."""
     from math import comb
 
     return [comb(l + d - 1, d - 1) - (comb(l + d - 3, d - 1) if l >= 2 else 0) if d > 2 else 2 for l in range(1, L + 1)]
@@ -322,7 +324,7 @@ def first_order_noise_mp(d: int, g, D0, m0, *, dps: int = 30, degree: int = 6, t
     with mp.workdps(dps + 10):
         L = len(m0)
         gg = [mp.mpf(x) for x in g]
-        N = [mp.mpf(n) for n in _dims(d, L)]
+        N = [mp.mpf(n) for n in harmonic_dimensions(d, L)]
         q = _ZonalQuadrature(d, L, degree)
         z = [mp.mpf(x) for x in m0] + [mp.mpf(D0)]
         tol = mp.mpf(10) ** (-dps) if tol is None else mp.mpf(tol)

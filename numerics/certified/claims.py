@@ -17,7 +17,8 @@ and a proof, checked to contain the independent 50-digit mpmath value and to be 
 - certified.strict-saddles: simplex and cross-polytope on S^{d-1}, d = 3..8: a positive Hessian eigenvalue
   (an ascent direction of E, so unstable) on the whole of (0, 20]; every non-rotation eigenvalue is > 0 there.
 - certified.longcontext-*, certified.noise-first-order*, certified.noise-fold, certified.landau-quartic*: the
-  transitions (numerics.certified.claims_transitions).
+  transitions (numerics.certified.claims_transitions: long contexts; numerics.certified.claims_noise: the noisy
+  transitions).
 """
 from __future__ import annotations
 
@@ -272,4 +273,5 @@ def check_strict_saddles() -> CheckResult:
                           "beta interval": "(0, 20]"})
 
 
-from numerics.certified import claims_transitions  # noqa: E402,F401  (registers the transition certificates)
+from numerics.certified import claims_transitions  # noqa: E402,F401  (registers the long-context certificates)
+from numerics.certified import claims_noise  # noqa: E402,F401  (registers the noisy-transition certificates)

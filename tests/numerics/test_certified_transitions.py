@@ -1,5 +1,5 @@
 """Certificates of the long-context transition and the noisy first-order transition (numerics.certified
-.claims_transitions, theory.certified.longcontext / first_order / landau): issued on small cases, each containing
+.claims_transitions and .claims_noise, theory.certified.longcontext / first_order / landau): issued on small cases, each containing
 the independent mpmath value; planted errors (a wrong sign, a wrong Bessel order, a float shortcut, a bound too
 tight) make them FAIL or refuse them. The full claims run in ``attnflow verify`` and in the slow tests."""
 from __future__ import annotations
@@ -9,6 +9,7 @@ import pytest
 import sympy as sp
 from flint import fmpq
 
+import numerics.certified.claims_noise as cn
 import numerics.certified.claims_transitions as ct
 import theory.certified.first_order as fo
 import theory.certified.landau as landau
@@ -79,12 +80,12 @@ def test_wrong_self_weight_misses_the_reference(monkeypatch):
 
 
 # -- the noisy first-order transition ----------------------------------------------------------------------------
-SMALL = {**ct.FIRST_ORDER_CASE, "L": 6, "infinite": False}
+SMALL = {**cn.FIRST_ORDER_CASE, "L": 6, "infinite": False}
 
 
 def _small_first_order():
     ledger = ct.Ledger("test")
-    got = ct._first_order(ledger, SMALL)
+    got = cn._first_order(ledger, SMALL)
     return ledger, got
 
 
@@ -126,7 +127,7 @@ def test_a_float_beta_refuses_the_first_order_certificate():
     with pytest.raises(FloatingPointRefused):
         fo.truncated_model(3, 3.0, 4)
     ledger = ct.Ledger("test")
-    ct._first_order(ledger, {**SMALL, "beta": 3.0})
+    cn._first_order(ledger, {**SMALL, "beta": 3.0})
     assert ledger.problems and "FloatingPointRefused" in ledger.problems[0]
 
 
@@ -140,7 +141,7 @@ def test_quartic_changes_sign_at_beta_star():
     signs = landau.quartic_sign_map(3, "1", "3")
     assert [s for _, s, _ in signs.runs] == [1, -1]
     with mp.workdps(60):
-        ref = ct.reference_noise_threshold(3)
+        ref = cn.reference_noise_threshold(3)
         assert ct.as_mpf(signs.zero.enclosure.lo) <= ref <= ct.as_mpf(signs.zero.enclosure.hi)
 
 
@@ -151,7 +152,7 @@ def test_planted_wrong_bessel_order_moves_the_quartic_zero(monkeypatch):
     try:
         signs = landau.quartic_sign_map(3, "1/2", "6")
         with mp.workdps(60):
-            ref = ct.reference_noise_threshold(3)
+            ref = cn.reference_noise_threshold(3)
             assert not ct.as_mpf(signs.zero.enclosure.lo) <= ref <= ct.as_mpf(signs.zero.enclosure.hi)
     except CertificateRefused:
         pass
@@ -168,9 +169,9 @@ def test_sign_outside_the_zero_is_checked():
 # -- the full claims (each also runs in `attnflow verify`) ---------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("check", [ct.check_longcontext_critical_gamma, ct.check_longcontext_critical_limit,
-                                   ct.check_longcontext_poisson_constant, ct.check_noise_first_order,
-                                   ct.check_landau_quartic, ct.check_landau_quartic_full,
-                                   ct.check_noise_first_order_truncation, ct.check_noise_fold],
+                                   ct.check_longcontext_poisson_constant, cn.check_noise_first_order,
+                                   cn.check_landau_quartic, cn.check_landau_quartic_full,
+                                   cn.check_noise_first_order_truncation, cn.check_noise_fold],
                          ids=lambda f: f.__name__)
 def test_transition_certificates_are_issued(check):
     r = check()
@@ -194,7 +195,7 @@ def test_fold_contains_the_continuation_fold():
     continuation (L = 32, fold refined by Brent): inside the enclosure up to the continuation's stated accuracy."""
     from numerics.noise.transitions import mode_transition
 
-    r = ct.check_noise_fold()
+    r = cn.check_noise_fold()
     assert r.status == "certified", r.details.get("problems")
     tr = mode_transition(3, 3.0, 1)
     mid, width = float(r.details["numbers"]["D_fold:mid"]), float(r.details["numbers"]["D_fold:width"])

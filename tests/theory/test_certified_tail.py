@@ -13,7 +13,7 @@ from flint import arb, fmpq
 import theory.certified.first_order as fo
 from theory.certified.balls import CertificateRefused, FloatingPointRefused, exact, working_precision
 from theory.certified.tail import coupling_upper_bound, tail_weight_bound
-from theory.noise_global import _dims, zonal_polynomial
+from theory.noise_global import harmonic_dimensions, zonal_polynomial
 
 D3, BETA = 3, 3
 #: central differences at h = 1e-15 with 40 digits: rounding 1e-40/1e-15 = 1e-25, truncation h^2 ~ 1e-30
@@ -51,7 +51,7 @@ def test_tail_bound_covers_the_whole_tail_and_is_tight(d, L):
     """S_L >= sum_{l=L+1}^{L+120} w_l (the rest is below 1e-100 here), and S_L within a factor 1.5 of it."""
     with mp.workdps(40), working_precision(128):
         tb = tail_weight_bound(d, "3", L)
-        N = _dims(d, L + 120)
+        N = harmonic_dimensions(d, L + 120)
         exact = mp.fsum(_g(d, BETA, l) * N[l - 1] for l in range(L + 1, L + 121))
         S = mp.mpf(tb.bound.upper().str(45, radius=False))
         assert exact <= S < mp.mpf("1.5") * exact, (exact, S)
@@ -86,7 +86,7 @@ def _gauss_legendre():
 def _mp_system(psi, q, m, D):
     """F(m, D; psi, q) of the infinite system with the tail frozen to the function psi and sum_{l>L} w_l m_l^2
     = q, by mpmath quadrature on S^2 (t uniform on [-1, 1]): the module doc's equations, written again here."""
-    w = [_g(D3, BETA, l) * n for l, n in zip(range(1, L_SMALL + 1), _dims(D3, L_SMALL))]  # P_l = Legendre on S^2
+    w = [_g(D3, BETA, l) * n for l, n in zip(range(1, L_SMALL + 1), harmonic_dimensions(D3, L_SMALL))]  # P_l = Legendre on S^2
 
     def phi(x):
         return (mp.fsum(w[l - 1] * m[l - 1] * mp.legendre(l, x) for l in range(1, L_SMALL + 1)) + psi(x)) / D

@@ -76,7 +76,7 @@ def _coupling_expr(d: int, l: int):  # noqa: E741 - degree
 
 def truncated_model(d: int, beta, L: int) -> TruncatedModel:
     """The truncated model (odd d >= 3: the weight is a polynomial, so every integrand is entire)."""
-    from theory.noise_global import _dims, zonal_polynomial
+    from theory.noise_global import harmonic_dimensions, zonal_polynomial
 
     if isinstance(d, bool) or not isinstance(d, int) or d < 3 or d % 2 == 0:
         raise ValueError(f"the certified first-order noise needs an odd d >= 3 (entire integrands), got {d!r}")
@@ -96,7 +96,7 @@ def truncated_model(d: int, beta, L: int) -> TruncatedModel:
     weight = sp.Poly(sp.expand(c_d * (1 - t ** 2) ** ((d - 3) // 2)), t)
     density = tuple(fmpq(int(c.p), int(c.q)) for c in reversed(weight.all_coeffs()))
     g = tuple(_coupling_expr(d, l)(arb(b)) for l in range(1, L + 1))  # noqa: E741
-    w = tuple(gi * n for gi, n in zip(g, _dims(d, L)))
+    w = tuple(gi * n for gi, n in zip(g, harmonic_dimensions(d, L)))
     return TruncatedModel(d, b, L, tuple(coefficients), w, g, density)
 
 

@@ -32,9 +32,9 @@ from .balls import CertificateRefused, exact
 
 
 def _dim(d: int, l: int) -> int:  # noqa: E741 - degree
-    from theory.noise_global import _dims
+    from theory.noise_global import harmonic_dimensions
 
-    return _dims(d, l)[-1]
+    return harmonic_dimensions(d, l)[-1]
 
 
 def _check(d, beta):
