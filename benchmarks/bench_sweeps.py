@@ -112,15 +112,21 @@ def busy_core_seconds() -> float:
 
 
 class Phase:
-    """Wall time of a block of code and the machine's average busy cores during it."""
+    """Wall time of a block of code and the machine's average busy cores during it; says on stderr when the phase
+    starts and how long it took (the phases take 10-60 s each)."""
+
+    def __init__(self, name: str):
+        self.name = name
 
     def __enter__(self):
+        print(f"  {self.name} ...", file=sys.stderr, flush=True)
         self.busy0, self.start = busy_core_seconds(), time.perf_counter()
         return self
 
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.start
         self.cores = (busy_core_seconds() - self.busy0) / self.seconds
+        print(f"  {self.name}: {self.seconds:.1f} s", file=sys.stderr, flush=True)
         return False
 
 
@@ -132,6 +138,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=256, help="tokens per cell (default 256; t_end is calibrated)")
     args = ap.parse_args()
     n = args.n
+    print(f"  calibrating t_end for {args.seconds_per_cell:g} s cells (n = {n}) ...", file=sys.stderr, flush=True)
     t_end = calibrate(n, args.block, args.seconds_per_cell)
     spec = spec_for(n, args.cells, t_end)
     load = os.getloadavg()[0]
@@ -141,10 +148,10 @@ def main() -> None:
 
         chunks, _ = store_layout(spec, args.block)
         blocks = blocks_of(spec.cells(), chunks)
-        with Phase() as bare_phase:
+        with Phase("bare loop") as bare_phase:
             results = [runner.run_block(spec.to_json(), block) for block in blocks]
         bare = bare_phase.seconds
-        with Phase() as two_bare:   # its seconds include spawning the children: their own span is timed inside
+        with Phase("two bare processes") as two_bare:   # its seconds include spawning the children: their own span is timed inside
             two_wall = two_bare_processes(spec.to_json(), blocks)
         rows = [("bare loop", bare, bare_phase.cores, 1), ("two bare processes", two_wall, two_bare.cores, 2)]
         # the store's share alone: writing the finished blocks, one region each (no simulation noise in it)
@@ -153,13 +160,13 @@ def main() -> None:
         for result in results:
             store.write_block(result)
         writes = (time.perf_counter() - start) / args.cells
-        with Phase() as phase:
+        with Phase("synchronous sweep + store") as phase:
             report = runner.run_sweep(spec, os.path.join(tmp, "sync.zarr"), scheduler="synchronous", progress=quiet,
                                       block=args.block)
         rows.append(("synchronous + store", report.seconds - report.setup_seconds, phase.cores, 1))
         startup = {0: report.setup_seconds}
         for workers in (1, 2):
-            with Phase() as phase:
+            with Phase(f"local cluster, {workers} worker{'s' if workers > 1 else ''}") as phase:
                 report = runner.run_sweep(spec, os.path.join(tmp, f"local{workers}.zarr"), scheduler="local",
                                           workers=workers, progress=quiet, block=args.block)
             startup[workers] = report.setup_seconds
