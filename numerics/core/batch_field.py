@@ -404,7 +404,8 @@ def _heads_lanes(X: np.ndarray, heads, beta, kind: str) -> np.ndarray:
     out = np.empty_like(X)
     heads_field(np.ascontiguousarray(X, dtype=float), heads.Q, heads.K, heads.V, heads.W, coef, kind == "usa", out)
     if not np.all(np.isfinite(out)):
-        raise InputError(f"usa attention weights overflow for beta={_largest(beta):g}")
+        raise InputError(f"usa attention weights overflow for beta={_largest(beta):g}" if kind == "usa" else
+                         f"the several-head field is not finite for beta={_largest(beta):g} (non-finite states?)")
     return out
 
 
