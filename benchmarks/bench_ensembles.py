@@ -194,7 +194,8 @@ def main() -> None:
                "max_diff_ensemble_loop": diff("ensemble", "loop", loop),
                "max_diff_numba_ensemble": diff("numba", "ensemble"),
                "max_diff_numba_loop": diff("numba", "loop", loop),
-               "max_diff_ensemble_torch": diff("ensemble", "torch")}
+               "max_diff_ensemble_torch": diff("ensemble", "torch"),
+               "max_diff_numba_torch": diff("numba", "torch")}
         rows.append(row)
         if not args.json:
             def fmt(v, spec):
@@ -206,7 +207,7 @@ def main() -> None:
                   f"numba/torch {fmt(row['numba_over_torch'], '.2f')}x  max |diff| ensemble-loop "
                   f"{fmt(row['max_diff_ensemble_loop'], '.1e')} numba-ensemble {fmt(row['max_diff_numba_ensemble'], '.1e')} "
                   f"numba-loop {fmt(row['max_diff_numba_loop'], '.1e')} ensemble-torch "
-                  f"{fmt(row['max_diff_ensemble_torch'], '.1e')}",
+                  f"{fmt(row['max_diff_ensemble_torch'], '.1e')} numba-torch {fmt(row['max_diff_numba_torch'], '.1e')}",
                   flush=True)
     load_after = os.getloadavg()
     out = {"rows": rows, "t_end": T_END, "dt": DT, "rounds": args.rounds, "load_average_before": load_before,
