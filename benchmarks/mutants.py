@@ -666,7 +666,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "top[b] /= den[b]", "top[b] /= 2.0 * den[b]",
      "several-head member kernel: half the normal component removed by the tangent projection"),
     ("heads-kernel-scale-dropped", "numerics/core/batch_field.py",
-     "(B,)) * heads.scale", "(B,))",
+     "_member_betas(beta, B) * heads.scale", "_member_betas(beta, B)",
      "several-head member kernel called without the heads' score scale 1/sqrt(k)"),
     ("heads-kernel-exact-shift-dropped", "numerics/core/_member_heads.py",
      "                shift[b] = top[b]", "                pass",

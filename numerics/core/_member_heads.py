@@ -31,11 +31,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from numerics.core._member_kernels import _OPTS, LANES, LN2, Z_FLOOR, exp2_nonpos, exp_row
+from numerics.core._member_kernels import _OPTS, LANES, LN2, LOG2E, Z_FLOOR, exp2_nonpos, exp_row
 
 #: largest 2 c_i ln 2 for which row i keeps the bound as shift: its weights are then >= e^-600 = 2.6e-261
 GAP = 600.0
-LOG2E = 1.4426950408889634  # log2(e) rounded
 
 
 @njit(**_OPTS)

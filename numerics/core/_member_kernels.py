@@ -8,6 +8,8 @@ n-wide tiles; every loop is a long contiguous one over members.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
@@ -31,7 +33,7 @@ SHIFTER = 6755399441055744.0
 SHIFT_BITS = 0x4338000000000000  # the bits of SHIFTER: bits(k + SHIFTER) = SHIFT_BITS + k for |k| < 2^51
 #: lower clamp of :func:`exp2_nonpos`: 2^-1020 = 8.9e-308 is still a normal double (and 2^k by the bits is exact)
 Z_FLOOR = -1020.0
-LN2 = 0.6931471805599453  # ln 2 rounded
+LN2 = math.log(2.0)  # ln 2 rounded (one double; exp_row's reduction uses the split LN2_HI + LN2_LO)
 
 
 @intrinsic

@@ -202,25 +202,21 @@ def _from_lanes(A: np.ndarray, B: int) -> np.ndarray:
     return A.reshape((-1,) + A.shape[2:])[:B]
 
 
-def _member_lanes(X: np.ndarray, beta) -> tuple[np.ndarray, np.ndarray, int]:
-    """``(X, beta)`` of a group of members in the kernels' member-last layout, and the lane count used."""
-    from numerics.core._member_kernels import LANES
-
-    B = X.shape[0]
-    lanes = min(B, LANES)
-    betas = np.broadcast_to(np.asarray(beta, dtype=float).reshape(-1), (B,))
-    return _to_lanes(X, lanes), _to_lanes(betas, lanes), lanes
+def _member_betas(beta, B: int) -> np.ndarray:
+    """beta of each of B members, shape (B,) (a shared scalar broadcast), for the member kernels."""
+    return np.broadcast_to(np.asarray(beta, dtype=float).reshape(-1), (B,))
 
 
 def _identity_lanes(X: np.ndarray, beta, kind: str, scale) -> np.ndarray | None:
     """The projected field for Q = K = V = I with :func:`numerics.core._member_kernels.identity_sums`, in the
     member-last layout from X to the projection (one copy in, one out); ``None`` when some row's weights all
     underflow (sa: then the NumPy path redoes that row with its exact maximum)."""
-    from numerics.core._member_kernels import identity_sums
+    from numerics.core._member_kernels import LANES, identity_sums
 
     _member_kernel()
     B, n, d = X.shape
-    Xl, bl, lanes = _member_lanes(X, beta)
+    lanes = min(B, LANES)
+    Xl, bl = _to_lanes(X, lanes), _to_lanes(_member_betas(beta, B), lanes)
     cl = np.abs(bl) if kind == "sa" else bl.copy()
     acc = np.empty(Xl.shape[:2] + (d + 1, lanes))
     identity_sums(Xl, bl, cl, acc)
@@ -400,7 +396,7 @@ def _heads_lanes(X: np.ndarray, heads, beta, kind: str) -> np.ndarray:
     from numerics.core._member_heads import heads_field
 
     B = X.shape[0]
-    coef = np.broadcast_to(np.asarray(beta, dtype=float).reshape(-1), (B,)) * heads.scale
+    coef = _member_betas(beta, B) * heads.scale
     out = np.empty_like(X)
     heads_field(np.ascontiguousarray(X, dtype=float), heads.Q, heads.K, heads.V, heads.W, coef, kind == "usa", out)
     if not np.all(np.isfinite(out)):
