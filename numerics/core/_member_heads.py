@@ -11,7 +11,10 @@ is evaluated in the heads' rank-k factors: q_i = beta c Q_h x_i, k_j = K_h x_j a
 (:func:`numerics.core.batch_field.batch_block_velocity`, the single system's order) contracts over d for both
 (its logits are <beta c K_h^T Q_h x_i, x_j> and its sums run over [x_j, 1] before V_h and W_h). The members
 are the vector lanes, as in :mod:`numerics.core._member_kernels`: every loop runs over a block of members with
-the same operations on each, so a member's result does not depend on B or on the block it falls in.
+the same operations on each, so a member's result does not depend on B or on the block it falls in. A sum over
+the rank k is a pass over the lanes per term (:func:`_dots`): a loop over k inside the loop over lanes does not
+vectorise, since k is not known when the kernel is compiled (measured 6-10 times slower at k = 1 and 3, and the
+norms of the rows' shifts a tenth of the whole kernel at k = 2).
 
 The logits are formed in base 2, z_ij = <q_i, k_j> with q_i = log2(e) beta c Q_h x_i (one more rounding of
 q_i), and the weights are 2^{z_ij - c_i} (the inlined :func:`numerics.core._member_kernels.exp2_nonpos`, which
@@ -38,33 +41,35 @@ GAP = 600.0
 
 
 @njit(**_OPTS)
-def _logit(q, kk, i, j, b):
-    """<q_i, k_j> of lane b, the k products summed in order."""
-    s = q[i, 0, b] * kk[j, 0, b]
-    for a in range(1, q.shape[1]):
-        s += q[i, a, b] * kk[j, a, b]
-    return s
+def _dots(p, r, i, j, out):
+    """out[b] = <p_i, r_j> of every lane b, the k products summed in order (a pass over the lanes per term: a sum
+    over k inside the lane loop would not vectorise, since k is not known when the kernel is compiled)."""
+    k, m = p.shape[1], p.shape[2]
+    for b in range(m):
+        out[b] = p[i, 0, b] * r[j, 0, b]
+    for a in range(1, k):
+        for b in range(m):
+            out[b] += p[i, a, b] * r[j, a, b]
 
 
 @njit(**_OPTS)
-def _row_sums(q, kk, u, i, kmax, shift, top, num, den):
+def _row_sums(q, kk, u, i, kmax, shift, top, s, num, den):
     """num[a, b] = sum_j 2^{z_ij - shift_b} u_j[a] and den[b] = sum_j 2^{z_ij - shift_b} (j in order) for row i
     of every lane b, with shift[b] the bound c_i (or the exact row maximum where 2 c_i ln 2 > GAP)."""
     n, k, m = kk.shape
     limit = 0.5 * GAP * LOG2E
+    _dots(q, q, i, i, shift)
     exact = False
     for b in range(m):
-        nq = q[i, 0, b] * q[i, 0, b]
-        for a in range(1, k):
-            nq += q[i, a, b] * q[i, a, b]
-        shift[b] = np.sqrt(nq) * kmax[b]
+        shift[b] = np.sqrt(shift[b]) * kmax[b]
+    for b in range(m):
         exact |= shift[b] > limit
     if exact:
-        for b in range(m):
-            top[b] = _logit(q, kk, i, 0, b)
+        _dots(q, kk, i, 0, top)
         for j in range(1, n):
+            _dots(q, kk, i, j, s)
             for b in range(m):
-                top[b] = max(top[b], _logit(q, kk, i, j, b))
+                top[b] = np.maximum(top[b], s[b])
         for b in range(m):
             if shift[b] > limit:
                 shift[b] = top[b]
@@ -76,13 +81,13 @@ def _row_sums(q, kk, u, i, kmax, shift, top, num, den):
     # the weights' clamp is needed only where some lane takes its exact maximum (below the gap every
     # z >= -2 c_i >= -866): without it the loop is one operation shorter
     if exact:
-        _weighted_sums(q, kk, u, i, shift, num, den, Z_FLOOR)
+        _weighted_sums(q, kk, u, i, shift, s, num, den, Z_FLOOR)
     else:
-        _weighted_sums(q, kk, u, i, shift, num, den, None)
+        _weighted_sums(q, kk, u, i, shift, s, num, den, None)
 
 
 @njit(**_OPTS)
-def _weighted_sums(q, kk, u, i, shift, num, den, floor):
+def _weighted_sums(q, kk, u, i, shift, s, num, den, floor):
     """The pass over j of :func:`_row_sums` (``floor``: see :func:`numerics.core._member_kernels.exp2_nonpos`)."""
     n, k, m = kk.shape
     if k == 2:
@@ -98,11 +103,13 @@ def _weighted_sums(q, kk, u, i, shift, num, den, floor):
                 num[1, b] += w * u[j, 1, b]
     else:
         for j in range(n):
+            _dots(q, kk, i, j, s)
             for b in range(m):
-                w = exp2_nonpos(_logit(q, kk, i, j, b) - shift[b], floor)
-                den[b] += w
-                for a in range(k):
-                    num[a, b] += w * u[j, a, b]
+                s[b] = exp2_nonpos(s[b] - shift[b], floor)
+                den[b] += s[b]
+            for a in range(k):
+                for b in range(m):
+                    num[a, b] += s[b] * u[j, a, b]
 
 
 @njit(**_OPTS)
@@ -149,6 +156,7 @@ def _block_field(Xg, Q, K, V, W, cg, usa, Og):
     kmax = np.empty(m)
     shift = np.empty(m)
     top = np.empty(m)
+    s = np.empty(m)
     KD = np.empty(m)
     num = np.empty((k, m))
     den = np.empty(m)
@@ -190,12 +198,13 @@ def _block_field(Xg, Q, K, V, W, cg, usa, Og):
         for b in range(m):
             kmax[b] = 0.0
         for j in range(n):
-            for b in range(m):
-                kmax[b] = max(kmax[b], _logit(kk, kk, j, j, b))
+            _dots(kk, kk, j, j, top)
+            for b in range(m):  # np.maximum: a vector max (the builtin max measured twice as slow here)
+                kmax[b] = np.maximum(kmax[b], top[b])
         for b in range(m):
             kmax[b] = np.sqrt(kmax[b])
         for i in range(n):
-            _row_sums(q, kk, u, i, kmax, shift, top, num, den)
+            _row_sums(q, kk, u, i, kmax, shift, top, s, num, den)
             if usa:  # a = (sum_j w_ij u_j) e^{shift ln 2} / n; that is inf when it overflows (the caller reports it)
                 for b in range(m):
                     top[b] = shift[b] * LN2
@@ -208,11 +217,17 @@ def _block_field(Xg, Q, K, V, W, cg, usa, Og):
                     for b in range(m):
                         num[a, b] /= den[b]
             # W_h^T a_i^h, added head after head (h in order)
-            for c in range(d):
-                for a in range(k):
-                    w = Wh[a, c]
+            if k == 2:  # both terms in one pass over the lanes (the same order: a = 0, then a = 1)
+                for c in range(d):
+                    w0, w1 = Wh[0, c], Wh[1, c]
                     for b in range(m):
-                        Og[i, c, b] += w * num[a, b]
+                        Og[i, c, b] = (Og[i, c, b] + w0 * num[0, b]) + w1 * num[1, b]
+            else:
+                for c in range(d):
+                    for a in range(k):
+                        w = Wh[a, c]
+                        for b in range(m):
+                            Og[i, c, b] += w * num[a, b]
     # the tangent projection v - (<x, v> / <x, x>) x
     for i in range(n):
         for b in range(m):

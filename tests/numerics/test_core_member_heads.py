@@ -46,11 +46,13 @@ def deviation(fast, ref, beta, heads, n, kind, X):
     return float(np.max(np.abs(fast - ref) / bound))
 
 
+@pytest.mark.parametrize("k", [2, 1, 3])
 @pytest.mark.parametrize("kind", ["sa", "usa"])
-def test_heads_field_within_the_rounding_bound(kind):
+def test_heads_field_within_the_rounding_bound(kind, k):
+    """Rank 2 (the issue's heads) takes the kernel's written-out loop; ranks 1 and 3 its general one."""
     rng = np.random.default_rng(5)
     B, n, d = 70, 13, 5  # 70 members: a full block of 64 lanes and a padded one
-    heads = random_heads(d=d, spread=2.0)
+    heads = random_heads(k=k, d=d, spread=2.0)
     X = starts(B, n, d)
     beta = rng.uniform(-3, 6, B)
     fast = batch_field.make_batch_block_field(beta, kind, heads, engine="numba")(X)
@@ -194,15 +196,16 @@ def test_exp_fit_coefficients_reproduce_and_meet_their_error():
     assert worst < 1.2e-16, f"fit error {float(worst):.3g}"
 
 
+@pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("kind", ["sa", "usa"])
-def test_members_past_the_gap_take_the_exact_maximum(kind):
+def test_members_past_the_gap_take_the_exact_maximum(kind, k):
     """Members whose shift bound 2 |q_i| max_j |k_j| (natural units) exceeds GAP (600) take their row's exact
     maximum: next to small-beta members in the same block, with beta large enough that the bound's weights
     e^{s - c_i} would all underflow (sa: beta 900, 2 c_i between 6e3 and 1.2e4), the field stays within the
     rounding bound of the NumPy path and every member has the bits it has alone."""
     from numerics.core._member_heads import GAP
 
-    heads = random_heads(H=2, d=4, spread=2.0)
+    heads = random_heads(H=2, k=k, d=4, spread=2.0)
     X = starts(12, 9, 4)
     beta = np.where(np.arange(12) % 3 == 0, 900.0 if kind == "sa" else 60.0, 1.5)
     scale = heads.scale * np.array([max(np.linalg.norm(X[b] @ heads.Q[h].T, axis=1).max()
