@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from numerics.core._member_kernels import _OPTS, LANES, LN2, LOG2E, Z_FLOOR, exp2_nonpos, exp_row
+from numerics.core._member_kernels import _OPTS, EXP2_CONSTS, LANES, LN2, LOG2E, Z_FLOOR, exp2_nonpos, exp_row
 
 #: largest 2 c_i ln 2 for which row i keeps the bound as shift: its weights are then >= e^-600 = 2.6e-261
 GAP = 600.0
@@ -53,7 +53,7 @@ def _dots(p, r, i, j, out):
 
 
 @njit(**_OPTS)
-def _row_sums(q, kk, u, i, kmax, shift, top, s, num, den):
+def _row_sums(q, kk, u, i, kmax, shift, top, s, num, den, consts):
     """num[a, b] = sum_j 2^{z_ij - shift_b} u_j[a] and den[b] = sum_j 2^{z_ij - shift_b} (j in order) for row i
     of every lane b, with shift[b] the bound c_i (or the exact row maximum where 2 c_i ln 2 > GAP)."""
     n, k, m = kk.shape
@@ -81,13 +81,13 @@ def _row_sums(q, kk, u, i, kmax, shift, top, s, num, den):
     # the weights' clamp is needed only where some lane takes its exact maximum (below the gap every
     # z >= -2 c_i >= -866): without it the loop is one operation shorter
     if exact:
-        _weighted_sums(q, kk, u, i, shift, s, num, den, Z_FLOOR)
+        _weighted_sums(q, kk, u, i, shift, s, num, den, Z_FLOOR, consts)
     else:
-        _weighted_sums(q, kk, u, i, shift, s, num, den, None)
+        _weighted_sums(q, kk, u, i, shift, s, num, den, None, consts)
 
 
 @njit(**_OPTS)
-def _weighted_sums(q, kk, u, i, shift, s, num, den, floor):
+def _weighted_sums(q, kk, u, i, shift, s, num, den, floor, consts):
     """The pass over j of :func:`_row_sums` (``floor``: see :func:`numerics.core._member_kernels.exp2_nonpos`)."""
     n, k, m = kk.shape
     if k == 2:
@@ -97,7 +97,7 @@ def _weighted_sums(q, kk, u, i, shift, s, num, den, floor):
         # 3 times slower below 48 lanes (the halves too short for the vectorised loop): not kept.
         for j in range(n):
             for b in range(m):
-                w = exp2_nonpos(q[i, 0, b] * kk[j, 0, b] + (q[i, 1, b] * kk[j, 1, b] - shift[b]), floor)
+                w = exp2_nonpos(q[i, 0, b] * kk[j, 0, b] + (q[i, 1, b] * kk[j, 1, b] - shift[b]), floor, consts)
                 den[b] += w
                 num[0, b] += w * u[j, 0, b]
                 num[1, b] += w * u[j, 1, b]
@@ -105,7 +105,7 @@ def _weighted_sums(q, kk, u, i, shift, s, num, den, floor):
         for j in range(n):
             _dots(q, kk, i, j, s)
             for b in range(m):
-                s[b] = exp2_nonpos(s[b] - shift[b], floor)
+                s[b] = exp2_nonpos(s[b] - shift[b], floor, consts)
                 den[b] += s[b]
             for a in range(k):
                 for b in range(m):
@@ -113,12 +113,13 @@ def _weighted_sums(q, kk, u, i, shift, s, num, den, floor):
 
 
 @njit(**_OPTS)
-def heads_field(X, Q, K, V, W, coef, usa, out):
+def heads_field(X, Q, K, V, W, coef, usa, out, consts):
     """out[b] = the projected several-head field of member b.
 
     ``X`` (B, n, d) holds the members' states and ``out`` (B, n, d) is overwritten; ``Q``, ``K``, ``V``, ``W``
     (H, k, d) are shared by all members; ``coef`` (B,) is beta c of each member (c the heads' scale); ``usa``:
-    unnormalised weights (1/n) e^{s}. Members are taken in blocks of min(B, :data:`LANES`) vector lanes, copied
+    unnormalised weights (1/n) e^{s}. ``consts``: :data:`numerics.core._member_kernels.EXP2_CONSTS` (an argument, so that
+    the exp's constants stay in registers). Members are taken in blocks of min(B, :data:`LANES`) vector lanes, copied
     into the member-last layout here (a last, partial block is padded with copies of member 0, whose results
     are dropped).
 
@@ -138,7 +139,7 @@ def heads_field(X, Q, K, V, W, coef, usa, out):
             for i in range(n):
                 for c in range(d):
                     Xg[i, c, b] = X[src, i, c]
-        _block_field(Xg, Q, K, V, W, cg, usa, Og)
+        _block_field(Xg, Q, K, V, W, cg, usa, Og, consts)
         for b in range(count):
             for i in range(n):
                 for c in range(d):
@@ -146,7 +147,7 @@ def heads_field(X, Q, K, V, W, coef, usa, out):
 
 
 @njit(**_OPTS)
-def _block_field(Xg, Q, K, V, W, cg, usa, Og):
+def _block_field(Xg, Q, K, V, W, cg, usa, Og, consts):
     """Og[i, :, b] = the projected field of lane b for one block of lanes (``Xg``, ``Og`` (n, d, m))."""
     n, d, m = Xg.shape
     H, k = Q.shape[0], Q.shape[1]
@@ -204,7 +205,7 @@ def _block_field(Xg, Q, K, V, W, cg, usa, Og):
         for b in range(m):
             kmax[b] = np.sqrt(kmax[b])
         for i in range(n):
-            _row_sums(q, kk, u, i, kmax, shift, top, s, num, den)
+            _row_sums(q, kk, u, i, kmax, shift, top, s, num, den, consts)
             if usa:  # a = (sum_j w_ij u_j) e^{shift ln 2} / n; that is inf when it overflows (the caller reports it)
                 for b in range(m):
                     top[b] = shift[b] * LN2

@@ -376,10 +376,10 @@ def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = Fals
 
     def field(X: np.ndarray) -> np.ndarray:
         B, n = X.shape[:2]
-        out = np.empty_like(X)
+        out = np.empty(X.shape) if engine == "numba" else np.empty_like(X)  # numba: C order, written in place
         for g in member_groups(B, (block or block_rows(n)) * n):
             if engine == "numba":
-                out[g] = _heads_lanes(X[g], heads, _part(beta, g), kind)
+                _heads_lanes(X[g], heads, _part(beta, g), kind, out[g])
             else:
                 out[g] = batch_block_velocity(X[g], heads, _part(beta, g), kind, mlp, causal, block)
         return out
@@ -390,19 +390,19 @@ def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = Fals
     return field
 
 
-def _heads_lanes(X: np.ndarray, heads, beta, kind: str) -> np.ndarray:
-    """The projected several-head field of a group of members with
+def _heads_lanes(X: np.ndarray, heads, beta, kind: str, out: np.ndarray) -> None:
+    """out <- the projected several-head field of a group of members (``out`` C-contiguous, the shape of X) with
     :func:`numerics.core._member_heads.heads_field` (which lays the members out as vector lanes itself)."""
     from numerics.core._member_heads import heads_field
+    from numerics.core._member_kernels import EXP2_CONSTS
 
     B = X.shape[0]
     coef = _member_betas(beta, B) * heads.scale
-    out = np.empty_like(X)
-    heads_field(np.ascontiguousarray(X, dtype=float), heads.Q, heads.K, heads.V, heads.W, coef, kind == "usa", out)
+    heads_field(np.ascontiguousarray(X, dtype=float), heads.Q, heads.K, heads.V, heads.W, coef, kind == "usa", out,
+                EXP2_CONSTS)
     if not np.all(np.isfinite(out)):
         raise InputError(f"usa attention weights overflow for beta={_largest(beta):g}" if kind == "usa" else
                          f"the several-head field is not finite for beta={_largest(beta):g} (non-finite states?)")
-    return out
 
 
 class BatchScheduledField:

@@ -74,13 +74,13 @@ def test_the_bound_check_catches_planted_errors(error, monkeypatch):
     beta = rng.uniform(1, 4, B)
     ref = batch_field.make_batch_block_field(beta, "sa", heads)(X)
     original = kernels.heads_field
-    monkeypatch.setattr(kernels, "heads_field", lambda Xl, Q, K, V, W, coef, usa, out:
-                        _call_planted(original, error, heads, Xl, coef, usa, out))
+    monkeypatch.setattr(kernels, "heads_field", lambda Xl, Q, K, V, W, coef, usa, out, consts:
+                        _call_planted(original, error, heads, Xl, coef, usa, out, consts))
     fast = batch_field.make_batch_block_field(beta, "sa", heads, engine="numba")(X)
     assert deviation(fast, ref, beta, heads, n, "sa", X) > 1e6
 
 
-def _call_planted(kernel, error, heads, Xl, coef, usa, out):
+def _call_planted(kernel, error, heads, Xl, coef, usa, out, consts):
     """The kernel called with one planted error in its arguments."""
     Q, K, V, W = heads.Q, heads.K, heads.V, heads.W
     if error == "Q and K swapped":
@@ -90,7 +90,7 @@ def _call_planted(kernel, error, heads, Xl, coef, usa, out):
         W.flags.writeable = False  # read-only as the heads' own arrays: the kernel's compiled signature is reused
     elif error == "scale dropped":
         coef = coef / heads.scale
-    kernel(Xl, Q, K, V, W, coef, usa, out)
+    kernel(Xl, Q, K, V, W, coef, usa, out, consts)
 
 
 def test_members_do_not_depend_on_the_batch_they_are_in():
