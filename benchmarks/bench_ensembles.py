@@ -1,7 +1,7 @@
 """Ensemble throughput: one batched ``simulate`` against a loop of single calls and a batched torch RK4.
 
 Run: OMP_NUM_THREADS=1 nice python benchmarks/bench_ensembles.py [--rounds 3] [--loop-systems 32] [--heads-t-end 1]
-[--only TEXT] [--skip CONTENDER ...] [--json]
+[--only TEXT] [--skip CONTENDER ...] [--fields] [--json]
 (torch is needed for the third contender only: ``pip install torch==2.13.0``; without it that column says so).
 
 Cases (the issue's): B = 1024 systems of n = 32 on S^1 and on S^2, and B = 256 systems of n = 64 in d = 16 with
@@ -109,6 +109,46 @@ def have_torch() -> bool:
     return True
 
 
+def field_times(rounds: int, loop: int, as_json: bool) -> None:
+    """``--fields``: one field evaluation per member of the 8-head case, interleaved over ``rounds`` rounds of 4
+    evaluations each: the single system's field (the loop's: ``model.vector_field(n, d, "direct")[0]``, over the
+    first ``loop`` members), the batch's compiled kernel (the ``numba`` contender's) and the batch's NumPy path
+    (the ``ensemble`` contender's). Minimum and median of the rounds, in microseconds per member and
+    evaluation (CPU time, one thread), and the ratio single/kernel of the medians."""
+    from numerics.core.batch_field import make_batch_block_field
+
+    name, model, B, n, d = cases()[2]
+    X = np.stack([uniform_sphere(n, d, s) for s in range(B)])
+    single, _ = model.vector_field(n, d, "direct")
+    fields = {"single": (lambda: [single(X[b]) for b in range(loop)], loop)}
+    if numba_available():
+        kernel = make_batch_block_field(model.beta, model.kind, model.heads, engine="numba")
+        fields["numba"] = (lambda: kernel(X), B)
+    numpy_field = make_batch_block_field(model.beta, model.kind, model.heads)
+    fields["ensemble"] = (lambda: numpy_field(X), B)
+    for call, _ in fields.values():
+        call()  # compile or warm up before timing
+    times = {k: [] for k in fields}
+    for r in range(rounds):
+        for who in (list(fields) if r % 2 == 0 else list(reversed(fields))):
+            call, size = fields[who]
+            start = time.process_time()
+            for _ in range(4):
+                call()
+            times[who].append((time.process_time() - start) / 4 / size * 1e6)
+    out = {who: {"min_us": min(v), "median_us": float(np.median(v))} for who, v in times.items()}
+    if "numba" in out:
+        out["single_over_numba"] = out["single"]["median_us"] / out["numba"]["median_us"]
+    if as_json:
+        print(json.dumps({"case": name, "rounds": rounds, "per_member_evaluation": out}, indent=1))
+        return
+    print(f"{name}: one field evaluation per member (CPU, one thread, {rounds} interleaved rounds)")
+    for who in fields:
+        print(f"  {who:9s} min {out[who]['min_us']:8.1f} us   median {out[who]['median_us']:8.1f} us")
+    if "numba" in out:
+        print(f"  single/numba (medians) {out['single_over_numba']:.1f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -121,8 +161,15 @@ def main() -> None:
     ap.add_argument("--skip", nargs="*", default=[], choices=CONTENDERS,
                     help="contenders not to run (e.g. --skip ensemble torch for the 8-head case to t = 20, where "
                          "the NumPy ensemble alone takes about 330 s a round)")
+    ap.add_argument("--fields", action="store_true",
+                    help="time one field evaluation per member of the 8-head case instead of whole runs (single "
+                         "system, compiled kernel, NumPy batch; --rounds rounds, the single field over "
+                         "--loop-systems members)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.fields:
+        field_times(max(args.rounds, 1), max(1, min(args.loop_systems, 256)), args.json)
+        return
     solver = Solver("rk4", dt=DT, backend="direct")
     numba_solver = Solver("rk4", dt=DT, backend="numba")
     save = SaveAt(every=40)
