@@ -130,6 +130,18 @@ class Phase:
         return False
 
 
+def in_run_overhead(path: str, report, workers: int) -> float:
+    """(workers x the sweep's wall time without set-up - the sum of the cells' ``seconds``) / that sum: the share of
+    the run that its scheduler, store and idle workers took, from one run alone. ``seconds`` is each cell's share of
+    its ensemble's wall time, measured inside the task around the simulation (numerics.sweeps.runner.run_block)."""
+    import numpy as np
+
+    from numerics.sweeps.store import open_store
+
+    compute = float(np.nansum(np.asarray(open_store(path).group["seconds"][...], dtype=float)))
+    return (workers * (report.seconds - report.setup_seconds) - compute) / compute
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=16)
@@ -165,13 +177,15 @@ def main() -> None:
                                       block=args.block)
         rows.append(("synchronous + store", report.seconds - report.setup_seconds, phase.cores, 1))
         startup = {0: report.setup_seconds}
+        in_run = {"synchronous + store": in_run_overhead(os.path.join(tmp, "sync.zarr"), report, 1)}
         for workers in (1, 2):
             with Phase(f"local cluster, {workers} worker{'s' if workers > 1 else ''}") as phase:
                 report = runner.run_sweep(spec, os.path.join(tmp, f"local{workers}.zarr"), scheduler="local",
                                           workers=workers, progress=quiet, block=args.block)
             startup[workers] = report.setup_seconds
-            rows.append((f"local {workers} worker{'s' if workers > 1 else ''}", report.seconds - report.setup_seconds,
-                         phase.cores, workers))
+            name = f"local {workers} worker{'s' if workers > 1 else ''}"
+            in_run[name] = in_run_overhead(os.path.join(tmp, f"local{workers}.zarr"), report, workers)
+            rows.append((name, report.seconds - report.setup_seconds, phase.cores, workers))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     per_cell = bare / args.cells
@@ -193,6 +207,10 @@ def main() -> None:
           f"{ceiling:.2f}x (the machine's ceiling for this cell size)")
     print(f"store writes per cell (timed alone): {writes * 1000:.1f} ms = {100 * writes / per_cell:.1f}% of a cell "
           f"(goal < 5%)")
+    print("in-run overhead (the same run's wall time, times the workers, against the sum of its cells' own compute "
+          "time, measured inside the tasks: free of the run-to-run noise of the comparison with the bare loop):")
+    for name, share in in_run.items():
+        print(f"  {name:22s} {100 * share:+6.1f}% (goal < 5%)")
     print(f"set-up, paid once per sweep (store creation + cluster start-up): synchronous {startup[0]:.1f} s, "
           f"1 worker {startup[1]:.1f} s, 2 workers {startup[2]:.1f} s")
 
