@@ -77,7 +77,7 @@ def torch_rk4(model, X0: np.ndarray, t_end: float, dt: float):
             return v - (v * x).sum(-1, keepdim=True) / (x * x).sum(-1, keepdim=True) * x
     else:
         h = model.heads
-        Q, K, V, W = (torch.from_numpy(np.asarray(a)) for a in (h.Q, h.K, h.V, h.W))
+        Q, K, V, W = (torch.from_numpy(np.array(a)) for a in (h.Q, h.K, h.V, h.W))  # copies: the heads are read-only
         scale = beta * h.scale
 
         def field(x):

@@ -18,7 +18,8 @@ What is timed:
   run at twice one process's speed when their working sets share the last-level cache and the memory bus.
 
 Every time excludes the one-time set-up of a sweep (creating the store, starting the cluster and waiting for
-its workers: ``SweepReport.setup_seconds``), which is printed separately, with the thread CPU time of a cell
+its workers: ``SweepReport.setup_seconds``) and its tear-down (closing the cluster:
+``SweepReport.teardown_seconds``), which are printed separately, with the thread CPU time of a cell
 inside a worker against the driver's (``seconds`` per cell is wall time; a loaded machine inflates it).
 
 The cell size is chosen so a cell takes about ``--seconds-per-cell`` on this machine: n is fixed (``--n``,
@@ -130,8 +131,14 @@ class Phase:
         return False
 
 
+def steady(report) -> float:
+    """A sweep's seconds without its one-time set-up (store, cluster start-up, the workers' imports) and tear-down
+    (closing the cluster)."""
+    return report.seconds - report.setup_seconds - report.teardown_seconds
+
+
 def in_run_overhead(path: str, report, workers: int) -> float:
-    """(workers x the sweep's wall time without set-up - the sum of the cells' ``seconds``) / that sum: the share of
+    """(workers x the sweep's wall time without set-up and tear-down - the sum of the cells' ``seconds``) / that sum: the share of
     the run that its scheduler, store and idle workers took, from one run alone. ``seconds`` is each cell's share of
     its ensemble's wall time, measured inside the task around the simulation (numerics.sweeps.runner.run_block)."""
     import numpy as np
@@ -139,7 +146,7 @@ def in_run_overhead(path: str, report, workers: int) -> float:
     from numerics.sweeps.store import open_store
 
     compute = float(np.nansum(np.asarray(open_store(path).group["seconds"][...], dtype=float)))
-    return (workers * (report.seconds - report.setup_seconds) - compute) / compute
+    return (workers * steady(report) - compute) / compute
 
 
 def main() -> None:
@@ -175,17 +182,19 @@ def main() -> None:
         with Phase("synchronous sweep + store") as phase:
             report = runner.run_sweep(spec, os.path.join(tmp, "sync.zarr"), scheduler="synchronous", progress=quiet,
                                       block=args.block)
-        rows.append(("synchronous + store", report.seconds - report.setup_seconds, phase.cores, 1))
+        rows.append(("synchronous + store", steady(report), phase.cores, 1))
         startup = {0: report.setup_seconds}
+        teardown = {0: report.teardown_seconds}
         in_run = {"synchronous + store": in_run_overhead(os.path.join(tmp, "sync.zarr"), report, 1)}
         for workers in (1, 2):
             with Phase(f"local cluster, {workers} worker{'s' if workers > 1 else ''}") as phase:
                 report = runner.run_sweep(spec, os.path.join(tmp, f"local{workers}.zarr"), scheduler="local",
                                           workers=workers, progress=quiet, block=args.block)
             startup[workers] = report.setup_seconds
+            teardown[workers] = report.teardown_seconds
             name = f"local {workers} worker{'s' if workers > 1 else ''}"
             in_run[name] = in_run_overhead(os.path.join(tmp, f"local{workers}.zarr"), report, workers)
-            rows.append((name, report.seconds - report.setup_seconds, phase.cores, workers))
+            rows.append((name, steady(report), phase.cores, workers))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     per_cell = bare / args.cells
@@ -212,7 +221,8 @@ def main() -> None:
     for name, share in in_run.items():
         print(f"  {name:22s} {100 * share:+6.1f}% (goal < 5%)")
     print(f"set-up, paid once per sweep (store creation + cluster start-up): synchronous {startup[0]:.1f} s, "
-          f"1 worker {startup[1]:.1f} s, 2 workers {startup[2]:.1f} s")
+          f"1 worker {startup[1]:.1f} s, 2 workers {startup[2]:.1f} s; tear-down (closing the cluster): "
+          f"1 worker {teardown[1]:.1f} s, 2 workers {teardown[2]:.1f} s")
 
 
 if __name__ == "__main__":

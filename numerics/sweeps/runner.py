@@ -286,11 +286,13 @@ class SweepReport:
     block: int = 1
     tasks: int = 0
     worker_threads: list = field(default_factory=list)
+    teardown_seconds: float = 0.0  # closing the local or SLURM cluster after the last block (part of ``seconds``)
 
     def to_dict(self) -> dict:
         return {"store": self.store, "scheduler": self.scheduler, "workers": self.workers,
                 "computed": self.computed, "failed_now": self.failed_now, "counts": self.counts,
-                "seconds": self.seconds, "setup_seconds": self.setup_seconds, "block": self.block,
+                "seconds": self.seconds, "setup_seconds": self.setup_seconds,
+                "teardown_seconds": self.teardown_seconds, "block": self.block,
                 "tasks": self.tasks, "worker_threads": self.worker_threads,
                 "cells_per_second": self.computed / self.seconds if self.seconds else None}
 
@@ -379,6 +381,7 @@ def _execute(store: SweepStore, cells: list, scheduler: str, workers: int, progr
     blocks = store.blocks(cells)
     done = failed = 0
     threads: list = []
+    teardown = 0.0
 
     def record(results):
         nonlocal done, failed
@@ -396,11 +399,12 @@ def _execute(store: SweepStore, cells: list, scheduler: str, workers: int, progr
                 for block in blocks:
                     record(run_block(spec_json, block))
         else:
-            seconds, threads = _run_distributed(spec_json, blocks, scheduler, workers, record, slurm)
+            seconds, threads, teardown = _run_distributed(spec_json, blocks, scheduler, workers, record, slurm)
             setup.append(seconds)
         progress(done, failed, final=True)
     return SweepReport(str(store.path), scheduler, workers if scheduler in ("local", "slurm") else None, done, failed,
-                       store.counts(), time.perf_counter() - start, sum(setup), store.block, len(blocks), threads)
+                       store.counts(), time.perf_counter() - start, sum(setup), store.block, len(blocks), threads,
+                       teardown)
 
 
 #: Dask settings of the local cluster's workers (see the module docstring): no malloc trimming, no profiler,
@@ -447,9 +451,9 @@ def _cluster(scheduler: str, workers: int, slurm: SlurmOptions | None):
 
 
 def _run_distributed(spec_json: str, blocks: list, scheduler: str, workers: int, record,
-                     slurm: SlurmOptions | None = None) -> tuple[float, list]:
-    """Run the blocks on Dask; returns the seconds spent starting (or reaching) the cluster and the workers'
-    thread records."""
+                     slurm: SlurmOptions | None = None) -> tuple[float, list, float]:
+    """Run the blocks on Dask; returns the seconds spent starting (or reaching) the cluster, the workers'
+    thread records and the seconds spent closing the cluster."""
     import logging
 
     import dask
@@ -457,6 +461,7 @@ def _run_distributed(spec_json: str, blocks: list, scheduler: str, workers: int,
 
     cluster = None
     started = time.perf_counter()
+    teardown = 0.0
     try:
         with dask.config.set(LOCAL_WORKER_CONFIG):
             if scheduler in ("local", "slurm"):
@@ -489,8 +494,10 @@ def _run_distributed(spec_json: str, blocks: list, scheduler: str, workers: int,
             nanny = logging.getLogger("distributed.nanny")
             level = nanny.level
             nanny.setLevel(logging.ERROR)  # "worker still alive after 4 s, killing" on a loaded machine: expected
+            closing = time.perf_counter()
             try:
                 cluster.close()
             finally:
                 nanny.setLevel(level)
-    return setup, threads
+                teardown = time.perf_counter() - closing
+    return setup, threads, teardown
