@@ -49,6 +49,9 @@ def test_local_processes_equal_in_process(reference, tmp_path):
     report = run_sweep(TINY, tmp_path / "local.zarr", scheduler="local", workers=2, progress=quiet)
     assert report.counts == {"pending": 0, "done": 8, "failed": 0}
     assert_same_store(tmp_path / "local.zarr", reference)
+    # closing the cluster is timed apart from the blocks (and is part of the sweep's seconds)
+    assert 0 < report.teardown_seconds < report.seconds - report.setup_seconds
+    assert report.to_dict()["teardown_seconds"] == report.teardown_seconds
 
 
 @pytest.mark.slow
