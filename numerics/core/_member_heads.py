@@ -93,8 +93,9 @@ def _weighted_sums(q, kk, u, i, shift, s, num, den, floor, consts):
     if k == 2:
         # the issue's heads, written out so that the loop vectorises over the lanes; the shift is folded into the
         # logit's second product (two dependent FMAs instead of a product, an FMA and a subtraction). Two vectors
-        # per iteration (lanes b and b + m/2, sharing the exp's constants) measured 2-5 % faster at 64 lanes but
-        # 3 times slower below 48 lanes (the halves too short for the vectorised loop): not kept.
+        # per iteration (lanes b and b + m/2, sharing the exp's constants) measured 2-5 % faster at 64 lanes with
+        # the constants compiled in, 1 % with them in registers (``consts``), and 3 times slower below 48 lanes
+        # (the halves too short for the vectorised loop): not kept.
         for j in range(n):
             for b in range(m):
                 w = exp2_nonpos(q[i, 0, b] * kk[j, 0, b] + (q[i, 1, b] * kk[j, 1, b] - shift[b]), floor, consts)
@@ -118,10 +119,10 @@ def heads_field(X, Q, K, V, W, coef, usa, out, consts):
 
     ``X`` (B, n, d) holds the members' states and ``out`` (B, n, d) is overwritten; ``Q``, ``K``, ``V``, ``W``
     (H, k, d) are shared by all members; ``coef`` (B,) is beta c of each member (c the heads' scale); ``usa``:
-    unnormalised weights (1/n) e^{s}. ``consts``: :data:`numerics.core._member_kernels.EXP2_CONSTS` (an argument, so that
-    the exp's constants stay in registers). Members are taken in blocks of min(B, :data:`LANES`) vector lanes, copied
-    into the member-last layout here (a last, partial block is padded with copies of member 0, whose results
-    are dropped).
+    unnormalised weights (1/n) e^{s}; ``consts``: :data:`numerics.core._member_kernels.EXP2_CONSTS` (an argument,
+    so that the exp's constants stay in registers). Members are taken in blocks of min(B, :data:`LANES`) vector
+    lanes, copied into the member-last layout here (a last, partial block is padded with copies of member 0, whose
+    results are dropped).
 
     Verified by: core.ensemble-members (members against single runs) and tests/numerics/test_core_member_heads.py
     (the field within :func:`numerics.core.batch_field.heads_rounding_bound` of the NumPy path).

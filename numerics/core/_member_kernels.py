@@ -55,8 +55,8 @@ def _from_bits(typingctx, i):
 #: the constants of :func:`exp2_nonpos` (EXP_T, ln 2, the shifter), which a kernel takes as one tuple argument
 #: from Python and passes down to its loop: an argument's numbers stay in vector registers across the loop, where
 #: constants that Numba compiles in are reloaded from their absolute addresses in every iteration (a movabs and a
-#: broadcast each: 20 of the 58 instructions of the several-head kernel's vector iteration, measured 16 % of its
-#: time)
+#: broadcast each: 20 of the 58 instructions of the several-head kernel's vector iteration, measured 14-16 % of
+#: its time)
 EXP2_CONSTS = EXP_T + (LN2, SHIFTER)
 
 
