@@ -138,9 +138,10 @@ def steady(report) -> float:
 
 
 def in_run_overhead(path: str, report, workers: int) -> float:
-    """(workers x the sweep's wall time without set-up and tear-down - the sum of the cells' ``seconds``) / that sum: the share of
-    the run that its scheduler, store and idle workers took, from one run alone. ``seconds`` is each cell's share of
-    its ensemble's wall time, measured inside the task around the simulation (numerics.sweeps.runner.run_block)."""
+    """(workers x the sweep's wall time without set-up and tear-down - the sum of the cells' ``seconds``) / that
+    sum: the share of the run that its scheduler, store and idle workers took, from one run alone. ``seconds`` is
+    each cell's share of its ensemble's wall time, measured inside the task around the simulation
+    (numerics.sweeps.runner.run_block)."""
     import numpy as np
 
     from numerics.sweeps.store import open_store
