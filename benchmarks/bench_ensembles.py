@@ -117,7 +117,7 @@ def field_times(rounds: int, loop: int, as_json: bool) -> None:
     evaluation (CPU time, one thread), and the ratio single/kernel of the medians."""
     from numerics.core.batch_field import make_batch_block_field
 
-    name, model, B, n, d = cases()[2]
+    name, model, B, n, d = next(case for case in cases() if case[1].heads is not None)
     X = np.stack([uniform_sphere(n, d, s) for s in range(B)])
     single, _ = model.vector_field(n, d, "direct")
     fields = {"single": (lambda: [single(X[b]) for b in range(loop)], loop)}
@@ -168,6 +168,11 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.fields:
+        ignored = [flag for flag, given in (("--only", args.only), ("--skip", args.skip),
+                                            ("--fraction", args.fraction != 1.0),
+                                            ("--heads-t-end", args.heads_t_end != 1.0)) if given]
+        if ignored:
+            ap.error(f"--fields times the 8-head case's field evaluations only; {', '.join(ignored)} do not apply")
         field_times(max(args.rounds, 1), max(1, min(args.loop_systems, 256)), args.json)
         return
     solver = Solver("rk4", dt=DT, backend="direct")
