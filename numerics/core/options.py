@@ -41,6 +41,11 @@ DEFAULT_DT = 0.05
 MODEL_OPTIONS = ("model", "n", "d", "beta", "beta_scaling", "gamma", "matrices", "heads", "mlp", "schedule",
                  "causal", "alibi", "rope", "positions", "kernel", "param", "norm", "norm_alpha", "norm_switch",
                  "norm_scale", "radius0", "centering")
+#: the defaults of the options of a run that have one (the adders use them): a value other than these was given
+DEFAULTS = {"time_unit": "natural", "noise": 0.0, "method": "rk4", "rtol": 1e-9, "atol": 1e-12, "backend": "auto",
+            "save_every": 1}
+#: the options of how a run is integrated and saved (attribute names; the defaulted ones are in DEFAULTS)
+RUN_OPTIONS = ("time_unit", "noise", "noise_seed", "method", "dt", "rtol", "atol", "backend", "save_every")
 
 
 # -- option groups -------------------------------------------------------------------------------------------------
@@ -134,10 +139,11 @@ def add_dynamics_arguments(p) -> None:
     """The Model's time unit and noise level, and the seed of the noise."""
     from numerics.core.names import TIME_UNITS
 
-    p.add_argument("--time-unit", choices=TIME_UNITS, default="natural",
+    p.add_argument("--time-unit", choices=TIME_UNITS, default=DEFAULTS["time_unit"],
                    help="usa only: 'rescaled' integrates in t' = e^beta t (finite for any beta)")
-    p.add_argument("--noise", type=float, default=0.0, help="D >= 0: Brownian noise sqrt(2D) P_x o dB on each token "
-                   "(layer = Euler-Maruyama, rk4 = weak-order-2 splitting)")
+    p.add_argument("--noise", type=float, default=DEFAULTS["noise"],
+                   help="D >= 0: Brownian noise sqrt(2D) P_x o dB on each token (layer = Euler-Maruyama, "
+                        "rk4 = weak-order-2 splitting)")
     p.add_argument("--noise-seed", type=int, help="seed of the noise (default: --seed)")
 
 
@@ -145,13 +151,13 @@ def add_solver_arguments(p) -> None:
     """The integrator, its step or tolerances, and the field's backend (:func:`solver_from_args`)."""
     from numerics.core.names import BACKENDS, METHODS
 
-    p.add_argument("--method", choices=METHODS, default="rk4",
+    p.add_argument("--method", choices=METHODS, default=DEFAULTS["method"],
                    help="integrator (default rk4); adaptive = dop853 at --rtol <= 1e-3, dp5 above (recorded)")
     p.add_argument("--dt", type=float, help=f"step (layer, rk4; default {DEFAULT_DT:g}); initial step hint for "
                    "adaptive")
-    p.add_argument("--rtol", type=float, default=1e-9, help="adaptive: relative tolerance")
-    p.add_argument("--atol", type=float, default=1e-12, help="adaptive: absolute tolerance")
-    p.add_argument("--backend", choices=BACKENDS, default="auto",
+    p.add_argument("--rtol", type=float, default=DEFAULTS["rtol"], help="adaptive: relative tolerance")
+    p.add_argument("--atol", type=float, default=DEFAULTS["atol"], help="adaptive: absolute tolerance")
+    p.add_argument("--backend", choices=BACKENDS, default=DEFAULTS["backend"],
                    help="field evaluation: direct sums, fourier (d=2, Q=K=V=I), numba (fused compiled kernel; "
                         "pip install 'attnflow[fast]'), harmonic (d=3, Q^T K = aI, V = bI: spherical harmonics, "
                         "tolerance 1e-10), or auto (never numba; default auto)")
@@ -159,7 +165,8 @@ def add_solver_arguments(p) -> None:
 
 def add_save_arguments(p) -> None:
     """``--save-every`` and ``--save-times`` (:func:`save_from_args`)."""
-    p.add_argument("--save-every", type=int, default=1, help="keep every k-th step (fixed-step methods)")
+    p.add_argument("--save-every", type=int, default=DEFAULTS["save_every"],
+                   help="keep every k-th step (fixed-step methods)")
     p.add_argument("--save-times", metavar="TIMES",
                    help="keep the states at these times (every method): a comma list 't1,t2,...' or 'log:T0:T1:N' "
                         "(N log-spaced times from T0 > 0 to T1); t = 0 and --t-end are always kept")
@@ -239,7 +246,8 @@ def positions_from_args(args) -> dict:
 
 def norm_from_args(args, radii=None) -> dict:
     """The ``Model`` keywords given on the command line (absent options keep the Model defaults); ``radii``
-    replaces ``--radius0 from-init`` (the row norms of --init, :func:`numerics.core.norm_options.initial_with_radii`)."""
+    replaces ``--radius0 from-init`` (the row norms of --init,
+    :func:`numerics.core.norm_options.initial_with_radii`)."""
     from numerics.core.norm_options import FROM_INIT, NORM_OPTIONS
 
     out = {}
@@ -253,6 +261,15 @@ def norm_from_args(args, radii=None) -> dict:
                              "(a single run, not a batch)")
         out["radius0"] = radii
     return out
+
+
+def given_options(args, names, defaults: dict | None = None) -> list[str]:
+    """The flags among ``names`` (attribute names) that the command line set: a value other than the option's
+    default (``defaults``, else :data:`DEFAULTS`, else None, or [] for ``--param``). An option given with its
+    default value cannot be told from an absent one."""
+    defaults = DEFAULTS if defaults is None else {**DEFAULTS, **defaults}
+    return [f"--{k.replace('_', '-')}" for k in names
+            if getattr(args, k, None) not in (None, []) and getattr(args, k) != defaults.get(k)]
 
 
 # -- the translation: a Model, a Solver, a SaveAt ------------------------------------------------------------------

@@ -199,13 +199,17 @@ def test_beta_scaling_with_beta_is_refused_by_a_batch_as_by_one_system(capsys, t
         "do not support Model.beta_scaling yet; run the members one by one")
 
 
-def test_resume_refuses_a_kernel_parameter(capsys, tmp_path, files):
-    """--param describes the model as much as --kernel: --resume refuses it instead of ignoring it."""
+@pytest.mark.parametrize("options", [["--param", "c=1"], ["--method", "dp5"], ["--dt", "0.01"], ["--rtol", "1e-3"],
+                                     ["--backend", "direct"], ["--noise", "0.5"], ["--noise-seed", "3"],
+                                     ["--time-unit", "rescaled"], ["--save-every", "3"], ["--seed", "4"],
+                                     ["--normalize"]], ids=lambda o: o[0])
+def test_resume_refuses_what_it_would_ignore(capsys, tmp_path, files, options):
+    """--resume continues the saved run's model, solver and spacing: an option that would describe another one is
+    refused (each of these was ignored with exit 0 before)."""
     out = tmp_path / "o.npz"
     run_json(capsys, _argv(tmp_path, files, []))
-    line = bad(capsys, ["simulate", "--resume", str(out), "--t-end", "1", "--out", str(tmp_path / "p.npz"),
-                        "--param", "c=1"])
-    assert "do not pass --param" in line
+    line = bad(capsys, ["simulate", "--resume", str(out), "--t-end", "1", "--out", str(tmp_path / "p.npz")] + options)
+    assert line.endswith(f"do not pass {options[0]}"), line
 
 
 _STARTUP = """

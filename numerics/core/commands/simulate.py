@@ -10,11 +10,11 @@ from numerics.common.provenance import StderrProgress
 from numerics.common.render import emit, key_values
 from numerics.core.ensemble_cli import add_batch_arguments, batch_requested, refuse_inapplicable_step
 from numerics.core.norm_options import FROM_INIT, initial_with_radii, norm_summary
-from numerics.core.options import (MODEL_OPTIONS, add_architecture_arguments, add_beta_scaling_arguments, add_dynamics_arguments,
-                                   add_kernel_arguments, add_matrix_arguments, add_model_arguments,
-                                   add_norm_arguments, add_position_arguments, add_save_arguments,
-                                   add_solver_arguments, model_from_args, require_model_options, save_from_args,
-                                   solver_from_args)
+from numerics.core.options import (MODEL_OPTIONS, RUN_OPTIONS, add_architecture_arguments,
+                                   add_beta_scaling_arguments, add_dynamics_arguments, add_kernel_arguments,
+                                   add_matrix_arguments, add_model_arguments, add_norm_arguments,
+                                   add_position_arguments, add_save_arguments, add_solver_arguments, given_options,
+                                   model_from_args, require_model_options, save_from_args, solver_from_args)
 from numerics.core.options import parse_save_times  # noqa: F401  (re-exported: it was defined here)
 
 NAME = "simulate"
@@ -65,9 +65,10 @@ def run(args) -> int:
     progress = StderrProgress("simulate")
     energy_progress = StderrProgress("simulate: energy", unit="frames ")
     if args.resume:
-        # every option that describes the model (numerics.core.options.MODEL_OPTIONS), and the new run's start
-        given = [f"--{k.replace('_', '-')}" for k in MODEL_OPTIONS + ("init", "dt", "batch", "betas", "seeds")
-                 if getattr(args, k) not in (None, [])]  # --param appends to []
+        # the saved run's model, solver and spacing continue: every option that would describe another one (a new
+        # start, a batch, or a value other than an option's default) is refused rather than ignored
+        given = given_options(args, MODEL_OPTIONS + ("init", "normalize", "seed", "batch", "betas", "seeds")
+                              + RUN_OPTIONS, defaults={"seed": 0, "normalize": False})
         if given:
             raise InputError(f"--resume continues with the parameters saved in {args.resume}; "
                              f"do not pass {', '.join(given)}")
