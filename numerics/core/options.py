@@ -21,7 +21,10 @@ Option groups (each adder puts its options on an argparse parser):
 
 Translation: :func:`model_from_args` (with the per-group :func:`scaling_from_args`, :func:`kernel_from_args`,
 :func:`positions_from_args`, :func:`norm_from_args`; the architecture's is
-:func:`numerics.core.blocks.architecture_from_args`), :func:`solver_from_args`, :func:`save_from_args`.
+:func:`numerics.core.blocks.architecture_from_args`), :func:`solver_from_args`, :func:`save_from_args` (with
+:func:`parse_save_times`); :func:`require_model_options` names what a new run lacks and :func:`given_options` what
+a command line set (``simulate --resume`` refuses every option of :data:`MODEL_OPTIONS` and :data:`RUN_OPTIONS`:
+the saved run continues as it was).
 
 This module imports nothing heavy at import time (``attnflow --help`` loads every command's options), and the
 kernel parser (SymPy) only when a ``--kernel`` or ``--param`` is given: a plain run never pays for SymPy.
