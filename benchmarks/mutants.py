@@ -230,7 +230,9 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "        return U / size, np.squeeze(np.where(scale > 0, size, 0.0), axis=axis)",
      "--radius0 from-init radii without the overflow scale (|x / max|x_k|| instead of |x|)"),
     ("norm-options-dropped", "numerics/core/options.py",
-     "**architecture_from_args(args), **norm_from_args(args, radii))", "**architecture_from_args(args))",
+     "noise=getattr(args, \"noise\", DEFAULTS[\"noise\"]), **mats, **architecture_from_args(args),\n"
+     "                 **norm_from_args(args, radii))",
+     "noise=getattr(args, \"noise\", DEFAULTS[\"noise\"]), **mats, **architecture_from_args(args))",
      "the --norm options never reach the Model (one system and a batch silently run the sphere flow)"),
     # -- ensembles (numerics/core/batch_field.py, ensemble.py, threads.py) and sweeps on ensembles ---------------
     ("ens-mirror-half", "numerics/core/batch_field.py",

@@ -324,8 +324,9 @@ def model_from_args(args, d: int | None, radii=None, *, beta: float | None = Non
         args = copy.copy(args)  # the caller's namespace keeps --beta absent
         args.beta = beta
     return Model(kind=args.model, **scaling_from_args(args), kernel=kernel_from_args(args),
-                 time_unit=getattr(args, "time_unit", "natural"), noise=getattr(args, "noise", 0.0), **mats,
-                 **architecture_from_args(args), **norm_from_args(args, radii))
+                 time_unit=getattr(args, "time_unit", DEFAULTS["time_unit"]),
+                 noise=getattr(args, "noise", DEFAULTS["noise"]), **mats, **architecture_from_args(args),
+                 **norm_from_args(args, radii))
 
 
 def solver_from_args(args, seed: int | None = None):
