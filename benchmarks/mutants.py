@@ -229,9 +229,11 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "        return U / size, np.squeeze(np.where(scale > 0, scale * size, 0.0), axis=axis)",
      "        return U / size, np.squeeze(np.where(scale > 0, size, 0.0), axis=axis)",
      "--radius0 from-init radii without the overflow scale (|x / max|x_k|| instead of |x|)"),
-    ("norm-batch-refusal-dropped", "numerics/core/norm_options.py",
-     "    if given:\n        raise InputError(f\"batches", "    if given and False:\n        raise InputError(f\"batches",
-     "batches silently drop --norm (the sphere flow runs instead)"),
+    ("norm-options-dropped", "numerics/core/options.py",
+     "noise=getattr(args, \"noise\", DEFAULTS[\"noise\"]), **mats, **architecture_from_args(args),\n"
+     "                 **norm_from_args(args, radii))",
+     "noise=getattr(args, \"noise\", DEFAULTS[\"noise\"]), **mats, **architecture_from_args(args))",
+     "the --norm options never reach the Model (one system and a batch silently run the sphere flow)"),
     # -- ensembles (numerics/core/batch_field.py, ensemble.py, threads.py) and sweeps on ensembles ---------------
     ("ens-mirror-half", "numerics/core/batch_field.py",
      "acc[:, stop:] += cols[:, stop:]", "acc[:, stop:] += 0.5 * cols[:, stop:]",
@@ -788,6 +790,9 @@ _AREA_TESTS["architectures"].append("tests/numerics/test_architectures_reference
 # the CLI part of the normalisation schemes (--radius0 from-init, batches refusing --norm): its only tests
 _AREA_TESTS["norms"].append("tests/cli/test_norm_cli.py")
 
+# the one translation of the simulate options to a Model (numerics/core/options.py; issue 39): its CLI tests
+_AREA_TESTS["options"] = ["tests/cli/test_simulate_options.py", "tests/cli/test_norm_cli.py"]
+
 # unit_rows (numerics/common/errors.py) normalises --init rows for single runs, batches and --radius0 from-init
 _AREA_TESTS["input-rows"] = ["tests/numerics/test_core_simulate.py", "tests/cli/test_norm_cli.py",
                              "tests/numerics/test_core_ensemble.py"]
@@ -801,6 +806,7 @@ _FILE_AREA = {
     "numerics/rd/dynamics.py": "rd", "numerics/rd/model.py": "rd", "numerics/core/blocks.py": "architectures",
     "numerics/noise/sde.py": "noise", "numerics/noise/zonal.py": "noise",
     "theory/normalization.py": "norms", "numerics/core/norms.py": "norms", "numerics/core/norm_options.py": "norms",
+    "numerics/core/options.py": "options",
     "numerics/core/batch_field.py": "core", "numerics/core/ensemble.py": "core",
     "numerics/core/threads.py": "ensembles", "numerics/sweeps/store.py": "sweeps",
     "numerics/sweeps/runner.py": "sweeps",

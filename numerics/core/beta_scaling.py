@@ -9,14 +9,17 @@ layer that needs one asks :meth:`numerics.core.model.Model.effective_beta` (or w
 saved frames, resumed runs, merge-time refinement. Where no n exists (a mean-field computation, the symbolic
 ``ModelSpec``) the request is refused with a one-line error.
 
-This module holds the validation, the rule itself and the CLI options (``--beta-scaling``, ``--gamma``), so that
-the model and each command hook in with a line or two.
+This module holds the validation and the rule itself; the CLI options (``--beta-scaling``, ``--gamma``) and their
+translation are in :mod:`numerics.core.options` (re-exported here), so that each command hooks in with a line or
+two.
 """
 from __future__ import annotations
 
 import math
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
+# the command-line options and their translation live with the other groups of a simulation (numerics.core.options)
+from numerics.core.options import add_beta_scaling_arguments, beta_from_args, scaling_from_args  # noqa: F401
 
 #: ``fixed``: beta as given; ``log``: beta = gamma log n
 BETA_SCALINGS = ("fixed", "log")
@@ -56,35 +59,3 @@ def effective_beta(beta, beta_scaling: str, gamma, n, what: str = "this computat
 def scaling_meta(beta_scaling: str, gamma) -> dict:
     """The metadata keys of a scaled beta (empty for a fixed beta, so that old files stay bit for bit)."""
     return {} if beta_scaling == "fixed" else {"beta_scaling": beta_scaling, "gamma": gamma}
-
-
-# -- command-line options ------------------------------------------------------------------------------------------
-def add_beta_scaling_arguments(p) -> None:
-    """``--beta-scaling {fixed,log}`` and ``--gamma G`` (beta = G log n with n the number of tokens)."""
-    p.add_argument("--beta-scaling", choices=BETA_SCALINGS, default=None,
-                   help="fixed (default): --beta as given; log: beta = --gamma times log n, n the number of tokens")
-    p.add_argument("--gamma", type=float, default=None,
-                   help="with --beta-scaling log: beta = gamma log n (gamma > 0; no default)")
-
-
-def scaling_from_args(args) -> dict:
-    """Model keywords ``beta``, ``beta_scaling``, ``gamma`` from ``--beta``, ``--beta-scaling``, ``--gamma``
-    (refusing the combinations that do not say one thing)."""
-    scaling = getattr(args, "beta_scaling", None) or "fixed"
-    gamma = getattr(args, "gamma", None)
-    if scaling == "fixed" and gamma is not None:
-        raise InputError("--gamma needs --beta-scaling log (beta = gamma log n)")
-    if scaling == "log":
-        if args.beta is not None:
-            raise InputError("give either --beta or --beta-scaling log with --gamma, not both")
-        if gamma is None:
-            raise InputError("--beta-scaling log needs --gamma (beta = gamma log n, gamma > 0)")
-    beta, scaling, gamma = check_scaling(args.beta if scaling == "fixed" else None, scaling,
-                                         gamma if scaling == "log" else None)
-    return {"beta": beta, "beta_scaling": scaling, "gamma": gamma}
-
-
-def beta_from_args(args, n: int | None, what: str = "this command without --n") -> float:
-    """The beta of a command that works on n given tokens: ``--beta``, or ``--gamma`` log n."""
-    kw = scaling_from_args(args)
-    return effective_beta(kw["beta"], kw["beta_scaling"], kw["gamma"], n, what)

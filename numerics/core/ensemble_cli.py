@@ -79,15 +79,13 @@ def _batch_size(args, init) -> int:
     return next(iter(sizes.values()))
 
 
-def run_batch(args, wall_start: float, parse_save_times) -> int:
-    """The ``simulate`` command for an ensemble (see the module docstring); ``parse_save_times`` is the command's
-    parser of ``--save-times``."""
-    from numerics.core.blocks import architecture_from_args
+def run_batch(args, wall_start: float) -> int:
+    """The ``simulate`` command for an ensemble (see the module docstring). The Model, Solver and SaveAt come from
+    the one translation of the options (:mod:`numerics.core.options`), as for one system; what the ensemble driver
+    cannot batch is refused there (:func:`numerics.core.ensemble.check_batchable`), with one line."""
     from numerics.core.ensemble import Members, require_batch
-    from numerics.core.kernel_options import kernel_from_args
-    from numerics.core.model import Model, SaveAt, Solver
-    from numerics.core.names import ADAPTIVE_METHODS
-    from numerics.core.trajectory import load_attention_matrices, simulate, uniform_sphere
+    from numerics.core.options import model_from_args, require_model_options, save_from_args, solver_from_args
+    from numerics.core.trajectory import simulate, uniform_sphere
 
     refuse_inapplicable_step(args, batch=True)
 
@@ -105,11 +103,7 @@ def run_batch(args, wall_start: float, parse_save_times) -> int:
                                                  args.d if isinstance(args.d, int) and args.d > 1 else 2)
     check_array(shape, f"a batch of B={B} systems with n={shape[1]}, d={shape[2]}", copies=20)  # before any list of B
     betas = None if args.betas is None else _numbers(args.betas, "--betas")
-    if betas is None and args.beta is None:
-        raise InputError("simulate needs --beta or --betas")
-    missing = [] if init is not None else [f"--{k}" for k in ("n", "d") if getattr(args, k) is None]
-    if args.model is None or missing:
-        raise InputError(f"simulate needs {', '.join((['--model'] if args.model is None else []) + missing)}")
+    require_model_options(args, batch=True)
     seeds = ([args.seed + b for b in range(B)] if args.seeds is None
              else [require_int(s, "--seeds", minimum=0) for s in _numbers(args.seeds, "--seeds", int)])
     if init is not None:
@@ -125,15 +119,11 @@ def run_batch(args, wall_start: float, parse_save_times) -> int:
         check_array((B, n, d), f"a batch of B={B} systems with n={n}, d={d}", copies=20)
         X0 = np.stack([uniform_sphere(n, d, s) for s in seeds])
         init_how = "uniform"
-    d = X0.shape[2]
-    mats = load_attention_matrices(args.matrices, d) if args.matrices else {}
-    model = Model(kind=args.model, beta=betas[0] if args.beta is None else args.beta, kernel=kernel_from_args(args),
-                  time_unit=args.time_unit, noise=args.noise, **mats, **architecture_from_args(args))
-    dt = args.dt if (args.dt is not None or args.method in ADAPTIVE_METHODS) else 0.05
+    # without --beta the Model takes the first member's (each member's beta comes from --betas)
+    model = model_from_args(args, X0.shape[2], beta=None if betas is None else betas[0])
     noise_seeds = seeds if args.noise_seed is None else [args.noise_seed + b for b in range(B)]
-    solver = Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend, step=args.step)
-    save_times = None if args.save_times is None else parse_save_times(args.save_times, args.t_end)
-    save = SaveAt(every=args.save_every, times=save_times)
+    solver = solver_from_args(args)  # the noise seeds are the members' (Members.seeds)
+    save = save_from_args(args, X0.size)
     from numerics.common.provenance import StderrProgress
 
     traj = simulate(model, X0, args.t_end, solver=solver, save=save,

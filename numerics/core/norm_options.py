@@ -1,27 +1,17 @@
-"""Command-line options of the normalisation schemes (``attnflow simulate --norm ...``), without heavy imports."""
+"""Helpers of the command-line options of the normalisation schemes (``attnflow simulate --norm ...``), without
+heavy imports.
+
+The options (:func:`add_norm_arguments`) and their translation (:func:`norm_from_args`) are defined with the other
+groups of a simulation in :mod:`numerics.core.options` and re-exported here. A batch (``--batch``, ``--betas``,
+``--seeds``) builds its Model the same way; the ensemble driver refuses the schemes it cannot batch
+(:func:`numerics.core.ensemble.check_batchable`).
+"""
 from __future__ import annotations
 
-from numerics.core.norms import DESCRIPTIONS, NORMS
+from numerics.core.options import add_norm_arguments, norm_from_args  # noqa: F401  (re-exported)
 
 #: the options' attribute names (``simulate --resume`` refuses them: a resumed run keeps its saved scheme)
 NORM_OPTIONS = ("norm", "norm_alpha", "norm_switch", "norm_scale", "radius0", "centering")
-
-
-def add_norm_arguments(p) -> None:
-    """--norm and the parameters of the schemes (every default stated in its help)."""
-    p.add_argument("--norm", choices=NORMS, help="normalisation scheme (default post, the sphere flow): "
-                   + "; ".join(f"{k}: {v}" for k, v in DESCRIPTIONS.items()))
-    p.add_argument("--norm-alpha", type=float, help="--norm ngpt: step size alpha > 0 (default 1)")
-    p.add_argument("--norm-switch", type=float, help="--norm mix: time T > 0 of the switch from post-LN to "
-                   "pre-LN (required for mix)")
-    p.add_argument("--norm-scale", type=float, help="--norm sqrt, lnscale: depth scale tau > 0 of the factor "
-                   "(1 + t/tau)^(-1/2) (layer l = 1 + t/tau; default 1)")
-    p.add_argument("--radius0", type=parse_radius0, metavar="R|from-init",
-                   help="initial radius of every token (> 0; pre, peri, sqrt, lnscale; default 1), or 'from-init': "
-                        "each token's radius is the norm of its row in --init (the rows need not be unit vectors; "
-                        "the directions are the rows divided by their norms)")
-    p.add_argument("--centering", action="store_true", default=None,
-                   help="LayerNorm with centring (subtract the coordinate mean) instead of RMSNorm (default off)")
 
 
 #: ``--radius0 from-init``: the radii are the row norms of the --init file
@@ -56,36 +46,6 @@ def initial_with_radii(path):
     if np.any(norms == 0):
         raise InputError(f"{where} row {int(np.argmin(norms))} is zero: it has no direction and no radius > 0")
     return require_points(U, where), norms
-
-
-def norm_from_args(args, radii=None) -> dict:
-    """The ``Model`` keywords given on the command line (absent options keep the Model defaults); ``radii``
-    replaces ``--radius0 from-init`` (the row norms of --init, :func:`initial_with_radii`)."""
-    from numerics.common.errors import InputError
-
-    out = {}
-    for key in NORM_OPTIONS:
-        value = getattr(args, key, None)
-        if value is not None:
-            out[key] = value
-    if out.get("radius0") == FROM_INIT:
-        if radii is None:
-            raise InputError(f"--radius0 {FROM_INIT} takes the radii from the rows of --init FILE.npy: give --init "
-                             "(a single run, not a batch)")
-        out["radius0"] = radii
-    return out
-
-
-def refuse_batch_norm(args) -> None:
-    """One-line error for normalisation options on a batch (--batch, --betas, --seeds): ensembles run the sphere
-    flow only (``simulate`` refuses ``Model.norm`` for X0 of shape (B, n, d) too); ``--norm post`` is allowed."""
-    from numerics.common.errors import InputError
-
-    given = [f"--{k.replace('_', '-')}" for k in NORM_OPTIONS if getattr(args, k, None) is not None
-             and not (k == "norm" and getattr(args, k) == "post")]
-    if given:
-        raise InputError(f"batches (--batch, --betas, --seeds) run the sphere flow only: {', '.join(given)} "
-                         "is not supported there; run the members one by one")
 
 
 def norm_summary(trajectory) -> dict:

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from numerics.common.errors import InputError, require_finite_array, require_real
+# the CLI options and their translation live with the other groups of a simulation (numerics.core.options)
+from numerics.core.options import add_position_arguments, positions_from_args  # noqa: F401  (re-exported)
 
 #: ALiBi's geometric ratio exponent: slopes lambda 2^{-RATIO (h - 1)/H} (the paper's 8)
 ALIBI_RATIO_EXPONENT = 8.0
@@ -163,18 +165,6 @@ def load_labels(path) -> np.ndarray:
     return validate_labels(values)
 
 
-def positions_from_args(args) -> dict:
-    """Model keywords ``alibi``, ``rope``, ``positions`` from ``--alibi``, ``--rope``, ``--positions``."""
-    out = {}
-    if getattr(args, "alibi", None) is not None:
-        out["alibi"] = args.alibi
-    if getattr(args, "rope", None) is not None:
-        out["rope"] = args.rope
-    if getattr(args, "positions", None):
-        out["positions"] = load_labels(args.positions)
-    return out
-
-
 def describe(model) -> list[str]:
     """Short descriptions of a model's position mechanism (for :func:`numerics.core.blocks.architecture_summary`)."""
     parts = []
@@ -186,16 +176,3 @@ def describe(model) -> list[str]:
     if model.positions is not None:
         parts.append(f"{model.positions.size} position labels")
     return parts
-
-
-def add_position_arguments(p) -> None:
-    """The CLI options ``--alibi LAMBDA``, ``--rope BASE`` and ``--positions FILE`` (defaults: none)."""
-    p.add_argument("--alibi", type=float, metavar="LAMBDA",
-                   help="ALiBi: subtract LAMBDA |p_i - p_j| from the logits (LAMBDA >= 0; with H heads the slopes "
-                        "LAMBDA 2^(-8(h-1)/H)); default none")
-    p.add_argument("--rope", type=float, metavar="BASE",
-                   help="rotary positions: scores <R(p_i) Q x_i, R(p_j) K x_j>, frequencies BASE^(-2m/k) (BASE > 0, "
-                        "e.g. 10000; odd k: the last coordinate is not rotated); default none")
-    p.add_argument("--positions", metavar="FILE",
-                   help="position labels p_i for --alibi/--rope: .npy (1-D) or a text file of n numbers "
-                        "(default: the row order p_i = i)")

@@ -6,7 +6,7 @@ import os
 from numerics.common.errors import InputError, require_int
 from numerics.common.limits import FLOP_RATE, check_memory, check_work
 from numerics.core.names import MODELS
-from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.core.options import add_kernel_arguments, kernel_from_args
 from numerics.common.render import emit, key_values
 
 NAME = "codegen"

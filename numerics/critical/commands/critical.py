@@ -8,8 +8,7 @@ import numpy as np
 
 from numerics.common.plots import save_figure
 from numerics.common.errors import EXP_BETA_MAX, InputError, require_int, require_real
-from numerics.core.beta_scaling import add_beta_scaling_arguments, beta_from_args
-from numerics.core.kernel_options import add_kernel_arguments, kernel_from_args
+from numerics.core.options import add_beta_scaling_arguments, add_kernel_arguments, beta_from_args, kernel_from_args
 from numerics.core.names import MODELS
 from numerics.critical.names import CONFIGS
 from numerics.common.provenance import StderrProgress
