@@ -131,5 +131,6 @@ def test_one_controller_for_dp5_dop853_and_per_member():
     assert ctl.accept(1.0, 0.1, 0.1, False) == pytest.approx(0.09)            # safety
     assert ctl.accept(1e-10, 0.05, 0.1, True) == 0.1                          # a landed step keeps h
     assert ctl.reject(1e10, 0.1, 0.0, "x") == pytest.approx(0.02)             # fac_min
+    assert ctl.reject(2.0, 0.1, 0.0, "x") == pytest.approx(0.09 * 2 ** -0.2)  # safety err^(-1/5)
     capped = controllers.Adaptive(1e-6, 1e-9, **controllers.DOP853_CONTROL)
     assert capped.accept(1e-10, 0.1, 0.1, False, rejected_last=True) == 0.1
