@@ -16,6 +16,11 @@ is called ``field(X, t)``. A *piecewise* field (``piecewise = True``: a depth sc
 - evaluates every stage of a step with the piece of the segment the step lies in (:func:`stage_field`), so
   that RK4 keeps its order 4 with a schedule (a stage at the step's end time must not see the next layer).
 
+A piece may itself be time-dependent (``piece(X, t)``). A piecewise field with ``restarts = True`` (Mix-LN's
+switch, :class:`numerics.core.norms.SwitchedField`) restarts the run at each breakpoint: the state there is
+saved (fixed steps; adaptive runs get it among their save times from the caller), fixed steps start a new grid
+there and adaptive steps a new initial step, as two runs one after the other would.
+
 A time-dependent field that is not piecewise (the normalisation schemes, a callable schedule) is evaluated at
 each stage's own time, as before.
 """
@@ -49,15 +54,15 @@ def is_piecewise(field) -> bool:
 def stage_field(field, t: float | None):
     """``g(X, tau)``: the field of a step that starts at t, at the stage time tau.
 
-    Piecewise fields: the piece of the segment holding t for every stage (tau ignored); other time-dependent
-    fields: ``field(X, tau)``; plain fields: ``field(X)``.
+    Piecewise fields: the piece of the segment holding t for every stage (tau ignored, unless the piece is
+    itself time-dependent); other time-dependent fields: ``field(X, tau)``; plain fields: ``field(X)``.
     """
     if is_time_dependent(field):
         if t is None:
             raise InputError("a time-dependent field needs the time of the step")
         if is_piecewise(field):
             piece = field.piece(t)
-            return lambda X, tau: piece(X)
+            return piece if is_time_dependent(piece) else (lambda X, tau: piece(X))
         return field
     return lambda X, tau: field(X)
 
@@ -75,6 +80,7 @@ class Segments:
         points = getattr(field, "breakpoints", None)
         raw = [] if points is None or not is_piecewise(field) else points(t0, t_end)
         self.points = sorted(float(b) for b in raw if t0 + self.tol < b < t_end - self.tol)
+        self.restarts = bool(getattr(field, "restarts", False)) and bool(self.points)
         self._cache: dict[int, Callable] = {}
 
     def index(self, t: float) -> int:
@@ -175,7 +181,8 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
             return solver(field, X, h, t=segments.start(a)) if time_dependent else solver(field, X, h)
 
     if ctl.save_times is None:
-        intervals = [(t0, t_end, steps_of(t_end, ctl.dt, t0))]
+        ends = [t0] + (segments.points if segments.restarts else []) + [t_end]
+        intervals = [(a, b, steps_of(b, ctl.dt, a)) for a, b in zip(ends[:-1], ends[1:])]
     else:
         save = np.asarray(ctl.save_times, dtype=float)
         intervals = [(float(a), float(b), steps_of(float(b), ctl.dt, float(a))) for a, b in zip(save[:-1], save[1:])]
@@ -262,21 +269,22 @@ def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, pro
                     states.append(space.retract(X_new.copy() if target == t_new else interpolate(target)))
                     k_out += 1
             changed = segments.index(t_new) != segments.index(t)
+            restart = changed and segments.restarts
             t = t_new
-            if solver.retracts_each_step:
-                X = space.retract(X_new)
+            X = space.retract(X_new) if solver.retracts_each_step or restart else X_new
+            if solver.retracts_each_step or changed:
+                # FSAL does not survive the retraction, nor a breakpoint (the next piece's first stage): re-evaluate
                 g = segments.step_field(t)
-                fX = g(X, t)  # FSAL does not survive the retraction: re-evaluate
+                fX = g(X, t)
                 stats.evaluations += 1
             else:
-                X, fX = X_new, f_new
-                if changed:  # a new piece from the breakpoint on: its first stage is not the old piece's
-                    g = segments.step_field(t)
-                    fX = g(X, t)
-                    stats.evaluations += 1
+                fX = f_new
             stats.accepted += 1
             stats.last_step = h_try
             h = ctl.accept(err, h_try, h, landed, rejected_last)
+            if restart:
+                h, extra = ctl.hinit(g, X, fX, t)
+                stats.evaluations += extra
             rejected_last = False
             if progress is not None:
                 progress(t, t_end)
