@@ -729,7 +729,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "fold: the third cumulant's 2 G_i G_k E[U] term without its 2"),
     # -- the one integration loop (issue 39): breakpoints of a depth schedule, the shared controller -------------
     ("loop-piece-at-stage-time", "numerics/core/loop.py",
-     "            return lambda X, tau: piece(X)\n", "            return lambda X, tau: field.piece(tau)(X)\n",
+     "else (lambda X, tau: piece(X))", "else (lambda X, tau: field.piece(tau)(X))",
      "each stage of a step uses the layer acting at the stage's time (the last stage of a step ending at a "
      "layer time sees the next layer: RK4 falls to order 1)"),
     ("loop-fixed-no-split", "numerics/core/loop.py",
