@@ -142,6 +142,7 @@ class Adaptive:
         return min(100.0 * h0, h1), 1
 
 
-DP5_CONTROL = dict(norm="max", safety=0.9, fac_min=0.2, fac_max=5.0, order=5)
+#: DOP853's control (Hairer's code): the RMS norm, fac_max 10, no growth right after a rejection, hinit
+#: (the defaults of :class:`Adaptive` are dp5's)
 DOP853_CONTROL = dict(norm="rms", safety=0.9, fac_min=0.2, fac_max=10.0, order=8, cap_after_reject=True,
                       hinit_order=7)

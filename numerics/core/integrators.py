@@ -268,7 +268,8 @@ def _hinit(field, X, f0, t, rtol, atol, order):
 
 
 def _initial_step(X, k, rtol, atol):
-    """``dp5``'s initial step 0.01 |x| / |f| in the scaled max norm (:meth:`numerics.core.controllers.Adaptive.hinit`)."""
+    """``dp5``'s initial step 0.01 |x| / |f| in the scaled max norm
+    (:meth:`numerics.core.controllers.Adaptive.hinit`)."""
     return Adaptive(rtol, atol, norm="max").hinit(None, X, k, 0.0)[0]
 
 

@@ -134,3 +134,25 @@ def test_one_controller_for_dp5_dop853_and_per_member():
     assert ctl.reject(2.0, 0.1, 0.0, "x") == pytest.approx(0.09 * 2 ** -0.2)  # safety err^(-1/5)
     capped = controllers.Adaptive(1e-6, 1e-9, **controllers.DOP853_CONTROL)
     assert capped.accept(1e-10, 0.1, 0.1, False, rejected_last=True) == 0.1
+
+
+@pytest.mark.parametrize("method, options", [("rk4", {"dt": 0.1}), ("layer", {"dt": 0.07}),
+                                             ("dp5", {"rtol": 1e-7}), ("dop853", {"rtol": 1e-8})])
+def test_mix_switch_restart_equals_two_runs_bit_for_bit(method, options):
+    """Mix-LN's switch T is a restarting breakpoint: one loop run = post-LN to T, then pre-LN from T's state
+    (fresh step grid or initial step), states bit for bit and T a frame (the segmented run it replaced)."""
+    from numerics.core.norms import NormField, RadialRun
+
+    model, T, t_end = Model("sa", 1.0, norm="mix", norm_switch=0.55), 0.55, 1.3
+    run = RadialRun(model, uniform_sphere(9, 4, 2))
+    kw = dict(options, steppers=run.steppers, project=run.project)
+    adaptive = method in integ.ADAPTIVE_METHODS
+    times, states, _ = run.integrate(run.field, run.y0, t_end, method,
+                                     **(dict(kw, save_times=[0.0, t_end]) if adaptive else kw))
+    first = integ.integrate(NormField(model, 4, "post"), run.y0, T, method,
+                            **(dict(kw, save_times=[0.0, T]) if adaptive else kw))
+    second = integ.integrate(NormField(model, 4, "pre"), first[1][-1], t_end, method, t0=T,
+                             **(dict(kw, save_times=[T, t_end]) if adaptive else kw))
+    assert T in times
+    assert np.array_equal(states[list(times).index(T)], first[1][-1])
+    assert np.array_equal(states[-1], second[1][-1])
