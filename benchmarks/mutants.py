@@ -737,7 +737,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "for p in segments.inside(start, end)[1:] if segments.points else ():",
      "a fixed step straddling a layer time is not split there (off by one breakpoint: the first one is missed)"),
     ("loop-adaptive-no-landing", "numerics/core/loop.py",
-     "else t_end, segments.next_after(t))", "else t_end, math.inf)",
+     "stop = min(stop, segments.next_after(t))", "stop = min(stop, math.inf)",
      "adaptive steps straddle layer times instead of landing on them"),
     ("controller-safety", "numerics/core/controllers.py",
      "        h = h_try * max(self.fac_min, self.safety * err ** (-1 / self.order))\n",

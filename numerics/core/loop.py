@@ -247,7 +247,9 @@ def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, pro
             raise InputError(f"{what} integrator exceeded {ctl.max_steps} steps at t={t:g}")
         if stats.evaluations >= max_evaluations:
             raise budget_exhausted(f"the {solver.name} run (at t={t:g} of {t_end:g})", stats.evaluations)
-        stop = min(float(save_times[k_out]) if solver.lands_on_saves else t_end, segments.next_after(t))
+        stop = float(save_times[k_out]) if solver.lands_on_saves else t_end
+        if segments.points:
+            stop = min(stop, segments.next_after(t))
         h_try = min(h, stop - t)
         landed = h_try >= stop - t
         t_new = stop if landed else t + h_try
@@ -268,13 +270,14 @@ def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, pro
                     target = float(save_times[k_out])
                     states.append(space.retract(X_new.copy() if target == t_new else interpolate(target)))
                     k_out += 1
-            changed = segments.index(t_new) != segments.index(t)
+            changed = bool(segments.points) and segments.index(t_new) != segments.index(t)
             restart = changed and segments.restarts
             t = t_new
             X = space.retract(X_new) if solver.retracts_each_step or restart else X_new
+            if changed:
+                g = segments.step_field(t)
             if solver.retracts_each_step or changed:
                 # FSAL does not survive the retraction, nor a breakpoint (the next piece's first stage): re-evaluate
-                g = segments.step_field(t)
                 fX = g(X, t)
                 stats.evaluations += 1
             else:
