@@ -74,9 +74,13 @@ SPHERE, SPHERE_RADIUS, FLAT = Sphere(), SphereRadius(), Flat()
 
 def space_of(project) -> Sphere | Flat | Retraction:
     """The space of the integrators' ``project`` argument: ``None`` is flat, the sphere's renormalisation is
-    :data:`SPHERE`, anything else a :class:`Retraction`."""
+    :data:`SPHERE`, the normalisation schemes' is :data:`SPHERE_RADIUS`, anything else a :class:`Retraction`."""
+    from numerics.core.norms import renormalize_directions
+
     if project is None:
         return FLAT
     if project is Sphere.retract:
         return SPHERE
+    if project is renormalize_directions:
+        return SPHERE_RADIUS
     return Retraction(project)
