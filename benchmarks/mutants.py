@@ -39,19 +39,19 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "W -= energy_shift", "W -= 0.5 * energy_shift",
      "tiles that sum the energy terms subtract half the shift (usa field off by e^{beta/2})"),
     # -- numerics/core/integrators.py -----------------------------------------------------------------------------
-    ("rk4-weights", "numerics/core/integrators.py",
+    ("rk4-weights", "numerics/core/solvers.py",
      "(k1 + 2.0 * k2 + 2.0 * k3 + k4)", "(2.0 * k1 + k2 + 2.0 * k3 + k4)", "RK4 weights permuted"),
-    ("rk4-stage", "numerics/core/integrators.py",
-     "k3 = f(X + 0.5 * h * k2, 0.5 * h)", "k3 = f(X + 0.5 * h * k1, 0.5 * h)", "RK4 third stage uses k1"),
-    ("layer-sign", "numerics/core/integrators.py",
-     "return renormalize(X + h * _timed(field, t)(X, 0.0))", "return renormalize(X - h * _timed(field, t)(X, 0.0))",
+    ("rk4-stage", "numerics/core/solvers.py",
+     "k3 = f(X + 0.5 * h * k2, t + 0.5 * h)", "k3 = f(X + 0.5 * h * k1, t + 0.5 * h)", "RK4 third stage uses k1"),
+    ("layer-sign", "numerics/core/solvers.py",
+     "return X + h * f(X, t)", "return X - h * f(X, t)",
      "layer steps backwards"),
-    ("dp-error-scale", "numerics/core/integrators.py",
-     "err = h_try * sum(e * K[j]", "err = 1e-3 * h_try * sum(e * K[j]", "DP error estimate 1000x too small"),
-    ("fixed-step-offbyone", "numerics/core/integrators.py",
-     "h = span / steps\n", "h = span / (steps + 1)\n", "fixed steps end short of t_end"),
-    ("dp-b5-coefficient", "numerics/core/integrators.py",
-     "_DP_B5 = np.array([35 / 384,", "_DP_B5 = np.array([35 / 385,", "Dormand-Prince weight typo"),
+    ("dp-error-scale", "numerics/core/solvers.py",
+     "return h * sum(e * K[j]", "return 1e-3 * h * sum(e * K[j]", "DP error estimate 1000x too small"),
+    ("fixed-step-offbyone", "numerics/core/loop.py",
+     "h = (b - a) / steps\n", "h = (b - a) / (steps + 1)\n", "fixed steps end short of t_end"),
+    ("dp-b5-coefficient", "numerics/core/solvers.py",
+     "DP_B5 = np.array([35 / 384,", "DP_B5 = np.array([35 / 385,", "Dormand-Prince weight typo"),
     # -- circle: Fourier field, angles, energy --------------------------------------------------------------------
     ("fourier-sine-sign", "theory/circle.py",
      "codegen.besselie(k - 1, beta) - codegen.besselie(k + 1, beta)",
@@ -250,7 +250,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("ens-energy-half", "numerics/core/ensemble.py",
      "out[g] = _shifted_sums(G, beta[g]) / (2.0 * n**2)", "out[g] = _shifted_sums(G, beta[g]) / (n**2)",
      "ensemble energies without the 1/2"),
-    ("ens-shared-step-mean", "numerics/core/integrators.py",
+    ("ens-shared-step-mean", "numerics/core/controllers.py",
      "return float(np.sqrt(np.max(np.mean(Z * Z, axis=(1, 2)))))", "return float(np.sqrt(np.mean(Z * Z)))",
      "the shared adaptive step controlled by the ensemble's mean error, not the worst member's"),
     # -- ensembles, speed (issue 29): the member kernel (backend numba), per-member dp5 steps ---------------------
@@ -263,11 +263,11 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("ens-kernel-logit-column", "numerics/core/_member_kernels.py",
      "S[b] += Lg[i, k, b] * Rg[k, j, b]", "S[b] += Lg[i, k, b] * Rg[k, i, b]",
      "member kernel (general Q, K) pairs row i with itself in the logits past the first coordinate"),
-    ("ens-per-member-order", "numerics/core/member_adaptive.py",
-     "fac = FAC_MAX if err_norm == 0 else min(FAC_MAX, SAFETY * err_norm ** (-1 / 5))",
-     "fac = FAC_MAX if err_norm == 0 else min(FAC_MAX, SAFETY * err_norm ** (-1 / 4))",
-     "per-member step growth with the exponent of a 4th-order method"),
-    ("ens-per-member-smallest-step", "numerics/core/member_adaptive.py",
+    ("ens-per-member-order", "numerics/core/controllers.py",
+     "fac = self.fac_max if err == 0 else min(self.fac_max, self.safety * err ** (-1 / self.order))",
+     "fac = self.fac_max if err == 0 else min(self.fac_max, self.safety * err ** (-1 / (self.order - 1)))",
+     "adaptive step growth (dp5 shared and per member, dop853) with the exponent of a method one order lower"),
+    ("ens-per-member-smallest-step", "numerics/core/loop.py",
      "hcol = np.array(h_try, dtype=float).reshape(-1, 1, 1)",
      "hcol = np.full((len(h_try), 1, 1), min(h_try))",
      "every active member advanced with the smallest member's step (a shared step in disguise)"),
@@ -729,6 +729,22 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("tail-fold-cumulant", "theory/certified/fold.py",
      "+ 2 * G[i] * G[k] * EU", "+ G[i] * G[k] * EU",
      "fold: the third cumulant's 2 G_i G_k E[U] term without its 2"),
+    # -- the one integration loop (issue 39): breakpoints of a depth schedule, the shared controller -------------
+    ("loop-piece-at-stage-time", "numerics/core/loop.py",
+     "else (lambda X, tau: piece(X))", "else (lambda X, tau: field.piece(tau)(X))",
+     "each stage of a step uses the layer acting at the stage's time (the last stage of a step ending at a "
+     "layer time sees the next layer: RK4 falls to order 1)"),
+    ("loop-fixed-no-split", "numerics/core/loop.py",
+     "for p in segments.inside(start, end) if segments.points else ():",
+     "for p in segments.inside(start, end)[1:] if segments.points else ():",
+     "a fixed step straddling a layer time is not split there (off by one breakpoint: the first one is missed)"),
+    ("loop-adaptive-no-landing", "numerics/core/loop.py",
+     "stop = min(stop, segments.next_after(t))", "stop = min(stop, math.inf)",
+     "adaptive steps straddle layer times instead of landing on them"),
+    ("controller-safety", "numerics/core/controllers.py",
+     "        h = h_try * max(self.fac_min, self.safety * err ** (-1 / self.order))\n",
+     "        h = h_try * max(self.fac_min, err ** (-1 / self.order))\n",
+     "a rejected step retried without the safety factor 0.9"),
 ]
 
 _AREA_TESTS = {
@@ -778,6 +794,8 @@ _AREA_TESTS["members"] = ["tests/numerics/test_core_member_kernel.py", "tests/nu
 _AREA_TESTS["members"].append("tests/numerics/test_core_member_heads.py")
 _AREA_TESTS["core"].append("tests/numerics/test_core_member_heads.py")
 _AREA_TESTS["core"].append("tests/numerics/test_core_member_kernel.py")
+# the one integration loop's breakpoints and controller (issue 39)
+_AREA_TESTS["core"].append("tests/numerics/test_core_loop.py")
 _AREA_TESTS["noise"] += ["tests/numerics/test_noise_global.py", "tests/theory/test_noise_global_theory.py"]
 _AREA_TESTS["certified"] = ["tests/theory/test_certified_balls.py", "tests/numerics/test_certified_claims.py"]
 _AREA_TESTS["certified"].append("tests/numerics/test_certified_transitions.py")
@@ -799,6 +817,8 @@ _AREA_TESTS["input-rows"] = ["tests/numerics/test_core_simulate.py", "tests/cli/
 
 _FILE_AREA = {
     "numerics/core/field.py": "core", "numerics/core/integrators.py": "core",
+    "numerics/core/solvers.py": "core", "numerics/core/controllers.py": "core", "numerics/core/loop.py": "core",
+    "numerics/core/space.py": "core",
     "theory/circle.py": "circle", "numerics/circle/fourier.py": "circle", "numerics/circle/angles.py": "circle",
     "theory/meanfield.py": "meanfield", "numerics/meanfield/pde.py": "meanfield",
     "numerics/critical/hessian.py": "critical", "numerics/critical/report.py": "critical",

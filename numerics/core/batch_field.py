@@ -406,10 +406,26 @@ def _heads_lanes(X: np.ndarray, heads, beta, kind: str, out: np.ndarray) -> None
 
 
 class BatchScheduledField:
-    """:class:`numerics.core.blocks.ScheduledField` of an ensemble: ``field(X, t)``, ``time_dependent = True``."""
+    """:class:`numerics.core.blocks.ScheduledField` of an ensemble: ``field(X, t)``, ``time_dependent = True``;
+    piecewise between the layer times like it (:mod:`numerics.core.loop`)."""
 
     time_dependent = True
     batched = True
+
+    @property
+    def piecewise(self) -> bool:
+        """True for table schedules: autonomous between layer times."""
+        return self.schedule.fn is None
+
+    def breakpoints(self, t0: float, t_end: float) -> tuple[float, ...]:
+        """The layer times strictly inside (t0, t_end) where the weights change (as the single field's)."""
+        from numerics.core.blocks import ScheduledField
+
+        return ScheduledField.layer_changes(self.schedule, t0, t_end)
+
+    def piece(self, t: float) -> Callable[[np.ndarray], np.ndarray]:
+        """The autonomous field ``piece(X)`` of the layer acting at t."""
+        return self.at(t)
 
     def __init__(self, beta, kind: str, schedule, causal: bool = False, block: int | None = None):
         self.beta, self.kind, self.schedule, self.causal, self.block = beta, kind, schedule, causal, block

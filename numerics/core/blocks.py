@@ -530,10 +530,51 @@ def make_block_field(beta: float, kind: str, heads: MultiHead, mlp: MLP | None =
 class ScheduledField:
     """The time-dependent field of a :class:`Schedule`: ``field(X, t)``, ``time_dependent = True``.
 
-    Per-layer fields are built once and cached by layer index (table schedules).
+    Per-layer fields are built once and cached by layer index (table schedules). A table schedule is
+    *piecewise* (``piecewise = True``): the layer times are breakpoints of the integration loop
+    (:meth:`breakpoints`; no step straddles one) and every stage of a step uses :meth:`piece`, the layer of the
+    segment the step lies in (:mod:`numerics.core.loop`), so that RK4 keeps its order. A callable schedule
+    (``Schedule(fn=...)``) is evaluated at each stage's time.
     """
 
     time_dependent = True
+
+    @property
+    def piecewise(self) -> bool:
+        """True for table schedules: autonomous between layer times."""
+        return self.schedule.fn is None
+
+    def breakpoints(self, t0: float, t_end: float) -> tuple[float, ...]:
+        """The layer times strictly inside (t0, t_end) where the weights change (none for a callable schedule; a
+        layer equal to the one before it, as in :meth:`Schedule.constant`, continues the same field)."""
+        return self.layer_changes(self.schedule, t0, t_end)
+
+    def piece(self, t: float) -> Callable[[np.ndarray], np.ndarray]:
+        """The autonomous field ``piece(X)`` of the layer acting at t (:meth:`at`)."""
+        return self.at(t)
+
+    @staticmethod
+    def layer_changes(schedule: Schedule, t0: float, t_end: float) -> tuple[float, ...]:
+        """The times of ``schedule`` strictly inside (t0, t_end) at which its layer's weights change."""
+        if schedule.fn is not None:
+            return ()
+        heads, mlps = schedule.heads, schedule.mlps or (None,) * len(schedule.heads)
+        same = ScheduledField._equal
+        return tuple(float(schedule.times[l]) for l in range(1, len(heads)) if t0 < schedule.times[l] < t_end
+                     and not (same(heads[l - 1], heads[l]) and same(mlps[l - 1], mlps[l])))
+
+    @staticmethod
+    def _equal(a, b) -> bool:
+        """Whether two heads (or MLPs, or None) have equal weights; False when unsure (an extra breakpoint only
+        costs a shorter step)."""
+        if a is b:
+            return True
+        if a is None or b is None or type(a) is not type(b):
+            return False
+        try:
+            return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+        except (TypeError, ValueError):
+            return False
 
     def __init__(self, beta: float, kind: str, schedule: Schedule, causal: bool = False, block: int | None = None,
                  positions: PositionEncoding | None = None):

@@ -259,6 +259,35 @@ class NormField:
         return renormalize_directions(out)
 
 
+class SwitchedField:
+    """Mix-LN's field as a piecewise field of the integration loop (:mod:`numerics.core.loop`): the post-LN
+    field before the switch T, the pre-LN field from T on (each a :class:`NormField` pinned to its phase), with
+    T a breakpoint at which the run restarts (``restarts = True``)."""
+
+    time_dependent = True
+    piecewise = True
+    restarts = True
+
+    def __init__(self, field: NormField):
+        self.switch = field.switch
+        self._pieces = {phase: NormField(field.model, field.d, phase) for phase in ("post", "pre")}
+
+    def breakpoints(self, t0: float, t_end: float) -> tuple[float, ...]:
+        """The switch, if it lies strictly inside (t0, t_end)."""
+        return (self.switch,) if t0 < self.switch < t_end else ()
+
+    def piece(self, t: float) -> NormField:
+        """The phase's field acting at t (time-dependent: ``piece(Y, t)``)."""
+        return self._pieces["pre" if t >= self.switch else "post"]
+
+    def __call__(self, Y, t: float):
+        return self.piece(t)(Y, t)
+
+    def layer(self, Y, h: float, t: float):
+        """The layer of the phase acting at the layer's start time t."""
+        return self.piece(t).layer(Y, h, t)
+
+
 class RadialRun:
     """What :func:`numerics.core.trajectory.simulate` needs to run a scheme on (theta, r): the field, the
     augmented initial state, the steppers and projection for the integrators, and the split of the result."""
@@ -297,9 +326,11 @@ class RadialRun:
         """:func:`numerics.core.integrators.integrate` on the augmented state (same arguments and result).
 
         Mix-LN's field jumps at the switch time T (dr/dt goes from 0 to <theta, A>): a step across T would lose
-        its order (an RK stage at T would see the pre-LN law on a post-LN step), so a run over T is integrated
-        in two segments, post-LN on [t0, T] and pre-LN on [T, t_end], and T is a saved frame.
+        its order (an RK stage at T would see the pre-LN law on a post-LN step), so T is a breakpoint of the
+        integration loop that restarts the run (:class:`SwitchedField`): post-LN on [t0, T], pre-LN on
+        [T, t_end], each with its own fixed-step grid or initial adaptive step, and T is a saved frame.
         """
+        from numerics.common.limits import steps_of
         from numerics.core import integrators as core
 
         options.update(steppers=self.steppers, project=self.project)
@@ -308,28 +339,26 @@ class RadialRun:
             return core.integrate(field, Y0, t_end, method, t0=t0, save_every=save_every, save_times=save_times,
                                   **options)
         np = self.field._np
+        switched = SwitchedField(field)
         adaptive = method in core.ADAPTIVE_METHODS
         if save_times is None and adaptive:
             save_times = core.output_times(None, t_end)  # (t0 != 0 without times is refused by integrate)
-        parts = []
-        for phase, a, b in (("post", t0, T), ("pre", T, t_end)):
-            piece = NormField(self.field.model, self.d, phase)
-            start = Y0 if not parts else parts[-1][1][-1]
-            if save_times is None:  # fixed steps, every save_every-th step of each segment
-                parts.append(core.integrate(piece, start, b, method, t0=a, save_every=save_every, **options))
-                continue
+        if save_times is None:  # fixed steps, every save_every-th step of each segment
+            times, states, stats = core.integrate(switched, Y0, t_end, method, t0=t0, save_every=save_every,
+                                                  **options)
+            stats["step"] = (T - t0) / steps_of(T, options["dt"], t0)
+        else:
             inside = np.asarray(save_times, float)
-            times = np.concatenate([[a], inside[(inside > a) & (inside < b)], [b]])
+            times = np.concatenate([[t0], inside[(inside > t0) & (inside < T)], [T],
+                                    inside[(inside > T) & (inside < t_end)], [t_end]])
             if adaptive:
-                parts.append(core.integrate(piece, start, b, method, t0=a, save_times=times, **options))
+                times, states, stats = core.integrate(switched, Y0, t_end, method, t0=t0, save_times=times,
+                                                      **options)
             else:
-                parts.append(core._fixed_at_times(piece, start, times, options["dt"], method,
-                                                  options.get("progress"), self.steppers))
-        (t1, s1, st1), (t2, s2, st2) = parts
-        stats = {k: (st1[k] + st2[k] if isinstance(st1.get(k), (int, float)) and k != "step" else st1[k])
-                 for k in st1}
+                times, states, stats = core._fixed_at_times(switched, Y0, times, options["dt"], method,
+                                                            options.get("progress"), self.steppers)
         stats["segments"] = [{"phase": "post", "until": T}, {"phase": "pre", "from": T}]
-        return np.concatenate([t1, t2[1:]]), np.concatenate([s1, s2[1:]]), stats
+        return times, states, stats
 
     def scheme_text(self, solver, stats) -> str:
         """The integration scheme, for the trajectory metadata."""
