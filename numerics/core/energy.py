@@ -1,0 +1,272 @@
+"""Interaction energies of (B, n, d) states as symmetric pair sums: one implementation for one system and for a batch.
+
+For each member X of a batch, s_ij = <x_i, x_j> (Q = K = V = I, docs/conventions.md, GLPR arXiv 2312.10794):
+
+- ``glpr-shifted``: E = 1/(2 beta n^2) sum_ij (e^{beta s_ij} - 1)   (GLPR's E_beta - 1/(2 beta); |mean X|^2 / 2 at 0)
+- ``gkpr``:         E = (1/n^2) sum_ij e^{beta (s_ij - 1)}             (GKPR arXiv 2410.06833; beta >= 0)
+- ``log-mean-exp``: E = (1/beta) log((1/n^2) sum_ij e^{beta s_ij})    (any beta; |mean X|^2 at 0)
+- a user kernel phi: E = 1/(2 n^2) sum_ij phi(s_ij)                    (:mod:`numerics.core.kernel_field`)
+
+Summation (the one order every caller gets, so that a member of a batch has the energy of the same system run
+alone, bit for bit): rows in blocks of :func:`energy_block` rows; block row [a, e) forms the pair terms of
+G = L[a:e] R[a:]^T only (the upper block triangle: a symmetric pair is formed once), sums them with NumPy's
+pairwise sum, and adds 2 x (the block's sum) - (its diagonal block's sum). Members are processed together in
+chunks (:data:`CHUNK_ENTRIES` pair terms at a time): batched GEMMs call the same BLAS kernel per member and the
+per-member sums over axes (1, 2) add in the same order as the single block's sum (checked by
+tests/numerics/test_core_energy.py), and the few scalar steps (log1p, the log-sum-exp rescaling) run per member
+in Python floats, as for one system. ``log-mean-exp`` at |beta| > 1 is the exception to the triangle: a running
+log-sum-exp over full row blocks (the largest exponent factored out, so that no beta overflows).
+
+Overflow: ``glpr-shifted`` overflows for beta s_ij > 709 (|beta| > 600 is the documented limit); the member whose
+energy is not finite is named in an :class:`InputError` that suggests the two normalisations that stay finite.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from scipy.special import exprel
+
+from numerics.common.errors import SPHERE_TOLERANCE, InputError, require_finite_array
+
+#: below this |beta| the shifted energy's terms use s exprel(beta s) instead of expm1(beta s) / beta
+EXPREL_MAX_BETA = 1e-6
+#: pair terms formed at once over the members of a chunk (2^18 doubles = 2 MiB: the blocks of a chunk stay in
+#: a 1-2 MiB L2; a single system's block of :func:`energy_block` rows is never split)
+CHUNK_ENTRIES = 1 << 18
+
+
+def energy_block(n: int, d: int) -> int:
+    """Rows per block of the pair sum: cache-sized tiles (:func:`numerics.core.field.tile_rows`), but at least
+    ``min(64, n)`` rows and at least 8 blocks' worth (n / 8), so that the upper block triangle skips about 7/16
+    of the pairs. The block size fixes the summation order, hence the energy's last bits."""
+    # imported here: numerics.core.field re-exports this module's functions (a module-level import would be circular)
+    from numerics.core.field import tile_rows
+
+    return max(1, min(tile_rows(n, d), max(64, -(-n // 8)), n))
+
+
+def pair_energies(X, beta, normalization: str | Sequence[str] = "glpr-shifted", *, kernel=None,
+                  block: int | None = None, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Interaction energy of every member of a batch of configurations (Q = K = V = I).
+
+    Parameters
+    ----------
+    X : (B, n, d) array_like
+        B configurations of n unit vectors each.
+    beta : float or (B,) array_like
+        Inverse temperature, one for all members or one per member.
+    normalization : str or sequence of B str
+        ``glpr-shifted`` (alias ``glpr``), ``gkpr`` or ``log-mean-exp`` (see the module docstring; the same for
+        every member or one per member). Ignored with a ``kernel``.
+    kernel : theory.kernels.PairKernel or numerics.core.kernel_field.CompiledKernel, optional
+        A user pair kernel phi: E = 1/(2 n^2) sum_ij phi(s_ij); at |beta| below the smallest normal float its
+        beta -> 0 limit is used (as :func:`numerics.core.kernel_field.kernel_energy`).
+    block : int, optional
+        Rows per block (default :func:`energy_block`); it fixes the summation order.
+    progress : callable, optional
+        Called as ``progress(done, B)`` after each chunk of members.
+
+    Returns
+    -------
+    (B,) ndarray
+        Member b's energy equals ``interaction_energy(X[b], beta[b], normalization=...)`` (or ``kernel_energy``)
+        bit for bit.
+
+    Notes
+    -----
+    Source: GLPR (arXiv 2312.10794) energy E_beta; GKPR normalised energy. Verified by:
+    tests/numerics/test_core_energy.py (members against single systems bit for bit, an mpmath reference),
+    core.energy-identity.
+    """
+    X = require_finite_array(X, "X", ndim=3)
+    B, n, d = X.shape
+    if n < 1 or d < 2:
+        raise InputError(f"X must hold n >= 1 points of d >= 2 coordinates per member, got shape {X.shape}")
+    off = np.abs(np.sqrt(np.einsum("bij,bij->bi", X, X)) - 1.0)
+    if off.size and off.max() > SPHERE_TOLERANCE:
+        b, i = np.unravel_index(int(np.argmax(off)), off.shape)
+        raise InputError(f"X member {b} row {i} is off the unit sphere by {off[b, i]:.3g} > {SPHERE_TOLERANCE:g}")
+    betas = require_finite_array(beta, "beta")
+    betas = np.full(B, float(betas)) if betas.ndim == 0 else betas
+    if betas.shape != (B,):
+        raise InputError(f"beta must be one number or one per member ({B}), got shape {betas.shape}")
+    return batch_energies(X, betas, normalization, kernel=kernel, block=block, progress=progress)
+
+
+def batch_energies(X: np.ndarray, betas: np.ndarray, normalization: str | Sequence[str] = "glpr-shifted", *,
+                   kernel=None, block: int | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """:func:`pair_energies` of validated input: X a float64 (B, n, d) array of unit rows, ``betas`` (B,) floats."""
+    from numerics.common.errors import require_choice
+    from numerics.core.field import ENERGY_ALIASES, ENERGY_NORMALIZATIONS
+
+    B, n, d = X.shape
+    b = max(1, min(block or energy_block(n, d), n))
+    out = np.empty(B)
+    done = [0]
+
+    def advance(count: int) -> None:
+        done[0] += count
+        if progress is not None:
+            progress(done[0], B)
+
+    if kernel is not None:
+        for value in np.unique(betas):  # a compiled kernel takes one beta (its errors name it)
+            rows = np.flatnonzero(betas == value)
+            out[rows] = _kernel_energies(_take(X, rows), float(value), kernel, b, advance)
+        return out
+    kinds = [normalization] * B if isinstance(normalization, str) else list(normalization)
+    if len(kinds) != B:
+        raise InputError(f"normalization must be one name or one per member ({B}), got {len(kinds)}")
+    kinds = [require_choice(ENERGY_ALIASES.get(k, k), "normalization", ENERGY_NORMALIZATIONS) for k in kinds]
+    for kind in sorted(set(kinds)):
+        rows = np.flatnonzero([k == kind for k in kinds])
+        if kind == "gkpr" and np.any(betas[rows] < 0):
+            raise InputError(f"the gkpr normalisation needs beta >= 0, got {betas[rows][betas[rows] < 0][0]:g}")
+        out[rows] = _chunked(_ENERGIES[kind], _take(X, rows), betas[rows], b, advance)
+    return out
+
+
+def _take(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    return X if rows.size == X.shape[0] else X[rows]
+
+
+def _chunked(fn, X: np.ndarray, betas: np.ndarray, b: int, advance) -> np.ndarray:
+    """fn(X[c], betas[c], b) over chunks c of members with at most CHUNK_ENTRIES pair terms per block."""
+    B, n, _ = X.shape
+    size = max(1, CHUNK_ENTRIES // (b * n))
+    if size >= B:
+        out = fn(X, betas, b)
+        advance(B)
+        return out
+    out = np.empty(B)
+    for a in range(0, B, size):
+        c = slice(a, min(B, a + size))
+        out[c] = fn(X[c], betas[c], b)
+        advance(c.stop - c.start)
+    return out
+
+
+def _pair_sums(left: np.ndarray, right: np.ndarray, terms, b: int) -> np.ndarray:
+    """Per member, sum_{i,j} f(<l_i, r_j>) for terms symmetric in (i, j), from the upper block triangle only.
+
+    Block row [a, e) forms G = left[:, a:e] right[:, a:]^T into one preallocated buffer (half the GEMM and half
+    the ``terms`` work of the full n x n sum); the off-diagonal part counts twice, the diagonal block
+    G[:, :, :e - a] once. ``terms(G)`` returns f(G) and may overwrite G.
+    """
+    C, n, _ = left.shape
+    buf = np.empty(C * b * n)
+    rightT = right.transpose(0, 2, 1)
+    total = np.zeros(C)
+    for start in range(0, n, b):
+        stop = min(n, start + b)
+        m = stop - start
+        G = buf[:C * m * (n - start)].reshape(C, m, n - start)
+        np.matmul(left[:, start:stop], rightT[:, :, start:], out=G)
+        F = terms(G)
+        total += 2.0 * F.sum(axis=(1, 2)) - F[:, :, :m].sum(axis=(1, 2))
+    return total
+
+
+def _expm1_terms(G: np.ndarray) -> np.ndarray:
+    return np.expm1(G, out=G)
+
+
+def _exp_terms(G: np.ndarray) -> np.ndarray:
+    return np.exp(G, out=G)
+
+
+def _shifted_sums(X: np.ndarray, betas: np.ndarray, b: int) -> np.ndarray:
+    """Per member sum_{i,j} (e^{beta s_ij} - 1) / beta.
+
+    For |beta| >= 1e-6: ``expm1`` of the tiles of (beta X) X^T, summed, divided by beta once (one GEMM and one
+    expm1 per pair term; a few ulp per term while beta s is a normal number, else the term is below 1e-296).
+    For |beta| < 1e-6 (0 and the subnormals included) the exact form s exprel(beta s), exprel(z) = (e^z - 1)/z
+    (``scipy.special.exprel``), whose limit at beta = 0 is s.
+    """
+    out = np.empty(X.shape[0])
+    small = np.abs(betas) < EXPREL_MAX_BETA
+    if np.any(~small):
+        Y, bs = (X, betas) if not np.any(small) else (X[~small], betas[~small])
+        out[~small] = _pair_sums(bs[:, None, None] * Y, Y, _expm1_terms, b) / bs
+    if np.any(small):
+        Y, bs = (X, betas) if np.all(small) else (X[small], betas[small])
+        b3 = bs[:, None, None]
+        out[small] = _pair_sums(Y, Y, lambda G: G * exprel(b3 * G), b)  # left is right: NumPy's A A^T path, as alone
+    return out
+
+
+def _glpr_shifted(X: np.ndarray, betas: np.ndarray, b: int) -> np.ndarray:
+    n = X.shape[1]
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # an overflow is reported below, by member
+        total = _shifted_sums(X, betas, b)
+    bad = np.flatnonzero(~np.isfinite(total))
+    if bad.size:
+        raise InputError(f"E_beta overflows at beta={betas[bad[0]]:g}; use normalization='log-mean-exp' (any beta) "
+                         f"or 'gkpr' (beta >= 0)")
+    return total / (2.0 * n**2)
+
+
+def _gkpr(X: np.ndarray, betas: np.ndarray, b: int) -> np.ndarray:
+    C, n, _ = X.shape
+    b3 = betas[:, None, None]
+    ones = np.ones((C, n, 1))
+    # e^{beta (s - 1)} from one GEMM with an extra column: [beta X, -beta] [X, 1]^T
+    left = np.concatenate([b3 * X, -b3 * ones], axis=2)
+    return _pair_sums(left, np.concatenate([X, ones], axis=2), _exp_terms, b) / n**2
+
+
+def _log_mean_exp(X: np.ndarray, betas: np.ndarray, b: int) -> np.ndarray:
+    """(1/beta) log mean_ij e^{beta s_ij}: log1p(beta mean_s) / beta for |beta| <= 1 (mean_s = the shifted
+    mean, no cancellation as beta -> 0), a running log-sum-exp with the largest exponent factored out otherwise
+    (no overflow for any beta). The scalar steps run per member in Python floats (math, as for one system)."""
+    C, n, _ = X.shape
+    out = np.empty(C)
+    near = np.abs(betas) <= 1.0
+    if np.any(near):
+        rows = np.flatnonzero(near)
+        mean = _shifted_sums(_take(X, rows), betas[rows], b) / n**2  # mean of (e^{beta s} - 1) / beta
+        for k, r in enumerate(rows):
+            beta, mean_s = float(betas[r]), float(mean[k])
+            out[r] = mean_s if beta == 0.0 else math.log1p(beta * mean_s) / beta
+    if not np.all(near):
+        rows = np.flatnonzero(~near)
+        Y, bs = _take(X, rows), betas[rows]
+        YT, b3 = Y.transpose(0, 2, 1), bs[:, None, None]
+        top, acc = np.full(rows.size, -math.inf), np.zeros(rows.size)
+        for start in range(0, n, b):
+            Z = Y[:, start:start + b] @ YT
+            Z *= b3
+            peak = Z.max(axis=(1, 2))
+            for k in np.flatnonzero(peak > top):  # a new largest exponent: rescale the running sum
+                acc[k] *= math.exp(top[k] - peak[k]) if top[k] > -math.inf else 0.0
+                top[k] = peak[k]
+            Z -= top[:, None, None]
+            acc += np.exp(Z, out=Z).sum(axis=(1, 2))
+        for k, r in enumerate(rows):
+            out[r] = (float(top[k]) + math.log(float(acc[k]) / n**2)) / float(bs[k])
+    return out
+
+
+_ENERGIES = {"glpr-shifted": _glpr_shifted, "gkpr": _gkpr, "log-mean-exp": _log_mean_exp}
+
+
+def _kernel_energies(X: np.ndarray, beta: float, kernel, b: int, advance) -> np.ndarray:
+    """1/(2 n^2) sum_ij phi(s_ij) per member for one beta, phi compiled once (SymPy is imported only here)."""
+    from numerics.core.kernel_field import CompiledKernel, _beta_zero_limit, compile_kernel
+
+    compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
+    if abs(beta) < np.finfo(float).tiny:  # 0 and the subnormals: beta s cannot be resolved, use the limit
+        compiled, beta = _beta_zero_limit(compiled), 0.0
+    n = X.shape[1]
+
+    def one(Xc: np.ndarray, _betas: np.ndarray, rows: int) -> np.ndarray:
+        # phi(G) may be a read-only broadcast (a constant phi): summed, never written
+        return _pair_sums(Xc, Xc, lambda G: compiled(0, G, beta), rows) / (2.0 * n**2)
+
+    return _chunked(one, X, np.full(X.shape[0], beta), b, advance)
+
+
+__all__ = ["CHUNK_ENTRIES", "EXPREL_MAX_BETA", "batch_energies", "energy_block", "pair_energies"]
