@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.special import exprel
 
-from numerics.common.errors import SPHERE_TOLERANCE, InputError, require_finite_array
+from numerics.common.errors import SPHERE_TOLERANCE, InputError, require_choice, require_finite_array
 
 #: below this |beta| the shifted energy's terms use s exprel(beta s) instead of expm1(beta s) / beta
 EXPREL_MAX_BETA = 1e-6
@@ -99,12 +99,8 @@ def batch_energies(X: np.ndarray, betas: np.ndarray, normalization: str | Sequen
                    kernel=None, block: int | None = None,
                    progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """:func:`pair_energies` of validated input: X a float64 (B, n, d) array of unit rows, ``betas`` (B,) floats."""
-    from numerics.common.errors import require_choice
-    from numerics.core.field import ENERGY_ALIASES, ENERGY_NORMALIZATIONS
-
     B, n, d = X.shape
     b = max(1, min(block or energy_block(n, d), n))
-    out = np.empty(B)
     done = [0]
 
     def advance(count: int) -> None:
@@ -113,20 +109,36 @@ def batch_energies(X: np.ndarray, betas: np.ndarray, normalization: str | Sequen
             progress(done[0], B)
 
     if kernel is not None:
+        out = np.empty(B)
         for value in np.unique(betas):  # a compiled kernel takes one beta (its errors name it)
             rows = np.flatnonzero(betas == value)
             out[rows] = _kernel_energies(_take(X, rows), float(value), kernel, b, advance)
         return out
-    kinds = [normalization] * B if isinstance(normalization, str) else list(normalization)
+    if isinstance(normalization, str):  # one normalisation (a single system's case: no per-member bookkeeping)
+        kind = _normalization(normalization)
+        _require_gkpr_beta(kind, betas)
+        return _chunked(_ENERGIES[kind], X, betas, b, advance)
+    kinds = [_normalization(k) for k in normalization]
     if len(kinds) != B:
         raise InputError(f"normalization must be one name or one per member ({B}), got {len(kinds)}")
-    kinds = [require_choice(ENERGY_ALIASES.get(k, k), "normalization", ENERGY_NORMALIZATIONS) for k in kinds]
+    out = np.empty(B)
     for kind in sorted(set(kinds)):
         rows = np.flatnonzero([k == kind for k in kinds])
-        if kind == "gkpr" and np.any(betas[rows] < 0):
-            raise InputError(f"the gkpr normalisation needs beta >= 0, got {betas[rows][betas[rows] < 0][0]:g}")
+        _require_gkpr_beta(kind, betas[rows])
         out[rows] = _chunked(_ENERGIES[kind], _take(X, rows), betas[rows], b, advance)
     return out
+
+
+def _normalization(name: str) -> str:
+    # imported here: numerics.core.field re-exports this module's functions (a module-level import would be circular)
+    from numerics.core.field import ENERGY_ALIASES, ENERGY_NORMALIZATIONS
+
+    return require_choice(ENERGY_ALIASES.get(name, name), "normalization", ENERGY_NORMALIZATIONS)
+
+
+def _require_gkpr_beta(kind: str, betas: np.ndarray) -> None:
+    if kind == "gkpr" and (betas < 0).any():
+        raise InputError(f"the gkpr normalisation needs beta >= 0, got {betas[betas < 0][0]:g}")
 
 
 def _take(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -186,15 +198,17 @@ def _shifted_sums(X: np.ndarray, betas: np.ndarray, b: int) -> np.ndarray:
     For |beta| < 1e-6 (0 and the subnormals included) the exact form s exprel(beta s), exprel(z) = (e^z - 1)/z
     (``scipy.special.exprel``), whose limit at beta = 0 is s.
     """
-    out = np.empty(X.shape[0])
     small = np.abs(betas) < EXPREL_MAX_BETA
-    if np.any(~small):
-        Y, bs = (X, betas) if not np.any(small) else (X[~small], betas[~small])
+    some, every = bool(small.any()), bool(small.all())  # array methods: np.any costs ~5 us a call at this size
+    if not some:
+        return _pair_sums(betas[:, None, None] * X, X, _expm1_terms, b) / betas
+    out = np.empty(X.shape[0])
+    if not every:
+        Y, bs = X[~small], betas[~small]
         out[~small] = _pair_sums(bs[:, None, None] * Y, Y, _expm1_terms, b) / bs
-    if np.any(small):
-        Y, bs = (X, betas) if np.all(small) else (X[small], betas[small])
-        b3 = bs[:, None, None]
-        out[small] = _pair_sums(Y, Y, lambda G: G * exprel(b3 * G), b)  # left is right: NumPy's A A^T path, as alone
+    Y, bs = (X, betas) if every else (X[small], betas[small])
+    b3 = bs[:, None, None]
+    out[small] = _pair_sums(Y, Y, lambda G: G * exprel(b3 * G), b)  # left is right: NumPy's A A^T path, as alone
     return out
 
 
@@ -202,8 +216,8 @@ def _glpr_shifted(X: np.ndarray, betas: np.ndarray, b: int) -> np.ndarray:
     n = X.shape[1]
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # an overflow is reported below, by member
         total = _shifted_sums(X, betas, b)
-    bad = np.flatnonzero(~np.isfinite(total))
-    if bad.size:
+    if not np.isfinite(total).all():
+        bad = np.flatnonzero(~np.isfinite(total))
         raise InputError(f"E_beta overflows at beta={betas[bad[0]]:g}; use normalization='log-mean-exp' (any beta) "
                          f"or 'gkpr' (beta >= 0)")
     return total / (2.0 * n**2)
@@ -225,13 +239,13 @@ def _log_mean_exp(X: np.ndarray, betas: np.ndarray, b: int) -> np.ndarray:
     C, n, _ = X.shape
     out = np.empty(C)
     near = np.abs(betas) <= 1.0
-    if np.any(near):
+    if near.any():
         rows = np.flatnonzero(near)
         mean = _shifted_sums(_take(X, rows), betas[rows], b) / n**2  # mean of (e^{beta s} - 1) / beta
         for k, r in enumerate(rows):
             beta, mean_s = float(betas[r]), float(mean[k])
             out[r] = mean_s if beta == 0.0 else math.log1p(beta * mean_s) / beta
-    if not np.all(near):
+    if not near.all():
         rows = np.flatnonzero(~near)
         Y, bs = _take(X, rows), betas[rows]
         YT, b3 = Y.transpose(0, 2, 1), bs[:, None, None]
