@@ -40,8 +40,7 @@ def benchmark_energy(sizes=ENERGY_SIZES, repeats: int = 5, beta: float = 1.0, se
     """Time the standalone energy against one field evaluation at each (n, d) of ``sizes`` (see the module)."""
     from threadpoolctl import threadpool_limits
 
-    from numerics.core.energy import energy_block
-    from numerics.core.field import interaction_energy, make_field
+    from numerics.core.field import energy_block, interaction_energy, make_field
     from numerics.core.sampling import uniform_sphere
 
     repeats = require_int(repeats, "repeats", minimum=1)

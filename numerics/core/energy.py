@@ -5,10 +5,11 @@ For each member X of a batch, s_ij = <x_i, x_j> (Q = K = V = I, docs/conventions
 - ``glpr-shifted``: E = 1/(2 beta n^2) sum_ij (e^{beta s_ij} - 1)   (GLPR's E_beta - 1/(2 beta); |mean X|^2 / 2 at 0)
 - ``gkpr``:         E = (1/n^2) sum_ij e^{beta (s_ij - 1)}             (GKPR arXiv 2410.06833; beta >= 0)
 - ``log-mean-exp``: E = (1/beta) log((1/n^2) sum_ij e^{beta s_ij})    (any beta; |mean X|^2 at 0)
-- a user kernel phi: E = 1/(2 n^2) sum_ij phi(s_ij)                    (:mod:`numerics.core.kernel_field`)
+- a user kernel phi: E = 1/(2 n^2) sum_ij phi(s_ij)                    (``phi``, e.g. from :mod:`numerics.core.kernel_field`)
 
 Summation (the one order every caller gets, so that a member of a batch has the energy of the same system run
-alone, bit for bit): rows in blocks of :func:`energy_block` rows; block row [a, e) forms the pair terms of
+alone, bit for bit): rows in blocks of ``block`` rows (the single path's:
+:func:`numerics.core.field.energy_block`); block row [a, e) forms the pair terms of
 G = L[a:e] R[a:]^T only (the upper block triangle: a symmetric pair is formed once), sums them with NumPy's
 pairwise sum, and adds 2 x (the block's sum) - (its diagonal block's sum). Members are processed together in
 chunks (:data:`CHUNK_ENTRIES` pair terms at a time): batched GEMMs call the same BLAS kernel per member and the
@@ -28,27 +29,18 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.special import exprel
 
-from numerics.common.errors import SPHERE_TOLERANCE, InputError, require_choice, require_finite_array
+from numerics.common.errors import SPHERE_TOLERANCE, InputError, require_choice, require_finite_array, require_int
 
 #: below this |beta| the shifted energy's terms use s exprel(beta s) instead of expm1(beta s) / beta
 EXPREL_MAX_BETA = 1e-6
 #: pair terms formed at once over the members of a chunk (2^18 doubles = 2 MiB: the blocks of a chunk stay in
-#: a 1-2 MiB L2; a single system's block of :func:`energy_block` rows is never split)
+#: a 1-2 MiB L2; a single system's block row is never split)
 CHUNK_ENTRIES = 1 << 18
 
 
-def energy_block(n: int, d: int) -> int:
-    """Rows per block of the pair sum: cache-sized tiles (:func:`numerics.core.field.tile_rows`), but at least
-    ``min(64, n)`` rows and at least 8 blocks' worth (n / 8), so that the upper block triangle skips about 7/16
-    of the pairs. The block size fixes the summation order, hence the energy's last bits."""
-    # imported here: numerics.core.field re-exports this module's functions (a module-level import would be circular)
-    from numerics.core.field import tile_rows
-
-    return max(1, min(tile_rows(n, d), max(64, -(-n // 8)), n))
-
-
-def pair_energies(X, beta, normalization: str | Sequence[str] = "glpr-shifted", *, kernel=None,
-                  block: int | None = None, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+def pair_energies(X, beta, normalization: str | Sequence[str] = "glpr-shifted", *, block: int,
+                  phi: Callable[[np.ndarray, float], np.ndarray] | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """Interaction energy of every member of a batch of configurations (Q = K = V = I).
 
     Parameters
@@ -58,21 +50,24 @@ def pair_energies(X, beta, normalization: str | Sequence[str] = "glpr-shifted", 
     beta : float or (B,) array_like
         Inverse temperature, one for all members or one per member.
     normalization : str or sequence of B str
-        ``glpr-shifted`` (alias ``glpr``), ``gkpr`` or ``log-mean-exp`` (see the module docstring; the same for
-        every member or one per member). Ignored with a ``kernel``.
-    kernel : theory.kernels.PairKernel or numerics.core.kernel_field.CompiledKernel, optional
-        A user pair kernel phi: E = 1/(2 n^2) sum_ij phi(s_ij); at |beta| below the smallest normal float its
-        beta -> 0 limit is used (as :func:`numerics.core.kernel_field.kernel_energy`).
-    block : int, optional
-        Rows per block (default :func:`energy_block`); it fixes the summation order.
+        ``glpr-shifted``, ``gkpr`` or ``log-mean-exp`` (see the module docstring; the same for every member or one
+        per member; the alias ``glpr`` is resolved by :func:`numerics.core.field.interaction_energy`). Ignored
+        with ``phi``.
+    block : int
+        Rows per block; it fixes the summation order. The single path's rows are
+        :func:`numerics.core.field.energy_block` ``(n, d)`` (cache-sized tiles are field.py's; this module stays
+        below it in the import graph).
+    phi : callable, optional
+        A user pair kernel as ``phi(S, beta) -> phi(S)`` elementwise (e.g. a compiled kernel of
+        :mod:`numerics.core.kernel_field`): E = 1/(2 n^2) sum_ij phi(s_ij), called once per distinct beta.
     progress : callable, optional
         Called as ``progress(done, B)`` after each chunk of members.
 
     Returns
     -------
     (B,) ndarray
-        Member b's energy equals ``interaction_energy(X[b], beta[b], normalization=...)`` (or ``kernel_energy``)
-        bit for bit.
+        Member b's energy equals ``interaction_energy(X[b], beta[b], normalization=..., block=block)`` (or
+        ``kernel_energy``) bit for bit.
 
     Notes
     -----
@@ -92,15 +87,16 @@ def pair_energies(X, beta, normalization: str | Sequence[str] = "glpr-shifted", 
     betas = np.full(B, float(betas)) if betas.ndim == 0 else betas
     if betas.shape != (B,):
         raise InputError(f"beta must be one number or one per member ({B}), got shape {betas.shape}")
-    return batch_energies(X, betas, normalization, kernel=kernel, block=block, progress=progress)
+    block = require_int(block, "block", minimum=1)
+    return batch_energies(X, betas, normalization, block=block, phi=phi, progress=progress)
 
 
 def batch_energies(X: np.ndarray, betas: np.ndarray, normalization: str | Sequence[str] = "glpr-shifted", *,
-                   kernel=None, block: int | None = None,
+                   block: int, phi: Callable[[np.ndarray, float], np.ndarray] | None = None,
                    progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """:func:`pair_energies` of validated input: X a float64 (B, n, d) array of unit rows, ``betas`` (B,) floats."""
     B, n, d = X.shape
-    b = max(1, min(block or energy_block(n, d), n))
+    b = max(1, min(block, n))
     done = [0]
 
     def advance(count: int) -> None:
@@ -108,11 +104,11 @@ def batch_energies(X: np.ndarray, betas: np.ndarray, normalization: str | Sequen
         if progress is not None:
             progress(done[0], B)
 
-    if kernel is not None:
+    if phi is not None:
         out = np.empty(B)
-        for value in np.unique(betas):  # a compiled kernel takes one beta (its errors name it)
+        for value in np.unique(betas):  # phi is called with one beta at a time (its errors name it)
             rows = np.flatnonzero(betas == value)
-            out[rows] = _kernel_energies(_take(X, rows), float(value), kernel, b, advance)
+            out[rows] = _kernel_energies(_take(X, rows), float(value), phi, b, advance)
         return out
     if isinstance(normalization, str):  # one normalisation (a single system's case: no per-member bookkeeping)
         kind = _normalization(normalization)
@@ -130,10 +126,7 @@ def batch_energies(X: np.ndarray, betas: np.ndarray, normalization: str | Sequen
 
 
 def _normalization(name: str) -> str:
-    # imported here: numerics.core.field re-exports this module's functions (a module-level import would be circular)
-    from numerics.core.field import ENERGY_ALIASES, ENERGY_NORMALIZATIONS
-
-    return require_choice(ENERGY_ALIASES.get(name, name), "normalization", ENERGY_NORMALIZATIONS)
+    return require_choice(name, "normalization", tuple(_ENERGIES))
 
 
 def _require_gkpr_beta(kind: str, betas: np.ndarray) -> None:
@@ -267,20 +260,15 @@ def _log_mean_exp(X: np.ndarray, betas: np.ndarray, b: int) -> np.ndarray:
 _ENERGIES = {"glpr-shifted": _glpr_shifted, "gkpr": _gkpr, "log-mean-exp": _log_mean_exp}
 
 
-def _kernel_energies(X: np.ndarray, beta: float, kernel, b: int, advance) -> np.ndarray:
-    """1/(2 n^2) sum_ij phi(s_ij) per member for one beta, phi compiled once (SymPy is imported only here)."""
-    from numerics.core.kernel_field import CompiledKernel, _beta_zero_limit, compile_kernel
-
-    compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
-    if abs(beta) < np.finfo(float).tiny:  # 0 and the subnormals: beta s cannot be resolved, use the limit
-        compiled, beta = _beta_zero_limit(compiled), 0.0
+def _kernel_energies(X: np.ndarray, beta: float, phi, b: int, advance) -> np.ndarray:
+    """1/(2 n^2) sum_ij phi(s_ij) per member for one beta."""
     n = X.shape[1]
 
     def one(Xc: np.ndarray, _betas: np.ndarray, rows: int) -> np.ndarray:
         # phi(G) may be a read-only broadcast (a constant phi): summed, never written
-        return _pair_sums(Xc, Xc, lambda G: compiled(0, G, beta), rows) / (2.0 * n**2)
+        return _pair_sums(Xc, Xc, lambda G: phi(G, beta), rows) / (2.0 * n**2)
 
     return _chunked(one, X, np.full(X.shape[0], beta), b, advance)
 
 
-__all__ = ["CHUNK_ENTRIES", "EXPREL_MAX_BETA", "batch_energies", "energy_block", "pair_energies"]
+__all__ = ["CHUNK_ENTRIES", "EXPREL_MAX_BETA", "batch_energies", "pair_energies"]

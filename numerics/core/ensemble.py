@@ -359,6 +359,7 @@ def member(traj, b: int):
 
 # -- energies ---------------------------------------------------------------------------------------------------
 from numerics.core.energy import batch_energies  # noqa: E402 - the one pair sum
+from numerics.core.field import energy_block  # noqa: E402
 
 
 def ensemble_energies(states: np.ndarray, betas, normalizations, progress=None) -> np.ndarray:
@@ -372,7 +373,8 @@ def ensemble_energies(states: np.ndarray, betas, normalizations, progress=None) 
     m, B, n, d = states.shape
     betas = np.asarray(betas, dtype=float)
     flat = np.ascontiguousarray(states, dtype=float).reshape(m * B, n, d)  # frame-major: row k B + b is (k, b)
-    return batch_energies(flat, np.tile(betas, m), list(normalizations) * m, progress=progress).reshape(m, B)
+    return batch_energies(flat, np.tile(betas, m), list(normalizations) * m, block=energy_block(n, d),
+                          progress=progress).reshape(m, B)
 
 
 # -- files ----------------------------------------------------------------------------------------------------

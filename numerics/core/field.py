@@ -472,8 +472,7 @@ def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: i
     Notes
     -----
     The pair sum of :func:`numerics.core.energy.pair_energies` for a batch of one (upper block triangle, rows in
-    blocks of :func:`numerics.core.energy.energy_block` unless ``block`` is given): a member of a batch gets this
-    energy bit for bit.
+    blocks of :func:`energy_block` unless ``block`` is given): a member of a batch gets this energy bit for bit.
 
     Source: GLPR (arXiv 2312.10794) energy E_beta; GKPR normalised energy. Verified by: core.energy-identity.
     """
@@ -481,9 +480,18 @@ def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: i
     normalization = require_choice(ENERGY_ALIASES.get(normalization, normalization), "normalization",
                                    ENERGY_NORMALIZATIONS)
     X = require_points(X, "X", normalize=normalize)
-    return float(batch_energies(X[None], np.array([beta]), normalization, block=block)[0])
+    n, d = X.shape
+    return float(batch_energies(X[None], np.array([beta]), normalization, block=block or energy_block(n, d))[0])
+
+
+def energy_block(n: int, d: int) -> int:
+    """Rows per block of the energy's pair sum (:mod:`numerics.core.energy`): the field's cache-sized tiles
+    (:func:`tile_rows`), but at least ``min(64, n)`` rows and at least n / 8, so that the upper block triangle
+    skips about 7/16 of the pairs. The block size fixes the summation order, hence the energy's last bits: one
+    system, an ensemble's members and a user kernel's energy all use it."""
+    return max(1, min(tile_rows(n, d), max(64, -(-n // 8)), n))
 
 
 # the pair sums live in numerics.core.energy (one implementation for one system and for batches); the names are
 # kept here for the callers and the row-sum memo above (EXPREL_MAX_BETA)
-from numerics.core.energy import EXPREL_MAX_BETA, batch_energies, energy_block, pair_energies  # noqa: E402
+from numerics.core.energy import EXPREL_MAX_BETA, batch_energies, pair_energies  # noqa: E402

@@ -8,10 +8,10 @@ import pytest
 
 import numerics.core.energy as energy_module
 from numerics.common.errors import InputError
-from numerics.core.energy import energy_block, pair_energies
+from numerics.core.energy import pair_energies
 from numerics.core.ensemble import ensemble_energies
-from numerics.core.field import interaction_energy
-from numerics.core.kernel_field import kernel_energy
+from numerics.core.field import energy_block, interaction_energy
+from numerics.core.kernel_field import _beta_zero_limit, compile_kernel, kernel_energy
 from numerics.core.trajectory import uniform_sphere
 from theory.kernels import exponential_kernel
 
@@ -32,7 +32,7 @@ def batch(B, n, d, seed=0):
 def test_members_equal_single_systems_bit_for_bit(normalization, n, d, block):
     betas = BETAS[normalization]
     X = batch(len(betas), n, d)
-    got = pair_energies(X, betas, normalization, block=block)
+    got = pair_energies(X, betas, normalization, block=block or energy_block(n, d))
     for b, beta in enumerate(betas):
         assert got[b] == interaction_energy(X[b], beta, normalization=normalization, block=block), (b, beta)
     if block is None and n == 150:
@@ -47,7 +47,8 @@ def test_mixed_normalisations_chunks_and_progress_keep_the_bits(monkeypatch):
     betas = [2.0, 0.0, -4.0, 1.5, 0.3, 0.0, -1.0]
     X = batch(len(norms), 90, 3, seed=10)
     seen = []
-    got = pair_energies(X, betas, norms, progress=lambda done, total: seen.append((done, total)))
+    got = pair_energies(X, betas, norms, block=energy_block(90, 3),
+                        progress=lambda done, total: seen.append((done, total)))
     for b in range(len(norms)):
         assert got[b] == interaction_energy(X[b], betas[b], normalization=norms[b])
     assert seen[-1] == (len(norms), len(norms)) and len(seen) > 3
@@ -67,14 +68,20 @@ def test_ensemble_energies_equal_single_runs_bit_for_bit():
 
 def test_user_kernel_members_equal_kernel_energy_bit_for_bit():
     kernel = exponential_kernel()
-    betas = [0.0, 1e-310, 0.5, -2.0, 0.5]  # 0 and a subnormal: the beta -> 0 limit; a repeated beta (one group)
+    compiled = compile_kernel(kernel)
+    limit = _beta_zero_limit(compiled)  # what kernel_energy uses at |beta| below the smallest normal float
+
+    def phi(S, beta):
+        return limit(0, S, 0.0) if abs(beta) < np.finfo(float).tiny else compiled(0, S, beta)
+
+    betas = [0.0, 0.5, -2.0, 0.5]  # beta = 0: the beta -> 0 limit; a repeated beta (one group)
     X = batch(len(betas), 100, 3, seed=30)
-    got = pair_energies(X, betas, kernel=kernel, block=9)
+    got = pair_energies(X, betas, phi=phi, block=9)
     for b, beta in enumerate(betas):
         assert got[b] == kernel_energy(X[b], kernel, beta, block=9)
     # the exponential kernel is (e^{beta s} - 1)/beta: the glpr-shifted energy, to rounding (phi divided by beta
     # per term against one division of the sum)
-    assert got[2] == pytest.approx(interaction_energy(X[2], 0.5), rel=1e-13)
+    assert got[1] == pytest.approx(interaction_energy(X[1], 0.5), rel=1e-13)
     assert got[0] == pytest.approx(interaction_energy(X[0], 0.0), rel=1e-13)
 
 
@@ -118,7 +125,7 @@ def test_small_system_against_mpmath(normalization, beta):
     if normalization == "gkpr" and beta < 0:
         return
     want, scale = reference(SMALL, beta, normalization)
-    got = pair_energies(SMALL[None], beta, normalization)[0]
+    got = pair_energies(SMALL[None], beta, normalization, block=energy_block(5, 3))[0]
     assert abs(got - want) <= tolerance(beta) * scale, (got, want)
 
 
@@ -145,21 +152,24 @@ def test_mpmath_check_catches_planted_errors(plant, monkeypatch):
 
 def test_bad_input_is_refused_in_one_line():
     X = batch(2, 6, 3)
+    rows = energy_block(6, 3)
     with pytest.raises(InputError, match="3 dimensions"):
-        pair_energies(X[0], 1.0)
+        pair_energies(X[0], 1.0, block=rows)
     with pytest.raises(InputError, match="member 1 row 2 is off the unit sphere"):
         bad = X.copy()
         bad[1, 2] *= 1.1
-        pair_energies(bad, 1.0)
+        pair_energies(bad, 1.0, block=rows)
     with pytest.raises(InputError, match="one per member"):
-        pair_energies(X, [1.0, 2.0, 3.0])
+        pair_energies(X, [1.0, 2.0, 3.0], block=rows)
     with pytest.raises(InputError, match="one name or one per member"):
-        pair_energies(X, 1.0, ["gkpr"])
+        pair_energies(X, 1.0, ["gkpr"], block=rows)
     with pytest.raises(InputError, match="normalization must be one of"):
-        pair_energies(X, 1.0, "glpr-plain")
+        pair_energies(X, 1.0, "glpr-plain", block=rows)
+    with pytest.raises(InputError, match="block must be"):
+        pair_energies(X, 1.0, block=0)
     with pytest.raises(InputError, match="gkpr normalisation needs beta >= 0, got -2"):
-        pair_energies(X, [1.0, -2.0], "gkpr")
+        pair_energies(X, [1.0, -2.0], "gkpr", block=rows)
     with pytest.raises(InputError, match="E_beta overflows at beta=800"):
-        pair_energies(X, [1.0, 800.0])
-    assert pair_energies(X, [1.0, 800.0], ["glpr", "gkpr"])[0] == interaction_energy(X[0], 1.0)
-    assert math.isfinite(pair_energies(X, 800.0, "log-mean-exp")[1])
+        pair_energies(X, [1.0, 800.0], block=rows)
+    assert pair_energies(X, [1.0, 800.0], ["glpr-shifted", "gkpr"], block=rows)[0] == interaction_energy(X[0], 1.0)
+    assert math.isfinite(pair_energies(X, 800.0, "log-mean-exp", block=rows)[1])
