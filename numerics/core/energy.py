@@ -12,10 +12,10 @@ alone, bit for bit): rows in blocks of ``block`` rows (the single path's:
 :func:`numerics.core.field.energy_block`); block row [a, e) forms the pair terms of
 G = L[a:e] R[a:]^T only (the upper block triangle: a symmetric pair is formed once), sums them with NumPy's
 pairwise sum, and adds 2 x (the block's sum) - (its diagonal block's sum). Members are processed together in
-chunks (:data:`CHUNK_ENTRIES` pair terms at a time): batched GEMMs call the same BLAS kernel per member and the
-per-member sums over axes (1, 2) add in the same order as the single block's sum (checked by
-tests/numerics/test_core_energy.py), and the few scalar steps (log1p, the log-sum-exp rescaling) run per member
-in Python floats, as for one system. ``log-mean-exp`` at |beta| > 1 is the exception to the triangle: a running
+chunks (:data:`CHUNK_ENTRIES` pair terms at a time; one member on 2D views): a stacked GEMM calls the same BLAS
+kernel per member, the per-member sums over the last two axes add in the same order as one block's sum, every
+other step is elementwise, and the few scalar steps (log1p, the log-sum-exp rescaling) run per member in Python
+floats, as for one system (tests/numerics/test_core_energy.py checks the bits). ``log-mean-exp`` at |beta| > 1 is the exception to the triangle: a running
 log-sum-exp over full row blocks (the largest exponent factored out, so that no beta overflows).
 
 Overflow: ``glpr-shifted`` overflows for beta s_ij > 709 (|beta| > 600 is the documented limit); the member whose
@@ -268,9 +268,9 @@ def _kernel_energies(X: np.ndarray, beta: float, phi, b: int, advance) -> np.nda
     """1/(2 n^2) sum_ij phi(s_ij) per member for one beta."""
     n = X.shape[1]
 
-    def one(Xc: np.ndarray, _betas: np.ndarray, rows: int) -> np.ndarray:
+    def one(Xc: np.ndarray, _betas: np.ndarray, block_rows: int) -> np.ndarray:
         # phi(G) may be a read-only broadcast (a constant phi): summed, never written
-        return _pair_sums(Xc, Xc, lambda G: phi(G, beta), rows) / (2.0 * n**2)
+        return _pair_sums(Xc, Xc, lambda G: phi(G, beta), block_rows) / (2.0 * n**2)
 
     return _chunked(one, X, np.full(X.shape[0], beta), b, advance)
 
