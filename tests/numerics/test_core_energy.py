@@ -173,3 +173,13 @@ def test_bad_input_is_refused_in_one_line():
         pair_energies(X, [1.0, 800.0], block=rows)
     assert pair_energies(X, [1.0, 800.0], ["glpr-shifted", "gkpr"], block=rows)[0] == interaction_energy(X[0], 1.0)
     assert math.isfinite(pair_energies(X, 800.0, "log-mean-exp", block=rows)[1])
+
+
+def test_energy_benchmark_reports_interleaved_minima_and_medians():
+    """The bench suite's record (no timing is asserted): one row per size with both contenders and the ratios."""
+    from numerics.bench.energy_cost import benchmark_energy
+
+    (row,) = benchmark_energy(sizes=[(32, 3)], repeats=2)
+    assert (row["n"], row["d"], row["block"]) == (32, 3, energy_block(32, 3))
+    assert row["ratio"] == row["energy_seconds"] / row["field_seconds"] and row["ratio_median"] > 0
+    assert row["within_target"] == (row["ratio"] <= row["target"])
