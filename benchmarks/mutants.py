@@ -851,10 +851,10 @@ def tests_for(path: str) -> list[str]:
 # the one pair-sum energy (numerics/core/energy.py): interaction_energy, kernel_energy and ensemble_energies wrap it
 MUTANTS += [
     ("energy-pairs-mirror-missing", "numerics/core/energy.py",
-     "total += 2.0 * F.sum(axis=(-2, -1)) - F[..., :m].sum(axis=(-2, -1))", "total += F.sum(axis=(-2, -1))",
+     "total += 2.0 * F.sum(axis=axes) - F[..., :m].sum(axis=axes)", "total += F.sum(axis=axes)",
      "pair-sum energy: the mirrored pairs (j < i) of the upper block triangle left out"),
     ("energy-pairs-diagonal-twice", "numerics/core/energy.py",
-     "total += 2.0 * F.sum(axis=(-2, -1)) - F[..., :m].sum(axis=(-2, -1))", "total += 2.0 * F.sum(axis=(-2, -1))",
+     "total += 2.0 * F.sum(axis=axes) - F[..., :m].sum(axis=axes)", "total += 2.0 * F.sum(axis=axes)",
      "pair-sum energy: the diagonal blocks counted twice (the correction forgotten)"),
 ]
 _FILE_AREA.update({"numerics/core/energy.py": "core"})

@@ -167,14 +167,14 @@ def _pair_sums(left: np.ndarray, right: np.ndarray, terms, b: int) -> np.ndarray
         left, right = left[0], right[0]
     rightT = np.swapaxes(right, -1, -2)
     buf = np.empty(C * b * n)
-    total = 0.0 if C == 1 else np.zeros(C)
+    total, axes = (0.0, None) if C == 1 else (np.zeros(C), (1, 2))  # one member: full reductions, the same sums
     for start in range(0, n, b):
         stop = min(n, start + b)
         m = stop - start
         G = buf[:C * m * (n - start)].reshape(left.shape[:-2] + (m, n - start))
         np.matmul(left[..., start:stop, :], rightT[..., start:], out=G)
         F = terms(G)
-        total += 2.0 * F.sum(axis=(-2, -1)) - F[..., :m].sum(axis=(-2, -1))
+        total += 2.0 * F.sum(axis=axes) - F[..., :m].sum(axis=axes)
     return np.reshape(total, (C,))
 
 
