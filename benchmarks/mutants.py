@@ -27,10 +27,10 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "usa field doubled"),
     ("field-usa-shift", "numerics/core/field.py",
      "shift = np.full(n, beta)  #", "shift = np.full(n, 2 * beta)  #", "usa rescaled unit off by e^beta"),
-    ("energy-normalisation", "numerics/core/field.py",
+    ("energy-normalisation", "numerics/core/energy.py",
      "return total / (2.0 * n**2)", "return total / (n**2)", "E_beta without the 1/2"),
-    ("energy-gkpr-shift", "numerics/core/field.py",
-     "np.hstack([beta * X, -beta * ones])", "np.hstack([beta * X, -0.5 * beta * ones])",
+    ("energy-gkpr-shift", "numerics/core/energy.py",
+     "np.concatenate([b3 * X, -b3 * ones], axis=2)", "np.concatenate([b3 * X, -0.5 * b3 * ones], axis=2)",
      "gkpr energy e^{beta(s - 1/2)}"),
     ("field-energy-terms-diagonal", "numerics/core/field.py",
      "expm1_total += 2.0 * float(F.sum()) - float(F[:, :m].sum())", "expm1_total += 2.0 * float(F.sum())",
@@ -248,7 +248,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "return np.stack([g.standard_normal(shape[1:]) for g in self.generators])",
      "return self.generators[0].standard_normal(shape)", "every member's noise from the first member's stream"),
     ("ens-energy-half", "numerics/core/ensemble.py",
-     "out[g] = _shifted_sums(G, beta[g]) / (2.0 * n**2)", "out[g] = _shifted_sums(G, beta[g]) / (n**2)",
+     "progress=progress).reshape(m, B)", "progress=progress).reshape(m, B) * 2.0",
      "ensemble energies without the 1/2"),
     ("ens-shared-step-mean", "numerics/core/controllers.py",
      "return float(np.sqrt(np.max(np.mean(Z * Z, axis=(1, 2)))))", "return float(np.sqrt(np.mean(Z * Z)))",
@@ -872,3 +872,16 @@ def tests_for(path: str) -> list[str]:
     """The pytest subset run for a mutant of ``path``: its area's tests in tests/numerics and tests/theory
     (the CLI tests are left out to keep a run near one hour on a shared machine: they call the same kernels)."""
     return list(_AREA_TESTS[_FILE_AREA[path]])
+
+
+# the one pair-sum energy (numerics/core/energy.py): interaction_energy, kernel_energy and ensemble_energies wrap it
+MUTANTS += [
+    ("energy-pairs-mirror-missing", "numerics/core/energy.py",
+     "total += 2.0 * F.sum(axis=axes) - F[..., :m].sum(axis=axes)", "total += F.sum(axis=axes)",
+     "pair-sum energy: the mirrored pairs (j < i) of the upper block triangle left out"),
+    ("energy-pairs-diagonal-twice", "numerics/core/energy.py",
+     "total += 2.0 * F.sum(axis=axes) - F[..., :m].sum(axis=axes)", "total += 2.0 * F.sum(axis=axes)",
+     "pair-sum energy: the diagonal blocks counted twice (the correction forgotten)"),
+]
+_FILE_AREA.update({"numerics/core/energy.py": "core"})
+_AREA_TESTS["core"].append("tests/numerics/test_core_energy.py")

@@ -358,73 +358,23 @@ def member(traj, b: int):
 
 
 # -- energies ---------------------------------------------------------------------------------------------------
+from numerics.core.energy import batch_energies  # noqa: E402 - the one pair sum
+from numerics.core.field import energy_block  # noqa: E402
+
+
 def ensemble_energies(states: np.ndarray, betas, normalizations, progress=None) -> np.ndarray:
     """Energies (frames, B) of ``states`` (frames, B, n, d), member b in ``normalizations[b]`` at ``betas[b]``.
 
-    The formulas of :func:`numerics.core.field.interaction_energy` (``glpr-shifted``: sum expm1(beta s)/beta,
-    or s exprel(beta s) for |beta| < 1e-6; ``gkpr``: e^{beta s - beta}; ``log-mean-exp``: log1p of the
-    shifted mean for |beta| <= 1, else a log-sum-exp) over all n^2 pairs, for every member and frame at once
-    (blocked: at most :data:`ENERGY_BLOCK_ENTRIES` pair terms at a time). The summation order differs from the
-    single-system path (which reads energies off the field's tiles where it can): agreement to rounding.
+    The pair sum of a single run (:func:`numerics.core.energy.pair_energies`: upper block triangle, the same
+    blocks and summation order) over every member and frame at once, in chunks of members: each member's energy
+    equals :func:`numerics.core.field.interaction_energy` of that member alone, bit for bit (a single run may
+    read a frame's energy off the field's tiles instead, equal to the pair sum to rounding).
     """
     m, B, n, d = states.shape
     betas = np.asarray(betas, dtype=float)
-    out = np.empty((m, B))
-    for kind in sorted(set(normalizations)):
-        cols = np.array([k == kind for k in normalizations])
-        Y = states[:, cols].reshape(-1, n, d)
-        beta = np.broadcast_to(betas[cols], (m, int(cols.sum()))).reshape(-1)
-        out[:, cols] = _energy(Y, beta, kind, progress).reshape(m, -1)
-    return out
-
-
-def _energy(Y: np.ndarray, beta: np.ndarray, kind: str, progress=None) -> np.ndarray:
-    S, n, d = Y.shape
-    size = max(1, ENERGY_BLOCK_ENTRIES // (n * n))
-    out = np.empty(S)
-    for a in range(0, S, size):
-        g = slice(a, min(S, a + size))
-        G = Y[g] @ np.swapaxes(Y[g], 1, 2)
-        bcol = beta[g][:, None, None]
-        if kind == "gkpr":
-            out[g] = np.exp(bcol * G - bcol).sum(axis=(1, 2)) / n**2
-        elif kind == "glpr-shifted":
-            out[g] = _shifted_sums(G, beta[g]) / (2.0 * n**2)
-        else:
-            out[g] = _log_mean_exp(G, beta[g])
-        if progress is not None:
-            progress(min(S, a + size), S)
-    return out
-
-
-def _shifted_sums(G: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """sum_ij (e^{beta s_ij} - 1)/beta per system: expm1(beta s)/beta, or s exprel(beta s) for |beta| < 1e-6."""
-    out = np.empty(G.shape[0])
-    small = np.abs(beta) < EXPREL_MAX_BETA
-    if np.any(~small):
-        b = beta[~small][:, None, None]
-        out[~small] = np.expm1(b * G[~small]).sum(axis=(1, 2)) / b[:, 0, 0]
-    if np.any(small):
-        out[small] = (G[small] * exprel(beta[small][:, None, None] * G[small])).sum(axis=(1, 2))
-    return out
-
-
-def _log_mean_exp(G: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """(1/beta) log mean e^{beta s}: log1p(beta mean_s)/beta for |beta| <= 1 (mean_s at beta = 0, no cancellation),
-    a log-sum-exp with the largest exponent factored out otherwise (no overflow for any beta)."""
-    n2 = G.shape[1] * G.shape[2]
-    out = np.empty(beta.shape)
-    near = np.abs(beta) <= 1.0
-    if np.any(near):
-        mean = _shifted_sums(G[near], beta[near]) / n2
-        b = beta[near]
-        out[near] = np.where(b == 0.0, mean, np.log1p(b * mean) / np.where(b == 0.0, 1.0, b))
-    if np.any(~near):
-        b = beta[~near][:, None, None]
-        Z = b * G[~near]
-        top = Z.max(axis=(1, 2), keepdims=True)
-        out[~near] = (top[:, 0, 0] + np.log(np.exp(Z - top).sum(axis=(1, 2)) / n2)) / b[:, 0, 0]
-    return out
+    flat = np.ascontiguousarray(states, dtype=float).reshape(m * B, n, d)  # frame-major: row k B + b is (k, b)
+    return batch_energies(flat, np.tile(betas, m), list(normalizations) * m, block=energy_block(n, d),
+                          progress=progress).reshape(m, B)
 
 
 # -- files ----------------------------------------------------------------------------------------------------

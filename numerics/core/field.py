@@ -471,6 +471,9 @@ def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: i
 
     Notes
     -----
+    The pair sum of :func:`numerics.core.energy.pair_energies` for a batch of one (upper block triangle, rows in
+    blocks of :func:`energy_block` unless ``block`` is given): a member of a batch gets this energy bit for bit.
+
     Source: GLPR (arXiv 2312.10794) energy E_beta; GKPR normalised energy. Verified by: core.energy-identity.
     """
     beta = require_real(beta, "beta")
@@ -478,90 +481,17 @@ def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: i
                                    ENERGY_NORMALIZATIONS)
     X = require_points(X, "X", normalize=normalize)
     n, d = X.shape
-    # at least 8 block rows, so that the upper block triangle skips about 7/16 of the pairs
-    b = block or min(tile_rows(n, d), max(64, -(-n // 8)))
-    if normalization == "log-mean-exp":
-        return _log_mean_exp_energy(X, beta, b)
-    if normalization == "gkpr":
-        if beta < 0:
-            raise InputError(f"the gkpr normalisation needs beta >= 0, got {beta:g}")
-        # e^{beta (s - 1)} from one GEMM with an extra column: [beta X, -beta] [X, 1]^T
-        ones = np.ones((n, 1))
-        return _pair_sum(np.hstack([beta * X, -beta * ones]), np.hstack([X, ones]), _exp_sum, b) / n**2
-    with np.errstate(over="raise", under="ignore"):
-        try:
-            total = _shifted_pair_sum(X, beta, b)
-        except FloatingPointError:
-            total = math.inf
-    if not math.isfinite(total):
-        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='log-mean-exp' (any beta) or "
-                         f"'gkpr' (beta >= 0)")
-    return total / (2.0 * n**2)
+    return float(batch_energies(X[None], np.array([beta]), normalization, block=block or energy_block(n, d))[0])
 
 
-#: below this |beta| the shifted energy's terms use s exprel(beta s) instead of expm1(beta s) / beta
-EXPREL_MAX_BETA = 1e-6
+def energy_block(n: int, d: int) -> int:
+    """Rows per block of the energy's pair sum (:mod:`numerics.core.energy`): the field's cache-sized tiles
+    (:func:`tile_rows`), but at least ``min(64, n)`` rows and at least n / 8, so that the upper block triangle
+    skips about 7/16 of the pairs. The block size fixes the summation order, hence the energy's last bits: one
+    system, an ensemble's members and a user kernel's energy all use it."""
+    return max(1, min(tile_rows(n, d), max(64, -(-n // 8)), n))
 
 
-def _exp_sum(G: np.ndarray) -> np.ndarray:
-    return np.exp(G, out=G)
-
-
-def _expm1_sum(G: np.ndarray) -> np.ndarray:
-    return np.expm1(G, out=G)
-
-
-def _shifted_pair_sum(X: np.ndarray, beta: float, block: int) -> float:
-    """sum_{i,j} (e^{beta s_ij} - 1) / beta, s_ij = <x_i, x_j>.
-
-    For |beta| >= 1e-6: ``expm1`` of the tile (beta X[a:b]) X^T, summed, divided by beta once: one GEMM and
-    one expm1 pass per entry (about the cost of exp), relative error a few ulp per term as long as beta s is
-    a normal number; where it is subnormal (|s| < 1e-302 / |beta|) the term is below 1e-296. For
-    |beta| < 1e-6 (beta = 0 and subnormal beta included) the exact form s exprel(beta s), exprel(z) =
-    (e^z - 1)/z (``scipy.special.exprel``, about 20 ns an entry) whose limit at beta = 0 is s.
-    """
-    if abs(beta) < EXPREL_MAX_BETA:
-        return _pair_sum(X, X, lambda G: G * exprel(beta * G), block)
-    return _pair_sum(beta * X, X, _expm1_sum, block) / beta
-
-
-def _pair_sum(left: np.ndarray, right: np.ndarray, terms, block: int) -> float:
-    """sum_{i,j} f(<l_i, r_j>) for terms symmetric in (i, j), from the upper block triangle only.
-
-    Block row [a, b) forms G = left[a:b] right[a:]^T into one preallocated buffer (half the GEMM and half the
-    ``terms`` work of the full n x n sum); the off-diagonal part counts twice, the diagonal block
-    G[:, :b - a] once. ``terms(G)`` returns f(G) and may overwrite G.
-    """
-    n = left.shape[0]
-    block = max(1, min(block, n))
-    buf = np.empty(block * n)
-    total = 0.0
-    for start in range(0, n, block):
-        stop = min(n, start + block)
-        m = stop - start
-        G = buf[:m * (n - start)].reshape(m, n - start)
-        np.matmul(left[start:stop], right[start:].T, out=G)
-        F = terms(G)
-        total += 2.0 * float(F.sum()) - float(F[:, :m].sum())
-    return total
-
-
-def _log_mean_exp_energy(X: np.ndarray, beta: float, block: int) -> float:
-    """(1/beta) log mean_ij e^{beta s_ij}: log1p(mean expm1) for |beta| <= 1 (no cancellation as beta -> 0),
-    a running log-sum-exp with the largest exponent factored out otherwise (no overflow for any beta)."""
-    n = X.shape[0]
-    if abs(beta) <= 1.0:
-        total = _shifted_pair_sum(X, beta, block)
-        mean_s = total / n**2  # mean of (e^{beta s} - 1)/beta
-        return mean_s if beta == 0.0 else math.log1p(beta * mean_s) / beta
-    top, acc = -math.inf, 0.0
-    for start in range(0, n, block):
-        Z = X[start:start + block] @ X.T
-        Z *= beta
-        m = float(Z.max())
-        if m > top:
-            acc *= math.exp(top - m) if top > -math.inf else 0.0
-            top = m
-        Z -= top
-        acc += float(np.exp(Z, out=Z).sum())
-    return (top + math.log(acc / n**2)) / beta
+# the pair sums live in numerics.core.energy (one implementation for one system and for batches); the names are
+# kept here for the callers and the row-sum memo above (EXPREL_MAX_BETA)
+from numerics.core.energy import EXPREL_MAX_BETA, batch_energies, pair_energies  # noqa: E402

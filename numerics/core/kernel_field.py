@@ -226,17 +226,22 @@ def kernel_energy(X, kernel: PairKernel | CompiledKernel, beta: float, *, block:
     At beta = 0 a kernel singular there (like (e^{beta s} - 1)/beta) is replaced by its limit beta -> 0. So is a
     subnormal beta (0 < |beta| < 2.2e-308): there beta * s cannot be resolved (5e-324 * 0.56 rounds to 5e-324 or
     0), the direct formula is wrong by O(1), while the limit differs from the exact value by O(|beta|).
-    Verified by: tests/numerics/test_conjecture_kernel_field.py (Taylor remainder of the gradient).
+    The pair sum is :func:`numerics.core.energy.pair_energies` with ``phi`` for a batch of one (upper block
+    triangle, phi(s_ij) = phi(s_ji) formed once): a member of a batch gets this energy bit for bit.
+    Verified by: tests/numerics/test_conjecture_kernel_field.py (Taylor remainder of the gradient),
+    tests/numerics/test_core_energy.py.
     """
+    from numerics.core.energy import batch_energies
+    from numerics.core.field import energy_block
+
     compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
     beta = require_real(beta, "beta")
     X = require_points(X, "X", normalize=normalize)
     if abs(beta) < np.finfo(float).tiny:  # 0 and the subnormals
         compiled, beta = _beta_zero_limit(compiled), 0.0
-    n = X.shape[0]
-    b = block or block_rows(n)
-    total = sum(float(compiled(0, X[a:a + b] @ X.T, beta).sum()) for a in range(0, n, b))
-    return total / (2.0 * n**2)
+    n, d = X.shape
+    return float(batch_energies(X[None], np.array([beta]), block=block or energy_block(n, d),
+                                phi=lambda S, b: compiled(0, S, b))[0])
 
 
 def _beta_zero_limit(compiled: CompiledKernel) -> CompiledKernel:

@@ -10,7 +10,9 @@ evaluations (minima of interleaved rounds, the median of paired rounds and the m
 accuracy (counts, no timing); ``harmonic`` times the S^2 spherical-harmonic field (n = 10^6 at beta = 1 and 4 with
 its error on a subsample of direct rows, the crossover n against the direct field at beta = 1, 4, 9, and an RK4
 run of n = 10^5 tokens to t = 20 against the direct run's first steps, extrapolated;
-:mod:`numerics.harmonic.bench`). ``all`` (default) runs the five. The timed comparisons alternate their contenders
+:mod:`numerics.harmonic.bench`); ``energy`` times the standalone energy (``interaction_energy``) against one
+field evaluation at n = 256, 1024, 4096 and d = 3, 16, 64 (:mod:`numerics.bench.energy_cost`; goal: at most half).
+``all`` (default) runs the six. The timed comparisons alternate their contenders
 within each round and keep the minimum over the rounds (``simulate`` also reports medians).
 """
 from __future__ import annotations
@@ -29,7 +31,7 @@ FOURIER_LARGE_MAX_SECONDS = 1.0
 
 
 def add_arguments(p):
-    p.add_argument("--suite", choices=("field", "fourier", "simulate", "adaptive", "harmonic", "all"), default="all",
+    p.add_argument("--suite", choices=("field", "fourier", "simulate", "adaptive", "harmonic", "energy", "all"), default="all",
                    help="which benchmarks to run (default all)")
     p.add_argument("--n", type=int, default=4096, help="particles for the field suite (default 4096)")
     p.add_argument("--repeats", type=int, default=5, help="timing repeats, the minimum is kept (default 5)")
@@ -62,6 +64,10 @@ def check_suites(args) -> None:
     if args.suite in ("simulate", "all"):
         for d in SIMULATE_DIMS:
             check_simulate_work(SIMULATE_N, d, SIMULATE_STEPS, repeats)
+    if args.suite in ("energy", "all"):
+        from numerics.bench.energy_cost import ENERGY_SIZES, check_energy_work
+
+        check_energy_work(ENERGY_SIZES, repeats)
 
 
 #: the simulate suite's sizes
@@ -171,6 +177,22 @@ def run(args) -> int:
         from numerics.bench.harmonic_suite import run_harmonic_suite
 
         payload["harmonic"], text = run_harmonic_suite(args, progress)
+        parts.append(text)
+    if args.suite in ("energy", "all"):
+        from numerics.bench.energy_cost import benchmark_energy
+
+        progress.note("energy suite: interaction_energy vs one field evaluation, interleaved ...")
+        rows = benchmark_energy(repeats=args.repeats)
+        payload["energy"] = rows
+        text = table([(r["n"], r["d"], r["block"], f"{1e3 * r['energy_seconds']:.3f} ms",
+                       f"{1e3 * r['field_seconds']:.3f} ms", f"{r['ratio']:.2f}", f"{r['ratio_median']:.2f}",
+                       f"<= {r['target']:g}", r["within_target"]) for r in rows],
+                     ["n", "d", "energy rows", "energy", "field", "energy/field (minima)", "(median of rounds)",
+                      "target", "met"])
+        text += ("\nenergy = interaction_energy(X, 1.0) (pair sum, upper block triangle: GEMM, expm1, two sums per term); "
+                 "field = make_field(d, 1.0)(X) (NumPy, Q = K = I: upper block triangle, GEMM, exp, two GEMMs per term); "
+                 "interleaved, the order alternating, minimum and median over the rounds; one thread; load average "
+                 f"{rows[0]['load_average_before'][0]:.2f} -> {rows[-1]['load_average_after'][0]:.2f}")
         parts.append(text)
     emit(args, payload, "\n\n".join(parts))
     return 0
