@@ -170,24 +170,14 @@ def require_positive_weight(compiled: CompiledKernel, beta: float) -> None:
 
 def make_kernel_field(kernel: PairKernel | CompiledKernel, beta: float, model: str = "usa", *,
                       block: int | None = None):
-    """Validate once and return ``field(X) -> (n, d)`` for integrators (formula of :func:`kernel_field`)."""
+    """Validate once and return ``field(X) -> (n, d)`` for integrators (formula of :func:`kernel_field`): the
+    weight phi' of the attention pipeline (:meth:`numerics.core.attention.Attention.kernel`), one system."""
+    from numerics.core.attention import Attention
+
     compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
     model = require_choice(model, "model", MODELS)
     beta = require_real(beta, "beta")
-    check_kernel_on_interval(compiled, beta, model)
-
-    def field(X: np.ndarray) -> np.ndarray:
-        n, d = X.shape
-        b = block or block_rows(n)
-        out = np.empty((n, d))
-        for start in range(0, n, b):
-            W = compiled(1, X[start:start + b] @ X.T, beta)
-            acc = W @ X
-            out[start:start + b] = acc / W.sum(axis=1, keepdims=True) if model == "sa" else acc / n
-        out -= (np.einsum("ij,ij->i", X, out) / np.einsum("ij,ij->i", X, X))[:, None] * X  # as numerics.core.field
-        return out
-
-    return field
+    return Attention.kernel(compiled, beta, model, block=block).single()
 
 
 def kernel_field(X, kernel: PairKernel | CompiledKernel, beta: float, model: str = "usa", *,
