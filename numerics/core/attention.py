@@ -47,8 +47,8 @@ from numerics.core.sums import block_rows, overflow_error, symmetric_rows, tile_
 #: evaluation engines of the pipeline (see the module docstring)
 ENGINES = ("numpy", "fused", "lanes")
 #: the one line with which the compiled engines refuse what they do not evaluate (one system and batches alike)
-NUMBA_SUBSET = ("the numba backend of a batch or of one system evaluates one attention head (Q, K, V) or several "
-                "heads (--heads): no MLP, schedule, mask, positions or user kernel; use --backend direct")
+NUMBA_SUBSET = ("the numba backend of a batch evaluates one attention head (Q, K, V) or several heads (--heads), as "
+                "for one system: no MLP, schedule, mask, positions or user kernel; use --backend direct")
 
 
 class _ModuleSums:
@@ -182,6 +182,14 @@ class Attention:
         beta = model.beta if members.get("beta") is None else members["beta"]
         if engine != "numpy" and (model.kernel is not None or (model.has_architecture and not numba_heads(model))):
             raise InputError(NUMBA_SUBSET)
+        if engine == "lanes":  # one clear error without Numba, and the compile (or cache load) before any timing
+            from numerics.core.batch_field import _member_kernel
+
+            _member_kernel()
+        elif engine == "fused":
+            from numerics.core.fused import compile_seconds
+
+            compile_seconds()
         if model.kernel is not None:
             from numerics.core.kernel_field import compile_kernel
 

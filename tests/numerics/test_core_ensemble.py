@@ -322,11 +322,23 @@ def test_circle_and_rd_integrators_refuse_batches_with_one_line():
         simulate_rd(RdModel("softmax", 3, np.eye(3), A=np.eye(3)), starts(2, 5, 3), 1.0, solver=Solver("rk4", dt=0.1))
 
 
-def test_kernel_models_are_refused_with_one_line():
+def test_kernel_models_run_for_batches_as_single_runs():
+    """User kernels are a weight of the one attention pipeline: members equal their single runs bit for bit (the
+    field and the kernel's pair energy); with the numba backend both paths refuse in one line."""
     from theory.expression_parser import parse_kernel
 
-    with pytest.raises(InputError, match="Model.kernel"):
-        simulate(Model("usa", 1.0, kernel=parse_kernel("exp(beta*s)", {})), starts(2, 5, 3), 1.0)
+    kernel = parse_kernel("exp(beta*s)", {})
+    X0 = starts(2, 5, 3)
+    ens = simulate(Model("usa", 1.0, kernel=kernel), X0, 0.3, solver=Solver("rk4", dt=0.05))
+    for b in range(2):
+        single = simulate(Model("usa", 1.0, kernel=kernel), X0[b], 0.3, solver=Solver("rk4", dt=0.05))
+        np.testing.assert_array_equal(ens.X[:, b], single.X)
+        np.testing.assert_array_equal(ens.energy[:, b], single.energy)
+    assert ens.meta["energy_normalization"] == "kernel" == single.meta["energy_normalization"]
+    for X in (X0, X0[0]):
+        with pytest.raises(InputError, match="numba backend") as err:
+            simulate(Model("usa", 1.0, kernel=kernel), X, 0.3, solver=Solver("rk4", dt=0.05, backend="numba"))
+        assert "\n" not in str(err.value)
 
 
 # -- threads ---------------------------------------------------------------------------------------------------------
