@@ -870,3 +870,20 @@ def tests_for(path: str) -> list[str]:
 # architectures, and the support matrix (each feature for one system and a batch)
 _AREA_TESTS["attention"] = _AREA_TESTS["core"] + [t for t in _AREA_TESTS["architectures"] if t not in _AREA_TESTS["core"]]
 _FILE_AREA.update({"numerics/core/attention.py": "attention", "numerics/core/sums.py": "attention"})
+
+# the attention pipeline: errors that one system and a batch share (seen by the dense reference of the support
+# matrix, tests/numerics/test_core_support_matrix.py) and errors of the per-member values (seen by its members)
+MUTANTS += [
+    ("attention-alibi-slope-index", "numerics/core/attention.py",
+     "bias = None if self.slopes is None else (self.slopes[h], labels)",
+     "bias = None if self.slopes is None else (self.slopes[h - 1], labels)",
+     "ALiBi: head h gets the slope of head h - 1 (the first head the last one's)"),
+    ("attention-labels-ignored", "numerics/core/attention.py",
+     "labels = self.positions.labels_for(n)", "labels = np.arange(n, dtype=float)",
+     "given position labels ignored (the row order used instead)"),
+    ("attention-kernel-first-member-beta", "numerics/core/attention.py",
+     "W = np.stack([compiled(1, S[m], float(beta[m])) for m in range(G)])",
+     "W = np.stack([compiled(1, S[m], float(beta[0])) for m in range(G)])",
+     "a batch with a user kernel and beta per member runs every member at the first member's beta"),
+]
+_AREA_TESTS["attention"].append("tests/numerics/test_core_support_matrix.py")

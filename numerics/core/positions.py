@@ -95,7 +95,12 @@ def rotate(Y: np.ndarray, labels: np.ndarray, base: float) -> np.ndarray:
     p_i theta_m (module docstring)."""
     if Y.ndim == 3:  # the members' rows one after the other, each with its label (elementwise: the same bits)
         B, n, k = Y.shape
-        return rotate(Y.reshape(B * n, k), np.tile(np.asarray(labels, float), B), base).reshape(B, n, k)
+        return _rotate_rows(Y.reshape(B * n, k), np.tile(np.asarray(labels, float), B), base).reshape(B, n, k)
+    return _rotate_rows(Y, labels, base)
+
+
+def _rotate_rows(Y: np.ndarray, labels: np.ndarray, base: float) -> np.ndarray:
+    """:func:`rotate` of the rows of an (n, k) array."""
     n, k = Y.shape
     half = k // 2
     if half == 0:
