@@ -114,6 +114,7 @@ class Attention:
         self.heads, self.mlp, self.causal, self.positions, self.project = heads, mlp, causal, positions, project
         self.weight = weight
         self._group = {"score": self._score_group, "block": self._block_group, "kernel": self._kernel_group}[prepare]
+        self._groups: dict = {}  # member groups by state shape (:meth:`_plan`)
         # positions resolved once: per-head slopes (labels depend on n and are read per call)
         self.slopes = None if positions is None or heads is None else positions.slopes(heads.H)
         self.rope = None if positions is None else positions.rope
@@ -218,14 +219,9 @@ class Attention:
     # -- evaluation -----------------------------------------------------------------------------------------------
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """The field of every member of X (B, n, d), shape (B, n, d)."""
-        B, n = X.shape[:2]
-        if self.prepare == "score":
-            per_member = (self.block or tile_rows(n, X.shape[2])) * n
-        else:
-            per_member = (self.block or block_rows(n)) * n
-        from numerics.core.batch_field import member_groups
-
-        groups = member_groups(B, per_member)
+        groups = self._groups.get(X.shape)
+        if groups is None:  # the member groups of this shape, planned once (a field is called many times)
+            groups = self._groups[X.shape] = self._plan(*X.shape)
         if len(groups) == 1 and not (self.prepare == "block" and self.engine == "lanes"):
             return self._group(X, self.beta, self.M, self.V, self.scale)
         out = np.empty(X.shape)  # C order: the heads kernel writes each group in place
@@ -236,6 +232,13 @@ class Attention:
                 out[g] = self._group(X[g], _part(self.beta, g), _part(self.M, g, 3), _part(self.V, g, 3),
                                      _part(self.scale, g))
         return out
+
+    def _plan(self, B: int, n: int, d: int) -> list[slice]:
+        """Member groups whose tile buffers stay bounded (:func:`numerics.core.batch_field.member_groups`)."""
+        from numerics.core.batch_field import member_groups
+
+        rows = (self.block or tile_rows(n, d)) if self.prepare == "score" else (self.block or block_rows(n))
+        return member_groups(B, rows * n)
 
     def single(self) -> Callable[[np.ndarray], np.ndarray]:
         """``field(X) -> (n, d)`` of one system (X[None] through the pipeline, [0] out), with ``tile_energy`` and
@@ -269,6 +272,7 @@ class Attention:
         out.M, out.V = pick(self.M, 3), pick(self.V, 3)
         out.scale = self.scale if np.ndim(self.scale) == 0 else np.asarray(self.scale)[idx]
         out._group = {"score": out._score_group, "block": out._block_group, "kernel": out._kernel_group}[out.prepare]
+        out._groups = {}
         return out
 
     # -- the score-map prepare (one head) -------------------------------------------------------------------------
@@ -282,22 +286,22 @@ class Attention:
             if out is not None:
                 return out
         bcol = _column(beta, G)
+        ones = np.ones((G, n, 1))
         XV = X if V is None else X @ np.swapaxes(V, -1, -2)
         left = bcol * (X if M is None else X @ M)
         if kind == "sa":
             # c_i = |beta| |M^T x_i| bounds beta <M^T x_i, x_j> over unit x_j; the shift cancels in the ratio.
-            shift = np.abs(bcol) * (np.ones((G, n, 1)) if M is None else np.linalg.norm(X @ M, axis=2)[:, :, None])
+            shift = np.abs(bcol) * (ones if M is None else np.linalg.norm(X @ M, axis=2)[:, :, None])
         else:
-            shift = bcol * np.ones((G, n, 1))  # usa: e^{beta (s - 1)} defines the rescaled time unit t' = e^beta t
+            shift = bcol * ones  # usa: e^{beta (s - 1)} defines the rescaled time unit t' = e^beta t
         memo = self.memo if G == 1 and n > 0 else None
         key = memo.key(X[0]) if memo is not None else None
         # a saved frame whose energy the integrator requested: the tiles also sum the pair sum's terms expm1(beta s)
         energy_terms = key is not None and self.engine == "numpy" and memo.wants(key)
         # Logits beta <Q x_i, K x_j> - c_i come from one GEMM with an extra column: [beta X M, -c] @ [X, 1]^T,
         # and numerator and row sums from another: W @ [XV, 1].
-        ones = np.ones((G, n, 1))
         lhs = np.concatenate([left, np.zeros((G, n, 1)) if energy_terms else -shift], axis=2)
-        right = np.ascontiguousarray(np.swapaxes(np.concatenate([X, ones], axis=2), 1, 2))
+        right = np.ascontiguousarray(np.concatenate([X, ones], axis=2).swapaxes(1, 2))
         rhs = np.concatenate([XV, ones], axis=2)
         expm1_totals = None
         if self.engine == "fused":
@@ -319,7 +323,8 @@ class Attention:
             _store_energy(memo, key, acc[0], float(shift[0, 0, 0]), float(beta), n, d,
                           None if expm1_totals is None else expm1_totals[0])
         if kind == "sa":
-            for m, r in np.argwhere(acc[:, :, d] < 1e-280):  # c_i far above every logit: redo with the exact max
+            low = acc[:, :, d] < 1e-280
+            for m, r in (np.argwhere(low) if low.any() else ()):  # c_i far above every logit: redo with the exact max
                 logits = lhs[m, r, :d] @ right[m, :d]
                 acc[m, r] = np.exp(logits - logits.max()) @ rhs[m]
             out = acc[:, :, :d] / acc[:, :, d:]

@@ -45,6 +45,7 @@ ENERGY_DEFINITIONS = {
 GLPR_ENERGY_MAX_BETA = 600.0
 
 # the block sizes live with the blocked primitive (numerics.core.sums); the names stay importable from here
+from numerics.core import sums as _sums  # noqa: E402
 from numerics.core.sums import (BLOCK_ENTRIES, L2_FALLBACK_BYTES, SYMMETRIC_MIN_BLOCKS,  # noqa: E402,F401
                                 TILE_CACHE_MAX_D, TILE_MIN_ROWS, _parse_cache_size, block_rows, l2_cache_bytes,
                                 tile_rows)
@@ -262,9 +263,7 @@ class _OneSystemSums:
 def _tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta: float) -> np.ndarray:
     """acc = exp(lhs right) rhs in tiles of b rows (right is (d + 1) x n): :func:`numerics.core.sums.tile_sums`
     of one system."""
-    from numerics.core.sums import tile_sums
-
-    return tile_sums(lhs[None], right[None], rhs[None], b, beta)[0]
+    return _sums.tile_sums(lhs[None], right[None], rhs[None], b, beta)[0]
 
 
 def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta: float,
@@ -272,9 +271,7 @@ def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b:
     """The sums of :func:`_tile_sums` for symmetric weights (upper block triangle, each tile used twice) and,
     with ``energy_shift``, the total of the tiles' expm1 terms: :func:`numerics.core.sums.symmetric_tile_sums`
     of one system."""
-    from numerics.core.sums import symmetric_tile_sums
-
-    acc, totals = symmetric_tile_sums(lhs[None], right[None], rhs[None], b, beta, energy_shift)
+    acc, totals = _sums.symmetric_tile_sums(lhs[None], right[None], rhs[None], b, beta, energy_shift)
     return acc[0], None if totals is None else totals[0]
 
 
@@ -289,9 +286,7 @@ def _fused_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, beta: float
 
 
 def _overflow(beta: float) -> InputError:
-    from numerics.core.sums import overflow_error
-
-    return overflow_error(beta)
+    return _sums.overflow_error(beta)
 
 
 def energy_normalization_for(beta: float) -> str:
