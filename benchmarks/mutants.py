@@ -683,7 +683,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
     ("heads-kernel-projection", "numerics/core/_member_heads.py",
      "top[b] /= den[b]", "top[b] /= 2.0 * den[b]",
      "several-head member kernel: half the normal component removed by the tangent projection"),
-    ("heads-kernel-scale-dropped", "numerics/core/batch_field.py",
+    ("heads-kernel-scale-dropped", "numerics/core/lanes.py",
      "_member_betas(beta, B) * heads.scale", "_member_betas(beta, B)",
      "several-head member kernel called without the heads' score scale 1/sqrt(k)"),
     ("heads-kernel-exact-shift-dropped", "numerics/core/_member_heads.py",
@@ -868,8 +868,10 @@ def tests_for(path: str) -> list[str]:
 # the one attention pipeline (numerics/core/attention.py and its blocked primitive numerics/core/sums.py) evaluates
 # the one-head field, the block field (heads, MLP, mask, positions) and ensembles: the tests of the core and of the
 # architectures, and the support matrix (each feature for one system and a batch)
-_AREA_TESTS["attention"] = _AREA_TESTS["core"] + [t for t in _AREA_TESTS["architectures"] if t not in _AREA_TESTS["core"]]
-_FILE_AREA.update({"numerics/core/attention.py": "attention", "numerics/core/sums.py": "attention"})
+_AREA_TESTS["attention"] = (_AREA_TESTS["core"]
+                            + [t for t in _AREA_TESTS["architectures"] if t not in _AREA_TESTS["core"]])
+_FILE_AREA.update({"numerics/core/attention.py": "attention", "numerics/core/sums.py": "attention",
+                   "numerics/core/lanes.py": "members"})
 
 # the attention pipeline: errors that one system and a batch share (seen by the dense reference of the support
 # matrix, tests/numerics/test_core_support_matrix.py) and errors of the per-member values (seen by its members)

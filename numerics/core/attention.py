@@ -25,11 +25,11 @@ model. A user kernel (Q = K = V = I by the Model's rule) has its own weight and 
 
 Engines (chosen at build time; the compiled kernels are not edited and are reached exactly as before):
 ``numpy`` (the reference), ``fused`` (one large system, one head: :func:`numerics.core.fused.fused_accumulate`),
-``lanes`` (members as vector lanes: :func:`numerics.core.batch_field.member_sums` and the identity kernel for one
+``lanes`` (members as vector lanes: :func:`numerics.core.lanes.member_sums` and the identity kernel for one
 head, :func:`numerics.core._member_heads.heads_field` for heads without MLP, mask or positions).
 
 Per-member values: beta (B,) and, for the score map, M and V (B, d, d); everything else is shared. Members are
-processed in groups (:func:`numerics.core.batch_field.member_groups`) so that tile buffers stay bounded; the
+processed in groups (:func:`numerics.core.sums.member_groups`) so that tile buffers stay bounded; the
 grouping changes no member's arithmetic.
 """
 from __future__ import annotations
@@ -42,7 +42,8 @@ import numpy as np
 from numerics.common.errors import InputError, require_choice
 from numerics.core import sums as sums_module
 from numerics.core.positions import bias_block
-from numerics.core.sums import block_rows, overflow_error, symmetric_rows, tile_rows
+from numerics.core.lanes import _heads_lanes, _identity_lanes, _member_kernel, member_sums
+from numerics.core.sums import block_rows, member_groups, overflow_error, symmetric_rows, tile_rows
 
 #: evaluation engines of the pipeline (see the module docstring)
 ENGINES = ("numpy", "fused", "lanes")
@@ -158,7 +159,7 @@ class Attention:
     def kernel(cls, compiled, beta, kind: str, *, block: int | None = None) -> "Attention":
         """The weight phi'(s) of a compiled user kernel (:class:`numerics.core.kernel_field.CompiledKernel`),
         Q = K = V = I, natural time; beta shared or per member (each checked on [-1, 1])."""
-        from numerics.core.kernel_field import check_kernel_on_interval
+        from numerics.core.kernels import check_kernel_on_interval
 
         for b in np.unique(np.atleast_1d(np.asarray(beta, dtype=float))):
             check_kernel_on_interval(compiled, float(b), kind)
@@ -166,12 +167,14 @@ class Attention:
 
     @classmethod
     def from_model(cls, model, n: int, d: int, *, members: dict | None = None, engine: str = "numpy",
-                   memo: bool = False, sums=None) -> "Attention":
+                   memo=None, sums=None) -> "Attention":
         """The pipeline of a time-independent ``model`` for n tokens in R^d, every option resolved here.
 
         ``members``: per-member values of :func:`numerics.core.ensemble.resolve_members` (``beta``, ``M``,
         ``V``). ``engine``: ``numpy``, ``fused`` (one system, one head) or ``lanes`` (members as vector lanes).
-        ``memo``: read frame energies off the tiles (one system, Q = K = I). The prepare is chosen as before the
+        ``memo``: a :class:`numerics.core.field.RowSumMemo` that reads frame energies off the tiles (one system,
+        Q = K = I; ignored otherwise); ``sums``: the blocked primitive's entry points (default
+        :mod:`numerics.core.sums`). The prepare is chosen as before the
         pipeline existed: a one-head model without heads, MLP, mask or positions uses the score map, every other
         model the per-head blocks, a user kernel its own weight.
         """
@@ -184,15 +187,13 @@ class Attention:
         if engine != "numpy" and (model.kernel is not None or (model.has_architecture and not numba_heads(model))):
             raise InputError(NUMBA_SUBSET)
         if engine == "lanes":  # one clear error without Numba, and the compile (or cache load) before any timing
-            from numerics.core.batch_field import _member_kernel
-
             _member_kernel()
         elif engine == "fused":
             from numerics.core.fused import compile_seconds
 
             compile_seconds()
         if model.kernel is not None:
-            from numerics.core.kernel_field import compile_kernel
+            from numerics.core.kernels import compile_kernel
 
             return cls.kernel(compile_kernel(model.kernel), beta, model.kind)
         if model.has_architecture:
@@ -208,13 +209,8 @@ class Attention:
                 eye = np.eye(d)
                 M = (eye if model.Q is None else model.Q).T @ (eye if model.K is None else model.K)
             V = model.V
-        energy = None
-        if memo and M is None:
-            from numerics.core.field import RowSumMemo
-
-            energy = RowSumMemo(beta)
-        return cls.one_head(d, beta, model.kind, M, V, time_unit=model.time_unit, engine=engine, memo=energy,
-                            sums=sums)
+        return cls.one_head(d, beta, model.kind, M, V, time_unit=model.time_unit, engine=engine,
+                            memo=memo if M is None else None, sums=sums)
 
     # -- evaluation -----------------------------------------------------------------------------------------------
     def __call__(self, X: np.ndarray) -> np.ndarray:
@@ -234,9 +230,7 @@ class Attention:
         return out
 
     def _plan(self, B: int, n: int, d: int) -> list[slice]:
-        """Member groups whose tile buffers stay bounded (:func:`numerics.core.batch_field.member_groups`)."""
-        from numerics.core.batch_field import member_groups
-
+        """Member groups whose tile buffers stay bounded (:func:`numerics.core.sums.member_groups`)."""
         rows = (self.block or tile_rows(n, d)) if self.prepare == "score" else (self.block or block_rows(n))
         return member_groups(B, rows * n)
 
@@ -280,8 +274,6 @@ class Attention:
         G, n, d = X.shape
         kind = self.kind
         if self.engine == "lanes" and M is None and V is None:
-            from numerics.core.batch_field import _identity_lanes
-
             out = _identity_lanes(X, beta, kind, scale)
             if out is not None:
                 return out
@@ -307,8 +299,6 @@ class Attention:
         if self.engine == "fused":
             acc = self.sums.fused(lhs, right, rhs, beta)
         elif self.engine == "lanes":
-            from numerics.core.batch_field import member_sums
-
             try:
                 with np.errstate(over="raise", under="ignore"):
                     acc = member_sums(lhs, right, rhs, symmetric=M is None)
@@ -357,8 +347,6 @@ class Attention:
 
     def _heads_lanes(self, X, beta, out) -> None:
         """out <- the projected several-head field of a group of members with the member kernel."""
-        from numerics.core.batch_field import _heads_lanes
-
         _heads_lanes(X, self.heads, beta, self.kind, out)
 
     # -- a user kernel's weight -----------------------------------------------------------------------------------

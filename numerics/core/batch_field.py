@@ -22,18 +22,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from numerics.common.errors import InputError
-
-#: largest tile buffer of one group of members (numbers): 2^21 doubles = 16 MiB
-BATCH_TILE_ENTRIES = 1 << 21
-
-
-def member_groups(B: int, per_member: int, entries: int | None = None) -> list[slice]:
-    """Slices of at most ``entries // per_member`` members (at least one) covering 0..B-1 (``entries``: default
-    :data:`BATCH_TILE_ENTRIES`, read when called)."""
-    entries = BATCH_TILE_ENTRIES if entries is None else entries
-    size = max(1, entries // max(1, per_member))
-    return [slice(a, min(B, a + size)) for a in range(0, B, size)]
+# the member groups (numerics.core.sums) and the lane layout of the member kernels (numerics.core.lanes): the names
+# stay importable from here
+from numerics.core.lanes import (_from_lanes, _heads_lanes, _identity_lanes, _largest, _member_betas,  # noqa: F401
+                                 _member_kernel, _to_lanes, member_sums)
+from numerics.core.sums import BATCH_TILE_ENTRIES, member_groups  # noqa: F401
 
 
 def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_unit: str = "natural",
@@ -72,82 +65,6 @@ def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_uni
 
     return Attention.one_head(d, beta, kind, M, V, time_unit=time_unit, block=block,
                               engine="lanes" if engine == "numba" else "numpy").batched()
-
-
-def _member_kernel():
-    from numerics.core.fused import require_numba
-
-    require_numba()
-    from numerics.core._member_kernels import member_sums as kernel
-
-    return kernel
-
-
-def member_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, symmetric: bool) -> np.ndarray:
-    """acc = exp(lhs right) rhs member by member with the compiled kernel (``lhs`` (B, n, p), ``right``
-    (B, p, n), ``rhs`` (B, n, q)); ``symmetric``: one exp per pair, as :func:`_symmetric_sums`. An overflowing
-    weight raises ``FloatingPointError`` (as NumPy's ``errstate(over="raise")``)."""
-    from numerics.core._member_kernels import LANES
-
-    B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
-    lanes = min(B, LANES)
-    L = _to_lanes(lhs, lanes)
-    acc = np.empty(L.shape[:2] + (q, lanes))
-    _member_kernel()(L, _to_lanes(right, lanes), _to_lanes(rhs, lanes), bool(symmetric), acc)
-    acc = _from_lanes(acc, B)
-    if not np.all(np.isfinite(acc)):
-        raise FloatingPointError("overflow in the member kernel")
-    return acc
-
-
-def _to_lanes(A: np.ndarray, lanes: int) -> np.ndarray:
-    """(B, ...) -> (G, ..., lanes): blocks of members, member-last (the kernels' vector lanes); copies of the
-    first member pad the last block (valid inputs; their results are dropped)."""
-    B = A.shape[0]
-    G = -(-B // lanes)
-    out = np.empty((G * lanes,) + A.shape[1:])
-    out[:B] = A
-    out[B:] = A[0]
-    return np.ascontiguousarray(np.moveaxis(out.reshape((G, lanes) + A.shape[1:]), 1, -1))
-
-
-def _from_lanes(A: np.ndarray, B: int) -> np.ndarray:
-    """The inverse of :func:`_to_lanes`: (G, ..., lanes) -> (B, ...)."""
-    A = np.moveaxis(A, -1, 1)
-    return A.reshape((-1,) + A.shape[2:])[:B]
-
-
-def _member_betas(beta, B: int) -> np.ndarray:
-    """beta of each of B members, shape (B,) (a shared scalar broadcast), for the member kernels."""
-    return np.broadcast_to(np.asarray(beta, dtype=float).reshape(-1), (B,))
-
-
-def _identity_lanes(X: np.ndarray, beta, kind: str, scale) -> np.ndarray | None:
-    """The projected field for Q = K = V = I with :func:`numerics.core._member_kernels.identity_sums`, in the
-    member-last layout from X to the projection (one copy in, one out); ``None`` when some row's weights all
-    underflow (sa: then the NumPy path redoes that row with its exact maximum)."""
-    from numerics.core._member_kernels import LANES, identity_sums
-
-    _member_kernel()
-    B, n, d = X.shape
-    lanes = min(B, LANES)
-    Xl, bl = _to_lanes(X, lanes), _to_lanes(_member_betas(beta, B), lanes)
-    cl = np.abs(bl) if kind == "sa" else bl.copy()
-    acc = np.empty(Xl.shape[:2] + (d + 1, lanes))
-    identity_sums(Xl, bl, cl, acc)
-    den = acc[:, :, d:]
-    if not np.all(np.isfinite(acc)):
-        raise InputError(f"attention weights overflow for beta={_largest(beta):g} (use smaller |beta|, "
-                         "or model='sa')")
-    if kind == "sa":
-        if np.any(_from_lanes(den, B) < 1e-280):
-            return None
-        out = acc[:, :, :d] / den
-    else:
-        sl = scale if np.ndim(scale) == 0 else _to_lanes(np.asarray(scale).reshape(-1), lanes)[:, None, None]
-        out = acc[:, :, :d] * (sl / n)
-    out -= (np.sum(Xl * out, axis=2) / np.sum(Xl * Xl, axis=2))[:, :, None] * Xl
-    return np.ascontiguousarray(_from_lanes(out, B))
 
 
 def member_rounding_bound(beta, d: int, n: int, m_norm: float = 1.0) -> float:
@@ -195,10 +112,6 @@ def heads_rounding_bound(beta, heads, n: int) -> float:
     return (1.0 + math.sqrt(d)) * total
 
 
-def _largest(beta) -> float:
-    return float(np.max(np.abs(beta)))
-
-
 def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = False, block: int | None = None,
                            engine: str = "numpy", positions=None) -> Callable[[np.ndarray], np.ndarray]:
     """``field(X) -> (B, n, d)``: the block field (:func:`numerics.core.blocks.block_velocity`) of every member,
@@ -217,21 +130,6 @@ def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = Fals
     else:
         attention = Attention.heads(beta, kind, heads, mlp, causal, positions, block=block)
     return attention.batched()
-
-
-def _heads_lanes(X: np.ndarray, heads, beta, kind: str, out: np.ndarray) -> None:
-    """out <- the projected several-head field of a group of members (``out`` C-contiguous, the shape of X) with
-    :func:`numerics.core._member_heads.heads_field` (which lays the members out as vector lanes itself)."""
-    from numerics.core._member_heads import heads_field
-    from numerics.core._member_kernels import EXP2_CONSTS
-
-    B = X.shape[0]
-    coef = _member_betas(beta, B) * heads.scale
-    heads_field(np.ascontiguousarray(X, dtype=float), heads.Q, heads.K, heads.V, heads.W, coef, kind == "usa", out,
-                EXP2_CONSTS)
-    if not np.all(np.isfinite(out)):
-        raise InputError(f"usa attention weights overflow for beta={_largest(beta):g}" if kind == "usa" else
-                         f"the several-head field is not finite for beta={_largest(beta):g} (non-finite states?)")
 
 
 class BatchScheduledField:

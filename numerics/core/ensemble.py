@@ -315,8 +315,8 @@ def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | 
             arrays[f"members.{name}"] = M
     adaptive = solver.method in ADAPTIVE_METHODS
     norm = norms[0] if len(set(norms)) == 1 else norms
-    meta = {**scaled.to_meta(arrays), "beta": model.beta, "n": int(n), "d": int(d), "t_end": t_end, "method": solver.method,
-            "dt": solver.dt, "save_every": save.every, "seed": None, "init": "given",
+    meta = {**scaled.to_meta(arrays), "beta": model.beta, "n": int(n), "d": int(d), "t_end": t_end,
+            "method": solver.method, "dt": solver.dt, "save_every": save.every, "seed": None, "init": "given",
             "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model.kind == "usa" and model.time_unit == "rescaled")
                                else "natural: time = depth"),
             "scheme": scheme_text, "method_used": stats.get("method_used", solver.method),

@@ -295,7 +295,8 @@ class Model:
         ``direct``. ``numba``: the same sums as ``direct`` with the fused compiled kernel of
         :mod:`numerics.core.fused` (needs Numba, extra ``fast``; never chosen by ``auto``; one head, no user
         kernel), or for several heads without MLP, mask or positions the several-head member kernel of ensembles
-        on one system (:func:`numerics.core._member_heads.heads_field`). A user kernel has its own backend, ``kernel`` (:mod:`numerics.core.kernel_field`).
+        on one system (:func:`numerics.core._member_heads.heads_field`). A user kernel has its own backend,
+        ``kernel`` (:mod:`numerics.core.kernel_field`).
         ``harmonic``: the O(n L^2) spherical-harmonic field of :mod:`numerics.harmonic` (d = 3, Q^T K = a I,
         V = b I, one head); ``auto`` chooses it when its cost model predicts it faster than ``direct``.
         """

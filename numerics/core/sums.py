@@ -102,6 +102,18 @@ def symmetric_rows(n: int, block: int | None, d: int) -> int:
     return min(rows, n)
 
 
+#: largest tile buffer of one group of members (numbers): 2^21 doubles = 16 MiB
+BATCH_TILE_ENTRIES = 1 << 21
+
+
+def member_groups(B: int, per_member: int, entries: int | None = None) -> list[slice]:
+    """Slices of at most ``entries // per_member`` members (at least one) covering 0..B-1 (``entries``: default
+    :data:`BATCH_TILE_ENTRIES`, read when called)."""
+    entries = BATCH_TILE_ENTRIES if entries is None else entries  # read when called (tests bound it)
+    size = max(1, entries // max(1, per_member))
+    return [slice(a, min(B, a + size)) for a in range(0, B, size)]
+
+
 def overflow_error(beta) -> InputError:
     """The one-line error of an overflowing weight (``beta``: a number, or the members' betas)."""
     value = float(beta) if np.ndim(beta) == 0 else float(np.max(np.abs(beta)))

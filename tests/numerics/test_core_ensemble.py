@@ -111,7 +111,9 @@ def test_member_groups_do_not_change_the_bits(monkeypatch):
     """Processing the members in groups (bounded memory) changes no member's arithmetic."""
     X0 = starts(7, 20, 3)
     whole = simulate(Model("sa", 4.0), X0, 0.5, solver=Solver("rk4", dt=0.05))
-    monkeypatch.setattr(batch_field, "BATCH_TILE_ENTRIES", 1)  # one member per group
+    from numerics.core import sums
+
+    monkeypatch.setattr(sums, "BATCH_TILE_ENTRIES", 1)  # one member per group (numerics.core.sums.member_groups)
     split = simulate(Model("sa", 4.0), X0, 0.5, solver=Solver("rk4", dt=0.05))
     np.testing.assert_array_equal(whole.X, split.X)
     assert batch_field.member_groups(7, 1, 3) == [slice(0, 3), slice(3, 6), slice(6, 7)]
