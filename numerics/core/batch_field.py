@@ -1,21 +1,19 @@
 """The attention fields of an ensemble: B systems of n particles in one (B, n, d) array, one evaluation for all.
 
-Every function here is the batched twin of a single-system function and performs, member by member, the same
-floating-point operations in the same order:
+The field itself is the one pipeline of :mod:`numerics.core.attention` (every state of the core is (B, n, d); one
+system is B = 1): :func:`make_batch_field` and :func:`make_batch_block_field` build it for a batch, as
+:func:`numerics.core.field.make_field` and :func:`numerics.core.blocks.make_block_field` build it for one system,
+so a member of an ensemble performs the floating-point operations of its single run in the same order (NumPy
+calls the same BLAS routine on every member's slice of a stacked GEMM, with the shapes and strides of one system).
+:class:`BatchScheduledField` is the batch form of :class:`numerics.core.blocks.ScheduledField`.
 
-- :func:`make_batch_field` <-> :func:`numerics.core.field.make_field` (one head, Q, K, V; ``sa``/``usa``; both
-  time units), with beta, Q, K and V shared or given per member;
-- :func:`make_batch_block_field` <-> :func:`numerics.core.blocks.make_block_field` (several heads, MLP, causal
-  mask), beta shared or per member; :class:`BatchScheduledField` <-> :class:`numerics.core.blocks.ScheduledField`.
+What stays here is the ensemble's own machinery:
 
-The tiles are the single system's (:func:`numerics.core.field.tile_rows`, the symmetric upper block triangle
-for Q = K = I, :func:`numerics.core.field.block_rows` for heads) with a leading member axis: each GEMM becomes a
-stacked GEMM (NumPy calls the same BLAS routine on every member's slice, with the same shapes and strides), each
-exp and each projection acts elementwise or row by row. A member of an ensemble therefore gets the bits of the
-single run wherever the single run takes the same path (see ``docs/guide/ensembles.md`` for where it does not).
-
-Memory stays bounded: the members are processed in groups whose tile buffers hold at most
-:data:`BATCH_TILE_ENTRIES` numbers (the member grouping does not change any member's arithmetic).
+- :func:`member_groups`: members processed in groups whose tile buffers hold at most :data:`BATCH_TILE_ENTRIES`
+  numbers (the grouping does not change any member's arithmetic);
+- the lane layout of the compiled member kernels (:func:`member_sums`, the identity kernel, the several-head
+  kernel; members as vector lanes, ``backend="numba"``) and their rounding bounds (:func:`member_rounding_bound`,
+  :func:`heads_rounding_bound`).
 """
 from __future__ import annotations
 
@@ -24,24 +22,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from numerics.common.errors import InputError
-from numerics.core.field import SYMMETRIC_MIN_BLOCKS, TILE_MIN_ROWS, block_rows, tile_rows
-
-#: largest tile buffer of one group of members (numbers): 2^21 doubles = 16 MiB
-BATCH_TILE_ENTRIES = 1 << 21
-
-
-def member_groups(B: int, per_member: int, entries: int = BATCH_TILE_ENTRIES) -> list[slice]:
-    """Slices of at most ``entries // per_member`` members (at least one) covering 0..B-1."""
-    size = max(1, entries // max(1, per_member))
-    return [slice(a, min(B, a + size)) for a in range(0, B, size)]
-
-
-def _column(values, B: int) -> np.ndarray | float:
-    """A per-member scalar as a (B, 1, 1) array (broadcasts over rows and columns); a shared scalar as is."""
-    if np.ndim(values) == 0:
-        return float(values)
-    return np.asarray(values, dtype=float).reshape(B, 1, 1)
+# the member groups (numerics.core.sums) and the lane layout of the member kernels (numerics.core.lanes): the names
+# stay importable from here
+from numerics.core.lanes import (_from_lanes, _heads_lanes, _identity_lanes, _largest, _member_betas,  # noqa: F401
+                                 _member_kernel, _to_lanes, member_sums)
+from numerics.core.sums import BATCH_TILE_ENTRIES, member_groups  # noqa: F401
 
 
 def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_unit: str = "natural",
@@ -76,163 +61,10 @@ def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_uni
     """
     if engine == "numba":
         _member_kernel()  # one clear error without Numba, and the compile (or cache load) before any timing
-    betas = np.atleast_1d(np.asarray(beta, dtype=float))
-    if kind == "usa" and time_unit == "natural" and np.any(betas > 700):
-        bad = float(betas[betas > 700][0])
-        raise InputError(f"usa field overflows in the natural time unit at beta={bad:g}; "
-                         "use time_unit='rescaled' (t' = e^beta t)")
-    natural_usa = kind == "usa" and time_unit == "natural"
-    if np.ndim(beta) == 0:
-        scale = math.exp(float(beta)) if natural_usa else 1.0
-    else:
-        scale = np.exp(betas).reshape(-1, 1, 1) if natural_usa else 1.0
+    from numerics.core.attention import Attention
 
-    def field(X: np.ndarray) -> np.ndarray:
-        B = X.shape[0]
-        out = np.empty_like(X)
-        n = X.shape[1]
-        b = block or tile_rows(n, d)
-        for g in member_groups(B, b * n):
-            out[g] = _projected(X[g], _part(beta, g), kind, _part(M, g, 3), _part(V, g, 3), _part(scale, g), b,
-                                engine)
-        return out
-
-    def take(idx: np.ndarray):
-        """The field of the members ``idx`` only (per-member adaptive steps evaluate the members still moving)."""
-        return make_batch_field(d, beta if np.ndim(beta) == 0 else np.asarray(beta)[idx], kind,
-                                M if np.ndim(M) < 3 else M[idx], V if np.ndim(V) < 3 else V[idx],
-                                time_unit=time_unit, block=block, engine=engine)
-
-    field.batched = True
-    field.take = take
-    return field
-
-
-def _part(value, g: slice, full_ndim: int = 1):
-    """The members ``g`` of a per-member value (leading axis), or the shared value itself."""
-    if value is None or np.ndim(value) < full_ndim or (full_ndim == 1 and np.ndim(value) == 0):
-        return value
-    return value[g]
-
-
-def _projected(X: np.ndarray, beta, kind: str, M, V, scale, b: int, engine: str = "numpy") -> np.ndarray:
-    """:func:`numerics.core.field._projected_field` for a group of members (no energy terms)."""
-    if engine == "numba" and M is None and V is None:
-        out = _identity_lanes(X, beta, kind, scale)
-        if out is not None:
-            return out
-    B, n, d = X.shape
-    bcol = _column(beta, B)
-    XV = X if V is None else X @ np.swapaxes(V, -1, -2)
-    left = bcol * (X if M is None else X @ M)
-    if kind == "sa":
-        if M is None:
-            shift = np.abs(bcol) * np.ones((B, n, 1))
-        else:
-            shift = np.abs(bcol) * np.linalg.norm(X @ M, axis=2)[:, :, None]
-    else:
-        shift = np.broadcast_to(bcol, (B, n, 1)) * np.ones((B, n, 1))
-    ones = np.ones((B, n, 1))
-    lhs = np.concatenate([left, -shift], axis=2)
-    right = np.ascontiguousarray(np.swapaxes(np.concatenate([X, ones], axis=2), 1, 2))
-    rhs = np.concatenate([XV, ones], axis=2)
-    try:
-        with np.errstate(over="raise", under="ignore"):
-            if engine == "numba":
-                acc = member_sums(lhs, right, rhs, symmetric=M is None)
-            elif M is None:
-                rows = min(b, max(TILE_MIN_ROWS, -(-n // SYMMETRIC_MIN_BLOCKS)))
-                acc = _symmetric_sums(lhs, right, rhs, min(rows, n))
-            else:
-                acc = _sums(lhs, right, rhs, min(b, n))
-    except FloatingPointError:
-        raise InputError(f"attention weights overflow for beta={_largest(beta):g} (use smaller |beta|, "
-                         "or model='sa')") from None
-    if kind == "sa":
-        for m, r in np.argwhere(acc[:, :, d] < 1e-280):  # c_i far above every logit: redo with the exact max
-            logits = lhs[m, r, :d] @ right[m, :d]
-            acc[m, r] = np.exp(logits - logits.max()) @ rhs[m]
-        out = acc[:, :, :d] / acc[:, :, d:]
-    else:
-        out = acc[:, :, :d] * (scale / n)
-    out -= (np.einsum("bij,bij->bi", X, out) / np.einsum("bij,bij->bi", X, X))[:, :, None] * X
-    return out
-
-
-def _member_kernel():
-    from numerics.core.fused import require_numba
-
-    require_numba()
-    from numerics.core._member_kernels import member_sums as kernel
-
-    return kernel
-
-
-def member_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, symmetric: bool) -> np.ndarray:
-    """acc = exp(lhs right) rhs member by member with the compiled kernel (``lhs`` (B, n, p), ``right``
-    (B, p, n), ``rhs`` (B, n, q)); ``symmetric``: one exp per pair, as :func:`_symmetric_sums`. An overflowing
-    weight raises ``FloatingPointError`` (as NumPy's ``errstate(over="raise")``)."""
-    from numerics.core._member_kernels import LANES
-
-    B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
-    lanes = min(B, LANES)
-    L = _to_lanes(lhs, lanes)
-    acc = np.empty(L.shape[:2] + (q, lanes))
-    _member_kernel()(L, _to_lanes(right, lanes), _to_lanes(rhs, lanes), bool(symmetric), acc)
-    acc = _from_lanes(acc, B)
-    if not np.all(np.isfinite(acc)):
-        raise FloatingPointError("overflow in the member kernel")
-    return acc
-
-
-def _to_lanes(A: np.ndarray, lanes: int) -> np.ndarray:
-    """(B, ...) -> (G, ..., lanes): blocks of members, member-last (the kernels' vector lanes); copies of the
-    first member pad the last block (valid inputs; their results are dropped)."""
-    B = A.shape[0]
-    G = -(-B // lanes)
-    out = np.empty((G * lanes,) + A.shape[1:])
-    out[:B] = A
-    out[B:] = A[0]
-    return np.ascontiguousarray(np.moveaxis(out.reshape((G, lanes) + A.shape[1:]), 1, -1))
-
-
-def _from_lanes(A: np.ndarray, B: int) -> np.ndarray:
-    """The inverse of :func:`_to_lanes`: (G, ..., lanes) -> (B, ...)."""
-    A = np.moveaxis(A, -1, 1)
-    return A.reshape((-1,) + A.shape[2:])[:B]
-
-
-def _member_betas(beta, B: int) -> np.ndarray:
-    """beta of each of B members, shape (B,) (a shared scalar broadcast), for the member kernels."""
-    return np.broadcast_to(np.asarray(beta, dtype=float).reshape(-1), (B,))
-
-
-def _identity_lanes(X: np.ndarray, beta, kind: str, scale) -> np.ndarray | None:
-    """The projected field for Q = K = V = I with :func:`numerics.core._member_kernels.identity_sums`, in the
-    member-last layout from X to the projection (one copy in, one out); ``None`` when some row's weights all
-    underflow (sa: then the NumPy path redoes that row with its exact maximum)."""
-    from numerics.core._member_kernels import LANES, identity_sums
-
-    _member_kernel()
-    B, n, d = X.shape
-    lanes = min(B, LANES)
-    Xl, bl = _to_lanes(X, lanes), _to_lanes(_member_betas(beta, B), lanes)
-    cl = np.abs(bl) if kind == "sa" else bl.copy()
-    acc = np.empty(Xl.shape[:2] + (d + 1, lanes))
-    identity_sums(Xl, bl, cl, acc)
-    den = acc[:, :, d:]
-    if not np.all(np.isfinite(acc)):
-        raise InputError(f"attention weights overflow for beta={_largest(beta):g} (use smaller |beta|, "
-                         "or model='sa')")
-    if kind == "sa":
-        if np.any(_from_lanes(den, B) < 1e-280):
-            return None
-        out = acc[:, :, :d] / den
-    else:
-        sl = scale if np.ndim(scale) == 0 else _to_lanes(np.asarray(scale).reshape(-1), lanes)[:, None, None]
-        out = acc[:, :, :d] * (sl / n)
-    out -= (np.sum(Xl * out, axis=2) / np.sum(Xl * Xl, axis=2))[:, :, None] * Xl
-    return np.ascontiguousarray(_from_lanes(out, B))
+    return Attention.one_head(d, beta, kind, M, V, time_unit=time_unit, block=block,
+                              engine="lanes" if engine == "numba" else "numpy").batched()
 
 
 def member_rounding_bound(beta, d: int, n: int, m_norm: float = 1.0) -> float:
@@ -248,7 +80,7 @@ def member_rounding_bound(beta, d: int, n: int, m_norm: float = 1.0) -> float:
 
 def heads_rounding_bound(beta, heads, n: int) -> float:
     """Bound on the difference of each component of the several-head field of the member kernel
-    (:func:`numerics.core._member_heads.heads_field`) from the NumPy path's (:func:`batch_block_velocity`), sa;
+    (:func:`numerics.core._member_heads.heads_field`) from the NumPy path's (:func:`make_batch_block_field`), sa;
     for usa multiply by the largest (1/n) sum_j e^{s_ij} of the member (the size of its unnormalised sums).
 
     Per head h (both paths, |x| = 1): a logit is a chain of at most 2d + k + 2 roundings of terms bounded by
@@ -280,129 +112,24 @@ def heads_rounding_bound(beta, heads, n: int) -> float:
     return (1.0 + math.sqrt(d)) * total
 
 
-def _largest(beta) -> float:
-    return float(np.max(np.abs(beta)))
+def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = False, block: int | None = None,
+                           engine: str = "numpy", positions=None) -> Callable[[np.ndarray], np.ndarray]:
+    """``field(X) -> (B, n, d)``: the block field (:func:`numerics.core.blocks.block_velocity`) of every member,
+    beta shared or (B,), members processed in bounded groups; ``positions`` a
+    :class:`numerics.core.positions.PositionEncoding` (ALiBi, RoPE, labels; shared by the members).
 
-
-def _sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int) -> np.ndarray:
-    """:func:`numerics.core.field._tile_sums` member by member: stacked GEMM, exp in place, stacked GEMM."""
-    B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
-    W_buf = np.empty((B, b, n))
-    acc = np.empty((B, n, q))
-    for start in range(0, n, b):
-        stop = min(n, start + b)
-        W = W_buf[:, :stop - start]
-        np.matmul(lhs[:, start:stop], right, out=W)
-        np.exp(W, out=W)
-        np.matmul(W, rhs, out=acc[:, start:stop])
-    return acc
-
-
-def _symmetric_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int) -> np.ndarray:
-    """:func:`numerics.core.field._symmetric_tile_sums` member by member (upper block triangle, used twice)."""
-    B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
-    buf = np.empty(B * b * n)
-    acc = np.zeros((B, n, q))
-    cols = np.empty((B, n, q))
-    for start in range(0, n, b):
-        stop = min(n, start + b)
-        m = stop - start
-        W = buf[:B * m * (n - start)].reshape(B, m, n - start)
-        np.matmul(lhs[:, start:stop], right[:, :, start:], out=W)
-        np.exp(W, out=W)
-        acc[:, start:stop] += W @ rhs[:, start:]
-        if stop < n:
-            np.matmul(np.swapaxes(W[:, :, m:], 1, 2), rhs[:, start:stop], out=cols[:, stop:])
-            acc[:, stop:] += cols[:, stop:]
-    return acc
-
-
-# -- several heads, MLP, causal mask --------------------------------------------------------------------------
-def _batch_averages(X: np.ndarray, left: np.ndarray, beta, kind: str, causal: bool, block: int | None) -> np.ndarray:
-    """:func:`numerics.core.blocks._averages` member by member."""
-    B, n, d = X.shape
-    b = block or block_rows(n)
-    out = np.empty((B, n, d))
-    rhs = np.concatenate([X, np.ones((B, n, 1))], axis=2)
-    for start in range(0, n, b):
-        stop = min(n, start + b)
-        cols = stop if causal else n
-        L = left[:, start:stop] @ np.swapaxes(X[:, :cols], 1, 2)
-        if causal:
-            rows = np.arange(start, stop)[:, None]
-            L[:, np.arange(cols)[None, :] > rows] = -np.inf
-        shift = L.max(axis=2, keepdims=True)
-        E = np.exp(L - shift)
-        acc = E @ rhs[:, :cols]
-        if kind == "sa":
-            out[:, start:stop] = acc[:, :, :d] / acc[:, :, d:]
-        else:
-            with np.errstate(over="raise"):
-                try:
-                    out[:, start:stop] = acc[:, :, :d] * (np.exp(shift) / n)
-                except FloatingPointError:
-                    raise InputError(f"usa attention weights overflow for beta={_largest(beta):g}") from None
-    return out
-
-
-def batch_block_velocity(X: np.ndarray, heads, beta, kind: str = "sa", mlp=None, causal: bool = False,
-                         block: int | None = None) -> np.ndarray:
-    """:func:`numerics.core.blocks.block_velocity` of every member of X (B, n, d); beta shared or (B,)."""
-    B = X.shape[0]
-    bcol = _column(beta, B)
-    H = heads.H
-    total = np.zeros_like(X)
-    for h in range(H):
-        left = (bcol * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
-        y = (_batch_averages(X, left, beta, kind, causal, block) @ heads.V[h].T) @ heads.W[h]
-        total += y if mlp is None else mlp(H * y, h) / H
-    total -= (np.einsum("bij,bij->bi", X, total) / np.einsum("bij,bij->bi", X, X))[:, :, None] * X
-    return total
-
-
-def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = False,
-                           block: int | None = None, engine: str = "numpy") -> Callable[[np.ndarray], np.ndarray]:
-    """``field(X) -> (B, n, d)``: :func:`batch_block_velocity`, members processed in bounded groups.
-
-    ``engine="numba"`` (heads only: no MLP, no mask): the compiled kernel
+    ``engine="numba"`` (heads only: no MLP, no mask, no positions): the compiled kernel
     :func:`numerics.core._member_heads.heads_field` (the heads' rank-k factors, members as vector lanes), equal
     to the NumPy path to rounding (:func:`heads_rounding_bound`); ``"numpy"``: the single system's order.
     """
+    from numerics.core.attention import Attention
+
     if engine == "numba":
-        if mlp is not None or causal:
-            raise InputError("the numba backend of a batch evaluates heads without MLP, schedule or mask; "
-                             "use --backend direct")
+        attention = Attention.heads(beta, kind, heads, mlp, causal, positions, block=block, engine="lanes")
         _member_kernel()
-
-    def field(X: np.ndarray) -> np.ndarray:
-        B, n = X.shape[:2]
-        out = np.empty(X.shape) if engine == "numba" else np.empty_like(X)  # numba: C order, written in place
-        for g in member_groups(B, (block or block_rows(n)) * n):
-            if engine == "numba":
-                _heads_lanes(X[g], heads, _part(beta, g), kind, out[g])
-            else:
-                out[g] = batch_block_velocity(X[g], heads, _part(beta, g), kind, mlp, causal, block)
-        return out
-
-    field.batched = True
-    field.take = lambda idx: make_batch_block_field(beta if np.ndim(beta) == 0 else np.asarray(beta)[idx], kind,
-                                                    heads, mlp, causal, block, engine)
-    return field
-
-
-def _heads_lanes(X: np.ndarray, heads, beta, kind: str, out: np.ndarray) -> None:
-    """out <- the projected several-head field of a group of members (``out`` C-contiguous, the shape of X) with
-    :func:`numerics.core._member_heads.heads_field` (which lays the members out as vector lanes itself)."""
-    from numerics.core._member_heads import heads_field
-    from numerics.core._member_kernels import EXP2_CONSTS
-
-    B = X.shape[0]
-    coef = _member_betas(beta, B) * heads.scale
-    heads_field(np.ascontiguousarray(X, dtype=float), heads.Q, heads.K, heads.V, heads.W, coef, kind == "usa", out,
-                EXP2_CONSTS)
-    if not np.all(np.isfinite(out)):
-        raise InputError(f"usa attention weights overflow for beta={_largest(beta):g}" if kind == "usa" else
-                         f"the several-head field is not finite for beta={_largest(beta):g} (non-finite states?)")
+    else:
+        attention = Attention.heads(beta, kind, heads, mlp, causal, positions, block=block)
+    return attention.batched()
 
 
 class BatchScheduledField:

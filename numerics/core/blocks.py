@@ -36,8 +36,8 @@ import numpy as np
 from scipy.special import erf
 
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_real
-from numerics.core.field import MODELS, block_rows
-from numerics.core.positions import PositionEncoding, bias_block, positions_from_args
+from numerics.core.field import MODELS
+from numerics.core.positions import PositionEncoding, positions_from_args
 from numerics.core.positions import describe as describe_positions
 
 #: MLP activations by name
@@ -442,44 +442,12 @@ def head_averages(X: np.ndarray, score_map: np.ndarray, beta: float, kind: str, 
 
     Blocked over rows (:func:`numerics.core.field.block_rows`); with ``causal`` the sums run over j <= i only.
     Overflow-safe: logits are shifted by their row maximum (exact for ``sa``; for ``usa`` the shift is
-    multiplied back and an overflow raises :class:`InputError`).
+    multiplied back and an overflow raises :class:`InputError`). One system through
+    :func:`numerics.core.attention._averages`.
     """
-    return _averages(X, beta * (X @ score_map), beta, kind, causal, block)
+    from numerics.core.attention import _averages
 
-
-def _averages(X: np.ndarray, left: np.ndarray, beta: float, kind: str, causal: bool, block: int | None,
-              keys: np.ndarray | None = None, bias=None) -> np.ndarray:
-    """:func:`head_averages` with the query side ``left`` = beta X M precomputed (logits s_ij = <left_i, x_j>).
-
-    Position mechanisms (:mod:`numerics.core.positions`): ``keys`` replaces X on the key side of the logits
-    (s_ij = <left_i, keys_j>, RoPE), ``bias = (lambda, labels)`` subtracts lambda |p_i - p_j| (ALiBi).
-    """
-    n, d = X.shape
-    b = block or block_rows(n)
-    out = np.empty((n, d))
-    rhs = np.hstack([X, np.ones((n, 1))])
-    right = X if keys is None else keys
-    for start in range(0, n, b):
-        stop = min(n, start + b)
-        cols = stop if causal else n
-        L = left[start:stop] @ right[:cols].T
-        if bias is not None:
-            L -= bias_block(bias[0], bias[1], start, stop, cols)
-        if causal:
-            rows = np.arange(start, stop)[:, None]
-            L[np.arange(cols)[None, :] > rows] = -np.inf
-        shift = L.max(axis=1, keepdims=True)
-        E = np.exp(L - shift)
-        acc = E @ rhs[:cols]
-        if kind == "sa":
-            out[start:stop] = acc[:, :d] / acc[:, d:]
-        else:
-            with np.errstate(over="raise"):
-                try:
-                    out[start:stop] = acc[:, :d] * (np.exp(shift) / n)
-                except FloatingPointError:
-                    raise InputError(f"usa attention weights overflow for beta={beta:g}") from None
-    return out
+    return _averages(X[None], beta * (X @ score_map)[None], beta, kind, causal, block)[0]
 
 
 def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa", mlp: MLP | None = None,
@@ -490,41 +458,24 @@ def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa
     Per head the query side beta c (X Q_h^T) K_h and the value side (a V_h^T) W_h are computed through the
     (k, d) blocks (cost O(n k d) each, never a d x d matrix), the n x n logits blockwise. The projection is the
     exact orthogonal one, y - (<x, y>/|x|^2) x (as in :func:`numerics.core.field.make_field`), so Runge-Kutta
-    stage points off the sphere keep |x_i| fixed.
+    stage points off the sphere keep |x_i| fixed. One system (X[None] ... [0]) through the block prepare of
+    :class:`numerics.core.attention.Attention`.
     """
-    H = heads.H
-    total = np.zeros_like(X)
-    slopes = None if positions is None else positions.slopes(H)
-    labels = None if positions is None else positions.labels_for(X.shape[0])
-    for h in range(H):
-        keys = None
-        if positions is None or positions.rope is None:
-            left = (beta * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
-        else:  # RoPE: rotated queries and keys in the head space R^k
-            left, keys = positions.head_inputs(X, (beta * heads.scale) * (X @ heads.Q[h].T), X @ heads.K[h].T)
-        bias = None if slopes is None else (slopes[h], labels)
-        a = (_averages(X, left, beta, kind, causal, block) if keys is None and bias is None
-             else _averages(X, left, beta, kind, causal, block, keys, bias))
-        y = (a @ heads.V[h].T) @ heads.W[h]
-        total += y if mlp is None else mlp(H * y, h) / H
-    if project:  # project=False: the attention output itself (the normalisation schemes, numerics.core.norms)
-        total -= (np.einsum("ij,ij->i", X, total) / np.einsum("ij,ij->i", X, X))[:, None] * X
-    return total
+    from numerics.core.attention import Attention
+
+    return Attention.heads(beta, kind, heads, mlp, causal, positions, block=block, project=project)(X[None])[0]
 
 
 def make_block_field(beta: float, kind: str, heads: MultiHead, mlp: MLP | None = None, causal: bool = False,
                      block: int | None = None,
                      positions: PositionEncoding | None = None) -> Callable[[np.ndarray], np.ndarray]:
-    """``field(X) -> (n, d)``: :func:`block_velocity` with the parameters validated once."""
+    """``field(X) -> (n, d)``: :func:`block_velocity` with the parameters validated once (the pipeline of
+    :class:`numerics.core.attention.Attention` built once, one system)."""
+    from numerics.core.attention import Attention
+
     kind = require_choice(kind, "model", MODELS)
     beta = require_real(beta, "beta")
-
-    def field(X: np.ndarray) -> np.ndarray:
-        if positions is None:  # today's call, unchanged (positions are a keyword of block_velocity)
-            return block_velocity(X, heads, beta, kind, mlp, causal, block)
-        return block_velocity(X, heads, beta, kind, mlp, causal, block, positions=positions)
-
-    return field
+    return Attention.heads(beta, kind, heads, mlp, causal, positions, block=block).single()
 
 
 class ScheduledField:

@@ -8,7 +8,7 @@ MLP, schedule, mask, n, d, the solver and the saved times) is shared.
 
 What each member gets (``docs/guide/ensembles.md`` has the table and the tests that check it):
 
-- the field of :mod:`numerics.core.batch_field`: the single system's tiles with a member axis;
+- the field of :mod:`numerics.core.attention`, the one pipeline of single runs, on the (B, n, d) state;
 - the same integrators (:func:`numerics.core.integrators.integrate`) on the (B, n, d) state: fixed steps
   (``layer``, ``rk4``) act member by member; the adaptive methods take one *shared* step, controlled by the
   worst member (``dp5``: max norm over all members; ``dop853``: the largest member RMS norm), so every member
@@ -21,8 +21,10 @@ What each member gets (``docs/guide/ensembles.md`` has the table and the tests t
 Members reproduce single runs bit for bit (fixed steps, with and without noise) except where the single
 run's field also summed energy terms at saved frames (``RowSumMemo``; d >= about 8 from random starts),
 where they agree to rounding; adaptive members agree within the tolerance; energies agree to rounding.
-Features that cannot be batched (user kernels, the Fourier and harmonic backends, model fields added later; the
-Numba backend with an MLP, schedule, mask or positions) are refused with one line.
+Features that cannot be batched (the normalisation schemes, the Fourier and harmonic backends, positions with a
+depth schedule, model fields added later; the Numba backend with an MLP, schedule, mask, positions or a user
+kernel) are refused with one line. User kernels, ALiBi, RoPE, position labels and beta = gamma log n run for a
+batch through the same attention pipeline as for one system.
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ from numerics.core.integrators import ADAPTIVE_METHODS, integrate
 
 #: Model fields an ensemble knows how to batch; any other field with a non-default value is refused
 BATCHABLE_MODEL_FIELDS = ("kind", "beta", "Q", "K", "V", "time_unit", "noise", "heads", "mlp", "schedule",
-                          "causal")
+                          "causal", "kernel", "alibi", "rope", "positions", "beta_scaling", "gamma")
 #: largest number of pair terms formed at once by :func:`ensemble_energies` (2^22 doubles = 32 MiB)
 ENERGY_BLOCK_ENTRIES = 1 << 22
 
@@ -91,15 +93,13 @@ def check_batchable(model, backend: str) -> None:
     if backend in ("fourier", "harmonic"):
         raise InputError(f"the {backend} backend evaluates one system; batches (X0 of shape (B, n, d)) use "
                          "--backend direct, auto or numba")
-    if backend == "numba" and (model.kernel is not None or (model.has_architecture and not _numba_heads(model))):
-        raise InputError("the numba backend of a batch evaluates one attention head (Q, K, V) or several heads "
-                         "(--heads): no MLP, schedule, mask, positions or user kernel; use --backend direct")
+    from numerics.core.attention import NUMBA_SUBSET, numba_heads
 
-
-def _numba_heads(model) -> bool:
-    """True when the model's only architecture is its heads (the member kernel's several-head case)."""
-    return (model.heads is not None and model.mlp is None and model.schedule is None and not model.causal
-            and not model.has_positions)
+    if backend == "numba" and (model.kernel is not None or (model.has_architecture and not numba_heads(model))):
+        raise InputError(NUMBA_SUBSET)
+    if model.schedule is not None and model.has_positions:
+        raise InputError("batches (X0 of shape (B, n, d)) do not support positions (alibi, rope) with a depth "
+                         "schedule yet; run the members one by one")
 
 
 def _same(a, b) -> bool:
@@ -152,9 +152,12 @@ def resolve_members(model, members: Members | None, B: int, d: int, seed: int) -
         raise InputError("noise (per member) must be all zero or all positive (a noiseless member runs "
                          "another integrator); split the batch")
     mats = {name: _per_member(getattr(members, name), B, f"{name} (per member)", (d, d)) for name in "QKV"}
+    if beta is not None and model.beta_scaling != "fixed":
+        raise InputError("per-member beta needs a fixed beta (the model sets beta = gamma log n)")
     if any(m is not None for m in mats.values()):
-        if model.has_architecture:
-            raise InputError("per-member Q, K, V need a one-head model (no heads, MLP, schedule or mask)")
+        if model.has_architecture or model.kernel is not None:
+            raise InputError("per-member Q, K, V need a one-head model (no heads, MLP, schedule, mask, positions "
+                             "or user kernel)")
         if model.Q is not None or model.K is not None or model.V is not None:
             raise InputError("give Q, K, V either in the model (shared) or per member, not both")
     if members.seeds is None:
@@ -173,23 +176,23 @@ def resolve_members(model, members: Members | None, B: int, d: int, seed: int) -
     return {"beta": beta, "M": M, "V": V, "noise": noise, "seeds": seeds, "matrices": mats}
 
 
-def batch_vector_field(model, members: dict, d: int, B: int, backend: str = "direct"):
-    """The batched field of ``model`` with the per-member values of :func:`resolve_members` and its backend name
-    (``numba``: the compiled member kernel, :func:`numerics.core.batch_field.member_sums`)."""
-    from numerics.core.batch_field import BatchScheduledField, make_batch_block_field, make_batch_field
+def batch_vector_field(model, members: dict, d: int, B: int, backend: str = "direct", n: int | None = None):
+    """The batched field of ``model`` with the per-member values of :func:`resolve_members` and its backend name:
+    the attention pipeline (:class:`numerics.core.attention.Attention`) on (B, n, d), the ``lanes`` engine for
+    ``numba`` (the compiled member kernels); a depth schedule through
+    :class:`numerics.core.batch_field.BatchScheduledField`. ``n`` (tokens) is needed for position labels and a
+    log-scaled beta."""
+    from numerics.core.attention import Attention
+    from numerics.core.batch_field import BatchScheduledField
 
-    beta = model.beta if members["beta"] is None else members["beta"]
-    if model.kernel is not None:
-        raise InputError("batches do not take a user kernel yet; run the members one by one")
     if model.schedule is not None:
+        beta = model.beta if members["beta"] is None else members["beta"]
         return BatchScheduledField(beta, model.kind, model.schedule, model.causal), "blocks"
-    if model.has_architecture:
-        if backend == "numba" and _numba_heads(model):
-            return make_batch_block_field(beta, model.kind, model.heads, engine="numba"), "numba"
-        return make_batch_block_field(beta, model.kind, model.block_heads(d), model.mlp, model.causal), "blocks"
-    engine = "numba" if backend == "numba" else "numpy"
-    return make_batch_field(d, beta, model.kind, members["M"], members["V"], time_unit=model.time_unit,
-                            engine=engine), ("numba" if engine == "numba" else "direct")
+    numba = backend == "numba"
+    attention = Attention.from_model(model, n, d, members=members, engine="lanes" if numba else "numpy")
+    name = ("numba" if numba else "kernel" if model.kernel is not None else
+            "blocks" if model.has_architecture else "direct")
+    return attention.batched(), name
 
 
 def check_ensemble_cost(B: int, n: int, d: int, t_end: float, solver, save) -> float:
@@ -274,8 +277,9 @@ def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | 
     check_batchable(model, solver.backend)
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
     values = resolve_members(model, members, B, d, solver.seed)
+    scaled, model = model, model.at_context_length(n)  # beta = gamma log n for beta_scaling="log" (else the same)
     per_eval = check_ensemble_cost(B, n, d, t_end, solver, save)
-    field_fn, backend = batch_vector_field(model, values, d, B, solver.backend)
+    field_fn, backend = batch_vector_field(model, values, d, B, solver.backend, n)
     betas = np.full(B, model.beta) if values["beta"] is None else values["beta"]
     noise = values["noise"]
     noisy = (model.noise > 0) if noise is None else bool(np.any(noise > 0))
@@ -298,8 +302,12 @@ def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | 
             scheme_text = _SCHEMES[stats.get("method_used", solver.method)]
         seconds = _time.perf_counter() - started
         started = _time.perf_counter()
-        norms = [energy_normalization_for(float(b)) for b in betas]
-        energy = ensemble_energies(states, betas, norms, progress=energy_progress)
+        if model.kernel is None:
+            norms = [energy_normalization_for(float(b)) for b in betas]
+            energy = ensemble_energies(states, betas, norms, progress=energy_progress)
+        else:  # the user kernel's pair energy of each member and frame, as its single run computes it
+            norms = ["kernel"] * B
+            energy = _kernel_energies(states, betas, model.kernel, energy_progress)
     energy_seconds = _time.perf_counter() - started
     arrays: dict = {}
     for name, M in values["matrices"].items():
@@ -307,15 +315,15 @@ def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | 
             arrays[f"members.{name}"] = M
     adaptive = solver.method in ADAPTIVE_METHODS
     norm = norms[0] if len(set(norms)) == 1 else norms
-    meta = {**model.to_meta(arrays), "n": int(n), "d": int(d), "t_end": t_end, "method": solver.method,
-            "dt": solver.dt, "save_every": save.every, "seed": None, "init": "given",
+    meta = {**scaled.to_meta(arrays), "beta": model.beta, "n": int(n), "d": int(d), "t_end": t_end,
+            "method": solver.method, "dt": solver.dt, "save_every": save.every, "seed": None, "init": "given",
             "time_unit_note": ("t' = e^beta t (usa rescaled)" if (model.kind == "usa" and model.time_unit == "rescaled")
                                else "natural: time = depth"),
             "scheme": scheme_text, "method_used": stats.get("method_used", solver.method),
             "noise_seed": values["seeds"] if noisy else None, "noise_state": None,
             "rtol": solver.rtol if adaptive else None, "atol": solver.atol if adaptive else None,
             "energy_normalization": norm,
-            "energy_definition": {k: ENERGY_DEFINITIONS[k] for k in sorted(set(norms))},
+            "energy_definition": {k: ENERGY_DEFINITIONS.get(k, KERNEL_ENERGY_DEFINITION) for k in sorted(set(norms))},
             "energy_is_lyapunov": model.is_gradient_flow and not noisy and values["M"] is None
                                   and values["V"] is None,
             "backend": backend, "integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
@@ -329,6 +337,26 @@ def simulate_ensemble(model, X0, t_end: float, solver, save, members: Members | 
                                if solver.step == "per-member" else "shared by the members (worst member's error)")}}
     meta.update(provenance or {})
     return {"times": times, "X": states, "energy": energy, "meta": meta, "arrays": arrays}
+
+
+#: the energy of a user kernel's run (as a single run records it)
+KERNEL_ENERGY_DEFINITION = "E = 1/(2 n^2) sum_ij phi(s_ij) (user kernel phi)"
+
+
+def _kernel_energies(states: np.ndarray, betas, kernel, progress=None) -> np.ndarray:
+    """E = 1/(2 n^2) sum_ij phi(s_ij) of every frame and member (frames, B): the single run's
+    :func:`numerics.core.kernel_field.kernel_energy` per member (the kernel compiled once)."""
+    from numerics.core.kernel_field import compile_kernel, kernel_energy
+
+    compiled = compile_kernel(kernel)
+    frames, B = states.shape[:2]
+    out = np.empty((frames, B))
+    for k in range(frames):
+        for b in range(B):
+            out[k, b] = kernel_energy(states[k, b], compiled, float(betas[b]))
+        if progress is not None:
+            progress(k + 1, frames)
+    return out
 
 
 def member(traj, b: int):

@@ -23,9 +23,8 @@ and an overflow raises :class:`InputError` instead of returning inf.
 """
 from __future__ import annotations
 
-import functools
 import math
-import os
+import os  # noqa: F401 - l2_cache_bytes reads os (numerics.core.sums); tests replace os.listdir here
 
 import numpy as np
 from scipy.special import exprel
@@ -45,70 +44,11 @@ ENERGY_DEFINITIONS = {
 #: beyond this |beta| the shifted GLPR energy overflows float64 (e^{|beta|} near 1e260)
 GLPR_ENERGY_MAX_BETA = 600.0
 
-#: default number of kernel entries per block (block rows * n)
-BLOCK_ENTRIES = 1 << 22
-#: L2 cache size assumed when the machine does not report one (bytes)
-L2_FALLBACK_BYTES = 1 << 20
-#: fewest rows per cache-sized tile: below this the GEMMs of a tile run far under the dgemm rate
-TILE_MIN_ROWS = 8
-#: from this dimension on the field's GEMMs dominate its exp and tiles are tall (:func:`block_rows`)
-TILE_CACHE_MAX_D = 8
-#: fewest block rows of the symmetric (Q = K = I) field: with k block rows the upper block triangle holds
-#: (k + 1) / (2 k) of the pairs (16: 53%; measured at n = 4096, d = 64: 256 rows 162 ms vs 1024 rows 175 ms)
-SYMMETRIC_MIN_BLOCKS = 16
-
-
-def block_rows(n: int, entries: int = BLOCK_ENTRIES) -> int:
-    """Rows per block so that a block of the n x n kernel holds about ``entries`` numbers."""
-    return max(1, min(n, entries // max(n, 1)))
-
-
-@functools.lru_cache(maxsize=1)
-def l2_cache_bytes() -> int:
-    """Size of the L2 cache of cpu0 in bytes, from ``/sys/devices/system/cpu/cpu0/cache/index*/``
-    (the level-2 data or unified cache); :data:`L2_FALLBACK_BYTES` where the system does not say."""
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    try:
-        for entry in sorted(os.listdir(base)):
-            path = os.path.join(base, entry)
-            with open(os.path.join(path, "level")) as fh:
-                level = fh.read().strip()
-            with open(os.path.join(path, "type")) as fh:
-                kind = fh.read().strip()
-            if level == "2" and kind in ("Data", "Unified"):
-                with open(os.path.join(path, "size")) as fh:
-                    return _parse_cache_size(fh.read())
-    except (OSError, ValueError):
-        pass
-    return L2_FALLBACK_BYTES
-
-
-def _parse_cache_size(text: str) -> int:
-    """``"1024K"`` -> 1048576 (suffixes K, M, G as the kernel writes them)."""
-    text = text.strip().upper()
-    factor = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-    value = int(text.rstrip("KMG"))
-    if value <= 0:
-        raise ValueError(text)
-    return value * factor
-
-
-def tile_rows(n: int, d: int, cache_bytes: int | None = None) -> int:
-    """Rows per tile of the field: cache-sized for small d, large for large d.
-
-    Per row the field does 4 n (d + 1) GEMM flops and n exponentials; with dgemm near 80 GFLOP/s and exp near
-    1.5 G/s on one core the exp dominates while d + 1 < ~14. There the tile of logits is kept in the L2 cache
-    (b rows with 8 b (n + 2 (d + 1)) bytes in half of :func:`l2_cache_bytes`, at least ``TILE_MIN_ROWS``),
-    so that GEMM, exp and GEMM pass over it without DRAM traffic. For d >= ``TILE_CACHE_MAX_D`` the GEMMs
-    dominate and their efficiency needs tall tiles: :func:`block_rows` (about 4 million entries).
-    Measured at n = 4096 (2 shared cores under heavy load, minimum of 4 interleaved rounds): d = 3, 32 rows
-    40 ms vs 1024 rows 260 ms; d = 64, 128 rows 649 ms vs 1024 rows 394 ms.
-    """
-    if d >= TILE_CACHE_MAX_D:
-        return block_rows(n)
-    cache = l2_cache_bytes() if cache_bytes is None else int(cache_bytes)
-    rows = (cache // 2) // (8 * (max(n, 1) + 2 * (d + 1)))
-    return max(1, min(n, max(rows, TILE_MIN_ROWS)))
+# the block sizes live with the blocked primitive (numerics.core.sums); the names stay importable from here
+from numerics.core import sums as _sums  # noqa: E402
+from numerics.core.sums import (BLOCK_ENTRIES, L2_FALLBACK_BYTES, SYMMETRIC_MIN_BLOCKS,  # noqa: E402,F401
+                                TILE_CACHE_MAX_D, TILE_MIN_ROWS, _parse_cache_size, block_rows, l2_cache_bytes,
+                                tile_rows)
 
 
 def _matrices(d, Q, K, V):
@@ -187,21 +127,13 @@ def make_field(d: int, beta: float, model: str = "sa", Q=None, K=None, V=None, *
     time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
     beta = require_real(beta, "beta")
     M, V = _matrices(d, Q, K, V)
-    if model == "usa" and time_unit == "natural" and beta > 700:
-        raise InputError(f"usa field overflows in the natural time unit at beta={beta:g}; "
-                         "use time_unit='rescaled' (t' = e^beta t)")
-    scale = math.exp(beta) if (model == "usa" and time_unit == "natural") else 1.0
+    from numerics.core.attention import Attention
 
-    memo = RowSumMemo(beta) if M is None else None
-
-    def field(X: np.ndarray) -> np.ndarray:
-        return _projected_field(X, beta, model, M, V, scale, block, memo, engine)
-
-    if memo is not None:
-        field.tile_energy = memo.energy  # energies of states the field was evaluated at, from its tiles
-        if engine == "numpy":  # the fused kernel sums no energy terms: no requests to make
-            field.request_energy = memo.request  # the integrators ask for the energy of each saved frame
-    return field
+    # one system through the pipeline (X[None] ... [0]); its sums are this module's one-system views of the
+    # blocked primitive, looked up when called
+    return Attention.one_head(d, beta, model, M, V, time_unit=time_unit, block=block,
+                              engine="fused" if engine == "numba" else "numpy",
+                              memo=RowSumMemo(beta) if M is None else None, sums=_OneSystemSums).single()
 
 
 class RowSumMemo:
@@ -309,114 +241,38 @@ def _glpr_row_sum_error(beta: float, L: float, err: float) -> float:
     return err * math.exp(L) / abs(math.expm1(L))
 
 
-def _projected_field(X, beta, model, M, V, scale, block, memo=None, engine="numpy"):
-    n, d = X.shape
-    XV = X if V is None else X @ V.T
-    b = block or tile_rows(n, d)
-    left = beta * (X if M is None else X @ M)
-    if model == "sa":
-        # c_i = |beta| |M^T x_i| bounds beta <M^T x_i, x_j> over unit x_j; the shift cancels in the ratio.
-        shift = abs(beta) * (np.ones(n) if M is None else np.linalg.norm(X @ M, axis=1))
-    else:
-        shift = np.full(n, beta)  # usa: e^{beta (s - 1)} defines the rescaled time unit t' = e^{beta} t
-    # Logits beta <Q x_i, K x_j> - c_i come from one GEMM with an extra column: [beta X M, -c] @ [X, 1]^T,
-    # and numerator and row sums from another: W @ [XV, 1]. The block buffers are allocated once and every
-    # GEMM and the exp write into them (no fresh n-wide arrays per block: page faults cost as much as the exp).
-    key = memo.key(X) if memo is not None and n > 0 else None
-    # a saved frame whose energy the integrator requested: the tiles also sum the pair sum's terms expm1(beta s)
-    energy_terms = key is not None and engine != "numba" and memo.wants(key)
-    lhs = np.hstack([left, np.zeros((n, 1)) if energy_terms else -shift[:, None]])
-    right = np.hstack([X, np.ones((n, 1))]).T.copy()
-    rhs = np.hstack([XV, np.ones((n, 1))])
-    expm1_total = None
-    if engine == "numba":
-        acc = _fused_sums(lhs, right, rhs, beta)
-    elif M is None:  # Q = K = I: the weights e^{beta <x_i, x_j> - c} (c constant) are symmetric in (i, j)
-        # at least SYMMETRIC_MIN_BLOCKS block rows, so that the upper block triangle skips about half the pairs
-        rows = block or min(b, max(TILE_MIN_ROWS, -(-n // SYMMETRIC_MIN_BLOCKS)))
-        acc, expm1_total = _symmetric_tile_sums(lhs, right, rhs, min(rows, n), beta,
-                                                shift[0] if energy_terms else None)
-    else:
-        acc = _tile_sums(lhs, right, rhs, min(b, n), beta)
-    if key is not None:
-        # M = I: acc[:, d] = sum_j e^{beta s_ij - c} with the constant c = shift[0] (|beta| for sa, beta for usa)
-        total = float(acc[:, d].sum())
-        if total > 1e-280 * n and not np.any(acc[:, d] < 1e-280):
-            L = shift[0] + math.log(total) - 2.0 * math.log(n)
-            memo.store(key, L, 16.0 * np.finfo(float).eps * (1.0 + abs(beta) * (d + 1) + math.log2(n) + abs(L)),
-                       None if expm1_total is None else expm1_total / n**2)
-        elif expm1_total is not None:
-            memo.store(key, math.nan, math.inf, expm1_total / n**2)
-    if model == "sa":
-        for r in np.flatnonzero(acc[:, d] < 1e-280):  # c_i far above every logit: redo the row with the exact max
-            logits = left[r] @ right[:d]
-            acc[r] = np.exp(logits - logits.max()) @ rhs
-        out = acc[:, :d] / acc[:, d:]
-    else:
-        out = acc[:, :d] * (scale / n)
-    # P_{x_i} v = v - <x_i, v> x_i / |x_i|^2 (= v - <x_i, v> x_i on the sphere; see make_field for off it)
-    out -= (np.einsum("ij,ij->i", X, out) / np.einsum("ij,ij->i", X, X))[:, None] * X
-    return out
+class _OneSystemSums:
+    """The blocked primitive of :mod:`numerics.core.sums` as one system's pipeline calls it: through this module's
+    (n, p) views :func:`_tile_sums`, :func:`_symmetric_tile_sums` and :func:`_fused_sums`, looked up when called
+    (the same arithmetic as the (B, ...) primitive with B = 1; tests plant errors in the views)."""
+
+    @staticmethod
+    def general(lhs, right, rhs, b, beta):
+        return _tile_sums(lhs[0], right[0], rhs[0], b, beta)[None]
+
+    @staticmethod
+    def symmetric(lhs, right, rhs, b, beta, energy_shift=None):
+        acc, expm1_total = _symmetric_tile_sums(lhs[0], right[0], rhs[0], b, beta, energy_shift)
+        return acc[None], None if expm1_total is None else [expm1_total]
+
+    @staticmethod
+    def fused(lhs, right, rhs, beta):
+        return _fused_sums(lhs[0], right[0], rhs[0], beta)[None]
 
 
 def _tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta: float) -> np.ndarray:
-    """acc = exp(lhs right) rhs in tiles of b rows (right is (d + 1) x n): GEMM, exp in place, GEMM."""
-    n, q = lhs.shape[0], rhs.shape[1]
-    W_buf = np.empty((b, n))
-    acc = np.empty((n, q))
-    # the tile loop does three calls per tile and nothing else (no per-tile errstate, checks or divisions:
-    # at d = 3 the cache-sized tiles are about 15 rows, so per-tile Python overhead would show)
-    with np.errstate(over="raise", under="ignore"):
-        try:
-            for start in range(0, n, b):
-                stop = min(n, start + b)
-                W = W_buf[:stop - start]
-                np.matmul(lhs[start:stop], right, out=W)
-                np.exp(W, out=W)
-                np.matmul(W, rhs, out=acc[start:stop])
-        except FloatingPointError:
-            raise _overflow(beta) from None
-    return acc
+    """acc = exp(lhs right) rhs in tiles of b rows (right is (d + 1) x n): :func:`numerics.core.sums.tile_sums`
+    of one system."""
+    return _sums.tile_sums(lhs[None], right[None], rhs[None], b, beta)[0]
 
 
 def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta: float,
                          energy_shift: float | None = None) -> tuple[np.ndarray, float | None]:
-    """The sums of :func:`_tile_sums` for symmetric weights W_ij = W_ji (Q = K = I, a constant shift c): only the
-    upper block triangle is formed and exponentiated, each tile W = W[a:e, a:] once, and used twice:
-    acc[a:e] += W rhs[a:] (rows) and acc[e:] += W[:, e - a:]^T rhs[a:e] (the mirrored columns; the diagonal
-    block counts once). Half the exponentials and half the first GEMM of the full sum; the second GEMM is
-    the same work in two halves. Equal to the full sum to rounding (summation order only).
-
-    With ``energy_shift = c`` the logits of ``lhs right`` are the unshifted beta s_ij (the caller puts 0 in
-    the shift column): each tile's expm1(beta s_ij) is summed as in :func:`_pair_sum` (off-diagonal entries
-    twice, the diagonal block once) before c is subtracted and the exp taken, and the total
-    sum_ij expm1(beta s_ij) is returned second (else None).
-    """
-    n, q = lhs.shape[0], rhs.shape[1]
-    buf = np.empty(b * n)
-    terms = None if energy_shift is None else np.empty(b * n)
-    expm1_total = None if energy_shift is None else 0.0
-    acc = np.zeros((n, q))
-    cols = np.empty((n, q))  # the mirrored contributions of one tile, before they are added (no allocation)
-    with np.errstate(over="raise", under="ignore"):
-        try:
-            for start in range(0, n, b):
-                stop = min(n, start + b)
-                m = stop - start
-                W = buf[:m * (n - start)].reshape(m, n - start)
-                np.matmul(lhs[start:stop], right[:, start:], out=W)
-                if terms is not None:
-                    F = np.expm1(W, out=terms[:W.size].reshape(W.shape))
-                    expm1_total += 2.0 * float(F.sum()) - float(F[:, :m].sum())
-                    W -= energy_shift
-                np.exp(W, out=W)
-                acc[start:stop] += W @ rhs[start:]
-                if stop < n:
-                    np.matmul(W[:, m:].T, rhs[start:stop], out=cols[stop:])
-                    acc[stop:] += cols[stop:]
-        except FloatingPointError:
-            raise _overflow(beta) from None
-    return acc, expm1_total
+    """The sums of :func:`_tile_sums` for symmetric weights (upper block triangle, each tile used twice) and,
+    with ``energy_shift``, the total of the tiles' expm1 terms: :func:`numerics.core.sums.symmetric_tile_sums`
+    of one system."""
+    acc, totals = _sums.symmetric_tile_sums(lhs[None], right[None], rhs[None], b, beta, energy_shift)
+    return acc[0], None if totals is None else totals[0]
 
 
 def _fused_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, beta: float) -> np.ndarray:
@@ -430,7 +286,7 @@ def _fused_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, beta: float
 
 
 def _overflow(beta: float) -> InputError:
-    return InputError(f"attention weights overflow for beta={beta:g} (use smaller |beta|, or model='sa')")
+    return _sums.overflow_error(beta)
 
 
 def energy_normalization_for(beta: float) -> str:

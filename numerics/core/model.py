@@ -22,7 +22,7 @@ import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
 from numerics.core.beta_scaling import check_scaling, effective_beta, scaling_meta
-from numerics.core.blocks import MLP, MultiHead, Schedule, ScheduledField, make_block_field
+from numerics.core.blocks import MLP, MultiHead, Schedule, ScheduledField
 from numerics.core.field import MODELS, TIME_UNITS, make_field
 from numerics.core.integrators import ADAPTIVE_METHODS, METHODS
 from numerics.core.norms import check_norm, is_radial
@@ -288,12 +288,15 @@ class Model:
     def vector_field(self, n: int, d: int, backend: str = "auto"):
         """The field callable ``f(X) -> (n, d)`` and the name of the backend that provides it.
 
+        Every direct field is the attention pipeline of :mod:`numerics.core.attention` on one system.
         ``direct``: :func:`numerics.core.field.make_field` (blocked O(n^2) sums). ``fourier``: the S^1
         Fourier-series field of :mod:`numerics.circle.fourier` (d = 2, Q = K = V = I only). ``auto``:
         ``fourier`` when it applies and is faster (:func:`numerics.circle.fourier.fourier_is_faster`), else
         ``direct``. ``numba``: the same sums as ``direct`` with the fused compiled kernel of
         :mod:`numerics.core.fused` (needs Numba, extra ``fast``; never chosen by ``auto``; one head, no user
-        kernel). A user kernel has its own backend, ``kernel`` (:mod:`numerics.core.kernel_field`).
+        kernel), or for several heads without MLP, mask or positions the several-head member kernel of ensembles
+        on one system (:func:`numerics.core._member_heads.heads_field`). A user kernel has its own backend,
+        ``kernel`` (:mod:`numerics.core.kernel_field`).
         ``harmonic``: the O(n L^2) spherical-harmonic field of :mod:`numerics.harmonic` (d = 3, Q^T K = a I,
         V = b I, one head); ``auto`` chooses it when its cost model predicts it faster than ``direct``.
         """
@@ -311,9 +314,12 @@ class Model:
                                  "use --backend direct")
             return harmonic.model_field(self, n, d), "harmonic"
         if backend == "numba":
-            if self.has_architecture or self.kernel is not None:
-                raise InputError("the numba backend evaluates one attention head (Q, K, V) without a user kernel, "
-                                 "heads, MLP, schedule or mask; use --backend direct")
+            from numerics.core.attention import NUMBA_SUBSET, Attention, numba_heads
+
+            if self.kernel is not None or (self.has_architecture and not numba_heads(self)):
+                raise InputError(NUMBA_SUBSET)
+            if self.has_architecture:  # several heads: the member kernel of ensembles, one system as B = 1
+                return Attention.from_model(self, n, d, engine="lanes").single(), "numba"
             return make_field(d, self.beta, self.kind, self.Q, self.K, self.V, time_unit=self.time_unit,
                               engine="numba"), "numba"
         if self.has_architecture:
@@ -321,9 +327,9 @@ class Model:
         if self.kernel is not None:
             if backend == "fourier":
                 raise InputError("the fourier backend is specific to the exponential kernel; use --backend direct")
-            from numerics.core.kernel_field import make_kernel_field
+            from numerics.core.attention import Attention
 
-            return make_kernel_field(self.kernel, self.beta, self.kind), "kernel"
+            return Attention.from_model(self, n, d).single(), "kernel"
         direct = (lambda: make_field(d, self.beta, self.kind, self.Q, self.K, self.V, time_unit=self.time_unit))
         if backend == "direct":
             return direct(), "direct"
@@ -373,10 +379,9 @@ class Model:
         if (backend == "auto" and fourier is not None and coeffs is not None
                 and fourier.fourier_is_faster(n, max(abs(self.beta * b) for b, _ in coeffs))):
             return make_mixed_fourier_field(self.beta, self.kind, heads, fourier), "fourier"
-        if self.positions is not None and self.positions.size != n:
-            raise InputError(f"{self.positions.size} position labels for {n} tokens")
-        return make_block_field(self.beta, self.kind, heads, self.mlp, self.causal,
-                                positions=self.position_encoding()), "blocks"
+        from numerics.core.attention import Attention
+
+        return Attention.from_model(self, n, d).single(), "blocks"  # the block prepare (labels checked against n)
 
     # -- conversions --------------------------------------------------------------------------------------
     def to_meta(self, arrays: dict | None = None) -> dict:

@@ -93,7 +93,16 @@ def rope_frequencies(k: int, base: float) -> np.ndarray:
 
 
 def rotate(Y: np.ndarray, labels: np.ndarray, base: float) -> np.ndarray:
-    """R(p_i) y_i for each row of Y (n, k): pairs (2m, 2m + 1) rotated by p_i theta_m (module docstring)."""
+    """R(p_i) y_i for each row of Y (n, k), or of each member of Y (B, n, k): pairs (2m, 2m + 1) rotated by
+    p_i theta_m (module docstring)."""
+    if Y.ndim == 3:  # the members' rows one after the other, each with its label (elementwise: the same bits)
+        B, n, k = Y.shape
+        return _rotate_rows(Y.reshape(B * n, k), np.tile(np.asarray(labels, float), B), base).reshape(B, n, k)
+    return _rotate_rows(Y, labels, base)
+
+
+def _rotate_rows(Y: np.ndarray, labels: np.ndarray, base: float) -> np.ndarray:
+    """:func:`rotate` of the rows of an (n, k) array."""
     n, k = Y.shape
     half = k // 2
     if half == 0:
@@ -137,7 +146,10 @@ class PositionEncoding:
         return None if self.alibi is None else alibi_slopes(self.alibi, H)
 
     def head_inputs(self, X: np.ndarray, query: np.ndarray, key: np.ndarray):
-        """(query side, key side) of one head after RoPE: query rows R(p_i) q_i, key rows R(p_j) k_j."""
+        """(query side, key side) of one head after RoPE: query rows R(p_i) q_i, key rows R(p_j) k_j.
+
+        ``X`` is one system's (n, d) state (only its n is read); ``query`` and ``key`` are (n, k) or, for the
+        members of an ensemble, (B, n, k)."""
         if self.rope is None:
             return query, key
         p = self.labels_for(X.shape[0])

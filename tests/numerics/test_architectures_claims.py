@@ -37,13 +37,15 @@ def test_collapse_needs_the_mask():
 def test_identical_heads_check_fails_with_transposed_value(monkeypatch):
     ok = C.identical_heads_error(H=2, seeds=(5,), kinds=("sa",))
     assert ok[0]["relative_error"] <= C.HEADS_TOLERANCE
-    original = blocks.block_velocity
+    from numerics.core.attention import Attention
 
-    def wrong(X, heads, beta, kind="sa", mlp=None, causal=False, block=None):  # planted: W_h^T V_h^T for W_h^T V_h
+    original = Attention.heads.__func__  # the block prepare of the attention pipeline
+
+    def wrong(cls, beta, kind, heads, *args, **kwargs):  # planted: W_h^T V_h^T for W_h^T V_h
         swapped = blocks.MultiHead(heads.Q, heads.K, np.transpose(heads.V, (0, 2, 1)), heads.W, scale=heads.scale)
-        return original(X, swapped, beta, kind, mlp, causal, block)
+        return original(cls, beta, kind, swapped, *args, **kwargs)
 
-    monkeypatch.setattr(blocks, "block_velocity", wrong)
+    monkeypatch.setattr(Attention, "heads", classmethod(wrong))
     bad = C.identical_heads_error(H=2, seeds=(5,), kinds=("sa",))
     assert bad[0]["relative_error"] > 1e-3
 

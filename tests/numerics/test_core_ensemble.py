@@ -111,24 +111,33 @@ def test_member_groups_do_not_change_the_bits(monkeypatch):
     """Processing the members in groups (bounded memory) changes no member's arithmetic."""
     X0 = starts(7, 20, 3)
     whole = simulate(Model("sa", 4.0), X0, 0.5, solver=Solver("rk4", dt=0.05))
-    monkeypatch.setattr(batch_field, "BATCH_TILE_ENTRIES", 1)  # one member per group
+    from numerics.core import sums
+
+    monkeypatch.setattr(sums, "BATCH_TILE_ENTRIES", 1)  # one member per group (numerics.core.sums.member_groups)
     split = simulate(Model("sa", 4.0), X0, 0.5, solver=Solver("rk4", dt=0.05))
     np.testing.assert_array_equal(whole.X, split.X)
     assert batch_field.member_groups(7, 1, 3) == [slice(0, 3), slice(3, 6), slice(6, 7)]
 
 
 def test_a_planted_error_in_the_batched_tiles_is_seen(monkeypatch):
-    """The bitwise comparison fails when the mirrored half of the symmetric tiles is dropped (a planted error)."""
-    def no_mirror(lhs, right, rhs, b):
+    """The bitwise comparison fails when the mirrored half of the symmetric tiles is dropped for batches (a planted
+    error in the one blocked primitive, numerics.core.sums, that only calls with several members see)."""
+    from numerics.core import sums
+
+    real = sums.symmetric_tile_sums
+
+    def no_mirror(lhs, right, rhs, b, beta, energy_shift=None):
+        if lhs.shape[0] == 1:  # one system (a single run, or a group of one member): the real sums
+            return real(lhs, right, rhs, b, beta, energy_shift)
         B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
         acc = np.zeros((B, n, q))
         for start in range(0, n, b):
             stop = min(n, start + b)
             W = np.exp(lhs[:, start:stop] @ right[:, :, start:])
             acc[:, start:stop] += W @ rhs[:, start:]
-        return acc
+        return acc, None
 
-    monkeypatch.setattr(batch_field, "_symmetric_sums", no_mirror)
+    monkeypatch.setattr(sums, "symmetric_tile_sums", no_mirror)
     with pytest.raises(AssertionError):
         assert_members_equal_single(lambda b: Model("sa", 3.0), starts(2, 40, 3), 0.3, Solver("rk4", dt=0.05))
 
@@ -315,11 +324,23 @@ def test_circle_and_rd_integrators_refuse_batches_with_one_line():
         simulate_rd(RdModel("softmax", 3, np.eye(3), A=np.eye(3)), starts(2, 5, 3), 1.0, solver=Solver("rk4", dt=0.1))
 
 
-def test_kernel_models_are_refused_with_one_line():
+def test_kernel_models_run_for_batches_as_single_runs():
+    """User kernels are a weight of the one attention pipeline: members equal their single runs bit for bit (the
+    field and the kernel's pair energy); with the numba backend both paths refuse in one line."""
     from theory.expression_parser import parse_kernel
 
-    with pytest.raises(InputError, match="Model.kernel"):
-        simulate(Model("usa", 1.0, kernel=parse_kernel("exp(beta*s)", {})), starts(2, 5, 3), 1.0)
+    kernel = parse_kernel("exp(beta*s)", {})
+    X0 = starts(2, 5, 3)
+    ens = simulate(Model("usa", 1.0, kernel=kernel), X0, 0.3, solver=Solver("rk4", dt=0.05))
+    for b in range(2):
+        single = simulate(Model("usa", 1.0, kernel=kernel), X0[b], 0.3, solver=Solver("rk4", dt=0.05))
+        np.testing.assert_array_equal(ens.X[:, b], single.X)
+        np.testing.assert_array_equal(ens.energy[:, b], single.energy)
+    assert ens.meta["energy_normalization"] == "kernel" == single.meta["energy_normalization"]
+    for X in (X0, X0[0]):
+        with pytest.raises(InputError, match="numba backend") as err:
+            simulate(Model("usa", 1.0, kernel=kernel), X, 0.3, solver=Solver("rk4", dt=0.05, backend="numba"))
+        assert "\n" not in str(err.value)
 
 
 # -- threads ---------------------------------------------------------------------------------------------------------

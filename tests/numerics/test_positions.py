@@ -92,7 +92,7 @@ def test_rope_rotation_identities_and_odd_dimension():
 def test_planted_bias_sign_fails(monkeypatch):
     """Planted: +lambda |p_i - p_j| (the bias added instead of subtracted); the double loop must disagree."""
     X = uniform_sphere(6, 3, np.random.default_rng(2))
-    monkeypatch.setattr("numerics.core.blocks.bias_block",
+    monkeypatch.setattr("numerics.core.attention.bias_block",
                         lambda slope, labels, a, b, c: -slope * np.abs(labels[a:b, None] - labels[None, :c]))
     f = Model("sa", 1.0, alibi=0.8).vector_field(6, 3)[0]
     assert np.max(np.abs(f(X) - brute_field(X, 1.0, "sa", 0.8))) > 1e-3
@@ -161,7 +161,7 @@ def test_planted_asymmetric_bias_is_not_the_gradient(monkeypatch):
     """Planted: a one-sided bias lambda (p_i - p_j)^+ (causal-like, asymmetric): the FD gradient check fails."""
     from numerics.architectures.positions_checks import alibi_energy_rows
 
-    monkeypatch.setattr("numerics.core.blocks.bias_block",
+    monkeypatch.setattr("numerics.core.attention.bias_block",
                         lambda s, p, a, b, c: s * np.maximum(p[a:b, None] - p[None, :c], 0.0))
     (row,) = alibi_energy_rows(seeds=(3,), t_end=0.5)
     assert row["gradient_relative_error"] > 1e-3
@@ -199,17 +199,17 @@ def test_planted_reversed_mask_does_not_collapse_to_the_first_token(monkeypatch)
     """Planted: the causal mask reversed (tokens attend to later ones): x_1 moves, the collapse point is x_n."""
     from numerics.architectures.positions_checks import causal_collapse_position_runs
 
-    import numerics.core.blocks as B
-    original = B._averages
+    import numerics.core.attention as A
+    original = A._averages
 
-    def reversed_mask(X, left, beta, kind, causal, block, keys=None, bias=None):
+    def reversed_mask(X, left, beta, kind, causal, block, keys=None, bias=None):  # X, left, keys: (B, n, .)
         if not causal:
             return original(X, left, beta, kind, causal, block, keys, bias)
-        flip = (lambda A: None if A is None else A[::-1])
+        flip = (lambda Y: None if Y is None else Y[:, ::-1])
         b = None if bias is None else (bias[0], bias[1][::-1])
-        return original(X[::-1], left[::-1], beta, kind, causal, block, flip(keys), b)[::-1]
+        return original(X[:, ::-1], left[:, ::-1], beta, kind, causal, block, flip(keys), b)[:, ::-1]
 
-    monkeypatch.setattr(B, "_averages", reversed_mask)
+    monkeypatch.setattr(A, "_averages", reversed_mask)
     runs = causal_collapse_position_runs([(11, 4, 3, 1.0, 0.5, None)], t_end=30.0)
     assert runs[0]["x1_displacement"] > 1e-3
 
