@@ -10,16 +10,14 @@ saved frames, resumed runs, merge-time refinement. Where no n exists (a mean-fie
 ``ModelSpec``) the request is refused with a one-line error.
 
 This module holds the validation and the rule itself; the CLI options (``--beta-scaling``, ``--gamma``) and their
-translation are in :mod:`numerics.core.options` (re-exported here), so that each command hooks in with a line or
-two.
+translation are in :mod:`numerics.core.options` (the CLI layer, above this module), so that each command hooks in
+with a line or two.
 """
 from __future__ import annotations
 
 import math
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
-# the command-line options and their translation live with the other groups of a simulation (numerics.core.options)
-from numerics.core.options import add_beta_scaling_arguments, beta_from_args, scaling_from_args  # noqa: F401
 
 #: ``fixed``: beta as given; ``log``: beta = gamma log n
 BETA_SCALINGS = ("fixed", "log")

@@ -37,7 +37,7 @@ from scipy.special import erf
 
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_real
 from numerics.core.field import MODELS
-from numerics.core.positions import PositionEncoding, positions_from_args
+from numerics.core.positions import PositionEncoding
 from numerics.core.positions import describe as describe_positions
 
 #: MLP activations by name
@@ -579,23 +579,6 @@ def mixed_kernel_coefficients(heads: MultiHead, tol: float = 1e-14) -> list[tupl
         if np.max(np.abs(S - b * eye)) > tol * max(1.0, abs(b)) or np.max(np.abs(M - w * eye)) > tol * max(1.0, abs(w)):
             return None
         out.append((float(b), float(w)))
-    return out
-
-
-def architecture_from_args(args) -> dict:
-    """Model keywords ``heads``, ``mlp``, ``schedule``, ``causal`` from the CLI flags ``--heads FILE.npz``,
-    ``--mlp FILE.npz``, ``--schedule FILE.npz`` and ``--causal`` (missing flags are left out), and ``alibi``,
-    ``rope``, ``positions`` from ``--alibi``, ``--rope``, ``--positions`` (:mod:`numerics.core.positions`)."""
-    out = {}
-    if getattr(args, "heads", None):
-        out["heads"] = MultiHead.load(args.heads)
-    if getattr(args, "mlp", None):
-        out["mlp"] = MLP.load(args.mlp)
-    if getattr(args, "schedule", None):
-        out["schedule"] = Schedule.load(args.schedule)
-    if getattr(args, "causal", None):
-        out["causal"] = True
-    out.update(positions_from_args(args))
     return out
 
 

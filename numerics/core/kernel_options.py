@@ -1,7 +1,7 @@
 """Helpers of the ``--kernel`` / ``--param`` command-line options shared by the commands that accept a user kernel.
 
 The options themselves (:func:`add_kernel_arguments`) and their translation (:func:`kernel_from_args`) are defined
-in :mod:`numerics.core.options` and re-exported here.
+in :mod:`numerics.core.options` (the CLI layer, above this module).
 
 Kernel strings go through the whitelist parser of :mod:`theory.expression_parser` (never eval, exec or
 sympify); a rejected string becomes an :class:`InputError` naming the offending token, so the CLI exits 2
@@ -10,8 +10,6 @@ with one line.
 from __future__ import annotations
 
 from numerics.common.errors import InputError
-# the options and their translation live with the other groups of a simulation (numerics.core.options)
-from numerics.core.options import add_kernel_arguments, kernel_from_args  # noqa: F401  (re-exported)
 
 
 def kernel_parameters(assignments) -> dict[str, float]:

@@ -2,13 +2,12 @@
 heavy imports.
 
 The options (:func:`add_norm_arguments`) and their translation (:func:`norm_from_args`) are defined with the other
-groups of a simulation in :mod:`numerics.core.options` and re-exported here. A batch (``--batch``, ``--betas``,
-``--seeds``) builds its Model the same way; the ensemble driver refuses the schemes it cannot batch
+groups of a simulation in :mod:`numerics.core.options` (the CLI layer, above this module). A batch (``--batch``,
+``--betas``, ``--seeds``) builds its Model the same way; the ensemble driver refuses the schemes it cannot batch
 (:func:`numerics.core.ensemble.check_batchable`).
 """
 from __future__ import annotations
 
-from numerics.core.options import add_norm_arguments, norm_from_args  # noqa: F401  (re-exported)
 
 #: the options' attribute names (``simulate --resume`` refuses them: a resumed run keeps its saved scheme)
 NORM_OPTIONS = ("norm", "norm_alpha", "norm_switch", "norm_scale", "radius0", "centering")

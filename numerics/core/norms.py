@@ -27,12 +27,13 @@ from __future__ import annotations
 import functools
 import math
 
+# the radius bound and the retraction of the (theta, r) state live with the other state spaces (numerics.core.space)
+from numerics.core.space import RADIUS_MAX, renormalize_directions  # noqa: F401  (re-exported)
+
 #: the schemes (theory.normalization.SCHEMES, repeated here without importing SymPy; a test keeps them equal)
 NORMS = ("post", "pre", "peri", "mix", "ngpt", "sqrt", "lnscale")
 #: schemes whose layer ends with the normalisation: the radius stays at 1
 UNIT_RADIUS = ("post", "ngpt", "mix")
-#: radii outside (0, RADIUS_MAX] stop a run with an error (a blow-up, or a collapse to the origin)
-RADIUS_MAX = 1e100
 #: one-line descriptions (CLI help, metadata)
 DESCRIPTIONS = {
     "post": "post-LN x <- N(x + h A(x)): the sphere flow",
@@ -143,24 +144,6 @@ def _radius_text(radius0) -> str:
     import numpy as np
 
     return f"{radius0:g}" if np.ndim(radius0) == 0 else f"an array with entries in [{min(radius0):g}, {max(radius0):g}]"
-
-
-def renormalize_directions(Y):
-    """Rows of the direction block Y[:, :d] back to unit length (radii untouched); a radius outside
-    (0, RADIUS_MAX] or a non-finite state raises :class:`InputError` (the radius blew up or collapsed)."""
-    import numpy as np
-
-    from numerics.common.errors import InputError
-
-    theta, r = Y[:, :-1], Y[:, -1]
-    bad = ~(np.isfinite(r) & (r > 0.0) & (r <= RADIUS_MAX))
-    if np.any(bad) or not np.all(np.isfinite(theta)):
-        i = int(np.argmax(bad)) if np.any(bad) else int(np.argmax(~np.isfinite(theta).all(axis=1)))
-        raise InputError(f"radius blow-up: token {i} has radius {r[i]:.3g}, outside (0, {RADIUS_MAX:g}] "
-                         "(the scheme's radial law drives it there; shorten t_end or change V, beta)")
-    out = Y.copy()
-    out[:, :-1] = theta / np.linalg.norm(theta, axis=1, keepdims=True)
-    return out
 
 
 @functools.lru_cache(maxsize=None)

@@ -21,7 +21,7 @@ Option groups (each adder puts its options on an argparse parser):
 
 Translation: :func:`model_from_args` (with the per-group :func:`scaling_from_args`, :func:`kernel_from_args`,
 :func:`positions_from_args`, :func:`norm_from_args`; the architecture's is
-:func:`numerics.core.blocks.architecture_from_args`), :func:`solver_from_args`, :func:`save_from_args` (with
+:func:`architecture_from_args`), :func:`solver_from_args`, :func:`save_from_args` (with
 :func:`parse_save_times`); :func:`require_model_options` names what a new run lacks and :func:`given_options` what
 a command line set (``simulate --resume`` refuses every option of :data:`MODEL_OPTIONS` and :data:`RUN_OPTIONS`:
 the saved run continues as it was).
@@ -84,7 +84,7 @@ def add_matrix_arguments(p) -> None:
 
 def add_architecture_arguments(p) -> None:
     """``--heads``, ``--mlp``, ``--schedule`` (``.npz`` files) and ``--causal`` (read by
-    :func:`numerics.core.blocks.architecture_from_args`)."""
+    :func:`architecture_from_args`)."""
     p.add_argument("--heads", metavar="FILE.npz", help="several heads: arrays Q, K, V, W each (H, k, d) "
                    "(scores beta <Q_h x, K_h y>/sqrt(k); optional scalar 'scale' replaces 1/sqrt(k): one head with "
                    "scale 1 and W = I is --matrices, whose Q, K are used as given)")
@@ -291,6 +291,25 @@ def require_model_options(args, batch: bool = False) -> None:
         raise InputError(f"simulate needs {', '.join(missing)}" + ("" if batch else " (or --resume FILE.npz)"))
 
 
+def architecture_from_args(args) -> dict:
+    """Model keywords ``heads``, ``mlp``, ``schedule``, ``causal`` from the CLI flags ``--heads FILE.npz``,
+    ``--mlp FILE.npz``, ``--schedule FILE.npz`` and ``--causal`` (missing flags are left out), and ``alibi``,
+    ``rope``, ``positions`` from ``--alibi``, ``--rope``, ``--positions`` (:mod:`numerics.core.positions`)."""
+    from numerics.core.blocks import MLP, MultiHead, Schedule
+
+    out = {}
+    if getattr(args, "heads", None):
+        out["heads"] = MultiHead.load(args.heads)
+    if getattr(args, "mlp", None):
+        out["mlp"] = MLP.load(args.mlp)
+    if getattr(args, "schedule", None):
+        out["schedule"] = Schedule.load(args.schedule)
+    if getattr(args, "causal", None):
+        out["causal"] = True
+    out.update(positions_from_args(args))
+    return out
+
+
 def model_from_args(args, d: int | None, radii=None, *, beta: float | None = None):
     """The :class:`~numerics.core.model.Model` of the command-line options: the one translation of every group.
 
@@ -314,7 +333,6 @@ def model_from_args(args, d: int | None, radii=None, *, beta: float | None = Non
         Every option reaches it; what a driver cannot do (a batch with positions, norms, a user kernel, a scaled
         beta) is refused by that driver, with one line.
     """
-    from numerics.core.blocks import architecture_from_args
     from numerics.core.model import Model
     from numerics.core.trajectory import load_attention_matrices
 

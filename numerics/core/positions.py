@@ -31,8 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from numerics.common.errors import InputError, require_finite_array, require_real
-# the CLI options and their translation live with the other groups of a simulation (numerics.core.options)
-from numerics.core.options import add_position_arguments, positions_from_args  # noqa: F401  (re-exported)
 
 #: ALiBi's geometric ratio exponent: slopes lambda 2^{-RATIO (h - 1)/H} (the paper's 8)
 ALIBI_RATIO_EXPONENT = 8.0

@@ -38,6 +38,27 @@ class Sphere:
         return V - (inner / np.sum(X * X, axis=-1, keepdims=True)) * X
 
 
+#: radii outside (0, RADIUS_MAX] stop a run with an error (a blow-up, or a collapse to the origin)
+RADIUS_MAX = 1e100
+
+
+def renormalize_directions(Y):
+    """Rows of the direction block Y[:, :d] back to unit length (radii untouched); a radius outside
+    (0, RADIUS_MAX] or a non-finite state raises :class:`InputError` (the radius blew up or collapsed)."""
+    from numerics.common.errors import InputError
+
+    theta, r = Y[:, :-1], Y[:, -1]
+    bad = ~(np.isfinite(r) & (r > 0.0) & (r <= RADIUS_MAX))
+    if np.any(bad) or not np.all(np.isfinite(theta)):
+        i = int(np.argmax(bad)) if np.any(bad) else int(np.argmax(~np.isfinite(theta).all(axis=1)))
+        raise InputError(f"radius blow-up: token {i} has radius {r[i]:.3g}, outside (0, {RADIUS_MAX:g}] "
+                         "(the scheme's radial law drives it there; shorten t_end or change V, beta)")
+    out = Y.copy()
+    out[:, :-1] = theta / np.linalg.norm(theta, axis=1, keepdims=True)
+    return out
+
+
+
 class SphereRadius:
     """The augmented state [theta | r] (last column the radius) of a normalisation scheme."""
 
@@ -45,9 +66,7 @@ class SphereRadius:
 
     @staticmethod
     def retract(Y: np.ndarray) -> np.ndarray:
-        """Directions back to unit length, radii checked (:func:`numerics.core.norms.renormalize_directions`)."""
-        from numerics.core.norms import renormalize_directions
-
+        """Directions back to unit length, radii checked (:func:`renormalize_directions`)."""
         return renormalize_directions(Y)
 
 
@@ -75,8 +94,6 @@ SPHERE, SPHERE_RADIUS, FLAT = Sphere(), SphereRadius(), Flat()
 def space_of(project) -> Sphere | Flat | Retraction:
     """The space of the integrators' ``project`` argument: ``None`` is flat, the sphere's renormalisation is
     :data:`SPHERE`, the normalisation schemes' is :data:`SPHERE_RADIUS`, anything else a :class:`Retraction`."""
-    from numerics.core.norms import renormalize_directions
-
     if project is None:
         return FLAT
     if project is Sphere.retract:

@@ -135,8 +135,8 @@ def test_solver_and_save_options_are_the_same_with_and_without_batch(capsys, mon
 
 
 #: features the ensemble driver cannot batch (numerics.core.ensemble.check_batchable) and the Model field it names
+#: (beta scaling, user kernels, ALiBi, RoPE and position labels run for a batch since the one attention pipeline)
 REFUSED = {
-    "beta-scaling": "beta_scaling", "kernel": "kernel", "alibi": "alibi", "rope": "rope", "positions": "alibi",
     "norm-pre": "norm", "norm-ngpt": "norm", "norm-mix": "norm", "norm-sqrt": "norm", "norm-centering": "norm",
 }
 
@@ -149,7 +149,8 @@ def test_a_batch_refuses_what_it_cannot_batch_with_one_line(capsys, tmp_path, fi
     assert f"do not support Model.{REFUSED[name]} yet" in line, line
 
 
-@pytest.mark.parametrize("name", ["model", "time-unit", "matrices", "heads+mlp+causal", "noise"])
+@pytest.mark.parametrize("name", ["model", "time-unit", "matrices", "heads+mlp+causal", "noise", "beta-scaling",
+                                  "kernel", "alibi", "rope", "positions"])
 def test_batch_members_are_the_single_runs(capsys, tmp_path, files, name):
     """What a batch can do it runs: member b is the single run of seed b (fixed steps: bit for bit), and the saved
     model is the single run's."""
@@ -195,8 +196,9 @@ def test_beta_scaling_with_beta_is_refused_by_a_batch_as_by_one_system(capsys, t
     line = bad(capsys, argv + BATCH)
     assert line == "error: give either --beta or --beta-scaling log with --gamma, not both"
     assert bad(capsys, argv) == line
-    assert bad(capsys, argv[:-6] + ["--betas", "1,2", "--beta-scaling", "log", "--gamma", "1"]).endswith(
-        "do not support Model.beta_scaling yet; run the members one by one")
+    # per-member betas contradict beta = gamma log n as a fixed --beta does
+    assert bad(capsys, argv[:-6] + ["--betas", "1,2", "--beta-scaling", "log", "--gamma", "1"]) == (
+        "error: per-member beta needs a fixed beta (the model sets beta = gamma log n)")
 
 
 @pytest.mark.parametrize("options", [["--param", "c=1"], ["--method", "dp5"], ["--dt", "0.01"], ["--rtol", "1e-3"],

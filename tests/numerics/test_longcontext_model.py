@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from numerics.common.errors import InputError
-from numerics.core import beta_scaling
+from numerics.core import beta_scaling, options
 from numerics.core.model import Model, SaveAt, Solver
 from numerics.core.trajectory import Trajectory, resume, simulate, uniform_sphere
 
@@ -97,13 +97,13 @@ def test_fixed_model_metadata_is_unchanged():
 def test_cli_options_validate_their_combinations():
     from types import SimpleNamespace as NS
 
-    assert beta_scaling.scaling_from_args(NS(beta=2.0, beta_scaling=None, gamma=None))["beta"] == 2.0
-    assert beta_scaling.beta_from_args(NS(beta=None, beta_scaling="log", gamma=2.0), 100) == 2 * math.log(100)
+    assert options.scaling_from_args(NS(beta=2.0, beta_scaling=None, gamma=None))["beta"] == 2.0
+    assert options.beta_from_args(NS(beta=None, beta_scaling="log", gamma=2.0), 100) == 2 * math.log(100)
     for args, fragment in ((NS(beta=1.0, beta_scaling="log", gamma=2.0), "not both"),
                            (NS(beta=None, beta_scaling="log", gamma=None), "needs --gamma"),
                            (NS(beta=1.0, beta_scaling=None, gamma=2.0), "--gamma needs")):
         with pytest.raises(InputError, match=fragment):
-            beta_scaling.scaling_from_args(args)
+            options.scaling_from_args(args)
 
 
 def test_a_sweep_over_gamma_is_accepted():

@@ -171,7 +171,8 @@ def run(args) -> int:
 def _run_architecture(args) -> int:
     """``--heads/--mlp/--causal``: is the configuration a zero of the block field, and its Jacobian spectrum
     (numerics.critical.stationary; these models are in general not gradient flows, so there is no Hessian)."""
-    from numerics.core.blocks import architecture_from_args, architecture_summary
+    from numerics.core.blocks import architecture_summary
+    from numerics.core.options import architecture_from_args
     from numerics.core.model import Model
     from numerics.critical.stationary import stationary_report
 
