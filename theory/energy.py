@@ -25,6 +25,8 @@ Verified by: core.gradient-structure, core.energy-identity.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import sympy as sp
 
 from . import symbols as sym
@@ -197,8 +199,13 @@ def explicit_gradient_structure_derivation(n: int = 3, d: int = 2) -> Derivation
     )
 
 
-def energy_identity_derivation(model: str, d: int = 3) -> Derivation:
+def energy_identity_derivation(model: str, d: int = 3, kernel: PairKernel | None = None) -> Derivation:
     """Derivation (every n): the per-particle energy-rate identity of ``usa`` or ``sa``.
+
+    With a user ``kernel`` phi the same algebra holds with g_i = sum_j phi'(s_ij) x_j and Z_i = sum_j phi'(s_ij)
+    (the kernel's field; that grad_i E = P_i g_i / n^2 for E = 1/(2 n^2) sum phi(s_ij) is
+    :func:`gradient_structure_derivation` with the kernel): only the titles and the weight step change. For
+    ``sa`` the form (Z_i / n^2) |v_i|^2 is a sum of squares, so E increases, where every Z_i > 0 (phi' > 0).
 
     With g_i = sum_j e^{beta s_ij} x_j (free vector g) and Z_i = sum_j e^{beta s_ij} (free symbol Z > 0),
     grad_i E = P_i g / n^2, v_i^usa = P_i g / n, v_i^sa = P_i g / Z. The chain rule gives
@@ -211,6 +218,8 @@ def energy_identity_derivation(model: str, d: int = 3) -> Derivation:
     """
     if model not in ("sa", "usa"):
         raise ValueError(f"model must be 'sa' or 'usa', got {model!r}")
+    if kernel is not None:
+        return _kernel_energy_identity(model, d, kernel)
     x, g = sym.vector("x", d), sym.vector("g", d)
     Z = sp.Symbol("Z", positive=True)
     n = sym.n
@@ -247,12 +256,36 @@ def energy_identity_derivation(model: str, d: int = 3) -> Derivation:
     )
 
 
-def explicit_energy_identity_derivation(model: str, n: int = 2, d: int = 2) -> Derivation:
+def _kernel_energy_identity(model: str, d: int, kernel: PairKernel) -> Derivation:
+    """:func:`energy_identity_derivation` for a user kernel: the identity of the attention kernel with free g and
+    Z (it does not involve the kernel), titled and stepped with phi'."""
+    base = energy_identity_derivation(model, d)
+    weight = kernel.weight()
+    grad_step = Step("Riemannian gradient grad_i E = P_i g_i / n^2, g_i = sum_j phi'(s_ij) x_j", base.steps[0].expr)
+    steps = (Step("kernel phi(s)", kernel.expr), Step("weight phi'(s)", weight), grad_step, *base.steps[1:])
+    identity = "(1/n) |v_i|^2" if model == "usa" else "(Z_i/n^2) |v_i|^2"
+    sign = ("usa is n times the Riemannian gradient ascent of E" if model == "usa" else
+            "sa (weights phi'(s_ij) / Z_i, Z_i = sum_j phi'(s_ij)) is the gradient ascent of E in the metric "
+            "(Z_i/n^2)<.,.> where every Z_i > 0, which holds when phi' > 0; where some Z_i < 0 that particle's "
+            "term lowers E")
+    return dataclasses.replace(
+        base, title=f"{model}, kernel phi(s) = {sp.sstr(kernel.expr)}: dE/dt = sum_i {identity}, every n",
+        source="gradient-flow structure of pair energies on spheres (as GLPR arXiv 2312.10794 for phi_beta)",
+        steps=steps,
+        notes=("E = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>); first entry: <grad_i E, v_i> = weight |v_i|^2; remaining "
+               "entries: grad_i E - weight v_i = 0. " + sign))
+
+
+def explicit_energy_identity_derivation(model: str, n: int = 2, d: int = 2,
+                                        kernel: PairKernel | None = None) -> Derivation:
     """Derivation (explicit small-n check): sum_i <nabla_i E, v_i> equals the sum-of-squares form at n particles.
 
     E, nabla_i E and v_i are built independently (explicit energy and its symbolic derivatives;
-    :func:`theory.fields.explicit_field` for the velocities).
+    :func:`theory.fields.explicit_field` for the velocities, or, for a user ``kernel`` phi, the kernel's field
+    v_i = P_i(sum_j phi'(s_ij) x_j / n) (usa) or / Z_i with Z_i = sum_j phi'(s_ij) (sa) written out here).
     """
+    if kernel is not None:
+        return _explicit_kernel_energy_identity(model, n, d, kernel)
     spec = ModelSpec(model, d)
     pts = [sym.particle(i + 1, d) for i in range(n)]
     E = empirical_energy(pts)
@@ -272,6 +305,33 @@ def explicit_energy_identity_derivation(model: str, n: int = 2, d: int = 2) -> D
         lhs=rate, rhs=squares,
         steps=(Step("explicit energy", E), Step("velocity of particle 1", V[0, :])),
         sampler=_sphere_sampler([list(p) for p in pts], d),
+        notes="holds on the sphere (|x_i| = 1): the sampler draws exact rational points of S^{d-1}",
+    )
+
+
+def _explicit_kernel_energy_identity(model: str, n: int, d: int, kernel: PairKernel) -> Derivation:
+    if model not in ("sa", "usa"):
+        raise ValueError(f"model must be 'sa' or 'usa', got {model!r}")
+    pts = [sym.particle(i + 1, d) for i in range(n)]
+    E = empirical_energy(pts, kernel)
+    weight = kernel.weight()
+    rate, squares, first = sp.Integer(0), sp.Integer(0), None
+    for x in pts:
+        w = [weight.subs(sym.s, (x.T * y)[0, 0]) for y in pts]
+        Z = sum(w, sp.Integer(0))
+        u = sum((wj * y for wj, y in zip(w, pts)), sp.zeros(d, 1)) / (n if model == "usa" else Z)
+        v = u - (x.T * u)[0, 0] * x          # P_x u on the sphere, written out
+        first = v if first is None else first
+        rate += (euclidean_gradient(E, x).T * v)[0, 0]
+        speed2 = (v.T * v)[0, 0]
+        squares += speed2 / n if model == "usa" else Z * speed2 / n**2
+    return Derivation(
+        title=f"{model}, kernel phi(s) = {sp.sstr(kernel.expr)}: dE/dt = sum_i <nabla_i E, v_i> = sum of squares, "
+              f"explicit n={n}, d={d}",
+        source="gradient-flow structure of pair energies on spheres",
+        lhs=rate, rhs=squares,
+        steps=(Step("explicit energy 1/(2 n^2) sum phi(s_ij)", E), Step("velocity of particle 1", first.T)),
+        sampler=_sphere_sampler([list(p) for p in pts], d, tuple(kernel.params)),
         notes="holds on the sphere (|x_i| = 1): the sampler draws exact rational points of S^{d-1}",
     )
 

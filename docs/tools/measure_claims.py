@@ -21,10 +21,10 @@ def main(argv: list[str]) -> int:
     command = [sys.executable, "-m", "numerics", "verify", "--json", *argv]
     proc = subprocess.run(command, stdout=subprocess.PIPE, text=True)
     report = json.loads(proc.stdout)
-    results = {c["id"]: {k: c.get(k) for k in ("status", "measured", "expected", "tolerance", "seconds")}
-               for c in report["checks"]}
+    keys = ("status", "measured", "expected", "tolerance", "seconds", "cpu_seconds")  # CPU: what load leaves alone
+    results = {c["id"]: {k: c.get(k) for k in keys} for c in report["checks"]}
     record = {"command": "attnflow verify --json " + " ".join(argv), "date": datetime.date.today().isoformat(),
-              "summary": report.get("summary"), "results": results}
+              "summary": report.get("summary"), "threads": report.get("threads"), "results": results}
     OUT.write_text(json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
     print(f"{len(results)} claims recorded in {OUT}")
     return 0

@@ -39,7 +39,7 @@ def regenerate(path: Path) -> int:
                 proc = subprocess.run(["bash", "-c", command], cwd=work, env=_environment(),
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True, timeout=COMMAND_TIMEOUT)
-                stale |= not outputs_match(want, proc.stdout, block.rtol)  # timings alone never count
+                stale |= not outputs_match(want, proc.stdout, block.rtol, block.floor)  # timings alone never count
                 new += [f"$ {command}", *proc.stdout.rstrip("\n").splitlines()]
             if stale:
                 replacements.append((block.line, block.line + len(block.text.splitlines()), new))

@@ -109,7 +109,7 @@ def test_search_in_a_fresh_process_writes_nothing_in_the_cwd(tmp_path):
     code = ("from numerics.conjectures.framework import load_conjectures\n"
             f"c = load_conjectures({str(module)!r})['user-small']\n"
             "print(c.run(seed=0).status)")
-    res = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, timeout=300,
+    res = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, timeout=600,
                          env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(
                              os.path.abspath(__file__))))})
     assert res.returncode == 0, res.stderr

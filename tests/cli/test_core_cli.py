@@ -175,16 +175,16 @@ def test_no_command_and_python_m(capsys):
     # python -m numerics runs the same CLI (not only: the file exists)
     root = os.path.join(os.path.dirname(__file__), "..", "..")
     proc = subprocess.run([sys.executable, "-m", "numerics", "verify", "--list", "--json"], cwd=root,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     ids = {c["id"] for c in json.loads(proc.stdout)["claims"]}
     assert {"core.equivariance", "core.general-qkv-field"} <= ids
     bad_run = subprocess.run([sys.executable, "-m", "numerics", "verify", "--only", "core.nope"], cwd=root,
-                             capture_output=True, text=True, timeout=120)
+                             capture_output=True, text=True, timeout=600)
     assert bad_run.returncode == 2 and bad_run.stderr.startswith("error:") and "Traceback" not in bad_run.stderr
     # python -m attnflow (the public package's name) runs it too
     version = subprocess.run([sys.executable, "-m", "attnflow", "--version"], cwd=root, capture_output=True,
-                             text=True, timeout=120)
+                             text=True, timeout=600)
     assert version.returncode == 0 and version.stdout.startswith("attnflow "), (version.stdout, version.stderr)
 
 

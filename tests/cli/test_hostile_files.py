@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import signal
-import time
 
 import numpy as np
 import pytest
@@ -22,9 +20,11 @@ import pytest
 from numerics.cli import main
 from numerics.core.trajectory import simulate
 from tests.cli import malformed
+from tests.cpu_budget import cpu_budget
 
-#: a case must be decided within this many seconds (a FIFO read would block forever)
-CASE_SECONDS = 10
+#: a case must be decided within this many seconds of CPU time (a few on an idle machine; not wall-clock time:
+#: tests/cpu_budget.py); a FIFO read, which would block forever, trips the budget's wall-clock hang guard
+CASE_CPU_SECONDS = 30
 
 F = "{F}"
 SIM = ["simulate", "--model", "sa", "--n", "4", "--d", "3", "--beta", "1", "--t-end", "0.1", "--out", "o.npz"]
@@ -67,37 +67,24 @@ REASONS = {"huge-header": "memory", "huge-member": "memory", "corrupt-member": "
            "truncated": "truncated", "directory": "directory", "pickled": "pickled"}
 
 
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):  # noqa: ARG001
-    raise _Timeout()
-
-
 def _address_space() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[0]) * resource.getpagesize()
 
 
-def run_bounded(capsys, argv, seconds=CASE_SECONDS, extra_memory=1 << 30):
-    """Run ``attnflow argv`` in-process with an alarm and an address-space bound; return (code, stderr)."""
-    previous = signal.signal(signal.SIGALRM, _alarm)
+def run_bounded(capsys, argv, seconds=CASE_CPU_SECONDS, extra_memory=1 << 30):
+    """Run ``attnflow argv`` in-process within a CPU-time budget (and a hang guard) and an address-space bound;
+    return (code, stderr)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     resource.setrlimit(resource.RLIMIT_AS, (_address_space() + extra_memory, hard))
-    signal.alarm(seconds)
-    start = time.perf_counter()
     try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    except _Timeout:
-        pytest.fail(f"{argv} was not decided within {seconds} s (blocked or worked on a hostile file)")
+        with cpu_budget(seconds, f"{argv} (blocked or worked on a hostile file)"):
+            try:
+                code = main(argv)
+            except SystemExit as exc:
+                code = exc.code
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    assert time.perf_counter() - start < seconds
     return code, capsys.readouterr().err
 
 

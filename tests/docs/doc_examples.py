@@ -10,6 +10,9 @@ Blocks of one file run in order in one temporary working directory (and, for pyc
 may use a file or a name made by an earlier one. Comments on the lines just before a block change how it runs:
 
 - ``<!-- tolerance: X -->``: relative tolerance X for the numbers of that block (default 1e-6);
+- ``<!-- rounding: Y -->``: numbers of that block both at most Y in magnitude match (default ``ABS_FLOOR``): for
+  rounding-level measurements amplified by a method, e.g. a central difference with step 1e-5 whose error of
+  ~1e-10 moves with the CPU's vector instructions (NumPy's AVX-512 and AVX2 ``exp`` round differently);
 - ``<!-- skip-test: reason -->``: not run (say why);
 - ``<!-- slow-test: reason -->``: run only by the slow test (``pytest -m slow``).
 
@@ -40,7 +43,7 @@ DEFAULT_RTOL = 1e-6
 ABS_FLOOR = 1e-13
 COMMAND_TIMEOUT = 600
 
-_DIRECTIVE = re.compile(r"<!--\s*(tolerance|skip-test|slow-test)\s*:\s*(.*?)\s*-->")
+_DIRECTIVE = re.compile(r"<!--\s*(tolerance|rounding|skip-test|slow-test)\s*:\s*(.*?)\s*-->")
 _TOKEN = re.compile(r"-{2,}|\.\.\.|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[A-Za-z_][\w.]*|\S")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _TIMING = re.compile(r"(?i)\bseconds?\b|\bs/it\b|\bit/s\b|\beta\b|\belapsed\b")
@@ -56,6 +59,7 @@ class Block:
     kind: str  # "pycon" or "console"
     text: str
     rtol: float = DEFAULT_RTOL
+    floor: float = ABS_FLOOR
     skip: str | None = None
     slow: str | None = None
 
@@ -110,6 +114,8 @@ def extract_blocks(path: Path, text: str | None = None) -> list[Block]:
                     for key, value in _DIRECTIVE.findall(lines[j]):
                         if key == "tolerance":
                             block.rtol = float(value.split()[0])
+                        elif key == "rounding":
+                            block.floor = float(value.split()[0])
                         elif key == "skip-test":
                             block.skip = value or "no reason given"
                         else:
@@ -137,23 +143,23 @@ def _drop_timing_keys(obj):
     return obj
 
 
-def _numbers_close(a: float, b: float, rtol: float) -> bool:
+def _numbers_close(a: float, b: float, rtol: float, floor: float = ABS_FLOOR) -> bool:
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
-    if max(abs(a), abs(b)) <= ABS_FLOOR:
+    if max(abs(a), abs(b)) <= floor:
         return True
     return abs(a - b) <= rtol * max(abs(a), abs(b))
 
 
-def _json_match(want, got, rtol: float) -> bool:
+def _json_match(want, got, rtol: float, floor: float = ABS_FLOOR) -> bool:
     if isinstance(want, bool) or isinstance(got, bool):
         return want is got
     if isinstance(want, (int, float)) and isinstance(got, (int, float)):
-        return _numbers_close(float(want), float(got), rtol)
+        return _numbers_close(float(want), float(got), rtol, floor)
     if isinstance(want, dict) and isinstance(got, dict):
-        return want.keys() == got.keys() and all(_json_match(want[k], got[k], rtol) for k in want)
+        return want.keys() == got.keys() and all(_json_match(want[k], got[k], rtol, floor) for k in want)
     if isinstance(want, list) and isinstance(got, list):
-        return len(want) == len(got) and all(_json_match(w, g, rtol) for w, g in zip(want, got))
+        return len(want) == len(got) and all(_json_match(w, g, rtol, floor) for w, g in zip(want, got))
     return want == got
 
 
@@ -172,7 +178,7 @@ def _tokens(lines: list[str]) -> list[str]:
     return [t for line in lines for t in _TOKEN.findall(_DURATION.sub(" <duration> ", line))]
 
 
-def _token_match(want: list[str], got: list[str], rtol: float) -> bool:
+def _token_match(want: list[str], got: list[str], rtol: float, floor: float = ABS_FLOOR) -> bool:
     """Match token lists; ``...`` in ``want`` matches any run of tokens (iterative, with backtracking)."""
     memo: dict[tuple[int, int], bool] = {}
 
@@ -188,7 +194,7 @@ def _token_match(want: list[str], got: list[str], rtol: float) -> bool:
                 return stem.startswith(g[:-3]) or g[:-3].startswith(stem)
             return g.startswith(stem)
         if _NUMBER.match(w) and _NUMBER.match(g):
-            return _numbers_close(float(w), float(g), rtol)
+            return _numbers_close(float(w), float(g), rtol, floor)
         return set(w) == {"-"} and set(g) == {"-"}  # table rules of any width
 
     def match(i: int, j: int) -> bool:
@@ -206,7 +212,7 @@ def _token_match(want: list[str], got: list[str], rtol: float) -> bool:
     return match(0, 0)
 
 
-def outputs_match(want: str, got: str, rtol: float = DEFAULT_RTOL) -> bool:
+def outputs_match(want: str, got: str, rtol: float = DEFAULT_RTOL, floor: float = ABS_FLOOR) -> bool:
     """Whether output ``got`` matches the documented ``want`` (see the module docstring for the rules)."""
     want_lines = [ln for ln in want.splitlines() if ln.strip()]
     got_lines = [ln for ln in got.splitlines() if ln.strip()]
@@ -220,12 +226,12 @@ def outputs_match(want: str, got: str, rtol: float = DEFAULT_RTOL) -> bool:
         wt = [ln for ln in want_lines if not _is_timing(ln)]
         gt = [json.dumps(_drop_timing_keys(o)) if o is not None else ln for (_, o), ln in zip(got_json, got_lines)
               if o is not None or not _is_timing(ln)]
-        return _token_match(_tokens(wt), _tokens(gt), rtol)
-    if not all(_json_match(w, g, rtol) for w, g in zip(wj, gj)):
+        return _token_match(_tokens(wt), _tokens(gt), rtol, floor)
+    if not all(_json_match(w, g, rtol, floor) for w, g in zip(wj, gj)):
         return False
     wt = [ln for (_, o), ln in zip(want_json, want_lines) if o is None and not _is_timing(ln)]
     gt = [ln for (_, o), ln in zip(got_json, got_lines) if o is None and not _is_timing(ln)]
-    return _token_match(_tokens(wt), _tokens(gt), rtol)
+    return _token_match(_tokens(wt), _tokens(gt), rtol, floor)
 
 
 # ---------------------------------------------------------------- running
@@ -263,8 +269,9 @@ def run_console(block: Block, workdir: Path) -> list[Mismatch]:
     for command, want in parse_console(block.text):
         proc = subprocess.run(["bash", "-c", command], cwd=workdir, env=_environment(), stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=COMMAND_TIMEOUT)
-        if not outputs_match(want, proc.stdout, block.rtol):
-            out.append(Mismatch(block.where, f"$ {command}  (rtol {block.rtol:g})", want, proc.stdout))
+        if not outputs_match(want, proc.stdout, block.rtol, block.floor):
+            out.append(Mismatch(block.where, f"$ {command}  (rtol {block.rtol:g}, rounding {block.floor:g})", want,
+                                proc.stdout))
     return out
 
 

@@ -75,6 +75,22 @@ def test_a_planted_wrong_example_fails_and_directives_apply(tmp_path):
     assert len(slow.mismatches) == 3                                                # 1 + 1 is not 3
 
 
+def test_the_rounding_directive_matches_small_numbers_only(tmp_path):
+    """``<!-- rounding: Y -->``: numbers both at most Y match (a rounding-level measurement that moves with the
+    CPU); larger numbers, and small ones without the directive, are still compared."""
+    assert not outputs_match("err 5.077e-10 of 1e-06", "err 1.687e-10 of 1e-06")
+    assert outputs_match("err 5.077e-10 of 1e-06", "err 1.687e-10 of 1e-06", floor=1e-8)
+    assert not outputs_match("err 5.077e-10 of 1e-06", "err 1.687e-10 of 1e-05", floor=1e-8)
+    assert not outputs_match("err 5.077e-07", "err 1.687e-07", floor=1e-8)
+    assert outputs_match('{"err": 5.077e-10}', '{"err": 1.687e-10}', floor=1e-8)
+    page = "\n".join(["<!-- rounding: 1e-8 -->", "```console", "$ echo 1.687e-10 2", "5.077e-10 2", "```",
+                      "<!-- rounding: 1e-8 -->", "```console", "$ echo 1.687e-10 2", "5.077e-10 3", "```"]) + "\n"
+    path = tmp_path / "page.md"
+    path.write_text(page)
+    assert [b.floor for b in extract_blocks(path)] == [1e-8, 1e-8]
+    assert [m.what.split("  ")[0] for m in run_file(path, tmp_path, text=page).mismatches] == ["$ echo 1.687e-10 2"]
+
+
 def test_the_documentation_has_runnable_examples():
     readme = extract_blocks(ROOT / "README.md")
     guide = [b for p in sorted((ROOT / "docs" / "guide").glob("*.md")) for b in extract_blocks(p)]

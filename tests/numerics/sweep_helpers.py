@@ -116,7 +116,7 @@ class LocalDaskCluster:
     """``dask scheduler`` and ``workers`` x ``dask worker`` (one process, one thread each) on 127.0.0.1 with
     free ports; stopped on exit."""
 
-    def __init__(self, tmp_path, workers: int = 2, timeout: float = 180.0):
+    def __init__(self, tmp_path, workers: int = 2, timeout: float = 600.0):
         self.tmp = Path(tmp_path)
         self.workers_wanted = workers
         self.timeout = timeout

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import signal
 import zipfile
 
 import numpy as np
@@ -18,6 +17,7 @@ from numerics.common.errors import InputError
 from numerics.common.readers import (Fields, ListOf, check_metadata, read_json, read_npy, read_npz, read_text,
                                      read_zip_member)
 from tests.cli import malformed
+from tests.cpu_budget import cpu_budget
 
 DTYPES = st.sampled_from(["<f8", ">f8", "<f4", "<i8", "<c16", "|b1", "<u2"])
 
@@ -68,14 +68,10 @@ def files(tmp_path_factory):
     (read_text, "bomb", "not UTF-8"),
 ])
 def test_each_malformed_kind_is_one_input_error(files, reader, kind, fragment):
-    previous = signal.signal(signal.SIGALRM, lambda *a: pytest.fail(f"{reader.__name__} blocked on {kind}"))
-    signal.alarm(5)
-    try:
+    # a blocking read (a FIFO) trips the budget's wall-clock hang guard; a bomb inflated in full, its CPU budget
+    with cpu_budget(20, f"{reader.__name__} on {kind}"):
         with pytest.raises(InputError) as info:
             reader(files[kind], "test file")
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert fragment in str(info.value) and "\n" not in str(info.value)
 
 

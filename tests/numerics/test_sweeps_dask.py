@@ -23,7 +23,7 @@ from numerics.sweeps.store import open_store  # noqa: E402
 from tests.numerics.sweep_helpers import (TINY, LocalDaskCluster, assert_same_store, done_cells, quiet,  # noqa: E402
                                           start, stop, synchronous_store, wait_until)
 
-TIMEOUT = 240  # seconds: generous, the machine is shared
+TIMEOUT = 600  # seconds: a hang guard only, generous (the machine is shared)
 
 #: cells long enough (~0.2-0.5 s each) that a kill lands mid-sweep
 SLOWER = {
@@ -135,7 +135,7 @@ def _faults(env_extra: dict) -> tuple[str, int]:
 
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
     env.update(env_extra)
-    out = subprocess.run([sys.executable, "-c", FAULTS], env=env, capture_output=True, text=True, timeout=120,
+    out = subprocess.run([sys.executable, "-c", FAULTS], env=env, capture_output=True, text=True, timeout=600,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0, out.stderr
     setting, faults = out.stdout.split()[-2:]

@@ -130,7 +130,7 @@ def test_rejections_have_no_side_effects(tmp_path, monkeypatch):
 
 
 def test_limits_on_length_depth_and_power_are_cheap():
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time, which load does not stretch (tests/cpu_budget.py)
     with pytest.raises(ValueError, match="too long"):
         parse_kernel("s+" * MAX_LENGTH + "s")
     with pytest.raises(ValueError, match="nesting deeper"):
@@ -145,19 +145,19 @@ def test_limits_on_length_depth_and_power_are_cheap():
         with pytest.raises(ValueError):
             parse_kernel(text)
     parse_kernel("(" * MAX_DEPTH + "s" + ")" * MAX_DEPTH)  # just inside the limit
-    assert time.perf_counter() - start < 2.0  # generous: each rejection is a few ms
+    assert time.process_time() - start < 10.0  # generous: each rejection is a few ms of CPU
 
 
 def test_functions_of_huge_constants_are_refused_at_once():
     """The kernel fuzz found tan(cosh(10^40)): SymPy decided the sign of the power by evaluating the tangent,
     which reduces cosh(10^40) modulo pi at a precision growing with it (minutes). Constants inside sin/cos/tan
     are bounded by 1e15 and inside exp/sinh/cosh by 1e4, checked as each function is built."""
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time (tests/cpu_budget.py)
     for text, name in (("(-(0-9999999999999999999999999999999999999999)**tan(cosh(9999999999999999999999999999999999999999)))",
                         "cosh"), ("sin(1e16)*s", "sin"), ("tan(exp(40))", "tan"), ("exp(1e5)+s", "exp")):
         with pytest.raises(ValueError, match=f"argument of {name} above"):
             parse_kernel(text)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 10.0  # the failure this guards against took minutes
     for text in ("sin(1e15)*s", "cosh(2)*exp(beta*(s-1))", "tanh(1e40)*s", "exp(1e4)*s", "sin(s*1e20)"):
         parse_kernel(text)   # at the limits, or not constant: accepted
 

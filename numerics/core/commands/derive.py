@@ -21,7 +21,7 @@ def add_arguments(p):
     p.add_argument("--model", choices=MODELS, required=True, help="sa or usa")
     p.add_argument("--d", type=int, required=True,
                    help=f"ambient dimension (2..{MAX_D}; hessian 2..{MAX_D_HESSIAN})")
-    add_kernel_arguments(p, "the gradient and Hessian derivations (kinds gradient, hessian)")
+    add_kernel_arguments(p, "the energy, gradient and Hessian derivations (kinds energy, gradient, hessian)")
     p.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     p.add_argument("--expanded", action="store_true",
                    help="print every step and the identity in explicit coordinates (default: the structured form, "
@@ -44,9 +44,14 @@ def derivations(kind: str, model: str, d: int, kernel=None):
 
     spec = ModelSpec(model, d)
     at_points = {"points": 3, "simplify": False}
-    if kernel is not None and kind in ("energy", "field"):
-        raise InputError(f"derive {kind} is written for the attention kernel; --kernel applies to gradient "
-                         "and hessian")
+    if kernel is not None and kind == "field":
+        raise InputError("derive field is written for the attention field; --kernel applies to energy, gradient "
+                         "and hessian (a kernel's field is v_i = P_i((1/n) sum_j phi'(s_ij) x_j): derive gradient)")
+    if kind == "energy" and kernel is not None:
+        # the kernel's energy 1/(2 n^2) sum phi(s_ij): its gradient is the kernel's field (every n), the rate
+        # identity dE/dt = sum of squares (every n), and that identity at explicit particles with this phi
+        return [(en.gradient_structure_derivation(d, kernel), {}), (en.energy_identity_derivation(model, d, kernel), {}),
+                (en.explicit_energy_identity_derivation(model, n=2, d=2, kernel=kernel), at_points)]
     if kind == "energy":
         return [(en.empirical_measure_derivation(n=2, d=d), {}), (en.energy_identity_derivation(model, d), {}),
                 (en.explicit_energy_identity_derivation(model, n=2, d=2), at_points)]
