@@ -364,23 +364,28 @@ def _process_alive(pid: int) -> bool:
 
 @contextlib.contextmanager
 def store_lock(path):
-    """Hold the store's lock while it is run: the lock file is created atomically (``O_CREAT | O_EXCL``) with
-    the pid and host of this process, and removed at the end. A second run of the same store is refused with
+    """Hold the store's lock while it is run: the lock file is created atomically (a hard link, which fails when
+    the name exists) with the pid and host of this process, and removed at the end. A second run of the same store is refused with
     one line; a lock left by a process of this host that no longer runs (killed) is reported, not taken over
     silently (two processes taking over the same stale lock at once could both run)."""
     import socket
 
     lock = Path(path) / LOCK_NAME
     host = socket.gethostname()
+    # written whole under a private name, then hard-linked to the lock's name: the link fails if the lock exists
+    # (atomic, like O_EXCL), and a second process never reads a lock file still empty
+    private = Path(path) / f".{LOCK_NAME}.{host}.{os.getpid()}"
     try:
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        private.write_text(json.dumps({"pid": os.getpid(), "host": host}))
+        os.link(private, lock)
     except FileExistsError:
         raise InputError(_lock_holder(path, lock, host)) from None
     except OSError as exc:
         raise InputError(f"cannot lock {path}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            private.unlink()
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps({"pid": os.getpid(), "host": host}))
         yield lock
     finally:
         with contextlib.suppress(FileNotFoundError):
