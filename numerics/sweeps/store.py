@@ -364,10 +364,10 @@ def _process_alive(pid: int) -> bool:
 
 @contextlib.contextmanager
 def store_lock(path):
-    """Hold the store's lock while it is run: the lock file is created atomically (a hard link, which fails when
-    the name exists) with the pid and host of this process, and removed at the end. A second run of the same store is refused with
-    one line; a lock left by a process of this host that no longer runs (killed) is reported, not taken over
-    silently (two processes taking over the same stale lock at once could both run)."""
+    """Hold the store's lock while it is run: the lock file is created atomically (a hard link, which fails
+    when the name exists) with the pid and host of this process, and removed at the end. A second run of the
+    same store is refused with one line; a lock left by a process of this host that no longer runs (killed) is
+    reported, not taken over silently (two processes taking over one stale lock at once could both run)."""
     import socket
 
     lock = Path(path) / LOCK_NAME
@@ -447,7 +447,8 @@ def open_store(path, repair: bool = False) -> SweepStore:
                                       bool(attrs.get(COMPLETE_SHARDS)))
         if damaged and not repair:
             name, _, idx, why = damaged[0]
-            kinds = " or ".join(sorted({"missing" if w.startswith("missing") else "unreadable" for *_, w in damaged}))
+            kinds = " or ".join(sorted({"missing" if w.startswith("missing") else "unreadable"
+                                        for *_, w in damaged}))
             raise InputError(f"{path} is damaged: {len(damaged)} {kinds} shard(s), first {name}/c/"
                              f"{'/'.join(map(str, idx))} ({why}); attnflow sweep resume {path} --repair "
                              "recomputes their cells")
