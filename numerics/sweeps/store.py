@@ -308,8 +308,10 @@ def damaged_shards(group, names) -> list[tuple[str, tuple[slice, ...], tuple[int
     return bad
 
 
-def _shard_file(path: Path, name: str, idx) -> Path:
-    return path / name / "c" / Path(*map(str, idx))
+def _shard_file(path: Path, group, name: str, idx) -> Path:
+    """The file of shard (or, without sharding, chunk) ``idx`` of variable ``name``: ``c/i/j/k`` in Zarr
+    format 3, ``i.j.k`` in format 2 (stores of format ``attnflow-sweep/1``)."""
+    return path / name / group[name].metadata.encode_chunk_key(tuple(int(i) for i in idx))
 
 
 def missing_shards(path: Path, group, outputs, status: np.ndarray, complete: bool
@@ -326,7 +328,7 @@ def missing_shards(path: Path, group, outputs, status: np.ndarray, complete: boo
     lost = []
     for name, codes in need.items():
         for region, idx in _shard_regions(group[name]):
-            if not _shard_file(path, name, idx).exists() and np.isin(status[region[:ndim]], codes).any():
+            if not _shard_file(path, group, name, idx).exists() and np.isin(status[region[:ndim]], codes).any():
                 lost.append((name, region, idx, "missing: its cells are recorded as written"))
     return lost
 
@@ -336,7 +338,7 @@ def _repair(path: Path, group, damaged, shape) -> None:
     missing shard pending."""
     _, zarr = _libraries()
     for name, region, idx, _ in damaged:
-        shard = _shard_file(path, name, idx)
+        shard = _shard_file(path, group, name, idx)
         if shard.exists():
             shard.unlink()
     status = zarr.open_array(str(path / "status"), mode="r+", config={"write_empty_chunks": True})
@@ -440,27 +442,33 @@ def open_store(path, repair: bool = False) -> SweepStore:
     for name, arr in arrays.items():
         if tuple(arr.shape[:len(shape)]) != shape:
             raise InputError(f"{path} is damaged: {name} has shape {arr.shape}, the spec needs {shape}")
-    if zarr_format == 3:
-        damaged = damaged_shards(group, names)
-        if not any(name == "status" for name, *_ in damaged):
-            damaged += missing_shards(path, group, [o.name for o in outputs], np.asarray(arrays["status"][...]),
-                                      bool(attrs.get(COMPLETE_SHARDS)))
-        if damaged and not repair:
-            name, _, idx, why = damaged[0]
-            kinds = " or ".join(sorted({"missing" if w.startswith("missing") else "unreadable"
-                                        for *_, w in damaged}))
-            raise InputError(f"{path} is damaged: {len(damaged)} {kinds} shard(s), first {name}/c/"
-                             f"{'/'.join(map(str, idx))} ({why}); attnflow sweep resume {path} --repair "
-                             "recomputes their cells")
-        if damaged:
-            _repair(path, group, damaged, shape)
+    # format 1 (one file per cell) is checked for missing chunks only: reading every chunk would cost a read per
+    # cell and variable
+    damaged = damaged_shards(group, names) if zarr_format == 3 else []
+    if not any(name == "status" for name, *_ in damaged):
+        status = _read_status(path, arrays["status"])
+        damaged += missing_shards(path, group, [o.name for o in outputs], status, bool(attrs.get(COMPLETE_SHARDS)))
+    if damaged and not repair:
+        name, _, idx, why = damaged[0]
+        kinds = " or ".join(sorted({"missing" if w.startswith("missing") else "unreadable" for *_, w in damaged}))
+        where = _shard_file(path, group, name, idx).relative_to(path).as_posix()
+        raise InputError(f"{path} is damaged: {len(damaged)} {kinds} shard(s), first {where} ({why}); "
+                         f"attnflow sweep resume {path} --repair recomputes their cells")
+    if damaged:
+        _repair(path, group, damaged, shape)
+    _read_status(path, arrays["status"])
+    return SweepStore(path, group, spec, zarr_format, outputs)
+
+
+def _read_status(path, arr) -> np.ndarray:
+    """The ``status`` of every cell, validated (0, 1 or 2): the one reader of status, for every command."""
     try:
-        status = np.asarray(arrays["status"][...])
-    except Exception as exc:
+        status = np.asarray(arr[...])
+    except Exception as exc:  # noqa: BLE001 - zarr raises codec- and format-specific types
         raise InputError(f"{path} is damaged: cannot read status ({type(exc).__name__})") from None
     if not np.isin(status, list(STATUS_NAMES)).all():
         raise InputError(f"{path} is damaged: status holds values other than 0, 1, 2")
-    return SweepStore(path, group, spec, zarr_format, outputs)
+    return status
 
 
 def stored_spec(path, attrs: dict) -> SweepSpec:

@@ -65,6 +65,23 @@ def test_a_deleted_shard_is_seen_refused_and_repaired(reference, tmp_path, capsy
     assert open_store(path).counts()["done"] == 8
 
 
+def test_a_deleted_chunk_of_a_format_1_store_is_seen_and_repaired(reference, tmp_path, capsys):
+    """Stores of format 1 (one file per cell): a done cell's lost `seconds` chunk is seen the same way."""
+    from numerics.sweeps.store import create_legacy_store
+
+    old = tmp_path / "old.zarr"
+    create_legacy_store(old, SweepSpec.from_dict(TINY))
+    resume_sweep(old, scheduler="synchronous", progress=quiet)
+    (old / "seconds" / "0.1.1").unlink()
+    before = tree_digest(old)
+    line = bad(capsys, ["sweep", "convert", str(old), "--out", str(tmp_path / "new.zarr")])
+    assert "1 missing shard(s), first seconds/0.1.1" in line, line
+    assert tree_digest(old) == before and not (tmp_path / "new.zarr").exists()
+    report = resume_sweep(old, scheduler="synchronous", progress=quiet, repair=True)
+    assert report.computed == 1 and report.counts["done"] == 8
+    assert_same_store(old, reference)
+
+
 def test_a_finished_store_has_every_shard(reference):
     """The premise of the check: every variable written by a run has its shard on disk, NaN-only ones too."""
     for name in ("clusters", "one_cluster", "time_to_one_cluster", "order_parameter", "order_parameter_t",
