@@ -359,56 +359,74 @@ def _process_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # it exists but belongs to another user
-        return True
+    except (PermissionError, OverflowError, ValueError):  # another user's process; a pid no process can have
+        return pid > 0
     return True
+
+
+def _holder(fd: int) -> tuple[int, str] | None:
+    """The (pid, host) written in an open lock file, or None when it holds none (new, or unreadable)."""
+    from numerics.common.readers import parse_json
+
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        holder = parse_json(os.read(fd, 4096).decode(), "lock file")
+        return int(holder["pid"]), str(holder["host"])
+    except (InputError, OSError, KeyError, TypeError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _acquire(lock: Path, path) -> int:
+    """An open descriptor of ``lock`` holding its exclusive ``flock``; one line if another process holds it."""
+    import fcntl
+
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise InputError(f"cannot lock {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = _holder(fd)
+            os.close(fd)
+            who = f"process {holder[0]} on {holder[1]}" if holder else "another process"
+            raise InputError(f"{path} is being run by {who} (lock {lock}): wait for it to finish") from None
+        try:  # the holder may have removed the file between our open and our lock: lock the file that is there
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
 
 
 @contextlib.contextmanager
 def store_lock(path):
-    """Hold the store's lock while it is run: the lock file is created atomically (a hard link, which fails
-    when the name exists) with the pid and host of this process, and removed at the end. A second run of the
-    same store is refused with one line; a lock left by a process of this host that no longer runs (killed) is
-    reported, not taken over silently (two processes taking over one stale lock at once could both run)."""
+    """Hold the store's lock while it is run: ``STORE/attnflow.lock`` holds the pid and host of the process
+    running it, under an exclusive ``flock`` (which the kernel releases when that process ends, however it
+    ends). A second run of the same store is refused with one line naming the running process. A lock file
+    left by a process that was killed (its lock released, its pid still written) is reported on stderr as
+    stale and taken over: the resume after a killed driver just works. The file is removed at the end."""
     import socket
+    import sys
 
     lock = Path(path) / LOCK_NAME
-    host = socket.gethostname()
-    # written whole under a private name, then hard-linked to the lock's name: the link fails if the lock exists
-    # (atomic, like O_EXCL), and a second process never reads a lock file still empty
-    private = Path(path) / f".{LOCK_NAME}.{host}.{os.getpid()}"
+    fd = _acquire(lock, path)
     try:
-        private.write_text(json.dumps({"pid": os.getpid(), "host": host}))
-        os.link(private, lock)
-    except FileExistsError:
-        raise InputError(_lock_holder(path, lock, host)) from None
-    except OSError as exc:
-        raise InputError(f"cannot lock {path}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            private.unlink()
-    try:
+        stale = _holder(fd)
+        if stale is not None:
+            alive = " (a pid now running something else)" if stale[1] == socket.gethostname() and \
+                _process_alive(stale[0]) else ""
+            print(f"sweep: stale lock of process {stale[0]} on {stale[1]}{alive}, which no longer runs this "
+                  f"store: taken over", file=sys.stderr)
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname()}).encode())
         yield lock
     finally:
         with contextlib.suppress(FileNotFoundError):
-            lock.unlink()
-
-
-def _lock_holder(path, lock: Path, host: str) -> str:
-    """The one-line refusal for a store whose lock file exists."""
-    from numerics.common.readers import parse_json
-
-    try:
-        holder = parse_json(lock.read_text()[:4096], "lock file")
-        pid, where = int(holder["pid"]), str(holder["host"])
-    except (InputError, OSError, KeyError, TypeError, ValueError, UnicodeDecodeError):
-        return (f"{path} is locked by {lock} (unreadable): if no sweep runs on this store, remove the lock "
-                f"file and run again")
-    if where == host and not _process_alive(pid):
-        return (f"{path} has a stale lock: process {pid} that held it no longer runs (killed?); remove {lock} "
-                f"and run again")
-    return (f"{path} is being run by process {pid} on {where} (lock {lock}): wait for it to finish, or remove "
-            f"the lock file if it is gone")
+            lock.unlink()  # still holding the flock: a process waiting on this file sees it gone and retries
+        os.close(fd)
 
 
 def open_store(path, repair: bool = False) -> SweepStore:
