@@ -191,13 +191,18 @@ def _set_attr(path, key, value):
     (path / "zarr.json").write_text(json.dumps(meta))
 
 
-@pytest.mark.parametrize("what", ["deep_spec", "deep_list_spec", "status_7"])
+@pytest.mark.parametrize("what", ["deep_spec", "deep_list_spec", "deep_fixed", "deep_zarr_json", "status_7"])
 def test_hostile_store_is_refused_alike_by_status_resume_convert(reference, tmp_path, capsys, what):
     path = _copy(reference, tmp_path)
     if what == "deep_spec":
         _set_attr(path, "spec", '{"a":' * 100_000 + "1" + "}" * 100_000)
     elif what == "deep_list_spec":
         _set_attr(path, "spec", "[" * 100_000 + "]" * 100_000)
+    elif what == "deep_fixed":  # read by sweep plot
+        _set_attr(path, "fixed", "[" * 100_000 + "]" * 100_000)
+    elif what == "deep_zarr_json":  # the metadata file itself, parsed by Zarr
+        text = (path / "zarr.json").read_text()
+        (path / "zarr.json").write_text(text[:-1] + ', "deep": ' + "[" * 100_000 + "]" * 100_000 + "}")
     else:
         import numpy as np
         import zarr
@@ -207,11 +212,16 @@ def test_hostile_store_is_refused_alike_by_status_resume_convert(reference, tmp_
         values[0, 0, 0] = 7
         status[...] = values
     before = tree_digest(path)
-    for argv in (["sweep", "status", str(path)], ["sweep", "resume", str(path), "--scheduler", "synchronous"],
-                 ["sweep", "resume", str(path), "--scheduler", "synchronous", "--repair"],
-                 ["sweep", "convert", str(path), "--out", str(tmp_path / "c.zarr")]):
+    commands = [["sweep", "status", str(path)], ["sweep", "resume", str(path), "--scheduler", "synchronous"],
+                ["sweep", "resume", str(path), "--scheduler", "synchronous", "--repair"],
+                ["sweep", "convert", str(path), "--out", str(tmp_path / "c.zarr")]]
+    if what == "deep_fixed":
+        commands = [["sweep", "plot", str(path), "--x", "beta", "--value", "clusters", "--sel", "n=6",
+                     "--plot", str(tmp_path / "p.png")]]
+    expected = {"deep_zarr_json": "is not a Zarr store written by attnflow sweep", "status_7": "status holds values"}
+    for argv in commands:
         line = bad(capsys, argv)
-        assert ("nested deeper" in line) if what.startswith("deep") else ("status holds values" in line), line
+        assert expected.get(what, "nested deeper") in line, line
         assert tree_digest(path) == before
     assert not (tmp_path / "c.zarr").exists()
 
