@@ -928,3 +928,29 @@ MUTANTS += [
      "a batch with a user kernel and beta per member runs every member at the first member's beta"),
 ]
 _AREA_TESTS["attention"].append("tests/numerics/test_core_support_matrix.py")
+
+# -- the review's data-loss and store checks (issue 43): the path guard, missing shards, the lock, spec limits -----
+MUTANTS += [
+    ("paths-inside-reversed", "numerics/common/paths.py",
+     "if folder and _inside(real_out, real_in):", "if folder and _inside(real_in, real_out):",
+     "an output inside an input folder (sweep plot STORE --plot STORE/zarr.json) let through"),
+    ("paths-heads-unclassified", "numerics/common/paths.py",
+     '"heads": IN, ', "", "simulate --heads H.npz --out H.npz overwrites its input"),
+    ("sweep-missing-output-unseen", "numerics/sweeps/store.py",
+     "need.update({name: (DONE,) for name in outputs})", "need.update({name: (FAILED,) for name in outputs})",
+     "a deleted output shard of done cells is invisible (reads as NaN, copied by convert)"),
+    ("sweep-empty-chunks-skipped", "numerics/sweeps/store.py",
+     'with zarr.config.set({"array.write_empty_chunks": True}):  # an all-NaN',
+     'with zarr.config.set({"array.write_empty_chunks": False}):  # an all-NaN',
+     "an all-NaN block writes no shard: a finished store reads as damaged"),
+    ("sweep-lock-not-exclusive", "numerics/sweeps/store.py",
+     "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)", "fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)",
+     "two resumes of one store both take the lock (shared) and both run every pending cell"),
+    ("sweep-rtol-floor-low", "numerics/sweeps/spec.py",
+     "MIN_RTOL = 100 * float(", "MIN_RTOL = 0.01 * float(", "an rtol float64 cannot meet is accepted"),
+    ("sweep-adaptive-work-unestimated", "numerics/sweeps/spec.py",
+     'steps = max(1.0, self.run["t_end"] / limit)', "steps = 1.0", "an adaptive sweep to t_end 1e12 runs (hangs)"),
+]
+_AREA_TESTS["sweeps"].append("tests/numerics/test_sweeps_review.py")
+_AREA_TESTS["paths"] = ["tests/cli/test_paths_guard.py", "tests/cli/test_hostile_inputs.py"]
+_FILE_AREA.update({"numerics/common/paths.py": "paths", "numerics/sweeps/spec.py": "sweeps"})

@@ -11,3 +11,7 @@ One subpackage per area, each a vertical slice holding its code, its claims (``c
 
 The public API is re-exported once, from the :mod:`attnflow` package (``import attnflow as af``).
 """
+from numerics.common.numba_cache import use_user_cache
+
+# before any module imports Numba: its kernel cache goes to a user directory, not into this source tree
+use_user_cache()

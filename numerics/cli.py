@@ -77,8 +77,27 @@ def build_parser() -> argparse.ArgumentParser:
                            usage=getattr(mod, "USAGE", None))
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run, _module=mod)
+        name_commands(p, mod.NAME)
         state_defaults(p)
     return parser
+
+
+def leaf_parsers(parser: argparse.ArgumentParser, name: str):
+    """``(command path, parser)`` of every parser that runs a command under ``parser`` (``"sweep run"``, ...)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield name, parser
+    for action in subs:
+        for sub_name, sub in action.choices.items():
+            yield from leaf_parsers(sub, f"{name} {sub_name}")
+
+
+def name_commands(parser: argparse.ArgumentParser, name: str) -> None:
+    """Record on each command's parser its path (``_command``) and how each destination is spelled
+    (``_flags``: its first option string, or its name for a positional): :func:`numerics.common.paths.
+    check_command_paths` classifies the options by them and names them in its messages."""
+    for path, leaf in leaf_parsers(parser, name):
+        leaf.set_defaults(_command=path, _flags={a.dest: (a.option_strings or [a.dest])[0] for a in leaf._actions})
 
 
 def _in_required_group(parser, action) -> bool:

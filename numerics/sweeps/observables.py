@@ -92,6 +92,10 @@ def check_observables(selection: Mapping[str, dict]) -> list[Output]:
         if unknown:
             raise InputError(f"observable {name}: unknown parameter(s) {sorted(unknown)}; "
                              f"it takes {', '.join(allowed) or 'no parameters'}")
+        for key, value in params.items():  # a number where the default is one: finite (a NaN eps runs to garbage)
+            default = allowed[key]
+            if isinstance(default, (int, float)) and not isinstance(default, bool):
+                require_real(value, f"observable {name}: {key}")
         for out in obs.outputs:
             if out.name in seen:
                 raise InputError(f"output {out.name!r} is recorded by both {seen[out.name]} and {name}")

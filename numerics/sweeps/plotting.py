@@ -158,9 +158,10 @@ def _fixed(ds, name):
         if ds.sizes[name] != 1:
             return None
         return ds[name].values[0]
-    import json
+    from numerics.common.readers import parse_json
 
-    return json.loads(ds.attrs.get("fixed", "{}")).get(name)
+    fixed = parse_json(str(ds.attrs.get("fixed", "{}")), "the store's fixed model keys", kind="JSON")
+    return fixed.get(name) if isinstance(fixed, dict) else None
 
 
 def plot_phase_diagram(ds, x: str, y: str, value: str, path, selection: dict | None = None,

@@ -46,14 +46,16 @@ from numerics.core.trajectory import simulate, uniform_sphere
 from numerics.sweeps.observables import RunResult, evaluate
 from numerics.sweeps.workers import check_local_workers
 from numerics.sweeps.spec import SEED_AXIS, SweepSpec, spec_from
-from numerics.sweeps.store import BATCH_AXES, SweepStore, create_store, open_store, sweep_versions
+from numerics.sweeps.store import BATCH_AXES, SweepStore, create_store, open_store, store_lock, sweep_versions
 
 SCHEDULERS = ("local", "synchronous", "slurm")
 
 
 @functools.lru_cache(maxsize=8)
 def _spec(spec_json: str) -> SweepSpec:
-    return SweepSpec.from_dict(json.loads(spec_json))
+    from numerics.common.readers import parse_json
+
+    return SweepSpec.from_dict(parse_json(spec_json, "the sweep specification", kind="JSON"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -332,7 +334,8 @@ def run_sweep(spec, store, *, scheduler: str = "local", workers: int = 2, progre
     _check_engine(scheduler)
     start = time.perf_counter()
     sweep_store = create_store(store, spec, block)
-    return _execute(sweep_store, sweep_store.todo(), scheduler, workers, progress, start, slurm)
+    with store_lock(store):
+        return _execute(sweep_store, sweep_store.todo(), scheduler, workers, progress, start, slurm)
 
 
 def resume_sweep(store, *, scheduler: str = "local", workers: int = 2, retry_failed: bool = False,
@@ -341,14 +344,19 @@ def resume_sweep(store, *, scheduler: str = "local", workers: int = 2, retry_fai
     """Run the cells of an existing store that are pending (and the failed ones with ``retry_failed``).
 
     A store that is missing, foreign or damaged raises :class:`InputError` before anything is written; with
-    ``repair``, unreadable shards are deleted first and their cells run again.
+    ``repair``, unreadable shards are deleted first and their cells (and those of missing shards) run again.
+    The store is locked while it runs (:func:`numerics.sweeps.store.store_lock`): a second resume of the same
+    store is refused.
     """
     scheduler = check_scheduler(scheduler)
     workers = check_local_workers(workers, scheduler)
     _check_engine(scheduler)
     start = time.perf_counter()
-    sweep_store = open_store(store, repair=repair)
-    return _execute(sweep_store, sweep_store.todo(retry_failed), scheduler, workers, progress, start, slurm)
+    if not any(os.path.isfile(os.path.join(store, meta)) for meta in ("zarr.json", ".zgroup")):
+        open_store(store)  # its one-line refusal (not a store): nothing, not even a lock, written in a foreign folder
+    with store_lock(store):  # before the repair, which writes
+        sweep_store = open_store(store, repair=repair)
+        return _execute(sweep_store, sweep_store.todo(retry_failed), scheduler, workers, progress, start, slurm)
 
 
 def _check_engine(scheduler: str) -> None:

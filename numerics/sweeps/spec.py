@@ -55,6 +55,17 @@ TARGET_BLOCK_FLOPS = 2e10
 MAX_BLOCK_CELLS = 1024
 #: memory of one block's saved frames at most (bytes)
 BLOCK_MEMORY = 256 * 2**20
+#: smallest rtol accepted: 100 machine epsilons, below which a float64 step cannot meet the tolerance (the floor
+#: SciPy's solve_ivp raises such an rtol to)
+MIN_RTOL = 100 * float(np.finfo(float).eps)
+#: largest noise level accepted: far above every transition of the noisy dynamics (D of order beta), where a run
+#: is pure diffusion and the SDE steps no longer resolve anything
+MAX_NOISE = 1e6
+#: adaptive methods: the real step-size limit of their explicit stability region (DP5 about 3.3, DOP853 about
+#: 6) and their field evaluations per step; the work of an adaptive run is estimated as t_end / limit steps,
+#: the step of a run near its clusters (contraction rate of order 1 in natural units) being stability-bound
+ADAPTIVE_STABILITY = {"dop853": (6.0, 12)}
+ADAPTIVE_DEFAULT_STABILITY = (3.3, 6)
 
 
 def model_fields() -> list[str]:
@@ -100,8 +111,15 @@ def axis_values(name: str, value) -> list:
     if name in SYSTEM_KEYS:
         vals = [_system_value(name, v) for v in vals]
     elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
-        vals = [float(v) for v in vals]
+        vals = [require_real(v, f"axis {name}") for v in vals]  # finite: a NaN cell would run to NaN
+    if name == "noise":
+        for v in vals:
+            _noise_value(v, "axis noise")
     return vals
+
+
+def _noise_value(value, where: str) -> float:
+    return require_real(value, where, minimum=0.0, maximum=MAX_NOISE)
 
 
 def _system_value(name: str, value) -> int:
@@ -146,8 +164,12 @@ class SweepSpec:
 
     # -- construction -------------------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, tables: Mapping) -> "SweepSpec":
-        """Validate the four tables of a specification (as read from TOML)."""
+    def from_dict(cls, tables: Mapping, imports: bool = True) -> "SweepSpec":
+        """Validate the four tables of a specification (as read from TOML).
+
+        With ``imports=False`` (a specification read from a store, which may come from someone else) the
+        modules named in ``[run] imports`` are not imported and observables that only they register are not
+        checked: reading a store runs none of its code (:func:`numerics.sweeps.store.open_store`)."""
         if not isinstance(tables, Mapping):
             raise InputError("a sweep specification is a table of tables")
         unknown = set(tables) - set(TABLES)
@@ -158,6 +180,8 @@ class SweepSpec:
             _check_key(key, "model")
             if key in SYSTEM_KEYS:
                 model[key] = _system_value(key, model[key])
+        if "noise" in model:
+            _noise_value(model["noise"], "[model] noise")
         axes: dict[str, list] = {}
         seeds = [0]
         for key, value in dict(tables.get("sweep") or {}).items():
@@ -184,10 +208,13 @@ class SweepSpec:
         if not observables:
             raise InputError("[observables] is empty: name at least one (attnflow sweep observables lists them)")
         spec = cls(model=model, axes=axes, run=run, observables=observables)
-        from numerics.sweeps.observables import check_observables
+        from numerics.sweeps.observables import check_observables, registered
 
-        spec.import_user_modules()
-        check_observables(spec.observables)
+        if imports:
+            spec.import_user_modules()
+            check_observables(spec.observables)
+        else:
+            check_observables({k: v for k, v in spec.observables.items() if k in registered()})
         spec.check_first_cell()
         spec.check_resources()
         return spec
@@ -274,6 +301,21 @@ class SweepSpec:
         if self.run["block"]:
             check_array((self.run["block"], frames, n, d), what + f": blocks of {self.run['block']} runs", copies=2)
         check_work(cells * self.cell_flops(), what)
+        if self.run["method"] in ADAPTIVE_METHODS:
+            check_work(cells * self.adaptive_flops(), what + f": an adaptive run to t_end = {self.run['t_end']:g}")
+
+    def adaptive_flops(self) -> float:
+        """Estimated operations of one adaptive cell: ``t_end / limit`` steps (the step of a run near its
+        clusters is bound by the stability of the explicit method, :data:`ADAPTIVE_STABILITY`), each costing
+        its evaluations of an O(n^2 (2d + 8)) field plus a Python call (:data:`numerics.common.limits.
+        CALL_OVERHEAD`). An estimate, not a bound: it refuses before running what cannot end (t_end = 1e12),
+        and the run itself stops at the work limit (:func:`numerics.common.limits.evaluation_budget`)."""
+        from numerics.common.limits import CALL_OVERHEAD
+
+        limit, stages = ADAPTIVE_STABILITY.get(self.run["method"], ADAPTIVE_DEFAULT_STABILITY)
+        n, d = self._largest("n"), self._largest("d")
+        steps = max(1.0, self.run["t_end"] / limit)
+        return steps * stages * (float(n) * n * (2 * d + 8) + CALL_OVERHEAD)
 
     def _largest(self, key) -> int:
         vals = self.axes.get(key, [self.model.get(key)])
@@ -354,6 +396,9 @@ def _check_run(run: dict) -> dict:
     run["frames"] = require_int(run["frames"], "frames", minimum=2)
     run["root_seed"] = require_int(run["root_seed"], "root_seed", minimum=0)
     run["rtol"] = require_real(run["rtol"], "rtol", minimum=0.0, strict_minimum=True)
+    if run["rtol"] < MIN_RTOL:
+        raise InputError(f"rtol must be >= {MIN_RTOL:.3g} (100 machine epsilons: float64 steps cannot meet a "
+                         f"smaller relative tolerance), got {run['rtol']:g}")
     run["atol"] = require_real(run["atol"], "atol", minimum=0.0, strict_minimum=True)
     run["block"] = require_int(run["block"], "block", minimum=0)  # 0: chosen from the work estimate
     if not isinstance(run["imports"], list) or not all(isinstance(m, str) for m in run["imports"]):

@@ -19,9 +19,10 @@ number of files (about cells / (block x 64) per variable) instead of one per cel
 every array is created with its fill value before the run (no chunk is written), and each finished block is
 written as one region, its ``status`` last, by the driver alone (a single writer: shards are never written
 concurrently). A run interrupted in the middle of a write leaves the block's cells pending; Zarr writes each
-shard atomically (temporary file, then rename). A shard that cannot be read (damaged on disk) makes
-:func:`open_store` refuse the store, untouched, unless asked to repair it: ``repair=True`` (CLI
-``sweep resume --repair``) deletes the unreadable shards and marks their cells pending.
+shard atomically (temporary file, then rename). A shard that cannot be read (damaged on disk), or that is gone
+although ``status`` says its cells were written (:func:`missing_shards`), makes :func:`open_store` refuse the
+store, untouched, unless asked to repair it: ``repair=True`` (CLI ``sweep resume --repair``) deletes the
+unreadable shards and marks the cells of the damaged and missing ones pending.
 
 Stores of format ``attnflow-sweep/1`` (Zarr format 2, one chunk per cell; written by earlier versions) are
 still opened, resumed and read; :func:`convert_store` (``attnflow sweep convert OLD NEW``) copies one into the
@@ -29,6 +30,7 @@ current layout.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -42,7 +44,7 @@ import numpy as np
 
 from numerics.common.errors import InputError
 from numerics.common.provenance import package_versions
-from numerics.sweeps.observables import check_observables
+from numerics.sweeps.observables import Output, check_observables, registered
 from numerics.sweeps.spec import FORMAT, LEGACY_FORMAT, SEED_AXIS, SweepSpec
 
 PENDING, DONE, FAILED = 0, 1, 2
@@ -53,6 +55,9 @@ MAX_ERROR = 500
 BATCH_AXES = ("beta", SEED_AXIS, "noise")
 #: chunks (blocks) per shard file at most
 SHARD_CHUNKS = 64
+#: store attribute: every block is written whole, fill values included (Zarr's ``write_empty_chunks``), so a
+#: shard holding a done cell always exists and a missing one is a loss (stores without it: outputs unchecked)
+COMPLETE_SHARDS = "complete_shards"
 
 
 def _libraries():
@@ -134,16 +139,18 @@ def _coordinate(values):
     return np.asarray([json.dumps(v) for v in values], dtype=str)
 
 
-def create_store(path, spec: SweepSpec, block: int | None = None) -> "SweepStore":
+def create_store(path, spec: SweepSpec, block: int | None = None, outputs: list[Output] | None = None
+                 ) -> "SweepStore":
     """A new, empty store (a template: arrays and their fill values, no chunk written) for ``spec`` at ``path``
-    (which must not exist), in blocks of ``block`` cells (default: :func:`numerics.sweeps.spec.SweepSpec.block`)."""
+    (which must not exist), in blocks of ``block`` cells (default: :func:`numerics.sweeps.spec.SweepSpec.block`);
+    ``outputs`` (default: those of the spec's observables) as read from another store by ``convert``."""
     zarr = _zarr3()
     path = Path(path)
     if path.exists():
         raise InputError(f"{path} already exists: resume it (attnflow sweep resume {path}) or choose a new path")
     if not path.parent.is_dir():
         raise InputError(f"cannot create {path}: {path.parent} is not a directory")
-    outputs = check_observables(spec.observables)
+    outputs = check_observables(spec.observables) if outputs is None else outputs
     block = spec.block() if block is None else int(block)
     chunks, shards = store_layout(spec, block)
     dims, shape = spec.dims, spec.shape
@@ -155,7 +162,7 @@ def create_store(path, spec: SweepSpec, block: int | None = None) -> "SweepStore
             "format": FORMAT, "spec": spec.to_json(), "fixed": json.dumps(dict(spec.model)),
             "versions": json.dumps(sweep_versions(), sort_keys=True),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "block": block,
-            "layout": {"chunks": list(chunks), "shards": list(shards)}})
+            "layout": {"chunks": list(chunks), "shards": list(shards)}, COMPLETE_SHARDS: True})
 
         def variable(name, dtype, fill, over_time=False, description=""):
             extra = (times.size,) if over_time else ()
@@ -193,12 +200,12 @@ def create_store(path, spec: SweepSpec, block: int | None = None) -> "SweepStore
 class SweepStore:
     """An opened, validated sweep store: the spec it was made for and block-by-block (region) writes."""
 
-    def __init__(self, path: Path, group, spec: SweepSpec, zarr_format: int):
+    def __init__(self, path: Path, group, spec: SweepSpec, zarr_format: int, outputs: list[Output]):
         self.path = path
         self.group = group
         self.spec = spec
         self.zarr_format = zarr_format
-        self.outputs = check_observables(spec.observables)
+        self.outputs = outputs
         self.chunks = tuple(group["status"].chunks)
         # cells whose error field is set: only those need it cleared when they succeed (one write less per cell)
         self._with_error = {tuple(int(i) for i in idx) for idx in np.argwhere(self.status() == FAILED)}
@@ -260,18 +267,20 @@ class SweepStore:
             g[name][region] = current
 
         failed = [bool(r.get("error")) for r in results]
-        for out in self.outputs:
-            put(out.name, [np.nan if bad else r["values"][out.name] for r, bad in zip(results, failed)])
-        errors = [str(r["error"])[:MAX_ERROR] if bad else "" for r, bad in zip(results, failed)]
-        if any(failed) or any(idx in self._with_error for idx in indices):
-            put("error", errors)
-        for idx, bad in zip(indices, failed):
-            (self._with_error.add if bad else self._with_error.discard)(idx)
-        put("seconds", [float(r.get("seconds", np.nan)) for r in results])
-        put("versions", [json.dumps(r.get("versions", {}), sort_keys=True) for r in results])
-        for at, bad in zip(local, failed):
-            status[at] = FAILED if bad else DONE
-        g["status"][region] = status
+        _, zarr = _libraries()
+        with zarr.config.set({"array.write_empty_chunks": True}):  # an all-NaN block still gets its shard
+            for out in self.outputs:
+                put(out.name, [np.nan if bad else r["values"][out.name] for r, bad in zip(results, failed)])
+            errors = [str(r["error"])[:MAX_ERROR] if bad else "" for r, bad in zip(results, failed)]
+            if any(failed) or any(idx in self._with_error for idx in indices):
+                put("error", errors)
+            for idx, bad in zip(indices, failed):
+                (self._with_error.add if bad else self._with_error.discard)(idx)
+            put("seconds", [float(r.get("seconds", np.nan)) for r in results])
+            put("versions", [json.dumps(r.get("versions", {}), sort_keys=True) for r in results])
+            for at, bad in zip(local, failed):
+                status[at] = FAILED if bad else DONE
+            g["status"][region] = status
 
     def dataset(self):
         xr, _ = _libraries()
@@ -299,19 +308,125 @@ def damaged_shards(group, names) -> list[tuple[str, tuple[slice, ...], tuple[int
     return bad
 
 
+def _shard_file(path: Path, group, name: str, idx) -> Path:
+    """The file of shard (or, without sharding, chunk) ``idx`` of variable ``name``: ``c/i/j/k`` in Zarr
+    format 3, ``i.j.k`` in format 2 (stores of format ``attnflow-sweep/1``)."""
+    return path / name / group[name].metadata.encode_chunk_key(tuple(int(i) for i in idx))
+
+
+def missing_shards(path: Path, group, outputs, status: np.ndarray, complete: bool
+                   ) -> list[tuple[str, tuple[slice, ...], tuple[int, ...], str]]:
+    """Shards that a store's ``status`` says were written but that are gone from disk (deleted by hand, lost
+    by a copy): (variable, region, shard grid index, "missing"). A written block writes ``seconds`` and
+    ``versions`` (always), ``error`` (when a cell failed) and, in stores with :data:`COMPLETE_SHARDS`, every
+    output of its done cells. (A lost ``status`` shard reads as pending cells, which a resume runs again, as
+    after a driver interrupted between a block's outputs and its status.)"""
+    ndim = status.ndim
+    need = {"seconds": (DONE, FAILED), "versions": (DONE, FAILED), "error": (FAILED,)}
+    if complete:
+        need.update({name: (DONE,) for name in outputs})
+    lost = []
+    for name, codes in need.items():
+        for region, idx in _shard_regions(group[name]):
+            if not _shard_file(path, group, name, idx).exists() and np.isin(status[region[:ndim]], codes).any():
+                lost.append((name, region, idx, "missing: its cells are recorded as written"))
+    return lost
+
+
 def _repair(path: Path, group, damaged, shape) -> None:
-    """Delete the unreadable shards (they read back as fill values) and mark their cells pending."""
+    """Delete the unreadable shards (they read back as fill values) and mark the cells of every damaged or
+    missing shard pending."""
+    _, zarr = _libraries()
     for name, region, idx, _ in damaged:
-        shard = path / name / "c" / Path(*map(str, idx))
+        shard = _shard_file(path, group, name, idx)
         if shard.exists():
             shard.unlink()
-    status = group["status"]
+    status = zarr.open_array(str(path / "status"), mode="r+", config={"write_empty_chunks": True})
     for name, region, _, _ in damaged:
         cells = region[:len(shape)]
         current = np.asarray(status[cells]).copy()
         current[current == DONE] = PENDING
         current[current == FAILED] = PENDING
         status[cells] = current
+
+
+#: the lock file of a store being run (inside the store; holds the pid and the host of the process running it)
+LOCK_NAME = "attnflow.lock"
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):  # another user's process; a pid no process can have
+        return pid > 0
+    return True
+
+
+def _holder(fd: int) -> tuple[int, str] | None:
+    """The (pid, host) written in an open lock file, or None when it holds none (new, or unreadable)."""
+    from numerics.common.readers import parse_json
+
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        holder = parse_json(os.read(fd, 4096).decode(), "lock file")
+        return int(holder["pid"]), str(holder["host"])
+    except (InputError, OSError, KeyError, TypeError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _acquire(lock: Path, path) -> int:
+    """An open descriptor of ``lock`` holding its exclusive ``flock``; one line if another process holds it."""
+    import fcntl
+
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise InputError(f"cannot lock {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = _holder(fd)
+            os.close(fd)
+            who = f"process {holder[0]} on {holder[1]}" if holder else "another process"
+            raise InputError(f"{path} is being run by {who} (lock {lock}): wait for it to finish") from None
+        try:  # the holder may have removed the file between our open and our lock: lock the file that is there
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def store_lock(path):
+    """Hold the store's lock while it is run: ``STORE/attnflow.lock`` holds the pid and host of the process
+    running it, under an exclusive ``flock`` (which the kernel releases when that process ends, however it
+    ends). A second run of the same store is refused with one line naming the running process. A lock file
+    left by a process that was killed (its lock released, its pid still written) is reported on stderr as
+    stale and taken over: the resume after a killed driver just works. The file is removed at the end."""
+    import socket
+    import sys
+
+    lock = Path(path) / LOCK_NAME
+    fd = _acquire(lock, path)
+    try:
+        stale = _holder(fd)
+        if stale is not None:
+            alive = " (a pid now running something else)" if stale[1] == socket.gethostname() and \
+                _process_alive(stale[0]) else ""
+            print(f"sweep: stale lock of process {stale[0]} on {stale[1]}{alive}, which no longer runs this "
+                  f"store: taken over", file=sys.stderr)
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname()}).encode())
+        yield lock
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()  # still holding the flock: a process waiting on this file sees it gone and retries
+        os.close(fd)
 
 
 def open_store(path, repair: bool = False) -> SweepStore:
@@ -334,14 +449,10 @@ def open_store(path, repair: bool = False) -> SweepStore:
     if attrs.get("format") != expected:
         raise InputError(f"{path} is not an attnflow sweep store (format {attrs.get('format')!r}, "
                          f"expected {expected!r} for a Zarr format {zarr_format} store)")
-    try:
-        spec = SweepSpec.from_dict(json.loads(attrs["spec"]))
-    except (KeyError, TypeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: the stored specification is unreadable ({exc})") from None
-    except InputError as exc:
-        raise InputError(f"{path}: the stored specification is invalid: {exc}") from None
+    spec = stored_spec(path, attrs)
     shape = spec.shape
-    names = [o.name for o in check_observables(spec.observables)] + list(CELL_VARIABLES)
+    outputs = stored_outputs(group, spec)
+    names = [o.name for o in outputs] + list(CELL_VARIABLES)
     try:
         arrays = {name: group[name] for name in names}
     except KeyError as exc:
@@ -349,22 +460,63 @@ def open_store(path, repair: bool = False) -> SweepStore:
     for name, arr in arrays.items():
         if tuple(arr.shape[:len(shape)]) != shape:
             raise InputError(f"{path} is damaged: {name} has shape {arr.shape}, the spec needs {shape}")
-    if zarr_format == 3:
-        damaged = damaged_shards(group, names)
-        if damaged and not repair:
-            name, _, idx, why = damaged[0]
-            raise InputError(f"{path} is damaged: {len(damaged)} unreadable shard(s), first {name}/c/"
-                             f"{'/'.join(map(str, idx))} ({why}); attnflow sweep resume {path} --repair "
-                             "recomputes their cells")
-        if damaged:
-            _repair(path, group, damaged, shape)
+    # format 1 (one file per cell) is checked for missing chunks only: reading every chunk would cost a read per
+    # cell and variable
+    damaged = damaged_shards(group, names) if zarr_format == 3 else []
+    if not any(name == "status" for name, *_ in damaged):
+        status = _read_status(path, arrays["status"])
+        damaged += missing_shards(path, group, [o.name for o in outputs], status, bool(attrs.get(COMPLETE_SHARDS)))
+    if damaged and not repair:
+        name, _, idx, why = damaged[0]
+        kinds = " or ".join(sorted({"missing" if w.startswith("missing") else "unreadable" for *_, w in damaged}))
+        where = _shard_file(path, group, name, idx).relative_to(path).as_posix()
+        raise InputError(f"{path} is damaged: {len(damaged)} {kinds} shard(s), first {where} ({why}); "
+                         f"attnflow sweep resume {path} --repair recomputes their cells")
+    if damaged:
+        _repair(path, group, damaged, shape)
+    _read_status(path, arrays["status"])
+    return SweepStore(path, group, spec, zarr_format, outputs)
+
+
+def _read_status(path, arr) -> np.ndarray:
+    """The ``status`` of every cell, validated (0, 1 or 2): the one reader of status, for every command."""
     try:
-        status = np.asarray(arrays["status"][...])
-    except Exception as exc:
+        status = np.asarray(arr[...])
+    except Exception as exc:  # noqa: BLE001 - zarr raises codec- and format-specific types
         raise InputError(f"{path} is damaged: cannot read status ({type(exc).__name__})") from None
     if not np.isin(status, list(STATUS_NAMES)).all():
         raise InputError(f"{path} is damaged: status holds values other than 0, 1, 2")
-    return SweepStore(path, group, spec, zarr_format)
+    return status
+
+
+def stored_spec(path, attrs: dict) -> SweepSpec:
+    """The specification stored in a store's attributes, read as data: bounded JSON (no RecursionError), and no
+    module it names imported (``[run] imports`` runs only when the store is resumed)."""
+    from numerics.common.readers import parse_json
+
+    text = attrs.get("spec")
+    if not isinstance(text, str):
+        raise InputError(f"{path}: the stored specification is unreadable (no spec attribute)")
+    try:
+        tables = parse_json(text, "the stored specification", kind="JSON")
+        return SweepSpec.from_dict(tables, imports=False)
+    except InputError as exc:
+        raise InputError(f"{path}: the stored specification is invalid: {exc}") from None
+
+
+def stored_outputs(group, spec: SweepSpec) -> list[Output]:
+    """The recorded outputs of a store: those of the spec's registered observables, and the store's other
+    variables for observables registered by user modules (which reading a store does not import)."""
+    known = {k: v for k, v in spec.observables.items() if k in registered()}
+    outputs = check_observables(known)
+    if len(known) == len(spec.observables):
+        return outputs
+    taken = {o.name for o in outputs} | set(CELL_VARIABLES) | set(spec.dims) | {"time"}
+    ndim = len(spec.dims)
+    for name in sorted(n for n, _ in group.arrays() if n not in taken):
+        arr = group[name]
+        outputs.append(Output(name, str(arr.attrs.get("description", "")), over_time=arr.ndim > ndim))
+    return outputs
 
 
 # -- stores of format 1 (Zarr format 2, one chunk per cell) -------------------------------------------------------
@@ -402,12 +554,14 @@ def convert_store(source, target, block: int | None = None) -> dict:
     """Copy a store (any format) into a new store of the current format at ``target``: the same specification,
     values, errors, timings and versions; ``status`` copied last. Returns what was copied."""
     old = open_store(source)
-    new = create_store(target, old.spec, block)
+    new = create_store(target, old.spec, block, old.outputs)
     names = [o.name for o in old.outputs] + ["error", "seconds", "versions"]
-    for name in names:
-        values = np.asarray(old.group[name][...])
-        new.group[name][...] = values.astype(object) if values.dtype.kind in "OUT" else values
-    new.group["status"][...] = old.status()
+    _, zarr = _libraries()
+    with zarr.config.set({"array.write_empty_chunks": True}):  # every shard written, as by a run (COMPLETE_SHARDS)
+        for name in names:
+            values = np.asarray(old.group[name][...])
+            new.group[name][...] = values.astype(object) if values.dtype.kind in "OUT" else values
+        new.group["status"][...] = old.status()
     return {"source": str(old.path), "source_format": old.group.attrs.get("format"), "target": str(new.path),
             "target_format": FORMAT, "cells": int(old.status().size), "counts": new.counts(),
             "block": new.block, "files": count_files(new.path)}

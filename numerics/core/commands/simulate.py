@@ -23,10 +23,7 @@ HELP = "simulate self-attention dynamics on the sphere and save the trajectory (
 #: the three ways to call it (argparse would show the model options as optional brackets)
 USAGE = ("attnflow simulate --model {sa,usa} --beta BETA (--n N --d D | --init FILE.npy) --t-end T_END --out OUT "
          "[options]\n       attnflow simulate --resume FILE.npz --t-end T_END --out OUT [options]")
-INPUTS = ("init", "matrices", "resume", "positions")
-OUTPUTS = ("out", "plot")
-#: --resume F --out F continues a run in place: the input is read completely before the output is written
-IN_PLACE = (("resume", "out"),)
+#: its file inputs and outputs (and the in-place pair --resume F --out F) are declared in numerics.common.paths
 
 
 def add_arguments(p):

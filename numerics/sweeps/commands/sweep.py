@@ -12,11 +12,7 @@ from numerics.common.render import emit, key_values, table
 NAME = "sweep"
 ORDER = 95
 HELP = "parameter sweeps on Dask with results in a Zarr store: run, resume, status, plot, observables, convert"
-#: the Zarr store is a folder that the sweep itself creates and resumes (numerics.sweeps.store validates it);
-#: the generic output checks of numerics.common.paths apply to the plot, and the store may not be the spec
-INPUTS = ("spec",)
-OUTPUTS = ("out", "store")
-FOLDERS = ("store",)
+#: inputs and outputs (the spec, the store, --plot, convert's --out) are classified in numerics.common.paths
 DESCRIPTION = (HELP + ". A sweep is a TOML specification ([model], [sweep] axes, [run], [observables]); each "
                "cell's initial state comes from SeedSequence(root_seed, spawn_key=(seed,)), so the store does not "
                "depend on the scheduler or the number of workers. Needs: pip install 'attnflow[sweeps]'.")
