@@ -885,3 +885,19 @@ MUTANTS += [
 ]
 _FILE_AREA.update({"numerics/core/energy.py": "core"})
 _AREA_TESTS["core"].append("tests/numerics/test_core_energy.py")
+
+
+# the nematic kernels (numerics/noise/nematic.py, theory/noise_nematic.py; claim noise.maier-saupe)
+MUTANTS += [
+    ("noise-maier-saupe-coupling", "numerics/noise/nematic.py",
+     "g[2] = 1.0 / harmonic_dimension(d, 2)", "g[2] = 2.0 / harmonic_dimension(d, 2)",
+     "Maier-Saupe coupling g_2 twice too large (every noise doubled)"),
+    ("noise-maier-saupe-erfi-recurrence", "theory/noise_nematic.py",
+     "J.append((ea - (2 * n + 1) * J[n]) / (2 * a))", "J.append((ea - (2 * n + 3) * J[n]) / (2 * a))",
+     "integration by parts of int t^(2n+2) e^(a t^2) with the wrong factor (certified moments off)"),
+    ("noise-onsager-sphere-jacobian", "numerics/noise/nematic.py",
+     "f = -np.sin(theta) ** 2 * (w * math.pi / 2)", "f = -np.sin(theta) * (w * math.pi / 2)",
+     "Onsager couplings on S^2 without the Jacobian sin(theta) of s = cos(theta)"),
+]
+_FILE_AREA.update({"numerics/noise/nematic.py": "noise", "theory/noise_nematic.py": "noise"})
+_AREA_TESTS["noise"].append("tests/numerics/test_noise_nematic.py")
