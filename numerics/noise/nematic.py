@@ -123,6 +123,11 @@ def nematic_transition(kernel: str, d: int, L: int = 32, accuracy: bool = True) 
     d = require_int(d, "d", minimum=2, maximum=3)
     L = require_int(L, "L", minimum=4, maximum=64)     # 64: degrees to 128, about 10 s for onsager on S^2
     problem, mode = nematic_problem(kernel, d, L)
+    from numerics.common.limits import check_work
+    from numerics.noise.transitions import estimate_work
+
+    # the branch at L and again at L + 8 with twice the nodes (the accuracy): about three branches' work
+    check_work((3 if accuracy else 1) * estimate_work(d, 1, 1, problem.L), f"the {kernel} transition on S^{d - 1}")
     bif = mode_bifurcation(d, mode, problem.g[: 2 * mode + 1])
     if bif.kind == "none":
         raise InputError(f"{kernel} on S^{d - 1}: g_{mode} <= 0, no nematic instability")
