@@ -901,3 +901,19 @@ MUTANTS += [
 ]
 _FILE_AREA.update({"numerics/noise/nematic.py": "noise", "theory/noise_nematic.py": "noise"})
 _AREA_TESTS["noise"].append("tests/numerics/test_noise_nematic.py")
+
+
+# the Kuramoto-Daido model (numerics/noise/kuramoto_daido.py; claim noise.kuramoto-daido)
+MUTANTS += [
+    ("noise-kuramoto-daido-coupling", "numerics/noise/kuramoto_daido.py",
+     "g[1], g[2] = 0.5, m / 2", "g[1], g[2] = 0.5, m", "Kuramoto-Daido second coupling g_2 = m instead of m/2"),
+    ("noise-kuramoto-daido-grid-energy", "numerics/noise/kuramoto_daido.py",
+     "weights = np.array([1.0, 1.0, m, m])", "weights = np.array([1.0, 1.0, m / 2, m / 2])",
+     "grid free energy with half the cos 2u interaction"),
+    ("noise-kuramoto-daido-resolution-sign", "numerics/noise/kuramoto_daido.py",
+     "if polar.D is not None and polar.D > Ds * (1 + RESOLUTION):",
+     "if polar.D is not None and polar.D > Ds * (1 - RESOLUTION):",
+     "a polar crossing at D_# (round-off) taken for a first-order transition"),
+]
+_FILE_AREA.update({"numerics/noise/kuramoto_daido.py": "noise"})
+_AREA_TESTS["noise"].append("tests/numerics/test_noise_kuramoto_daido.py")
