@@ -917,3 +917,18 @@ MUTANTS += [
 ]
 _FILE_AREA.update({"numerics/noise/kuramoto_daido.py": "noise"})
 _AREA_TESTS["noise"].append("tests/numerics/test_noise_kuramoto_daido.py")
+
+
+# attention + affine feed-forward on Gaussians (numerics/gaussian/ffn.py; claim gaussian.gaussian-ffn-regimes)
+MUTANTS += [
+    ("gauss-ffn-lyapunov-transpose", "numerics/gaussian/ffn.py",
+     "P = solve_continuous_lyapunov(W.T, -2.0 * v * SA)", "P = solve_continuous_lyapunov(W, -2.0 * v * SA)",
+     "Lyapunov equation W P + P W^T instead of W^T P + P W"),
+    ("gauss-ffn-field-transpose", "numerics/gaussian/ffn.py",
+     "J = V @ S @ A + W", "J = V @ S @ A + W.T", "feed-forward W^T x instead of W x in the moment ODE"),
+    ("gauss-ffn-precision-factor", "theory/gaussian.py",
+     "rhs = -(W.T * P + P * W) - 2 * v * SA", "rhs = -(W.T * P + P * W) - v * SA",
+     "precision equation with half the attention term"),
+]
+_FILE_AREA.update({"numerics/gaussian/ffn.py": "gaussian", "theory/gaussian.py": "gaussian"})
+_AREA_TESTS["gaussian"].append("tests/numerics/test_gaussian_ffn.py")
