@@ -67,7 +67,8 @@ def ffn_measurements() -> dict:
     ref = solve_moment_ode(gaussian_attention("softmax", 2, V=V1, A=A1), MEAN0, COV0, 0.3)
     mine = solve_ffn_moments(A1, V1, np.zeros((2, 2)), np.zeros(2), MEAN0, COV0, 0.3)
     w0_err = max(relative_error(mine.covs[-1], ref.final_cov), relative_error(mine.means[-1], ref.final_mean))
-    return {"proofs": proofs, "stable_kind": stable.kind, "stable_W_eigenvalues": [[float(z.real), float(z.imag)] for z in stable.W_eigenvalues],
+    return {"proofs": proofs, "stable_kind": stable.kind,
+            "stable_W_eigenvalues": [[float(z.real), float(z.imag)] for z in stable.W_eigenvalues],
             "P_star_eigenvalues": stable.P_star_eigenvalues.tolist(), "Sigma_star": S.tolist(),
             "convergence_err": max(conv), "closed_form_err": closed, "equilibrium_residual": equilibrium_residual,
             "blowup_kind": unstable.kind, "blowup_P_star_eigenvalues": unstable.P_star_eigenvalues.tolist(),

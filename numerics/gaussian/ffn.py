@@ -4,7 +4,8 @@ The token field is dX/dt = V (alpha + Sigma A X) + W X + c: the softmax velocity
 (theory.gaussian) plus the affine feed-forward map F(x) = W x + c. The total field is affine, so Gaussians stay
 exactly Gaussian with
 
-    d alpha/dt = V (I + Sigma A) alpha + W alpha + c,      d Sigma/dt = V Sigma A Sigma + Sigma A^T Sigma V^T + W Sigma + Sigma W^T.
+    d alpha/dt = V (I + Sigma A) alpha + W alpha + c,
+    d Sigma/dt = V Sigma A Sigma + Sigma A^T Sigma V^T + W Sigma + Sigma W^T.
 
 For V = v I the precision P = Sigma^{-1} solves a linear Lyapunov equation (theory.gaussian.ffn_precision_derivation),
 dP/dt = -(W^T P + P W) - 2 v S_A, so with constant parameters (attnflow's derivation; the paper's conditions

@@ -46,9 +46,9 @@ def daido_case(m: float, offset: float = OFFSET) -> dict:
 
 
 def _grid_ok(case: dict) -> bool:
-    """Above D_c the uniform state is the global minimum (Delta F >= -1e-12); below it an ordered state wins,
-    with a jump (|r_1| > 0.1, within 20% of r_1 at D_c) for a first-order transition, small order parameters for a continuous one (the
-    amplitude ~ sqrt(offset))."""
+    """Above D_c the uniform state is the global minimum (Delta F >= -1e-12); below it an ordered state wins:
+    for a first-order transition with a jump (|r_1| > 0.1, within 20% of r_1 at D_c), for a continuous one with
+    small order parameters of the right kind (the amplitude ~ sqrt(offset))."""
     g = case["grid"]
     if not (g["above"] >= -1e-12 and g["below"] < -1e-12):
         return False
@@ -83,7 +83,8 @@ def daido_measurements() -> dict:
     bif = mode_bifurcation(2, 1, problem.g[:3])
     branch = trace_branch(problem, 1, 0.99, bif.threshold - 1e-6 / bif.slope, s_first=1e-3)
     crossings = [p.D for p in equal_free_energy(branch) if p.D > bif.threshold]
-    return {"cases": cases, "landau": landau, "coupling_err": coupling_err, "continuation_D_c_0.8": max(crossings) if crossings else None}
+    return {"cases": cases, "landau": landau, "coupling_err": coupling_err,
+            "continuation_D_c_0.8": max(crossings) if crossings else None}
 
 
 @claim(id="noise.kuramoto-daido",

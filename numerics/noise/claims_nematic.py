@@ -49,8 +49,9 @@ def maier_saupe_measurements() -> dict:
     return {
         "threshold": ms.threshold, "kind": ms.kind, "D_1st": D1, "S_jump": S1, "fold_D": Df, "fold_S": Sf,
         "accuracy": {"D_1st": ms.first_order[2], "S_jump": ms.first_order[3], "fold_D": ms.fold[2]},
-        "certified": {"transition_x": cert["transition"][0].enclosure.text(20), "D_1st": ball_text(Dt, 20), "S_jump": ball_text(St, 20),
-                      "fold_x": cert["fold"][0].enclosure.text(20), "fold_D": ball_text(Dfc, 20), "fold_S": ball_text(Sfc, 20)},
+        "certified": {"transition_x": cert["transition"][0].enclosure.text(20), "D_1st": ball_text(Dt, 20),
+                      "S_jump": ball_text(St, 20), "fold_x": cert["fold"][0].enclosure.text(20),
+                      "fold_D": ball_text(Dfc, 20), "fold_S": ball_text(Sfc, 20)},
         "err": {"D_1st": abs(D1 - float(Dt.mid())), "S_jump": abs(S1 - float(St.mid())),
                 "fold_D": abs(Df - float(Dfc.mid())), "fold_S": abs(Sf - float(Sfc.mid()))},
         "mpmath_inside": all(_inside(b, v, 1e-25) for b, v in ((Dt, ref["transition"].D), (St, ref["transition"].S),
