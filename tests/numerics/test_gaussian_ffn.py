@@ -38,3 +38,17 @@ def test_bad_shapes():
         ffn_regime(np.eye(3), 1.0, np.eye(2))
     with pytest.raises(InputError):
         solve_ffn_moments(np.eye(2), np.eye(2), np.full((2, 2), np.nan), [0, 0], [0, 0], np.eye(2), 1.0)
+
+
+def test_gaussian_command_with_a_feed_forward_layer(capsys):
+    from tests.cli.helpers import bad, run_json
+
+    base = ["gaussian", "--attention", "softmax", "--d", "2", "--V", "[[1,0],[0,1]]", "--W", "[[1,0.4],[-0.2,0.8]]",
+            "--mean", "[0.5,-0.3]", "--cov", "[[1,0.3],[0.3,0.6]]"]
+    out = run_json(capsys, base + ["--A", "[[-1,0.3],[-0.1,-0.5]]", "--t-end", "40"])
+    assert out["regime"] == "converges" and np.allclose(out["cov"], out["Sigma_star"], rtol=1e-9)
+    out = run_json(capsys, base + ["--A", "[[1,0.1],[0.3,0.5]]", "--t-end", "2"])
+    assert out["regime"] == "blow-up" and out["status"] == "blow-up" and abs(out["blowup_time"] - out["time"]) < 1e-6
+    assert "--c needs --W" in bad(capsys, ["gaussian", "--attention", "softmax", "--d", "2", "--A", "[[1,0],[0,1]]",
+                                           "--V", "[[1,0],[0,1]]", "--c", "[1,0]", "--mean", "[0,0]",
+                                           "--cov", "[[1,0],[0,1]]", "--t-end", "1"])
