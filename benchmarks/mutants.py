@@ -954,3 +954,49 @@ MUTANTS += [
 _AREA_TESTS["sweeps"].append("tests/numerics/test_sweeps_review.py")
 _AREA_TESTS["paths"] = ["tests/cli/test_paths_guard.py", "tests/cli/test_hostile_inputs.py"]
 _FILE_AREA.update({"numerics/common/paths.py": "paths", "numerics/sweeps/spec.py": "sweeps"})
+
+# the nematic kernels (numerics/noise/nematic.py, theory/noise_nematic.py; claim noise.maier-saupe)
+MUTANTS += [
+    ("noise-maier-saupe-coupling", "numerics/noise/nematic.py",
+     "g[2] = 1.0 / harmonic_dimension(d, 2)", "g[2] = 2.0 / harmonic_dimension(d, 2)",
+     "Maier-Saupe coupling g_2 twice too large (every noise doubled)"),
+    ("noise-maier-saupe-erfi-recurrence", "theory/noise_nematic.py",
+     "J.append((ea - (2 * n + 1) * J[n]) / (2 * a))", "J.append((ea - (2 * n + 3) * J[n]) / (2 * a))",
+     "integration by parts of int t^(2n+2) e^(a t^2) with the wrong factor (certified moments off)"),
+    ("noise-onsager-sphere-jacobian", "numerics/noise/nematic.py",
+     "f = -np.sin(theta) ** 2 * (w * math.pi / 2)", "f = -np.sin(theta) * (w * math.pi / 2)",
+     "Onsager couplings on S^2 without the Jacobian sin(theta) of s = cos(theta)"),
+]
+_FILE_AREA.update({"numerics/noise/nematic.py": "noise", "theory/noise_nematic.py": "noise"})
+_AREA_TESTS["noise"].append("tests/numerics/test_noise_nematic.py")
+
+
+# the Kuramoto-Daido model (numerics/noise/kuramoto_daido.py; claim noise.kuramoto-daido)
+MUTANTS += [
+    ("noise-kuramoto-daido-coupling", "numerics/noise/kuramoto_daido.py",
+     "g[1], g[2] = 0.5, m / 2", "g[1], g[2] = 0.5, m", "Kuramoto-Daido second coupling g_2 = m instead of m/2"),
+    ("noise-kuramoto-daido-grid-energy", "numerics/noise/kuramoto_daido.py",
+     "weights = np.array([1.0, 1.0, m, m])", "weights = np.array([1.0, 1.0, m / 2, m / 2])",
+     "grid free energy with half the cos 2u interaction"),
+    ("noise-kuramoto-daido-resolution-sign", "numerics/noise/kuramoto_daido.py",
+     "if polar.D is not None and polar.D > Ds * (1 + RESOLUTION):",
+     "if polar.D is not None and polar.D > Ds * (1 - RESOLUTION):",
+     "a polar crossing at D_# (round-off) taken for a first-order transition"),
+]
+_FILE_AREA.update({"numerics/noise/kuramoto_daido.py": "noise"})
+_AREA_TESTS["noise"].append("tests/numerics/test_noise_kuramoto_daido.py")
+
+
+# attention + affine feed-forward on Gaussians (numerics/gaussian/ffn.py; claim gaussian.gaussian-ffn-regimes)
+MUTANTS += [
+    ("gauss-ffn-lyapunov-transpose", "numerics/gaussian/ffn.py",
+     "P = solve_continuous_lyapunov(W.T, -2.0 * v * SA)", "P = solve_continuous_lyapunov(W, -2.0 * v * SA)",
+     "Lyapunov equation W P + P W^T instead of W^T P + P W"),
+    ("gauss-ffn-field-transpose", "numerics/gaussian/ffn.py",
+     "J = V @ S @ A + W", "J = V @ S @ A + W.T", "feed-forward W^T x instead of W x in the moment ODE"),
+    ("gauss-ffn-precision-factor", "theory/gaussian.py",
+     "rhs = -(W.T * P + P * W) - 2 * v * SA", "rhs = -(W.T * P + P * W) - v * SA",
+     "precision equation with half the attention term"),
+]
+_FILE_AREA.update({"numerics/gaussian/ffn.py": "gaussian", "theory/gaussian.py": "gaussian"})
+_AREA_TESTS["gaussian"].append("tests/numerics/test_gaussian_ffn.py")

@@ -657,3 +657,69 @@ def gaussian_derivations(d: int = 2) -> list[Derivation]:
     if d == 2:
         out += [softmax_blowup_derivation(2), softmax_low_rank_limit_derivation()]
     return out
+
+
+# -- the affine feed-forward layer (Alcalde, Ji, Zuazua, arXiv 2606.07600; only the abstract was read) ----------
+FFN_SOURCE = ("arXiv 2606.07600 (Alcalde, Ji, Zuazua), Gaussian transformers with affine feed-forward layers "
+              "(abstract read; the statements here are derived in attnflow)")
+
+
+def ffn_covariance_rhs(d: int) -> tuple[sp.Matrix, sp.Matrix]:
+    """(d alpha/dt, d Sigma/dt) of softmax attention plus the affine feed-forward field W x + c: the total
+    velocity V (alpha + Sigma A x) + W x + c is affine with b = V alpha + c, J = V Sigma A + W (symbolic W, c)."""
+    g = gaussian_symbols(d)
+    W = square_matrix("W", d)
+    c = sym.vector("c", d)
+    J = g.V * g.Sigma * g.A + W
+    return g.V * g.alpha + c + J * g.alpha, J * g.Sigma + g.Sigma * J.T
+
+
+def ffn_precision_derivation(d: int) -> Derivation:
+    """With V = v I the precision P = Sigma^{-1} of attention + feed-forward solves the LINEAR Lyapunov equation
+
+        dP/dt = -P (dSigma/dt) P = -(W^T P + P W) - 2 v S_A,      S_A = (A + A^T)/2,
+
+    so P(t) = P* + e^{-W^T t} (P_0 - P*) e^{-W t} with W^T P* + P* W = -2 v S_A (when no two eigenvalues of W
+    sum to 0). Checked with Sigma, A, W and v symbolic. Verified by: gaussian.gaussian-ffn-regimes
+    """
+    g = gaussian_symbols(d)
+    W = square_matrix("W", d)
+    v = sp.Symbol("v", real=True)
+    SA = (g.A + g.A.T) / 2
+    J = v * g.Sigma * g.A + W
+    dSigma = J * g.Sigma + g.Sigma * J.T
+    P = g.Sigma.inv()
+    lhs = (-P * dSigma * P).applyfunc(sp.together)
+    rhs = -(W.T * P + P * W) - 2 * v * SA
+    base = _sampler(g)
+
+    def sample(rng):
+        subs = base(rng)
+        subs.update({e: random_rational(rng) for e in W})
+        subs[v] = random_rational(rng)
+        return subs
+
+    return Derivation(title=f"attention + affine feed-forward, V = v I: dP/dt = -(W^T P + P W) - 2 v S_A (d = {d})",
+                      source=FFN_SOURCE, lhs=lhs, rhs=rhs.applyfunc(sp.together),
+                      steps=(Step("covariance ODE (J = v Sigma A + W)", dSigma),), sampler=sample)
+
+
+def ffn_scalar_solution() -> tuple[sp.Expr, sp.Expr]:
+    """d = 1, V = v: (sigma(t), p*) with sigma' = 2 w sigma + 2 v a sigma^2, p = 1/sigma = p* + (p_0 - p*) e^{-2wt},
+    p* = -v a / w (the positive equilibrium sigma* = 1/p* exists iff v a / w < 0)."""
+    t = sym.t
+    w, v, a, s0 = sp.symbols("w v a sigma_0", real=True)
+    pstar = -v * a / w
+    return 1 / (pstar + (1 / s0 - pstar) * sp.exp(-2 * w * t)), pstar
+
+
+def ffn_scalar_derivation() -> Derivation:
+    """The scalar closed form solves sigma' = 2 w sigma + 2 v a sigma^2 with sigma(0) = sigma_0.
+    Verified by: gaussian.gaussian-ffn-regimes"""
+    t = sym.t
+    w, v, a, s0 = sp.symbols("w v a sigma_0", real=True)
+    sigma, _ = ffn_scalar_solution()
+    residual = sp.diff(sigma, t) - 2 * w * sigma - 2 * v * a * sigma ** 2
+    return Derivation(title="attention + affine feed-forward, d = 1: sigma = 1/(p* + (1/sigma_0 - p*) e^{-2wt})",
+                      source=FFN_SOURCE, lhs=sp.simplify(residual) + sp.simplify(sigma.subs(t, 0) - s0),
+                      rhs=sp.Integer(0))

@@ -268,3 +268,4 @@ def check_standard_error_yardstick() -> CheckResult:
                                     "layer_gaussian_map prediction) vs the delta-method standard error of "
                                     "compare_particles_to_ode", "n": 1000, "seeds": [100, 115], "h": 0.5,
                         "per_attention": out, "worst_abs_log_ratio": worst})
+from numerics.gaussian import claims_ffn  # noqa: E402,F401  (registers gaussian.gaussian-ffn-regimes)

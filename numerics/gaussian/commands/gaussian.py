@@ -36,6 +36,9 @@ def add_arguments(p):
     p.add_argument("--t-end", required=True, type=float, help="final time (depth)")
     p.add_argument("--particles", type=int, help="also simulate N tokens drawn from N(mean, cov) (RK4)")
     p.add_argument("--seed", type=int, default=0, help="seed of the particle sample (default 0)")
+    p.add_argument("--W", help="softmax only: JSON d x d matrix of an affine feed-forward layer W x + c added to the "
+                   "field (arXiv 2606.07600); prints the constant-parameter regime when V is a multiple of I")
+    p.add_argument("--c", help="with --W: JSON bias vector c of the feed-forward layer (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", help="write covariance ellipses over time (and the particle cloud) to FILE.png")
 
@@ -47,6 +50,8 @@ def run(args) -> int:
 
     d = require_int(args.d, "--d", minimum=1)
     t_end = require_real(args.t_end, "--t-end", minimum=0.0)
+    if args.W is not None or args.c is not None:
+        return _feed_forward(args, d, t_end)
     mats = {k: json_array(getattr(args, k), k) for k in ("A", "V", "Q", "K")}
     if args.heads:
         given = [f"--{k}" for k, v in mats.items() if v is not None]
@@ -89,6 +94,48 @@ def run(args) -> int:
                   ("why", why)]
     if args.plot:
         _plot(args.plot, sol, run_)
+        payload["plot"] = args.plot
+    emit(args, payload, key_values(pairs))
+    return 0
+
+
+def _feed_forward(args, d: int, t_end: float) -> int:
+    """Softmax attention plus W x + c: the moment ODE (numerics.gaussian.ffn) and, for V = v I, the regime."""
+    from numerics.gaussian.ffn import blowup_time, ffn_regime, solve_ffn_moments
+    from numerics.gaussian.solutions import gaussian_attention, require_covariance, require_mean
+
+    if args.W is None:
+        raise InputError("--c needs --W (the feed-forward layer is W x + c)")
+    if args.attention != "softmax" or args.heads or args.particles is not None or args.Q or args.K:
+        raise InputError("--W takes --attention softmax with --A and --V (no --heads, --particles, --Q, --K)")
+    if args.A is None or args.V is None:
+        raise InputError("--W needs --A and --V")
+    model = gaussian_attention("softmax", d, A=json_array(args.A, "A"), V=json_array(args.V, "V"))
+    W = json_array(args.W, "W")
+    if W.shape != (d, d) or not np.all(np.isfinite(W)):
+        raise InputError(f"--W must be a finite {d}x{d} matrix, got shape {W.shape}")
+    c = np.zeros(d) if args.c is None else require_mean(json_array(args.c, "c"), d, "c")
+    mean = require_mean(json_array(args.mean, "mean"), d)
+    cov = require_covariance(json_array(args.cov, "cov"), d)
+    sol = solve_ffn_moments(model.A, model.V, W, c, mean, cov, t_end, blowup_norm=1e12)
+    v = float(model.V[0, 0])
+    scalar_v = bool(np.array_equal(model.V, v * np.eye(d)))
+    regime = ffn_regime(model.A, v, W) if scalar_v else None
+    t_star = blowup_time(cov, model.A, v, W, t_max=t_end) if scalar_v and sol.status == "blow-up" else None
+    payload = {"attention": "softmax", "feed_forward": {"W": W.tolist(), "c": c.tolist()}, "d": d, "t_end": t_end,
+               "status": sol.status, "time": float(sol.times[-1]), "mean": sol.means[-1], "cov": sol.covs[-1],
+               "blowup_time": t_star, "regime": None if regime is None else regime.kind,
+               "Sigma_star": None if regime is None or regime.Sigma_star is None else regime.Sigma_star.tolist(),
+               "conventions": "arXiv 2501.18322 + feed-forward W x + c (arXiv 2606.07600); time = depth",
+               "parameters": model.to_dict(), "versions": package_versions()}
+    pairs = [("attention", "softmax + feed-forward W x + c"), ("status", sol.status),
+             ("time", float(sol.times[-1])), ("mean", sol.means[-1]), ("cov", sol.covs[-1].ravel()),
+             ("blowup_time", "none" if t_star is None else fmt(t_star)),
+             ("covariance regime (V = v I)", "- (V is not a multiple of I)" if regime is None else regime.kind)]
+    if regime is not None and regime.Sigma_star is not None:
+        pairs.append(("Sigma* = P*^-1", regime.Sigma_star.ravel()))
+    if args.plot:
+        _plot(args.plot, sol, None)
         payload["plot"] = args.plot
     emit(args, payload, key_values(pairs))
     return 0
