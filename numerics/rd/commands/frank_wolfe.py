@@ -117,6 +117,9 @@ def run(args) -> int:
     beta = _beta(args.beta)
     step = require_real(args.step, "--step", minimum=0.0, maximum=1.0, strict_minimum=True)
     layers = require_int(args.layers, "--layers", minimum=1, maximum=10_000_000)
+    if args.persistence and args.polygon is None:
+        raise InputError("--persistence needs --polygon (vertex clusters to follow)")
+    persistence_betas = _betas(args.persistence) if args.persistence else None  # checked before any layer runs
     Z0 = _tokens(args, A, d)
     _check_scale(A, Z0)
     n = len(Z0)
@@ -162,9 +165,7 @@ def run(args) -> int:
     pairs += [("final spread", payload["final_spread"])]
     text = key_values(pairs)
     if args.persistence:
-        if args.polygon is None:
-            raise InputError("--persistence needs --polygon (vertex clusters to follow)")
-        betas = _betas(args.persistence)
+        betas = persistence_betas
         progress = StderrProgress("persistence", unit="beta ")
         rows = []
         for i, b in enumerate(betas):
