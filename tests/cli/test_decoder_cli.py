@@ -186,6 +186,33 @@ def test_a_deeply_nested_config_is_an_error_not_a_recursion_error(capsys, tmp_pa
     assert err.startswith("error:") and "nested deeper than" in err
 
 
+class _unblocking:
+    """While the block runs, a thread opens the FIFO for writing after 12 s and closes it: a reader that regressed
+    to a blocking open (in native code, where neither the test's alarm nor SIGTERM can interrupt it) then sees
+    end-of-file and returns, so the test fails on its time bound instead of hanging the suite."""
+
+    def __init__(self, path):
+        import threading
+
+        self.path, self.done = path, threading.Event()
+        self.thread = threading.Thread(target=self._release, daemon=True)
+
+    def _release(self):
+        import os
+
+        if self.done.wait(12):
+            return
+        fd = os.open(self.path, os.O_WRONLY)  # blocks until the stuck reader is there, then releases it
+        os.close(fd)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+
+
 @pytest.mark.parametrize("action", [["generate", "--prompt", "x"], ["inspect", "--text", TEXT]])
 @pytest.mark.parametrize("name", ["model.safetensors", "config.json", "tokenizer.json"])
 def test_a_fifo_in_the_checkpoint_is_refused_at_once(capsys, tmp_path, action, name):
@@ -196,7 +223,8 @@ def test_a_fifo_in_the_checkpoint_is_refused_at_once(capsys, tmp_path, action, n
     folder = _config_case(tmp_path, {})
     (folder / name).unlink()
     os.mkfifo(folder / name)
-    code, err = run_bounded(capsys, ["decoder", *action, "--model", str(folder)], seconds=10)
+    with _unblocking(folder / name):
+        code, err = run_bounded(capsys, ["decoder", *action, "--model", str(folder)], seconds=10)
     assert code == 2 and "Traceback" not in err and err.startswith("error:"), err[-400:]
     assert "FIFO" in err and name in err
 
@@ -207,7 +235,9 @@ def test_a_fifo_given_as_the_model_file_is_refused_at_once(capsys, tmp_path):
     from tests.cli.test_hostile_files import run_bounded
 
     os.mkfifo(tmp_path / "model.gguf")
-    code, err = run_bounded(capsys, ["decoder", "generate", "--prompt", "x", "--model", str(tmp_path / "model.gguf")])
+    with _unblocking(tmp_path / "model.gguf"):
+        code, err = run_bounded(capsys, ["decoder", "generate", "--prompt", "x", "--model",
+                                         str(tmp_path / "model.gguf")])
     assert code == 2 and "FIFO" in err, err
 
 
@@ -230,8 +260,13 @@ def test_a_fifo_checkpoint_ends_on_sigterm_within_seconds(tmp_path):
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGTERM)
         start = time.perf_counter()
-        proc.communicate(timeout=10)
-        pytest.fail(f"blocked on the FIFO; SIGTERM ended it after {time.perf_counter() - start:.1f} s")
+        try:
+            proc.communicate(timeout=10)
+            pytest.fail(f"blocked on the FIFO; SIGTERM ended it after {time.perf_counter() - start:.1f} s")
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            pytest.fail("blocked on the FIFO, and SIGTERM did not end it (killed)")
     assert proc.returncode == 2 and "FIFO" in err and "Traceback" not in err, err[-400:]
 
 
