@@ -116,8 +116,8 @@ def schema_version(args) -> int:
     return int(getattr(getattr(args, "_module", None), "JSON_SCHEMA", SCHEMA))
 
 
-#: keys renamed in a JSON output, old -> new: the old key is still written, with the new key's value, for one
-#: release (announced in CHANGELOG.md; remove an entry, and its CHANGELOG line says when, after that release)
+#: keys renamed in a JSON output, old -> new: a command that passes its payload through :func:`with_aliases` still
+#: writes the old key, with the new key's value, for one release (announced in CHANGELOG.md)
 RENAMED_KEYS = {"critical_noise": "linear_stability_threshold"}
 
 

@@ -118,7 +118,8 @@ LLAMA_KEYS = {
 }
 #: key -> (rule, default) of the ``gpt2`` family (GPT2LMHeadModel's config)
 GPT2_KEYS = {
-    "n_embd": (SIZE, REQUIRED), "n_layer": (SIZE, REQUIRED), "n_head": (SIZE, REQUIRED), "n_inner": (OPTIONAL_SIZE, None),
+    "n_embd": (SIZE, REQUIRED), "n_layer": (SIZE, REQUIRED), "n_head": (SIZE, REQUIRED),
+    "n_inner": (OPTIONAL_SIZE, None),
     "n_positions": (SIZE, REQUIRED), "vocab_size": (SIZE, REQUIRED), "layer_norm_epsilon": (EPS, 1e-5),
     "activation_function": (TEXT, "gelu_new"), "scale_attn_weights": (FLAG, True),
     "scale_attn_by_inverse_layer_idx": (FLAG, False), "tie_word_embeddings": (FLAG, True),

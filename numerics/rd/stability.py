@@ -114,9 +114,12 @@ def stability_ratios(model: RdModel, X0, Y0, t_end: float, *, dt: float, p: floa
 
 
 def check_search_cost(n: int, d: int, t_end: float, dt: float, starts: int, max_evals: int) -> None:
-    """Refuse (:class:`InputError`) a search whose size is absurd before any of it runs: Nelder-Mead keeps a simplex of m + 1 points
-    in m = 2 n d dimensions (memory), and each of the ``starts * max_evals`` evaluations is two RK4 runs of
-    ``steps_of(t_end, dt)`` steps of O(n^2 d) plus an O(n^3) assignment (work)."""
+    """Refuse (:class:`InputError`) a search whose size is absurd before any of it runs.
+
+    Nelder-Mead keeps a simplex of m + 1 points in m = 2 n d dimensions (memory), and each of the
+    ``starts * max_evals`` evaluations is two RK4 runs of ``steps_of(t_end, dt)`` steps of O(n^2 d) plus an
+    O(n^3) assignment (work).
+    """
     from numerics.common.limits import CALL_OVERHEAD, check_memory, check_work, steps_of
 
     m = 2.0 * n * d

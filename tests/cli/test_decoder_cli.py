@@ -278,7 +278,8 @@ def test_context_refuses_a_big_file_before_tokenising_it(capsys, tmp_path):
     big = tmp_path / "big.txt"
     big.write_text("the thin tan theater " * (MAX_TEXT_BYTES // 21 + 10))
     start = time.perf_counter()
-    line = bad(capsys, ["decoder", "context", "--file", str(big), "--lengths", "8,16", "--model", str(tiny_llama(tmp_path))])
+    line = bad(capsys, ["decoder", "context", "--file", str(big), "--lengths", "8,16", "--model",
+                        str(tiny_llama(tmp_path))])
     assert "larger than 2 MiB" in line and time.perf_counter() - start < 5
     for action in ("tokens", "inspect", "flow"):
         assert "larger than 2 MiB" in bad(capsys, ["decoder", action, "--file", str(big), "--model",

@@ -74,11 +74,6 @@ def test_phase_keeps_the_renamed_keys_as_aliases(places):
     assert p["transition"] == "discontinuous" and p["fold_pair"] == [p["fold"]["D"], p["fold"]["r"]]
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        assert main(RUNS["fokker-planck"] + ["--json"]) == 0
-    p = json.loads(out.getvalue())
-    assert p["critical_noise"] == p["linear_stability_threshold"]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main(RUNS["kuramoto"] + ["--noise", "0.25", "--json"]) == 0
     p = json.loads(out.getvalue())["prediction"]
     assert p["critical_noise"] == p["linear_stability_threshold"] == 0.5

@@ -40,8 +40,8 @@ from functools import lru_cache
 import sympy as sp
 from flint import acb, arb, arb_mat, fmpq
 
-from .balls import (MAX_DIMENSION, CertificateRefused, Interval, decimal, enclosure_of, exact, rational_of, require_ball,
-                    working_precision)
+from .balls import (MAX_DIMENSION, CertificateRefused, Interval, decimal, enclosure_of, exact, rational_of,
+                    require_ball, working_precision)
 from .expressions import arb_function
 
 #: precision of the first-order certificates (bits): the monomial coefficients of P_16 cancel ~10 digits, which

@@ -99,9 +99,7 @@ def run(args) -> int:
 
     Dc = critical_noise(args.model, 3, beta)[0]
     payload = {"beta": beta, "noise": D, "model": args.model, "L": L, "start": args.start, "t_end": t_end,
-               # "critical_noise": the key's old name, an alias for one release (issue 43, CHANGELOG)
-               "linear_stability_threshold": Dc, "critical_noise": Dc, "rates": rows, "rates_note": linear_note,
-               "final_r": float(r[-1]),
+               "linear_stability_threshold": Dc, "rates": rows, "rates_note": linear_note, "final_r": float(r[-1]),
                "branch_r": branch, "mass_drift": hist.mass_drift,
                "final_power": hist.power()[-1].tolist(), "solver": hist.meta,
                "rates_note_fit": "each coefficient is fitted over its frames with M = max |c_lm| < threshold and "
