@@ -250,17 +250,34 @@ class _Counted(io.RawIOBase):
 
 
 def read_bytes(path, what: str, max_bytes: int = MAX_JSON_BYTES) -> bytes:
-    """The bytes of the regular file at ``path``, refused when larger than ``max_bytes``."""
+    """The bytes of the regular file at ``path``, refused when larger than ``max_bytes``.
+
+    The read asks for the file's actual size (plus one byte, to see a file that grew), never for ``max_bytes``:
+    ``fh.read(n)`` allocates its buffer of ``n`` bytes up front, so asking for a limit of gigabytes fails with
+    ``MemoryError`` under a memory cap even for a file of a few bytes.
+    """
     with open_regular(path, what) as fh:
-        if os.fstat(fh.fileno()).st_size > max_bytes:
-            raise _invalid(what, path, f"larger than {max_bytes >> 20} MiB")
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise _invalid(what, path, f"larger than {_size_text(max_bytes)}")
         try:
-            data = fh.read(max_bytes + 1)
+            parts = [fh.read(size + 1)]
+            got = len(parts[0])
+            while got > size and got <= max_bytes:  # the file grew after fstat: read on in bounded chunks
+                more = fh.read(min(CHUNK, max_bytes + 1 - got))
+                if not more:
+                    break
+                parts.append(more)
+                got += len(more)
         except OSError as exc:
             raise _invalid(what, path, _reason(exc)) from None
-    if len(data) > max_bytes:
-        raise _invalid(what, path, f"larger than {max_bytes >> 20} MiB")
-    return data
+    if got > max_bytes:
+        raise _invalid(what, path, f"larger than {_size_text(max_bytes)}")
+    return b"".join(parts)
+
+
+def _size_text(nbytes: int) -> str:
+    return f"{nbytes >> 20} MiB" if nbytes >= 1 << 20 else f"{nbytes} bytes"
 
 
 def read_text(path, what: str, max_bytes: int = MAX_JSON_BYTES) -> str:
@@ -343,10 +360,57 @@ def json_array(text: str | None, name: str) -> np.ndarray | None:
     value = parse_json(text, f"--{name}", kind="value")
     if not isinstance(value, list):
         raise InputError(f"--{name} must be a JSON array, got {text!r}")
+    if _holds_bool(value):  # NumPy reads true as 1.0: a typo would silently become a number
+        raise InputError(f"--{name} must hold numbers, not true/false, got {_json_short(value)}")
     try:
         return np.array(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise InputError(f"--{name} must be a numeric (rectangular) JSON array, got {text!r}") from None
+
+
+#: the most items a comma-separated command-line list may hold (each item is usually a whole run: a list this long
+#: is a typo or an attack, and parsing a megabyte of items is itself seconds of work)
+MAX_LIST_ITEMS = 1000
+
+
+def comma_list(text, option: str, kind=float, max_items: int = MAX_LIST_ITEMS) -> list:
+    """The items of a comma-separated command-line value (``--betas 16,64,256``), each converted by ``kind``.
+
+    The one parser of such lists: an empty item (``1,,2``, a trailing comma) is refused naming its position
+    instead of being dropped silently, and a list of more than ``max_items`` items is refused from a count of
+    the commas, before any item is converted or any work is sized from it. Surrounding spaces are allowed.
+
+    Raises
+    ------
+    InputError
+        No item, an empty item, too many items, or an item that ``kind`` does not accept.
+    """
+    raw = "" if text is None else str(text)
+    count = raw.count(",") + 1
+    if count > max_items:
+        raise InputError(f"{option} takes at most {max_items} comma-separated values, got {count}")
+    items = [item.strip() for item in raw.split(",")]
+    if items == [""]:
+        raise InputError(f"{option} holds no value")
+    for k, item in enumerate(items):
+        if not item:
+            raise InputError(f"{option} has an empty item (item {k + 1} of {len(items)} in {_json_short(raw)})")
+    out = []
+    for item in items:
+        try:
+            out.append(kind(item))
+        except (TypeError, ValueError, OverflowError):
+            noun = "integers" if kind is int else "numbers"
+            raise InputError(f"{option} must be comma-separated {noun}, got {_json_short(raw)} "
+                             f"(item {item!r})") from None
+    return out
+
+
+def _holds_bool(value) -> bool:
+    """Whether a parsed JSON value (nested lists, at most :data:`MAX_JSON_DEPTH` deep) holds a boolean."""
+    if isinstance(value, bool):
+        return True
+    return isinstance(value, list) and any(_holds_bool(v) for v in value)
 
 
 # -- metadata read from files: types checked before use ---------------------------------------------------------

@@ -104,15 +104,46 @@ def _clean(o):
     return o
 
 
+#: the version of a command's JSON output when its module declares none (``JSON_SCHEMA = N`` in the command's
+#: module raises it). A version changes when a key is removed or renamed or changes type; a renamed key stays
+#: as an alias for one release, announced in CHANGELOG.md (tests/cli/json_keys.json pins every command's keys)
+SCHEMA = 1
+
+
+def schema_version(args) -> int:
+    """The JSON schema version of the command that ``args`` belongs to (its module's ``JSON_SCHEMA``, else
+    :data:`SCHEMA`)."""
+    return int(getattr(getattr(args, "_module", None), "JSON_SCHEMA", SCHEMA))
+
+
+#: keys renamed in a JSON output, old -> new: a command that passes its payload through :func:`with_aliases` still
+#: writes the old key, with the new key's value, for one release (announced in CHANGELOG.md)
+RENAMED_KEYS = {"critical_noise": "linear_stability_threshold"}
+
+
+def with_aliases(payload: dict) -> dict:
+    """``payload`` with each renamed key of :data:`RENAMED_KEYS` also under its old name (same value), so that
+    scripts written against the old name keep working for one release."""
+    out = dict(payload)
+    for old, new in RENAMED_KEYS.items():
+        if new in out and old not in out:
+            out[old] = out[new]
+    return out
+
+
 def emit(args, payload: dict, text: str, stream=None) -> None:
     """Print ``payload`` as one JSON object if ``args.json``, else ``text``.
 
     The conventions every command shares are applied here: a payload naming a figure (``"plot"``) ends its text
-    with ``plot written to PATH``, and every JSON object carries the package ``versions`` (provenance).
+    with ``plot written to PATH``, and every JSON object carries its ``schema`` version
+    (:func:`schema_version`; scripts can check it before reading keys) and the package ``versions``
+    (provenance).
     """
     stream = stream or sys.stdout
     if isinstance(payload, dict) and payload.get("plot") and "plot written to" not in text:
         text += f"\n\nplot written to {payload['plot']}"
+    if isinstance(payload, dict) and "schema" not in payload:
+        payload = {"schema": schema_version(args), **payload}
     if isinstance(payload, dict) and "versions" not in payload:
         from numerics.common.provenance import package_versions
 

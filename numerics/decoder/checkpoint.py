@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from numerics.common.errors import InputError
+from numerics.common.readers import open_regular, parse_json, read_bytes
+from numerics.decoder.config import ROPE_BASE, check_token_ids, validated_config
 from numerics.decoder.gguf_reader import DEFAULT_NAME, SUPPORTED, packaged_gguf_path, read_gguf
 from numerics.decoder.tokenizer import codec_from_json, require_module
 from numerics.decoder.weights import BlockWeights, Decoder, DecoderConfig, frozen64
@@ -65,15 +67,27 @@ def load_decoder(path: str | os.PathLike | None = None) -> Decoder:
 
 
 # -- checkpoint folders ---------------------------------------------------------------------------------------
-def _read_json(path: Path, required: bool = True) -> dict | None:
-    if not path.is_file():
+def _read_file(path: Path, required: bool = True) -> bytes | None:
+    """The bytes of a checkpoint's small file (config, tokenizer, template) through the common reader: a
+    missing file is named, a FIFO or a device is refused before it is opened for reading, the size is
+    bounded."""
+    if not os.path.lexists(path):
         if required:
             raise InputError(f"{path.parent}: checkpoint file {path.name} is missing")
         return None
+    return read_bytes(path, "checkpoint file")
+
+
+def _read_json(path: Path, required: bool = True) -> dict | None:
+    """A checkpoint's JSON object, parsed with the common nesting bound (no RecursionError)."""
+    raw = _read_file(path, required)
+    if raw is None:
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not valid JSON: {exc}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON: not UTF-8 text ({exc.reason})") from None
+    data = parse_json(text, f"checkpoint file {path}")
     if not isinstance(data, dict):
         raise InputError(f"{path}: must hold a JSON object")
     return data
@@ -98,11 +112,19 @@ def _read_tensors(folder: Path) -> dict[str, np.ndarray]:
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise InputError(f"{folder}: no *.safetensors file")
+    for f in files:
+        # a FIFO, a device or a directory named *.safetensors is refused before the library opens it: its open()
+        # of a FIFO blocks in native code, where no signal handler (SIGTERM, Ctrl-C) can run
+        open_regular(f, "safetensors file").close()
     out: dict[str, np.ndarray] = {}
+    seen: dict[str, Path] = {}
     for f in files:
         try:
             with safetensors.safe_open(str(f), framework="np") as fh:
                 for name in fh.keys():
+                    if name in seen:  # shards partition the tensors: a repeated name is a broken checkpoint
+                        raise InputError(f"{folder}: tensor {name} is in two shards, {seen[name].name} and {f.name}")
+                    seen[name] = f
                     dtype = fh.get_slice(name).get_dtype()
                     arr = _bf16_tensor(f, name) if dtype == "BF16" else fh.get_tensor(name)
                     out[name] = np.asarray(arr, dtype=np.float64)
@@ -137,45 +159,36 @@ class _Named:
         return self.get(name, shape) if name in self.t else None
 
 
-def _cint(config: dict, key: str, what: str, default=None) -> int:
-    value = config.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{what}: config.json {key} must be a positive integer, got {value!r}")
-    return value
-
-
-def _rope_base(config: dict, what: str) -> float:
-    params = config.get("rope_parameters") or {}
-    scaling = config.get("rope_scaling") or {}
+def _rope_base(c: dict, what: str) -> float:
+    """The rotary base of a validated config; only the default rotary embedding is implemented."""
+    params, scaling = c["rope_parameters"] or {}, c["rope_scaling"] or {}
     kind = params.get("rope_type", scaling.get("rope_type", scaling.get("type", "default")))
     if kind not in ("default", None):
         raise InputError(f"{what}: rotary scaling {kind!r} is not supported (only the default rotary embedding)")
-    base = params.get("rope_theta", config.get("rope_theta", 10000.0))
-    if not isinstance(base, (int, float)) or base <= 1:
-        raise InputError(f"{what}: rope_theta must be a number > 1, got {base!r}")
-    return float(base)
+    if "rope_theta" in params:  # the newer layout keeps the base beside the rotary type
+        return float(ROPE_BASE.check(params["rope_theta"], "rope_parameters.rope_theta", what))
+    return float(c["rope_theta"])
 
 
-def _llama_folder(config: dict, tensors: dict, what: str) -> tuple[DecoderConfig, dict]:
-    d, L, H = (_cint(config, k, what) for k in ("hidden_size", "num_hidden_layers", "num_attention_heads"))
-    Hkv = _cint(config, "num_key_value_heads", what, H)
-    k = _cint(config, "head_dim", what, d // H) if config.get("head_dim") is not None else d // H
-    m = _cint(config, "intermediate_size", what)
-    if H % Hkv or (config.get("head_dim") is None and d % H) or k % 2:
+def _llama_folder(c: dict, tensors: dict, what: str) -> tuple[DecoderConfig, dict]:
+    """The config and weights of a Llama-layout folder (``c``: :func:`validated_config`'s dict)."""
+    d, L, H = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    Hkv = c["num_key_value_heads"] or H
+    k = c["head_dim"] or d // H
+    m = c["intermediate_size"]
+    if H % Hkv or (c["head_dim"] is None and d % H) or k % 2:
         raise InputError(f"{what}: width {d}, {H} heads, {Hkv} key/value heads and head width {k} are inconsistent")
-    if config.get("hidden_act", "silu") != "silu":
-        raise InputError(f"{what}: hidden_act {config.get('hidden_act')!r} is not supported (llama family: silu)")
-    if config.get("mlp_bias"):
+    if c["hidden_act"] != "silu":
+        raise InputError(f"{what}: hidden_act {c['hidden_act']!r} is not supported (llama family: silu)")
+    if c["mlp_bias"]:
         raise InputError(f"{what}: mlp_bias is not supported")
-    window = config.get("sliding_window")
     t = _Named(tensors, "model.", what)
-    V = _cint(config, "vocab_size", what)
-    tied = bool(config.get("tie_word_embeddings", False)) or not t.has("lm_head.weight")
+    V = c["vocab_size"]
+    tied = c["tie_word_embeddings"] or not t.has("lm_head.weight")
     cfg = DecoderConfig(family="llama", d=d, layers=L, heads=H, kv_heads=Hkv, d_head=k, intermediate=m, vocab=V,
-                        context=_cint(config, "max_position_embeddings", what),
-                        norm_eps=float(config.get("rms_norm_eps", 1e-6)), rope_base=_rope_base(config, what),
-                        tied=tied, name=what, sliding_window=int(window) if window else None)
-    bias = bool(config.get("attention_bias", False))
+                        context=c["max_position_embeddings"], norm_eps=float(c["rms_norm_eps"]),
+                        rope_base=_rope_base(c, what), tied=tied, name=what, sliding_window=c["sliding_window"])
+    bias = c["attention_bias"]
     blocks = []
     for l in range(L):
         p = f"layers.{l}."
@@ -196,22 +209,23 @@ def _llama_folder(config: dict, tensors: dict, what: str) -> tuple[DecoderConfig
                  "final_norm_g": t.get("norm.weight", (d,)), "final_norm_b": None, "head": head}
 
 
-def _gpt2_folder(config: dict, tensors: dict, what: str) -> tuple[DecoderConfig, dict]:
-    d, L, H = (_cint(config, k, what) for k in ("n_embd", "n_layer", "n_head"))
+def _gpt2_folder(c: dict, tensors: dict, what: str) -> tuple[DecoderConfig, dict]:
+    """The config and weights of a GPT-2-layout folder (``c``: :func:`validated_config`'s dict)."""
+    d, L, H = c["n_embd"], c["n_layer"], c["n_head"]
     if d % H:
         raise InputError(f"{what}: n_embd {d} is not a multiple of n_head {H}")
-    m = _cint(config, "n_inner", what) if config.get("n_inner") is not None else 4 * d
-    act = config.get("activation_function", "gelu_new")
+    m = c["n_inner"] or 4 * d
+    act = c["activation_function"]
     if act not in GPT2_ACTIVATIONS:
         raise InputError(f"{what}: activation_function {act!r} is not supported (gpt2 family: "
                          f"{', '.join(GPT2_ACTIVATIONS)})")
-    if not config.get("scale_attn_weights", True) or config.get("scale_attn_by_inverse_layer_idx", False):
+    if not c["scale_attn_weights"] or c["scale_attn_by_inverse_layer_idx"]:
         raise InputError(f"{what}: only the default attention scaling 1/sqrt(k) is supported")
     t = _Named(tensors, "transformer.", what)
-    V, P = _cint(config, "vocab_size", what), _cint(config, "n_positions", what)
-    tied = bool(config.get("tie_word_embeddings", True))
+    V, P = c["vocab_size"], c["n_positions"]
+    tied = c["tie_word_embeddings"]
     cfg = DecoderConfig(family="gpt2", d=d, layers=L, heads=H, kv_heads=H, d_head=d // H, intermediate=m,
-                        vocab=V, context=P, norm_eps=float(config.get("layer_norm_epsilon", 1e-5)), rope_base=None,
+                        vocab=V, context=P, norm_eps=float(c["layer_norm_epsilon"]), rope_base=None,
                         tied=tied, name=what)
     blocks = []
     for l in range(L):
@@ -231,11 +245,9 @@ def _gpt2_folder(config: dict, tensors: dict, what: str) -> tuple[DecoderConfig,
                  "final_norm_g": t.get("ln_f.weight", (d,)), "final_norm_b": t.get("ln_f.bias", (d,)), "head": head}
 
 
-def _special_id(config: dict, key: str):
-    value = config.get(key)
-    if isinstance(value, list):
-        value = value[0] if value else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _ids(value) -> tuple[int, ...]:
+    """The token ids of a validated ``bos_token_id`` / ``eos_token_id`` (an int, a list of ints or None)."""
+    return () if value is None else tuple(value) if isinstance(value, list) else (value,)
 
 
 def read_checkpoint_folder(folder: str | os.PathLike) -> Decoder:
@@ -246,20 +258,20 @@ def read_checkpoint_folder(folder: str | os.PathLike) -> Decoder:
     kind = config.get("model_type")
     if kind not in LLAMA_TYPES + GPT2_TYPES:
         raise InputError(f"{what}: model_type {kind!r} is not supported; supported: {SUPPORTED}")
-    tok_path = folder / "tokenizer.json"
-    if not tok_path.is_file():
-        raise InputError(f"{what}: checkpoint file tokenizer.json is missing")
+    family = "llama" if kind in LLAMA_TYPES else "gpt2"
+    c = validated_config(config, family, what)  # every value checked before any tensor is read
+    tok_raw = _read_file(folder / "tokenizer.json")
     tensors = _read_tensors(folder)
-    cfg, parts = (_llama_folder if kind in LLAMA_TYPES else _gpt2_folder)(config, tensors, what)
-    eos = config.get("eos_token_id")
-    eos_ids = tuple(e for e in (eos if isinstance(eos, list) else [eos]) if isinstance(e, int))
-    codec = codec_from_json(tok_path.read_bytes(), what, bos_id=_special_id(config, "bos_token_id"),
-                            eos_ids=eos_ids, add_bos=False, add_special=True)
+    cfg, parts = (_llama_folder if family == "llama" else _gpt2_folder)(c, tensors, what)
+    check_token_ids(c, what)
+    bos = _ids(c["bos_token_id"])
+    codec = codec_from_json(tok_raw, what, bos_id=bos[0] if bos else None, eos_ids=_ids(c["eos_token_id"]),
+                            add_bos=False, add_special=True)
     if codec.vocab_size > cfg.vocab:
         raise InputError(f"{what}: the tokenizer has {codec.vocab_size} tokens but the model only {cfg.vocab}")
     tconf = _read_json(folder / "tokenizer_config.json", required=False) or {}
     template = tconf.get("chat_template") if isinstance(tconf.get("chat_template"), str) else None
-    if template is None and (folder / "chat_template.jinja").is_file():
-        template = (folder / "chat_template.jinja").read_text(encoding="utf-8", errors="replace")
+    if template is None and (folder / "chat_template.jinja").exists():
+        template = _read_file(folder / "chat_template.jinja").decode("utf-8", errors="replace")
     return Decoder(config=cfg, tokenizer=codec, chat_template=template,
                    source={"format": "safetensors", "path": what, "model_type": kind}, **parts)

@@ -37,6 +37,10 @@ LONG_TEXT = Path(__file__).resolve().parent / "data" / "long_text.txt"
 #: where the long-context scaling laws live when the long-context work is installed
 LONGCONTEXT_MODULE = "numerics.longcontext"
 DEFAULT_LENGTHS = (64, 128, 256, 512, 1024, 2048)
+#: the largest text file a decoder command reads (bytes): the whole text is tokenised (about a microsecond per
+#: character) but a study uses at most the model's context (8192 tokens of SmolLM2, some 40 kB of English), so a
+#: larger file is refused from its size before it is read, instead of minutes of tokenising
+MAX_TEXT_BYTES = 2 << 20
 
 
 def long_text() -> str:

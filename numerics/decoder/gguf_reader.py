@@ -79,8 +79,12 @@ def unpermute_rotary_rows(W: np.ndarray, heads: int) -> np.ndarray:
 
 
 def _open(path: Path):
+    from numerics.common.readers import open_regular
+
     gguf = require_module("gguf")
     if not path.is_file():
+        if path.exists():  # a FIFO or a device: named as such (the reader's open would block on a FIFO)
+            open_regular(path, "model file").close()
         raise InputError(f"model file does not exist: {path}")
     try:
         return gguf.GGUFReader(str(path), "r")
@@ -240,6 +244,9 @@ def read_gguf(path: str | os.PathLike, name: str | None = None) -> Decoder:
         raise InputError(f"{what}: architecture {arch!r} is not supported; supported: {SUPPORTED}")
     ten = _Tensors(reader, what)
     cfg, parts = (_llama if arch == "llama" else _gpt2)(meta, ten, what)
+    from numerics.decoder.config import check_constants  # the same rules as config.json's
+
+    check_constants(cfg.norm_eps, cfg.rope_base, what, "layer-norm epsilon", "rope.freq_base")
     if name is not None:
         cfg = DecoderConfig(**{**cfg.to_dict(), "name": name})
     codec = codec_from_gguf_metadata(meta, what)

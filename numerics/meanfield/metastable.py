@@ -17,6 +17,7 @@ Verified by: meanfield.metastable-count.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -26,6 +27,9 @@ from numerics.common.limits import check_work
 from numerics.common.errors import InputError, require_choice, require_finite_array, require_int, require_real
 from numerics.core.field import MODELS, TIME_UNITS
 from numerics.meanfield.growth import circle_order_parameters, particle_time_step, predicted_rates, simulate_circle_angles
+
+#: the most seeds of one experiment (each is a full run)
+MAX_SEEDS = 1000
 
 
 @dataclass(frozen=True)
@@ -198,9 +202,14 @@ def metastable_experiment(beta: float, n: int, *, model: str = "sa", seeds=5, co
     model = require_choice(model, "model", MODELS)
     time_unit = require_choice(time_unit, "time_unit", TIME_UNITS)
     n = require_int(n, "n", minimum=100)
+    # the count is bounded before the list is built: range(1e12) as a list is terabytes, and each seed is a full
+    # run (a fraction of a second at the smallest n), so more than MAX_SEEDS is a typo, not an experiment
     if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-        seed_list = list(range(require_int(seeds, "seeds", minimum=1)))
+        seed_list = list(range(require_int(seeds, "seeds", minimum=1, maximum=MAX_SEEDS)))
     else:
+        seeds = list(itertools.islice(seeds, MAX_SEEDS + 1))
+        if len(seeds) > MAX_SEEDS:
+            raise InputError(f"seeds must hold at most {MAX_SEEDS} seeds")
         seed_list = [require_int(s, "seed") for s in seeds]
         if not seed_list:
             raise InputError("seeds must not be empty")

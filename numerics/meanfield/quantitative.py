@@ -183,10 +183,14 @@ def fitted_rate(times: np.ndarray, W: np.ndarray, window: tuple[float, float]) -
     if sel.sum() < 3:
         raise InputError(f"the fit window {window} holds fewer than 3 positive points")
     x, y = times[sel], np.log(W[sel])
+    spread = float(np.sum((x - x.mean()) ** 2))
+    if not spread > 0:  # times too close for float64 (t_end near the underflow threshold): no slope to fit
+        raise InputError(f"the fit window {window} holds no spread of times that float64 can resolve "
+                         f"(is t_end too small?)")
     X = np.column_stack([np.ones_like(x), x])
     coef, res, *_ = np.linalg.lstsq(X, y, rcond=None)
     dof = max(1, x.size - 2)
     s2 = float(np.sum((y - X @ coef) ** 2)) / dof
-    se = math.sqrt(s2 / float(np.sum((x - x.mean()) ** 2)))
+    se = math.sqrt(s2 / spread)
     return {"rate": float(-coef[1]), "stderr": se, "points": int(sel.sum()), "window": [float(window[0]),
                                                                                       float(window[1])]}

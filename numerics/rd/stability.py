@@ -113,6 +113,22 @@ def stability_ratios(model: RdModel, X0, Y0, t_end: float, *, dt: float, p: floa
             "radius": R, "radius_bound": radius_bound(model, rx.times, R0), "p": p, "backend": backend}
 
 
+def check_search_cost(n: int, d: int, t_end: float, dt: float, starts: int, max_evals: int) -> None:
+    """Refuse (:class:`InputError`) a search whose size is absurd before any of it runs.
+
+    Nelder-Mead keeps a simplex of m + 1 points in m = 2 n d dimensions (memory), and each of the
+    ``starts * max_evals`` evaluations is two RK4 runs of ``steps_of(t_end, dt)`` steps of O(n^2 d) plus an
+    O(n^3) assignment (work).
+    """
+    from numerics.common.limits import CALL_OVERHEAD, check_memory, check_work, steps_of
+
+    m = 2.0 * n * d
+    what = f"the adversarial search ({starts} starts x {max_evals} evaluations, n = {n}, d = {d})"
+    check_memory(8.0 * (m + 1) * (m + 2), what)
+    per_run = float(steps_of(t_end, dt)) * 4 * ((2 * d + 3) * float(n) ** 2 + CALL_OVERHEAD)
+    check_work(float(starts) * float(max_evals) * (2 * per_run + float(n) ** 3 + CALL_OVERHEAD), what)
+
+
 def adversarial_search(model: RdModel, n: int, t_end: float, *, R0: float, eps: float = 1e-3, dt: float = 0.05,
                        p: float = 2.0, starts: int = 3, max_evals: int = 120, seed: int = 0) -> dict:
     """Search initial measures that maximise W_p(t_end) / W_p(0) (Nelder-Mead from ``starts`` random starts).
@@ -123,6 +139,9 @@ def adversarial_search(model: RdModel, n: int, t_end: float, *, R0: float, eps: 
     """
     n = require_int(n, "n", minimum=2)
     d = model.d
+    starts = require_int(starts, "starts", minimum=1)
+    max_evals = require_int(max_evals, "max_evals", minimum=1)
+    check_search_cost(n, d, t_end, dt, starts, max_evals)
     rng = np.random.default_rng(require_int(seed, "seed", minimum=0))
     solver = Solver("rk4", dt=dt)
 
@@ -141,7 +160,7 @@ def adversarial_search(model: RdModel, n: int, t_end: float, *, R0: float, eps: 
         return -np.log(wasserstein(rx.X[-1], ry.X[-1], p, "assignment") / w0)
 
     best = None
-    for k in range(require_int(starts, "starts", minimum=1)):
+    for k in range(starts):
         # the first start perturbs by a common translation (all tokens shifted alike), which already grows like
         # e^{tV}; the others are random directions
         direction = np.ones(n * d) if k == 0 else rng.standard_normal(n * d)

@@ -21,7 +21,6 @@ The optional dependencies (``safetensors``, ``tokenizers``, ``all-minilm-l6-v2-m
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import zipfile
 from dataclasses import dataclass
@@ -194,10 +193,14 @@ class _Source:
         raw = self.read(name, required)
         if raw is None:
             return None
+        from numerics.common.readers import parse_json
+
         try:
-            return json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"{self.path}: {name} is not valid JSON: {exc}") from None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{self.path}: {name} is not valid JSON: not UTF-8 text ({exc.reason})") from None
+        # the common parser bounds the nesting before parsing (a 100,000-deep file is an error, not a RecursionError)
+        return parse_json(text, f"{self.path}: {name}")
 
 
 def packaged_model_path() -> Path:

@@ -19,8 +19,10 @@ def shipped_paragraphs() -> list[str]:
     return [p.strip().replace("\n", " ") for p in PARAGRAPHS.read_text().split("\n\n") if p.strip()]
 
 
-def read_text(text: str | None = None, file: str | None = None, paragraph: int = 1) -> str:
-    """``text``, else the contents of ``file``, else the shipped paragraph number ``paragraph`` (1-based)."""
+def read_text(text: str | None = None, file: str | None = None, paragraph: int = 1,
+              max_bytes: int | None = None) -> str:
+    """``text``, else the contents of ``file`` (refused from its size when larger than ``max_bytes``, before it
+    is read; default: the common reader's bound), else the shipped paragraph number ``paragraph`` (1-based)."""
     if text is not None and file is not None:
         raise InputError("give --text or --file, not both")
     if text is not None:
@@ -30,7 +32,8 @@ def read_text(text: str | None = None, file: str | None = None, paragraph: int =
     if file is not None:
         from numerics.common.readers import read_text as read_file_text
 
-        content = read_file_text(file, "text file")
+        content = (read_file_text(file, "text file") if max_bytes is None
+                   else read_file_text(file, "text file", max_bytes=max_bytes))
         if not content.strip():
             raise InputError(f"text file {file} is empty")
         return content

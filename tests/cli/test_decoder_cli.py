@@ -108,3 +108,199 @@ def test_json_is_one_object(capsys, tiny):
                  "--json"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "tokens" in json.loads(out[0])
+
+
+# -- issue 43: the reviewer's checkpoints (one error line, exit 2, no traceback, decided in seconds) -----------------
+def _config_case(tmp_path, change: dict, family: str = "llama"):
+    from tests.numerics.decoder_support import gpt2_config, gpt2_weights
+
+    V = len(byte_vocabulary()[0])
+    config, weights = (llama_config(V), llama_weights()) if family == "llama" else (gpt2_config(V), gpt2_weights())
+    return write_folder(tmp_path / "m", {**config, **change}, weights)
+
+
+@pytest.mark.parametrize("family, change, fragment", [
+    ("llama", {"rms_norm_eps": -1e-5}, "rms_norm_eps must be a finite number in (0, 0.1]"),
+    ("llama", {"rms_norm_eps": float("nan")}, "rms_norm_eps must be a finite number"),
+    ("llama", {"rms_norm_eps": 1e308}, "rms_norm_eps must be a finite number"),
+    ("llama", {"rms_norm_eps": 0}, "rms_norm_eps must be a finite number"),
+    ("llama", {"rope_theta": float("inf")}, "rope_theta must be a finite number in (1, 1e+12]"),
+    ("llama", {"rope_theta": 1.0}, "rope_theta must be a finite number"),
+    ("llama", {"tie_word_embeddings": "no"}, "tie_word_embeddings must be true or false"),
+    ("llama", {"attention_bias": 0}, "attention_bias must be true or false"),
+    ("llama", {"eos_token_id": 2.5}, "eos_token_id must be a token id"),
+    ("llama", {"eos_token_id": [1, "2"]}, "eos_token_id must be a token id"),
+    ("llama", {"eos_token_id": 10**6}, "eos_token_id 1000000 lies outside the vocabulary"),
+    ("llama", {"bos_token_id": -1}, "bos_token_id must be a token id"),
+    ("llama", {"rope_scaling": "x"}, "rope_scaling must be a JSON object or null"),
+    ("llama", {"rope_scaling": {"type": 3}}, "rope_scaling.type must be a string"),
+    ("llama", {"hidden_size": True}, "hidden_size must be a positive integer"),
+    ("llama", {"sliding_window": -4}, "sliding_window must be a positive integer"),
+    ("llama", {"hidden_act": 7}, "hidden_act must be a string"),
+    ("gpt2", {"layer_norm_epsilon": -1.0}, "layer_norm_epsilon must be a finite number"),
+    ("gpt2", {"tie_word_embeddings": "false"}, "tie_word_embeddings must be true or false"),
+    ("gpt2", {"scale_attn_weights": "yes"}, "scale_attn_weights must be true or false"),
+    ("gpt2", {"n_inner": 1.5}, "n_inner must be a positive integer"),
+])
+def test_every_config_value_is_checked_by_type_and_range(capsys, tmp_path, family, change, fragment):
+    import time
+
+    folder = _config_case(tmp_path, change, family)
+    start = time.perf_counter()
+    for action in ("inspect", "generate"):
+        extra = ["--prompt", "the"] if action == "generate" else ["--text", TEXT]
+        line = bad(capsys, ["decoder", action, "--model", str(folder), *extra])
+        assert fragment in line, line
+    assert time.perf_counter() - start < 10
+
+
+def test_valid_optional_config_values_still_load(capsys, tmp_path):
+    """null means the default; the newer rope_parameters layout and list-valued eos ids are accepted."""
+    V = len(byte_vocabulary()[0])
+    folder = _config_case(tmp_path, {"head_dim": None, "sliding_window": None, "rope_scaling": None,
+                                     "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0},
+                                     "eos_token_id": [V - 1, V - 2], "tie_word_embeddings": True})
+    out = run_json(capsys, ["decoder", "generate", "--model", str(folder), "--prompt", "the", "--max-new-tokens", "2"])
+    assert out["model"] == str(folder)
+
+
+def test_a_tensor_in_two_shards_is_refused(capsys, tmp_path):
+    from safetensors.numpy import save_file
+
+    folder = _config_case(tmp_path, {})
+    save_file({"model.norm.weight": llama_weights()["model.norm.weight"].astype("float32")},
+              str(folder / "model-00002.safetensors"))
+    line = bad(capsys, ["decoder", "inspect", "--model", str(folder), "--text", TEXT])
+    assert "tensor model.norm.weight is in two shards" in line
+
+
+@pytest.mark.parametrize("command", [["decoder", "inspect", "--text", TEXT, "--model"],
+                                     ["model", "tokens", "--text", "a b", "--checkpoint"]])
+def test_a_deeply_nested_config_is_an_error_not_a_recursion_error(capsys, tmp_path, command):
+    from tests.cli.test_hostile_files import run_bounded
+
+    folder = _config_case(tmp_path, {})
+    (folder / "config.json").write_text("[" * 100_000 + "]" * 100_000)
+    code, err = run_bounded(capsys, [*command, str(folder)])
+    assert code == 2 and "Traceback" not in err and err.strip().count("\n") == 0, err[-400:]
+    assert err.startswith("error:") and "nested deeper than" in err
+
+
+class _unblocking:
+    """While the block runs, a thread opens the FIFO for writing after 12 s and closes it: a reader that regressed
+    to a blocking open (in native code, where neither the test's alarm nor SIGTERM can interrupt it) then sees
+    end-of-file and returns, so the test fails on its time bound instead of hanging the suite."""
+
+    def __init__(self, path):
+        import threading
+
+        self.path, self.done = path, threading.Event()
+        self.thread = threading.Thread(target=self._release, daemon=True)
+
+    def _release(self):
+        import os
+
+        if self.done.wait(12):
+            return
+        fd = os.open(self.path, os.O_WRONLY)  # blocks until the stuck reader is there, then releases it
+        os.close(fd)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+
+
+@pytest.mark.parametrize("action", [["generate", "--prompt", "x"], ["inspect", "--text", TEXT]])
+@pytest.mark.parametrize("name", ["model.safetensors", "config.json", "tokenizer.json"])
+def test_a_fifo_in_the_checkpoint_is_refused_at_once(capsys, tmp_path, action, name):
+    import os
+
+    from tests.cli.test_hostile_files import run_bounded
+
+    folder = _config_case(tmp_path, {})
+    (folder / name).unlink()
+    os.mkfifo(folder / name)
+    with _unblocking(folder / name):
+        code, err = run_bounded(capsys, ["decoder", *action, "--model", str(folder)], seconds=10)
+    assert code == 2 and "Traceback" not in err and err.startswith("error:"), err[-400:]
+    assert "FIFO" in err and name in err
+
+
+def test_a_fifo_given_as_the_model_file_is_refused_at_once(capsys, tmp_path):
+    import os
+
+    from tests.cli.test_hostile_files import run_bounded
+
+    os.mkfifo(tmp_path / "model.gguf")
+    with _unblocking(tmp_path / "model.gguf"):
+        code, err = run_bounded(capsys, ["decoder", "generate", "--prompt", "x", "--model",
+                                         str(tmp_path / "model.gguf")])
+    assert code == 2 and "FIFO" in err, err
+
+
+def test_a_fifo_checkpoint_ends_on_sigterm_within_seconds(tmp_path):
+    """Out of process, as a user would see it: the command ends by itself (exit 2) well before the SIGTERM that
+    would otherwise be needed, and if it were still running SIGTERM would end it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = _config_case(tmp_path, {})
+    (folder / "model.safetensors").unlink()
+    os.mkfifo(folder / "model.safetensors")
+    proc = subprocess.Popen([sys.executable, "-m", "numerics", "decoder", "inspect", "--model", str(folder), "--text",
+                             "the"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        start = time.perf_counter()
+        try:
+            proc.communicate(timeout=10)
+            pytest.fail(f"blocked on the FIFO; SIGTERM ended it after {time.perf_counter() - start:.1f} s")
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            pytest.fail("blocked on the FIFO, and SIGTERM did not end it (killed)")
+    assert proc.returncode == 2 and "FIFO" in err and "Traceback" not in err, err[-400:]
+
+
+def test_context_refuses_a_big_file_before_tokenising_it(capsys, tmp_path):
+    import time
+
+    from numerics.decoder.context import MAX_TEXT_BYTES
+
+    big = tmp_path / "big.txt"
+    big.write_text("the thin tan theater " * (MAX_TEXT_BYTES // 21 + 10))
+    start = time.perf_counter()
+    line = bad(capsys, ["decoder", "context", "--file", str(big), "--lengths", "8,16", "--model",
+                        str(tiny_llama(tmp_path))])
+    assert "larger than 2 MiB" in line and time.perf_counter() - start < 5
+    for action in ("tokens", "inspect", "flow"):
+        assert "larger than 2 MiB" in bad(capsys, ["decoder", action, "--file", str(big), "--model",
+                                                   str(tiny_llama(tmp_path))])
+    ok = tmp_path / "ok.txt"
+    ok.write_text("the thin tan theater " * 4)
+    assert run_json(capsys, ["decoder", "context", "--file", str(ok), "--lengths", "8,16",
+                             "--model", str(tiny_llama(tmp_path))])["text_tokens"] >= 16
+
+
+def tiny_llama(tmp_path):
+    folder = tmp_path / "llama"
+    if not folder.exists():
+        V = len(byte_vocabulary()[0])
+        write_folder(folder, llama_config(V), llama_weights())
+    return folder
+
+
+@pytest.mark.parametrize("lengths, fragment", [("8,,16", "--lengths has an empty item (item 2 of 3"),
+                                               ("8,16,", "--lengths has an empty item (item 3 of 3"),
+                                               (",".join(["8"] * 1001), "at most 1000"),
+                                               ("8,x", "comma-separated integers")])
+def test_context_lengths_are_one_parser(capsys, tmp_path, lengths, fragment):
+    assert fragment in bad(capsys, ["decoder", "context", "--lengths", lengths, "--model", str(tiny_llama(tmp_path))])

@@ -55,3 +55,48 @@ def test_iterate_short(capsys):
 ])
 def test_bad_input(capsys, argv):
     bad(capsys, argv)
+
+
+def test_a_checkpoint_folder_loads_under_a_memory_cap(capsys, tmp_path):
+    """Issue 43: reading a checkpoint file asked for the whole memory limit (16 GiB) as its read buffer, so any
+    address-space cap below that failed with MemoryError on a valid folder; the read is now sized by the file."""
+    from tests.cli.test_hostile_files import run_bounded
+    from tests.numerics.test_trained_model import _tiny_checkpoint
+
+    folder = _tiny_checkpoint(tmp_path)
+    code, err = run_bounded(capsys, ["model", "embed", "--text", SHORT, "--checkpoint", str(folder)],
+                            seconds=60, extra_memory=2 << 30)
+    assert code == 0 and "MemoryError" not in err, err[-600:]
+
+
+def test_read_bytes_asks_for_the_file_size_not_the_limit(tmp_path, monkeypatch):
+    from numerics.common import readers
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"x" * 100)
+    asked = []
+    real_open = readers.open_regular
+
+    class Spy:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def fileno(self):
+            return self.fh.fileno()
+
+        def read(self, n=-1):
+            asked.append(n)
+            return self.fh.read(n)
+
+    monkeypatch.setattr(readers, "open_regular", lambda p, what: Spy(real_open(p, what)))
+    assert readers.read_bytes(path, "file", max_bytes=1 << 40) == b"x" * 100
+    assert asked and max(asked) <= 101, asked
+    monkeypatch.undo()
+    with pytest.raises(readers.InputError, match="larger than 50 bytes"):
+        readers.read_bytes(path, "file", max_bytes=50)

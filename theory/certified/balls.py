@@ -45,6 +45,23 @@ def _is_floating(value) -> bool:
     return kind.__module__.startswith("numpy") and ("float" in kind.__name__ or kind.__name__ == "ndarray")
 
 
+#: the largest dimension d and harmonic degree l a certificate takes. Beyond them the closed forms of ``theory/``
+#: leave SymPy's and Python's working range: d = 10**400 ends in a RecursionError inside SymPy, d = 10**4 in
+#: Python's "Exceeds the limit (4300 digits) for integer string conversion" (kappa_d), d = 10**6 runs for minutes;
+#: the claims use d <= 64
+MAX_DIMENSION = 1000
+MAX_DEGREE = 1000
+
+
+def require_integer(name: str, value, low: int, high: int) -> int:
+    """``value`` if it is an ``int`` (not a bool) in [low, high]; else ``ValueError`` naming ``name`` (checked
+    before any SymPy expression is built from it: a string such as ``"3/0"`` would otherwise fail inside an
+    arithmetic operation with a ``TypeError``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    return value
+
+
 def exact(value) -> fmpq:
     """The exact rational ``value``: int, fmpz, fmpq, Fraction, SymPy Integer/Rational, or a string such as
     ``"2/3"``, ``"-0.125"`` or ``"1e-3"`` (read as the decimal it spells, exactly).

@@ -40,8 +40,8 @@ from functools import lru_cache
 import sympy as sp
 from flint import acb, arb, arb_mat, fmpq
 
-from .balls import (CertificateRefused, Interval, decimal, enclosure_of, exact, rational_of, require_ball,
-                    working_precision)
+from .balls import (MAX_DIMENSION, CertificateRefused, Interval, decimal, enclosure_of, exact, rational_of,
+                    require_ball, working_precision)
 from .expressions import arb_function
 
 #: precision of the first-order certificates (bits): the monomial coefficients of P_16 cancel ~10 digits, which
@@ -78,8 +78,9 @@ def truncated_model(d: int, beta, L: int) -> TruncatedModel:
     """The truncated model (odd d >= 3: the weight is a polynomial, so every integrand is entire)."""
     from theory.noise_global import harmonic_dimensions, zonal_polynomial
 
-    if isinstance(d, bool) or not isinstance(d, int) or d < 3 or d % 2 == 0:
-        raise ValueError(f"the certified first-order noise needs an odd d >= 3 (entire integrands), got {d!r}")
+    if isinstance(d, bool) or not isinstance(d, int) or d < 3 or d % 2 == 0 or d > MAX_DIMENSION:
+        raise ValueError(f"the certified first-order noise needs an odd d in [3, {MAX_DIMENSION}] (entire integrands), "
+                         f"got {d!r}")
     if isinstance(L, bool) or not isinstance(L, int) or not 2 <= L <= 40:
         raise ValueError(f"L must be an integer in [2, 40], got {L!r}")
     b = exact(beta)

@@ -28,7 +28,8 @@ from functools import lru_cache
 import sympy as sp
 from flint import arb, fmpq
 
-from .balls import DEFAULT_PREC, CertificateRefused, Interval, enclosure_of, exact, working_precision
+from .balls import (DEFAULT_PREC, MAX_DIMENSION, CertificateRefused, Interval, enclosure_of, exact, require_integer,
+                    working_precision)
 from .expressions import arb_function
 from .roots import RootCertificate, certify_root
 
@@ -195,6 +196,7 @@ def poisson_constant_closed(d: int) -> sp.Expr:
     """c_d 2^{(d-1)/2}/(d - 1), c_d = Gamma(d/2)/(sqrt(pi) Gamma((d-1)/2)) (theory.longcontext's closed form)."""
     from theory.longcontext import score_density_constant
 
+    require_integer("d", d, 2, MAX_DIMENSION)
     return score_density_constant(d) * sp.Integer(2) ** sp.Rational(d - 1, 2) / (d - 1)
 
 
@@ -202,6 +204,7 @@ def poisson_constant(d: int, prec: int = DEFAULT_PREC) -> Interval:
     """An Arb enclosure of kappa_d after proving SymPy's limit equal to the closed form (exactly)."""
     from theory.longcontext import poisson_constant as limit_form
 
+    require_integer("d", d, 2, MAX_DIMENSION)
     limit = limit_form(d)
     closed = poisson_constant_closed(d)
     if sp.simplify(limit - closed) != 0:

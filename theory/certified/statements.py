@@ -26,7 +26,8 @@ from functools import lru_cache
 import sympy as sp
 from flint import arb, fmpq
 
-from .balls import DEFAULT_PREC, Interval, enclosure_of, exact, working_precision
+from .balls import (DEFAULT_PREC, MAX_DEGREE, MAX_DIMENSION, Interval, enclosure_of, exact, require_integer,
+                    working_precision)
 from .expressions import arb_function
 from .roots import RootCertificate, bracket_by_doubling, certify_root
 from .signs import Progress, SignMap, certify_sign_map
@@ -39,9 +40,8 @@ BRACKET_START = fmpq(1, 4)
 
 
 def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return value
+    """A dimension (``d``) or a degree (any other name) in its certified range (:data:`MAX_DIMENSION`)."""
+    return require_integer(name, value, low, MAX_DIMENSION if name == "d" else MAX_DEGREE)
 
 
 def _beta_symbol_of(expr: sp.Expr) -> sp.Expr:
@@ -127,6 +127,7 @@ def growth_rate(model: str, d: int, l: int, beta, prec: int = DEFAULT_PREC) -> I
 
 def switch_point_expr(d: int, l: int) -> sp.Expr:  # noqa: E741 - degree
     """lambda_{l+1}(beta) - lambda_l(beta) (usa; sa differs by the positive factor 1/Z_0, same zero)."""
+    l = _check_int("l", l, 1)  # noqa: E741 - before l + 1 is formed
     return growth_rate_expr("usa", d, l + 1) - growth_rate_expr("usa", d, l)
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from flint import arb, fmpq
 
-from .balls import CertificateRefused, exact
+from .balls import MAX_DEGREE, MAX_DIMENSION, CertificateRefused, exact, require_integer
 
 
 def _dim(d: int, l: int) -> int:  # noqa: E741 - degree
@@ -38,8 +38,7 @@ def _dim(d: int, l: int) -> int:  # noqa: E741 - degree
 
 
 def _check(d, beta):
-    if isinstance(d, bool) or not isinstance(d, int) or d < 2:
-        raise ValueError(f"d must be an integer >= 2, got {d!r}")
+    require_integer("d", d, 2, MAX_DIMENSION)
     b = exact(beta)
     if b <= 0:
         raise ValueError(f"beta must be > 0, got {beta!r}")
@@ -49,6 +48,7 @@ def _check(d, beta):
 def coupling_upper_bound(d: int, beta, l: int) -> arb:  # noqa: E741 - degree
     """U_l >= g_l(beta) (the module doc's series bound), an Arb ball; the bound is its upper end."""
     b, nu = _check(d, beta)
+    require_integer("l", l, 0, MAX_DEGREE)
     mu = arb(nu + l)
     return (arb(fmpq(d, 2)).gamma() * (arb(b) / 2) ** l * (arb(b) ** 2 / (4 * (mu + 1))).exp()
             / (arb(b) * (mu + 1).gamma()))

@@ -44,11 +44,10 @@ def _times(text: str | None, tc: float) -> list[float]:
         if tc <= 0:
             raise InputError("lambda = 0 gives t_crit = 0 (no recency at any time): give --times")
         return [0.5 * tc, tc, 1.5 * tc]
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"--times must be comma-separated numbers, got {text!r}") from None
-    if not values or len(values) > 12:
+    from numerics.common.readers import comma_list
+
+    values = comma_list(text, "--times")
+    if len(values) > 12:
         raise InputError("--times takes 1 to 12 times")
     return [require_real(t, "time", minimum=0.0, maximum=1e3, strict_minimum=True) for t in values]
 

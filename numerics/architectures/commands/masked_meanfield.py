@@ -31,11 +31,10 @@ def add_arguments(p):
 
 
 def _sizes(text: str) -> list[int]:
-    try:
-        sizes = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"--compare must be comma-separated integers, got {text!r}") from None
-    if not sizes or len(sizes) > 8:
+    from numerics.common.readers import comma_list
+
+    sizes = comma_list(text, "--compare", int)
+    if len(sizes) > 8:
         raise InputError("--compare takes 1 to 8 particle sizes")
     return [require_int(n, "particle size", minimum=2, maximum=MAX_PARTICLES) for n in sizes]
 

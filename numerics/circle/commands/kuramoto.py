@@ -110,11 +110,13 @@ def stationary_prediction(model: str, beta: float, noise: float, time_unit: str 
     else:
         Dc = critical_noise(model, 2, beta)[0]
     if beta == 0.0:
-        return {"coupling_K": 1.0, "linear_stability_threshold": 0.5, "r": kuramoto_order_parameter(noise),
+        # "critical_noise": the key's old name, an alias for one release (issue 43, CHANGELOG)
+        return {"coupling_K": 1.0, "linear_stability_threshold": 0.5, "critical_noise": 0.5,
+                "r": kuramoto_order_parameter(noise),
                 "equation": "r = I_1(K r/D) / I_0(K r/D), K = 1 (K_c = 2D: D_c = 1/2)"}
     branch = (f"stationary branch: attnflow phase --beta {beta:g} --d 2 --noise D" if model == "usa"
               else "no stationary branch for sa (the self-consistency branch is derived for usa)")
-    return {"coupling_K": None, "linear_stability_threshold": Dc, "r": None,
+    return {"coupling_K": None, "linear_stability_threshold": Dc, "critical_noise": Dc, "r": None,
             "equation": f"beta = {beta:g} != 0: not a one-harmonic Kuramoto model; linear-stability threshold D_c(beta) = "
                         f"{Dc:.6g}" + (" (per unit of t' = e^beta t: e^-beta times the natural-time value)"
                                        if time_unit == "rescaled" else "") + f"; {branch}"}

@@ -61,10 +61,9 @@ def add_arguments(p):
 def _masses(text):
     if text is None:
         return None
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"--masses must be comma-separated integers, got {text!r}") from None
+    from numerics.common.readers import comma_list
+
+    return comma_list(text, "--masses", int)
 
 
 def _sweep_grid(text: str) -> np.ndarray:

@@ -84,9 +84,10 @@ def _check_plot_outside_model(args) -> None:
 
 
 def _text(args) -> str:
+    from numerics.decoder.context import MAX_TEXT_BYTES
     from numerics.trained.texts import read_text
 
-    return read_text(args.text, args.file, args.paragraph)
+    return read_text(args.text, args.file, args.paragraph, max_bytes=MAX_TEXT_BYTES)
 
 
 def _summary(model) -> list[tuple[str, object]]:
@@ -240,10 +241,9 @@ def _flow(args) -> int:
 
 
 def _lengths(raw: str) -> list[int]:
-    try:
-        return [int(x) for x in str(raw).split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"--lengths must be comma-separated integers, got {raw!r}") from None
+    from numerics.common.readers import comma_list
+
+    return comma_list(raw, "--lengths", int)
 
 
 def _context(args) -> int:
@@ -253,9 +253,10 @@ def _context(args) -> int:
     lengths = _lengths(args.lengths)
     text_in = None
     if args.file is not None:
+        from numerics.decoder.context import MAX_TEXT_BYTES
         from numerics.trained.texts import read_text
 
-        text_in = read_text(None, args.file)
+        text_in = read_text(None, args.file, max_bytes=MAX_TEXT_BYTES)
     model = _load(args)
     study = context_study(model, text_in, lengths, eps, progress=StderrProgress("context", unit="length "))
     payload = {"model": model.config.name, **study}

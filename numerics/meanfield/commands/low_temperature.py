@@ -17,13 +17,13 @@ DESCRIPTION = (HELP + ". dz/dt = m_beta(z) - z (A = V = I) from the uniform disc
 
 
 def _betas(text):
-    try:
-        values = [float(v) for v in str(text).split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"--betas must be comma-separated numbers, got {text!r}") from None
-    if not 1 <= len(values) <= 20:
+    from numerics.common.readers import comma_list
+
+    values = comma_list(text, "--betas")
+    if len(values) > 20:
         raise InputError("--betas takes 1 to 20 values")
-    return [require_real(v, "--betas value", minimum=1.0, maximum=1e5) for v in values]
+    # beta > 1: the printed W_2* beta / log beta is undefined at beta = 1
+    return [require_real(v, "--betas value", minimum=1.0, strict_minimum=True, maximum=1e5) for v in values]
 
 
 def add_arguments(p):

@@ -41,10 +41,12 @@ def run(args) -> int:
     grid = require_int(args.grid, "--grid", minimum=16, maximum=1_000_000)
     t_end = require_real(args.t_end, "--t-end", minimum=0.0, strict_minimum=True, maximum=1e6)
     if args.window:
-        try:
-            a, b = (float(x) for x in args.window.split(","))
-        except ValueError:
-            raise InputError(f"--window must be 'a,b', got {args.window!r}") from None
+        from numerics.common.readers import comma_list
+
+        ends = comma_list(args.window, "--window")
+        if len(ends) != 2:
+            raise InputError(f"--window must be 'a,b', got {args.window!r}")
+        a, b = ends
         window = (require_real(a, "--window start", minimum=0.0), require_real(b, "--window end", maximum=t_end))
         if not window[0] < window[1]:
             raise InputError("--window needs a < b")

@@ -14,7 +14,7 @@ def add_arguments(p):
     p.add_argument("--n", type=int, required=True, help="number of particles (>= 100)")
     p.add_argument("--d", type=int, default=2, help="ambient dimension; only d = 2 (the circle) is supported")
     p.add_argument("--model", default="sa", choices=("sa", "usa"), help="sa (default) or usa")
-    p.add_argument("--seeds", type=int, default=5, help="number of seeds (0..S-1)")
+    p.add_argument("--seeds", type=int, default=5, help="number of seeds (0..S-1), at most 1000 (default 5)")
     p.add_argument("--collapse-time", type=float, default=10.0,
                    help="contraction time units simulated after the linear phase (default 10)")
     p.add_argument("--min-gap", type=float, default=0.05, help="angular gap (radians) separating clusters")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from numerics.common.errors import InputError
-from numerics.common.render import emit, key_values, table
+from numerics.common.render import emit, key_values, table, with_aliases
 
 NAME = "phase"
 ORDER = 55
@@ -137,7 +137,7 @@ def _several(args) -> int:
     notes = _notes(rows)
     if notes:
         text += "\n\n" + "\n".join(notes)
-    emit(args, {k: v for k, v in payload.items() if v is not None}, text)
+    emit(args, with_aliases({k: v for k, v in payload.items() if v is not None}), text)
     return 0
 
 
@@ -155,11 +155,14 @@ def _one(args, progress) -> int:
     if first.note.startswith("beta = beta*"):
         kind = "continuous (beta = beta*: quartic Landau coefficient 0)"
     fold = None if ph.fold is None else {"D": ph.fold[0], "r": ph.fold[1], "accuracy": ph.meta["fold_accuracy"]}
+    # issue 43: "critical_noise" (renamed) and "fold_pair" (the old [D, r] form of "fold", now an object with its
+    # accuracy) are aliases for one release
+    fold_pair = None if ph.fold is None else [ph.fold[0], ph.fold[1]]
     payload = {"d": ph.d, "beta": ph.beta, "linear_stability_threshold": ph.linear_threshold,
                "coupling_threshold": first.coupling_threshold, "conversion": "K = 1/(2D)",
                "transition": "continuous" if ph.continuous else "discontinuous",
                "discontinuity_beta": ph.discontinuity_beta, "landau_slope": ph.meta["landau_slope"],
-               "fold": fold,
+               "fold": fold, "fold_pair": fold_pair,
                "first_order_noise": None if first.first_order is None else
                {"D": first.first_order.value, "accuracy": first.first_order.accuracy},
                "coupling_first_order": first.coupling_first_order,
@@ -196,5 +199,5 @@ def _one(args, progress) -> int:
         if ph.pde:
             headers += ["PDE (clustered)", "PDE (uniform)"]
         text += "\n\n" + table(rows, headers)
-    emit(args, {k: v for k, v in payload.items() if v is not None}, text)
+    emit(args, with_aliases({k: v for k, v in payload.items() if v is not None}), text)
     return 0

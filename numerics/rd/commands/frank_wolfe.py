@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from numerics.common.errors import InputError, require_int, require_real
-from numerics.common.readers import json_array
+from numerics.common.readers import comma_list, json_array
 from numerics.common.render import emit, key_values, table
 
 NAME = "frank-wolfe"
@@ -26,13 +26,27 @@ def _beta(text: str) -> float:
 
 
 def _betas(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in str(text).split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"--persistence must be comma-separated numbers, got {text!r}") from None
-    if not values or len(values) > 12:
+    values = comma_list(text, "--persistence")
+    if len(values) > 12:
         raise InputError("--persistence takes 1 to 12 inverse temperatures")
     return [require_real(v, "--persistence value", minimum=1.0, maximum=60.0) for v in values]
+
+
+#: the largest |score| z_j^T A z_i allowed: far below the float64 maximum (1.8e308), so sums of scores, the
+#: symmetric part (A + A^T) / 2 and its eigenvalues stay finite
+MAX_SCORE = 1e300
+
+
+def _check_scale(A: np.ndarray, Z: np.ndarray) -> None:
+    """Refuse an ``A`` and tokens whose scores overflow float64, before any layer: |z_j^T A z_i| <= d max|A_kl|
+    max|z|^2, and (A + A^T) / 2 needs 2 max|A_kl| finite; overflowing scores turn into inf - inf = NaN, i.e.
+    ``null`` eigenvalues and a definiteness of "zero" in the output."""
+    a = float(np.max(np.abs(A)))
+    z = float(np.max(np.abs(Z))) if Z.size else 0.0
+    bound = 2.0 * A.shape[0] * a * max(1.0, A.shape[0] * z * z)
+    if not bound <= MAX_SCORE:
+        raise InputError(f"--A (largest entry {a:.3g}) with tokens up to {z:.3g} in size gives scores z^T A z "
+                         f"beyond float64's range (about {bound:.3g} > {MAX_SCORE:g}): scale A or the tokens down")
 
 
 def add_arguments(p):
@@ -103,7 +117,11 @@ def run(args) -> int:
     beta = _beta(args.beta)
     step = require_real(args.step, "--step", minimum=0.0, maximum=1.0, strict_minimum=True)
     layers = require_int(args.layers, "--layers", minimum=1, maximum=10_000_000)
+    if args.persistence and args.polygon is None:
+        raise InputError("--persistence needs --polygon (vertex clusters to follow)")
+    persistence_betas = _betas(args.persistence) if args.persistence else None  # checked before any layer runs
     Z0 = _tokens(args, A, d)
+    _check_scale(A, Z0)
     n = len(Z0)
     kind = definiteness(A)
     k, frames = iterate_layers(Z0, A, beta, step, layers, every=max(1, layers // 200),
@@ -147,9 +165,7 @@ def run(args) -> int:
     pairs += [("final spread", payload["final_spread"])]
     text = key_values(pairs)
     if args.persistence:
-        if args.polygon is None:
-            raise InputError("--persistence needs --polygon (vertex clusters to follow)")
-        betas = _betas(args.persistence)
+        betas = persistence_betas
         progress = StderrProgress("persistence", unit="beta ")
         rows = []
         for i, b in enumerate(betas):

@@ -37,13 +37,18 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from numerics.rd.stability import adversarial_search, stability_ratios
+    from numerics.rd.stability import adversarial_search, check_search_cost, stability_ratios
 
     model = build_model(args)
     d = model.d
     t_end = require_real(args.t_end, "--t-end", minimum=0.0, strict_minimum=True)
     dt = require_real(args.dt, "--dt", minimum=0.0, strict_minimum=True)
     eps = require_real(args.eps, "--eps", minimum=0.0, strict_minimum=True)
+    if args.search:  # sized before the (long) main run, so an absurd search is refused at once
+        search = {"n": require_int(args.search_n, "--search-n", minimum=2),
+                  "starts": require_int(args.search_starts, "--search-starts", minimum=1),
+                  "max_evals": require_int(args.search_evals, "--search-evals", minimum=1)}
+        check_search_cost(search["n"], d, t_end, dt, search["starts"], search["max_evals"])
     X0 = initial_tokens(args, d)
     if args.init is None:
         R0 = require_real(args.R0, "--R0", minimum=0.0, strict_minimum=True)
@@ -69,9 +74,8 @@ def run(args) -> int:
              ("log10 C(t)", payload["log10_constant"]), ("ratio below C", payload["ratio_below_constant"]),
              ("radius", payload["radius"]), ("radius_bound", payload["radius_bound"])]
     if args.search:
-        adv = adversarial_search(model, require_int(args.search_n, "--search-n", minimum=2), t_end, R0=res["R0"],
-                                 eps=eps, dt=dt, p=args.p, starts=require_int(args.search_starts, "--search-starts", minimum=1),
-                                 max_evals=require_int(args.search_evals, "--search-evals", minimum=1),
+        adv = adversarial_search(model, search["n"], t_end, R0=res["R0"], eps=eps, dt=dt, p=args.p,
+                                 starts=search["starts"], max_evals=search["max_evals"],
                                  seed=require_int(args.seed, "--seed", minimum=0))
         payload["adversarial"] = {"ratio": adv["ratio"], "log10_constant": adv["log_constant"] / np.log(10),
                                   "evaluations": adv["evaluations"], "X0": adv["X0"].tolist(),
