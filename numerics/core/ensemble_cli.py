@@ -83,9 +83,10 @@ def run_batch(args, wall_start: float) -> int:
     """The ``simulate`` command for an ensemble (see the module docstring). The Model, Solver and SaveAt come from
     the one translation of the options (:mod:`numerics.core.options`), as for one system; what the ensemble driver
     cannot batch is refused there (:func:`numerics.core.ensemble.check_batchable`), with one line."""
-    from numerics.core.ensemble import Members, require_batch
+    from numerics.core.members import Members, require_batch
     from numerics.core.options import model_from_args, require_model_options, save_from_args, solver_from_args
-    from numerics.core.trajectory import simulate, uniform_sphere
+    from numerics.core.sampling import uniform_sphere
+    from numerics.core.simulate import simulate, with_provenance
 
     refuse_inapplicable_step(args, batch=True)
 
@@ -126,11 +127,11 @@ def run_batch(args, wall_start: float) -> int:
     save = save_from_args(args, X0.size)
     from numerics.common.provenance import StderrProgress
 
+    progress = StderrProgress("simulate")
+    progress.energy = StderrProgress("simulate: energy", unit="frames ")  # the driver's energy-phase progress
     traj = simulate(model, X0, args.t_end, solver=solver, save=save,
-                    members=Members(beta=betas, seeds=[int(s) for s in noise_seeds]),
-                    progress=StderrProgress("simulate"),
-                    energy_progress=StderrProgress("simulate: energy", unit="frames "),
-                    provenance={"seed": seeds if init_how == "uniform" else None, "init": init_how})
+                    members=Members(beta=betas, seeds=[int(s) for s in noise_seeds]), progress=progress)
+    with_provenance(traj, seed=seeds if init_how == "uniform" else None, init=init_how)
     write_start = time.perf_counter()
     traj.save(args.out)
     write_seconds = time.perf_counter() - write_start
