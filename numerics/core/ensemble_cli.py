@@ -138,6 +138,19 @@ def run_batch(args, wall_start: float) -> int:
     return _report(args, traj, seeds if init_how == "uniform" else None, noise_seeds, wall_start, write_seconds)
 
 
+def report_resumed(args, traj, wall_start: float) -> int:
+    """Write and report a resumed ensemble (``simulate --resume`` of a batch file): the seeds come from its meta."""
+    if args.plot:
+        raise InputError("--plot draws one system; for a batch, load the file and plot a member "
+                         "(numerics.core.ensemble.member)")
+    write_start = time.perf_counter()
+    traj.save(args.out)
+    write_seconds = time.perf_counter() - write_start
+    seeds, noise_seeds = traj.meta.get("seed"), traj.meta.get("noise_seed")
+    return _report(args, traj, seeds if isinstance(seeds, list) else None,
+                   noise_seeds if isinstance(noise_seeds, list) else None, wall_start, write_seconds)
+
+
 def _report(args, traj, seeds, noise_seeds, wall_start: float, write_seconds: float) -> int:
     meta = traj.meta
     B = traj.X.shape[1]

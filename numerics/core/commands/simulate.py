@@ -77,6 +77,10 @@ def run(args) -> int:
             raise InputError("--save-times does not apply to --resume (the saved run's spacing is kept)")
         refuse_inapplicable_step(args, batch=False)
         traj = resume(args.resume, args.t_end, progress=progress)
+        if traj.X.ndim == 4:  # an ensemble file resumes as an ensemble (the one driver) and reports as one
+            from numerics.core.ensemble_cli import report_resumed
+
+            return report_resumed(args, traj, wall_start)
     elif batch_requested(args):
         from numerics.core.ensemble_cli import run_batch
 
