@@ -81,6 +81,9 @@ class Run:
         Output times of a resumed adaptive run (from ``t0``).
     """
 
+    #: the normalisation of a resumed single run's energies (the saved file's), else None (chosen from beta)
+    saved_norm: str | None = None
+
     def __init__(self, model, X0, t_end, solver: Solver, save: SaveAt, members: Members | None = None, *,
                  t0: float = 0.0, radius=None, noise_state=None, save_times=None):
         if not isinstance(model, Model):
@@ -306,9 +309,6 @@ class Run:
         meta = self.meta(stats, seconds, energy_seconds, arrays)
         return times, states, energy, radius, meta, arrays
 
-    #: the normalisation of a resumed single run's energies (the saved file's), else None
-    saved_norm: str | None = None
-
 
 # -- the public driver --------------------------------------------------------------------------------------------
 def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = None, save: SaveAt | None = None,
@@ -411,10 +411,11 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     missing = {"model", "beta", "method", "time_unit"} - set(meta)
     if missing:
         raise InputError(f"cannot resume: trajectory meta lacks {', '.join(sorted(missing))}")
-    if batch and not isinstance(meta.get("batch"), dict):
-        raise InputError("cannot resume: an ensemble trajectory's meta lacks its batch record")
-    check_metadata({k: v for k, v in meta.items() if not (batch and k in ("noise_seed", "noise_state"))},
-                   TRAJECTORY_META, f"trajectory {source or 'metadata'}")
+    where = f"trajectory {source or 'metadata'}"
+    if batch:
+        _check_batch_meta(meta, trajectory.arrays, trajectory.X.shape[1], where)
+    # an ensemble's per-member entries (lists) were checked above; the rest has the single run's types
+    check_metadata({k: v for k, v in meta.items() if not (batch and k in PER_MEMBER_META)}, TRAJECTORY_META, where)
     t0 = float(trajectory.times[-1])
     t_end = require_real(t_end, "t_end")
     if t_end <= t0:
@@ -468,6 +469,29 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                       energy=np.concatenate([trajectory.energy, energy]), meta=meta,
                       arrays=dict(trajectory.arrays),
                       radius=None if radius is None else np.concatenate([trajectory.radius, radius[1:]]))
+
+
+#: metadata entries that an ensemble's file may hold per member (a list of B values)
+PER_MEMBER_META = ("noise_seed", "noise_state", "energy_normalization", "energy_definition", "seed")
+
+
+def _check_batch_meta(meta: dict, arrays: dict, B: int, where: str) -> None:
+    """The ensemble's own metadata (its batch record and per-member lists), with one-line errors."""
+    batch = meta.get("batch")
+    if not isinstance(batch, dict) or batch.get("B") != B:
+        raise InputError(f"cannot resume: the ensemble {where} lacks a batch record for its {B} members")
+    kinds = {"noise_seed": int, "noise_state": dict, "energy_normalization": str, "seed": int}
+    for key, kind in kinds.items():
+        value = meta.get(key)
+        if isinstance(value, list) and (len(value) != B or not all(isinstance(v, kind) for v in value)):
+            raise InputError(f"invalid {where}: {key} must be a list of {B} values of type {kind.__name__}")
+    for key in ("beta", "noise"):
+        value = batch.get(key)
+        if value is not None and (not isinstance(value, list) or len(value) != B):
+            raise InputError(f"invalid {where}: batch {key} must be a list of {B} numbers")
+    for name in batch.get("matrices") or ():
+        if name not in ("Q", "K", "V") or f"members.{name}" not in arrays:
+            raise InputError(f"invalid {where}: per-member matrix {name!r} is not in the file")
 
 
 def _saved_members(meta: dict, arrays: dict) -> Members:

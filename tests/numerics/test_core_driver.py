@@ -193,3 +193,29 @@ def test_the_cli_reports_the_energy_phase(tmp_path, capsys):
                           "--out", str(tmp_path / "t.npz")])
     assert isinstance(seen["progress"], StderrProgress) and isinstance(seen["progress"].energy, StderrProgress)
     assert Trajectory.load(tmp_path / "t.npz").meta["init"] == "uniform"
+
+
+def test_an_ensemble_with_per_member_matrices_and_normalisations_resumes(tmp_path):
+    """Per-member Q (saved as arrays) and betas whose energies take different normalisations (a list in meta)."""
+    X0 = starts(2, 6, 3, first=2)
+    members = Members(beta=[1.0, 700.0], Q=np.stack([np.eye(3), np.diag([1.0, 0.5, 2.0])]))
+    solver = Solver("rk4", dt=0.0625)
+    short = simulate(Model("sa", 1.0), X0, 0.125, solver=solver, members=members)
+    assert isinstance(short.meta["energy_normalization"], list)
+    path = short.save(tmp_path / "m.npz")
+    whole = simulate(Model("sa", 1.0), X0, 0.25, solver=solver, members=members)
+    resumed = resume(path, 0.25)
+    np.testing.assert_array_equal(resumed.X, whole.X)
+    np.testing.assert_array_equal(resumed.energy, whole.energy)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("batch", None, "lacks a batch record"),
+    ("noise_seed", [1], "noise_seed must be a list of 2"),
+    ("energy_normalization", ["glpr-shifted", 3], "energy_normalization must be a list of 2"),
+])
+def test_a_damaged_ensemble_meta_is_one_line(key, value, message):
+    traj = simulate(Model("sa", 1.0), starts(2, 5, 3), 0.125, solver=Solver("rk4", dt=0.0625))
+    traj.meta[key] = value
+    with pytest.raises(InputError, match=message):
+        resume(traj, 0.25)
