@@ -161,6 +161,8 @@ def member(traj, b: int):
         meta["noise"] = batch["noise"][b]
     if isinstance(meta.get("noise_seed"), list):
         meta["noise_seed"] = meta["noise_seed"][b]
+    if isinstance(meta.get("noise_state"), list):  # its random stream: the member resumes as a single run
+        meta["noise_state"] = meta["noise_state"][b]
     if isinstance(meta.get("seed"), list):
         meta["seed"] = meta["seed"][b]
     if isinstance(meta.get("energy_normalization"), list):

@@ -219,3 +219,35 @@ def test_a_damaged_ensemble_meta_is_one_line(key, value, message):
     traj.meta[key] = value
     with pytest.raises(InputError, match=message):
         resume(traj, 0.25)
+
+
+def test_a_member_resumes_as_its_single_run(tmp_path):
+    """member(ensemble, b) is a single run's trajectory, its random stream included: resumed alone it equals the
+    single run of seed b to the longer end (and the ensemble resumed, member b)."""
+    X0 = starts(3, 6, 3, first=1)
+    members = Members(noise=[0.2, 0.5, 0.3], seeds=[11, 12, 13])
+    solver = Solver("rk4", dt=0.0625)
+    ens = simulate(Model("sa", 1.0), X0, 0.25, solver=solver, members=members)
+    for b in range(3):
+        one = member(ens, b)
+        assert isinstance(one.meta["noise_state"], dict) and one.meta["noise_seed"] == 11 + b
+        single = simulate(Model("sa", 1.0, noise=[0.2, 0.5, 0.3][b]), X0[b], 0.5,
+                          solver=Solver("rk4", dt=0.0625, seed=11 + b))
+        np.testing.assert_array_equal(resume(one, 0.5).X, single.X)
+        np.testing.assert_array_equal(member(resume(ens, 0.5), b).X, single.X)
+
+
+def test_the_cli_resumes_an_ensemble_file(tmp_path, capsys):
+    from tests.cli.helpers import bad, run_json
+
+    base = ["simulate", "--model", "sa", "--beta", "1", "--n", "5", "--d", "3", "--dt", "0.0625"]
+    run_json(capsys, base + ["--batch", "2", "--t-end", "0.25", "--out", str(tmp_path / "a.npz")])
+    run_json(capsys, base + ["--batch", "2", "--t-end", "0.5", "--out", str(tmp_path / "whole.npz")])
+    payload = run_json(capsys, ["simulate", "--resume", str(tmp_path / "a.npz"), "--t-end", "0.5",
+                                "--out", str(tmp_path / "b.npz")])
+    assert payload["batch"] == 2 and payload["t_end"] == 0.5 and len(payload["members"]) == 2
+    assert [m["seed"] for m in payload["members"]] == [0, 1]
+    np.testing.assert_array_equal(Trajectory.load(tmp_path / "b.npz").X, Trajectory.load(tmp_path / "whole.npz").X)
+    line = bad(capsys, ["simulate", "--resume", str(tmp_path / "a.npz"), "--t-end", "0.5", "--plot", "p.png",
+                        "--out", str(tmp_path / "c.npz")])
+    assert "--plot draws one system" in line
