@@ -943,4 +943,7 @@ MUTANTS += [
      'return Members(beta=batch.get("beta"),',
      'return Members(beta=None if batch.get("beta") is None else batch["beta"][::-1],',
      "a resumed ensemble's members take another member's beta"),
+    ("members-view-stream-of-member-0", "numerics/core/members.py",
+     'meta["noise_state"] = meta["noise_state"][b]', 'meta["noise_state"] = meta["noise_state"][0]',
+     "one member's view carries the first member's random stream"),
 ]
