@@ -22,7 +22,8 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was no
 #: module -> the public names it provides
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.core.model": ("BACKENDS", "Model", "SaveAt", "Solver",),
-    "numerics.core.ensemble": ("Members", "member", "ensemble_energies",),
+    "numerics.core.ensemble": ("ensemble_energies",),
+    "numerics.core.members": ("Members", "member",),
     "numerics.architectures.causal": ("two_token_merge_time",),
     "numerics.architectures.deep": ("dense_block_velocity", "discrete_transformer",),
     "numerics.architectures.gradient": ("angle_circulation", "fd_riemannian_gradient", "heads_energy", "symmetric_energy_terms",),
@@ -95,8 +96,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "numerics.longcontext.fixed_query": ("finite_n_half_constant", "poisson_half_constant",
                                          "poisson_half_constant_quadrature", "poisson_top_weight"),
     "numerics.longcontext.gaps": ("gumbel_half_constant", "measure_family", "ScoreFamily"),
-    "numerics.core.trajectory": ("initial_state", "load_attention_matrices", "load_initial", "resume", "simulate",
-                                 "simulate_keywords", "Trajectory", "uniform_sphere",),
+    "numerics.core.record": ("load_attention_matrices", "load_initial", "Trajectory",),
+    "numerics.core.sampling": ("uniform_sphere",),
+    "numerics.core.simulate": ("initial_state", "resume", "simulate", "simulate_keywords", "with_provenance",),
 }
 
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -260,7 +260,7 @@ MUTANTS: list[tuple[str, str, str, str, str]] = [
      "L[:, np.arange(cols)[None, :] > rows] = -np.inf",
      "L[:, np.arange(cols)[None, :] >= rows] = -np.inf",
      "batched causal mask hides the token itself"),
-    ("ens-one-stream", "numerics/core/ensemble.py",
+    ("ens-one-stream", "numerics/core/members.py",
      "return np.stack([g.standard_normal(shape[1:]) for g in self.generators])",
      "return self.generators[0].standard_normal(shape)", "every member's noise from the first member's stream"),
     ("ens-energy-half", "numerics/core/ensemble.py",
@@ -884,6 +884,9 @@ _FILE_AREA = {
     "numerics/core/_member_heads.py": "members",
 }
 _FILE_AREA.update({"theory/certified/tail.py": "certified", "theory/certified/fold.py": "certified"})
+# the one driver (issue 39 step 5): numerics/core/simulate.py, the members and the trajectory record
+_FILE_AREA.update({"numerics/core/simulate.py": "core", "numerics/core/members.py": "core",
+                   "numerics/core/record.py": "core"})
 
 
 def tests_for(path: str) -> list[str]:
@@ -1000,3 +1003,18 @@ MUTANTS += [
 ]
 _FILE_AREA.update({"numerics/gaussian/ffn.py": "gaussian", "theory/gaussian.py": "gaussian"})
 _AREA_TESTS["gaussian"].append("tests/numerics/test_gaussian_ffn.py")
+# the one driver (numerics/core/simulate.py, issue 39 step 5): resume prepares from the saved run's last frame and
+# its members; tests/numerics/test_core_driver.py sees a resume from the wrong frame or with members swapped
+_AREA_TESTS["core"].append("tests/numerics/test_core_driver.py")
+MUTANTS += [
+    ("driver-resume-wrong-frame", "numerics/core/simulate.py",
+     "    X0 = trajectory.X[-1]\n", "    X0 = trajectory.X[-2]\n",
+     "resume starts from the frame before the last one"),
+    ("driver-resume-members-swapped", "numerics/core/simulate.py",
+     'return Members(beta=batch.get("beta"),',
+     'return Members(beta=None if batch.get("beta") is None else batch["beta"][::-1],',
+     "a resumed ensemble's members take another member's beta"),
+    ("members-view-stream-of-member-0", "numerics/core/members.py",
+     'meta["noise_state"] = meta["noise_state"][b]', 'meta["noise_state"] = meta["noise_state"][0]',
+     "one member's view carries the first member's random stream"),
+]

@@ -30,7 +30,7 @@ import attnflow as af
 
 beta, eps = 9.0, 1e-3
 times = np.concatenate([[0.0], np.geomspace(0.01, 3000.0, 120)])
-traj = af.simulate("sa", beta, 3000.0, n=24, d=2, seed=3, method="adaptive", save_times=times)
+traj = af.simulate_keywords("sa", beta, 3000.0, n=24, d=2, seed=3, method="adaptive", save_times=times)
 energy = af.normalized_energies(traj.X, beta)
 plateaus = af.energy_staircase(traj.times, traj.X, beta, eps)
 # merge brackets re-integrated (Dormand-Prince) until narrower than 1e-9 + 1e-6 t, so simultaneous-looking

@@ -17,7 +17,8 @@ from numerics.clusters.merge_tree import merge_history, reintegrator_from_meta
 from numerics.clusters.reduced import (closest_pair_order, expand_reduced, make_reduced_field, observed_leaves, predict_merges,
                        two_cluster_laplace, two_cluster_merge_time)
 from numerics.clusters.staircase import energy_staircase
-from numerics.core.trajectory import simulate, uniform_sphere
+from numerics.core.simulate import simulate_keywords as simulate  # the keyword form (issue 39: its own name)
+from numerics.core.trajectory import uniform_sphere
 from numerics.common.verification import CheckResult, at_most, claim
 
 SOURCE_GLPR = "GLPR arXiv 2312.10794"

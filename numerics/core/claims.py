@@ -9,6 +9,7 @@ import numpy as np
 from numerics.core.field import attention_field, interaction_energy, make_field
 from numerics.core.integrators import integrate_fixed, observed_order
 from numerics.core.taylor import fitted_slope, tangent_direction, taylor_remainders
+from numerics.core.simulate import simulate_keywords
 from numerics.core.trajectory import simulate, uniform_sphere
 from numerics.common.verification import CheckResult, claim
 
@@ -93,7 +94,7 @@ def check_energy_identity() -> CheckResult:
     worst, runs = 0.0, []
     # usa moves e^beta times faster: a smaller step keeps (h e^beta)^4 truncation errors below 1e-7.
     for model, beta, dt, t_end in [("usa", 2.0, 0.005, 1.0), ("sa", 2.0, 0.01, 2.0), ("sa", -0.5, 0.01, 2.0)]:
-        tr = simulate(model, beta, t_end, n=16, d=3, seed=3, method="rk4", dt=dt)
+        tr = simulate_keywords(model, beta, t_end, n=16, d=3, seed=3, method="rk4", dt=dt)
         E, h = tr.energy, float(tr.times[1] - tr.times[0])
         # Five-point derivative of the saved energies: truncation O(h^4) ~ 1e-8, plus the rk4 error O(h^4).
         fd = (-E[4:] + 8 * E[3:-1] - 8 * E[1:-3] + E[:-4]) / (12 * h)
@@ -138,8 +139,8 @@ def check_equivariance() -> CheckResult:
                                                  float(np.abs(vr - vg @ R.T).max()) / max(1.0, float(np.abs(vg).max())))
         X0 = uniform_sphere(10, 4, rng)
         R = _orthogonal(4, rng)
-        a = simulate(model, 1.0, 1.0, X0=X0, method="rk4", dt=0.05).final
-        b = simulate(model, 1.0, 1.0, X0=X0 @ R.T, method="rk4", dt=0.05).final
+        a = simulate_keywords(model, 1.0, 1.0, X0=X0, method="rk4", dt=0.05).final
+        b = simulate_keywords(model, 1.0, 1.0, X0=X0 @ R.T, method="rk4", dt=0.05).final
         errors["flow_rotation"] = max(errors["flow_rotation"], float(np.abs(b - a @ R.T).max()))
     # Every identity is exact in exact arithmetic: 1e-12 allows for round-off in sums of <= 15 terms of size e^|beta|.
     details = {"symbolic": symbolic, "errors": errors, "tolerance_note": "relative to max |v|, 1e-12"}

@@ -83,9 +83,10 @@ def run_batch(args, wall_start: float) -> int:
     """The ``simulate`` command for an ensemble (see the module docstring). The Model, Solver and SaveAt come from
     the one translation of the options (:mod:`numerics.core.options`), as for one system; what the ensemble driver
     cannot batch is refused there (:func:`numerics.core.ensemble.check_batchable`), with one line."""
-    from numerics.core.ensemble import Members, require_batch
+    from numerics.core.members import Members, require_batch
     from numerics.core.options import model_from_args, require_model_options, save_from_args, solver_from_args
-    from numerics.core.trajectory import simulate, uniform_sphere
+    from numerics.core.sampling import uniform_sphere
+    from numerics.core.simulate import simulate, with_provenance
 
     refuse_inapplicable_step(args, batch=True)
 
@@ -126,15 +127,28 @@ def run_batch(args, wall_start: float) -> int:
     save = save_from_args(args, X0.size)
     from numerics.common.provenance import StderrProgress
 
+    progress = StderrProgress("simulate")
+    progress.energy = StderrProgress("simulate: energy", unit="frames ")  # the driver's energy-phase progress
     traj = simulate(model, X0, args.t_end, solver=solver, save=save,
-                    members=Members(beta=betas, seeds=[int(s) for s in noise_seeds]),
-                    progress=StderrProgress("simulate"),
-                    energy_progress=StderrProgress("simulate: energy", unit="frames "),
-                    provenance={"seed": seeds if init_how == "uniform" else None, "init": init_how})
+                    members=Members(beta=betas, seeds=[int(s) for s in noise_seeds]), progress=progress)
+    with_provenance(traj, seed=seeds if init_how == "uniform" else None, init=init_how)
     write_start = time.perf_counter()
     traj.save(args.out)
     write_seconds = time.perf_counter() - write_start
     return _report(args, traj, seeds if init_how == "uniform" else None, noise_seeds, wall_start, write_seconds)
+
+
+def report_resumed(args, traj, wall_start: float) -> int:
+    """Write and report a resumed ensemble (``simulate --resume`` of a batch file): the seeds come from its meta."""
+    if args.plot:
+        raise InputError("--plot draws one system; for a batch, load the file and plot a member "
+                         "(numerics.core.ensemble.member)")
+    write_start = time.perf_counter()
+    traj.save(args.out)
+    write_seconds = time.perf_counter() - write_start
+    seeds, noise_seeds = traj.meta.get("seed"), traj.meta.get("noise_seed")
+    return _report(args, traj, seeds if isinstance(seeds, list) else None,
+                   noise_seeds if isinstance(noise_seeds, list) else None, wall_start, write_seconds)
 
 
 def _report(args, traj, seeds, noise_seeds, wall_start: float, write_seconds: float) -> int:

@@ -272,7 +272,7 @@ class SwitchedField:
 
 
 class RadialRun:
-    """What :func:`numerics.core.trajectory.simulate` needs to run a scheme on (theta, r): the field, the
+    """What the driver (:class:`numerics.core.simulate.Run`) needs to run a scheme on (theta, r): the field, the
     augmented initial state, the steppers and projection for the integrators, and the split of the result."""
 
     backend = "blocks"

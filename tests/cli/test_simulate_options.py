@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import numerics.core.trajectory as trajectory_module
+import numerics.core.simulate as trajectory_module  # the driver (numerics.core.simulate, issue 39)
 from numerics.common.errors import InputError
 from numerics.core.trajectory import Trajectory
 from tests.cli.helpers import bad, run_json

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-import numerics.core.trajectory as trajectory_module
+import numerics.core.simulate as trajectory_module  # the driver (numerics.core.simulate, issue 39)
 from numerics.common.errors import InputError
 from numerics.core.commands.simulate import parse_save_times
 from numerics.core.field import interaction_energy
@@ -31,13 +31,13 @@ def test_seconds_is_the_wall_time_of_the_whole_command(tmp_path, capsys, monkeyp
     """A slow energy or write step shows up in 'seconds' and in its breakdown (today: integration only)."""
     import time
 
-    slow_energy = trajectory_module._energies
+    slow_energy = trajectory_module.frame_energies
 
     def slow(*a, **k):
         time.sleep(0.3)
         return slow_energy(*a, **k)
 
-    monkeypatch.setattr(trajectory_module, "_energies", slow)
+    monkeypatch.setattr(trajectory_module, "frame_energies", slow)
     payload = run_json(capsys, ["simulate", "--model", "sa", "--n", "8", "--d", "3", "--beta", "1", "--t-end", "0.2",
                                 "--out", str(tmp_path / "t.npz")])
     t = payload["timings"]

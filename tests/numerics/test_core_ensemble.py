@@ -16,7 +16,8 @@ import pytest
 from numerics.common.errors import InputError
 from numerics.core import batch_field, ensemble
 from numerics.core.blocks import MLP, MultiHead, Schedule
-from numerics.core.ensemble import Members, member, simulate_ensemble
+from numerics.core.ensemble import Members, member
+from numerics.core.simulate import simulate_ensemble, with_provenance
 from numerics.core.model import Model, SaveAt, Solver
 from numerics.core.threads import blas_threads_for
 from numerics.core.trajectory import Trajectory, simulate, uniform_sphere
@@ -254,8 +255,8 @@ def test_energies_agree_with_interaction_energy_in_every_normalisation():
 # -- files, members, refusals -----------------------------------------------------------------------------------------
 def test_file_round_trip_and_member_view(tmp_path):
     betas = np.array([1.0, 5.0])
-    ens = simulate(Model("sa", 1.0), starts(2, 6, 3, first=10), 0.5, solver=Solver("rk4", dt=0.1),
-                   members=Members(beta=betas), provenance={"seed": [10, 11]})
+    ens = with_provenance(simulate(Model("sa", 1.0), starts(2, 6, 3, first=10), 0.5, solver=Solver("rk4", dt=0.1),
+                                   members=Members(beta=betas)), seed=[10, 11])
     path = ens.save(tmp_path / "ens.npz")
     back = Trajectory.load(path)
     np.testing.assert_array_equal(back.X, ens.X)
@@ -263,10 +264,11 @@ def test_file_round_trip_and_member_view(tmp_path):
     single = simulate("sa", 5.0, 0.5, n=6, d=3, seed=11, dt=0.1)
     np.testing.assert_array_equal(one.X, single.X)
     assert one.meta["beta"] == 5.0 and one.meta["seed"] == 11 and one.meta["member"] == {"index": 1, "of": 2}
-    with pytest.raises(InputError, match="cannot resume an ensemble"):
-        from numerics.core.trajectory import resume
+    from numerics.core.trajectory import resume  # an ensemble resumes through the one driver (issue 39)
 
-        resume(path, 1.0)
+    longer = simulate(Model("sa", 1.0), starts(2, 6, 3, first=10), 1.0, solver=Solver("rk4", dt=0.1),
+                      members=Members(beta=betas))
+    np.testing.assert_array_equal(resume(path, 1.0).X, longer.X)
     data = dict(np.load(path))
     data["X"][1, 0, 2] *= 1.1
     np.savez(tmp_path / "bad.npz", **data)

@@ -94,7 +94,7 @@ def test_energy_check_catches_planted_errors(plant, monkeypatch):
 def test_frame_energies_from_the_field_row_sums(kind, beta, method, monkeypatch):
     """simulate reads the energy of a frame off the row sums of the field evaluated there: equal to the pair
     sum within the 1e-12 bound it promises, and the pair sum runs only for frames the field never saw."""
-    import numerics.core.trajectory as trajectory_module
+    import numerics.core.simulate as trajectory_module  # the driver (issue 39)
     from numerics.core.model import Model, Solver
     from numerics.core.trajectory import simulate
 
@@ -127,7 +127,7 @@ def _run_requested(kind, beta, method, monkeypatch, tiles=None):
     1e-12) with every other frame saved; returns the trajectory, the pair-sum calls of the energy column, the
     flags of the tile sums (True: energy terms summed) and the states of the same run integrated without
     energy requests. ``tiles`` replaces the tile sums (planted errors)."""
-    import numerics.core.trajectory as trajectory_module
+    import numerics.core.simulate as trajectory_module  # the driver (issue 39)
     from numerics.core.integrators import integrate
     from numerics.core.model import Model, SaveAt, Solver
     from numerics.core.trajectory import simulate

@@ -127,7 +127,7 @@ def _run_noisy(args) -> int:
     from numerics.circle.angles import CircleTrajectory, initial_angles
     from numerics.common.errors import require_real
     from numerics.core.model import Model, SaveAt, Solver
-    from numerics.core.trajectory import simulate
+    from numerics.core.simulate import simulate, with_provenance
 
     noise = require_real(args.noise, "noise", minimum=0.0)
     if noise == 0.0:
@@ -139,8 +139,8 @@ def _run_noisy(args) -> int:
     theta0 = initial_angles(args.n, args.seed)
     X0 = np.stack([np.cos(theta0), np.sin(theta0)], axis=1)
     traj = simulate(model, X0, args.t_end, solver=Solver(args.method, dt=args.dt, backend="auto", seed=noise_seed),
-                    save=SaveAt(every=args.save_every), progress=StderrProgress("kuramoto --noise"),
-                    provenance={"seed": args.seed, "init": "uniform"})
+                    save=SaveAt(every=args.save_every), progress=StderrProgress("kuramoto --noise"))
+    with_provenance(traj, seed=args.seed, init="uniform")
     theta = np.unwrap(np.arctan2(traj.X[..., 1], traj.X[..., 0]), axis=0)
     r = np.linalg.norm(traj.X.mean(axis=1), axis=1)
     late = traj.times >= traj.times[-1] / 2

@@ -57,10 +57,11 @@ def add_arguments(p):
 def run(args) -> int:
     wall_start = time.perf_counter()
     from numerics.core.blocks import architecture_summary
-    from numerics.core.trajectory import initial_state, load_initial, resume, simulate
+    from numerics.core.record import load_initial
+    from numerics.core.simulate import initial_state, resume, simulate, with_provenance
 
     progress = StderrProgress("simulate")
-    energy_progress = StderrProgress("simulate: energy", unit="frames ")
+    progress.energy = StderrProgress("simulate: energy", unit="frames ")  # the driver's energy-phase progress
     if args.resume:
         # the saved run's model, solver and spacing continue: every option that would describe another one (a new
         # start, a batch, or a value other than an option's default) is refused rather than ignored
@@ -72,7 +73,11 @@ def run(args) -> int:
         if args.save_times:
             raise InputError("--save-times does not apply to --resume (the saved run's spacing is kept)")
         refuse_inapplicable_step(args, batch=False)
-        traj = resume(args.resume, args.t_end, progress=progress, energy_progress=energy_progress)
+        traj = resume(args.resume, args.t_end, progress=progress)
+        if traj.X.ndim == 4:  # an ensemble file resumes as an ensemble (the one driver) and reports as one
+            from numerics.core.ensemble_cli import report_resumed
+
+            return report_resumed(args, traj, wall_start)
     elif batch_requested(args):
         from numerics.core.ensemble_cli import run_batch
 
@@ -91,8 +96,8 @@ def run(args) -> int:
         solver = solver_from_args(args, seed=args.seed if args.noise_seed is None else args.noise_seed)
         save = save_from_args(args, X0.size if X0 is not None else abs(args.n or 1) * abs(args.d or 1))
         X0, init = initial_state(args.n, args.d, X0, args.seed, args.normalize)
-        traj = simulate(model, X0, args.t_end, solver=solver, save=save, progress=progress,
-                        energy_progress=energy_progress, provenance={"seed": args.seed, "init": init})
+        traj = with_provenance(simulate(model, X0, args.t_end, solver=solver, save=save, progress=progress),
+                               seed=args.seed, init=init)
     write_start = time.perf_counter()
     traj.save(args.out)
     if args.plot:
