@@ -45,7 +45,7 @@ from numerics.core import engines as _engines
 from numerics.core import sums as sums_module
 from numerics.core.engines import NUMBA_SUBSET, numba_heads  # noqa: F401 (the names stay importable from here)
 from numerics.core.positions import bias_block
-from numerics.core.lanes import _heads_lanes, _identity_lanes, member_sums
+from numerics.core.lanes import _heads_lanes, _identity_lanes, member_sums, warm
 from numerics.core.sums import block_rows, member_groups, overflow_error, symmetric_rows, tile_rows
 
 #: evaluation engines of the pipeline (the rows of :data:`numerics.core.engines.ENGINES`)
@@ -190,7 +190,7 @@ class Attention:
         if model.schedule is not None:
             raise InputError("a depth schedule's field depends on t: build one Attention per layer "
                              "(numerics.core.blocks.ScheduledField)")
-        _engines.warm(engine)  # one clear error without Numba, and the compile (or cache load) before any timing
+        warm(engine)  # one clear error without Numba, and the compile (or cache load) before any timing
         if model.kernel is not None:
             from numerics.core.kernels import compile_kernel
 

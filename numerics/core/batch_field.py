@@ -24,6 +24,7 @@ import numpy as np
 
 # the member groups (numerics.core.sums), the lane layout of the member kernels (numerics.core.lanes) and their
 # rounding bounds (numerics.core.engines): the names stay importable from here
+from numerics.core.blocks import ScheduledField
 from numerics.core.engines import heads_rounding_bound, member_rounding_bound  # noqa: F401
 from numerics.core.lanes import (_from_lanes, _heads_lanes, _identity_lanes, _largest, _member_betas,  # noqa: F401
                                  _member_kernel, _to_lanes, member_sums)
@@ -61,7 +62,8 @@ def make_batch_field(d: int, beta, kind: str = "sa", M=None, V=None, *, time_uni
     tests/numerics/test_core_member_kernel.py (the ``numba`` engine within its rounding bound).
     """
     from numerics.core.attention import Attention
-    from numerics.core.engines import choose, warm
+    from numerics.core.engines import choose
+    from numerics.core.lanes import warm
 
     chosen = choose(engine, "identity" if M is None and V is None else "one", batch=True)
     warm(chosen)  # one clear error without Numba, and the compile (or cache load) before any timing
@@ -79,7 +81,7 @@ def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = Fals
     to the NumPy path to rounding (:func:`heads_rounding_bound`); ``"numpy"``: the single system's order.
     """
     from numerics.core.attention import Attention
-    from numerics.core.engines import warm
+    from numerics.core.lanes import warm
 
     attention = Attention.heads(beta, kind, heads, mlp, causal, positions, block=block,
                                 engine="heads" if engine == "numba" else "numpy")
@@ -87,33 +89,14 @@ def make_batch_block_field(beta, kind: str, heads, mlp=None, causal: bool = Fals
     return attention.batched()
 
 
-class BatchScheduledField:
+class BatchScheduledField(ScheduledField):
     """:class:`numerics.core.blocks.ScheduledField` of an ensemble: ``field(X, t)``, ``time_dependent = True``;
-    piecewise between the layer times like it (:mod:`numerics.core.loop`)."""
+    piecewise between the same layer times (:mod:`numerics.core.loop`), each layer's field built for a batch."""
 
-    time_dependent = True
     batched = True
 
-    @property
-    def piecewise(self) -> bool:
-        """True for table schedules: autonomous between layer times."""
-        return self.schedule.fn is None
-
-    def breakpoints(self, t0: float, t_end: float) -> tuple[float, ...]:
-        """The layer times strictly inside (t0, t_end) where the weights change (as the single field's)."""
-        from numerics.core.blocks import ScheduledField
-
-        return ScheduledField.layer_changes(self.schedule, t0, t_end)
-
-    def piece(self, t: float) -> Callable[[np.ndarray], np.ndarray]:
-        """The autonomous field ``piece(X)`` of the layer acting at t."""
-        return self.at(t)
-
-    def __init__(self, beta, kind: str, schedule, causal: bool = False, block: int | None = None):
-        self.beta, self.kind, self.schedule, self.causal, self.block = beta, kind, schedule, causal, block
-        self._cache: dict[int, Callable] = {}
-
     def at(self, t: float) -> Callable[[np.ndarray], np.ndarray]:
+        """The time-independent batched field of the layer acting at t."""
         if self.schedule.fn is not None:
             heads, mlp = self.schedule.at(t)
             return make_batch_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block)
@@ -122,6 +105,3 @@ class BatchScheduledField:
             heads, mlp = self.schedule.at(t)
             self._cache[layer] = make_batch_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block)
         return self._cache[layer]
-
-    def __call__(self, X: np.ndarray, t: float) -> np.ndarray:
-        return self.at(t)(X)

@@ -181,19 +181,6 @@ def numba_heads(model) -> bool:
     return model.heads is not None and not model_features(model) - {"kernel"}
 
 
-def warm(engine: str) -> None:
-    """One clear error without Numba, and the compile (or the load of Numba's on-disk cache) of ``engine``'s kernel
-    before any timing; nothing for ``numpy``."""
-    if engine == "fused":
-        from numerics.core.fused import compile_seconds
-
-        compile_seconds()
-    elif ENGINES[engine].compiled:
-        from numerics.core.lanes import _member_kernel
-
-        _member_kernel()
-
-
 # -- rounding bounds of the compiled engines against the NumPy sums ---------------------------------------------------
 def _weight_sums(logit_error: float, n: int) -> float:
     """Relative bound on a weight sum from a logit's absolute error: e^{logit} turns it into a relative error of
