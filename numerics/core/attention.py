@@ -184,8 +184,7 @@ class Attention:
         model = model.at_context_length(n, "a field without a number of tokens")
         members = members or {}
         beta = model.beta if members.get("beta") is None else members["beta"]
-        identity = members.get("M") is None and members.get("V") is None if "M" in members else None
-        engine = _engines.choose_for_model(model, require_choice(engine, "engine", ENGINES), identity=identity,
+        engine = _engines.choose_for_model(model, require_choice(engine, "engine", ENGINES), members=members,
                                            batch=engine != "fused")
         if model.schedule is not None:
             raise InputError("a depth schedule's field depends on t: build one Attention per layer "

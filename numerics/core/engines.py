@@ -165,8 +165,11 @@ def model_features(model) -> frozenset[str]:
     return frozenset(name for name, present in found.items() if present)
 
 
-def choose_for_model(model, backend: str, *, batch: bool, identity: bool | None = None) -> str:
-    """:func:`choose` for a :class:`numerics.core.model.Model` (its heads and features)."""
+def choose_for_model(model, backend: str, *, batch: bool, members: dict | None = None) -> str:
+    """:func:`choose` for a :class:`numerics.core.model.Model` (its heads and features); ``members``: the per-member
+    values of :func:`numerics.core.ensemble.resolve_members`, whose resolved M = Q^T K and V decide the identity
+    case (per-member matrices make a model without its own Q, K, V a general one-head model)."""
+    identity = None if not members or "M" not in members else members["M"] is None and members.get("V") is None
     return choose(backend, model_shape(model, identity), model_features(model), batch=batch)
 
 

@@ -183,11 +183,9 @@ def batch_vector_field(model, members: dict, d: int, B: int, backend: str = "dir
     log-scaled beta."""
     from numerics.core.attention import Attention
     from numerics.core.batch_field import BatchScheduledField
-
     from numerics.core.engines import ENGINES, choose_for_model
 
-    identity = members.get("M") is None and members.get("V") is None if "M" in members else None
-    engine = choose_for_model(model, backend, batch=True, identity=identity)  # (refuses numba with a schedule)
+    engine = choose_for_model(model, backend, batch=True, members=members)  # (refuses numba with a schedule)
     if model.schedule is not None:
         beta = model.beta if members["beta"] is None else members["beta"]
         return BatchScheduledField(beta, model.kind, model.schedule, model.causal), "blocks"

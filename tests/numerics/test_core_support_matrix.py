@@ -381,6 +381,13 @@ def test_the_pipeline_constructors_choose_through_the_table():
     assert make_batch_field(D, 1.0).attention.engine == "numpy"
     assert make_batch_block_field(1.0, "sa", HEADS, engine="numba").attention.engine == "heads"
     assert Attention.one_head(D, 1.0, engine="fused").engine == "fused"
+    from numerics.core.ensemble import batch_vector_field, resolve_members
+
+    model = Model("sa", 1.0)  # Q = K = V = I in the model, V per member: the general member kernel
+    members = resolve_members(model, Members(V=np.stack([V] * B)), B, D, 0)
+    assert batch_vector_field(model, members, D, B, "numba", N)[0].attention.engine == "lanes"
+    assert batch_vector_field(model, resolve_members(model, Members(beta=BETAS), B, D, 0), D, B, "numba",
+                              N)[0].attention.engine == "identity"
     for attempt in (lambda: make_batch_block_field(1.0, "sa", HEADS, MLP_, engine="numba"),
                     lambda: make_batch_block_field(1.0, "sa", HEADS, causal=True, engine="numba"),
                     lambda: Attention.heads(1.0, "sa", HEADS, project=False, engine="heads")):
