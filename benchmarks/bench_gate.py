@@ -1,7 +1,7 @@
 """The benchmark gate of the core: two source trees timed interleaved, A / B / A / B, and a table of medians.
 
 Run: python benchmarks/bench_gate.py BEFORE_TREE AFTER_TREE [--pairs 2] [--only ensembles fields field simulate]
-[--json]
+[--fixed-malloc] [--json]
 
 Each tree runs its own copy of the benchmarks in a fresh process (``PYTHONPATH`` = the tree, one BLAS thread,
 Numba's on-disk cache in a directory of its own, ``--cache-a``/``--cache-b``: the cache is per source file, and
@@ -15,6 +15,13 @@ compile time is excluded by the benchmarks themselves, which warm up before timi
 - ``field``: ``attnflow bench --suite field --repeats 5``: seconds of one field evaluation (NumPy tiles, general
   score map, fused kernel) at n = 4096;
 - ``simulate``: ``attnflow bench --suite simulate --repeats 3``: seconds of an rk4 run and of its bare fields.
+
+``--fixed-malloc`` sets glibc's ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` for both trees. Without
+it, glibc adapts its mmap threshold to what the process freed so far, and the NumPy block path (several heads)
+allocates tiles of a few MB per evaluation: whether they come back as fresh pages (a minor page fault per 4 KiB,
+measured 60 % of that field's CPU time) depends on the allocations and frees that happened before, not on the
+field. Measured on the 8-head ensemble: 3.6 s a round in the first round of both trees, 1.3 s in later rounds of
+one tree only; 0.9 s for both with the thresholds fixed.
 
 The runs alternate (A, B, A, B, ... ``--pairs`` times each): on a shared machine the load drifts, and
 interleaving spreads it over both trees. The table gives, per measure, the median over the runs of each tree and
@@ -71,10 +78,14 @@ def measures(job: str, out: dict) -> dict[str, tuple[float, bool]]:
     return found
 
 
-def run(job: str, tree: Path, cache: str) -> dict[str, tuple[float, bool]]:
+#: glibc's allocator thresholds of ``--fixed-malloc`` (256 MiB: every tile of the benchmarks stays on the heap)
+FIXED_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(512 << 20)}
+
+
+def run(job: str, tree: Path, cache: str, fixed_malloc: bool = False) -> dict[str, tuple[float, bool]]:
     """One run of ``job`` on ``tree`` in a fresh process; its measures."""
     env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=cache, OMP_NUM_THREADS="1",
-               OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+               OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", **(FIXED_MALLOC if fixed_malloc else {}))
     args = [sys.executable] + [a.format(tree=tree) for a in JOBS[job]]
     done = subprocess.run(args, cwd=tree, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -90,6 +101,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=list(JOBS), choices=list(JOBS), help="jobs to run (default all)")
     ap.add_argument("--cache-a", default="/tmp/numba-gate-a", help="NUMBA_CACHE_DIR of tree A")
     ap.add_argument("--cache-b", default="/tmp/numba-gate-b", help="NUMBA_CACHE_DIR of tree B")
+    ap.add_argument("--fixed-malloc", action="store_true",
+                    help="fix glibc's mmap and trim thresholds in both trees (module docstring)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     trees = {"A": (args.before.resolve(), args.cache_a), "B": (args.after.resolve(), args.cache_b)}
@@ -105,7 +118,7 @@ def main() -> None:
                 tree, cache = trees[label]
                 print(f"  {job} {label} run {pair + 1}/{args.pairs} ({time.time() - start:.0f} s)", file=sys.stderr,
                       flush=True)
-                for name, (value, up) in run(job, tree, cache).items():
+                for name, (value, up) in run(job, tree, cache, args.fixed_malloc).items():
                     values.setdefault(name, {"A": [], "B": []})[label].append(value)
                     higher[name] = up
     rows = []
@@ -118,6 +131,7 @@ def main() -> None:
                      "within_5_percent": speed >= 0.95, "runs_before": runs["A"], "runs_after": runs["B"]})
     if args.json:
         print(json.dumps({"before": str(trees["A"][0]), "after": str(trees["B"][0]), "pairs": args.pairs,
+                          "fixed_malloc": args.fixed_malloc,
                           "rows": rows, "load_average": os.getloadavg()}, indent=1))
         return
     print(f"A = {trees['A'][0]}, B = {trees['B'][0]}; medians of {args.pairs} interleaved runs each; speed = B/A "
