@@ -1018,3 +1018,21 @@ MUTANTS += [
      'meta["noise_state"] = meta["noise_state"][b]', 'meta["noise_state"] = meta["noise_state"][0]',
      "one member's view carries the first member's random stream"),
 ]
+# the engine table of the attention pipeline (numerics/core/engines.py): a routing mistake costs speed, not results,
+# so the support matrix checks the engine each model reaches by name and by the compiled kernel that runs
+MUTANTS += [
+    ("engines-identity-never-chosen", "numerics/core/engines.py",
+     '("identity",), (), single=False, members=True', '(), (), single=False, members=True',
+     "the identity member kernel never chosen (Q = K = V = I batches run the general member kernel, ~5x slower)"),
+    ("engines-heads-single-refused", "numerics/core/engines.py",
+     'single=True, members=True, compiled=True,\n           pays="several heads',
+     'single=False, members=True, compiled=True,\n           pays="several heads',
+     "the several-head kernel refused for one system (it runs for batches)"),
+    ("attention-identity-dispatch-dropped", "numerics/core/attention.py",
+     'if self.engine == "identity":  #', 'if False:  #',
+     "the identity engine chosen but the general member kernel run"),
+    ("engines-weight-bound-exp-ulps", "numerics/core/engines.py",
+     "return 2.0 * (logit_error + 4.0 * eps", "return 2.0 * (logit_error + 3.0 * eps",
+     "the compiled engines' rounding bound allows 1.5 ulp per exp instead of 2 (its value changed)"),
+]
+_FILE_AREA.update({"numerics/core/engines.py": "attention"})

@@ -23,10 +23,11 @@ and the tiles of :mod:`numerics.core.sums` (symmetric for Q = K = I, with the en
 the per-head **block** arithmetic, logits through the (k, d) blocks with the row-maximum shift, for every other
 model. A user kernel (Q = K = V = I by the Model's rule) has its own weight and no shift.
 
-Engines (chosen at build time; the compiled kernels are not edited and are reached exactly as before):
-``numpy`` (the reference), ``fused`` (one large system, one head: :func:`numerics.core.fused.fused_accumulate`),
-``lanes`` (members as vector lanes: :func:`numerics.core.lanes.member_sums` and the identity kernel for one
-head, :func:`numerics.core._member_heads.heads_field` for heads without MLP, mask or positions).
+Engines (chosen at build time by :func:`numerics.core.engines.choose`, from the one table of what each supports,
+:data:`numerics.core.engines.ENGINES`; the compiled kernels are not edited): ``numpy`` (the reference), ``fused``
+(one large system, one head: :func:`numerics.core.fused.fused_accumulate`), ``lanes`` and ``identity`` (members as
+vector lanes, one head: :func:`numerics.core.lanes.member_sums`, and for Q = K = V = I the identity kernel),
+``heads`` (:func:`numerics.core._member_heads.heads_field`, several heads without MLP, mask or positions).
 
 Per-member values: beta (B,) and, for the score map, M and V (B, d, d); everything else is shared. Members are
 processed in groups (:func:`numerics.core.sums.member_groups`) so that tile buffers stay bounded; the
@@ -40,16 +41,15 @@ from collections.abc import Callable
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice
+from numerics.core import engines as _engines
 from numerics.core import sums as sums_module
+from numerics.core.engines import NUMBA_SUBSET, numba_heads  # noqa: F401 (the names stay importable from here)
 from numerics.core.positions import bias_block
-from numerics.core.lanes import _heads_lanes, _identity_lanes, _member_kernel, member_sums
+from numerics.core.lanes import _heads_lanes, _identity_lanes, member_sums, warm
 from numerics.core.sums import block_rows, member_groups, overflow_error, symmetric_rows, tile_rows
 
-#: evaluation engines of the pipeline (see the module docstring)
-ENGINES = ("numpy", "fused", "lanes")
-#: the one line with which the compiled engines refuse what they do not evaluate (one system and batches alike)
-NUMBA_SUBSET = ("the numba backend of a batch evaluates one attention head (Q, K, V) or several heads (--heads), as "
-                "for one system: no MLP, schedule, mask, positions or user kernel; use --backend direct")
+#: evaluation engines of the pipeline (the rows of :data:`numerics.core.engines.ENGINES`)
+ENGINES = tuple(_engines.ENGINES)
 
 
 class _ModuleSums:
@@ -127,7 +127,8 @@ class Attention:
         """The score-map prepare: one head with score map M = Q^T K (``None``: Q = K = I) and values V, beta shared
         or per member ((B,)), M and V shared ((d, d)) or per member ((B, d, d)). ``memo``: a
         :class:`numerics.core.field.RowSumMemo` (one system, M = I) that reads energies off the tiles."""
-        engine = require_choice(engine, "engine", ENGINES)
+        engine = _engines.choose(require_choice(engine, "engine", ENGINES), "identity" if M is None and V is None
+                                 else "one", batch=engine != "fused")
         betas = np.atleast_1d(np.asarray(beta, dtype=float))
         natural_usa = kind == "usa" and time_unit == "natural"
         if natural_usa and np.any(betas > 700):
@@ -147,11 +148,12 @@ class Attention:
               block: int | None = None, project: bool = True, engine: str = "numpy") -> "Attention":
         """The block prepare: H heads (a :class:`numerics.core.blocks.MultiHead`), an optional MLP, the causal
         mask and positions (a :class:`numerics.core.positions.PositionEncoding`); beta shared or per member.
-        ``project=False`` returns the attention output itself (the normalisation schemes). ``engine="lanes"``:
-        the several-head member kernel (heads only)."""
-        engine = require_choice(engine, "engine", ("numpy", "lanes"))
-        if engine == "lanes" and (mlp is not None or causal or positions is not None or not project):
-            raise InputError(NUMBA_SUBSET)
+        ``project=False`` returns the attention output itself (the normalisation schemes). A compiled ``engine``
+        (``heads``; ``lanes`` and ``fused`` name it too): the several-head member kernel (heads only)."""
+        features = [name for name, present in (("mlp", mlp is not None), ("causal", causal),
+                                               ("positions", positions is not None), ("norm", not project))
+                    if present]
+        engine = _engines.choose(require_choice(engine, "engine", ENGINES), "several", features, batch=True)
         return cls("block", kind, beta, engine=engine, block=block, heads=heads, mlp=mlp, causal=causal,
                    positions=positions, project=project)
 
@@ -171,7 +173,8 @@ class Attention:
         """The pipeline of a time-independent ``model`` for n tokens in R^d, every option resolved here.
 
         ``members``: per-member values of :func:`numerics.core.ensemble.resolve_members` (``beta``, ``M``,
-        ``V``). ``engine``: ``numpy``, ``fused`` (one system, one head) or ``lanes`` (members as vector lanes).
+        ``V``). ``engine``: ``numpy``, or a compiled request (``fused``: the one-system path; ``lanes``,
+        ``identity``, ``heads``: members as vector lanes), resolved by :func:`numerics.core.engines.choose`.
         ``memo``: a :class:`numerics.core.field.RowSumMemo` that reads frame energies off the tiles (one system,
         Q = K = I; ignored otherwise); ``sums``: the blocked primitive's entry points (default
         :mod:`numerics.core.sums`). The prepare is chosen as before the
@@ -179,19 +182,14 @@ class Attention:
         model the per-head blocks, a user kernel its own weight.
         """
         model = model.at_context_length(n, "a field without a number of tokens")
+        members = members or {}
+        beta = model.beta if members.get("beta") is None else members["beta"]
+        engine = _engines.choose_for_model(model, require_choice(engine, "engine", ENGINES), members=members,
+                                           batch=engine != "fused")
         if model.schedule is not None:
             raise InputError("a depth schedule's field depends on t: build one Attention per layer "
                              "(numerics.core.blocks.ScheduledField)")
-        members = members or {}
-        beta = model.beta if members.get("beta") is None else members["beta"]
-        if engine != "numpy" and (model.kernel is not None or (model.has_architecture and not numba_heads(model))):
-            raise InputError(NUMBA_SUBSET)
-        if engine == "lanes":  # one clear error without Numba, and the compile (or cache load) before any timing
-            _member_kernel()
-        elif engine == "fused":
-            from numerics.core.fused import compile_seconds
-
-            compile_seconds()
+        warm(engine)  # one clear error without Numba, and the compile (or cache load) before any timing
         if model.kernel is not None:
             from numerics.core.kernels import compile_kernel
 
@@ -200,7 +198,7 @@ class Attention:
             if model.positions is not None and model.positions.size != n:
                 raise InputError(f"{model.positions.size} position labels for {n} tokens")
             return cls.heads(beta, model.kind, model.block_heads(d), model.mlp, model.causal,
-                             model.position_encoding(), engine="lanes" if engine != "numpy" else "numpy")
+                             model.position_encoding(), engine=engine)
         if "M" in members:
             M, V = members["M"], members["V"]
         else:
@@ -218,11 +216,11 @@ class Attention:
         groups = self._groups.get(X.shape)
         if groups is None:  # the member groups of this shape, planned once (a field is called many times)
             groups = self._groups[X.shape] = self._plan(*X.shape)
-        if len(groups) == 1 and not (self.prepare == "block" and self.engine == "lanes"):
+        if len(groups) == 1 and self.engine != "heads":
             return self._group(X, self.beta, self.M, self.V, self.scale)
         out = np.empty(X.shape)  # C order: the heads kernel writes each group in place
         for g in groups:
-            if self.prepare == "block" and self.engine == "lanes":
+            if self.engine == "heads":
                 self._heads_lanes(X[g], _part(self.beta, g), out[g])
             else:
                 out[g] = self._group(X[g], _part(self.beta, g), _part(self.M, g, 3), _part(self.V, g, 3),
@@ -273,7 +271,7 @@ class Attention:
     def _score_group(self, X, beta, M, V, scale):
         G, n, d = X.shape
         kind = self.kind
-        if self.engine == "lanes" and M is None and V is None:
+        if self.engine == "identity":  # Q = K = V = I (M and V are None: the table's identity row)
             out = _identity_lanes(X, beta, kind, scale)
             if out is not None:
                 return out
@@ -298,7 +296,7 @@ class Attention:
         expm1_totals = None
         if self.engine == "fused":
             acc = self.sums.fused(lhs, right, rhs, beta)
-        elif self.engine == "lanes":
+        elif self.engine in ("lanes", "identity"):  # (identity: rows whose weights all underflow)
             try:
                 with np.errstate(over="raise", under="ignore"):
                     acc = member_sums(lhs, right, rhs, symmetric=M is None)
@@ -413,9 +411,4 @@ def _store_energy(memo, key: bytes, acc: np.ndarray, c: float, beta: float, n: i
     elif expm1_total is not None:
         memo.store(key, math.nan, math.inf, expm1_total / n**2)
 
-
-def numba_heads(model) -> bool:
-    """True when the model's only architecture is its heads (the several-head member kernel's case)."""
-    return (model.heads is not None and model.mlp is None and model.schedule is None and not model.causal
-            and not model.has_positions)
 

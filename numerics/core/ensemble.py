@@ -60,10 +60,9 @@ def check_batchable(model, backend: str) -> None:
     if backend in ("fourier", "harmonic"):
         raise InputError(f"the {backend} backend evaluates one system; batches (X0 of shape (B, n, d)) use "
                          "--backend direct, auto or numba")
-    from numerics.core.attention import NUMBA_SUBSET, numba_heads
+    from numerics.core.engines import check_backend
 
-    if backend == "numba" and (model.kernel is not None or (model.has_architecture and not numba_heads(model))):
-        raise InputError(NUMBA_SUBSET)
+    check_backend(model, backend, batch=True)  # a compiled engine's one-line refusal (the same as one system's)
     if model.schedule is not None and model.has_positions:
         raise InputError("batches (X0 of shape (B, n, d)) do not support positions (alibi, rope) with a depth "
                          "schedule yet; run the members one by one")
@@ -78,19 +77,20 @@ def _same(a, b) -> bool:
 
 def batch_vector_field(model, members: dict, d: int, B: int, backend: str = "direct", n: int | None = None):
     """The batched field of ``model`` with the per-member values of :func:`resolve_members` and its backend name:
-    the attention pipeline (:class:`numerics.core.attention.Attention`) on (B, n, d), the ``lanes`` engine for
-    ``numba`` (the compiled member kernels); a depth schedule through
+    the attention pipeline (:class:`numerics.core.attention.Attention`) on (B, n, d), for ``numba`` the compiled
+    engine that :func:`numerics.core.engines.choose` picks (members as vector lanes); a depth schedule through
     :class:`numerics.core.batch_field.BatchScheduledField`. ``n`` (tokens) is needed for position labels and a
     log-scaled beta."""
     from numerics.core.attention import Attention
     from numerics.core.batch_field import BatchScheduledField
+    from numerics.core.engines import ENGINES, choose_for_model
 
+    engine = choose_for_model(model, backend, batch=True, members=members)  # (refuses numba with a schedule)
     if model.schedule is not None:
         beta = model.beta if members["beta"] is None else members["beta"]
         return BatchScheduledField(beta, model.kind, model.schedule, model.causal), "blocks"
-    numba = backend == "numba"
-    attention = Attention.from_model(model, n, d, members=members, engine="lanes" if numba else "numpy")
-    name = ("numba" if numba else "kernel" if model.kernel is not None else
+    attention = Attention.from_model(model, n, d, members=members, engine=engine)
+    name = ("numba" if ENGINES[engine].compiled else "kernel" if model.kernel is not None else
             "blocks" if model.has_architecture else "direct")
     return attention.batched(), name
 

@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from numerics.common.errors import InputError
+from numerics.core.engines import fused_rounding_bound  # noqa: F401 (its old home; written once there)
 
 #: the compiled kernels (filled on first use by :func:`_build`)
 _KERNELS: dict = {}
@@ -123,16 +124,3 @@ def compile_seconds() -> float:
 
 #: set once :func:`compile_seconds` has run the kernels (a list: module state without ``global``)
 _WARMED: list = []
-
-
-def fused_rounding_bound(beta: float, d: int, n: int, m_norm: float = 1.0) -> float:
-    """Bound on the relative error of each fused weight against NumPy's, in units of the weights.
-
-    A logit <l_i, r_j> of d + 2 products (beta M^T x_i . x_j and the shift) is summed in a different order by
-    BLAS: each has absolute error at most (d + 2) eps (|beta| |M| + |c_i|) <= 2 (d + 2) eps |beta| |M|;
-    e^{logit} turns it into a relative error of the same size, plus 2 ulp of either exp. Sums of n positive
-    terms in a different order add at most (n - 1) eps relative (a crude worst case; log2 n for BLAS's
-    blocked sums). Returned: 2 (d + 2) eps |beta| |M| + 4 eps + (n - 1) eps, doubled for the two sides.
-    """
-    eps = np.finfo(float).eps
-    return 2.0 * (2.0 * (d + 2) * eps * abs(beta) * m_norm + 4.0 * eps + (n - 1) * eps)

@@ -22,6 +22,19 @@ def _member_kernel():
     return kernel
 
 
+def warm(engine: str) -> None:
+    """One clear error without Numba, and the compile (or the load of Numba's on-disk cache) of the kernel of
+    ``engine`` (a row of :data:`numerics.core.engines.ENGINES`) before any timing; nothing for ``numpy``."""
+    from numerics.core.engines import ENGINES
+
+    if engine == "fused":
+        from numerics.core.fused import compile_seconds
+
+        compile_seconds()
+    elif ENGINES[engine].compiled:
+        _member_kernel()
+
+
 def member_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, symmetric: bool) -> np.ndarray:
     """acc = exp(lhs right) rhs member by member with the compiled kernel (``lhs`` (B, n, p), ``right``
     (B, p, n), ``rhs`` (B, n, q)); ``symmetric``: one exp per pair, as :func:`_symmetric_sums`. An overflowing

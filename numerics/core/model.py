@@ -313,13 +313,14 @@ class Model:
                 raise InputError("harmonic backend not available (numerics.harmonic is not part of this build); "
                                  "use --backend direct")
             return harmonic.model_field(self, n, d), "harmonic"
-        if backend == "numba":
-            from numerics.core.attention import NUMBA_SUBSET, Attention, numba_heads
+        if backend == "numba":  # the compiled engine of the table (numerics.core.engines), or its one-line refusal
+            from numerics.core.engines import choose_for_model
 
-            if self.kernel is not None or (self.has_architecture and not numba_heads(self)):
-                raise InputError(NUMBA_SUBSET)
-            if self.has_architecture:  # several heads: the member kernel of ensembles, one system as B = 1
-                return Attention.from_model(self, n, d, engine="lanes").single(), "numba"
+            engine = choose_for_model(self, backend, batch=False)
+            if engine == "heads":  # several heads: the member kernel of ensembles, one system as B = 1
+                from numerics.core.attention import Attention
+
+                return Attention.from_model(self, n, d, engine=engine).single(), "numba"
             return make_field(d, self.beta, self.kind, self.Q, self.K, self.V, time_unit=self.time_unit,
                               engine="numba"), "numba"
         if self.has_architecture:
