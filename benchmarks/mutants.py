@@ -1000,3 +1000,13 @@ MUTANTS += [
 ]
 _FILE_AREA.update({"numerics/gaussian/ffn.py": "gaussian", "theory/gaussian.py": "gaussian"})
 _AREA_TESTS["gaussian"].append("tests/numerics/test_gaussian_ffn.py")
+
+
+# numbers printed with their accuracy (issue 43): the Richardson value of attnflow low-temperature
+MUTANTS += [
+    ("mf-lt-no-extrapolation", "numerics/meanfield/low_temperature.py",
+     "out[key] = 2.0 * fine - coarse", "out[key] = fine",
+     "the 2N-ring value printed with the error estimate meant for the extrapolated one"),
+    ("mf-lt-extrapolation-sign", "numerics/meanfield/low_temperature.py",
+     "out[key] = 2.0 * fine - coarse", "out[key] = 2.0 * coarse - fine", "Richardson extrapolation the wrong way"),
+]

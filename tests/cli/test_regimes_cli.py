@@ -57,6 +57,15 @@ def test_low_temperature_table(capsys, tmp_path):
     assert 0.9 < p["t_star_slope_in_log_beta"] < 1.1
 
 
+def test_low_temperature_default_meets_its_stated_accuracy(capsys):
+    # independent value: the converged t* and W_2* at beta = 16 (exact radial reduction, 7 digits; issue 43)
+    p = run_json(capsys, ["low-temperature", "--betas", "16"])
+    (row,) = p["rows"]
+    assert p["target_met"] and p["worst_relative_error"] <= p["target_relative_error"]
+    assert abs(row["t_star"] - 1.7047) <= row["t_star_error"]
+    assert abs(row["W2_star"] - 0.23704) <= row["W2_star_error"]
+
+
 def test_moderate_phases(capsys):
     p = run_json(capsys, ["moderate", "--phase", "pairing", "--beta", "10"])
     assert abs(p["merge_time"] / p["two_cluster_quadrature"] - 1) < 0.05
