@@ -1010,3 +1010,13 @@ MUTANTS += [
     ("mf-lt-extrapolation-sign", "numerics/meanfield/low_temperature.py",
      "out[key] = 2.0 * fine - coarse", "out[key] = 2.0 * coarse - fine", "Richardson extrapolation the wrong way"),
 ]
+
+# configurations that never reached the code (issue 43): members past the first block of 64 lanes
+MUTANTS += [
+    ("ens-kernel-first-block-betas", "numerics/core/_member_kernels.py",
+     "Xg, Ag, bg, cg = X[g], acc[g], beta[g], shift[g]", "Xg, Ag, bg, cg = X[g], acc[g], beta[0], shift[g]",
+     "every block of lanes takes the first block's betas (shows only with B > 64 and per-member beta)"),
+    ("heads-kernel-first-block-betas", "numerics/core/_member_heads.py",
+     "            cg[b] = coef[src]\n", "            cg[b] = coef[b]\n",
+     "several-head kernel: a later block of lanes takes the first block's beta c (only with B > 64)"),
+]
