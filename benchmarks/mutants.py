@@ -1020,3 +1020,11 @@ MUTANTS += [
      "            cg[b] = coef[src]\n", "            cg[b] = coef[b]\n",
      "several-head kernel: a later block of lanes takes the first block's beta c (only with B > 64)"),
 ]
+
+# configurations that never reached the code (issue 43): ALiBi with several heads whose slopes differ
+MUTANTS += [
+    ("alibi-heads-first-slope", "numerics/core/attention.py",
+     "bias = None if self.slopes is None else (self.slopes[h], labels)",
+     "bias = None if self.slopes is None else (self.slopes[0], labels)",
+     "every head takes the first head's ALiBi slope (invisible with one head)"),
+]
