@@ -73,3 +73,13 @@ def test_moderate_phases(capsys):
     assert q["rms_distance"][-1] < q["rms_distance"][0]
     r = run_json(capsys, ["moderate", "--phase", "clustering", "--n", "800", "--beta", "8"])
     assert r["t_formed"] > 0 and r["l_max"] >= 2
+
+
+def test_mean_field_rate_prints_its_grid_accuracy(capsys):
+    # the change from half the grid bounds the grid error: against the exact Ott-Antonsen W_2 at beta = 0
+    p = run_json(capsys, ["mean-field-rate", "--beta", "0", "--grid", "200", "--t-end", "6"])
+    change = p["grid_change"]
+    assert change["coarse_grid"] == 100
+    exact = p["W2_ott_antonsen"]
+    error = max(abs(w / e - 1) for w, e in zip(p["W2"], exact))
+    assert 0 < error <= change["W2_relative"]
