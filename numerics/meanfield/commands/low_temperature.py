@@ -68,9 +68,14 @@ def run(args) -> int:
     head = [("accuracy", f"Richardson from {rings} and {2 * rings} rings; worst relative error {worst:.1g} "
                          f"(target {TARGET_RTOL:g}: {verdict})")]
     if len(rows) >= 2:
-        slope = float(np.polyfit(np.log(betas), [r["t_star"] for r in rows], 1)[0])
+        fit = lambda ts: float(np.polyfit(np.log(betas), ts, 1)[0])  # noqa: E731
+        slope = fit([r["t_star"] for r in rows])
+        # the slope's accuracy as the values': its change between the 2N-ring values and the extrapolated ones
+        slope_error = abs(slope - fit([r["unextrapolated"]["t_star_2N"] for r in rows]))
         payload["t_star_slope_in_log_beta"] = slope
-        head += [("t* grows like", f"{slope:.4g} log beta"), ("zero temperature", "W_2 = e^(-t)/sqrt(6)")]
+        payload["t_star_slope_in_log_beta_error"] = slope_error
+        head += [("t* grows like", f"{pm(slope, slope_error)} log beta"),
+                 ("zero temperature", "W_2 = e^(-t)/sqrt(6)")]
     text = key_values(head) + "\n\n" + text
     if args.plot:
         import matplotlib.pyplot as plt
