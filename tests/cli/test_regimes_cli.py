@@ -69,6 +69,8 @@ def test_low_temperature_default_meets_its_stated_accuracy(capsys):
 def test_moderate_phases(capsys):
     p = run_json(capsys, ["moderate", "--phase", "pairing", "--beta", "10"])
     assert abs(p["merge_time"] / p["two_cluster_quadrature"] - 1) < 0.05
+    # the merge time is read off 401 saved frames over 1.3 x the quadrature time: the printed bracket is one frame
+    assert p["merge_time_resolution"] == pytest.approx(1.3 * p["two_cluster_quadrature"] / 400, rel=1e-12)
     q = run_json(capsys, ["moderate", "--phase", "alignment", "--beta", "8", "--n", "120", "--t-end", "0.5"])
     assert q["rms_distance"][-1] < q["rms_distance"][0]
     r = run_json(capsys, ["moderate", "--phase", "clustering", "--n", "800", "--beta", "8"])
