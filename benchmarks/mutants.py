@@ -1036,3 +1036,31 @@ MUTANTS += [
      "the compiled engines' rounding bound allows 1.5 ulp per exp instead of 2 (its value changed)"),
 ]
 _FILE_AREA.update({"numerics/core/engines.py": "attention"})
+
+
+# numbers printed with their accuracy (issue 43): the Richardson value of attnflow low-temperature
+MUTANTS += [
+    ("mf-lt-no-extrapolation", "numerics/meanfield/low_temperature.py",
+     "out[key] = 2.0 * fine - coarse", "out[key] = fine",
+     "the 2N-ring value printed with the error estimate meant for the extrapolated one"),
+    ("mf-lt-extrapolation-sign", "numerics/meanfield/low_temperature.py",
+     "out[key] = 2.0 * fine - coarse", "out[key] = 2.0 * coarse - fine", "Richardson extrapolation the wrong way"),
+]
+
+# configurations that never reached the code (issue 43): members past the first block of 64 lanes
+MUTANTS += [
+    ("ens-kernel-first-block-betas", "numerics/core/_member_kernels.py",
+     "Xg, Ag, bg, cg = X[g], acc[g], beta[g], shift[g]", "Xg, Ag, bg, cg = X[g], acc[g], beta[0], shift[g]",
+     "every block of lanes takes the first block's betas (shows only with B > 64 and per-member beta)"),
+    ("heads-kernel-first-block-betas", "numerics/core/_member_heads.py",
+     "            cg[b] = coef[src]\n", "            cg[b] = coef[b]\n",
+     "several-head kernel: a later block of lanes takes the first block's beta c (only with B > 64)"),
+]
+
+# configurations that never reached the code (issue 43): ALiBi with several heads whose slopes differ
+MUTANTS += [
+    ("alibi-heads-first-slope", "numerics/core/attention.py",
+     "bias = None if self.slopes is None else (self.slopes[h], labels)",
+     "bias = None if self.slopes is None else (self.slopes[0], labels)",
+     "every head takes the first head's ALiBi slope (invisible with one head)"),
+]

@@ -402,6 +402,15 @@ def check_ensemble_members() -> CheckResult:
         cases.append(("4 heads, usa, backend numba (several-head member kernel)", Model("usa", 1.0, heads=heads),
                       lambda b: Model("usa", 1.0, heads=heads), 2, 10, 8, Solver("rk4", dt=0.05, backend="numba"),
                       None, False))
+        # members come in blocks of 64 vector lanes: 70 members fill one block and pad a second, so a block's
+        # members, betas or results misplaced past the first block show here (B <= 4 never leaves block one)
+        wide = np.linspace(0.5, 9.0, 70)
+        cases.append(("sa, per-member beta, backend numba, B = 70 (member kernel, two blocks of lanes)",
+                      Model("sa", 1.0), lambda b: Model("sa", wide[b]), 70, 8, 3,
+                      Solver("rk4", dt=0.05, backend="numba"), Members(beta=wide), False))
+        cases.append(("4 heads, per-member beta, backend numba, B = 70 (several-head kernel, two blocks)",
+                      Model("sa", 1.0, heads=heads), lambda b: Model("sa", wide[b], heads=heads), 70, 6, 8,
+                      Solver("rk4", dt=0.05, backend="numba"), Members(beta=wide), False))
     rows, bad_exact, worst_round, worst_energy = [], 0, 0.0, 0.0
     for name, model, model_of, B, n, d, solver, members, exact in cases:
         X0 = np.stack([uniform_sphere(n, d, 100 + b) for b in range(B)])

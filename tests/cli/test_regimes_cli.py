@@ -57,10 +57,31 @@ def test_low_temperature_table(capsys, tmp_path):
     assert 0.9 < p["t_star_slope_in_log_beta"] < 1.1
 
 
+def test_low_temperature_default_meets_its_stated_accuracy(capsys):
+    # independent value: the converged t* and W_2* at beta = 16 (exact radial reduction, 7 digits; issue 43)
+    p = run_json(capsys, ["low-temperature", "--betas", "16"])
+    (row,) = p["rows"]
+    assert p["target_met"] and p["worst_relative_error"] <= p["target_relative_error"]
+    assert abs(row["t_star"] - 1.7047) <= row["t_star_error"]
+    assert abs(row["W2_star"] - 0.23704) <= row["W2_star_error"]
+
+
 def test_moderate_phases(capsys):
     p = run_json(capsys, ["moderate", "--phase", "pairing", "--beta", "10"])
     assert abs(p["merge_time"] / p["two_cluster_quadrature"] - 1) < 0.05
+    # the merge time is read off 401 saved frames over 1.3 x the quadrature time: the printed bracket is one frame
+    assert p["merge_time_resolution"] == pytest.approx(1.3 * p["two_cluster_quadrature"] / 400, rel=1e-12)
     q = run_json(capsys, ["moderate", "--phase", "alignment", "--beta", "8", "--n", "120", "--t-end", "0.5"])
     assert q["rms_distance"][-1] < q["rms_distance"][0]
     r = run_json(capsys, ["moderate", "--phase", "clustering", "--n", "800", "--beta", "8"])
     assert r["t_formed"] > 0 and r["l_max"] >= 2
+
+
+def test_mean_field_rate_prints_its_grid_accuracy(capsys):
+    # the change from half the grid bounds the grid error: against the exact Ott-Antonsen W_2 at beta = 0
+    p = run_json(capsys, ["mean-field-rate", "--beta", "0", "--grid", "200", "--t-end", "6"])
+    change = p["grid_change"]
+    assert change["coarse_grid"] == 100
+    exact = p["W2_ott_antonsen"]
+    error = max(abs(w / e - 1) for w, e in zip(p["W2"], exact))
+    assert 0 < error <= change["W2_relative"]

@@ -135,6 +135,20 @@ def test_zero_temperature_defect_of_the_disc():
     assert errs[1] < 1e-4 and errs[0] / errs[1] > 5
 
 
+#: converged closest approach at beta = 16 from an independent reference (an exact radial reduction to 7 digits,
+#: issue 43): t* and W_2(mu_t*, uniform on the circle)
+CONVERGED_BETA16 = (1.7047, 0.23704)
+
+
+def test_refined_approach_is_within_its_printed_accuracy():
+    ref = low_temperature.refined_approach(16.0, 60)
+    for key, exact in zip(("t_star", "W2_star"), CONVERGED_BETA16):
+        # the printed accuracy is the only tolerance: the extrapolated value must be inside it
+        assert abs(ref[key] - exact) <= ref[f"{key}_error"], key
+        # and the raw 60-ring value (what the command used to print) is not: the estimate is not vacuous
+        assert abs(ref[f"{key}_N"] - exact) > ref[f"{key}_error"], key
+
+
 def test_low_temperature_claims_fail_on_planted_errors(monkeypatch):
     real_flow = lt_claims.radial_flow
     with monkeypatch.context() as m:

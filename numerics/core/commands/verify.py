@@ -12,6 +12,12 @@ from numerics.common.render import emit, table, wrapped_table
 NAME = "verify"
 ORDER = 90
 HELP = "run the registered claims from the literature and report measured vs expected"
+#: exit codes: 0 no claim failed (inconclusive ones allowed, unless --strict), 1 a claim failed or, under
+#: --strict, was inconclusive (the CLI's codes are 0, 1, 2: the last line and --json say which), 2 bad input,
+#: 130 interrupted (Ctrl-C)
+EXIT_INCONCLUSIVE = 1
+#: reason given for an inconclusive result whose details name none (the data did not decide the claim)
+UNDECIDED = "the data did not decide"
 
 
 def add_arguments(p):
@@ -22,6 +28,9 @@ def add_arguments(p):
     p.add_argument("--verbose", action="store_true",
                    help="wide table with titles and sources, and the details of every check")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--strict", action="store_true",
+                   help=f"exit {EXIT_INCONCLUSIVE} when any claim is inconclusive (default: only failures exit "
+                        "non-zero)")
 
 
 def run(args) -> int:
@@ -102,10 +111,52 @@ def run(args) -> int:
                  f"finished ones\n" + _cut_line(f"not run: {', '.join(c.id for c in claims[len(runs):])}"))
         payload["interrupted"] = {"finished": len(runs), "selected": len(claims),
                                   "not_run": [c.id for c in claims[len(runs):]]}
+    groups = inconclusive_reasons(checks)
+    payload["inconclusive"] = {"count": summary["inconclusive"], "strict": bool(args.strict),
+                               "reasons": [{"reason": r, "count": len(ids), "claims": ids} for r, ids in groups]}
+    # the last line of every run: what was not checked, and why (a skipped area must not read as a pass)
+    text += "\n" + inconclusive_line(summary["inconclusive"], groups, strict=args.strict)
     emit(args, payload, text)
     if interrupted:
         return 130
-    return 1 if summary["failed"] else 0
+    if summary["failed"]:
+        return 1
+    return EXIT_INCONCLUSIVE if args.strict and summary["inconclusive"] else 0
+
+
+def inconclusive_reasons(checks: list[dict]) -> list[tuple[str, list[str]]]:
+    """Group the inconclusive checks by reason, most frequent first.
+
+    Parameters
+    ----------
+    checks : list of dict
+        The ``checks`` entries of the verify payload (``id``, ``status``, ``details``).
+
+    Returns
+    -------
+    list of (str, list of str)
+        (reason, claim ids). The reason is the text of ``details["reason"]`` up to its first colon (the rest is
+        an install hint, the same for a whole area), or :data:`UNDECIDED` when the details give none.
+    """
+    groups: dict[str, list[str]] = {}
+    for c in checks:
+        if c["status"] != "inconclusive":
+            continue
+        details = c.get("details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        key = str(reason).split(":")[0].strip() if reason else UNDECIDED
+        groups.setdefault(key or UNDECIDED, []).append(c["id"])
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def inconclusive_line(count: int, groups: list[tuple[str, list[str]]], *, strict: bool) -> str:
+    """One line: how many claims were inconclusive and why (grouped), and whether that fails the run."""
+    if not count:
+        return "inconclusive: none"
+    why = "; ".join(f"{len(ids)} {reason}" for reason, ids in groups)
+    tail = f", not checked (--strict: exit {EXIT_INCONCLUSIVE})" if strict else ", not checked (--strict fails on them)"
+    # not cut to the 100 columns of the table: the reasons are the point of this line
+    return f"inconclusive: {count} ({why})" + tail
 
 
 def claim_threads():

@@ -101,13 +101,17 @@ def run(args) -> int:
         sep = np.abs(C[:, b] - C[:, a])
         hit = np.nonzero(sep <= pred["end_angle"])[0]
         t_merge = float(run_["times"][hit[0]]) if hit.size else math.inf
+        # read off the saved frames: the crossing lies in the frame interval before t_merge (one-sided, at most this)
+        frame = float(run_["times"][1] - run_["times"][0])
         early = run_["times"] <= 0.3 * pred["time"]
         moved = np.abs(C[early][-1] - C[0])
         payload.update(centres=centres.tolist(), sizes=sizes, closest_pair=[int(a), int(b)],
-                       merge_time=t_merge, two_cluster_quadrature=pred["time"], leading_order=pred["leading_order"],
+                       merge_time=t_merge, merge_time_resolution=frame, two_cluster_quadrature=pred["time"],
+                       leading_order=pred["leading_order"],
                        displacement_early=moved.tolist(), predicted_speed_ratio=float((masses[a] / masses[b]) ** 2))
         text = key_values([("closest pair", f"{a}, {b} (angle {gaps[j]:.4g})"),
-                           ("merge time (particles, to angle/10)", t_merge),
+                           ("merge time (particles, to angle/10)",
+                            f"{t_merge:.6g} (saved frames: the crossing is in [{t_merge - frame:.6g}, {t_merge:.6g}])"),
                            ("two-cluster quadrature", pred["time"]), ("leading Laplace order", pred["leading_order"]),
                            (f"speed ratio {b}/{a} (measured)", float(moved[b] / moved[a]) if moved[a] > 0 else math.inf),
                            (f"speed ratio {b}/{a} (a_{a}/a_{b})^2", payload["predicted_speed_ratio"]),
