@@ -127,3 +127,28 @@ def test_gaussian_plot_readable_when_the_mean_drifts(tmp_path, capsys, figures):
     lo, hi = ellipses.get_xlim()
     assert -5 < lo < 0 < hi < 5  # centred on the mean (the mean itself is ~1e20)
     assert spectrum.get_yscale() == "log"
+
+
+def test_change_indices_follow_the_progress_not_the_clock():
+    from numerics.common.plots import change_indices
+
+    y = np.concatenate([np.linspace(0.0, 3.0, 31), np.full(270, 3.0)])  # all change in the first 10 %
+    assert change_indices(y, 4) == [0, 10, 20, 300]
+    assert change_indices(np.zeros(7), 4) == [0, 2, 4, 6]  # flat: evenly spaced
+    step = np.r_[np.zeros(5), np.ones(5)]  # one jump: both inner fractions fall on it, topped up to 4 frames
+    assert len(change_indices(step, 4)) == 4 and 5 in change_indices(step, 4)
+
+
+def test_simulate_plot_shows_the_clustering_with_cluster_counts(tmp_path, capsys, figures):
+    """beta = 4, T = 30 clusters between t = 3 and 9: evenly spaced frames (0, 10, 20, 30) skip it."""
+    png = tmp_path / "s.png"
+    assert main(["simulate", "--model", "sa", "--n", "64", "--d", "3", "--beta", "4", "--t-end", "30",
+                 "--out", str(tmp_path / "t.npz"), "--plot", str(png)]) == 0
+    assert f"plot written to {png}" in capsys.readouterr().out
+    fig = figures[-1]
+    titles = [ax.get_title() for ax in fig.axes[:-1]]
+    times = [float(t.split("\n")[0].removeprefix("t = ")) for t in titles]
+    counts = [int(t.split("\n")[1].split()[0]) for t in titles]
+    assert times[0] == 0.0 and times[-1] == 30.0
+    assert all(3.0 <= t <= 9.0 for t in times[1:-1]), times
+    assert counts[0] > counts[1] > counts[2] >= counts[3] >= 1, counts
