@@ -11,7 +11,7 @@ noise :math:`D_{\rm 1st}`, with :math:`D_c < D_{\rm 1st} < D_{\rm fold}` (their 
 continued stationary branches and their free energy (claims ``noise.global-*``).
 """
 # %%
-# The transitions of the modes 1 and 2 on a grid of beta (fold and first-order noise without their accuracy
+# The transitions of the modes 1 and 2 on a grid of :math:`\beta` (fold and first-order noise without their accuracy
 # check, which ``attnflow phase`` adds).
 import numpy as np
 
@@ -24,6 +24,6 @@ for b, Dc, Dfold, D1 in zip(c["beta"], c["threshold_1"], c["fold_1"], c["first_o
     print(f"beta = {b:4.1f}   D_c = {Dc:9.5f}   D_1st = {D1:9.5f}   D_fold = {Dfold:9.5f}   K_c/K_# = {Dc / D1:.4f}")
 
 # %%
-# The diagram: left, every threshold, fold and first-order noise against beta (D on a log scale); right, mode 1
-# relative to D_c, where the bistable window (D_c, D_fold) opens at beta* and the first-order noise stays inside.
+# The diagram: left, every threshold, fold and first-order noise against :math:`\beta` (:math:`D` on a log scale); right, mode 1
+# relative to :math:`D_c`, where the bistable window :math:`(D_c, D_{\rm fold})` opens at :math:`\beta^*` and the first-order noise stays inside.
 fig = beta_noise_figure(3, rows)

@@ -45,7 +45,7 @@ ds = xr.open_zarr(str(folder / "phase.zarr"))
 print(ds["one_cluster"].dims, ds["one_cluster"].shape)
 
 # %%
-# The fraction of seeds with one cluster, with its Wilson 95% interval, over (n, beta).
+# The fraction of seeds with one cluster, with its Wilson 95% interval, over :math:`(n, \beta)`.
 agg = aggregate(ds, "p_one_cluster", ("n", "beta"))
 fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
 im = ax.imshow(agg.value, origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=1)

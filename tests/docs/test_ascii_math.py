@@ -156,11 +156,26 @@ def test_lint_finds_a_planted_ascii_formula():
 GALLERY = sorted(ROOT.glob("docs/examples/plot_*.py"))
 
 
+def gallery_text(source: str) -> str:
+    """The text of a gallery page: the module docstring and the comment blocks after ``# %%`` (each a
+    paragraph of its own, so that line numbers count from the docstring's start, then block by block)."""
+    texts = [ast.get_docstring(ast.parse(source), clean=False) or ""]
+    block = None
+    for line in source.split("\n"):
+        if line.startswith("# %%"):
+            block = []
+            texts.append(block)
+        elif block is not None and line.startswith("#"):
+            block.append(line[1:].removeprefix(" "))
+        else:
+            block = None
+    return "\n\n".join(t if isinstance(t, str) else "\n".join(t) for t in texts)
+
+
 @pytest.mark.parametrize("path", GALLERY, ids=lambda p: p.name)
 def test_gallery_text_has_no_ascii_math(path):
     """The gallery pages (``D_c(beta)``, ``K_# = 1/(2 D_c)``, ``beta*``, ``S^2`` were written in ASCII)."""
-    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False) or ""
-    hits = ascii_math(doc)
+    hits = ascii_math(gallery_text(path.read_text(encoding="utf-8")))
     assert not hits, f"{path.name}: ASCII mathematics in the gallery text (typeset it as :math:`...`):\n" + \
         "\n".join(f"  line {n}: [{rule}] ...{text}..." for n, rule, text in hits)
 
@@ -192,3 +207,8 @@ def test_table_lint_finds_a_planted_bar():
     assert split_table_math(row) == [(1, "$x \\leftarrow x/|x|$")]
     assert split_table_math(row.replace("|x|", "\\vert x\\vert")) == []
     assert split_table_math("Prose $|x|$ outside a table.\n") == []
+
+
+def test_gallery_text_includes_the_comment_blocks():
+    source = 'r"""\nTitle\n=====\n\nAt :math:`\\beta = 1`.\n"""\n\n# %%\n# Against beta here.\nx = 1  # beta\n'
+    assert [rule for _, rule, _ in ascii_math(gallery_text(source))] == ["Greek letter as a word"]
