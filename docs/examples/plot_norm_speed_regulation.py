@@ -7,20 +7,21 @@ figure reproduced in the survey arXiv 2512.01868, "The impact of normalization")
 :math:`\rho(t)` of the tokens across depth, with a 90% band, for Post-LN, Pre-LN, Peri-LN, Mix-LN and nGPT, on a
 transformer with random weights (d = 512, :math:`\beta = \sqrt{d}`, :math:`n < d`, random initial tokens).
 
-**Ours.** n = 32 tokens iid uniform on :math:`\mathbb{S}^{63}` (d = 64), :math:`Q = K = V = I`, :math:`\beta = 1`, five random starts per scheme,
-the :math:`(\theta, r)` dynamics of ``Model(norm=...)`` integrated with RK4 (dt = 0.05) up to t = 10; the band is the
-5%-95% range over the starts. Dashed: the equiangular reduction from :math:`\rho` = 0 (the same emitted ODE as claim
-``architectures.norm-equiangular``). Right: :math:`1 - \rho` on a log scale, where exponential (Post-LN, nGPT) and
-polynomial (Pre-, Peri-, Mix-LN) contraction separate.
+**Ours.** n = 32 tokens iid uniform on :math:`\mathbb{S}^{63}` (d = 64), :math:`Q = K = V = I`, :math:`\beta = 1`,
+five random starts per scheme, the :math:`(\theta, r)` dynamics of ``Model(norm=...)`` integrated with RK4 (dt = 0.05)
+up to t = 10; the band is the 5%-95% range over the starts. Dashed: the equiangular reduction from :math:`\rho` = 0
+(the same emitted ODE as claim ``architectures.norm-equiangular``). Right: :math:`1 - \rho` on a log scale, where
+exponential (Post-LN, nGPT) and polynomial (Pre-, Peri-, Mix-LN) contraction separate.
 
 **What matches, what does not.** Matches: the ordering the paper reports and our closed forms explain. Post-LN
-contracts fastest and exponentially (:math:`1 - \rho \sim e^{-2t}`); Pre-LN delays contraction (:math:`1/t^2`); Peri-LN moves
-faster than Pre-LN early (its speed :math:`1/(r \vert A\vert)` is large while :math:`\vert A\vert` is small) and then slows down polynomially;
-Mix-LN follows Post-LN up to its switch (t = 2) and Pre-LN after; nGPT with :math:`\alpha` = 0.5 contracts exponentially at
-half the rate. For iid starts in high dimension the equiangular curve from :math:`\rho` = 0 tracks the band. Does not
-match: the paper's random-weight transformer (random Q, K, V at d = 512, :math:`\beta = \sqrt{d}`) is not reproduced (we
-use :math:`Q = K = V = I` at d = 64, :math:`\beta = 1`: with identity weights and :math:`\beta = \sqrt{512}` nothing moves over this depth),
-the paper's curves were not digitised, and no number is compared with them.
+contracts fastest and exponentially (:math:`1 - \rho \sim e^{-2t}`); Pre-LN delays contraction (:math:`1/t^2`);
+Peri-LN moves faster than Pre-LN early (its speed :math:`1/(r \vert A\vert)` is large while :math:`\vert A\vert` is
+small) and then slows down polynomially; Mix-LN follows Post-LN up to its switch (t = 2) and Pre-LN after; nGPT with
+:math:`\alpha` = 0.5 contracts exponentially at half the rate. For iid starts in high dimension the equiangular curve
+from :math:`\rho` = 0 tracks the band. Does not match: the paper's random-weight transformer (random Q, K, V at d =
+512, :math:`\beta = \sqrt{d}`) is not reproduced (we use :math:`Q = K = V = I` at d = 64, :math:`\beta = 1`: with
+identity weights and :math:`\beta = \sqrt{512}` nothing moves over this depth), the paper's curves were not digitised,
+and no number is compared with them.
 """
 
 import matplotlib.pyplot as plt

@@ -2,12 +2,12 @@ r"""
 Phase diagram: probability of one cluster by time T over (β, n)
 ===============================================================
 
-A small parameter sweep of the self-attention dynamics ``sa`` on the sphere :math:`\mathbb{S}^{2}` (d = 3): for each inverse
-temperature :math:`\beta` and number of tokens n, several seeds (iid uniform initial states drawn from
+A small parameter sweep of the self-attention dynamics ``sa`` on the sphere :math:`\mathbb{S}^{2}` (d = 3): for each
+inverse temperature :math:`\beta` and number of tokens n, several seeds (iid uniform initial states drawn from
 ``SeedSequence(root_seed, spawn_key=(seed,))``) are integrated to T = 12 and we record whether all tokens form a
-single eps-cluster. At small :math:`\beta` every run synchronises quickly (GLPR, arXiv 2312.10794); at larger :math:`\beta` the
-dynamics lingers in metastable multi-cluster states (GKPR, arXiv 2410.06833), so the fraction of seeds with one
-cluster by T falls. The sweep runs in-process (``scheduler="synchronous"``) into a Zarr store; the same
+single eps-cluster. At small :math:`\beta` every run synchronises quickly (GLPR, arXiv 2312.10794); at larger
+:math:`\beta` the dynamics lingers in metastable multi-cluster states (GKPR, arXiv 2410.06833), so the fraction of
+seeds with one cluster by T falls. The sweep runs in-process (``scheduler="synchronous"``) into a Zarr store; the same
 specification runs on a Dask cluster with ``scheduler="local"``, ``"slurm"`` or ``"tcp://host:port"``.
 
 The cells run as ensembles: the cells of one n that differ in :math:`\beta` and the seed are blocks of one task each,

@@ -105,9 +105,9 @@ def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca
     the unit disc, on the two leading principal axes of all saved states (``projection="pca"``, the same axes
     for every panel, so clusters that stay apart in R^d are seen apart) or on the first two coordinates
     (``"first"``). The frames shown are where the state changes (:func:`frames_to_show`: the first, the last,
-    and those by which the log of the cluster count, else the energy, has covered equal parts of its change), each titled with its time and its
-    number of clusters at :data:`TITLE_CLUSTER_EPS`. The last panel is the energy curve (normalisation and time
-    unit from meta), with the chosen times marked.
+    and those by which the log of the cluster count, else the energy, has covered equal parts of its change),
+    each titled with its time and its number of clusters at :data:`TITLE_CLUSTER_EPS`. The last panel is the
+    energy curve (normalisation and time unit from meta), with the chosen times marked.
     """
     if projection not in ("pca", "first"):
         raise InputError(f"projection must be 'pca' or 'first', got {projection!r}")

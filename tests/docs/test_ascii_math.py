@@ -195,7 +195,8 @@ def split_table_math(text: str) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted({*scoped_files(), *ROOT.glob("docs/*.md")}), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", sorted({*scoped_files(), *ROOT.glob("docs/*.md")}),
+                         ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_bar_inside_math_in_a_table_row(path):
     hits = split_table_math(path.read_text(encoding="utf-8"))
     assert not hits, f"{path.relative_to(ROOT)}: a | inside math splits the table row (write \\vert or \\mid):\n" + \
