@@ -40,13 +40,21 @@ PAGES = {
     "gallery": "auto_examples/plot_cacp_gaussian_ellipses.html",
     "api": "_generated/api/numerics.core.trajectory.html",
     "conventions": "conventions.html",
+    # a Markdown table whose formula held a "|" (split row, raw TeX in the cells), and a display with prose
+    "noise": "guide/noise.html",
+    "meanfield": "guide/meanfield.html",
+    "gallery-noise": "auto_examples/plot_noise_phase_diagram.html",
 }
 # pages with equations, and the smallest number of typeset formulas each must show
-MIN_MATH = {"front": 1, "guide": 10, "conventions": 10, "api": 0, "gallery": 0}
+MIN_MATH = {"front": 1, "guide": 10, "conventions": 10, "api": 0, "gallery": 0, "noise": 10, "meanfield": 10,
+            "gallery-noise": 5}
 # a source that needs the network: an absolute URL or a protocol-relative one
 _REMOTE = re.compile(r"(?:https?:)?//", re.I)
 _CODE = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1>", re.S | re.I)
 _RAW_MATH = re.compile(r"\\\(|\\\[|\$\$")
+# TeX left as text: a command MathJax would have consumed (after "$" or on its own), e.g. a table cell cut by a "|"
+_RAW_TEX = re.compile(r"\$\\[A-Za-z]+|\\(?:frac|leftarrow|rightarrow|sqrt|mathbb|operatorname|cdot|beta|lambda"
+                      r"|langle|rangle|vert|le|ge)(?![A-Za-z])")
 
 
 def chromium() -> str | None:
@@ -144,9 +152,15 @@ def math_problems(name: str, dom: str) -> list[str]:
         errors = re.findall(r'<mjx-merror[^>]*data-mjx-error="([^"]*)"', dom)
         problems.append(f"{name}: MathJax reported an error {sorted(set(errors))[:3]}")
     body = dom[dom.find("<body"):] if "<body" in dom else dom
-    raw = _RAW_MATH.findall(_CODE.sub("", body))
+    text = _CODE.sub("", body)
+    raw = _RAW_MATH.findall(text)
     if raw:
         problems.append(f"{name}: {len(raw)} raw TeX delimiter(s) left untypeset ({sorted(set(raw))})")
+    # MathJax replaces what it typesets (its output holds no TeX source): TeX commands left are raw TeX
+    prose = re.sub(r"<[^>]*>", " ", re.sub(r"<mjx-container\b.*?</mjx-container>", "", text, flags=re.S))
+    commands = _RAW_TEX.findall(prose)  # text only: a figure's alt text may quote its mathtext title
+    if commands:
+        problems.append(f"{name}: {len(commands)} raw TeX command(s) in the text ({sorted(set(commands))[:5]})")
     return problems
 
 

@@ -101,6 +101,9 @@ html_theme_options = {
     "header_links_before_dropdown": 6,
 }
 html_show_sourcelink = False
+# Top-level pages without sub-pages: no (empty) navigation sidebar, so the article gets the width its install line
+# and code blocks need (the getting-started page showed an empty column and cut its commands)
+html_sidebars = {page: [] for page in ("getting_started", "conventions", "literature", "design")}
 mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}}
 # MathJax 3 ships with the site: the extension sphinx-mathjax-offline (docs extra) sets mathjax_path to
 # _static/mathjax/tex-chtml.js and copies its bundled MathJax 3.2.2 there, so every page typesets its equations

@@ -16,11 +16,51 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
+
+#: wall-clock time (epoch seconds) at which this module was imported: the whole run's start when the process
+#: start cannot be read (see :func:`process_start`). Taken before the command modules are imported.
+IMPORTED_AT = time.time()
 
 from numerics.common.areas import area_modules
 from numerics.common.errors import InputError
 from numerics.common.paths import check_command_paths
+
+
+def process_start() -> float:
+    """Wall-clock time (epoch seconds) at which this process started, so that reported times include the
+    interpreter's start-up and the imports (a command's own timer starts after them: ``certify`` measured 1.8 s of
+    a 46 s process). Read from /proc on Linux (start time in clock ticks after boot); elsewhere, or if /proc
+    cannot be read, the time this module was imported (:data:`IMPORTED_AT`)."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # the command name, in parentheses, may hold spaces
+        with open("/proc/stat") as f:
+            boot = next(float(line.split()[1]) for line in f if line.startswith("btime "))
+        started = boot + float(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22 of stat; 20th after the name
+    except (OSError, ValueError, IndexError, StopIteration, AttributeError):
+        return IMPORTED_AT
+    # a start after the import would be a clock or /proc oddity: the import is a sure upper bound
+    return min(started, IMPORTED_AT)
+
+
+def whole_run() -> dict:
+    """The whole process so far: ``process_seconds`` (wall time since the process started, :func:`process_start`)
+    and ``process_cpu_seconds`` (CPU time of the process, all threads, :func:`time.process_time`).
+
+    Returns
+    -------
+    dict
+        The two numbers, rounded to 10 ms.
+    """
+    return {"process_seconds": round(time.time() - process_start(), 2),
+            "process_cpu_seconds": round(time.process_time(), 2)}
+
+
+def whole_run_text(run: dict) -> str:
+    """``"whole run 46.2 s wall, 12.1 s CPU"`` for the text output of a command that reports its time."""
+    return f"whole run {run['process_seconds']:.1f} s wall, {run['process_cpu_seconds']:.1f} s CPU"
 
 
 class _Parser(argparse.ArgumentParser):

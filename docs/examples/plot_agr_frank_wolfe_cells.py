@@ -1,21 +1,21 @@
-"""
+r"""
 Hardmax attention as Frank-Wolfe: the cells of the vertices and the straight paths (AGR)
-==========================================================================================
+========================================================================================
 
 **Paper.** Alcalde, Geshkovski, Ruiz-Balet, *Attention's forward pass and Frank-Wolfe*, arXiv 2508.09628 (AGR): for a
 positive semi-definite key-query matrix the hardmax rule, extended to the convex hull of the tokens, splits the hull
 into cells (one per vertex); vertices stay put and interior tokens move on straight lines to their cell's vertex.
 The authors' repository draws these cells for random polygons (their figures of "dominance cells").
 
-**Ours.** Left: the cells for A = [[2, 0.3], [0.3, 0.5]] (six vertices on the unit A-sphere, so each vertex lies in
-its own cell), 40 interior tokens and 25 hardmax layers of step 0.2 (:func:`attnflow.iterate_layers`); the paths
-are the closed form v + (1 - step)^k (z - v) (:func:`attnflow.voronoi_prediction`) to rounding. Right: the same
-tokens at finite beta (softmax layers): the tokens gather near the vertices, then stay (claims
-``rd.frank-wolfe-voronoi`` and ``rd.frank-wolfe-persistence``).
+**Ours.** Left: the cells for :math:`A = \begin{pmatrix} 2 & 0.3 \\ 0.3 & 0.5 \end{pmatrix}` (six vertices on the
+:math:`A`-sphere, so each vertex lies in its own cell), 40 interior tokens and 25 hardmax layers of step 0.2
+(:func:`attnflow.iterate_layers`); the paths are the closed form :math:`v + (1 - h)^k (z - v)` (step :math:`h`)
+(:func:`attnflow.voronoi_prediction`) to rounding. Right: the same tokens at finite :math:`\beta` (softmax layers):
+the tokens gather near the vertices, then stay (claims ``rd.frank-wolfe-voronoi`` and ``rd.frank-wolfe-persistence``).
 
-**What matches, what does not.** The cell picture and the straight paths are exact for hardmax. At finite beta the
-gathered clusters sit slightly inside the hull (a vertex is pulled toward the tokens arriving at it), and the
-deviation from the hardmax paths decays polynomially, not exponentially, in beta.
+**What matches, what does not.** The cell picture and the straight paths are exact for hardmax. At finite
+:math:`\beta` the gathered clusters sit slightly inside the hull (a vertex is pulled toward the tokens arriving at
+it), and the deviation from the hardmax paths decays polynomially, not exponentially, in :math:`\beta`.
 """
 
 import matplotlib.pyplot as plt

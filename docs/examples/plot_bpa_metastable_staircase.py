@@ -1,21 +1,22 @@
-"""
-Metastable cluster count against beta, the l_max staircase and the growth rates (BPA)
-=====================================================================================
+r"""
+Metastable cluster count against β, the l_max staircase and the growth rates (BPA)
+==================================================================================
 
-**Paper.** Bruno, Pasqualotto, Agazzi, *Emergence of meta-stable clustering in mean-field transformer models*,
-arXiv 2410.23228 (BPA): near the uniform measure on S^1 each Fourier mode l grows at its own rate lambda_l(beta);
-the fastest mode l_max(beta) predicts the number of metastable clusters (their figures of the growth rates and
-of the cluster count against beta).
+**Paper.** Bruno, Pasqualotto, Agazzi, *Emergence of meta-stable clustering in mean-field transformer models*, arXiv
+2410.23228 (BPA): near the uniform measure on :math:`\mathbb{S}^{1}` each Fourier mode :math:`l` grows at its own rate
+:math:`\lambda_l(\beta)`; the fastest mode :math:`l_{\max}(\beta)` predicts the number of metastable clusters (their
+figures of the growth rates and of the cluster count against :math:`\beta`).
 
-**Ours.** Left: the derived rates lambda_l = l^2 I_l(beta) / (beta I_0(beta)) (``sa`` on S^1, our natural time
-unit, :func:`theory.meanfield.growth_rates`) for a few beta. Right: the staircase l_max(beta) with its switch
-points (:func:`theory.meanfield.switch_points`), and the number of clusters observed from uniform starts
-(n = 2000 particles, 2 seeds per beta, :func:`attnflow.metastable_experiment`).
+**Ours.** Left: the derived rates :math:`\lambda_l = l^2 I_l(\beta) / (\beta I_0(\beta))` (``sa`` on
+:math:`\mathbb{S}^{1}`, our natural time unit, :func:`theory.meanfield.growth_rates`) for a few :math:`\beta`. Right:
+the staircase :math:`l_{\max}(\beta)` with its switch points (:func:`theory.meanfield.switch_points`), and the number
+of clusters observed from uniform starts (n = 2000 particles, 2 seeds per :math:`\beta`,
+:func:`attnflow.metastable_experiment`).
 
-**What matches, what does not.** The observed counts follow the staircase away from the switch points; near a
-switch point (two modes with nearly equal rates) and at finite n the count can differ from l_max (the
-conjecture lab found such a case at n = 200, beta = 4: see ``proofs_notes/conjecture-metastable-lmax.md``).
-BPA's rates may differ from ours by a constant factor (their time normalisation); l_max does not depend on it.
+**What matches, what does not.** The observed counts follow the staircase away from the switch points; near a switch
+point (two modes with nearly equal rates) and at finite n the count can differ from :math:`l_{\max}` (the conjecture
+lab found such a case at n = 200, :math:`\beta = 4`: see ``proofs_notes/conjecture-metastable-lmax.md``). BPA's rates
+may differ from ours by a constant factor (their time normalisation); :math:`l_{\max}` does not depend on it.
 """
 
 import matplotlib.pyplot as plt

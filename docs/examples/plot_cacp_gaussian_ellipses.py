@@ -1,23 +1,25 @@
-"""
+r"""
 Covariance ellipses for softmax, L2 and Sinkhorn attention: blow-up and low-rank collapse (CACP)
 ================================================================================================
 
-**Paper.** Castin, Ablin, Carrillo, Peyre, *A unified perspective on the dynamics of deep transformers*,
-arXiv 2501.18322 (CACP): in R^d without normalisation the attention dynamics keep a Gaussian N(alpha, Sigma)
-Gaussian, for softmax, L2 and Sinkhorn attention; with V = I softmax attention has
-Sigma(t) = (Sigma_0^{-1} - 2t S_A)^{-1} (S_A the symmetric part of A = K^T Q), which blows up at
-t* = 1/(2 lambda_max(Sigma_0^{1/2} S_A Sigma_0^{1/2})) when S_A has a positive eigenvalue and collapses to a
-low-rank limit when S_A <= 0 is singular (their figures of covariance ellipses over time).
+**Paper.** Castin, Ablin, Carrillo, Peyre, *A unified perspective on the dynamics of deep transformers*, arXiv
+2501.18322 (CACP): in :math:`\mathbb{R}^d` without normalisation the attention dynamics keep a Gaussian
+:math:`N(\alpha, \Sigma)` Gaussian, for softmax, L2 and Sinkhorn attention; with :math:`V = I` softmax attention has
+:math:`\Sigma(t) = (\Sigma_0^{-1} - 2t S_A)^{-1}` (:math:`S_A` the symmetric part of :math:`A = K^\top Q`), which
+blows up at :math:`t^* = 1/\big(2 \lambda_{\max}(\Sigma_0^{1/2} S_A \Sigma_0^{1/2})\big)` when :math:`S_A` has a
+positive eigenvalue and collapses to a low-rank limit when :math:`S_A \preceq 0` is singular (their figures of
+covariance ellipses over time).
 
 **Ours.** The moment ODEs derived symbolically (:mod:`theory.gaussian`), integrated by
 :func:`attnflow.solve_moment_ode`; ellipses (one standard deviation, centred at 0 so that a drifting mean
 does not hide them) at several times for the three attentions
 from the same start, and the softmax blow-up time measured by the ODE beside CACP's closed form.
 
-**What matches, what does not.** The softmax blow-up time of the ODE agrees with the closed form (printed below);
-with A = -diag(1, 0) the covariance collapses onto a line (the smallest eigenvalue tends to 0 while the other is
-constant), as CACP describe. CACP's figures are qualitative; the matrices here are ours. Sinkhorn's mean moves
-as e^{tV} alpha_0 (no attention term in the mean), also checked by the claim ``gaussian.sinkhorn-mean``.
+**What matches, what does not.** The softmax blow-up time of the ODE agrees with the closed form (printed below); with
+:math:`A = -\operatorname{diag}(1, 0)` the covariance collapses onto a line (the smallest eigenvalue tends to 0 while
+the other is constant), as CACP describe. CACP's figures are qualitative; the matrices here are ours. Sinkhorn's mean
+moves as :math:`e^{tV} \alpha_0` (no attention term in the mean), also checked by the claim
+``gaussian.sinkhorn-mean``.
 """
 
 import matplotlib.pyplot as plt

@@ -1,21 +1,22 @@
-"""
-The order parameter on the circle at beta = 0 against the Ott-Antonsen closed form
-==================================================================================
+r"""
+The order parameter on the circle at β = 0 against the Ott-Antonsen closed form
+===============================================================================
 
-**Paper.** At beta = 0 both attention models on S^1 are the Kuramoto model with identical frequencies and
-coupling K = 1 (GLPR arXiv 2312.10794, the circle and the Kuramoto model; derived in
-``proofs_notes/circle-angle-equations.md``): d theta_i/dt = (1/n) sum_j sin(theta_j - theta_i). For a
-continuum of oscillators started on the Ott-Antonsen manifold (a wrapped Cauchy, i.e. Poisson-kernel, density
-with order parameter r_0), the order parameter r = abs((1/n) sum_j e^{i theta_j}) solves dr/dt = r(1 - r^2)/2
-(Ott and Antonsen, arXiv 0806.0004), so r(t)^2 = r_0^2 e^t / (1 - r_0^2 + r_0^2 e^t).
+**Paper.** At :math:`\beta = 0` both attention models on :math:`\mathbb{S}^{1}` are the Kuramoto model with identical
+frequencies and coupling :math:`K = 1` (GLPR arXiv 2312.10794, the circle and the Kuramoto model; derived in
+``proofs_notes/circle-angle-equations.md``): :math:`\dot\theta_i = \frac1n \sum_j \sin(\theta_j - \theta_i)`. For a
+continuum of oscillators started on the Ott-Antonsen manifold (a wrapped Cauchy, i.e. Poisson-kernel, density with
+order parameter :math:`r_0`), the order parameter :math:`r = \big\vert \frac1n \sum_j e^{i\theta_j} \big\vert` solves
+:math:`\dot r = r(1 - r^2)/2` (Ott and Antonsen, arXiv 0806.0004), so :math:`r(t)^2 = r_0^2 e^t / (1 - r_0^2 + r_0^2
+e^t)`.
 
-**Ours.** n = 20,000 angles drawn from a wrapped Cauchy with r_0 = 0.1 (seed 0), integrated with RK4 on the
-angle equations (:func:`attnflow.simulate_circle`, the O(n K) Fourier field), against the closed form.
+**Ours.** n = 20,000 angles drawn from a wrapped Cauchy with :math:`r_0 = 0.1` (seed 0), integrated with RK4 on the
+angle equations (:func:`attnflow.simulate_circle`, the :math:`O(nK)` Fourier field), against the closed form.
 
 **What matches, what does not.** The curves agree up to the sampling error of the initial order parameter
-(O(1/sqrt(n)) ~ 0.007): the closed form is the n -> infinity limit. Started from the sample's own r(0), the
-largest difference is printed below. The Ott-Antonsen reduction says nothing about finite-n fluctuations, which
-this comparison does not test.
+(:math:`O(1/\sqrt{n}) \approx 0.007`): the closed form is the :math:`n \to \infty` limit. Started from the sample's
+own :math:`r(0)`, the largest difference is printed below. The Ott-Antonsen reduction says nothing about finite-n
+fluctuations, which this comparison does not test.
 """
 
 import matplotlib.pyplot as plt

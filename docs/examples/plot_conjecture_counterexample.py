@@ -1,18 +1,19 @@
-"""
+r"""
 A counterexample found and replayed by the conjecture lab
 =========================================================
 
-**Statement tested.** "E_beta on S^1 has no spurious local maxima" (a strict local maximum that is not the
-synchronised state) for beta in [-2, -0.7]. PRY (arXiv 2507.22857) prove synchronisation on S^1 for beta >= 0
-and show that it fails for beta < -2/3; CRMB (arXiv 2405.18273) study which interaction kernels are benign.
+**Statement tested.** ":math:`E_\beta` on :math:`\mathbb{S}^{1}` has no spurious local maxima" (a strict local maximum
+that is not the synchronised state) for :math:`\beta \in [-2, -0.7]`. PRY (arXiv 2507.22857) prove synchronisation on
+:math:`\mathbb{S}^{1}` for :math:`\beta \ge 0` and show that it fails for :math:`\beta < -2/3`; CRMB (arXiv
+2405.18273) study which interaction kernels are benign.
 
-**Ours.** :func:`numerics.conjectures.catalogue.landscape_conjecture` draws starting configurations and beta with
-Hypothesis, ascends E_beta to a critical point (L-BFGS, then Riemannian Newton), and classifies it with
-:func:`attnflow.critical_point_report`. A strict local maximum with more than one cluster is a counterexample; it
-is shrunk to a minimal example, saved as JSON and replayed with :func:`attnflow.replay`.
+**Ours.** :func:`numerics.conjectures.catalogue.landscape_conjecture` draws starting configurations and :math:`\beta`
+with Hypothesis, ascends :math:`E_\beta` to a critical point (L-BFGS, then Riemannian Newton), and classifies it with
+:func:`attnflow.critical_point_report`. A strict local maximum with more than one cluster is a counterexample; it is
+shrunk to a minimal example, saved as JSON and replayed with :func:`attnflow.replay`.
 
 **What matches, what does not.** The search finds three equal clusters at the vertices of a triangle, stable for
-beta < -2/3, PRY's spurious maximum (see the Hessian example of this gallery). The search is bounded (30
+:math:`\beta < -2/3`, PRY's spurious maximum (see the Hessian example of this gallery). The search is bounded (30
 examples, seed 0): "no counterexample found" on another range would be evidence, never a proof.
 """
 

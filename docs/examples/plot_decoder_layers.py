@@ -28,7 +28,7 @@ flows = flow_study(model, trace)
 
 # %%
 # The model's tokens align quickly and then hover near a mean cosine of 0.6; attnflow's flow with the same
-# attention collapses them into one cluster. The energy at fixed beta rises and falls across the blocks.
+# attention collapses them into one cluster. The energy at fixed :math:`\beta` rises and falls across the blocks.
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6))
 for k, (name, geo) in enumerate(flows["layers"].items()):
     a1.plot([g["mean_cosine"] for g in geo], "o-", ms=3, color=f"C{k}", label=name)

@@ -1,25 +1,25 @@
-"""
+r"""
 The energy staircase and a merge tree (GKPR)
 ============================================
 
-**Paper.** Geshkovski, Koubbi, Polyanskiy, Rigollet, *Dynamic metastability in the self-attention model*,
-arXiv 2410.06833 (GKPR): after the tokens gather into clusters, the normalised energy
-(1/n^2) sum_{i,j} e^{beta(<x_i,x_j> - 1)} sits on plateaus at height about sum_c (m_c/n)^2 (m_c the cluster
-sizes) and jumps when two clusters merge, after exponentially long times (their staircase figure, energy against
-log time).
+**Paper.** Geshkovski, Koubbi, Polyanskiy, Rigollet, *Dynamic metastability in the self-attention model*, arXiv
+2410.06833 (GKPR): after the tokens gather into clusters, the normalised energy :math:`\frac{1}{n^2} \sum_{i,j}
+e^{\beta(\langle x_i, x_j\rangle - 1)}` sits on plateaus at height about :math:`\sum_c (m_c/n)^2` (:math:`m_c` the
+cluster sizes) and jumps when two clusters merge, after exponentially long times (their staircase figure, energy
+against log time).
 
-**Ours.** n = 24 tokens on S^1 (seed 3), beta = 9, the ``sa`` flow integrated adaptively to t = 3000 and saved
-at log-spaced times; the plateaus found by :func:`attnflow.energy_staircase` beside sum_c (m_c/n)^2 (GKPR's
-height); the merge tree of the eps = 1e-3 clusters (:func:`attnflow.merge_history`) as a dendrogram against log
-time. The later merges of the three surviving clusters, beyond the simulated window, are predicted by the
-reduced model (:func:`attnflow.predict_merges`).
+**Ours.** n = 24 tokens on :math:`\mathbb{S}^{1}` (seed 3), :math:`\beta = 9`, the ``sa`` flow integrated adaptively
+to t = 3000 and saved at log-spaced times; the plateaus found by :func:`attnflow.energy_staircase` beside
+:math:`\sum_c (m_c/n)^2` (GKPR's height); the merge tree of the :math:`\varepsilon = 10^{-3}` clusters
+(:func:`attnflow.merge_history`) as a dendrogram against log time. The later merges of the three surviving clusters,
+beyond the simulated window, are predicted by the reduced model (:func:`attnflow.predict_merges`).
 
-**What matches, what does not.** Once clusters have formed, each plateau height equals sum_c (m_c/n)^2 up to the
-cross terms e^{-beta(1 - cos theta)} between clusters (about 1e-6 here, printed below); with the merge brackets refined, every merge joins
-exactly two clusters, as GKPR describe (on the saved frames alone, several merges fall between two frames and
-look simultaneous). The initial state (24 singletons, height all cross terms) is not a staircase step and is
-not drawn. GKPR's figure uses other n, beta and
-seeds, so only the structure is compared, not the merge times.
+**What matches, what does not.** Once clusters have formed, each plateau height equals :math:`\sum_c (m_c/n)^2` up to
+the cross terms :math:`e^{-\beta(1 - \cos\theta)}` between clusters (about :math:`10^{-6}` here, printed below); with
+the merge brackets refined, every merge joins exactly two clusters, as GKPR describe (on the saved frames alone,
+several merges fall between two frames and look simultaneous). The initial state (24 singletons, height all cross
+terms) is not a staircase step and is not drawn. GKPR's figure uses other n, :math:`\beta` and seeds, so only the
+structure is compared, not the merge times.
 """
 
 import matplotlib.pyplot as plt

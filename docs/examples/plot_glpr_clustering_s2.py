@@ -1,18 +1,18 @@
-"""
-Particles clustering on the sphere S^2 over time (GLPR)
-=======================================================
+r"""
+Particles clustering on the sphere S² over time (GLPR)
+======================================================
 
-**Paper.** Geshkovski, Letrouit, Polyanskiy, Rigollet, *A mathematical perspective on Transformers*,
-arXiv 2312.10794 (GLPR), the opening figure: tokens that start uniformly on S^2 and follow the self-attention
-dynamics (``sa``, Q = K = V = I) first gather into a few clusters, which then merge.
+**Paper.** Geshkovski, Letrouit, Polyanskiy, Rigollet, *A mathematical perspective on Transformers*, arXiv 2312.10794
+(GLPR), the opening figure: tokens that start uniformly on :math:`\mathbb{S}^{2}` and follow the self-attention
+dynamics (``sa``, :math:`Q = K = V = I`) first gather into a few clusters, which then merge.
 
-**Ours.** n = 64 tokens drawn uniformly on S^2 (seed 0), beta = 4, the ``sa`` flow integrated with RK4
-(dt = 0.05) by :func:`attnflow.simulate`; snapshots at four times, and the energy E_beta (GLPR's minus
-1/(2 beta), see :doc:`/conventions`), which must increase along the flow.
+**Ours.** n = 64 tokens drawn uniformly on :math:`\mathbb{S}^{2}` (seed 0), :math:`\beta = 4`, the ``sa`` flow
+integrated with RK4 (dt = 0.05) by :func:`attnflow.simulate`; snapshots at four times, and the energy :math:`E_\beta`
+(GLPR's minus :math:`1/(2\beta)`, see :doc:`/conventions`), which must increase along the flow.
 
 **What matches, what does not.** The qualitative picture matches: a few clusters appear well before t = 10 and
 the energy increases monotonically (checked below). The paper's figure is an illustration without published
-numbers, and its exact n, beta, seed and time points are not ours, so only the shape is compared: the number of
+numbers, and its exact n, :math:`\beta`, seed and time points are not ours, so only the shape is compared: the number of
 clusters at a given time depends on the random start.
 """
 

@@ -1,29 +1,30 @@
-"""
-Critical attention scaling: the angle ratio over (rho, gamma) (CLPR-LC)
-=======================================================================
+r"""
+Critical attention scaling: the angle ratio over (ρ, γ) (CLPR-LC)
+=================================================================
 
-**Paper.** Chen, Lin, Polyanskiy, Rigollet, *Critical attention scaling in long-context transformers*,
-arXiv 2510.05554 (CLPR-LC). Its figure of the "input-to-output angle ratio" as a function of rho and gamma:
-tokens normalised, then one self-attention layer with beta_n = gamma log n, residual and MLP omitted; a
-dashed curve gamma = 1/(1 - rho), which (the caption says) approximates the actual phase transition with
-increasing accuracy as d grows. We read the caption, not the figure's data (the full text was not at hand), so
-the ratio below is our reading: lambda = arccos(rho') / arccos(rho), the angle between two output tokens over
-the angle between the inputs (0: collapse, 1: identity).
+**Paper.** Chen, Lin, Polyanskiy, Rigollet, *Critical attention scaling in long-context transformers*, arXiv
+2510.05554 (CLPR-LC). Its figure of the "input-to-output angle ratio" as a function of :math:`\rho` and
+:math:`\gamma`: tokens normalised, then one self-attention layer with :math:`\beta_n = \gamma \log n`, residual and
+MLP omitted; a dashed curve :math:`\gamma = 1/(1 - \rho)`, which (the caption says) approximates the actual phase
+transition with increasing accuracy as d grows. We read the caption, not the figure's data (the full text was not at
+hand), so the ratio below is our reading: :math:`\lambda = \arccos(\rho') / \arccos(\rho)`, the angle between two
+output tokens over the angle between the inputs (0: collapse, 1: identity).
 
-**Ours.** n = 64 tokens. Left: the exact simplex (d >= n; :func:`attnflow.simplex_layer`, the O(1) map of
-``attnflow long-context``). Middle and right: almost-simplex tokens y_k = sqrt(rho) e_0 + sqrt(1 - rho) z_k
-with z_k uniform on the sphere of R^{d-1} (one draw, seed 0), the layer applied to the n explicit tokens
-(the mean angle ratio over all pairs), in R^8 and R^256.
+**Ours.** n = 64 tokens. Left: the exact simplex (:math:`d \ge n`; :func:`attnflow.simplex_layer`, the O(1) map of
+``attnflow long-context``). Middle and right: almost-simplex tokens :math:`y_k = \sqrt{\rho}\, e_0 + \sqrt{1 - \rho}\,
+z_k` with :math:`z_k` uniform on the sphere of :math:`\mathbb{R}^{d-1}` (one draw, seed 0), the layer applied to the n
+explicit tokens (the mean angle ratio over all pairs), in :math:`\mathbb{R}^{8}` and :math:`\mathbb{R}^{256}`.
 
-**What matches, what does not.** The transition from collapse (dark) to identity (light) follows
-gamma = 1/(1 - rho), and the finite-d picture approaches the exact one as d grows, as the caption says (printed
-below: the angle ratio reaches 1/2 at rho = 0.5 for gamma = 1.81 exactly, 1.81 in R^256 and 1.25 in R^8). At
-finite n the angle-ratio transition sits a little below the curve (1.81 against 2 at n = 64; the self weight's
-midpoint is log(n - 1) / ((1 - rho) log n) = 1.99), and the transition is wide: its 10-90 width is
-2 log 9 / ((1 - rho) log n) in gamma (``longcontext.simplex-transition``). In low dimension the angle ratio
-moves *down* (R^8), while the self weight of the same kind of tokens moves *up*
-(``longcontext.almost-simplex-finite-d``: by about log n / (2 (d - 1)) relative): at finite d "the transition"
-depends on the observable. The paper's n, d and colour scale are unknown to us: the comparison is qualitative.
+**What matches, what does not.** The transition from collapse (dark) to identity (light) follows :math:`\gamma = 1/(1
+- \rho)`, and the finite-d picture approaches the exact one as d grows, as the caption says (printed below: the angle
+ratio reaches 1/2 at :math:`\rho = 0.5` for :math:`\gamma = 1.81` exactly, 1.81 in :math:`\mathbb{R}^{256}` and 1.25
+in :math:`\mathbb{R}^{8}`). At finite n the angle-ratio transition sits a little below the curve (1.81 against 2 at n
+= 64; the self weight's midpoint is :math:`\log(n - 1) / ((1 - \rho) \log n) = 1.99`), and the transition is wide: its
+10-90 width is :math:`2 \log 9 / ((1 - \rho) \log n)` in :math:`\gamma` (``longcontext.simplex-transition``). In low
+dimension the angle ratio moves *down* (:math:`\mathbb{R}^{8}`), while the self weight of the same kind of tokens
+moves *up* (``longcontext.almost-simplex-finite-d``: by about :math:`\log n / (2 (d - 1))` relative): at finite d "the
+transition" depends on the observable. The paper's n, d and colour scale are unknown to us: the comparison is
+qualitative.
 """
 
 import matplotlib.pyplot as plt

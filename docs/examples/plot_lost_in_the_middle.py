@@ -1,28 +1,28 @@
-"""
+r"""
 Lost in the middle: the U-shaped retrieval profile of causal attention and its threshold (DGR)
 ==============================================================================================
 
 **Paper.** Duerinckx, Geshkovski, Rossi, *Kinetic theory for transformers and the lost-in-the-middle phenomenon*,
-arXiv 2605.09213 (we read the abstract and the authors' public scripts): causal attention on the circle with
-ALiBi, iid uniform tokens; the retrieval profile S_t(s) (how much of the token at position s the last token
-holds at time t) is U-shaped (primacy, recency, one interior minimum) for t below a threshold t_crit(beta). Their
-figures: the profile centred at its minimum for t from 1 to 2 (beta = 1, lambda = 1, M = 8, 20 modes; the
-recency edge fades as t passes t_crit = 2.457), and the threshold curve t_crit(beta).
+arXiv 2605.09213 (we read the abstract and the authors' public scripts): causal attention on the circle with ALiBi,
+iid uniform tokens; the retrieval profile :math:`S_t(s)` (how much of the token at position s the last token holds at
+time t) is U-shaped (primacy, recency, one interior minimum) for t below a threshold :math:`t_{\rm crit}(\beta)`.
+Their figures: the profile centred at its minimum for t from 1 to 2 (:math:`\beta = 1, \lambda = 1, M = 8`, 20 modes;
+the recency edge fades as t passes :math:`t_{\rm crit} = 2.457`), and the threshold curve :math:`t_{\rm crit}(\beta)`.
 
-**Ours.** Left: the same overlay from :func:`attnflow.retrieval_profile` (our closed form
-kappa(1, s) psi_{a t}(Y_lambda(s)), derived in ``proofs_notes/architectures-lost-in-the-middle.md``), with t up
-to 3 so that the threshold is crossed. Middle: t_crit(beta) (:func:`attnflow.lost_in_the_middle_threshold`) in
-the paper's time and in attnflow's ``sa`` time (beta I_0(beta) times larger; in that clock the threshold hardly
-depends on beta, between 2.4 and 3.2 for beta in [0.1, 4.8]). Right: the causal ALiBi ``sa``
-particle system (:func:`attnflow.particle_profile`, N = 64 tokens, 24 uniform starts, error bars 2 standard
-errors) at t_crit/2 and 3 t_crit/2 against the kinetic limit.
+**Ours.** Left: the same overlay from :func:`attnflow.retrieval_profile` (our closed form :math:`\kappa(1, s)\,
+\psi_{a t}(Y_\lambda(s))`, derived in ``proofs_notes/architectures-lost-in-the-middle.md``), with t up to 3 so that
+the threshold is crossed. Middle: :math:`t_{\rm crit}(\beta)` (:func:`attnflow.lost_in_the_middle_threshold`) in the
+paper's time and in attnflow's ``sa`` time (:math:`\beta I_0(\beta)` times larger; in that clock the threshold hardly
+depends on :math:`\beta`, between 2.4 and 3.2 for :math:`\beta \in [0.1, 4.8]`). Right: the causal ALiBi ``sa``
+particle system (:func:`attnflow.particle_profile`, N = 64 tokens, 24 uniform starts, error bars 2 standard errors) at
+:math:`t_{\rm crit}/2` and :math:`\tfrac32 t_{\rm crit}` against the kinetic limit.
 
-**What matches, what does not.** The closed form reproduces the authors' script exactly (the t_crit printed
-below is their number at beta = 1) and its U shape disappears at t_crit. The particles follow the limit at
-t_crit/2 within their error bars (a few per cent below it at N = 64: the finite-N and next-order terms); at
-3 t_crit/2 they are decreasing (no recency, as predicted) but well below the linear theory: the correlations
-have left the order-1/N regime and saturate. We could not compare with the paper's own figures' numbers (full
-text not available to us).
+**What matches, what does not.** The closed form reproduces the authors' script exactly (the :math:`t_{\rm crit}`
+printed below is their number at :math:`\beta = 1`) and its U shape disappears at :math:`t_{\rm crit}`. The particles
+follow the limit at :math:`t_{\rm crit}/2` within their error bars (a few per cent below it at N = 64: the finite-N
+and next-order terms); at :math:`\tfrac32 t_{\rm crit}` they are decreasing (no recency, as predicted) but well below
+the linear theory: the correlations have left the order-1/N regime and saturate. We could not compare with the paper's
+own figures' numbers (full text not available to us).
 """
 
 import matplotlib.pyplot as plt

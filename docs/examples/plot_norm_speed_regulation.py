@@ -1,26 +1,27 @@
-"""
+r"""
 Normalisation as speed regulation: mean cosine similarity across depth (Karagodin, Ge, Polyanskiy, Rigollet)
 ============================================================================================================
 
 **Paper.** Karagodin, Ge, Polyanskiy, Rigollet, *Normalization in attention dynamics*, arXiv 2510.22026 (the
 figure reproduced in the survey arXiv 2512.01868, "The impact of normalization"): the average cosine similarity
-rho(t) of the tokens across depth, with a 90% band, for Post-LN, Pre-LN, Peri-LN, Mix-LN and nGPT, on a
-transformer with random weights (d = 512, beta = sqrt(d), n < d, random initial tokens).
+:math:`\rho(t)` of the tokens across depth, with a 90% band, for Post-LN, Pre-LN, Peri-LN, Mix-LN and nGPT, on a
+transformer with random weights (d = 512, :math:`\beta = \sqrt{d}`, :math:`n < d`, random initial tokens).
 
-**Ours.** n = 32 tokens iid uniform on S^63 (d = 64), Q = K = V = I, beta = 1, five random starts per scheme,
-the (theta, r) dynamics of ``Model(norm=...)`` integrated with RK4 (dt = 0.05) up to t = 10; the band is the
-5%-95% range over the starts. Dashed: the equiangular reduction from rho = 0 (the same emitted ODE as claim
-``architectures.norm-equiangular``). Right: 1 - rho on a log scale, where exponential (Post-LN, nGPT) and
-polynomial (Pre-, Peri-, Mix-LN) contraction separate.
+**Ours.** n = 32 tokens iid uniform on :math:`\mathbb{S}^{63}` (d = 64), :math:`Q = K = V = I`, :math:`\beta = 1`,
+five random starts per scheme, the :math:`(\theta, r)` dynamics of ``Model(norm=...)`` integrated with RK4 (dt = 0.05)
+up to t = 10; the band is the 5%-95% range over the starts. Dashed: the equiangular reduction from :math:`\rho` = 0
+(the same emitted ODE as claim ``architectures.norm-equiangular``). Right: :math:`1 - \rho` on a log scale, where
+exponential (Post-LN, nGPT) and polynomial (Pre-, Peri-, Mix-LN) contraction separate.
 
 **What matches, what does not.** Matches: the ordering the paper reports and our closed forms explain. Post-LN
-contracts fastest and exponentially (1 - rho ~ e^{-2t}); Pre-LN delays contraction (1/t^2); Peri-LN moves
-faster than Pre-LN early (its speed :math:`1/(r |A|)` is large while :math:`|A|` is small) and then slows down polynomially;
-Mix-LN follows Post-LN up to its switch (t = 2) and Pre-LN after; nGPT with alpha = 0.5 contracts exponentially at
-half the rate. For iid starts in high dimension the equiangular curve from rho = 0 tracks the band. Does not
-match: the paper's random-weight transformer (random Q, K, V at d = 512, beta = sqrt(d)) is not reproduced (we
-use Q = K = V = I at d = 64, beta = 1: with identity weights and beta = sqrt(512) nothing moves over this depth),
-the paper's curves were not digitised, and no number is compared with them.
+contracts fastest and exponentially (:math:`1 - \rho \sim e^{-2t}`); Pre-LN delays contraction (:math:`1/t^2`);
+Peri-LN moves faster than Pre-LN early (its speed :math:`1/(r \vert A\vert)` is large while :math:`\vert A\vert` is
+small) and then slows down polynomially; Mix-LN follows Post-LN up to its switch (t = 2) and Pre-LN after; nGPT with
+:math:`\alpha` = 0.5 contracts exponentially at half the rate. For iid starts in high dimension the equiangular curve
+from :math:`\rho` = 0 tracks the band. Does not match: the paper's random-weight transformer (random Q, K, V at d =
+512, :math:`\beta = \sqrt{d}`) is not reproduced (we use :math:`Q = K = V = I` at d = 64, :math:`\beta = 1`: with
+identity weights and :math:`\beta = \sqrt{512}` nothing moves over this depth), the paper's curves were not digitised,
+and no number is compared with them.
 """
 
 import matplotlib.pyplot as plt

@@ -1,21 +1,22 @@
-"""
-Hessian spectrum against beta: the -2/3 transition on the circle (PRY)
-======================================================================
+r"""
+Hessian spectrum against β: the -2/3 transition on the circle (PRY)
+===================================================================
 
-**Paper.** Polyanskiy, Rigollet, Yao, *Synchronization on circles and spheres with nonlinear interactions*,
-arXiv 2507.22857 (PRY): on S^1, for beta >= 0 every configuration other than the synchronised one is unstable,
-but for beta < -2/3 three equal clusters at the vertices of an equilateral triangle become a strict local
-maximum of E_beta, a spurious stable state (their result on the threshold -2/3).
+**Paper.** Polyanskiy, Rigollet, Yao, *Synchronization on circles and spheres with nonlinear interactions*, arXiv
+2507.22857 (PRY): on :math:`\mathbb{S}^{1}`, for :math:`\beta \ge 0` every configuration other than the synchronised
+one is unstable, but for :math:`\beta < -2/3` three equal clusters at the vertices of an equilateral triangle become a
+strict local maximum of :math:`E_\beta`, a spurious stable state (their result on the threshold -2/3).
 
-**Ours.** Three particles at the vertices of an equilateral triangle (:func:`attnflow.circle_clusters`), the
-spectrum of the Riemannian Hessian of E_beta (rotation mode removed) for beta from -2 to 1
+**Ours.** Three particles at the vertices of an equilateral triangle (:func:`attnflow.circle_clusters`), the spectrum
+of the Riemannian Hessian of :math:`E_\beta` (rotation mode removed) for :math:`\beta` from -2 to 1
 (:func:`attnflow.critical_point_report`; the closed-form branches are in
-:func:`theory.structured.circle_cluster_spectrum` and ``attnflow critical --closed-form``). ``usa`` is gradient ascent of E_beta, so a configuration is
-stable when every non-rotational eigenvalue is negative.
+:func:`theory.structured.circle_cluster_spectrum` and ``attnflow critical --closed-form``). ``usa`` is gradient ascent
+of :math:`E_\beta`, so a configuration is stable when every non-rotational eigenvalue is negative.
 
-**What matches, what does not.** The non-rotational eigenvalue changes sign at beta* = -2/3 (the crossing
-printed below: within about 1e-8 of -2/3 here, where eigenvalues below the zero threshold are left out; the claim ``critical.circle-polygons`` pins it to 1e-9), PRY's threshold. PRY state the threshold, not a spectrum figure, so there are no published
-eigenvalues to compare.
+**What matches, what does not.** The non-rotational eigenvalue changes sign at :math:`\beta^* = -2/3` (the crossing
+printed below: within about :math:`10^{-8}` of -2/3 here, where eigenvalues below the zero threshold are left out; the
+claim ``critical.circle-polygons`` pins it to :math:`10^{-9}`), PRY's threshold. PRY state the threshold, not a
+spectrum figure, so there are no published eigenvalues to compare.
 """
 
 import matplotlib.pyplot as plt

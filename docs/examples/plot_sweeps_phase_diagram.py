@@ -1,17 +1,17 @@
-"""
-Phase diagram: probability of one cluster by time T over (beta, n)
-===================================================================
+r"""
+Phase diagram: probability of one cluster by time T over (β, n)
+===============================================================
 
-A small parameter sweep of the self-attention dynamics ``sa`` on the sphere S^2 (d = 3): for each inverse
-temperature beta and number of tokens n, several seeds (iid uniform initial states drawn from
+A small parameter sweep of the self-attention dynamics ``sa`` on the sphere :math:`\mathbb{S}^{2}` (d = 3): for each
+inverse temperature :math:`\beta` and number of tokens n, several seeds (iid uniform initial states drawn from
 ``SeedSequence(root_seed, spawn_key=(seed,))``) are integrated to T = 12 and we record whether all tokens form a
-single eps-cluster. At small beta every run synchronises quickly (GLPR, arXiv 2312.10794); at larger beta the
-dynamics lingers in metastable multi-cluster states (GKPR, arXiv 2410.06833), so the fraction of seeds with one
-cluster by T falls. The sweep runs in-process (``scheduler="synchronous"``) into a Zarr store; the same
+single eps-cluster. At small :math:`\beta` every run synchronises quickly (GLPR, arXiv 2312.10794); at larger
+:math:`\beta` the dynamics lingers in metastable multi-cluster states (GKPR, arXiv 2410.06833), so the fraction of
+seeds with one cluster by T falls. The sweep runs in-process (``scheduler="synchronous"``) into a Zarr store; the same
 specification runs on a Dask cluster with ``scheduler="local"``, ``"slurm"`` or ``"tcp://host:port"``.
 
-The cells run as ensembles: the cells of one n that differ in beta and the seed are blocks of one task each,
-integrated together in one (B, n, d) array (``docs/guide/ensembles.md``), and written to the store one region
+The cells run as ensembles: the cells of one n that differ in :math:`\beta` and the seed are blocks of one task each,
+integrated together in one :math:`(B, n, d)` array (``docs/guide/ensembles.md``), and written to the store one region
 per block. The run prints how long it took.
 """
 # %%
@@ -45,7 +45,7 @@ ds = xr.open_zarr(str(folder / "phase.zarr"))
 print(ds["one_cluster"].dims, ds["one_cluster"].shape)
 
 # %%
-# The fraction of seeds with one cluster, with its Wilson 95% interval, over (n, beta).
+# The fraction of seeds with one cluster, with its Wilson 95% interval, over :math:`(n, \beta)`.
 agg = aggregate(ds, "p_one_cluster", ("n", "beta"))
 fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
 im = ax.imshow(agg.value, origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import pkgutil
+import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -137,6 +138,31 @@ def _theory_modules() -> list[str]:
     return sorted(f"theory.{m.name}" for m in pkgutil.iter_modules(theory.__path__) if not m.name.startswith("_"))
 
 
+def summary(module: str) -> str:
+    """The first sentence of a module's docstring, on one line, made safe as reStructuredText text (the API
+    index lists each module with it; a bare list of about 100 module names did not say what any of them holds)."""
+    import importlib
+    import inspect
+
+    doc = inspect.getdoc(importlib.import_module(module)) or ""
+    text = " ".join(doc.split("\n\n")[0].split())
+    parts = re.split(r"(``.*?``|:\w+:`[^`]*`)", text)  # literals and roles stay as written
+    out = []
+    for k, part in enumerate(parts):
+        if k % 2:
+            out.append(part)
+            continue
+        cut = re.search(r"(?<=[a-z0-9)\]'])\.(\s|$)", part)
+        part = part[:cut.start() + 1] if cut else part
+        part = part.replace("`", "")
+        # markup that would open an unclosed emphasis, a substitution or a reference in a one-line summary
+        part = re.sub(r"([*|])", r"\\\1", part)
+        out.append(re.sub(r"(\w)_(?=\W|$)", r"\1\\_", part))
+        if cut:
+            break
+    return "".join(out).strip() or "(no docstring)"
+
+
 def api_pages() -> dict[str, str]:
     """One reStructuredText page per module: the public ``attnflow`` names it provides, or a ``theory`` module."""
     import inspect
@@ -149,7 +175,8 @@ def api_pages() -> dict[str, str]:
              "``import attnflow as af`` gives every public name below (re-exported lazily from the module that "
              "defines it, listed in ``attnflow._EXPORTS``); ``af.theory`` is the symbolic layer. Generated from the "
              "docstrings at every build.", "",
-             ".. toctree::", "   :maxdepth: 1", "   :caption: attnflow (numerical layer)", ""]
+             ".. toctree::", "   :maxdepth: 1", "   :hidden:", "   :caption: attnflow (numerical layer)", ""]
+    listing = ["attnflow (numerical layer)", "--------------------------", ""]
     for module in sorted(attnflow._EXPORTS):
         names = sorted(attnflow._EXPORTS[module], key=str.lower)
         mod = importlib.import_module(module)
@@ -166,12 +193,15 @@ def api_pages() -> dict[str, str]:
                 body += [f".. autodata:: {n}", "   :annotation:", ""]
         pages[module] = "\n".join(body)
         index.append(f"   {module}")
-    index += ["", ".. toctree::", "   :maxdepth: 1", "   :caption: theory (symbolic layer)", ""]
+        listing.append(f"- :doc:`{module}` -- {summary(module)}")
+    index += ["", ".. toctree::", "   :maxdepth: 1", "   :hidden:", "   :caption: theory (symbolic layer)", ""]
+    listing += ["", "theory (symbolic layer)", "-----------------------", ""]
     for module in _theory_modules():
         pages[module] = "\n".join([module, "=" * len(module), "", f".. automodule:: {module}",
                                    "   :members:", "   :no-undoc-members:", ""])
         index.append(f"   {module}")
-    pages["index"] = "\n".join(index) + "\n"
+        listing.append(f"- :doc:`{module}` -- {summary(module)}")
+    pages["index"] = "\n".join(index + [""] + listing) + "\n"
     return pages
 
 

@@ -7,9 +7,88 @@ from numerics.common.errors import InputError
 from numerics.common.provenance import atomic_write
 
 
+#: Threshold (radians) of the cluster counts in the panel titles, as in the gallery's clustering figure.
+TITLE_CLUSTER_EPS = 1e-2
+
+
 def snapshot_indices(m: int, count: int = 4) -> list[int]:
     """Indices of ``count`` frames spread evenly over ``m`` saved frames (first and last included)."""
     return sorted(set(np.linspace(0, m - 1, min(count, m)).round().astype(int).tolist()))
+
+
+def change_indices(progress, count: int = 4) -> list[int]:
+    """Indices of ``count`` frames where the state changes: the first and last frame, and between them the
+    first frames by which ``progress`` has covered 1/(count-1), 2/(count-1), ... of its total variation.
+
+    Evenly spaced times miss a clustering that happens early in a long run (beta = 4, T = 30 clusters between
+    t = 3 and 9 and then barely moves); a quantity that follows the state (the log of the cluster count, or the
+    energy) puts the frames where things happen. The total variation (sum of |dy|) rather than y(T) - y(0) keeps
+    the choice meaningful when noise makes the quantity non-monotone. Frames chosen twice (a jump larger than a
+    step) are topped up with evenly spaced ones, so that ``min(count, m)`` distinct frames are returned.
+
+    Parameters
+    ----------
+    progress : (m,) array_like
+        A quantity at the saved frames that changes with the state (finite).
+    count : int
+        Number of frames wanted.
+
+    Returns
+    -------
+    list of int
+        Sorted distinct frame indices, 0 and m - 1 included; evenly spaced ones when ``progress`` is constant
+        or not finite.
+    """
+    y = np.asarray(progress, float)
+    m = y.shape[0]
+    count = min(count, m)
+    if count <= 2 or not np.all(np.isfinite(y)):
+        return snapshot_indices(m, count)
+    covered = np.concatenate([[0.0], np.cumsum(np.abs(np.diff(y)))])
+    total = covered[-1]
+    if total <= 0.0:
+        return snapshot_indices(m, count)
+    inner = [int(np.searchsorted(covered, f * total)) for f in np.arange(1, count - 1) / (count - 1)]
+    chosen = set([0, m - 1] + [min(i, m - 1) for i in inner])
+    for i in snapshot_indices(m, m):  # top up with evenly spaced frames
+        if len(chosen) >= count:
+            break
+        chosen.add(i)
+    return sorted(chosen)
+
+
+def frames_to_show(X: np.ndarray, energy, count: int = 4, sample: int = 200) -> list[int]:
+    """The frames of a trajectory (m, n, d) that :func:`plot_trajectory` shows: by the progress of the log of the
+    cluster count (at :data:`TITLE_CLUSTER_EPS`, on at most ``sample`` evenly spaced frames, to bound the cost),
+    or of the energy when the count does not change (no clustering at that scale yet, or a non-finite state).
+
+    Returns
+    -------
+    list of int
+        Sorted distinct frame indices, 0 and m - 1 included (see :func:`change_indices`).
+    """
+    m = X.shape[0]
+    frames = snapshot_indices(m, min(m, sample))
+    counts = [cluster_count(X[i]) for i in frames]
+    if None not in counts and counts[0] != counts[-1]:
+        picked = change_indices(np.log(np.asarray(counts, float)), count)
+        chosen = {frames[i] for i in picked}
+        for i in snapshot_indices(m, m):  # distinct sample frames stay distinct; top up only if m is small
+            if len(chosen) >= min(count, m):
+                break
+            chosen.add(i)
+        return sorted(chosen)
+    return change_indices(energy, count)
+
+
+def cluster_count(X: np.ndarray, eps: float = TITLE_CLUSTER_EPS) -> int | None:
+    """Number of eps-clusters of the directions of ``X`` (n, d), or None when it cannot be computed (a
+    non-finite state); for the panel titles."""
+    from numerics.clusters.detection import find_clusters  # plots are optional: import on use
+
+    if not np.all(np.isfinite(X)) or np.any(np.linalg.norm(X, axis=1) == 0.0):
+        return None
+    return find_clusters(X, eps, normalize=True).count
 
 
 def principal_axes(X: np.ndarray, k: int = 2) -> np.ndarray:
@@ -25,7 +104,10 @@ def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca
     d = 2: points on the unit circle; d = 3: points on a wireframe sphere (3-D view); d > 3: a projection inside
     the unit disc, on the two leading principal axes of all saved states (``projection="pca"``, the same axes
     for every panel, so clusters that stay apart in R^d are seen apart) or on the first two coordinates
-    (``"first"``). The last panel is the energy curve (normalisation and time unit from meta).
+    (``"first"``). The frames shown are where the state changes (:func:`frames_to_show`: the first, the last,
+    and those by which the log of the cluster count, else the energy, has covered equal parts of its change),
+    each titled with its time and its number of clusters at :data:`TITLE_CLUSTER_EPS`. The last panel is the
+    energy curve (normalisation and time unit from meta), with the chosen times marked.
     """
     if projection not in ("pca", "first"):
         raise InputError(f"projection must be 'pca' or 'first', got {projection!r}")
@@ -33,7 +115,8 @@ def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca
 
     X, times, energy, meta = trajectory.X, trajectory.times, trajectory.energy, trajectory.meta
     d = X.shape[2]
-    idx = snapshot_indices(len(times), snapshots)
+    idx = frames_to_show(X, energy, snapshots)
+    counts = [cluster_count(X[frame]) for frame in idx]  # before projecting (counts are in R^d)
     if d > 3:
         axes2 = principal_axes(X.reshape(-1, d)) if projection == "pca" else np.eye(d)[:, :2]
         X = X @ axes2  # (m, n, 2): inside the unit disc
@@ -59,13 +142,18 @@ def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca
             if d > 3:
                 ax.set_xlabel("principal axes 1-2 (all frames)" if projection == "pca"
                               else "first two coordinates")
-        ax.set_title(f"t = {times[frame]:.3g}")
+        title = f"t = {times[frame]:.3g}"
+        if counts[k] is not None:
+            title += f"\n{counts[k]} cluster{'s' if counts[k] != 1 else ''} (eps {TITLE_CLUSTER_EPS:g})"
+        ax.set_title(title, fontsize=9)
     ax = fig.add_subplot(1, len(idx) + 1, len(idx) + 1)
     ax.plot(times, energy, color="C1")
+    ax.plot(times[idx], energy[idx], "o", color="C0", markersize=4, label="frames shown")
+    ax.legend(fontsize=8, loc="best")
     ax.set_xlabel(f"t ({meta.get('time_unit', 'natural')})")
     ax.set_ylabel(f"energy ({meta.get('energy_normalization', 'glpr')})")
-    fig.suptitle(f"{meta.get('model')}  n={X.shape[1]}  d={d}  beta={meta.get('beta')}  {meta.get('method')}")
-    fig.tight_layout()
+    fig.suptitle(f"{meta.get('model')}  n={X.shape[1]}  d={d}  β={meta.get('beta')}  {meta.get('method')}")
+    fig.tight_layout(rect=(0, 0, 1, 0.94))  # room for the suptitle above the two-line panel titles
     return save_figure(fig, path)
 
 

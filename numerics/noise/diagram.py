@@ -99,9 +99,9 @@ def overlay_curves(model: str, d: int, beta_min: float, beta_max: float, points:
 
 
 #: line styles of the plots: (key, label, colour, style)
-LINES = (("threshold", "linear-stability threshold D_c", "tab:red", "-"),
+LINES = (("threshold", r"linear-stability threshold $D_c$", "tab:red", "-"),
          ("fold", "fold of the clustered branch", "tab:purple", "--"),
-         ("first_order", "first-order noise D_1st (equal free energy)", "black", "-"))
+         ("first_order", r"first-order noise $D_{1st}$ (equal free energy)", "black", "-"))
 
 
 def draw_curves(ax, c: dict, x=None, y=None, modes: int = 1, normalise: bool = False) -> None:
@@ -116,18 +116,21 @@ def draw_curves(ax, c: dict, x=None, y=None, modes: int = 1, normalise: bool = F
             vals = c.get(f"{key}_{k}")
             if vals is None or not np.any(np.isfinite(vals)):
                 continue
+            if k == 1 and key == "first_order" and c.get("beta_star") is not None:
+                # below beta* D_1st = D_c: drawn there it would hide the threshold curve exactly under it
+                vals = np.where(beta < c["beta_star"], np.nan, vals)
             if k > 1:
                 if key == "first_order":      # only where it differs from the threshold (first order)
                     vals = np.where(np.array(c[f"kind_{k}"]) == "continuous", np.nan, vals)
                     if not np.any(np.isfinite(vals)):
                         continue
-                colour, label = f"C{k + 2}", f"mode {k}: {label.split(' D_')[0].split(' (')[0]}"
+                colour, label = f"C{k + 2}", f"mode {k}: {label.split(' $')[0].split(' (')[0]}"
                 style = "-." if key == "first_order" else style
             ax.plot(x(beta), y(vals / scale), style, color=colour, lw=2 if k == 1 else 1.2,
                     marker="o" if beta.size < 8 else None, ms=4, label=label)
     if c.get("beta_star") is not None and beta.min() <= c["beta_star"] <= beta.max():
         ax.axvline(x(np.array([c["beta_star"]]))[0], color="grey", ls=":", lw=1,
-                   label=f"beta* = {c['beta_star']:.4g} (continuous below, first order above)")
+                   label=rf"$\beta^* = {c['beta_star']:.4g}$ (continuous below, first order above)")
 
 
 def beta_noise_figure(d: int, rows):
@@ -144,20 +147,59 @@ def beta_noise_figure(d: int, rows):
     positive = [v for k in range(1, modes + 1) for v in c[f"threshold_{k}"] if np.isfinite(v) and v > 0]
     if positive:
         ax.set_yscale("log")
-    ax.set_xlabel("beta")
-    ax.set_ylabel("noise D  (Mun-Rosenzweig coupling K = 1/(2D))")
-    ax.set_title(f"noisy usa on S^{d - 1}: thresholds, folds and first-order noises")
+    ax.set_xlabel(r"$\beta$")
+    ax.set_ylabel(r"noise $D$ (log scale)")  # the axis is D; the coupling K = 1/(2D) is in the CLI's notes
+    ax.set_title(rf"noisy usa on $S^{{{d - 1}}}$: thresholds, folds and first-order noises", fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
+    label_regions_absolute(ax, c)
     draw_curves(ax2, c, modes=1, normalise=True)
     fold = c["fold_1"] / c["threshold_1"]
     ax2.fill_between(c["beta"], 1.0, np.where(np.isfinite(fold), fold, 1.0), color="tab:purple", alpha=0.12,
-                     label="bistable window (D_c, D_fold)")
-    ax2.set_xlabel("beta")
-    ax2.set_ylabel("D / D_c(beta)")
-    ax2.set_title("mode 1, relative to the linear threshold (K_c < K_# above beta*)")
-    ax2.legend(fontsize=7, loc="upper left")
+                     label=r"bistable window ($D_c$, $D_{fold}$)")
+    ax2.set_xlabel(r"$\beta$")
+    ax2.set_ylabel(r"$D \,/\, D_c(\beta)$")
+    ax2.set_title(r"mode 1, relative to the linear threshold ($K_c < K_\#$ above $\beta^*$)", fontsize=10)
+    ax2.legend(fontsize=7, loc="center left")  # the top is the uniform region's label
+    label_regions_relative(ax2, c["beta"], fold)
     fig.tight_layout()
     return fig
+
+
+REGION_STYLE = {"fontsize": 10, "fontweight": "bold", "ha": "center", "va": "center", "alpha": 0.75}
+
+
+def label_regions_absolute(ax, c: dict) -> None:
+    """Name the regions of the (beta, D) panel: uniform (stable) above the mode-1 threshold and the fold,
+    clustered below the threshold (where the uniform state is unstable)."""
+    beta = np.asarray(c["beta"], float)
+    top = np.fmax(np.asarray(c["threshold_1"], float), np.asarray(c["fold_1"], float))
+    Dc = np.asarray(c["threshold_1"], float)
+    if beta.size < 2 or not np.any(np.isfinite(Dc) & (Dc > 0)):
+        return
+    xb = beta.min() + 0.72 * (beta.max() - beta.min())
+    log = ax.get_yscale() == "log"
+    up = float(np.interp(xb, beta, top))
+    down = float(np.interp(xb, beta, Dc))
+    ax.text(xb, up * 3 if log else up * 1.15, "uniform", color="tab:red", **REGION_STYLE)
+    ax.text(xb, down / 2.2 if log else down * 0.8, "clustered", color="tab:blue", **REGION_STYLE)
+
+
+def label_regions_relative(ax, beta, fold) -> None:
+    """Name the regions of the D / D_c panel: clustered below 1, bistable between 1 and the fold (first-order
+    side), uniform above; the y range leaves room below 1 for the clustered region."""
+    beta = np.asarray(beta, float)
+    fold = np.where(np.isfinite(fold), fold, 1.0)
+    hi = max(float(np.max(fold)), 1.0)
+    span = max(hi - 1.0, 0.1)
+    ax.set_ylim(1.0 - 0.35 * span, hi + 0.35 * span)
+    x_mid = beta.min() + 0.5 * (beta.max() - beta.min())
+    ax.text(x_mid, 1.0 - 0.18 * span, "clustered (uniform unstable)", color="tab:blue", **REGION_STYLE)
+    ax.text(beta.min() + 0.3 * (beta.max() - beta.min()), hi + 0.2 * span, "uniform", color="tab:red",
+            **REGION_STYLE)
+    wide = int(np.argmax(fold))
+    if fold[wide] > 1.0:
+        ax.text(beta[wide] - 0.08 * (beta.max() - beta.min()), 1.0 + 0.55 * (fold[wide] - 1.0), "bistable",
+                color="tab:purple", **REGION_STYLE)
 
 
 def plot_beta_noise_diagram(d: int, rows, path: str) -> str:

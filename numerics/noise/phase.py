@@ -222,13 +222,14 @@ def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
                                (~stable, "--", "stationary branch (unstable)")):
         Dm = np.where(mask, br.D, np.nan)
         ax.plot(Dm, np.where(mask, br.r, np.nan), style, color="tab:blue", lw=2, label=label)
-    ax.axvline(ph.critical_noise, color="tab:red", lw=1, ls=":", label=f"linear threshold D_c = {ph.critical_noise:.4g}")
+    ax.axvline(ph.critical_noise, color="tab:red", lw=1, ls=":",
+               label=f"linear threshold $D_c$ = {ph.critical_noise:.4g}")
     if ph.fold:
-        ax.plot([ph.fold[0]], [ph.fold[1]], "o", color="tab:purple", label=f"fold D = {ph.fold[0]:.6g}")
+        ax.plot([ph.fold[0]], [ph.fold[1]], "o", color="tab:purple", label=f"fold $D$ = {ph.fold[0]:.6g}")
     first = ph.first_order
     if first is not None and first.value > ph.critical_noise:
         ax.axvline(first.value, color="black", lw=1.2, ls="-.",
-                   label=f"first-order noise D_1st = {first.value:.6g} (equal free energy)")
+                   label=f"first-order noise $D_{{1st}}$ = {first.value:.6g} (equal free energy)")
     for start, marker in (("clustered", "s"), ("uniform", "^")):
         pts = [p for p in ph.particles if p.start == start]
         if pts:
@@ -241,17 +242,18 @@ def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
         if pts:
             ax.plot([p.D for p in pts], [p.r for p in pts], marker, color="tab:brown", ms=6,
                     mfc="none" if start == "uniform" else None,
-                    label=f"S^2 PDE at t = {ph.meta['pde_t_end']:g} from a {start} start (L = {ph.meta['pde_L']})")
+                    label=f"$\\mathbb{{S}}^2$ PDE at t = {ph.meta['pde_t_end']:g} from a {start} start "
+                          f"(L = {ph.meta['pde_L']})")
     if ph.particles:
         # finite n: the uniform state's fluctuations, E|mean|^2 = D / (n (D - D_c)) (proofs_notes/noise-threshold.md)
         Du = np.linspace(ph.critical_noise * 1.02, Dmax, 100)
         ax.plot(Du, np.sqrt(Du / (ph.meta["n"] * (Du - ph.critical_noise))), ":", color="tab:green", lw=1,
-                label=f"uniform state at n = {ph.meta['n']}: sqrt(D / (n (D - D_c)))")
+                label=f"uniform state at n = {ph.meta['n']}: " + r"$\sqrt{D / (n (D - D_c))}$")
     kind = "continuous" if ph.continuous else "discontinuous"
-    ax.set_title(f"noisy usa on S^{ph.d - 1}, beta = {ph.beta:g}: {kind} transition "
-                 f"(beta* = {ph.discontinuity_beta:.4g})", fontsize=10)
-    ax.set_xlabel("noise D")
-    ax.set_ylabel("order parameter r = |E x|")
+    ax.set_title(f"noisy usa on $S^{{{ph.d - 1}}}$, $\\beta$ = {ph.beta:g}: {kind} transition "
+                 f"($\\beta^*$ = {ph.discontinuity_beta:.4g})", fontsize=10)
+    ax.set_xlabel("noise $D$")
+    ax.set_ylabel(r"order parameter $r = |\mathbb{E}\, x|$")
     ax.set_xlim(0, Dmax)
     ax.set_ylim(-0.03, 1.02)
     ax.legend(fontsize=7, loc="center left")
@@ -278,7 +280,7 @@ def _plot_mode_branches(ax, ph: PhaseDiagram) -> None:
         if tr.first_order is not None and tr.first_order.value != tr.threshold:
             ax.axvline(tr.first_order.value, color=colour, lw=1, ls="-.")
     ax.axhline(0, color="black", lw=0.8)
-    ax.set_xlabel("noise D")
-    ax.set_ylabel("amplitude m_k = E P_k(<x, e>)  (k-fold: E cos(k theta))")
-    ax.set_title("branches of the modes k (dotted: D_k; dash-dot: first-order noise)", fontsize=10)
+    ax.set_xlabel("noise $D$")
+    ax.set_ylabel(r"amplitude $m_k = \mathbb{E}\, P_k(\langle x, e\rangle)$  ($k$-fold: $\mathbb{E} \cos k\theta$)")
+    ax.set_title(r"branches of the modes $k$ (dotted: $D_k$; dash-dot: first-order noise)", fontsize=10)
     ax.legend(fontsize=7)

@@ -197,6 +197,11 @@ def plot_phase_diagram(ds, x: str, y: str, value: str, path, selection: dict | N
     return _save(fig, path)
 
 
+#: markers and dashes of the successive --hue curves (curves that coincide are drawn one over the other)
+HUE_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+HUE_DASHES = ("-", "--", ":", "-.")
+
+
 def plot_curves(ds, x: str, value: str, path, hue: str | None = None, selection: dict | None = None,
                 theory: bool = True) -> str:
     """``value`` against ``x`` (one curve per ``hue`` value) with its confidence band; l_max(beta) over
@@ -209,9 +214,16 @@ def plot_curves(ds, x: str, value: str, path, hue: str | None = None, selection:
     xs = np.asarray(agg.coords[x], float)
     rows = [(None, agg.value, agg.lower, agg.upper)] if hue is None else [
         (h, agg.value[i], agg.lower[i], agg.upper[i]) for i, h in enumerate(agg.coords[hue])]
-    for h, v, lo, hi in rows:
+    drawn = []  # (label, values) of the curves so far
+    for k, (h, v, lo, hi) in enumerate(rows):
         label = value if h is None else f"{hue} = {_tick(h)}"
-        line, = ax.plot(xs, v, "o-", label=label)
+        same = [lab for lab, w in drawn if np.array_equal(np.asarray(v, float), w, equal_nan=True)]
+        if same:  # exactly under an earlier curve: say so, or the reader counts one curve too few
+            label += f" (same as {same[0]})"
+        drawn.append((label, np.asarray(v, float)))
+        # distinct marker, size and dash per curve, so that coinciding curves stay visible one over the other
+        line, = ax.plot(xs, v, marker=HUE_MARKERS[k % len(HUE_MARKERS)], ls=HUE_DASHES[k % len(HUE_DASHES)],
+                        ms=max(3.0, 8.0 - 1.5 * k), mfc="none" if k % 2 else None, label=label)
         ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2)
     band = "Wilson 95% interval" if agg.kind == "probability" else "mean +- 1.96 s.e."
     if theory and x == "beta" and value in CLUSTER_COUNTS:

@@ -99,3 +99,21 @@ def test_replay_of_a_non_counterexample_file(tmp_path, capsys):
     bad.write_text('{"format": "something else"}')
     assert main(["conjecture", "replay", str(bad)]) == 2
     assert "not an attnflow counterexample file" in capsys.readouterr().err
+
+
+def test_text_output_names_the_start_and_the_critical_point_and_no_literature_for_user_kernels(tmp_path, capsys):
+    """inputs.X0 is the drawn start; the counterexample is the critical point (outcome.X): both named as such.
+    A user kernel has no literature result, so the text does not say 'open' (an open problem) for it."""
+    path = tmp_path / "cx.json"
+    assert main(["conjecture", "run", "landscape", "--kernel", "exp(beta*s) - 0.8*s**4", "--beta-range", "0", "1",
+                 "--budget", "10", "--save", str(path)]) == 0
+    rows = dict(line.split("  ", 1) for line in capsys.readouterr().out.splitlines() if "  " in line)
+    rows = {k.strip(): v.strip() for k, v in rows.items()}
+    assert rows["literature expects"] == "- (user kernel)"
+    saved = json.loads(path.read_text())
+    start, point = saved["inputs"]["X0"]["ndarray"], saved["outcome"]["X"]["ndarray"]  # keys kept for replay
+    assert rows["drawn start X0"] == f"shape ({len(start)}, {len(start[0])}) (inputs.X0)"
+    assert rows["critical point"] == f"{len(point)} points in R^{len(point[0])} (outcome.X)"
+    assert len(point) == 3 != len(start)  # the triangle, found from the symmetric scan, not the drawn start
+    assert main(["conjecture", "run", "landscape", "--beta-range", "-0.5", "-0.2", "--budget", "2"]) == 0
+    assert "literature expects   open" in capsys.readouterr().out  # the PRY gap is an open problem: kept

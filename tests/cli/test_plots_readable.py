@@ -127,3 +127,89 @@ def test_gaussian_plot_readable_when_the_mean_drifts(tmp_path, capsys, figures):
     lo, hi = ellipses.get_xlim()
     assert -5 < lo < 0 < hi < 5  # centred on the mean (the mean itself is ~1e20)
     assert spectrum.get_yscale() == "log"
+
+
+def test_change_indices_follow_the_progress_not_the_clock():
+    from numerics.common.plots import change_indices
+
+    y = np.concatenate([np.linspace(0.0, 3.0, 31), np.full(270, 3.0)])  # all change in the first 10 %
+    assert change_indices(y, 4) == [0, 10, 20, 300]
+    assert change_indices(np.zeros(7), 4) == [0, 2, 4, 6]  # flat: evenly spaced
+    step = np.r_[np.zeros(5), np.ones(5)]  # one jump: both inner fractions fall on it, topped up to 4 frames
+    assert len(change_indices(step, 4)) == 4 and 5 in change_indices(step, 4)
+
+
+def test_simulate_plot_shows_the_clustering_with_cluster_counts(tmp_path, capsys, figures):
+    """beta = 4, T = 30 clusters between t = 3 and 9: evenly spaced frames (0, 10, 20, 30) skip it."""
+    png = tmp_path / "s.png"
+    assert main(["simulate", "--model", "sa", "--n", "64", "--d", "3", "--beta", "4", "--t-end", "30",
+                 "--out", str(tmp_path / "t.npz"), "--plot", str(png)]) == 0
+    assert f"plot written to {png}" in capsys.readouterr().out
+    fig = figures[-1]
+    titles = [ax.get_title() for ax in fig.axes[:-1]]
+    times = [float(t.split("\n")[0].removeprefix("t = ")) for t in titles]
+    counts = [int(t.split("\n")[1].split()[0]) for t in titles]
+    assert times[0] == 0.0 and times[-1] == 30.0
+    assert all(3.0 <= t <= 9.0 for t in times[1:-1]), times
+    assert counts[0] > counts[1] > counts[2] >= counts[3] >= 1, counts
+
+
+def _legend_texts(ax):
+    legend = ax.get_legend()
+    return [] if legend is None else [t.get_text() for t in legend.get_texts()]
+
+
+def test_clusters_plot_legend_lists_only_what_is_drawn_and_labels_are_typeset(tmp_path, figures):
+    """No plateau line in the legend when no plateau is drawn; the energy axis label is mathtext, not ASCII TeX."""
+    from matplotlib.collections import LineCollection
+
+    traj = tmp_path / "t.npz"
+    seen = []
+    for name, t_end in (("short", "3"), ("long", "2000")):  # no plateau reached / plateaus reached
+        assert main(["simulate", "--model", "sa", "--n", "40", "--d", "2", "--beta", "9", "--t-end", t_end,
+                     "--save-times", f"log:0.1:{t_end}:40", "--out", str(traj)]) == 0
+        assert main(["clusters", str(traj), "--plot", str(tmp_path / f"{name}.png")]) == 0
+        energy = figures[-1].axes[2]
+        plateaus = [c for c in energy.collections if isinstance(c, LineCollection) and len(c.get_segments())]
+        listed = [t for t in _legend_texts(energy) if "plateau" in t]
+        assert len(listed) == (1 if plateaus else 0), (name, listed, len(plateaus))
+        label = energy.get_ylabel()
+        assert label.startswith("$") and "<x_i" not in label and "sum e^" not in label
+        assert all("^" not in t or "$" in t for t in _legend_texts(energy))
+        seen.append(bool(plateaus))
+    assert seen == [False, True]  # both cases were checked
+
+
+def test_sweep_hue_curves_that_coincide_stay_visible(tmp_path, monkeypatch, figures):
+    """Two --hue values with identical curves: distinct markers and dashes, and the label says they coincide."""
+    from numerics.sweeps import plotting
+
+    same = np.array([[3.0, 2.0, 1.0], [3.0, 2.0, 1.0], [5.0, 4.0, 2.0]])
+    fake = plotting.Aggregate(dims=("n", "beta"), coords={"n": [8, 16, 32], "beta": [1.0, 2.0, 4.0]}, value=same,
+                              lower=same - 0.5, upper=same + 0.5, seeds=np.full(same.shape, 3), kind="mean",
+                              name="clusters")
+    monkeypatch.setattr(plotting, "aggregate", lambda *a, **k: fake)
+    plotting.plot_curves(None, "beta", "clusters", tmp_path / "c.png", hue="n", theory=False)
+    ax = figures[-1].axes[0]
+    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("n = ")]
+    assert len(lines) == 3
+    styles = {(ln.get_marker(), ln.get_linestyle()) for ln in lines}
+    assert len(styles) == 3  # each curve drawn differently, so the one underneath still shows
+    assert [ln.get_label() for ln in lines] == ["n = 8", "n = 16 (same as n = 8)", "n = 32"]
+
+
+def test_beta_noise_diagram_labels_the_axis_as_noise_and_names_the_regions(figures):
+    from numerics.noise.diagram import beta_noise_diagram, beta_noise_figure
+
+    fig = beta_noise_figure(2, beta_noise_diagram(2, [1.0, 4.0, 6.0], modes=1))
+    absolute, relative = fig.axes
+    assert "K" not in absolute.get_ylabel() and "D" in absolute.get_ylabel()
+    texts = {ax: " ".join(t.get_text() for t in ax.texts) for ax in (absolute, relative)}
+    assert "uniform" in texts[absolute] and "clustered" in texts[absolute]
+    for region in ("uniform", "clustered", "bistable"):
+        assert region in texts[relative], region
+    lo, hi = relative.get_ylim()
+    assert lo < 1.0 < hi  # the clustered region (D < D_c) is on the panel
+    # below beta* the first-order noise equals D_c: not drawn there, or it hides the threshold curve
+    first = [ln for ln in absolute.get_lines() if "first-order" in ln.get_label()][0]
+    assert np.isnan(np.asarray(first.get_ydata(), float)[0])

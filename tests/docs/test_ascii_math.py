@@ -11,10 +11,15 @@ proof notes: outside code blocks, code spans, HTML comments (the measured-number
 - an inner product written ``<x, y>``;
 - ``<=``, ``>=``, ``!=`` between math tokens.
 
+The gallery's pages are the module docstrings of ``docs/examples/plot_*.py`` (reStructuredText: mathematics in
+``:math:`...``` roles, which the code-span rule removes like a Markdown code span); they are linted the same way.
+A Markdown table row is split by any ``|``, also one inside ``$...$``: :func:`split_table_math` finds those.
+
 Fast (text only), in the default run. A phrase that is right as written goes into ``ALLOWED`` with the reason.
 """
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -146,3 +151,65 @@ def test_lint_finds_a_planted_ascii_formula():
     assert ascii_math(in_code) == []
     for planted in ("at beta = 4", "sqrt(d)", "S^2", "lambda_max", "x <= y"):
         assert ascii_math(f"Some prose {planted} here.\n"), planted
+
+
+GALLERY = sorted(ROOT.glob("docs/examples/plot_*.py"))
+
+
+def gallery_text(source: str) -> str:
+    """The text of a gallery page: the module docstring and the comment blocks after ``# %%`` (each a
+    paragraph of its own, so that line numbers count from the docstring's start, then block by block)."""
+    texts = [ast.get_docstring(ast.parse(source), clean=False) or ""]
+    block = None
+    for line in source.split("\n"):
+        if line.startswith("# %%"):
+            block = []
+            texts.append(block)
+        elif block is not None and line.startswith("#"):
+            block.append(line[1:].removeprefix(" "))
+        else:
+            block = None
+    return "\n\n".join(t if isinstance(t, str) else "\n".join(t) for t in texts)
+
+
+@pytest.mark.parametrize("path", GALLERY, ids=lambda p: p.name)
+def test_gallery_text_has_no_ascii_math(path):
+    """The gallery pages (``D_c(beta)``, ``K_# = 1/(2 D_c)``, ``beta*``, ``S^2`` were written in ASCII)."""
+    hits = ascii_math(gallery_text(path.read_text(encoding="utf-8")))
+    assert not hits, f"{path.name}: ASCII mathematics in the gallery text (typeset it as :math:`...`):\n" + \
+        "\n".join(f"  line {n}: [{rule}] ...{text}..." for n, rule, text in hits)
+
+
+_MATH_SPAN = re.compile(r"(?<![\\$])\$[^$]+?\$")
+
+
+def split_table_math(text: str) -> list[tuple[int, str]]:
+    """(line, math) for every ``$...$`` in a Markdown table row that holds an unescaped ``|`` (it splits the row:
+    the cell ends there and the rest of the formula is shown as raw TeX)."""
+    found = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.lstrip().startswith("|"):
+            continue
+        prose = re.sub(r"(`+).*?\1", "", line)  # a code span may hold a | of its own
+        found += [(number, m.group(0)) for m in _MATH_SPAN.finditer(prose) if re.search(r"(?<!\\)\|", m.group(0))]
+    return found
+
+
+@pytest.mark.parametrize("path", sorted({*scoped_files(), *ROOT.glob("docs/*.md")}),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_bar_inside_math_in_a_table_row(path):
+    hits = split_table_math(path.read_text(encoding="utf-8"))
+    assert not hits, f"{path.relative_to(ROOT)}: a | inside math splits the table row (write \\vert or \\mid):\n" + \
+        "\n".join(f"  line {n}: {m}" for n, m in hits)
+
+
+def test_table_lint_finds_a_planted_bar():
+    row = "| `sde.py` | $x \\leftarrow x/|x|$ and `a|b` |\n"
+    assert split_table_math(row) == [(1, "$x \\leftarrow x/|x|$")]
+    assert split_table_math(row.replace("|x|", "\\vert x\\vert")) == []
+    assert split_table_math("Prose $|x|$ outside a table.\n") == []
+
+
+def test_gallery_text_includes_the_comment_blocks():
+    source = 'r"""\nTitle\n=====\n\nAt :math:`\\beta = 1`.\n"""\n\n# %%\n# Against beta here.\nx = 1  # beta\n'
+    assert [rule for _, rule, _ in ascii_math(gallery_text(source))] == ["Greek letter as a word"]

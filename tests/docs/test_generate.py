@@ -41,3 +41,22 @@ def test_claims_table_shows_status_and_numbers_first_and_narrow():
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split(" | ")]
         assert all(len(cell) <= generate.VALUE_CELL + 2 for cell in cells[2:5]), row[:120]
+
+
+def test_api_index_gives_each_module_a_one_line_summary():
+    """The API index was a bare list of about 100 module names: each now comes with its docstring's first
+    sentence, one line, with the markup a one-line summary cannot close escaped."""
+    import importlib
+    import inspect
+
+    generate = _generate()
+    index = generate.api_pages()["index"]
+    rows = [line for line in index.splitlines() if line.startswith("- :doc:`")]
+    modules = [line.split("`")[1] for line in rows]
+    assert len(rows) > 50 and len(set(modules)) == len(modules)
+    for line, module in zip(rows, modules):
+        text = line.split(" -- ", 1)[1]
+        first = (inspect.getdoc(importlib.import_module(module)) or "").split()[:2]
+        assert text == "(no docstring)" or text.startswith(" ".join(first)[:8].replace("*", "\\*")), (module, text)
+        assert text.count("``") % 2 == 0, line
+    assert generate.summary("theory.expression_parser").endswith('``"exp(beta*s) + c*s**3"``.')  # literal kept

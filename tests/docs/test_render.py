@@ -40,3 +40,16 @@ def test_render_check_fails_on_a_cdn_page(tmp_path):
     assert any("asked the network for https://cdn.jsdelivr.net" in p for p in problems), problems
     assert any("0 typeset formulas" in p for p in problems), problems
     assert any("raw TeX" in p for p in problems), problems
+
+
+def test_render_check_flags_raw_tex_commands():
+    """Shown to fail: a table cell cut by a "|" inside math leaves "$x \\leftarrow ..." as text; typeset math
+    (an mjx-container) and code are not flagged."""
+    spec = importlib.util.spec_from_file_location("check_render", ROOT / "docs" / "check_render.py")
+    check_render = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_render)
+    cut = "<html><body><table><tr><td>$x \\leftarrow (x + h v)/</td><td>\\cdot|$</td></tr></table></body></html>"
+    assert any("raw TeX command" in p for p in check_render.math_problems("noise", cut))
+    fine = ("<html><body><p><mjx-container><mjx-math>x</mjx-math></mjx-container> and "
+            "<code>$x \\leftarrow y$</code> and $5 of prose</p></body></html>")
+    assert check_render.math_problems("noise", fine) == []

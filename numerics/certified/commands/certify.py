@@ -55,6 +55,9 @@ def run(args) -> int:
     payload = {"id": c.id, "title": c.title, "source": c.source, "note": c.note, "status": res.status,
                "measured": res.measured, "expected": res.expected, "tolerance": res.tolerance,
                "seconds": round(r.seconds, 3), "details": res.details}
+    from numerics.cli import whole_run, whole_run_text
+
+    payload.update(whole_run())  # "seconds" is the check alone; these add start-up and imports
     text = f"{c.id}: {c.title}\n\n"
     text += table(_rows(res.details.get("certificates", {})), ["certificate", "proved", "size"], 400)
     text += f"\n\nmethod: {res.details.get('method', '-')}"
@@ -62,6 +65,6 @@ def run(args) -> int:
         text += f"\nproblem: {problem}"
     if "error" in res.details:
         text += f"\nerror in the check: {res.details['error']}"
-    text += f"\n\n{res.status.upper()} ({r.seconds:.1f}s)"
+    text += f"\n\n{res.status.upper()} (check {r.seconds:.1f} s; {whole_run_text(payload)})"
     emit(args, payload, text)
     return 0 if res.status == "certified" else 1

@@ -105,6 +105,7 @@ def plot_history(hist: MergeHistory, payload: dict, traj: Trajectory, path: str)
     labelled by its number of particles (a tree of 500 leaves is a solid block); the count axis is logarithmic.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
     from scipy.cluster.hierarchy import dendrogram
 
     positive = hist.times[hist.times > 0]
@@ -137,14 +138,18 @@ def plot_history(hist: MergeHistory, payload: dict, traj: Trajectory, path: str)
     axes[1].step(np.maximum(hist.times, floor), hist.counts, where="post")
     axes[1].set_yscale("log")
     axes[1].set_ylabel("clusters (log scale)")
+    # 20 and 50, not 2 x 10^1 and 5 x 10^1; minor ticks labelled at 2, 3, 5 x 10^k only (9, 8, 7 would collide)
+    axes[1].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[1].yaxis.set_minor_formatter(FuncFormatter(
+        lambda v, _: f"{v:g}" if v > 0 and round(v / 10 ** np.floor(np.log10(v))) in (2, 3, 5) else ""))
     stair = payload.get("staircase")
     if stair is not None:
         axes[2].plot(np.maximum(traj.times, floor), stair["energy"], color="tab:red", label="normalised energy")
-        for p in stair["plateaus"]:
-            axes[2].hlines(p["predicted"], p["start"], p["end"], color="k", ls="--", lw=0.8)
-        axes[2].plot([], [], "k--", lw=0.8, label="sum_c (m_c/n)^2")
+        for k, p in enumerate(stair["plateaus"]):  # labelled once, and only when a plateau is drawn
+            axes[2].hlines(p["predicted"], max(p["start"], floor), p["end"], color="k", ls="--", lw=0.8,
+                           label=r"plateau height $\sum_c (m_c/n)^2$" if k == 0 else None)
         axes[2].legend(loc="lower right", fontsize=8)
-    axes[2].set_ylabel("(1/n^2) sum e^{beta(<x_i,x_j>-1)}")
+    axes[2].set_ylabel(r"$n^{-2} \sum_{i,j}\, e^{\beta(\langle x_i, x_j\rangle - 1)}$", fontsize=11)
     axes[2].set_xlabel(f"time ({payload['time_unit']}, log scale; t = 0 drawn at {fmt(floor)})")
     axes[2].set_xscale("log")
     fig.tight_layout()

@@ -93,7 +93,9 @@ def run(args) -> int:
                           progress=StderrProgress(f"conjecture {conj.id}", unit="examples "))
         payload = result.to_dict()
         cx = result.counterexample
-        pairs = [("id", result.id), ("status", result.status), ("literature expects", conj.expected),
+        # a user kernel has no literature result: "open" (an open problem) would claim one
+        expects = "- (user kernel)" if getattr(args, "kernel", None) and conj.expected == "open" else conj.expected
+        pairs = [("id", result.id), ("status", result.status), ("literature expects", expects),
                  ("examples tried", result.examples_tried), ("decided / undecided", f"{result.decided} / {result.undecided}"),
                  ("seconds", f"{result.seconds:.1f}"), ("seed", result.seed)]
         if result.undecided_reasons:
@@ -101,12 +103,14 @@ def run(args) -> int:
         if cx:
             inputs = {k: v for k, v in cx["inputs"].items() if k != "X0"}
             pairs += [("counterexample", cx["verdict"]["detail"]), ("inputs", str(inputs))]
-            if "X0" in cx["inputs"]:
-                pairs.append(("X0 shape", str(tuple(cx["inputs"]["X0"].shape))))
+            if "X0" in cx["inputs"]:  # the drawn start (inputs.X0), not the counterexample: say which is which
+                pairs.append(("drawn start X0", f"shape {tuple(cx['inputs']['X0'].shape)} (inputs.X0)"))
             outcome = cx.get("outcome") or {}
             if "start" in outcome:  # landscape outcomes: the drawn start or a symmetric configuration
-                shape = f", {len(outcome['X'])} points" if "X" in outcome else ""
-                pairs.append(("found from", f"{outcome['start']}{shape}"))
+                pairs.append(("found from", outcome["start"]))
+            if "X" in outcome:
+                X = outcome["X"]
+                pairs.append(("critical point", f"{len(X)} points in R^{len(X[0])} (outcome.X)"))
         if result.saved_to:
             pairs.append(("saved to", result.saved_to))
         emit(args, payload, key_values(pairs))

@@ -105,7 +105,10 @@ def _convert(args) -> int:
 
 
 def _report(args, report) -> int:
+    from numerics.cli import whole_run, whole_run_text
+
     payload = report.to_dict()
+    payload.update(whole_run())  # "seconds" is the sweep alone; these add start-up, imports and the store
     c = payload["counts"]
     text = key_values([("store", payload["store"]), ("scheduler", payload["scheduler"]),
                        ("workers", payload["workers"]),
@@ -113,7 +116,7 @@ def _report(args, report) -> int:
                        ("cells computed now", payload["computed"]),
                        ("failed now", payload["failed_now"]),
                        ("store: done / failed / pending", f"{c['done']} / {c['failed']} / {c['pending']}"),
-                       ("wall time (seconds)", payload["seconds"])])
+                       ("wall time (seconds)", f"{payload['seconds']:.1f} (sweep; {whole_run_text(payload)})")])
     if c["failed"]:
         text += f"\n\n{c['failed']} cell(s) failed: attnflow sweep status {payload['store']} shows why; " \
                 f"attnflow sweep resume {payload['store']} --retry-failed runs them again"
