@@ -57,10 +57,11 @@ def change_indices(progress, count: int = 4) -> list[int]:
     return sorted(chosen)
 
 
-def frames_to_show(X: np.ndarray, energy, count: int = 4, sample: int = 200) -> list[int]:
+def frames_to_show(X: np.ndarray, energy, count: int = 4, sample: int = 200, counter=None) -> list[int]:
     """The frames of a trajectory (m, n, d) that :func:`plot_trajectory` shows: by the progress of the log of the
     cluster count (at :data:`TITLE_CLUSTER_EPS`, on at most ``sample`` evenly spaced frames, to bound the cost),
-    or of the energy when the count does not change (no clustering at that scale yet, or a non-finite state).
+    or of the energy when the count does not change (no clustering at that scale yet, a non-finite state, or no
+    ``counter``: see :func:`cluster_count`).
 
     Returns
     -------
@@ -69,7 +70,7 @@ def frames_to_show(X: np.ndarray, energy, count: int = 4, sample: int = 200) -> 
     """
     m = X.shape[0]
     frames = snapshot_indices(m, min(m, sample))
-    counts = [cluster_count(X[i]) for i in frames]
+    counts = [cluster_count(X[i], counter) for i in frames]
     if None not in counts and counts[0] != counts[-1]:
         picked = change_indices(np.log(np.asarray(counts, float)), count)
         chosen = {frames[i] for i in picked}
@@ -81,14 +82,13 @@ def frames_to_show(X: np.ndarray, energy, count: int = 4, sample: int = 200) -> 
     return change_indices(energy, count)
 
 
-def cluster_count(X: np.ndarray, eps: float = TITLE_CLUSTER_EPS) -> int | None:
-    """Number of eps-clusters of the directions of ``X`` (n, d), or None when it cannot be computed (a
-    non-finite state); for the panel titles."""
-    from numerics.clusters.detection import find_clusters  # plots are optional: import on use
-
-    if not np.all(np.isfinite(X)) or np.any(np.linalg.norm(X, axis=1) == 0.0):
+def cluster_count(X: np.ndarray, counter=None, eps: float = TITLE_CLUSTER_EPS) -> int | None:
+    """Number of eps-clusters of the directions of ``X`` (n, d) by ``counter(X, eps)`` (the caller's: shared
+    services import no area, so the clustering comes from the caller, e.g. ``numerics.clusters.detection``), or
+    None without a counter or for a non-finite state; for the panel titles."""
+    if counter is None or not np.all(np.isfinite(X)) or np.any(np.linalg.norm(X, axis=1) == 0.0):
         return None
-    return find_clusters(X, eps, normalize=True).count
+    return int(counter(X, eps))
 
 
 def principal_axes(X: np.ndarray, k: int = 2) -> np.ndarray:
@@ -98,7 +98,7 @@ def principal_axes(X: np.ndarray, k: int = 2) -> np.ndarray:
     return vt[:k].T
 
 
-def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca") -> str:
+def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca", counter=None) -> str:
     """Particles at several times and the energy against time, written atomically to ``path`` (PNG).
 
     d = 2: points on the unit circle; d = 3: points on a wireframe sphere (3-D view); d > 3: a projection inside
@@ -107,7 +107,9 @@ def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca
     (``"first"``). The frames shown are where the state changes (:func:`frames_to_show`: the first, the last,
     and those by which the log of the cluster count, else the energy, has covered equal parts of its change),
     each titled with its time and its number of clusters at :data:`TITLE_CLUSTER_EPS`. The last panel is the
-    energy curve (normalisation and time unit from meta), with the chosen times marked.
+    energy curve (normalisation and time unit from meta), with the chosen times marked. ``counter(X, eps)``
+    counts the clusters (:func:`cluster_count`); without it the frames follow the energy and the titles give the
+    time only.
     """
     if projection not in ("pca", "first"):
         raise InputError(f"projection must be 'pca' or 'first', got {projection!r}")
@@ -115,8 +117,8 @@ def plot_trajectory(trajectory, path, snapshots: int = 4, projection: str = "pca
 
     X, times, energy, meta = trajectory.X, trajectory.times, trajectory.energy, trajectory.meta
     d = X.shape[2]
-    idx = frames_to_show(X, energy, snapshots)
-    counts = [cluster_count(X[frame]) for frame in idx]  # before projecting (counts are in R^d)
+    idx = frames_to_show(X, energy, snapshots, counter=counter)
+    counts = [cluster_count(X[frame], counter) for frame in idx]  # before projecting (counts are in R^d)
     if d > 3:
         axes2 = principal_axes(X.reshape(-1, d)) if projection == "pca" else np.eye(d)[:, :2]
         X = X @ axes2  # (m, n, 2): inside the unit disc

@@ -17,6 +17,8 @@ PLUGINS = {
     "numerics.circle.fourier": "the O(n K) Fourier field backend on S^1 (Model.vector_field, backend 'fourier')",
     "numerics.harmonic.backend": "the O(n L^2) spherical-harmonic field backend on S^2 (Model.vector_field, backend "
                                  "'harmonic')",
+    "numerics.clusters.detection": "the cluster counts in the panel titles of simulate --plot (and the frames it "
+                                   "chooses: where the count changes)",
     "numerics.noise.sde": "the stochastic integrators of Model(noise > 0) (numerics.core.noise_loader, for "
                           "numerics.core.trajectory and numerics.core.ensemble)",
 }

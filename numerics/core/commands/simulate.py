@@ -102,8 +102,12 @@ def run(args) -> int:
     traj.save(args.out)
     if args.plot:
         from numerics.common.plots import plot_trajectory
+        from numerics.core.plugins import load_plugin
 
-        plot_trajectory(traj, args.plot, projection=args.projection)
+        # the panels' cluster counts come from the clusters area, a plug-in of the core (the core imports no area)
+        detection = load_plugin("numerics.clusters.detection")
+        counter = None if detection is None else (lambda X, eps: detection.find_clusters(X, eps, normalize=True).count)
+        plot_trajectory(traj, args.plot, projection=args.projection, counter=counter)
     write_seconds = time.perf_counter() - write_start
     meta = traj.meta
     energy = traj.energy
