@@ -54,14 +54,15 @@ def batch_requested(args) -> bool:
     return any(getattr(args, k, None) is not None for k in ("batch", "betas", "seeds"))
 
 
+#: the most members a comma list may name (--betas, --seeds); the batch's memory and work are checked from its shape
+MAX_MEMBERS_LISTED = 100_000
+
+
 def _numbers(text: str, option: str, kind=float) -> list:
-    try:
-        values = [kind(v) for v in str(text).split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"{option} must be a comma list of numbers, got {text!r}") from None
-    if not values:
-        raise InputError(f"{option} holds no value: {text!r}")
-    return values
+    """A comma list of members' values through the one list parser (an empty item is refused, not dropped)."""
+    from numerics.common.readers import comma_list
+
+    return comma_list(text, option, kind, max_items=MAX_MEMBERS_LISTED)
 
 
 def _batch_size(args, init) -> int:

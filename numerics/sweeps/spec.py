@@ -68,6 +68,10 @@ ADAPTIVE_STABILITY = {"dop853": (6.0, 12)}
 ADAPTIVE_DEFAULT_STABILITY = (3.3, 6)
 
 
+#: the most values one axis of a sweep may take (the store holds every cell of the product of the axes)
+MAX_AXIS_VALUES = 1_000_000
+
+
 def model_fields() -> list[str]:
     """The keys a sweep may give to :class:`Model`: its fields, with ``kind`` spelled ``model``."""
     return [KIND_ALIAS if f.name == "kind" else f.name for f in dataclasses.fields(Model)]
@@ -92,7 +96,8 @@ def axis_values(name: str, value) -> list:
             raise InputError(f"axis {name}: a range is {{start, stop, num, log}}, got keys {sorted(value)}")
         start = require_real(value["start"], f"{name}.start")
         stop = require_real(value["stop"], f"{name}.stop")
-        num = require_int(value["num"], f"{name}.num", minimum=1)
+        # a grid is listed value by value in the store: 1e12 values asked for terabytes before any check
+        num = require_int(value["num"], f"{name}.num", minimum=1, maximum=MAX_AXIS_VALUES)
         if value.get("log", False):
             if start <= 0 or stop <= 0:
                 raise InputError(f"axis {name}: a log range needs start, stop > 0")

@@ -247,3 +247,11 @@ def test_a_user_kernel_still_runs(tmp_path, capsys):
                           "--kernel", "exp(beta*s)", "--out", str(tmp_path / "k.npz")])
     assert p["kernel"] == "exp(beta*s)"
     assert Trajectory.load(tmp_path / "k.npz").model.kernel is not None
+
+
+@pytest.mark.parametrize("option", ["--betas", "--seeds"])
+def test_member_lists_refuse_an_empty_item(capsys, tmp_path, files, option):
+    """The one comma-list parser: ``1,,2`` is refused naming the empty item (it was dropped: a batch of 2)."""
+    argv = _argv(tmp_path, files, [option, "1,,2"])
+    line = bad(capsys, argv)
+    assert line.startswith(f"error: {option} has an empty item (item 2 of 3"), line

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import socket
@@ -38,6 +39,15 @@ TINY = {
 COMPARED = ("clusters", "one_cluster", "time_to_one_cluster", "order_parameter", "order_parameter_t", "status",
             "error", "seed_entropy")
 
+
+
+
+def tiny(**changes) -> dict:
+    """A copy of :data:`TINY` with some entries of its tables changed (``tiny(run={"t_end": 2})``)."""
+    spec = json.loads(json.dumps(TINY))
+    for table, values in changes.items():
+        spec[table].update(values)
+    return spec
 
 def quiet(*args, **kwargs):
     """A progress callback that shows nothing."""

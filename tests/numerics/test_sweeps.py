@@ -21,14 +21,7 @@ from numerics.sweeps.runner import resume_sweep, run_sweep  # noqa: E402
 from numerics.sweeps.spec import SweepSpec, model_fields  # noqa: E402
 from numerics.sweeps.store import open_store  # noqa: E402
 from tests.numerics.sweep_helpers import (MINIMAL_TOML, TINY, assert_same_store, quiet, store_contents,  # noqa: E402
-                                          synchronous_store, tree_digest)
-
-def tiny(**changes) -> dict:
-    spec = json.loads(json.dumps(TINY))
-    for table, values in changes.items():
-        spec[table].update(values)
-    return spec
-
+                                          synchronous_store, tiny, tree_digest)
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):

@@ -23,14 +23,7 @@ from numerics.sweeps.spec import SweepSpec  # noqa: E402
 from numerics.sweeps.store import LOCK_NAME, open_store, store_lock  # noqa: E402
 from tests.cli.helpers import bad  # noqa: E402
 from tests.numerics.sweep_helpers import (TINY, assert_same_store, quiet, synchronous_store,  # noqa: E402
-                                          tree_digest)
-
-
-def tiny(**changes) -> dict:
-    spec = json.loads(json.dumps(TINY))
-    for table, values in changes.items():
-        spec[table].update(values)
-    return spec
+                                          tiny, tree_digest)
 
 
 @pytest.fixture(scope="module")
@@ -239,6 +232,8 @@ BAD_SPECS = [
     (dict(run={"method": "dop853", "rtol": 1e-300}), "rtol must be >="),
     (dict(run={"method": "adaptive", "t_end": 1e12}), "adaptive run to t_end = 1e+12"),
     (dict(run={"method": "dop853", "t_end": 1e12}), "adaptive run to t_end = 1e+12"),
+    # a beta grid of 1e12 values asked for 7.3 TiB before any check (the review); at most 10^6 values an axis
+    (dict(sweep={"beta": {"start": 0.1, "stop": 10.0, "num": 10**12}}), "beta.num must be <="),
 ]
 
 
