@@ -394,7 +394,8 @@ def test_cli_batch(tmp_path, capsys):
     single = simulate("sa", 4.0, 0.5, n=6, d=3, seed=9, dt=0.1)
     np.testing.assert_array_equal(member(Trajectory.load(out), 1).X, single.X)
     for argv, message in [(["--batch", "3", "--seeds", "1,2"], "batch size differs"),
-                          (["--batch", "0"], "--batch must be >= 1"), (["--betas", "1,x"], "comma list"),
+                          (["--batch", "0"], "--batch must be >= 1"),
+                          (["--betas", "1,x"], "--betas must be comma-separated numbers"),
                           (["--batch", "2", "--plot", "p.png"], "--plot draws one system"),
                           (["--batch", "2", "--backend", "fourier"], "fourier backend"),
                           (["--batch", "2", "--method", "dop853", "--step", "per-member"], "run dp5 only"),
