@@ -591,7 +591,7 @@ def architecture_summary(model) -> str:
     if model.heads is not None:
         parts.append(f"{model.heads.H} heads (k={model.heads.k})")
     if model.mlp is not None:
-        per = "" if model.mlp.heads is None else f", one per head"
+        per = "" if model.mlp.heads is None else ", one per head"
         parts.append(f"MLP ({model.mlp.activation}, width {model.mlp.width}{per})")
     if model.causal:
         parts.append("causal mask")

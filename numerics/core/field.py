@@ -27,7 +27,6 @@ import math
 import os  # noqa: F401 - l2_cache_bytes reads os (numerics.core.sums); tests replace os.listdir here
 
 import numpy as np
-from scipy.special import exprel
 
 from numerics.common.errors import InputError, require_choice, require_points, require_real, require_square
 

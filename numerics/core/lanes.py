@@ -41,7 +41,7 @@ def member_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, symmetric: 
     weight raises ``FloatingPointError`` (as NumPy's ``errstate(over="raise")``)."""
     from numerics.core._member_kernels import LANES
 
-    B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
+    B, q = lhs.shape[0], rhs.shape[2]
     lanes = min(B, LANES)
     L = _to_lanes(lhs, lanes)
     acc = np.empty(L.shape[:2] + (q, lanes))

@@ -244,7 +244,6 @@ class Run:
                                    else "natural: time = depth"),
                 "scheme": self.scheme_text, "method_used": stats.get("method_used", solver.method)}
         if batch:
-            noise = values["noise"]
             meta.update({
                 "noise_seed": values["seeds"] if self.noisy else None,
                 "noise_state": getattr(self, "noise_after", None),
