@@ -1064,3 +1064,22 @@ MUTANTS += [
      "bias = None if self.slopes is None else (self.slopes[0], labels)",
      "every head takes the first head's ALiBi slope (invisible with one head)"),
 ]
+
+# propagation of chaos (numerics/meanfield/chaos.py; claim meanfield.propagation-of-chaos) and the perceptron's
+# mean-field landscape (numerics/meanfield/perceptron.py; claim meanfield.perceptron-atomic)
+MUTANTS += [
+    ("meanfield-chaos-wrong-limit-token", "numerics/meanfield/chaos.py",
+     "    star[0] = 1.0\n", "    star[-1] = 1.0\n",
+     "the finite-context token compared with another point than its infinite-context limit (a floor, slope 0)"),
+    ("meanfield-chaos-population-amplitude", "numerics/meanfield/chaos.py",
+     "rho0 = (1.0 + AMPLITUDE * np.cos(theta)) / (2 * np.pi)", "rho0 = (1.0 + 0.5 * AMPLITUDE * np.cos(theta)) / (2 * np.pi)",
+     "the mean-field solve started from another population than the one the contexts are drawn from"),
+    ("meanfield-perceptron-gradient-factor", "numerics/meanfield/perceptron.py",
+     "return (self.w * np.tanh(z) * dz).sum(axis=-1)", "return 2 * (self.w * np.tanh(z) * dz).sum(axis=-1)",
+     "the perceptron field twice the gradient of its potential (the ascent is not the energy's)"),
+    ("meanfield-perceptron-hessian-sign", "numerics/meanfield/perceptron.py",
+     "    H = -np.outer(weights, weights) * g2\n", "    H = np.outer(weights, weights) * g2\n",
+     "the atom Hessian's off-diagonal interaction terms with the wrong sign"),
+]
+_FILE_AREA.update({"numerics/meanfield/chaos.py": "meanfield", "numerics/meanfield/perceptron.py": "meanfield"})
+_AREA_TESTS["meanfield"] += ["tests/numerics/test_meanfield_chaos.py", "tests/numerics/test_meanfield_perceptron.py"]

@@ -323,3 +323,5 @@ def check_dominant_mode() -> CheckResult:
 from numerics.meanfield import quantitative_claims  # noqa: E402, F401  (meanfield.quantitative-*: arXiv 2504.14697)
 from numerics.meanfield import low_temperature_claims  # noqa: E402, F401  (meanfield.low-temperature-*: arXiv 2605.10931)
 from numerics.meanfield import moderate_claims  # noqa: E402, F401  (meanfield.moderate-*: arXiv 2509.25040)
+from numerics.meanfield import chaos_claims  # noqa: E402, F401  (meanfield.propagation-of-chaos: arXiv 2605.16747)
+from numerics.meanfield import perceptron_claims  # noqa: E402, F401  (meanfield.perceptron-atomic: arXiv 2601.21366)
