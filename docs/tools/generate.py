@@ -91,7 +91,8 @@ def errata_page() -> str:
         "reproduce, a statement that holds only to leading order or only in a range the source does not state. "
         "Generated at every build from the `## Disagreement with the source` sections of the proof notes "
         "(format: [verification guide](../guide/verification.md)); each entry names the claim that shows it and "
-        "the command that reproduces it.",
+        "the command that reproduces it. Disagreements with the authors' public code (not with their published "
+        "statements) are on the [Other codes](../other_codes.md) page.",
         "",
         "| # | disagreement | source | claim |",
         "|---|---|---|---|",
