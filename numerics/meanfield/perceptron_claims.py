@@ -16,7 +16,7 @@ from numerics.common.verification import CheckResult, claim
 
 _SOURCE = ("Alvarez-Lopez, Geshkovski, Ruiz-Balet, Perceptrons and localization of attention's mean-field "
            "landscape, arXiv 2601.21366 (abstract): critical points are generically atomic and localized")
-BETA, M, PERCEPTRON_SEED, SEEDS, N, T_END = 1.0, 6, 7, (0, 1, 2), 300, 150.0
+BETA, M, PERCEPTRON_SEED, SEEDS, N, T_END = 1.0, 6, 7, (0, 1, 2), 300, 80.0
 #: the weak perceptron of the genericity check: the output weights times this
 WEAK = 1e-4
 
