@@ -1083,3 +1083,12 @@ MUTANTS += [
 ]
 _FILE_AREA.update({"numerics/meanfield/chaos.py": "meanfield", "numerics/meanfield/perceptron.py": "meanfield"})
 _AREA_TESTS["meanfield"] += ["tests/numerics/test_meanfield_chaos.py", "tests/numerics/test_meanfield_perceptron.py"]
+
+# the two Post-LN layers (docs/guide/normalization.md, "Two Post-LN layers"): the scheme layer of post (used by
+# mix before its switch) is the literal N(x + h A); the sphere flow's layer method is the projected one
+MUTANTS += [
+    ("norm-post-layer-projected", "numerics/core/norms.py",
+     "            X = U + h * A\n", "            X = U + h * (A - np.sum(A * U, axis=1)[:, None] * U)\n",
+     "the literal Post-LN layer N(x + h A) replaced by the projected one N(x + h P_x A) (the same flow, another map)"),
+]
+_AREA_TESTS["norms"].append("tests/numerics/test_norm_post_layer.py")
