@@ -1064,3 +1064,21 @@ MUTANTS += [
      "bias = None if self.slopes is None else (self.slopes[0], labels)",
      "every head takes the first head's ALiBi slope (invisible with one head)"),
 ]
+
+# events that decide an observable (numerics/core/events.py, the loop's handling; claim core.events-one-cluster)
+MUTANTS += [
+    ("events-cap-radius-not-halved", "numerics/core/events.py",
+     "return cap_radius(X) <= tol / 2.0", "return cap_radius(X) <= tol",
+     "one-cluster fires at cap radius eps instead of eps/2 (pairwise distances up to 2 eps: not yet decided)"),
+    ("events-v-not-refused", "numerics/core/events.py",
+     "if model.V is not None and not np.array_equal", "if False and model.V is not None and not np.array_equal",
+     "the event applied silently to V != I, where the cap lemma does not hold"),
+    ("events-decision-time-step-start", "numerics/core/loop.py",
+     "decided[int(m)] = float(end)", "decided[int(m)] = float(start)",
+     "a stopped member's decision time is the start of the step that decided it"),
+    ("events-wrong-members-restricted", "numerics/core/loop.py",
+     "f = _on(field, active, B) if active.size else None", "f = _on(field, active[::-1], B) if active.size else None",
+     "after a member stops, the field is restricted to the members in the wrong order"),
+]
+_FILE_AREA.update({"numerics/core/events.py": "core"})
+_AREA_TESTS["core"].append("tests/numerics/test_core_events.py")
