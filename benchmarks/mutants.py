@@ -1082,3 +1082,14 @@ MUTANTS += [
 ]
 _FILE_AREA.update({"numerics/core/events.py": "core"})
 _AREA_TESTS["core"].append("tests/numerics/test_core_events.py")
+
+# sweeps that stop each run once decided (numerics/sweeps; [run] stop_when_decided)
+MUTANTS += [
+    ("sweeps-event-undeclared-accepted", "numerics/sweeps/observables.py",
+     "        if obs.event is None:", "        if obs.event is None and False:",
+     "stop_when_decided accepts an observable that no event decides (its value would come from a cut run)"),
+    ("sweeps-decision-time-lost", "numerics/sweeps/runner.py",
+     "    traj.meta[\"decision_time\"] = math.nan if t is None else float(t)", "    traj.meta[\"decision_time\"] = math.nan",
+     "the store's decision_time is NaN for every cell"),
+]
+_AREA_TESTS["sweeps"].append("tests/numerics/test_sweeps_events.py")

@@ -34,10 +34,14 @@ class Output:
 
 @dataclass(frozen=True)
 class Observable:
+    """A registered observable; ``event(params) -> (name, tol)`` (or None) names the event of
+    :mod:`numerics.core.events` that decides all its outputs (used when ``[run] stop_when_decided = true``)."""
+
     name: str
     function: Callable
     outputs: tuple[Output, ...]
     doc: str
+    event: Callable | None = None
 
     def parameters(self) -> dict:
         """Parameter name -> default, read from the function's signature (after ``run``)."""
@@ -60,13 +64,14 @@ class RunResult:
 _REGISTRY: dict[str, Observable] = {}
 
 
-def observable(name: str, outputs, doc: str | None = None):
-    """Decorator registering ``f(run, **params)`` under ``name`` with its :class:`Output` list."""
+def observable(name: str, outputs, doc: str | None = None, event: Callable | None = None):
+    """Decorator registering ``f(run, **params)`` under ``name`` with its :class:`Output` list (``event``: see
+    :class:`Observable`; declare one only where the event's lemma makes every output final once it fires)."""
     def register(f):
         if name in _REGISTRY and _REGISTRY[name].function is not f:
             raise ValueError(f"observable {name!r} is already registered")
         first_line = ((f.__doc__ or "").strip().splitlines() or [""])[0]
-        _REGISTRY[name] = Observable(name, f, tuple(outputs), doc or first_line)
+        _REGISTRY[name] = Observable(name, f, tuple(outputs), doc or first_line, event)
         return f
     return register
 
@@ -102,6 +107,27 @@ def check_observables(selection: Mapping[str, dict]) -> list[Output]:
             seen[out.name] = name
             outputs.append(out)
     return outputs
+
+
+#: the store's variable of a sweep run with ``stop_when_decided``
+DECISION_TIME = Output("decision_time", "time at which the run's event decided its observables (NaN: integrated to "
+                                        "t_end)")
+
+
+def decided_event(selection: Mapping[str, dict]) -> tuple[str, float]:
+    """``(name, tol)``: the one event that decides every selected observable (``[run] stop_when_decided``);
+    an observable without an event, or two different events, is refused with one line."""
+    events = set()
+    for name, params in selection.items():
+        obs = get(name)
+        if obs.event is None:
+            raise InputError(f"stop_when_decided: observable {name} declares no event that decides it (its value "
+                             "needs the whole run); remove it or set stop_when_decided = false")
+        events.add(tuple(obs.event(params)))
+    if len(events) != 1:
+        raise InputError(f"stop_when_decided: the observables need different events {sorted(events)}; a run stops "
+                         "on one")
+    return events.pop()
 
 
 def evaluate(selection: Mapping[str, dict], run: RunResult) -> dict:
@@ -148,8 +174,11 @@ def cluster_counts(run: RunResult, eps: float = DEFAULT_EPS, min_fraction: float
     return {"cluster_counts": [_counts(X, eps, min_fraction) for X in run.X]}
 
 
+#: one eps-cluster at t_end and the first saved time with one: both final once every particle lies within eps/2
+#: of the particles' mean direction (the cap lemma, proofs_notes/core-events-one-cluster.md)
 @observable("one_cluster", [Output("one_cluster", "1 if all particles form one eps-cluster at t_end, else 0"),
-                            Output("time_to_one_cluster", "first saved time with one eps-cluster (NaN: never)")])
+                            Output("time_to_one_cluster", "first saved time with one eps-cluster (NaN: never)")],
+            event=lambda params: ("one-cluster", params.get("eps", DEFAULT_EPS)))
 def one_cluster(run: RunResult, eps: float = DEFAULT_EPS) -> dict:
     """Whether (and when first, on the saved times) the particles form a single eps-cluster."""
     eps, _ = _eps(eps, 0.0)
