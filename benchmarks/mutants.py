@@ -1068,7 +1068,7 @@ MUTANTS += [
 # events that decide an observable (numerics/core/events.py, the loop's handling; claim core.events-one-cluster)
 MUTANTS += [
     ("events-cap-radius-not-halved", "numerics/core/events.py",
-     "return cap_radius(X) <= tol / 2.0", "return cap_radius(X) <= tol",
+     "chord2 <= (2.0 * math.sin(tol / 4.0) * _INSIDE) ** 2", "chord2 <= (2.0 * math.sin(tol / 2.0) * _INSIDE) ** 2",
      "one-cluster fires at cap radius eps instead of eps/2 (pairwise distances up to 2 eps: not yet decided)"),
     ("events-v-not-refused", "numerics/core/events.py",
      "if model.V is not None and not np.array_equal", "if False and model.V is not None and not np.array_equal",

@@ -76,9 +76,21 @@ def cap_radius(X: np.ndarray) -> np.ndarray:
     return np.where(norm > 0, radius, math.pi)
 
 
+#: a fired cap is this much inside radius tol/2 (relative), so that the rounding of the test cannot let a cap
+#: slightly wider than tol/2 through
+_INSIDE = 1.0 - 1e-12
+
+
 def _one_cluster_fired(X: np.ndarray, tol: float) -> np.ndarray:
-    # the cap of angular radius tol/2 around the mean direction: pairwise distances <= tol, an invariant cap
-    return cap_radius(X) <= tol / 2.0
+    # the cap of angular radius tol/2 around the mean direction: pairwise distances <= tol, an invariant cap.
+    # Tested as (largest chord to w)^2 <= (2 sin(tol/4))^2, the cap_radius(X) <= tol/2 of every step without
+    # its square roots and arcsin (the test runs after every step on every member still moving).
+    s = X.sum(axis=1)
+    norm = np.sqrt(np.einsum("bd,bd->b", s, s))
+    w = s / np.where(norm > 0, norm, 1.0)[:, None]
+    D = X - w[:, None, :]
+    chord2 = np.einsum("bnd,bnd->bn", D, D).max(axis=1)
+    return (norm > 0) & (chord2 <= (2.0 * math.sin(tol / 4.0) * _INSIDE) ** 2)
 
 
 def _one_cluster_refusal(model, members: dict | None = None) -> str | None:

@@ -129,7 +129,14 @@ def test_cap_radius():
     X = np.array([[[1.0, 0.0], [np.cos(0.2), np.sin(0.2)]]])
     assert abs(cap_radius(X)[0] - 0.1) < 1e-15
     assert cap_radius(np.array([[[1.0, 0.0], [-1.0, 0.0]]]))[0] == np.pi  # zero mean: no cap
-    assert Event("one-cluster", 0.2).fired(X)[0] and not Event("one-cluster", 0.19).fired(X)[0]
+    assert Event("one-cluster", 0.2 * (1 + 1e-9)).fired(X)[0] and not Event("one-cluster", 0.2 * (1 - 1e-9)).fired(X)[0]
+    rng = np.random.default_rng(1)  # the fired test is cap_radius <= tol/2 (away from the boundary)
+    Y = np.stack([uniform_sphere(5, 3, int(s)) * 0.0 + uniform_sphere(1, 3, int(s)) for s in range(6)])
+    Y = Y + 1e-3 * rng.standard_normal(Y.shape)
+    Y /= np.linalg.norm(Y, axis=-1, keepdims=True)
+    r = cap_radius(Y)
+    for tol in (1.5 * r.min(), 2 * np.median(r), 2.5 * r.max()):
+        assert np.array_equal(Event("one-cluster", tol).fired(Y), r <= tol / 2)
 
 
 @pytest.mark.parametrize("kwargs, words", [
