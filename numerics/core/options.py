@@ -48,7 +48,8 @@ MODEL_OPTIONS = ("model", "n", "d", "beta", "beta_scaling", "gamma", "matrices",
 DEFAULTS = {"time_unit": "natural", "noise": 0.0, "method": "rk4", "rtol": 1e-9, "atol": 1e-12, "backend": "auto",
             "save_every": 1}
 #: the options of how a run is integrated and saved (attribute names; the defaulted ones are in DEFAULTS)
-RUN_OPTIONS = ("time_unit", "noise", "noise_seed", "method", "dt", "rtol", "atol", "backend", "save_every")
+RUN_OPTIONS = ("time_unit", "noise", "noise_seed", "method", "dt", "rtol", "atol", "backend", "save_every",
+               "stop_when")
 
 
 # -- option groups -------------------------------------------------------------------------------------------------

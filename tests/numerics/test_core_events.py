@@ -196,3 +196,19 @@ def test_claim_passes():
 
     result = check_events_one_cluster()
     assert result.status == "passed", result.details
+
+
+def test_cli_stop_when_runs_and_resume_refuses_it(tmp_path):
+    import json
+
+    out = tmp_path / "s.npz"
+    base = [sys.executable, "-m", "numerics", "simulate"]
+    run = subprocess.run(base + ["--model", "sa", "--n", "8", "--d", "2", "--beta", "1", "--t-end", "30", "--seed",
+                                 "1", "--out", str(out), "--stop-when", "one-cluster:1e-2", "--json"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)["events"]
+    assert summary["event"] == "one-cluster:0.01" and summary["stopped"] == 1 and summary["last_decision"] < 30
+    again = subprocess.run(base + ["--resume", str(out), "--t-end", "40", "--out", str(tmp_path / "r.npz"),
+                                   "--stop-when", "one-cluster:1e-2"], capture_output=True, text=True)
+    assert again.returncode == 2 and again.stderr.strip().endswith("do not pass --stop-when")
