@@ -84,3 +84,15 @@ def test_spec_without_the_flag_is_unchanged():
     spec = SweepSpec.from_dict(tables(False))
     assert spec.event() is None and spec.run["stop_when_decided"] is False
     assert SweepSpec.from_dict(tables(True)).event().to_meta() == "one-cluster:0.01"
+
+
+def test_store_reopens_and_resumes_with_its_decision_times(tmp_path):
+    from numerics.sweeps.runner import resume_sweep
+    from numerics.sweeps.store import open_store
+
+    path = tmp_path / "b.zarr"
+    run_sweep(tables(True), path, scheduler="synchronous", progress=quiet)
+    store = open_store(path)
+    assert "decision_time" in [o.name for o in store.outputs] and store.spec.run["stop_when_decided"] is True
+    report = resume_sweep(path, scheduler="synchronous", progress=quiet)
+    assert report.computed == 0 and report.counts.get("done") == 12
