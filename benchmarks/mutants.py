@@ -1092,4 +1092,10 @@ MUTANTS += [
      "    traj.meta[\"decision_time\"] = math.nan if t is None else float(t)", "    traj.meta[\"decision_time\"] = math.nan",
      "the store's decision_time is NaN for every cell"),
 ]
+MUTANTS += [
+    ("sweeps-event-largest-eps", "numerics/sweeps/observables.py",
+     "events[event] = min(float(tol), events.get(event, math.inf))",
+     "events[event] = max(float(tol), events.get(event, -math.inf))",
+     "observables with several eps stop on the largest (which does not decide the smaller eps)"),
+]
 _AREA_TESTS["sweeps"].append("tests/numerics/test_sweeps_events.py")

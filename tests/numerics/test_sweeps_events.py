@@ -80,6 +80,22 @@ def test_refusals(change, words):
     assert "\n" not in str(info.value)
 
 
+def test_cluster_observables_share_the_smallest_eps(tmp_path):
+    """clusters, cluster_counts, first_merge and one_cluster all declare one-cluster; the run stops on the
+    smallest eps, and every output equals the run to the end's."""
+    obs = {"one_cluster": {"eps": 0.5}, "clusters": {"eps": 1e-2, "min_fraction": 0.2},
+           "cluster_counts": {"eps": 2e-2}, "first_merge": {"eps": 1e-2}}
+    t_plain, t_cut = tables(False), tables(True)
+    t_plain["observables"] = t_cut["observables"] = obs
+    assert SweepSpec.from_dict(t_cut).event().to_meta() == "one-cluster:0.01"
+    run_sweep(t_plain, tmp_path / "a.zarr", scheduler="synchronous", progress=quiet)
+    run_sweep(t_cut, tmp_path / "b.zarr", scheduler="synchronous", progress=quiet)
+    a, b = xr.open_zarr(tmp_path / "a.zarr"), xr.open_zarr(tmp_path / "b.zarr")
+    assert np.isfinite(b["decision_time"].values).any()
+    for name in ("one_cluster", "time_to_one_cluster", "clusters", "cluster_counts", "first_merge_time"):
+        assert np.array_equal(a[name].values, b[name].values, equal_nan=True), name
+
+
 def test_spec_without_the_flag_is_unchanged():
     spec = SweepSpec.from_dict(tables(False))
     assert spec.event() is None and spec.run["stop_when_decided"] is False
