@@ -1,13 +1,19 @@
 """The issue's phase diagram: P(one cluster at t = 50) over 100 betas x 1000 seeds (1e5 trajectories, n = 32, d = 2).
 
 Run: nice python benchmarks/bench_phase_diagram.py [--seeds 1000] [--betas 100] [--workers 2] [--block 0]
-     [--scheduler local] [--backend direct|numba] [--store PATH] [--json]
+     [--scheduler local] [--backend direct|numba] [--store PATH] [--stop-when-decided] [--json]
 
 The sweep runs in blocks (ensembles of up to 1024 cells, ``sa``, RK4 with dt = 0.1, 2 saved frames) on a local
 Dask cluster; the script prints the wall time (set-up included), the cells per second, the number of files of
 the store (Zarr format 3 with sharding; a store in the layout of format 1 would hold one file per cell and
 variable) and the phase diagram's coarse shape (P(one cluster) at a few betas). ``--seeds 100`` runs a tenth of
 it; the full run's wall time is then about ten times the printed one (the work is linear in the cells).
+
+``--stop-when-decided`` runs the phase diagram twice, without and with ``[run] stop_when_decided = true`` (each run
+stops once all its tokens lie within eps/2 of their mean direction: the event ``one-cluster:eps`` of
+``numerics.core.events``), and compares the two stores cell by cell: every cell must have the same one-cluster
+verdict and the same first saved time with one cluster (exit status 1 otherwise). It prints both wall times, the
+fraction of cells decided early and their mean decision time.
 """
 from __future__ import annotations
 
@@ -27,11 +33,31 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 
-def tables(betas: int, seeds: int, block: int, backend: str = "direct") -> dict:
+def tables(betas: int, seeds: int, block: int, backend: str = "direct", stop: bool = False) -> dict:
+    run = {"t_end": 50.0, "dt": 0.1, "frames": 2, "root_seed": 2024, "block": block, "backend": backend}
+    if stop:
+        run["stop_when_decided"] = True
     return {"model": {"model": "sa", "d": 2, "n": 32},
             "sweep": {"beta": {"start": 0.5, "stop": 16.0, "num": betas, "log": True}, "seeds": seeds},
-            "run": {"t_end": 50.0, "dt": 0.1, "frames": 2, "root_seed": 2024, "block": block, "backend": backend},
-            "observables": {"one_cluster": {"eps": 1e-3}}}
+            "run": run, "observables": {"one_cluster": {"eps": 1e-3}}}
+
+
+def compare_stores(plain: str, decided: str) -> dict:
+    """Cell by cell: the one-cluster verdicts and first times of the two stores, and the decision times."""
+    import xarray as xr
+
+    a, b = xr.open_zarr(plain), xr.open_zarr(decided)
+    one_a, one_b = a["one_cluster"].values, b["one_cluster"].values
+    first_a, first_b = a["time_to_one_cluster"].values, b["time_to_one_cluster"].values
+    same_first = (first_a == first_b) | (np.isnan(first_a) & np.isnan(first_b))
+    when = b["decision_time"].values
+    done = (a["status"].values == 1) & (b["status"].values == 1)
+    return {"cells": int(one_a.size), "cells_done_in_both": int(done.sum()),
+            "verdicts_differ": int(np.sum(one_a != one_b)), "first_times_differ": int(np.sum(~same_first)),
+            "decided_early": float(np.mean(np.isfinite(when))),
+            "mean_decision_time": float(np.nanmean(when)) if np.isfinite(when).any() else None,
+            "work_fraction": float(np.mean(np.where(np.isfinite(when), when, 50.0)) / 50.0),
+            "p_one_cluster": float(one_a.mean())}
 
 
 def main() -> None:
@@ -45,8 +71,12 @@ def main() -> None:
                     help="field backend of the ensembles (numba: the member kernel, equal to single runs within "
                          "rounding; default direct: the NumPy tiles, bit for bit)")
     ap.add_argument("--store", help="store path (default: a temporary folder, removed afterwards)")
+    ap.add_argument("--stop-when-decided", action="store_true",
+                    help="run it without and with stop_when_decided and compare the two stores cell by cell")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.stop_when_decided:
+        sys.exit(both_ways(args))
     from numerics.sweeps.runner import run_sweep
     from numerics.sweeps.store import count_files
 
@@ -83,6 +113,41 @@ def main() -> None:
     print("P(one cluster at t = 50): " + ", ".join(f"beta {b}: {v:.2f}" for b, v in out["p_one_cluster"].items()))
     print(f"load average before {load[0]:.1f}, after {out['load_average_after'][0]:.1f} on {os.cpu_count()} cores "
           "(shared machine: noisy)")
+
+
+def both_ways(args) -> int:
+    """The phase diagram without, then with, stop_when_decided; the stores compared cell by cell."""
+    from numerics.sweeps.runner import run_sweep
+
+    folder = tempfile.mkdtemp(prefix="bench-phase-")
+    base = args.store or folder
+    stores = {"plain": os.path.join(base, "plain.zarr"), "decided": os.path.join(base, "decided.zarr")}
+    walls = {}
+    try:
+        for name, stop in (("plain", False), ("decided", True)):
+            start = time.perf_counter()
+            run_sweep(tables(args.betas, args.seeds, args.block, args.backend, stop), stores[name],
+                      scheduler=args.scheduler, workers=args.workers)
+            walls[name] = time.perf_counter() - start
+        out = {**compare_stores(stores["plain"], stores["decided"]), "wall_seconds": walls,
+               "speedup": walls["plain"] / walls["decided"], "workers": args.workers, "scheduler": args.scheduler,
+               "backend": args.backend, "load_average": os.getloadavg(), "cores": os.cpu_count()}
+    finally:
+        if not args.store:
+            shutil.rmtree(folder, ignore_errors=True)
+    same = out["verdicts_differ"] == 0 and out["first_times_differ"] == 0 and out["cells_done_in_both"] == out["cells"]
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        print(f"{out['cells']} trajectories (n=32, d=2, t=50, rk4 dt=0.1, backend {args.backend}) on {args.workers} "
+              f"{args.scheduler} workers: {walls['plain']:.1f} s wall to the end, {walls['decided']:.1f} s stopping "
+              f"when decided ({out['speedup']:.2f}x)")
+        print(f"decided early: {out['decided_early']:.1%} of the cells (mean decision time "
+              f"{out['mean_decision_time'] or float('nan'):.1f}; member-steps {out['work_fraction']:.1%} of the run to "
+              f"the end); P(one cluster) {out['p_one_cluster']:.3f}")
+        print(f"stores cell by cell: {out['verdicts_differ']} verdicts and {out['first_times_differ']} first times "
+              f"differ ({'same decided outcome for every member' if same else 'MISMATCH'})")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

@@ -1092,3 +1092,37 @@ MUTANTS += [
      "the literal Post-LN layer N(x + h A) replaced by the projected one N(x + h P_x A) (the same flow, another map)"),
 ]
 _AREA_TESTS["norms"].append("tests/numerics/test_norm_post_layer.py")
+# events that decide an observable (numerics/core/events.py, the loop's handling; claim core.events-one-cluster)
+MUTANTS += [
+    ("events-cap-radius-not-halved", "numerics/core/events.py",
+     "chord2 <= (2.0 * math.sin(tol / 4.0) * _INSIDE) ** 2", "chord2 <= (2.0 * math.sin(tol / 2.0) * _INSIDE) ** 2",
+     "one-cluster fires at cap radius eps instead of eps/2 (pairwise distances up to 2 eps: not yet decided)"),
+    ("events-v-not-refused", "numerics/core/events.py",
+     "if model.V is not None and not np.array_equal", "if False and model.V is not None and not np.array_equal",
+     "the event applied silently to V != I, where the cap lemma does not hold"),
+    ("events-decision-time-step-start", "numerics/core/loop.py",
+     "decided[int(m)] = float(end)", "decided[int(m)] = float(start)",
+     "a stopped member's decision time is the start of the step that decided it"),
+    ("events-wrong-members-restricted", "numerics/core/loop.py",
+     "f = _on(field, active, B) if active.size else None", "f = _on(field, active[::-1], B) if active.size else None",
+     "after a member stops, the field is restricted to the members in the wrong order"),
+]
+_FILE_AREA.update({"numerics/core/events.py": "core"})
+_AREA_TESTS["core"].append("tests/numerics/test_core_events.py")
+
+# sweeps that stop each run once decided (numerics/sweeps; [run] stop_when_decided)
+MUTANTS += [
+    ("sweeps-event-undeclared-accepted", "numerics/sweeps/observables.py",
+     "        if obs.event is None:", "        if obs.event is None and False:",
+     "stop_when_decided accepts an observable that no event decides (its value would come from a cut run)"),
+    ("sweeps-decision-time-lost", "numerics/sweeps/runner.py",
+     "    traj.meta[\"decision_time\"] = math.nan if t is None else float(t)", "    traj.meta[\"decision_time\"] = math.nan",
+     "the store's decision_time is NaN for every cell"),
+]
+MUTANTS += [
+    ("sweeps-event-largest-eps", "numerics/sweeps/observables.py",
+     "events[event] = min(float(tol), events.get(event, math.inf))",
+     "events[event] = max(float(tol), events.get(event, -math.inf))",
+     "observables with several eps stop on the largest (which does not decide the smaller eps)"),
+]
+_AREA_TESTS["sweeps"].append("tests/numerics/test_sweeps_events.py")

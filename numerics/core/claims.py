@@ -12,6 +12,7 @@ from numerics.core.taylor import fitted_slope, tangent_direction, taylor_remaind
 from numerics.core.simulate import simulate_keywords
 from numerics.core.trajectory import simulate, uniform_sphere
 from numerics.common.verification import CheckResult, claim
+from numerics.core import claims_events  # noqa: F401  (registers core.events-one-cluster)
 
 SOURCE_GLPR = "GLPR arXiv 2312.10794"
 

@@ -86,6 +86,7 @@ def run_batch(args, wall_start: float) -> int:
     cannot batch is refused there (:func:`numerics.core.ensemble.check_batchable`), with one line."""
     from numerics.core.members import Members, require_batch
     from numerics.core.options import model_from_args, require_model_options, save_from_args, solver_from_args
+    from numerics.core.options import events_from_args
     from numerics.core.sampling import uniform_sphere
     from numerics.core.simulate import simulate, with_provenance
 
@@ -131,7 +132,8 @@ def run_batch(args, wall_start: float) -> int:
     progress = StderrProgress("simulate")
     progress.energy = StderrProgress("simulate: energy", unit="frames ")  # the driver's energy-phase progress
     traj = simulate(model, X0, args.t_end, solver=solver, save=save,
-                    members=Members(beta=betas, seeds=[int(s) for s in noise_seeds]), progress=progress)
+                    members=Members(beta=betas, seeds=[int(s) for s in noise_seeds]), progress=progress,
+                    events=events_from_args(args))
     with_provenance(traj, seed=seeds if init_how == "uniform" else None, init=init_how)
     write_start = time.perf_counter()
     traj.save(args.out)
@@ -175,6 +177,10 @@ def _report(args, traj, seeds, noise_seeds, wall_start: float, write_seconds: fl
                "members": members, "seconds": seconds,
                "timings": {"integrate": timings["integrate"], "energy": timings["energy"], "write": write_seconds},
                "versions": meta.get("versions")}
+    if meta.get("events"):  # --stop-when: how many members stopped, and the work they saved
+        from numerics.core.events import events_summary
+
+        payload["events"] = events_summary(meta)
     shown = [(k, v) for k, v in payload.items()
              if v is not None and k not in ("members", "timings", "versions", "seconds", "energy_normalization",
                                             "blas_threads")]  # the thread count depends on the machine: --json

@@ -124,7 +124,7 @@ class AdaptiveStats:
 def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller, space=SPHERE, *,
               save_times=None, on_save: Callable[[np.ndarray], None] | None = None,
               progress: Callable[[float, float], None] | None = None, max_evaluations: float = math.inf,
-              timed: Callable = stage_field, tableau=None):
+              timed: Callable = stage_field, tableau=None, event=None):
     """Integrate ``field`` from ``X0`` at t0 to t_end.
 
     Parameters
@@ -154,16 +154,36 @@ def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller
         the historical entry points keep their hook).
     tableau : tuple
         DOP853's coefficients (default :func:`numerics.core.solvers.dop853_tableau`).
+    event : numerics.core.events.Event, optional
+        Fixed steps of an explicit solver and per-member ``dp5`` (section "Events" below): after each accepted
+        step the members whose event fired leave the batch.
 
     Returns
     -------
     ``(times, states, stats)``: ``stats`` is a dict for fixed and per-member steps (``steps``, or the per-member
-    counters), an :class:`AdaptiveStats` for shared adaptive steps.
+    counters), an :class:`AdaptiveStats` for shared adaptive steps. With an event, ``stats["events"]``
+    (:func:`_event_record`).
+
+    Events
+    ------
+    A member whose event fired after a step (``event.fired`` on the state after the retraction) stops: it is no
+    longer stepped (the field is evaluated on the members still moving, ``field.take``; a single system, X0 of
+    shape (n, d), simply stops stepping), its state and the end time of that step (its *decision time*) are
+    kept, and every later saved frame holds that decided state. The steps of the members still moving are
+    unchanged (the same sizes, the same grid), so up to its decision a member equals its run without the event.
+    Shared adaptive steps (one step for the whole batch) and time-dependent fields are refused with one line.
     """
-    if isinstance(controller, Fixed):
+    fixed = isinstance(controller, Fixed)
+    supported = isinstance(solver, Explicit) if fixed else controller.per_member
+    if event is not None and (is_time_dependent(field) or not supported):
+        raise InputError("events run with fixed steps (layer, rk4) or per-member dp5 steps (--step per-member) "
+                         "of a field without time")
+    if fixed:
+        if event is not None:
+            return _fixed_events(field, X0, t0, t_end, solver, controller, space, on_save, progress, event)
         return _fixed(field, X0, t0, t_end, solver, controller, space, on_save, progress, timed)
     if controller.per_member:
-        return _per_member(field, X0, save_times, solver, controller, space, progress, max_evaluations)
+        return _per_member(field, X0, save_times, solver, controller, space, progress, max_evaluations, event)
     return _adaptive(field, X0, save_times, solver, controller, space, progress, max_evaluations, timed, tableau)
 
 
@@ -216,6 +236,73 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
             if progress is not None:
                 progress(end, t_end)
     return np.array(times), np.array(states), {"steps": taken}
+
+
+def _event_record(event, decided: dict, B: int, member_steps: float, full_steps: float | None) -> dict:
+    """``stats["events"]``: the event, which members stopped and when (``times[b]``: the decision time of member
+    b, None if it ran to the end), and the work: member-steps taken against those of the run without it."""
+    return {"event": event.to_meta(), "stopped": sorted(decided), "times": [decided.get(b) for b in range(B)],
+            "count": len(decided), "member_steps": member_steps, "member_steps_without": full_steps,
+            "frames_after": "the decided state repeated"}
+
+
+def _fixed_events(field, X0, t0, t_end, solver: Explicit, ctl: Fixed, space, on_save, progress, event):
+    """The fixed steps of :func:`_fixed` (no breakpoints: the field has no time) with an event: after each step
+    the members whose event fired leave the batch (section "Events" of :func:`integrate`)."""
+    single = X0.ndim == 2
+    B = 1 if single else X0.shape[0]
+    if ctl.save_times is None:
+        intervals = [(t0, t_end, steps_of(t_end, ctl.dt, t0))]
+    else:
+        save = np.asarray(ctl.save_times, dtype=float)
+        intervals = [(float(a), float(b), steps_of(float(b), ctl.dt, float(a))) for a, b in zip(save[:-1], save[1:])]
+    full = X0.copy()
+    active = np.arange(B)
+    X = full.copy()  # the members still moving (all of ``full`` for a single system until it stops)
+    f = field
+    step = solver.step
+    times, states, taken, member_steps = [t0], [full.copy()], 0, 0
+    decided: dict[int, float] = {}
+    if on_save is not None:
+        on_save(full)
+    for i, (a, b, steps) in enumerate(intervals):
+        h_step = (b - a) / steps
+        final = i == len(intervals) - 1
+        for k in range(1, steps + 1):
+            start, end = a + (k - 1) * h_step, a + k * h_step
+            last = k == steps
+            if active.size:
+                X = space.retract(step(lambda Y, _tau: f(Y), X, start, h_step))
+                taken += 1
+                member_steps += active.size
+                fired = event.fired(X[None] if single else X)
+                if fired.any():
+                    for m in active[fired]:
+                        decided[int(m)] = float(end)
+                    if single:
+                        full = X.copy()
+                        active = active[:0]
+                    else:
+                        full[active] = X
+                        keep = ~fired
+                        active, X = active[keep], X[keep]
+                        f = _on(field, active, B) if active.size else None
+            saved = (k % ctl.save_every == 0 or last) if ctl.save_times is None else last
+            if saved:
+                times.append(end if ctl.save_times is None else b)
+                if single:
+                    if active.size:
+                        full = X
+                elif active.size:
+                    full[active] = X
+                states.append(full.copy())
+                if on_save is not None and active.size and not (last and final):
+                    on_save(full)
+            if progress is not None:
+                progress(end, t_end)
+    full_steps = float(B) * sum(steps for _, _, steps in intervals)
+    return np.array(times), np.array(states), {
+        "steps": taken, "events": _event_record(event, decided, B, float(member_steps), full_steps)}
 
 
 def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, progress, max_evaluations, timed,
@@ -312,12 +399,14 @@ def _on(field, idx: np.ndarray, B: int):
     return take(idx)
 
 
-def _per_member(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, progress, max_evaluations):
+def _per_member(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, progress, max_evaluations,
+                event=None):
     """One step size and accept/reject per member (``dp5``): member b takes exactly its single run's steps.
 
     At every round the members that have not reached the next save time attempt one step each, of their own
     size, in one evaluation of the field restricted to them (``field.take``); the step control runs member by
-    member in Python floats (the single run's operations)."""
+    member in Python floats (the single run's operations). With an ``event``, a member whose event fired after an
+    accepted step attempts no more steps (its later frames repeat its state)."""
     if solver.name != "dp5":
         raise InputError(f"per-member adaptive steps run dp5 only, got {solver.name}")
     if is_time_dependent(field):
@@ -332,9 +421,10 @@ def _per_member(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, p
     h = [ctl.hinit(None, X[b], k_first[b], t[b])[0] for b in range(B)]
     states = [X.copy()]
     t_end = float(save_times[-1])
+    decided: dict[int, float] = {}
     for target in save_times[1:]:
         while True:
-            active = [b for b in range(B) if t[b] < target]
+            active = [b for b in range(B) if t[b] < target and b not in decided]
             if not active:
                 break
             for b in active:
@@ -370,9 +460,14 @@ def _per_member(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, p
                 work += done.size / B
                 for b in done:
                     evaluations[b] += 1
+                if event is not None:
+                    for b in done[event.fired(X[done])]:
+                        decided[int(b)] = float(t[b])
             if progress is not None:
                 progress(min(t), t_end)
         states.append(X.copy())
-    return save_times.copy(), np.array(states), {
-        "accepted_steps": accepted, "rejected_steps": rejected, "field_evaluations": evaluations,
-        "batched_evaluations": work, "method_used": "dp5", "step": "per-member"}
+    stats = {"accepted_steps": accepted, "rejected_steps": rejected, "field_evaluations": evaluations,
+             "batched_evaluations": work, "method_used": "dp5", "step": "per-member"}
+    if event is not None:  # member-steps: attempted steps (the run without the event is not known here)
+        stats["events"] = _event_record(event, decided, B, float(sum(accepted) + sum(rejected)), None)
+    return save_times.copy(), np.array(states), stats

@@ -48,7 +48,8 @@ MODEL_OPTIONS = ("model", "n", "d", "beta", "beta_scaling", "gamma", "matrices",
 DEFAULTS = {"time_unit": "natural", "noise": 0.0, "method": "rk4", "rtol": 1e-9, "atol": 1e-12, "backend": "auto",
             "save_every": 1}
 #: the options of how a run is integrated and saved (attribute names; the defaulted ones are in DEFAULTS)
-RUN_OPTIONS = ("time_unit", "noise", "noise_seed", "method", "dt", "rtol", "atol", "backend", "save_every")
+RUN_OPTIONS = ("time_unit", "noise", "noise_seed", "method", "dt", "rtol", "atol", "backend", "save_every",
+               "stop_when")
 
 
 # -- option groups -------------------------------------------------------------------------------------------------
@@ -164,6 +165,9 @@ def add_solver_arguments(p) -> None:
                    help="field evaluation: direct sums, fourier (d=2, Q=K=V=I), numba (fused compiled kernel; "
                         "pip install 'attnflow[fast]'), harmonic (d=3, Q^T K = aI, V = bI: spherical harmonics, "
                         "tolerance 1e-10), or auto (never numba; default auto)")
+    p.add_argument("--stop-when", metavar="EVENT:TOL",
+                   help="stop each system once its observable is decided, e.g. one-cluster:1e-3 (fixed steps, or "
+                        "per-member dp5; refused where the event's lemma does not hold; numerics.core.events)")
 
 
 def add_save_arguments(p) -> None:
@@ -358,6 +362,16 @@ def solver_from_args(args, seed: int | None = None):
     extra: dict[str, Any] = {} if seed is None else {"seed": seed}
     return Solver(method=args.method, dt=dt, rtol=args.rtol, atol=args.atol, backend=args.backend,
                   step=getattr(args, "step", "shared"), **extra)
+
+
+def events_from_args(args):
+    """The :class:`~numerics.core.events.Event` of ``--stop-when NAME:TOL`` (None without it)."""
+    text = getattr(args, "stop_when", None)
+    if text is None:
+        return None
+    from numerics.core.events import Event
+
+    return Event.parse(text)
 
 
 def save_from_args(args, frame_size: int = 1):

@@ -38,6 +38,7 @@ from numerics.core.ensemble import (batch_vector_field, check_batchable, check_e
                                     KERNEL_ENERGY_DEFINITION, _kernel_energies)
 from numerics.core.field import ENERGY_ALIASES, ENERGY_DEFINITIONS, energy_normalization_for, interaction_energy
 from numerics.core.integrators import ADAPTIVE_METHODS, integrate
+from numerics.core.events import event_of
 from numerics.core.members import Members, MemberStreams, require_batch, resolve_members
 from numerics.core.model import Model, SaveAt, Solver
 from numerics.core.norms import is_radial, radial_run
@@ -79,19 +80,26 @@ class Run:
         The saved random stream(s) of a resumed noisy run (one per member for an ensemble).
     save_times : array, optional
         Output times of a resumed adaptive run (from ``t0``).
+    event : numerics.core.events.Event, optional
+        Stop each member when its observable is decided (:func:`simulate`, ``events``).
     """
 
     #: the normalisation of a resumed single run's energies (the saved file's), else None (chosen from beta)
     saved_norm: str | None = None
 
     def __init__(self, model, X0, t_end, solver: Solver, save: SaveAt, members: Members | None = None, *,
-                 t0: float = 0.0, radius=None, noise_state=None, save_times=None):
+                 t0: float = 0.0, radius=None, noise_state=None, save_times=None, event=None):
         if not isinstance(model, Model):
             raise InputError(f"simulate needs a Model, got {type(model).__name__}")
         self.solver, self.save, self.t0 = solver, save, float(t0)
         self.noise_state, self.resume_times = noise_state, save_times
         self.batch = members is not None or np.ndim(X0) == 3
+        self.event = event_of(event)
+        if self.event is not None:  # refused before any work where its lemma is not proved
+            self.event.check_model(model)
         self.prepare(model, X0, t_end, members, radius)
+        if self.event is not None and self.batch:
+            self.event.check_model(self.model, self.values)
 
     # -- 1. prepare ------------------------------------------------------------------------------------------------
     def prepare(self, model, X0, t_end, members, radius) -> None:
@@ -174,6 +182,8 @@ class Run:
                 stats.update({"noise": D, "noise_state": sde.generator_state(stream)})
             self.scheme_text = sde.SCHEMES[scheme]
             return times, states, stats
+        if self.event is not None and not self.per_member:
+            return self._integrate_events(save_times, progress)
         if self.per_member:  # each member its own dp5 step: the loop's per-member controller
             from numerics.core.integrators import adaptive_scheme, output_times
             from numerics.core.member_adaptive import integrate_per_member
@@ -185,7 +195,8 @@ class Run:
             times = output_times(save.times, self.t_end) if self.resume_times is None else self.resume_times
             self.scheme_text = ENSEMBLE_SCHEMES["dp5 per-member"]
             return integrate_per_member(field, self.X0, times, rtol=solver.rtol, atol=solver.atol, h0=solver.dt,
-                                        progress=progress, max_evaluations=evaluation_budget(self.per_eval))
+                                        progress=progress, max_evaluations=evaluation_budget(self.per_eval),
+                                        event=self.event)
         run = self.radial.integrate if self.radial else integrate
         times, states, stats = run(field, self.radial.y0 if self.radial else self.X0, self.t_end, solver.method,
                                    save_times=save_times, rtol=solver.rtol, atol=solver.atol,
@@ -195,6 +206,30 @@ class Run:
         self.scheme_text = (ENSEMBLE_SCHEMES[used] if self.batch else
                             self.radial.scheme_text(solver, stats) if self.radial else SCHEMES[used])
         return times, states, stats
+
+    def _integrate_events(self, save_times, progress):
+        """Fixed steps with an event (:func:`numerics.core.loop.integrate`, section "Events"): the steps, grid and
+        saved times of the run without it; decided members leave the batch."""
+        from numerics.core import loop
+        from numerics.core.controllers import Fixed
+        from numerics.core.integrators import output_times
+        from numerics.core.solvers import EXPLICIT
+
+        solver = self.solver
+        if self.adaptive:
+            raise InputError("events run with fixed steps (--method layer or rk4) or, for an ensemble, per-member "
+                             "dp5 steps (--method dp5 --step per-member)")
+        if solver.dt is None:
+            raise InputError(f"method {solver.method} needs a step dt")
+        dt = require_real(solver.dt, "dt", minimum=0.0, strict_minimum=True)
+        times = None if save_times is None else output_times(save_times, self.t_end)
+        control = Fixed(dt, self.save.every) if times is None else Fixed(dt, save_times=times)
+        out_times, states, stats = loop.integrate(
+            self.field, self.X0, self.t0, self.t_end, EXPLICIT[solver.method], control, progress=progress,
+            on_save=None if self.batch else getattr(self.field, "request_energy", None), event=self.event)
+        stats["step"] = None if times is not None else (self.t_end - self.t0) / steps_of(self.t_end, dt, self.t0)
+        self.scheme_text = (ENSEMBLE_SCHEMES if self.batch else SCHEMES)[solver.method]
+        return (out_times if times is None else times.copy()), states, stats
 
     # -- 3. energies -----------------------------------------------------------------------------------------------
     @property
@@ -263,6 +298,8 @@ class Run:
                 "energy_definition": ENERGY_DEFINITIONS.get(norms[0], KERNEL_ENERGY_DEFINITION),
                 "energy_is_lyapunov": model.is_gradient_flow and model.noise == 0, "backend": self.backend,
                 "backend_details": getattr(self.field, "details", None)})
+        if "events" in stats:  # which members stopped and when (numerics.core.events)
+            meta["events"] = stats.pop("events")
         meta.update({"integrator_stats": stats, "seconds": seconds, "versions": package_versions(),
                      "threads": thread_record(self.threads),
                      "timings": {"integrate": seconds, "energy": energy_seconds},
@@ -312,7 +349,7 @@ class Run:
 # -- the public driver --------------------------------------------------------------------------------------------
 def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = None, save: SaveAt | None = None,
              progress: Callable[[float, float], None] | None = None, members: Members | None = None,
-             **keywords) -> Trajectory:
+             events=None, **keywords) -> Trajectory:
     """Integrate the dynamics of ``model`` from ``X0`` up to ``t_end`` and return the saved frames.
 
     Parameters
@@ -335,6 +372,13 @@ def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = Non
         per frame with the direct sums, O(n K) with the circle's Fourier backend).
     members : numerics.core.members.Members, optional
         Per-member beta, Q, K, V, noise and noise seeds of an ensemble (``X0`` then has shape (B, n, d)).
+    events : numerics.core.events.Event or str, optional
+        Stop each member when its observable is decided (``Event("one-cluster", 1e-3)`` or
+        ``"one-cluster:1e-3"``; :mod:`numerics.core.events`): fixed steps (``layer``, ``rk4``) or, for an
+        ensemble, per-member ``dp5``. A decided member leaves the vectorised batch; its later frames (and their
+        energies) repeat its decided state; ``meta["events"]`` records the event, the members that stopped
+        (``stopped``), each member's decision time (``times``, None: ran to the end) and the member-steps taken.
+        A model for which the event's lemma is not proved is refused with one line.
 
     Returns
     -------
@@ -370,12 +414,13 @@ def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = Non
     X0, t_end = named.get("X0", X0), named.get("t_end", t_end)
     if legacy or keywords:
         extra = sorted(keywords) or ["a fourth positional argument"]
-        raise TypeError(f"simulate(model, X0, t_end, *, solver=None, save=None, progress=None, members=None): "
+        raise TypeError(f"simulate(model, X0, t_end, *, solver=None, save=None, progress=None, members=None, "
+                        f"events=None): "
                         f"unexpected {', '.join(extra)}")
     if X0 is None or t_end is None:
         raise InputError("simulate(model, X0, t_end, ...) needs X0 and t_end")
     run = Run(model, X0, t_end, Solver(dt=0.05) if solver is None else solver,
-              SaveAt() if save is None else save, members)
+              SaveAt() if save is None else save, members, event=events)
     times, states, energy, radius, meta, arrays = run.run(progress)
     return Trajectory(times=times, X=states, energy=energy, meta=meta, arrays=arrays, radius=radius)
 

@@ -14,6 +14,7 @@ distance <= eps; GLPR arXiv 2312.10794, GKPR arXiv 2410.06833).
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -34,10 +35,14 @@ class Output:
 
 @dataclass(frozen=True)
 class Observable:
+    """A registered observable; ``event(params) -> (name, tol)`` (or None) names the event of
+    :mod:`numerics.core.events` that decides all its outputs (used when ``[run] stop_when_decided = true``)."""
+
     name: str
     function: Callable
     outputs: tuple[Output, ...]
     doc: str
+    event: Callable | None = None
 
     def parameters(self) -> dict:
         """Parameter name -> default, read from the function's signature (after ``run``)."""
@@ -60,13 +65,14 @@ class RunResult:
 _REGISTRY: dict[str, Observable] = {}
 
 
-def observable(name: str, outputs, doc: str | None = None):
-    """Decorator registering ``f(run, **params)`` under ``name`` with its :class:`Output` list."""
+def observable(name: str, outputs, doc: str | None = None, event: Callable | None = None):
+    """Decorator registering ``f(run, **params)`` under ``name`` with its :class:`Output` list (``event``: see
+    :class:`Observable`; declare one only where the event's lemma makes every output final once it fires)."""
     def register(f):
         if name in _REGISTRY and _REGISTRY[name].function is not f:
             raise ValueError(f"observable {name!r} is already registered")
         first_line = ((f.__doc__ or "").strip().splitlines() or [""])[0]
-        _REGISTRY[name] = Observable(name, f, tuple(outputs), doc or first_line)
+        _REGISTRY[name] = Observable(name, f, tuple(outputs), doc or first_line, event)
         return f
     return register
 
@@ -104,6 +110,31 @@ def check_observables(selection: Mapping[str, dict]) -> list[Output]:
     return outputs
 
 
+#: the store's variable of a sweep run with ``stop_when_decided``
+DECISION_TIME = Output("decision_time", "time at which the run's event decided its observables (NaN: integrated to "
+                                        "t_end)")
+
+
+def decided_event(selection: Mapping[str, dict]) -> tuple[str, float]:
+    """``(name, tol)``: the one event that decides every selected observable (``[run] stop_when_decided``).
+
+    Observables that declare the same event with different tolerances share the smallest: ``one-cluster`` at
+    eps decides one-cluster at every larger eps. An observable without an event, or events of different names,
+    are refused with one line."""
+    events: dict[str, float] = {}
+    for name, params in selection.items():
+        obs = get(name)
+        if obs.event is None:
+            raise InputError(f"stop_when_decided: observable {name} declares no event that decides it (its value "
+                             "needs the whole run); remove it or set stop_when_decided = false")
+        event, tol = obs.event(params)
+        events[event] = min(float(tol), events.get(event, math.inf))
+    if len(events) != 1:
+        raise InputError(f"stop_when_decided: the observables need different events {sorted(events)}; a run stops "
+                         "on one")
+    return next(iter(events.items()))
+
+
 def evaluate(selection: Mapping[str, dict], run: RunResult) -> dict:
     """Every selected observable on one run: ``{output name: float or (m,) float array}``."""
     values = {}
@@ -133,15 +164,25 @@ def _eps(eps, min_fraction):
             require_real(min_fraction, "min_fraction", minimum=0.0, maximum=1.0))
 
 
+def _one_cluster_event(params: dict) -> tuple[str, float]:
+    """The event that decides the eps-cluster observables: ``one-cluster`` with their eps. Once every particle lies
+    within eps/2 of the particles' mean direction, they form one eps-cluster at every later time (the cap lemma,
+    proofs_notes/core-events-one-cluster.md): the count is 1 from then on, whatever min_fraction, and every
+    earlier frame is the run's own."""
+    return "one-cluster", params.get("eps", DEFAULT_EPS)
+
+
 @observable("clusters", [Output("clusters", "number of eps-clusters at t_end (clusters with fewer than "
-                                            "min_fraction * n particles are not counted)")])
+                                            "min_fraction * n particles are not counted)")],
+            event=_one_cluster_event)
 def clusters(run: RunResult, eps: float = DEFAULT_EPS, min_fraction: float = 0.0) -> dict:
     """Final cluster count: components of the graph joining particles at geodesic distance <= eps."""
     eps, min_fraction = _eps(eps, min_fraction)
     return {"clusters": _counts(run.X[-1], eps, min_fraction)}
 
 
-@observable("cluster_counts", [Output("cluster_counts", "number of eps-clusters at each saved time", True)])
+@observable("cluster_counts", [Output("cluster_counts", "number of eps-clusters at each saved time", True)],
+            event=_one_cluster_event)
 def cluster_counts(run: RunResult, eps: float = DEFAULT_EPS, min_fraction: float = 0.0) -> dict:
     """Cluster count at every saved time."""
     eps, min_fraction = _eps(eps, min_fraction)
@@ -149,7 +190,8 @@ def cluster_counts(run: RunResult, eps: float = DEFAULT_EPS, min_fraction: float
 
 
 @observable("one_cluster", [Output("one_cluster", "1 if all particles form one eps-cluster at t_end, else 0"),
-                            Output("time_to_one_cluster", "first saved time with one eps-cluster (NaN: never)")])
+                            Output("time_to_one_cluster", "first saved time with one eps-cluster (NaN: never)")],
+            event=_one_cluster_event)
 def one_cluster(run: RunResult, eps: float = DEFAULT_EPS) -> dict:
     """Whether (and when first, on the saved times) the particles form a single eps-cluster."""
     eps, _ = _eps(eps, 0.0)
@@ -163,7 +205,8 @@ def one_cluster(run: RunResult, eps: float = DEFAULT_EPS) -> dict:
 
 
 @observable("first_merge", [Output("first_merge_time", "first saved time at which the eps-cluster count is "
-                                                      "below its value at t = 0 (NaN: no merge)")])
+                                                      "below its value at t = 0 (NaN: no merge)")],
+            event=_one_cluster_event)
 def first_merge(run: RunResult, eps: float = DEFAULT_EPS) -> dict:
     """The first saved time at which two eps-clusters of the initial state have merged."""
     eps, _ = _eps(eps, 0.0)

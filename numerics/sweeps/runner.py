@@ -43,7 +43,7 @@ from numerics.common.errors import InputError, require_int
 from numerics.core.integrators import ADAPTIVE_METHODS
 from numerics.core.model import SaveAt, Solver
 from numerics.core.trajectory import simulate, uniform_sphere
-from numerics.sweeps.observables import RunResult, evaluate
+from numerics.sweeps.observables import DECISION_TIME, RunResult, evaluate
 from numerics.sweeps.workers import check_local_workers
 from numerics.sweeps.spec import SEED_AXIS, SweepSpec, spec_from
 from numerics.sweeps.store import BATCH_AXES, SweepStore, create_store, open_store, store_lock, sweep_versions
@@ -70,10 +70,12 @@ def noise_seed(spec: SweepSpec, seed: int) -> int:
     return int(np.random.SeedSequence(spec.run["root_seed"], spawn_key=(int(seed), 1)).generate_state(1)[0])
 
 
-def _solver_and_save(spec: SweepSpec, seed: int = 0):
+def _solver_and_save(spec: SweepSpec, seed: int = 0, batch: bool = False):
     run = spec.run
+    # stop_when_decided with dp5: each member its own steps, so that decided members leave the batch
+    step = "per-member" if batch and run["stop_when_decided"] and run["method"] in ADAPTIVE_METHODS else "shared"
     solver = Solver(method=run["method"], dt=run["dt"], rtol=run["rtol"], atol=run["atol"], backend=run["backend"],
-                    seed=seed)
+                    seed=seed, step=step)
     times = spec.frame_times()
     save = SaveAt(times=times) if run["method"] in ADAPTIVE_METHODS else SaveAt(every=spec.save_every())
     return solver, save, times
@@ -113,11 +115,20 @@ def simulate_cells(spec: SweepSpec, params_list: list[dict]):
     noisy = models[0].noise > 0
     X0 = np.stack([uniform_sphere(n, d, np.random.default_rng(spec.seed_sequence(p[SEED_AXIS])))
                    for p in params_list])
-    solver, save, times = _solver_and_save(spec)
+    solver, save, times = _solver_and_save(spec, batch=True)
     members = Members(beta=[m.beta for m in models], noise=[m.noise for m in models] if noisy else None, seeds=seeds)
-    traj = simulate(base, X0, run["t_end"], solver=solver, save=save, members=members)
+    traj = simulate(base, X0, run["t_end"], solver=solver, save=save, members=members, events=spec.event())
     _check_times(traj, times, run["t_end"])
-    return [(m, member(traj, b)) for b, m in enumerate(models)]
+    return [(m, _decided(member(traj, b), traj.meta, b)) for b, m in enumerate(models)]
+
+
+def _decided(traj, meta: dict, b: int):
+    """``traj`` with ``meta["decision_time"]``: member b's decision time in the run's ``meta["events"]`` (NaN:
+    not decided, or no event)."""
+    times = (meta.get("events") or {}).get("times")
+    t = None if times is None else times[b]
+    traj.meta["decision_time"] = math.nan if t is None else float(t)
+    return traj
 
 
 def simulate_cell(spec: SweepSpec, params: dict):
@@ -127,9 +138,9 @@ def simulate_cell(spec: SweepSpec, params: dict):
     n, d = params["n"], params["d"]
     X0 = uniform_sphere(n, d, np.random.default_rng(spec.seed_sequence(params[SEED_AXIS])))
     solver, save, times = _solver_and_save(spec, noise_seed(spec, params[SEED_AXIS]))
-    traj = simulate(model, X0, spec.run["t_end"], solver=solver, save=save)
+    traj = simulate(model, X0, spec.run["t_end"], solver=solver, save=save, events=spec.event())
     _check_times(traj, times, spec.run["t_end"])
-    return model, traj
+    return model, _decided(traj, traj.meta, 0)
 
 
 def worker_threads() -> dict:
@@ -209,8 +220,7 @@ def _run_group(spec: SweepSpec, members: list, versions: dict) -> list[dict]:
     start = time.perf_counter()
     try:
         runs = simulate_cells(spec, [p for _, p in members])
-        results = [{"index": index, "values": evaluate(spec.observables, RunResult(t.times, t.X, t.energy, m, p))}
-                   for (index, p), (m, t) in zip(members, runs)]
+        results = [{"index": index, "values": _values(spec, m, p, t)} for (index, p), (m, t) in zip(members, runs)]
     except Exception as exc:  # noqa: BLE001
         if len(members) == 1:
             results = [_failure(members[0][0], exc)]
@@ -218,6 +228,14 @@ def _run_group(spec: SweepSpec, members: list, versions: dict) -> list[dict]:
             return [r for one in members for r in _run_group(spec, [one], versions)]
     share = (time.perf_counter() - start) / len(members)
     return [dict(r, versions=versions, seconds=share) for r in results]
+
+
+def _values(spec: SweepSpec, model, params: dict, traj) -> dict:
+    """The observables of one cell, and its decision time when the sweep stops runs once decided."""
+    values = evaluate(spec.observables, RunResult(traj.times, traj.X, traj.energy, model, params))
+    if spec.run["stop_when_decided"]:
+        values[DECISION_TIME.name] = float(traj.meta.get("decision_time", math.nan))
+    return values
 
 
 class SweepProgress:

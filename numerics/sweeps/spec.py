@@ -11,8 +11,8 @@ A specification is a TOML file (or the same tables as a Python dict, or :class:`
     seeds = 3                    # the seed axis: a count (0..k-1) or a list of seed indices
     [run]
     t_end = 20.0                 # optional: method ("rk4"), dt (0.05), backend ("direct"), frames (101),
-    [observables]                #   root_seed (0), imports (modules registering user observables)
-    clusters = { eps = 1e-3 }
+    [observables]                #   root_seed (0), imports (modules registering user observables),
+    clusters = { eps = 1e-3 }    #   stop_when_decided (false)
 
 The ``[model]`` table and the swept axes accept every field of :class:`numerics.core.model.Model` (so new model
 features such as noise or heads are sweepable as soon as ``Model`` has them), plus ``n`` and ``d``; an unknown
@@ -20,6 +20,12 @@ key is an error naming the valid ones. Each run (a *cell*) draws its initial sta
 S^{d-1}, from ``numpy.random.SeedSequence(root_seed, spawn_key=(seed,))``: the same seed index gives the same
 draw whatever the scheduling or the number of workers (and, for the same n and d, the same initial state at
 every beta: common random numbers, which make differences across an axis less noisy).
+
+``[run] stop_when_decided = true`` stops each run once its observables are decided: every observable must declare
+the same event (:func:`numerics.sweeps.observables.decided_event`; ``one_cluster`` declares ``one-cluster`` with
+its eps), the event must hold for every cell's model (:meth:`numerics.core.events.Event.check_model`), and the
+method must take fixed steps (``layer``, ``rk4``) or be ``dp5`` (run with per-member steps). The store then
+records each cell's decision time (variable ``decision_time``, NaN for a run integrated to t_end).
 """
 from __future__ import annotations
 
@@ -43,7 +49,7 @@ SYSTEM_KEYS = ("n", "d")
 KIND_ALIAS = "model"
 SEED_AXIS = "seed"
 RUN_DEFAULTS = {"t_end": None, "method": "rk4", "dt": 0.05, "backend": "direct", "frames": 101,
-                "root_seed": 0, "imports": [], "rtol": 1e-9, "atol": 1e-12, "block": 0}
+                "root_seed": 0, "imports": [], "rtol": 1e-9, "atol": 1e-12, "block": 0, "stop_when_decided": False}
 TABLES = ("model", "sweep", "run", "observables")
 #: store format written by this version (Zarr format 3, sharded; checked on resume)
 FORMAT = "attnflow-sweep/2"
@@ -221,6 +227,8 @@ class SweepSpec:
         else:
             check_observables({k: v for k, v in spec.observables.items() if k in registered()})
         spec.check_first_cell()
+        if spec.run["stop_when_decided"] and (imports or set(spec.observables) <= set(registered())):
+            spec.check_event()
         spec.check_resources()
         return spec
 
@@ -288,6 +296,34 @@ class SweepSpec:
 
             kwargs["kernel"] = parse_kernel(kwargs["kernel"], {})
         return Model(**kwargs)
+
+    def event(self):
+        """The :class:`numerics.core.events.Event` that stops each run (``[run] stop_when_decided``), else None."""
+        if not self.run["stop_when_decided"]:
+            return None
+        from numerics.core.events import Event
+        from numerics.sweeps.observables import decided_event
+
+        name, tol = decided_event(self.observables)
+        return Event(name, tol)
+
+    def check_event(self) -> None:
+        """Refuse, before any run, ``stop_when_decided`` where it cannot apply: observables without one common
+        event, a method without fixed or per-member steps, a cell model the event's lemma does not cover (the
+        first cell with each value of every axis but the seeds)."""
+        from numerics.core.integrators import ADAPTIVE_METHODS as adaptive
+
+        event = self.event()
+        if self.run["method"] in adaptive and self.run["method"] != "dp5":
+            raise InputError(f"stop_when_decided runs fixed steps (layer, rk4) or dp5 with per-member steps, not "
+                             f"method {self.run['method']}")
+        first = next(iter(self.cells()))
+        for k, (axis, values) in enumerate(self.axes.items()):
+            if axis == SEED_AXIS:
+                continue
+            for i in range(len(values)):
+                index = first[:k] + (i,) + first[k + 1:]
+                event.check_model(self.build_model(self.cell_parameters(index)))
 
     def check_first_cell(self) -> None:
         """Build the first cell's model: catches a bad fixed key (wrong type, bad matrix) before any run."""
@@ -406,6 +442,8 @@ def _check_run(run: dict) -> dict:
                          f"smaller relative tolerance), got {run['rtol']:g}")
     run["atol"] = require_real(run["atol"], "atol", minimum=0.0, strict_minimum=True)
     run["block"] = require_int(run["block"], "block", minimum=0)  # 0: chosen from the work estimate
+    if not isinstance(run["stop_when_decided"], bool):
+        raise InputError(f"[run] stop_when_decided must be true or false, got {run['stop_when_decided']!r}")
     if not isinstance(run["imports"], list) or not all(isinstance(m, str) for m in run["imports"]):
         raise InputError(f"[run] imports must be a list of module names, got {run['imports']!r}")
     return run

@@ -44,7 +44,7 @@ import numpy as np
 
 from numerics.common.errors import InputError
 from numerics.common.provenance import package_versions
-from numerics.sweeps.observables import Output, check_observables, registered
+from numerics.sweeps.observables import DECISION_TIME, Output, check_observables, registered
 from numerics.sweeps.spec import FORMAT, LEGACY_FORMAT, SEED_AXIS, SweepSpec
 
 PENDING, DONE, FAILED = 0, 1, 2
@@ -150,7 +150,7 @@ def create_store(path, spec: SweepSpec, block: int | None = None, outputs: list[
         raise InputError(f"{path} already exists: resume it (attnflow sweep resume {path}) or choose a new path")
     if not path.parent.is_dir():
         raise InputError(f"cannot create {path}: {path.parent} is not a directory")
-    outputs = check_observables(spec.observables) if outputs is None else outputs
+    outputs = spec_outputs(spec) if outputs is None else outputs
     block = spec.block() if block is None else int(block)
     chunks, shards = store_layout(spec, block)
     dims, shape = spec.dims, spec.shape
@@ -504,11 +504,20 @@ def stored_spec(path, attrs: dict) -> SweepSpec:
         raise InputError(f"{path}: the stored specification is invalid: {exc}") from None
 
 
+def _decision_outputs(spec: SweepSpec) -> list[Output]:
+    return [DECISION_TIME] if spec.run.get("stop_when_decided") else []
+
+
+def spec_outputs(spec: SweepSpec) -> list[Output]:
+    """The variables the observables of ``spec`` record, and ``decision_time`` when its runs stop once decided."""
+    return check_observables(spec.observables) + _decision_outputs(spec)
+
+
 def stored_outputs(group, spec: SweepSpec) -> list[Output]:
     """The recorded outputs of a store: those of the spec's registered observables, and the store's other
     variables for observables registered by user modules (which reading a store does not import)."""
     known = {k: v for k, v in spec.observables.items() if k in registered()}
-    outputs = check_observables(known)
+    outputs = check_observables(known) + _decision_outputs(spec)
     if len(known) == len(spec.observables):
         return outputs
     taken = {o.name for o in outputs} | set(CELL_VARIABLES) | set(spec.dims) | {"time"}
@@ -527,7 +536,7 @@ def create_legacy_store(path, spec: SweepSpec) -> SweepStore:
     path = Path(path)
     if path.exists():
         raise InputError(f"{path} already exists")
-    outputs = check_observables(spec.observables)
+    outputs = spec_outputs(spec)
     dims, shape, times = spec.dims, spec.shape, spec.frame_times()
     data = {}
     for out in outputs:

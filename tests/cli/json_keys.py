@@ -28,6 +28,8 @@ EYE = "[[1,0],[0,1]]"
 RUNS: dict[str, list[str]] = {
     "simulate": ["simulate", "--model", "sa", "--beta", "1", "--n", "5", "--d", "3", "--t-end", "0.2", "--out",
                  "{tmp}/s.npz"],
+    "simulate-stop-when": ["simulate", "--model", "sa", "--beta", "1", "--n", "5", "--d", "3", "--t-end", "3",
+                           "--stop-when", "one-cluster:0.5", "--out", "{tmp}/e.npz"],
     "derive": ["derive", "energy", "--model", "sa", "--d", "2"],
     "codegen": ["codegen", "--model", "sa", "--d", "3", "--out", "{tmp}/g.py"],
     "critical": ["critical", "--config", "polygon", "--n", "3", "--d", "2", "--beta", "1", "--model", "sa"],

@@ -16,6 +16,8 @@ from numerics.core.options import (MODEL_OPTIONS, RUN_OPTIONS, add_architecture_
                                    add_position_arguments, add_save_arguments, add_solver_arguments, given_options,
                                    model_from_args, require_model_options, save_from_args, solver_from_args)
 from numerics.core.options import parse_save_times  # noqa: F401  (re-exported: it was defined here)
+from numerics.core.options import events_from_args
+from numerics.core.events import events_summary
 
 NAME = "simulate"
 ORDER = 20
@@ -96,8 +98,8 @@ def run(args) -> int:
         solver = solver_from_args(args, seed=args.seed if args.noise_seed is None else args.noise_seed)
         save = save_from_args(args, X0.size if X0 is not None else abs(args.n or 1) * abs(args.d or 1))
         X0, init = initial_state(args.n, args.d, X0, args.seed, args.normalize)
-        traj = with_provenance(simulate(model, X0, args.t_end, solver=solver, save=save, progress=progress),
-                               seed=args.seed, init=init)
+        traj = with_provenance(simulate(model, X0, args.t_end, solver=solver, save=save, progress=progress,
+                                        events=events_from_args(args)), seed=args.seed, init=init)
     write_start = time.perf_counter()
     traj.save(args.out)
     if args.plot:
@@ -128,6 +130,8 @@ def run(args) -> int:
         "energy_method": meta.get("energy_method"),
         "resumed_from": args.resume, **norm_summary(traj),
     }
+    if meta.get("events"):  # --stop-when: whether and when the system stopped
+        payload["events"] = events_summary(meta)
     if meta["method"] == "adaptive":  # the scheme the automatic choice ran (dop853 or dp5), right after the method
         items = list(payload.items())
         at = [k for k, _ in items].index("method") + 1
