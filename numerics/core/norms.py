@@ -187,8 +187,9 @@ class NormField:
 
         def output(U, beta_t=None):  # beta_t: the layer's inverse temperature (lnscale: beta(t), depth_beta)
             attention = fixed if beta_t is None else build(beta_t)
-            # one system (n, d) is the batch of one (B = 1), so a member runs its single run's arithmetic
-            A = attention(U[None])[0] if U.ndim == 2 else attention(U)
+            # one system's (n, d) arrays or a batch's (B, n, d): the same pipeline, a member runs its single run's
+            # arithmetic
+            A = attention(U)
             return A - A.mean(axis=-1, keepdims=True) if centre else A
 
         self.output = output

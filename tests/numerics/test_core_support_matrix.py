@@ -265,9 +265,10 @@ def test_planted_pipeline_errors_are_seen(plant, monkeypatch):
         def transposed(X, left, beta, kind, causal, block, keys=None, bias=None):
             if not causal:
                 return real_avg(X, left, beta, kind, causal, block, keys, bias)
-            r = (lambda Y: None if Y is None else Y[:, ::-1])  # j >= i instead of j <= i
+            # j >= i instead of j <= i: the token axis reversed (one system's (n, .) arrays have no member axis)
+            r = (lambda Y: None if Y is None else Y[..., ::-1, :])
             b = None if bias is None else (bias[0], bias[1][::-1])
-            return real_avg(X[:, ::-1], left[:, ::-1], beta, kind, causal, block, r(keys), b)[:, ::-1]
+            return real_avg(r(X), r(left), beta, kind, causal, block, r(keys), b)[..., ::-1, :]
 
         monkeypatch.setattr(A, "_averages", transposed)
     with pytest.raises(AssertionError):
