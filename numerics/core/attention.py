@@ -36,6 +36,7 @@ grouping changes no member's arithmetic.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -78,6 +79,30 @@ class _ModuleSums:
             raise overflow_error(beta) from None
 
 
+#: largest work buffer kept between calls (numbers): 2^21 doubles = 16 MiB, a group's tile
+#: (:data:`numerics.core.sums.BATCH_TILE_ENTRIES`); larger temporaries are allocated per call
+WORK_MAX_ENTRIES = 1 << 21
+_work = threading.local()
+
+
+def _buffer(role: str, shape: tuple) -> np.ndarray:
+    """A work array of ``shape`` for ``role``, kept per thread between calls (its contents are garbage).
+
+    Why: the block prepare of a batch forms temporaries of 0.5-16 MB per head and block ((G, b, n) logits, the
+    (G, n, d) query side, values and head output). glibc serves such sizes either from fresh mmap pages or from a
+    heap it trims, depending on what the process freed before (its adaptive mmap threshold), so the same field
+    ran 0.9-3.6 s a round in the 8-head ensemble benchmark (``benchmarks/bench_gate.py --fixed-malloc``). Kept
+    buffers take the allocator out of the steady state. One per role and thread: a pipeline is not re-entered
+    while it runs, and every buffer is consumed before the next call that asks for its role."""
+    pool = _work.__dict__.setdefault("pool", {})
+    buf = pool.get(role)
+    if buf is None or buf.shape != shape:
+        buf = np.empty(shape)
+        if buf.size <= WORK_MAX_ENTRIES:
+            pool[role] = buf
+    return buf
+
+
 def _column(values, B: int):
     """A per-member scalar as a (B, 1, 1) array (broadcasts over rows and columns); a shared scalar as a float."""
     if np.ndim(values) == 0:
@@ -96,12 +121,12 @@ def _largest(beta) -> float:
     return float(np.max(np.abs(beta)))
 
 
-def project(X: np.ndarray, out: np.ndarray) -> np.ndarray:
+def project(X: np.ndarray, out: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
     """out <- P_X out row by row (in place): v - (<x, v>/|x|^2) x, which equals P_x v on the sphere and keeps every
     |x_i| constant along the extended flow off it (see :func:`numerics.core.field.make_field`). X is (B, n, d) or
-    one system's (n, d)."""
+    one system's (n, d); ``work`` (X's shape) receives the radial part (else a temporary)."""
     rows = "ij,ij->i" if X.ndim == 2 else "bij,bij->bi"
-    out -= (np.einsum(rows, X, out) / np.einsum(rows, X, X))[..., None] * X
+    out -= np.multiply((np.einsum(rows, X, out) / np.einsum(rows, X, X))[..., None], X, out=work)
     return out
 
 
@@ -355,18 +380,21 @@ class Attention:
         labels = None
         if self.positions is not None and (self.slopes is not None or self.rope is not None):
             labels = self.positions.labels_for(n)
+        coef = bcol * heads.scale
         for h in range(H):
             keys = None
-            if self.rope is None:
-                left = (bcol * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
+            if self.rope is None:  # coef (X Q_h^T) K_h, formed in a kept buffer (the same products)
+                left = np.matmul(X @ heads.Q[h].T, heads.K[h], out=_buffer("left", X.shape))
+                left *= coef
             else:  # RoPE: rotated queries and keys in the head space R^k
-                left, keys = self.positions.head_inputs(X if X.ndim == 2 else X[0],
-                                                        (bcol * heads.scale) * (X @ heads.Q[h].T), X @ heads.K[h].T)
+                left, keys = self.positions.head_inputs(X if X.ndim == 2 else X[0], coef * (X @ heads.Q[h].T),
+                                                        X @ heads.K[h].T)
             bias = None if self.slopes is None else (self.slopes[h], labels)
-            y = (_averages(X, left, beta, self.kind, self.causal, self.block, keys, bias) @ heads.V[h].T) @ heads.W[h]
+            y = np.matmul(_averages(X, left, beta, self.kind, self.causal, self.block, keys, bias) @ heads.V[h].T,
+                          heads.W[h], out=_buffer("head", X.shape))
             total += y if mlp is None else mlp(H * y, h) / H
         if self.project:  # project=False: the attention output itself (the normalisation schemes)
-            project(X, total)
+            project(X, total, _buffer("radial", X.shape))
         return total
 
     def _heads_lanes(self, X, beta, out) -> None:
@@ -400,14 +428,19 @@ def _averages(X: np.ndarray, left: np.ndarray, beta, kind: str, causal: bool, bl
     by their row maximum (exact for ``sa``; for ``usa`` the shift is multiplied back and an overflow raises
     :class:`InputError`). X is (G, n, d), or one system's (n, d) (the same loop on its arrays: ``...`` indexing)."""
     n, d = X.shape[-2:]
-    b = block or block_rows(n)
-    out = np.empty(X.shape)
-    rhs = np.concatenate([X, np.ones(X.shape[:-1] + (1,))], axis=-1)
+    b = min(n, block or block_rows(n))
+    lead = X.shape[:-2]
+    out = _buffer("averages", X.shape)  # consumed by the caller before the next call (the head's values)
+    rhs = _buffer("values", lead + (n, d + 1))
+    rhs[..., :d] = X
+    rhs[..., d] = 1.0
     right = X if keys is None else keys
+    tiles, sums = _buffer("logits", lead + (b, n)), _buffer("sums", lead + (b, d + 1))
     for start in range(0, n, b):
         stop = min(n, start + b)
         cols = stop if causal else n
-        L = left[..., start:stop, :] @ right[..., :cols, :].swapaxes(-1, -2)
+        L = np.matmul(left[..., start:stop, :], right[..., :cols, :].swapaxes(-1, -2),
+                      out=tiles[..., :stop - start, :cols])
         if bias is not None:
             L -= bias_block(bias[0], bias[1], start, stop, cols)
         if causal:
@@ -418,9 +451,9 @@ def _averages(X: np.ndarray, left: np.ndarray, beta, kind: str, causal: bool, bl
         # multi-MB tiles per head and block cost page faults: 60 % of the several-head NumPy field's CPU time)
         L -= shift
         E = np.exp(L, out=L)
-        acc = E @ rhs[..., :cols, :]
+        acc = np.matmul(E, rhs[..., :cols, :], out=sums[..., :stop - start, :])
         if kind == "sa":
-            out[..., start:stop, :] = acc[..., :d] / acc[..., d:]
+            np.divide(acc[..., :d], acc[..., d:], out=out[..., start:stop, :])
         else:
             with np.errstate(over="raise"):
                 try:
