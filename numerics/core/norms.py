@@ -11,10 +11,10 @@ causal mask; :func:`numerics.core.blocks.block_velocity` with ``project=False``)
 (``Model(centering=True)``) replaces A_i by C A_i, C = I - 1 1^T / d, and starts from the centred directions
 (theory.normalization explains why that is the whole effect of centring).
 
-How the state goes through the integrators. The state is one ``(n, d + 1)`` array Y = [theta | r] (for a batch of
-B systems ``(B, n, d + 1)``: the radii are (B, n), beta may differ per member; one system runs the same code as the
-batch of one, so each member equals its single run bit for bit) (an augmented
-state, so that every existing integrator, adaptive error control included, runs unchanged): the field
+How the state goes through the integrators. The state is one ``(n, d + 1)`` array Y = [theta | r] (an augmented
+state, so that every existing integrator, adaptive error control included, runs unchanged; a batch of B systems
+is ``(B, n, d + 1)`` with radii (B, n) and beta shared or per member, and every operation of :class:`NormField`
+acts on the last axes, so each member runs its single run's arithmetic, bit for bit): the field
 :class:`NormField` returns [g P_theta A | rdot], the projection after each step renormalises the first d
 columns only (:func:`renormalize_directions`, which also refuses a radius that left (0, RADIUS_MAX]), and the
 ``layer`` method is the scheme's own transformer layer (:meth:`NormField.layer`: x <- x + h A(N(x)) for pre-LN,
