@@ -176,7 +176,9 @@ def member(traj, b: int):
     for name in batch.get("matrices") or ():
         meta[name] = np.asarray(traj.arrays[f"members.{name}"][b]).tolist()
     arrays = {k: v for k, v in traj.arrays.items() if not k.startswith("members.")}
-    return type(traj)(times=traj.times, X=traj.X[:, b], energy=traj.energy[:, b], meta=meta, arrays=arrays)
+    radius = getattr(traj, "radius", None)  # a normalisation scheme's radii (frames, B, n)
+    return type(traj)(times=traj.times, X=traj.X[:, b], energy=traj.energy[:, b], meta=meta, arrays=arrays,
+                      **({} if radius is None else {"radius": radius[:, b]}))
 
 
 __all__ = ["Members", "MemberStreams", "member", "require_batch", "resolve_members"]

@@ -44,7 +44,7 @@ class Trajectory:
         Weight arrays of the model (heads, MLP, schedule) referenced from ``meta`` by key.
     radius : (m, n) ndarray or None
         Radii r_i of the tokens x_i = r_i theta_i of a normalisation scheme (``Model(norm=...)`` other than
-        post-LN); ``X`` then holds the directions theta_i. None for the sphere flow.
+        post-LN); ``X`` then holds the directions theta_i. None for the sphere flow. An ensemble's: (m, B, n).
     """
 
     times: np.ndarray

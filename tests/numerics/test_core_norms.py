@@ -327,7 +327,7 @@ def test_batches_refuse_what_the_schemes_refuse_in_one_line():
 @pytest.mark.parametrize("norm", ["lnscale", "peri"])
 def test_batch_members_with_their_own_beta_equal_single_runs(norm):
     """Per-member betas reach the scheme's field (lnscale: each member's depth beta_b / l), radii included."""
-    from numerics.core.ensemble import Members
+    from numerics.core.ensemble import Members, member
 
     betas = [2.0, -1.0, 0.5]
     starts = np.stack([uniform_sphere(7, 4, s) for s in (1, 2, 3)])
@@ -336,3 +336,5 @@ def test_batch_members_with_their_own_beta_equal_single_runs(norm):
     for b, beta in enumerate(betas):
         single = simulate(Model("sa", beta, norm=norm), starts[b], 0.3, solver=Solver("rk4", dt=0.05))
         assert np.array_equal(batch.X[:, b], single.X) and np.array_equal(batch.radius[:, b], single.radius)
+        one = member(batch, b)  # a member as a single run's trajectory keeps its radii
+        assert one.meta["beta"] == beta and np.array_equal(one.radius, single.radius)
