@@ -178,6 +178,9 @@ class Run:
                 stats.update({"noise": D, "noise_state": sde.generator_state(stream)})
             self.scheme_text = sde.SCHEMES[scheme]
             return times, states, stats
+        if self.per_member and self.radial:
+            raise InputError(f"per-member adaptive steps do not take norm={self.model.norm!r} (its (theta, r) field "
+                             "depends on t); use --step shared")
         if self.per_member:  # each member its own dp5 step: the loop's per-member controller
             from numerics.core.integrators import adaptive_scheme, output_times
             from numerics.core.member_adaptive import integrate_per_member

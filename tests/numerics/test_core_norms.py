@@ -317,6 +317,8 @@ def test_batches_refuse_what_the_schemes_refuse_in_one_line():
         simulate(model, starts, 0.1, members=Members(noise=[0.1, 0.2]))
     with pytest.raises(InputError, match="per-member Q, K, V are not supported with norm='pre'"):
         simulate(model, starts, 0.1, members=Members(V=np.stack([np.eye(4), -np.eye(4)])))
+    with pytest.raises(InputError, match="^per-member adaptive steps do not take norm='pre' .*use --step shared$"):
+        simulate(model, starts, 0.1, solver=Solver("dp5", step="per-member"))
     # a radius that collapses names its member and token
     with pytest.raises(InputError, match="radius blow-up: member 1 token 2 has radius"):
         renormalize_directions(np.concatenate([starts, np.ones((2, 7, 1))], axis=-1)
