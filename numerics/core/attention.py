@@ -426,7 +426,8 @@ def _averages(X: np.ndarray, left: np.ndarray, beta, kind: str, causal: bool, bl
     (keys = X without RoPE) minus the ALiBi bias lambda |p_i - p_j| (``bias = (lambda, labels)``), over j <= i
     with ``causal``. Blocked over rows (:func:`numerics.core.sums.block_rows`); overflow-safe: logits are shifted
     by their row maximum (exact for ``sa``; for ``usa`` the shift is multiplied back and an overflow raises
-    :class:`InputError`). X is (G, n, d), or one system's (n, d) (the same loop on its arrays: ``...`` indexing)."""
+    :class:`InputError`). X is (G, n, d), or one system's (n, d) (the same loop on its arrays: ``...`` indexing).
+    The result is a per-thread work buffer (:func:`_buffer`): use it before the next call, or copy it."""
     n, d = X.shape[-2:]
     b = min(n, block or block_rows(n))
     lead = X.shape[:-2]
