@@ -36,6 +36,7 @@ grouping changes no member's arithmetic.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -50,6 +51,8 @@ from numerics.core.sums import block_rows, member_groups, overflow_error, symmet
 
 #: evaluation engines of the pipeline (the rows of :data:`numerics.core.engines.ENGINES`)
 ENGINES = tuple(_engines.ENGINES)
+#: engines that evaluate one system on its (n, d) arrays (the others take it as a batch of one, X[None])
+ONE_SYSTEM_ENGINES = ("numpy", "fused")
 
 
 class _ModuleSums:
@@ -69,9 +72,35 @@ class _ModuleSums:
         from numerics.core.fused import fused_accumulate
 
         try:
+            if lhs.ndim == 2:  # one system
+                return fused_accumulate(lhs, right.T, rhs)
             return np.stack([fused_accumulate(lhs[m], right[m].T, rhs[m]) for m in range(lhs.shape[0])])
         except FloatingPointError:
             raise overflow_error(beta) from None
+
+
+#: largest work buffer kept between calls (numbers): 2^21 doubles = 16 MiB, a group's tile
+#: (:data:`numerics.core.sums.BATCH_TILE_ENTRIES`); larger temporaries are allocated per call
+WORK_MAX_ENTRIES = 1 << 21
+_work = threading.local()
+
+
+def _buffer(role: str, shape: tuple) -> np.ndarray:
+    """A work array of ``shape`` for ``role``, kept per thread between calls (its contents are garbage).
+
+    Why: the block prepare of a batch forms temporaries of 0.5-16 MB per head and block ((G, b, n) logits, the
+    (G, n, d) query side, values and head output). glibc serves such sizes either from fresh mmap pages or from a
+    heap it trims, depending on what the process freed before (its adaptive mmap threshold), so the same field
+    ran 0.9-3.6 s a round in the 8-head ensemble benchmark (``benchmarks/bench_gate.py --fixed-malloc``). Kept
+    buffers take the allocator out of the steady state. One per role and thread: a pipeline is not re-entered
+    while it runs, and every buffer is consumed before the next call that asks for its role."""
+    pool = _work.__dict__.setdefault("pool", {})
+    buf = pool.get(role)
+    if buf is None or buf.shape != shape:
+        buf = np.empty(shape)
+        if buf.size <= WORK_MAX_ENTRIES:
+            pool[role] = buf
+    return buf
 
 
 def _column(values, B: int):
@@ -92,10 +121,12 @@ def _largest(beta) -> float:
     return float(np.max(np.abs(beta)))
 
 
-def project(X: np.ndarray, out: np.ndarray) -> np.ndarray:
+def project(X: np.ndarray, out: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
     """out <- P_X out row by row (in place): v - (<x, v>/|x|^2) x, which equals P_x v on the sphere and keeps every
-    |x_i| constant along the extended flow off it (see :func:`numerics.core.field.make_field`)."""
-    out -= (np.einsum("bij,bij->bi", X, out) / np.einsum("bij,bij->bi", X, X))[:, :, None] * X
+    |x_i| constant along the extended flow off it (see :func:`numerics.core.field.make_field`). X is (B, n, d) or
+    one system's (n, d); ``work`` (X's shape) receives the radial part (else a temporary)."""
+    rows = "ij,ij->i" if X.ndim == 2 else "bij,bij->bi"
+    out -= np.multiply((np.einsum(rows, X, out) / np.einsum(rows, X, X))[..., None], X, out=work)
     return out
 
 
@@ -212,7 +243,13 @@ class Attention:
 
     # -- evaluation -----------------------------------------------------------------------------------------------
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        """The field of every member of X (B, n, d), shape (B, n, d)."""
+        """The field of every member of X (B, n, d), shape (B, n, d); of one system X (n, d), shape (n, d) (the
+        NumPy and fused engines evaluate its (n, d) arrays themselves: the arithmetic of B = 1 without the
+        member axis; the member engines take X[None])."""
+        if X.ndim == 2:
+            if self.engine in ONE_SYSTEM_ENGINES:
+                return self._group(X, self.beta, self.M, self.V, self.scale)
+            return self(X[None])[0]
         groups = self._groups.get(X.shape)
         if groups is None:  # the member groups of this shape, planned once (a field is called many times)
             groups = self._groups[X.shape] = self._plan(*X.shape)
@@ -233,10 +270,17 @@ class Attention:
         return member_groups(B, rows * n)
 
     def single(self) -> Callable[[np.ndarray], np.ndarray]:
-        """``field(X) -> (n, d)`` of one system (X[None] through the pipeline, [0] out), with ``tile_energy`` and
-        ``request_energy`` when the pipeline reads energies off its tiles (the integrators' hooks)."""
-        def field(X: np.ndarray) -> np.ndarray:
-            return self(X[None])[0]
+        """``field(X) -> (n, d)`` of one system (its (n, d) arrays through the pipeline, see :meth:`__call__`), with
+        ``tile_energy`` and ``request_energy`` when the pipeline reads energies off its tiles (the integrators'
+        hooks)."""
+        if self.engine in ONE_SYSTEM_ENGINES:  # the prepared group itself: no per-call dispatch
+            group, beta, M, V, scale = self._group, self.beta, self.M, self.V, self.scale
+
+            def field(X: np.ndarray) -> np.ndarray:
+                return group(X, beta, M, V, scale)
+        else:
+            def field(X: np.ndarray) -> np.ndarray:
+                return self(X[None])[0]
 
         if self.memo is not None:
             field.tile_energy = self.memo.energy  # energies of states the field was evaluated at, from its tiles
@@ -269,30 +313,34 @@ class Attention:
 
     # -- the score-map prepare (one head) -------------------------------------------------------------------------
     def _score_group(self, X, beta, M, V, scale):
-        G, n, d = X.shape
+        # X is (G, n, d), or one system's (n, d): every array below keeps X's leading axes (one system has none,
+        # and runs the B = 1 arithmetic without the member axis)
+        n, d = X.shape[-2:]
+        one = X.ndim == 2
         kind = self.kind
         if self.engine == "identity":  # Q = K = V = I (M and V are None: the table's identity row)
             out = _identity_lanes(X, beta, kind, scale)
             if out is not None:
                 return out
-        bcol = _column(beta, G)
-        ones = np.ones((G, n, 1))
+        bcol = beta if one else _column(beta, X.shape[0])
+        ones = np.ones(X.shape[:-1] + (1,))
         XV = X if V is None else X @ np.swapaxes(V, -1, -2)
         left = bcol * (X if M is None else X @ M)
         if kind == "sa":
             # c_i = |beta| |M^T x_i| bounds beta <M^T x_i, x_j> over unit x_j; the shift cancels in the ratio.
-            shift = np.abs(bcol) * (ones if M is None else np.linalg.norm(X @ M, axis=2)[:, :, None])
+            shift = np.abs(bcol) * (ones if M is None else np.linalg.norm(X @ M, axis=-1)[..., None])
         else:
             shift = bcol * ones  # usa: e^{beta (s - 1)} defines the rescaled time unit t' = e^beta t
-        memo = self.memo if G == 1 and n > 0 else None
-        key = memo.key(X[0]) if memo is not None else None
+        memo = self.memo if (one or X.shape[0] == 1) and n > 0 else None
+        key = memo.key(X if one else X[0]) if memo is not None else None
         # a saved frame whose energy the integrator requested: the tiles also sum the pair sum's terms expm1(beta s)
         energy_terms = key is not None and self.engine == "numpy" and memo.wants(key)
+        c = float(shift.flat[0]) if memo is not None else None  # M = I: the constant shift
         # Logits beta <Q x_i, K x_j> - c_i come from one GEMM with an extra column: [beta X M, -c] @ [X, 1]^T,
         # and numerator and row sums from another: W @ [XV, 1].
-        lhs = np.concatenate([left, np.zeros((G, n, 1)) if energy_terms else -shift], axis=2)
-        right = np.ascontiguousarray(np.concatenate([X, ones], axis=2).swapaxes(1, 2))
-        rhs = np.concatenate([XV, ones], axis=2)
+        lhs = np.concatenate([left, np.zeros_like(ones) if energy_terms else -shift], axis=-1)
+        right = np.ascontiguousarray(np.concatenate([X, ones], axis=-1).swapaxes(-1, -2))
+        rhs = np.concatenate([XV, ones], axis=-1)
         expm1_totals = None
         if self.engine == "fused":
             acc = self.sums.fused(lhs, right, rhs, beta)
@@ -304,43 +352,49 @@ class Attention:
                 raise overflow_error(beta) from None
         elif M is None:  # Q = K = I: the weights e^{beta <x_i, x_j> - c} (c constant) are symmetric in (i, j)
             acc, expm1_totals = self.sums.symmetric(lhs, right, rhs, symmetric_rows(n, self.block, d), beta,
-                                                    float(shift[0, 0, 0]) if energy_terms else None)
+                                                    c if energy_terms else None)
         else:
             acc = self.sums.general(lhs, right, rhs, min(self.block or tile_rows(n, d), n), beta)
         if key is not None:
-            _store_energy(memo, key, acc[0], float(shift[0, 0, 0]), float(beta), n, d,
-                          None if expm1_totals is None else expm1_totals[0])
+            total = expm1_totals if one or expm1_totals is None else expm1_totals[0]
+            _store_energy(memo, key, acc if one else acc[0], c, float(beta), n, d, total)
         if kind == "sa":
-            low = acc[:, :, d] < 1e-280
-            for m, r in (np.argwhere(low) if low.any() else ()):  # c_i far above every logit: redo with the exact max
-                logits = lhs[m, r, :d] @ right[m, :d]
-                acc[m, r] = np.exp(logits - logits.max()) @ rhs[m]
-            out = acc[:, :, :d] / acc[:, :, d:]
+            low = acc[..., d] < 1e-280
+            if low.any():  # c_i far above every logit: redo those rows with the exact max
+                for row in map(tuple, np.argwhere(low)):
+                    member = row[:-1]  # () for one system
+                    logits = lhs[row][:d] @ right[member][:d]
+                    acc[row] = np.exp(logits - logits.max()) @ rhs[member]
+            out = acc[..., :d] / acc[..., d:]
         else:
-            out = acc[:, :, :d] * (scale / n)
+            out = acc[..., :d] * (scale / n)
         return project(X, out)
 
     # -- the block prepare (heads, positions, mask, MLP) ----------------------------------------------------------
     def _block_group(self, X, beta, M=None, V=None, scale=None):
-        G, n, d = X.shape
+        # X is (G, n, d) or one system's (n, d) (no member axis: the B = 1 arithmetic)
+        n = X.shape[-2]
         heads, mlp, H = self.heads, self.mlp, self.heads.H
-        bcol = _column(beta, G)
+        bcol = beta if X.ndim == 2 else _column(beta, X.shape[0])
         total = np.zeros_like(X)
         labels = None
         if self.positions is not None and (self.slopes is not None or self.rope is not None):
             labels = self.positions.labels_for(n)
+        coef = bcol * heads.scale
         for h in range(H):
             keys = None
-            if self.rope is None:
-                left = (bcol * heads.scale) * ((X @ heads.Q[h].T) @ heads.K[h])
+            if self.rope is None:  # coef (X Q_h^T) K_h, formed in a kept buffer (the same products)
+                left = np.matmul(X @ heads.Q[h].T, heads.K[h], out=_buffer("left", X.shape))
+                left *= coef
             else:  # RoPE: rotated queries and keys in the head space R^k
-                left, keys = self.positions.head_inputs(X[0], (bcol * heads.scale) * (X @ heads.Q[h].T),
+                left, keys = self.positions.head_inputs(X if X.ndim == 2 else X[0], coef * (X @ heads.Q[h].T),
                                                         X @ heads.K[h].T)
             bias = None if self.slopes is None else (self.slopes[h], labels)
-            y = (_averages(X, left, beta, self.kind, self.causal, self.block, keys, bias) @ heads.V[h].T) @ heads.W[h]
+            y = np.matmul(_averages(X, left, beta, self.kind, self.causal, self.block, keys, bias) @ heads.V[h].T,
+                          heads.W[h], out=_buffer("head", X.shape))
             total += y if mlp is None else mlp(H * y, h) / H
         if self.project:  # project=False: the attention output itself (the normalisation schemes)
-            project(X, total)
+            project(X, total, _buffer("radial", X.shape))
         return total
 
     def _heads_lanes(self, X, beta, out) -> None:
@@ -349,18 +403,20 @@ class Attention:
 
     # -- a user kernel's weight -----------------------------------------------------------------------------------
     def _kernel_group(self, X, beta, M=None, V=None, scale=None):
-        G, n, d = X.shape
+        # X is (G, n, d) or one system's (n, d)
+        n, d = X.shape[-2:]
         b = self.block or block_rows(n)
-        out = np.empty((G, n, d))
+        out = np.empty(X.shape)
         compiled = self.weight
+        keys = X.swapaxes(-1, -2)
         for start in range(0, n, b):
-            S = X[:, start:start + b] @ np.swapaxes(X, 1, 2)
+            S = X[..., start:start + b, :] @ keys
             if np.ndim(beta) == 0:
                 W = compiled(1, S, beta)
             else:  # the compiled phi' takes one beta
-                W = np.stack([compiled(1, S[m], float(beta[m])) for m in range(G)])
+                W = np.stack([compiled(1, S[m], float(beta[m])) for m in range(X.shape[0])])
             acc = W @ X
-            out[:, start:start + b] = acc / W.sum(axis=2, keepdims=True) if self.kind == "sa" else acc / n
+            out[..., start:start + b, :] = acc / W.sum(axis=-1, keepdims=True) if self.kind == "sa" else acc / n
         return project(X, out)
 
 
@@ -370,33 +426,39 @@ def _averages(X: np.ndarray, left: np.ndarray, beta, kind: str, causal: bool, bl
     (keys = X without RoPE) minus the ALiBi bias lambda |p_i - p_j| (``bias = (lambda, labels)``), over j <= i
     with ``causal``. Blocked over rows (:func:`numerics.core.sums.block_rows`); overflow-safe: logits are shifted
     by their row maximum (exact for ``sa``; for ``usa`` the shift is multiplied back and an overflow raises
-    :class:`InputError`)."""
-    G, n, d = X.shape
-    b = block or block_rows(n)
-    out = np.empty((G, n, d))
-    rhs = np.concatenate([X, np.ones((G, n, 1))], axis=2)
+    :class:`InputError`). X is (G, n, d), or one system's (n, d) (the same loop on its arrays: ``...`` indexing).
+    The result is a per-thread work buffer (:func:`_buffer`): use it before the next call, or copy it."""
+    n, d = X.shape[-2:]
+    b = min(n, block or block_rows(n))
+    lead = X.shape[:-2]
+    out = _buffer("averages", X.shape)  # consumed by the caller before the next call (the head's values)
+    rhs = _buffer("values", lead + (n, d + 1))
+    rhs[..., :d] = X
+    rhs[..., d] = 1.0
     right = X if keys is None else keys
+    tiles, sums = _buffer("logits", lead + (b, n)), _buffer("sums", lead + (b, d + 1))
     for start in range(0, n, b):
         stop = min(n, start + b)
         cols = stop if causal else n
-        L = left[:, start:stop] @ np.swapaxes(right[:, :cols], 1, 2)
+        L = np.matmul(left[..., start:stop, :], right[..., :cols, :].swapaxes(-1, -2),
+                      out=tiles[..., :stop - start, :cols])
         if bias is not None:
             L -= bias_block(bias[0], bias[1], start, stop, cols)
         if causal:
             rows = np.arange(start, stop)[:, None]
-            L[:, np.arange(cols)[None, :] > rows] = -np.inf
-        shift = L.max(axis=2, keepdims=True)
+            L[..., np.arange(cols)[None, :] > rows] = -np.inf
+        shift = L.max(axis=-1, keepdims=True)
         # in place: the same values as exp(L - shift), one tile of (G, b, n) per block instead of three (fresh
         # multi-MB tiles per head and block cost page faults: 60 % of the several-head NumPy field's CPU time)
         L -= shift
         E = np.exp(L, out=L)
-        acc = E @ rhs[:, :cols]
+        acc = np.matmul(E, rhs[..., :cols, :], out=sums[..., :stop - start, :])
         if kind == "sa":
-            out[:, start:stop] = acc[:, :, :d] / acc[:, :, d:]
+            np.divide(acc[..., :d], acc[..., d:], out=out[..., start:stop, :])
         else:
             with np.errstate(over="raise"):
                 try:
-                    out[:, start:stop] = acc[:, :, :d] * (np.exp(shift) / n)
+                    out[..., start:stop, :] = acc[..., :d] * (np.exp(shift) / n)
                 except FloatingPointError:
                     raise InputError(f"usa attention weights overflow for beta={_largest(beta):g}") from None
     return out

@@ -99,9 +99,11 @@ class BatchScheduledField(ScheduledField):
         """The time-independent batched field of the layer acting at t."""
         if self.schedule.fn is not None:
             heads, mlp = self.schedule.at(t)
-            return make_batch_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block)
+            return make_batch_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block,
+                                          positions=self.positions)
         layer = self.schedule.layer_index(t)
         if layer not in self._cache:
             heads, mlp = self.schedule.at(t)
-            self._cache[layer] = make_batch_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block)
+            self._cache[layer] = make_batch_block_field(self.beta, self.kind, heads, mlp, self.causal, self.block,
+                                                        positions=self.positions)
         return self._cache[layer]

@@ -447,7 +447,8 @@ def head_averages(X: np.ndarray, score_map: np.ndarray, beta: float, kind: str, 
     """
     from numerics.core.attention import _averages
 
-    return _averages(X[None], beta * (X @ score_map)[None], beta, kind, causal, block)[0]
+    # a copy: _averages returns its per-thread work buffer
+    return _averages(X, beta * (X @ score_map), beta, kind, causal, block).copy()
 
 
 def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa", mlp: MLP | None = None,

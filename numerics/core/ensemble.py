@@ -23,10 +23,11 @@ What each member gets (``docs/guide/ensembles.md`` has the table and the tests t
 Members reproduce single runs bit for bit (fixed steps, with and without noise) except where the single
 run's field also summed energy terms at saved frames (``RowSumMemo``; d >= about 8 from random starts),
 where they agree to rounding; adaptive members agree within the tolerance; energies agree to rounding.
-Features that cannot be batched (the normalisation schemes, the Fourier and harmonic backends, positions with a
-depth schedule, model fields added later; the Numba backend with an MLP, schedule, mask, positions or a user
-kernel) are refused with one line. User kernels, ALiBi, RoPE, position labels and beta = gamma log n run for a
-batch through the same attention pipeline as for one system.
+Features that cannot be batched (the Fourier and harmonic backends, model fields added later; the Numba backend
+with an MLP, schedule, mask, positions or a user kernel) are refused with one line. User kernels, ALiBi, RoPE,
+position labels (also with a depth schedule) and beta = gamma log n run for a batch through the same attention
+pipeline as for one system; the normalisation schemes run the single run's (theta, r) field
+(:class:`numerics.core.norms.NormField`) on the state (B, n, d + 1), their radii (B, n) saved per frame.
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ from numerics.core.members import Members, MemberStreams, member, require_batch,
 
 #: Model fields an ensemble knows how to batch; any other field with a non-default value is refused
 BATCHABLE_MODEL_FIELDS = ("kind", "beta", "Q", "K", "V", "time_unit", "noise", "heads", "mlp", "schedule",
-                          "causal", "kernel", "alibi", "rope", "positions", "beta_scaling", "gamma")
+                          "causal", "kernel", "alibi", "rope", "positions", "beta_scaling", "gamma",
+                          "norm", "norm_alpha", "norm_switch", "norm_scale", "radius0", "centering")
 #: largest number of pair terms formed at once by :func:`ensemble_energies` (2^22 doubles = 32 MiB)
 ENERGY_BLOCK_ENTRIES = 1 << 22
 
@@ -63,9 +65,6 @@ def check_batchable(model, backend: str) -> None:
     from numerics.core.engines import check_backend
 
     check_backend(model, backend, batch=True)  # a compiled engine's one-line refusal (the same as one system's)
-    if model.schedule is not None and model.has_positions:
-        raise InputError("batches (X0 of shape (B, n, d)) do not support positions (alibi, rope) with a depth "
-                         "schedule yet; run the members one by one")
 
 
 def _same(a, b) -> bool:
@@ -88,7 +87,8 @@ def batch_vector_field(model, members: dict, d: int, B: int, backend: str = "dir
     engine = choose_for_model(model, backend, batch=True, members=members)  # (refuses numba with a schedule)
     if model.schedule is not None:
         beta = model.beta if members["beta"] is None else members["beta"]
-        return BatchScheduledField(beta, model.kind, model.schedule, model.causal), "blocks"
+        return BatchScheduledField(beta, model.kind, model.schedule, model.causal,
+                                   positions=model.position_encoding()), "blocks"
     attention = Attention.from_model(model, n, d, members=members, engine=engine)
     name = ("numba" if ENGINES[engine].compiled else "kernel" if model.kernel is not None else
             "blocks" if model.has_architecture else "direct")

@@ -243,26 +243,33 @@ def _glpr_row_sum_error(beta: float, L: float, err: float) -> float:
 class _OneSystemSums:
     """The blocked primitive of :mod:`numerics.core.sums` as one system's pipeline calls it: through this module's
     (n, p) views :func:`_tile_sums`, :func:`_symmetric_tile_sums` and :func:`_fused_sums`, looked up when called
-    (the same arithmetic as the (B, ...) primitive with B = 1; tests plant errors in the views)."""
+    (one system's pipeline passes its (n, p) arrays; a (1, n, p) stack is its B = 1 form, the same arithmetic;
+    tests plant errors in the views)."""
 
     @staticmethod
     def general(lhs, right, rhs, b, beta):
-        return _tile_sums(lhs[0], right[0], rhs[0], b, beta)[None]
+        if lhs.ndim == 3:
+            return _tile_sums(lhs[0], right[0], rhs[0], b, beta)[None]
+        return _tile_sums(lhs, right, rhs, b, beta)
 
     @staticmethod
     def symmetric(lhs, right, rhs, b, beta, energy_shift=None):
-        acc, expm1_total = _symmetric_tile_sums(lhs[0], right[0], rhs[0], b, beta, energy_shift)
-        return acc[None], None if expm1_total is None else [expm1_total]
+        if lhs.ndim == 3:
+            acc, expm1_total = _symmetric_tile_sums(lhs[0], right[0], rhs[0], b, beta, energy_shift)
+            return acc[None], None if expm1_total is None else [expm1_total]
+        return _symmetric_tile_sums(lhs, right, rhs, b, beta, energy_shift)
 
     @staticmethod
     def fused(lhs, right, rhs, beta):
-        return _fused_sums(lhs[0], right[0], rhs[0], beta)[None]
+        if lhs.ndim == 3:
+            return _fused_sums(lhs[0], right[0], rhs[0], beta)[None]
+        return _fused_sums(lhs, right, rhs, beta)
 
 
 def _tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta: float) -> np.ndarray:
     """acc = exp(lhs right) rhs in tiles of b rows (right is (d + 1) x n): :func:`numerics.core.sums.tile_sums`
     of one system."""
-    return _sums.tile_sums(lhs[None], right[None], rhs[None], b, beta)[0]
+    return _sums.tile_sums(lhs, right, rhs, b, beta)
 
 
 def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta: float,
@@ -270,8 +277,7 @@ def _symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b:
     """The sums of :func:`_tile_sums` for symmetric weights (upper block triangle, each tile used twice) and,
     with ``energy_shift``, the total of the tiles' expm1 terms: :func:`numerics.core.sums.symmetric_tile_sums`
     of one system."""
-    acc, totals = _sums.symmetric_tile_sums(lhs[None], right[None], rhs[None], b, beta, energy_shift)
-    return acc[0], None if totals is None else totals[0]
+    return _sums.symmetric_tile_sums(lhs, right, rhs, b, beta, energy_shift)
 
 
 def _fused_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, beta: float) -> np.ndarray:

@@ -15,6 +15,7 @@ import numpy as np
 
 from numerics.common.errors import SPHERE_TOLERANCE, InputError, require_finite_array, require_int
 from numerics.common.limits import check_array
+from numerics.core.norms import is_radial
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,7 +94,12 @@ def resolve_members(model, members: Members | None, B: int, d: int, seed: int) -
     mats = {name: _per_member(getattr(members, name), B, f"{name} (per member)", (d, d)) for name in "QKV"}
     if beta is not None and model.beta_scaling != "fixed":
         raise InputError("per-member beta needs a fixed beta (the model sets beta = gamma log n)")
+    if noise is not None and np.any(noise > 0) and is_radial(model):  # the single run's check_norm line
+        raise InputError("normalisation schemes are deterministic here: noise > 0 is not supported")
     if any(m is not None for m in mats.values()):
+        if is_radial(model):  # the scheme's field reads the model's one head (Model.block_heads)
+            raise InputError(f"per-member Q, K, V are not supported with norm={model.norm!r}: give Q, K, V in the "
+                             "model (shared by the members)")
         if model.has_architecture or model.kernel is not None:
             raise InputError("per-member Q, K, V need a one-head model (no heads, MLP, schedule, mask, positions "
                              "or user kernel)")
@@ -170,7 +176,9 @@ def member(traj, b: int):
     for name in batch.get("matrices") or ():
         meta[name] = np.asarray(traj.arrays[f"members.{name}"][b]).tolist()
     arrays = {k: v for k, v in traj.arrays.items() if not k.startswith("members.")}
-    return type(traj)(times=traj.times, X=traj.X[:, b], energy=traj.energy[:, b], meta=meta, arrays=arrays)
+    radius = getattr(traj, "radius", None)  # a normalisation scheme's radii (frames, B, n)
+    return type(traj)(times=traj.times, X=traj.X[:, b], energy=traj.energy[:, b], meta=meta, arrays=arrays,
+                      **({} if radius is None else {"radius": radius[:, b]}))
 
 
 __all__ = ["Members", "MemberStreams", "member", "require_batch", "resolve_members"]

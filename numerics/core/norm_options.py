@@ -3,8 +3,7 @@ heavy imports.
 
 The options (:func:`add_norm_arguments`) and their translation (:func:`norm_from_args`) are defined with the other
 groups of a simulation in :mod:`numerics.core.options` (the CLI layer, above this module). A batch (``--batch``,
-``--betas``, ``--seeds``) builds its Model the same way; the ensemble driver refuses the schemes it cannot batch
-(:func:`numerics.core.ensemble.check_batchable`).
+``--betas``, ``--seeds``) builds its Model the same way and runs every scheme (each member carries its radii).
 """
 from __future__ import annotations
 

@@ -12,7 +12,9 @@ causal mask; :func:`numerics.core.blocks.block_velocity` with ``project=False``)
 (theory.normalization explains why that is the whole effect of centring).
 
 How the state goes through the integrators. The state is one ``(n, d + 1)`` array Y = [theta | r] (an augmented
-state, so that every existing integrator, adaptive error control included, runs unchanged): the field
+state, so that every existing integrator, adaptive error control included, runs unchanged; a batch of B systems
+is ``(B, n, d + 1)`` with radii (B, n) and beta shared or per member, and every operation of :class:`NormField`
+acts on the last axes, so each member runs its single run's arithmetic, bit for bit): the field
 :class:`NormField` returns [g P_theta A | rdot], the projection after each step renormalises the first d
 columns only (:func:`renormalize_directions`, which also refuses a radius that left (0, RADIUS_MAX]), and the
 ``layer`` method is the scheme's own transformer layer (:meth:`NormField.layer`: x <- x + h A(N(x)) for pre-LN,
@@ -163,43 +165,55 @@ class NormField:
 
     time_dependent = True
 
-    def __init__(self, model, d: int, phase: str | None = None):
+    def __init__(self, model, d: int, phase: str | None = None, beta=None):
         import numpy as np
 
-        from numerics.core.blocks import block_velocity
+        from numerics.core.attention import Attention
 
         self.model, self.d = model, d
         # phase pins a Mix-LN field to its post or pre part (RadialRun.integrate splits a run at the switch)
         self.phase = phase
         self.laws = _laws(phase or model.norm)
-        heads, kind, beta, mlp, causal = model.block_heads(d), model.kind, model.beta, model.mlp, model.causal
+        # beta: the model's, or one per member of a batch ((B,): the pipeline's per-member column)
+        beta = model.beta if beta is None else beta
+        heads, kind, mlp, causal = model.block_heads(d), model.kind, model.mlp, model.causal
         centre = model.centering
         positions = model.position_encoding()  # ALiBi / RoPE act on the attention output like on the sphere flow
 
-        def output(U, beta=beta):  # beta: the layer's inverse temperature (lnscale: beta(t), depth_beta)
-            A = block_velocity(U, heads, beta, kind, mlp, causal, project=False, positions=positions)
-            return A - A.mean(axis=1, keepdims=True) if centre else A
+        def build(b):  # the block prepare of the one pipeline, unprojected (the attention output itself)
+            return Attention.heads(b, kind, heads, mlp, causal, positions, project=False)
+
+        fixed = build(beta)
+
+        def output(U, beta_t=None):  # beta_t: the layer's inverse temperature (lnscale: beta(t), depth_beta)
+            attention = fixed if beta_t is None else build(beta_t)
+            # one system's (n, d) arrays or a batch's (B, n, d): the same pipeline, a member runs its single run's
+            # arithmetic
+            A = attention(U)
+            return A - A.mean(axis=-1, keepdims=True) if centre else A
 
         self.output = output
         self._np = np
         self.switch = math.inf if model.norm_switch is None else float(model.norm_switch)
         self.beta = beta
 
-    def depth_beta(self, t: float) -> float | None:
+    def depth_beta(self, t: float):
         """``lnscale``: beta / (1 + t/tau), the logits of the LN output scaled by 1/sqrt(l) (theory.normalization
-        .depth_beta); None for the other schemes (their attention keeps beta)."""
+        .depth_beta; one per member for per-member betas); None for the other schemes (their attention keeps
+        beta)."""
         if self.model.norm != "lnscale":
             return None
         return self.beta / (1.0 + t / self.model.norm_scale)
 
     def _parts(self, Y, t: float):
+        # Y is (n, d + 1) or (B, n, d + 1): every operation acts on the last axes (one shared implementation)
         np = self._np
-        theta, r = Y[:, :self.d], Y[:, self.d]
-        U = theta / np.linalg.norm(theta, axis=1, keepdims=True)
+        theta, r = Y[..., :self.d], Y[..., self.d]
+        U = theta / np.linalg.norm(theta, axis=-1, keepdims=True)
         beta_t = self.depth_beta(float(t))
         A = self.output(U) if beta_t is None else self.output(U, beta_t)
-        a = np.einsum("ij,ij->i", U, A)
-        m = np.linalg.norm(A, axis=1)
+        a = np.einsum("...ij,...ij->...i", U, A)
+        m = np.linalg.norm(A, axis=-1)
         return U, r, A, a, m
 
     def __call__(self, Y, t: float):
@@ -208,8 +222,9 @@ class NormField:
         rdot, g = self.laws(r, a, m, 1.0, self.model.norm_alpha, float(t), self.switch, self.model.norm_scale)
         out = np.empty_like(Y)
         # the exact orthogonal projection A - <U, A> U keeps |theta_i| constant off the sphere (RK stages)
-        out[:, :self.d] = np.asarray(g)[:, None] * (A - a[:, None] * U) if np.ndim(g) else g * (A - a[:, None] * U)
-        out[:, self.d] = rdot
+        tangent = A - a[..., None] * U
+        out[..., :self.d] = np.asarray(g)[..., None] * tangent if np.ndim(g) else g * tangent
+        out[..., self.d] = rdot
         return out
 
     def layer(self, Y, h: float, t: float):
@@ -230,15 +245,15 @@ class NormField:
         if norm == "post":
             X = U + h * A
         elif norm == "ngpt":
-            X = U + (h * self.model.norm_alpha) * (A / m[:, None] - U)
+            X = U + (h * self.model.norm_alpha) * (A / m[..., None] - U)
         elif norm == "peri":
-            X = r[:, None] * U + h * A / m[:, None]
+            X = r[..., None] * U + h * A / m[..., None]
         else:  # pre, sqrt
-            X = r[:, None] * U + h * A
-        radius = np.linalg.norm(X, axis=1)
+            X = r[..., None] * U + h * A
+        radius = np.linalg.norm(X, axis=-1)
         out = np.empty_like(Y)
-        out[:, :self.d] = X / radius[:, None]
-        out[:, self.d] = r if norm in ("post", "ngpt") else radius
+        out[..., :self.d] = X / radius[..., None]
+        out[..., self.d] = r if norm in ("post", "ngpt") else radius
         return renormalize_directions(out)
 
 
@@ -253,7 +268,7 @@ class SwitchedField:
 
     def __init__(self, field: NormField):
         self.switch = field.switch
-        self._pieces = {phase: NormField(field.model, field.d, phase) for phase in ("post", "pre")}
+        self._pieces = {phase: NormField(field.model, field.d, phase, field.beta) for phase in ("post", "pre")}
 
     def breakpoints(self, t0: float, t_end: float) -> tuple[float, ...]:
         """The switch, if it lies strictly inside (t0, t_end)."""
@@ -273,31 +288,39 @@ class SwitchedField:
 
 class RadialRun:
     """What the driver (:class:`numerics.core.simulate.Run`) needs to run a scheme on (theta, r): the field, the
-    augmented initial state, the steppers and projection for the integrators, and the split of the result."""
+    augmented initial state, the steppers and projection for the integrators, and the split of the result.
+
+    One system has directions ``X0`` (n, d) and the state [theta | r] (n, d + 1); a batch has ``X0`` (B, n, d),
+    the state (B, n, d + 1) (its radii (B, n)) and optionally one beta per member (``beta``, (B,)). Both run the
+    same :class:`NormField` (one system is the batch of one inside the attention pipeline).
+    """
 
     backend = "blocks"
 
-    def __init__(self, model, X0, radius0=None):
+    def __init__(self, model, X0, radius0=None, beta=None):
         import numpy as np
 
         from numerics.common.errors import InputError
         from numerics.core.integrators import step_rk4
 
-        n, d = X0.shape
+        n, d = X0.shape[-2:]
         if model.centering:
             if d < 3:
                 raise InputError("centering (LayerNorm) leaves the sphere of 1^perp, S^{d-2}: it needs d >= 3")
-            C = X0 - X0.mean(axis=1, keepdims=True)
-            size = np.linalg.norm(C, axis=1)
+            C = X0 - X0.mean(axis=-1, keepdims=True)
+            size = np.linalg.norm(C, axis=-1)
             if np.any(size < 1e-8):
-                raise InputError(f"centering: token {int(np.argmin(size))} is parallel to (1, ..., 1); "
-                                 "its centred direction is undefined")
-            X0 = C / size[:, None]
+                where = np.unravel_index(int(np.argmin(size)), size.shape)
+                who = f"token {where[-1]}" if size.ndim == 1 else f"member {where[0]} token {where[1]}"
+                raise InputError(f"centering: {who} is parallel to (1, ..., 1); its centred direction is undefined")
+            X0 = C / size[..., None]
         self.X0 = X0
-        self.field = NormField(model, d)
+        self.field = NormField(model, d, beta=beta)
         self.d = d
         r0 = initial_radii(model.radius0, n) if radius0 is None else np.asarray(radius0, dtype=float)
-        self.y0 = np.hstack([X0, r0[:, None]])
+        if r0.shape != X0.shape[:-1]:  # a batch: the model's radii for every member (or one saved row per member)
+            r0 = np.broadcast_to(r0, X0.shape[:-1])
+        self.y0 = np.concatenate([X0, r0[..., None]], axis=-1)
         self.project = renormalize_directions
         self.steppers = {
             "layer": lambda field, Y, h, t=None: field.layer(Y, h, 0.0 if t is None else t),
@@ -353,27 +376,40 @@ class RadialRun:
 
     @staticmethod
     def split(states):
-        """(X, radius): the unit directions (m, n, d) and the radii (m, n) of augmented states."""
+        """(X, radius): the unit directions (m, n, d) and the radii (m, n) of augmented states (a batch:
+        (m, B, n, d) and (m, B, n))."""
         return states[..., :-1], states[..., -1]
 
 
-def radial_run(model, X0, radius=None) -> RadialRun | None:
-    """The (theta, r) run of a normalisation scheme from directions ``X0`` (and the radii of a saved
-    trajectory, (m, n), whose last row is used), or None for the sphere flow (:func:`is_radial`)."""
+def radial_run(model, X0, radius=None, beta=None) -> RadialRun | None:
+    """The (theta, r) run of a normalisation scheme from directions ``X0`` ((n, d), or (B, n, d) for a batch;
+    and the radii of a saved trajectory, (m, n) or (m, B, n), whose last frame is used; ``beta``: one per member
+    or None), or None for the sphere flow (:func:`is_radial`)."""
     if not is_radial(model):
         return None
     if radius is not None:
-        return RadialRun(model, X0, radius[-1])
-    return RadialRun(model, X0)
+        return RadialRun(model, X0, radius[-1], beta)
+    return RadialRun(model, X0, beta=beta)
+
+
+def check_radial_backend(model, backend: str) -> None:
+    """Refuse, with the same one line for one system and a batch, a backend other than the NumPy pipeline for a
+    normalisation scheme (its field is the attention output of the block prepare)."""
+    from numerics.common.errors import InputError
+
+    if is_radial(model) and backend not in ("auto", "direct"):
+        raise InputError(f"norm={model.norm!r} evaluates the attention output with the block field; the "
+                         f"{backend} backend is not available for it: use --backend direct (or auto)")
 
 
 def load_radius(values, shape, where: str):
-    """The ``radius`` array of a trajectory file, validated: shape (m, n) matching X, finite, in (0, RADIUS_MAX]."""
+    """The ``radius`` array of a trajectory file, validated: shape ``shape`` (the states' shape without d: (m, n),
+    or (m, B, n) for a batch), finite, in (0, RADIUS_MAX]."""
     import numpy as np
 
     from numerics.common.errors import InputError, require_finite_array
 
-    radius = require_finite_array(values, f"radius of {where}", ndim=2)
+    radius = require_finite_array(values, f"radius of {where}", ndim=len(shape))
     if radius.shape != tuple(shape):
         raise InputError(f"invalid {where}: radius has shape {radius.shape}, the states need {tuple(shape)}")
     if np.any(radius <= 0) or np.any(radius > RADIUS_MAX):

@@ -44,7 +44,7 @@ class Trajectory:
         Weight arrays of the model (heads, MLP, schedule) referenced from ``meta`` by key.
     radius : (m, n) ndarray or None
         Radii r_i of the tokens x_i = r_i theta_i of a normalisation scheme (``Model(norm=...)`` other than
-        post-LN); ``X`` then holds the directions theta_i. None for the sphere flow.
+        post-LN); ``X`` then holds the directions theta_i. None for the sphere flow. An ensemble's: (m, B, n).
     """
 
     times: np.ndarray
@@ -104,7 +104,7 @@ class Trajectory:
         if not isinstance(meta, dict):
             raise InputError(f"invalid {where}: meta must be a JSON object")
         arrays = {k[len(ARCH_PREFIX):]: v for k, v in data.items() if k.startswith(ARCH_PREFIX)}
-        radius = None if "radius" not in data else load_radius(data["radius"], X.shape[:2], where)
+        radius = None if "radius" not in data else load_radius(data["radius"], X.shape[:-1], where)
         return cls(times=times, X=X, energy=energy, meta=meta, arrays=arrays, radius=radius)
 
 

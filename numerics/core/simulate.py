@@ -41,7 +41,7 @@ from numerics.core.integrators import ADAPTIVE_METHODS, integrate
 from numerics.core.events import event_of
 from numerics.core.members import Members, MemberStreams, require_batch, resolve_members
 from numerics.core.model import Model, SaveAt, Solver
-from numerics.core.norms import is_radial, radial_run
+from numerics.core.norms import check_radial_backend, is_radial, radial_run
 from numerics.core.record import Trajectory
 from numerics.core.sampling import uniform_sphere
 from numerics.core.threads import blas_threads_for, thread_record
@@ -113,12 +113,17 @@ class Run:
             X0 = require_batch(X0)
             B, n, d = X0.shape
             model.check_dimension(d)
-            check_batchable(model, solver.backend)  # refuses the normalisation schemes (see the module notes)
+            check_radial_backend(model, solver.backend)  # the single run's line, before the batch's own checks
+            check_batchable(model, solver.backend)
             self.t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
             self.values = resolve_members(model, members, B, d, solver.seed)
             self.scaled, self.model = model, model.at_context_length(n)  # beta = gamma log n (else the same)
             self.per_eval = check_ensemble_cost(B, n, d, self.t_end, solver, save, t0=self.t0)
-            self.field, self.backend = batch_vector_field(self.model, self.values, d, B, solver.backend, n)
+            # a scheme's (theta, r) run: the single run's NormField on (B, n, d + 1), radii (B, n)
+            self.radial = radial_run(self.model, X0, radius, beta=self.values["beta"])
+            X0 = self.radial.X0 if self.radial else X0
+            self.field, self.backend = ((self.radial.field, self.radial.backend) if self.radial else
+                                        batch_vector_field(self.model, self.values, d, B, solver.backend, n))
             noise = self.values["noise"]
             if noise is not None and self.model.noise > 0:
                 raise InputError("give the noise either in the model (shared) or per member, not both")
@@ -133,9 +138,8 @@ class Run:
             self.t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
             # None for the sphere flow; else the (theta, r) state of numerics.core.norms
             self.radial = radial_run(model, X0, radius)
-            if self.radial and solver.backend not in ("auto", "direct"):
-                raise InputError(f"norm={model.norm!r} evaluates the attention output with the block field; the "
-                                 f"{solver.backend} backend is not available for it: use --backend direct (or auto)")
+            if self.radial:
+                check_radial_backend(model, solver.backend)
             X0 = self.radial.X0 if self.radial else X0
             self.field, self.backend = ((self.radial.field, self.radial.backend) if self.radial
                                         else model.vector_field(n, d, solver.backend))
@@ -182,6 +186,9 @@ class Run:
                 stats.update({"noise": D, "noise_state": sde.generator_state(stream)})
             self.scheme_text = sde.SCHEMES[scheme]
             return times, states, stats
+        if self.per_member and self.radial:
+            raise InputError(f"per-member adaptive steps do not take norm={self.model.norm!r} (its (theta, r) field "
+                             "depends on t); use --step shared")
         if self.event is not None and not self.per_member:
             return self._integrate_events(save_times, progress)
         if self.per_member:  # each member its own dp5 step: the loop's per-member controller
@@ -203,8 +210,10 @@ class Run:
                                    on_save=None if self.batch else getattr(field, "request_energy", None),
                                    max_evaluations=evaluation_budget(self.per_eval), **options)
         used = stats.get("method_used", solver.method)
-        self.scheme_text = (ENSEMBLE_SCHEMES[used] if self.batch else
-                            self.radial.scheme_text(solver, stats) if self.radial else SCHEMES[used])
+        self.scheme_text = (self.radial.scheme_text(solver, stats) if self.radial else
+                            ENSEMBLE_SCHEMES[used] if self.batch else SCHEMES[used])
+        if self.radial and self.batch and self.adaptive:
+            self.scheme_text += "; one step shared by the members (worst member's error)"
         return times, states, stats
 
     def _integrate_events(self, save_times, progress):
@@ -329,10 +338,10 @@ class Run:
         with self.threads.limit():
             times, states, stats = self.integrate(progress)
             seconds = _time.perf_counter() - started
+            states, radius = self.radial.split(states) if self.radial else (states, None)
             if self.batch:  # a batch's energies are computed with the integration's BLAS threads (as before)
                 started = _time.perf_counter()
                 energy = self.energies(states if with_first_energy else states[1:], energy_progress)
-        states, radius = self.radial.split(states) if self.radial else (states, None)
         if not self.batch:
             started = _time.perf_counter()
             if with_first_energy and energy0 is None:
@@ -482,7 +491,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                     seed=0 if batch else int(meta.get("noise_seed") or 0), step=step)
     X0 = trajectory.X[-1]
     n, d = X0.shape[-2:]
-    if not batch and is_radial(model.at_context_length(n)) and trajectory.radius is None:
+    if is_radial(model.at_context_length(n)) and trajectory.radius is None:
         raise InputError(f"cannot resume: the trajectory of norm={model.norm!r} holds no radius array")
     save = SaveAt(every=int(meta.get("save_every", 1)))
     save_times = None

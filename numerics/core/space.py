@@ -43,20 +43,22 @@ RADIUS_MAX = 1e100
 
 
 def renormalize_directions(Y):
-    """Rows of the direction block Y[:, :d] back to unit length (radii untouched); a radius outside
-    (0, RADIUS_MAX] or a non-finite state raises :class:`InputError` (the radius blew up or collapsed)."""
+    """Rows of the direction block Y[..., :d] back to unit length (radii untouched; Y is (n, d + 1), or
+    (B, n, d + 1) for a batch); a radius outside (0, RADIUS_MAX] or a non-finite state raises :class:`InputError`
+    (the radius blew up or collapsed)."""
     from numerics.common.errors import InputError
 
-    theta, r = Y[:, :-1], Y[:, -1]
+    theta, r = Y[..., :-1], Y[..., -1]
     bad = ~(np.isfinite(r) & (r > 0.0) & (r <= RADIUS_MAX))
     if np.any(bad) or not np.all(np.isfinite(theta)):
-        i = int(np.argmax(bad)) if np.any(bad) else int(np.argmax(~np.isfinite(theta).all(axis=1)))
-        raise InputError(f"radius blow-up: token {i} has radius {r[i]:.3g}, outside (0, {RADIUS_MAX:g}] "
+        flat = bad if np.any(bad) else ~np.isfinite(theta).all(axis=-1)
+        where = np.unravel_index(int(np.argmax(flat)), flat.shape)
+        who = f"token {where[-1]}" if flat.ndim == 1 else f"member {where[0]} token {where[1]}"
+        raise InputError(f"radius blow-up: {who} has radius {r[where]:.3g}, outside (0, {RADIUS_MAX:g}] "
                          "(the scheme's radial law drives it there; shorten t_end or change V, beta)")
     out = Y.copy()
-    out[:, :-1] = theta / np.linalg.norm(theta, axis=1, keepdims=True)
+    out[..., :-1] = theta / np.linalg.norm(theta, axis=-1, keepdims=True)
     return out
-
 
 
 class SphereRadius:

@@ -123,29 +123,31 @@ def overflow_error(beta) -> InputError:
 def tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta) -> np.ndarray:
     """acc = exp(lhs right) rhs in tiles of b rows, member by member: stacked GEMM, exp in place, stacked GEMM.
 
-    ``lhs`` (B, n, p), ``right`` (B, p, n), ``rhs`` (B, n, q) -> (B, n, q). An overflowing weight raises
-    :class:`InputError` (``beta`` names it). The loop does three calls per tile and nothing else (no per-tile
-    errstate, checks or divisions: at d = 3 the cache-sized tiles are about 15 rows, so per-tile Python overhead
-    would show); the tile buffer is allocated once and every GEMM and the exp write into it.
+    ``lhs`` (B, n, p), ``right`` (B, p, n), ``rhs`` (B, n, q) -> (B, n, q); one system's (n, p), (p, n), (n, q)
+    -> (n, q) (the same loop on arrays without the member axis: the BLAS calls of its B = 1 slice). An
+    overflowing weight raises :class:`InputError` (``beta`` names it). The loop does three calls per tile and
+    nothing else (no per-tile errstate, checks or divisions: at d = 3 the cache-sized tiles are about 15 rows, so
+    per-tile Python overhead would show); the tile buffer is allocated once and every GEMM and the exp write
+    into it.
     """
-    B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
-    W_buf = np.empty((B, b, n))
-    acc = np.empty((B, n, q))
+    n, q = lhs.shape[-2], rhs.shape[-1]
+    W_buf = np.empty(lhs.shape[:-2] + (b, n))
+    acc = np.empty(lhs.shape[:-1] + (q,))
     with np.errstate(over="raise", under="ignore"):
         try:
             for start in range(0, n, b):
                 stop = min(n, start + b)
-                W = W_buf[:, :stop - start]
-                np.matmul(lhs[:, start:stop], right, out=W)
+                W = W_buf[..., :stop - start, :]
+                np.matmul(lhs[..., start:stop, :], right, out=W)
                 np.exp(W, out=W)
-                np.matmul(W, rhs, out=acc[:, start:stop])
+                np.matmul(W, rhs, out=acc[..., start:stop, :])
         except FloatingPointError:
             raise overflow_error(beta) from None
     return acc
 
 
 def symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: int, beta,
-                        energy_shift: float | None = None) -> tuple[np.ndarray, list[float] | None]:
+                        energy_shift: float | None = None):
     """The sums of :func:`tile_sums` for symmetric weights W_ij = W_ji (Q = K = I, a constant shift c): only the
     upper block triangle is formed and exponentiated, each tile W = W[a:e, a:] once, and used twice:
     acc[a:e] += W rhs[a:] (rows) and acc[e:] += W[:, e - a:]^T rhs[a:e] (the mirrored columns; the diagonal
@@ -156,31 +158,35 @@ def symmetric_tile_sums(lhs: np.ndarray, right: np.ndarray, rhs: np.ndarray, b: 
     shift column): each tile's expm1(beta s_ij) is summed per member as the pair sum of
     :func:`numerics.core.field.interaction_energy` sums it (off-diagonal entries twice, the diagonal block once)
     before c is subtracted and the exp taken, and the totals sum_ij expm1(beta s_ij), one per member, are
-    returned second (else None).
+    returned second (else None). One system's (n, p) arrays (no member axis, the same loop) give (n, q) and
+    its one total (a float, or None).
     """
-    B, n, q = lhs.shape[0], lhs.shape[1], rhs.shape[2]
+    one = lhs.ndim == 2
+    lead = lhs.shape[:-2]
+    B, n, q = (1 if one else lhs.shape[0]), lhs.shape[-2], rhs.shape[-1]
     buf = np.empty(B * b * n)
     terms = None if energy_shift is None else np.empty(b * n)
     totals = None if energy_shift is None else [0.0] * B
-    acc = np.zeros((B, n, q))
-    cols = np.empty((B, n, q))  # the mirrored contributions of one tile, before they are added (no allocation)
+    acc = np.zeros(lhs.shape[:-1] + (q,))
+    cols = np.empty(acc.shape)  # the mirrored contributions of one tile, before they are added (no allocation)
     with np.errstate(over="raise", under="ignore"):
         try:
             for start in range(0, n, b):
                 stop = min(n, start + b)
                 m = stop - start
-                W = buf[:B * m * (n - start)].reshape(B, m, n - start)
-                np.matmul(lhs[:, start:stop], right[:, :, start:], out=W)
+                W = buf[:B * m * (n - start)].reshape(lead + (m, n - start))
+                np.matmul(lhs[..., start:stop, :], right[..., start:], out=W)
                 if terms is not None:
-                    for member in range(B):  # one member's tile at a time: the layout of one system's sum
-                        F = np.expm1(W[member], out=terms[:m * (n - start)].reshape(m, n - start))
+                    # one member's tile at a time: the layout of one system's sum
+                    for member, tile in enumerate((W,) if one else W):
+                        F = np.expm1(tile, out=terms[:m * (n - start)].reshape(m, n - start))
                         totals[member] += 2.0 * float(F.sum()) - float(F[:, :m].sum())
                     W -= energy_shift
                 np.exp(W, out=W)
-                acc[:, start:stop] += W @ rhs[:, start:]
+                acc[..., start:stop, :] += W @ rhs[..., start:, :]
                 if stop < n:
-                    np.matmul(np.swapaxes(W[:, :, m:], 1, 2), rhs[:, start:stop], out=cols[:, stop:])
-                    acc[:, stop:] += cols[:, stop:]
+                    np.matmul(W[..., m:].swapaxes(-1, -2), rhs[..., start:stop, :], out=cols[..., stop:, :])
+                    acc[..., stop:, :] += cols[..., stop:, :]
         except FloatingPointError:
             raise overflow_error(beta) from None
-    return acc, totals
+    return acc, (totals[0] if one and totals is not None else totals)

@@ -132,7 +132,13 @@ def test_radius0_bad_values_are_one_line(tmp_path, capsys):
     np.save(tmp_path / "two.npy", 2.0 * np.eye(3))
     assert "radius 1" in bad(capsys, args + ["--init", str(tmp_path / "two.npy"), "--norm", "ngpt",
                                              "--radius0", "from-init"])
-    assert "batches" in bad(capsys, BASE + ["--batch", "2", "--norm", "pre", "--out", out])
+    # a batch carries its radii (B, n) per frame, member 0 the single run of seed 0 (the batch's first seed)
+    run_json(capsys, BASE + ["--batch", "2", "--norm", "pre", "--radius0", "2", "--out", out])
+    one = str(tmp_path / "one.npz")
+    run_json(capsys, BASE + ["--seed", "0", "--norm", "pre", "--radius0", "2", "--out", one])
+    batch, single = Trajectory.load(out), Trajectory.load(one)
+    assert batch.radius.shape == batch.X.shape[:-1] == (11, 2, 5)
+    assert np.array_equal(batch.radius[:, 0], single.radius) and np.array_equal(batch.X[:, 0], single.X)
     assert "do not pass --radius0" in bad(capsys, ["simulate", "--resume", out, "--t-end", "2", "--radius0",
                                                    "from-init", "--out", out])
     assert not os.path.exists(str(tmp_path / "never.npz"))

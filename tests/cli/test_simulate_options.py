@@ -134,26 +134,13 @@ def test_solver_and_save_options_are_the_same_with_and_without_batch(capsys, mon
     assert described(batch) == described(single) != described(plain)
 
 
-#: features the ensemble driver cannot batch (numerics.core.ensemble.check_batchable) and the Model field it names
-#: (beta scaling, user kernels, ALiBi, RoPE and position labels run for a batch since the one attention pipeline)
-REFUSED = {
-    "norm-pre": "norm", "norm-ngpt": "norm", "norm-mix": "norm", "norm-sqrt": "norm", "norm-centering": "norm",
-}
-
-
-@pytest.mark.parametrize("name", list(REFUSED))
-def test_a_batch_refuses_what_it_cannot_batch_with_one_line(capsys, tmp_path, files, name):
-    argv = _argv(tmp_path, files, MODEL_CASES[name])
-    assert run_json(capsys, argv)["n"] == N  # one system runs it
-    line = bad(capsys, argv + BATCH)
-    assert f"do not support Model.{REFUSED[name]} yet" in line, line
-
-
 @pytest.mark.parametrize("name", ["model", "time-unit", "matrices", "heads+mlp+causal", "noise", "beta-scaling",
-                                  "kernel", "alibi", "rope", "positions"])
+                                  "kernel", "alibi", "rope", "positions", "norm-pre", "norm-ngpt", "norm-mix",
+                                  "norm-sqrt", "norm-centering"])
 def test_batch_members_are_the_single_runs(capsys, tmp_path, files, name):
     """What a batch can do it runs: member b is the single run of seed b (fixed steps: bit for bit), and the saved
-    model is the single run's."""
+    model is the single run's (the normalisation schemes: their radii too; every feature of the ensemble driver's
+    check, numerics.core.ensemble.check_batchable, now batches)."""
     argv = _argv(tmp_path, files, MODEL_CASES[name])
     out = tmp_path / "o.npz"
     run_json(capsys, argv + BATCH)
@@ -163,6 +150,8 @@ def test_batch_members_are_the_single_runs(capsys, tmp_path, files, name):
         single = Trajectory.load(out)
         assert single.model.to_meta() == batch.model.to_meta()
         assert np.array_equal(batch.X[:, b], single.X), (name, b)
+        assert (batch.radius is None) == (single.radius is None), name
+        assert batch.radius is None or np.array_equal(batch.radius[:, b], single.radius), (name, b)
 
 
 #: contradictory or inapplicable options: the same one line with and without --batch

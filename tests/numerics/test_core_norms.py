@@ -218,11 +218,19 @@ def test_per_token_radius0_runs_saves_and_resumes(tmp_path):
     assert Model("sa", 1.0, norm="post", radius0=np.ones(3)).norm == "post"  # all ones: allowed
 
 
-def test_per_token_radius0_length_and_ensembles_are_refused():
+def test_per_token_radius0_length_and_ensembles_carry_their_radii():
     with pytest.raises(InputError, match="radius0 has 3 radii, the initial state has 7 tokens"):
         simulate(Model("sa", 1.0, norm="pre", radius0=[1.0, 2.0, 3.0]), X0, 0.1)
-    with pytest.raises(InputError, match="batches"):
-        simulate(Model("sa", 1.0, norm="pre", radius0=np.ones(7)), np.stack([X0, X0]), 0.1)
+    with pytest.raises(InputError, match="radius0 has 3 radii, the initial state has 7 tokens"):
+        simulate(Model("sa", 1.0, norm="pre", radius0=[1.0, 2.0, 3.0]), np.stack([X0, X0]), 0.1)
+    # a batch carries its radii (B, n): each member equals its single run, radii included, bit for bit
+    model = Model("sa", 1.0, norm="pre", radius0=np.linspace(0.5, 2.0, 7))
+    other = X0[::-1].copy()
+    batch = simulate(model, np.stack([X0, other]), 0.3, solver=Solver("rk4", dt=0.05))
+    assert batch.X.shape == (7, 2, 7, 4) and batch.radius.shape == (7, 2, 7)
+    for b, start in enumerate((X0, other)):
+        single = simulate(model, start, 0.3, solver=Solver("rk4", dt=0.05))
+        assert np.array_equal(batch.X[:, b], single.X) and np.array_equal(batch.radius[:, b], single.radius)
 
 
 # -- LayerNorm Scaling --------------------------------------------------------------------------------------------
@@ -271,3 +279,64 @@ def test_lnscale_layer_is_the_literal_layer():
                                                  beta, "sa", project=False)
     out = field.layer(Y, h, t)
     assert np.allclose(out[:, :-1] * out[:, -1:], x_new, rtol=0, atol=1e-14)
+
+
+# -- batches: the state (B, n, d + 1), radii (B, n) ------------------------------------------------------------------
+def test_batches_save_load_and_resume_their_radii(tmp_path):
+    from numerics.core.ensemble import Members
+
+    model = Model("sa", 1.0, norm="mix", norm_switch=0.3)
+    starts = np.stack([X0, uniform_sphere(7, 4, 12)])
+    members = Members(beta=[1.0, -0.5])
+    full = simulate(model, starts, 1.0, solver=Solver("rk4", dt=0.05), members=members)
+    half = simulate(model, starts, 0.4, solver=Solver("rk4", dt=0.05), members=members)
+    half.save(tmp_path / "t.npz")
+    loaded = Trajectory.load(tmp_path / "t.npz")
+    assert loaded.radius.shape == (9, 2, 7) and np.array_equal(loaded.radius, half.radius)
+    cont = resume(tmp_path / "t.npz", 1.0)
+    assert cont.radius.shape == cont.X.shape[:-1]
+    assert np.max(np.abs(cont.X[-1] - full.X[-1])) < 1e-12
+    assert np.max(np.abs(cont.radius[-1] - full.radius[-1])) < 1e-12
+    Trajectory(half.times, half.X, half.energy, half.meta, half.arrays).save(tmp_path / "u.npz")
+    with pytest.raises(InputError, match="no radius"):
+        resume(tmp_path / "u.npz", 1.0)
+
+
+def test_batches_refuse_what_the_schemes_refuse_in_one_line():
+    from numerics.core.ensemble import Members
+
+    model, starts = Model("sa", 1.0, norm="pre"), np.stack([X0, X0])
+    for backend in ("numba", "fourier"):  # the single run's line (test_schemes_refuse_other_field_backends)
+        solver = Solver("rk4", dt=0.05, backend=backend)
+        with pytest.raises(InputError) as one:
+            simulate(model, X0, 0.1, solver=solver)
+        with pytest.raises(InputError) as many:
+            simulate(model, starts, 0.1, solver=solver)
+        assert str(one.value) == str(many.value)
+    with pytest.raises(InputError, match="^normalisation schemes are deterministic here: noise > 0 is not supported$"):
+        simulate(model, starts, 0.1, members=Members(noise=[0.1, 0.2]))
+    with pytest.raises(InputError, match="per-member Q, K, V are not supported with norm='pre'"):
+        simulate(model, starts, 0.1, members=Members(V=np.stack([np.eye(4), -np.eye(4)])))
+    with pytest.raises(InputError, match="^per-member adaptive steps do not take norm='pre' .*use --step shared$"):
+        simulate(model, starts, 0.1, solver=Solver("dp5", step="per-member"))
+    # a radius that collapses names its member and token
+    with pytest.raises(InputError, match="radius blow-up: member 1 token 2 has radius"):
+        renormalize_directions(np.concatenate([starts, np.ones((2, 7, 1))], axis=-1)
+                               * np.where(np.arange(5) == 4, np.array([[1.0] * 7, [1, 1, -1, 1, 1, 1, 1]])[..., None],
+                                          1.0))
+
+
+@pytest.mark.parametrize("norm", ["lnscale", "peri"])
+def test_batch_members_with_their_own_beta_equal_single_runs(norm):
+    """Per-member betas reach the scheme's field (lnscale: each member's depth beta_b / l), radii included."""
+    from numerics.core.ensemble import Members, member
+
+    betas = [2.0, -1.0, 0.5]
+    starts = np.stack([uniform_sphere(7, 4, s) for s in (1, 2, 3)])
+    batch = simulate(Model("sa", 1.0, norm=norm), starts, 0.3, solver=Solver("rk4", dt=0.05),
+                     members=Members(beta=betas))
+    for b, beta in enumerate(betas):
+        single = simulate(Model("sa", beta, norm=norm), starts[b], 0.3, solver=Solver("rk4", dt=0.05))
+        assert np.array_equal(batch.X[:, b], single.X) and np.array_equal(batch.radius[:, b], single.radius)
+        one = member(batch, b)  # a member as a single run's trajectory keeps its radii
+        assert one.meta["beta"] == beta and np.array_equal(one.radius, single.radius)

@@ -10,8 +10,9 @@ B = 3 against B = 1); the stated exceptions, each with its bound and reason:
 - numba, one head: the single system runs the fused kernel (numerics.core.fused), the batch the member-lane
   kernel (numerics.core._member_kernels); each is within its rounding bound of the NumPy sums (about 1e-15
   relative here), so 16 rk4 evaluations stay within 1e-12;
-- the normalisation schemes, and positions with a depth schedule, run for one system and are refused for a
-  batch (:data:`BATCH_GAPS`: the norm terms and the batched schedule are not built on the attention pipeline yet).
+- none for the normalisation schemes: their state is the directions and radii, (B, n, d + 1) for a batch, and
+  one system runs the same :class:`numerics.core.norms.NormField` as the batch of one, so members equal their
+  single runs bit for bit, radii included (:data:`BATCH_GAPS` is empty: no feature runs on one path only).
 
 A second column checks the single field itself against a dense reference written here from the definitions
 (module docstring of numerics.core.blocks and numerics.core.positions), so that an error of the pipeline, which
@@ -72,10 +73,16 @@ FEATURES = {
     "schedule with ALiBi": (dict(schedule=Schedule(times=[0.0, 0.1], heads=(HEADS, HEADS)), alibi=0.5), None),
     **{f"norm {norm}": (dict(norm=norm, **extra), None) for norm, extra in
        (("pre", {}), ("peri", {}), ("mix", dict(norm_switch=0.1)), ("ngpt", {}), ("sqrt", {}), ("lnscale", {}))},
+    "norm pre, heads, beta per member": (dict(norm="pre", heads=HEADS), Members(beta=BETAS)),
+    "norm lnscale, beta per member": (dict(norm="lnscale"), Members(beta=BETAS)),
+    "norm peri, ALiBi, RoPE, causal": (dict(norm="peri", heads=HEADS, alibi=0.5, rope=3.0, causal=True), None),
+    "norm pre, centering, radii per token": (dict(norm="pre", centering=True, radius0=np.linspace(0.5, 2.0, N)),
+                                             None),
 }
-#: features that run for one system and are refused for a batch, with the batch's one-line error
-BATCH_GAPS = {**{name: "do not support Model.norm yet" for name in FEATURES if name.startswith("norm ")},
-              "schedule with ALiBi": "do not support positions (alibi, rope) with a depth schedule"}
+#: features that run for one system and are refused for a batch, with the batch's one-line error (none left: the
+#: normalisation schemes carry their radii (B, n) through the single run's NormField, and a batched depth schedule
+#: takes the positions of the single one)
+BATCH_GAPS: dict = {}
 
 
 def model_of(name: str, kind: str, b: int | None = None) -> Model:
@@ -138,6 +145,9 @@ def test_batch_members_equal_single_runs_or_both_refuse(name, backend):
             assert np.max(np.abs(ens.X[:, b] - single.X)) <= 1e-12, name
         else:
             np.testing.assert_array_equal(ens.X[:, b], single.X, err_msg=f"{name}, member {b}")
+        assert (ens.radius is None) == (single.radius is None), name  # a scheme's radii, (frames, B, n)
+        if single.radius is not None:
+            np.testing.assert_array_equal(ens.radius[:, b], single.radius, err_msg=f"{name}, radii of member {b}")
         beta = single.meta["beta"]
         if "kernel" in name:  # the kernel's pair energy, computed as the single run computes it
             np.testing.assert_array_equal(ens.energy[:, b], single.energy)
@@ -255,9 +265,10 @@ def test_planted_pipeline_errors_are_seen(plant, monkeypatch):
         def transposed(X, left, beta, kind, causal, block, keys=None, bias=None):
             if not causal:
                 return real_avg(X, left, beta, kind, causal, block, keys, bias)
-            r = (lambda Y: None if Y is None else Y[:, ::-1])  # j >= i instead of j <= i
+            # j >= i instead of j <= i: the token axis reversed (one system's (n, .) arrays have no member axis)
+            r = (lambda Y: None if Y is None else Y[..., ::-1, :])
             b = None if bias is None else (bias[0], bias[1][::-1])
-            return real_avg(X[:, ::-1], left[:, ::-1], beta, kind, causal, block, r(keys), b)[:, ::-1]
+            return real_avg(r(X), r(left), beta, kind, causal, block, r(keys), b)[..., ::-1, :]
 
         monkeypatch.setattr(A, "_averages", transposed)
     with pytest.raises(AssertionError):

@@ -202,12 +202,12 @@ def test_planted_reversed_mask_does_not_collapse_to_the_first_token(monkeypatch)
     import numerics.core.attention as A
     original = A._averages
 
-    def reversed_mask(X, left, beta, kind, causal, block, keys=None, bias=None):  # X, left, keys: (B, n, .)
+    def reversed_mask(X, left, beta, kind, causal, block, keys=None, bias=None):  # X, left, keys: ([B,] n, .)
         if not causal:
             return original(X, left, beta, kind, causal, block, keys, bias)
-        flip = (lambda Y: None if Y is None else Y[:, ::-1])
+        flip = (lambda Y: None if Y is None else Y[..., ::-1, :])  # the token axis (one system has no member axis)
         b = None if bias is None else (bias[0], bias[1][::-1])
-        return original(X[:, ::-1], left[:, ::-1], beta, kind, causal, block, flip(keys), b)[:, ::-1]
+        return original(flip(X), flip(left), beta, kind, causal, block, flip(keys), b)[..., ::-1, :]
 
     monkeypatch.setattr(A, "_averages", reversed_mask)
     runs = causal_collapse_position_runs([(11, 4, 3, 1.0, 0.5, None)], t_end=30.0)
