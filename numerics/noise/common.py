@@ -136,9 +136,7 @@ def common_steppers(sigma, law: str, rng, scheme: str) -> dict:
     return {scheme: stepper}
 
 
-def zero_field(X, t=None):
-    """The field of a run with attention switched off (``Model(attention=False)``): the noise alone."""
-    return np.zeros_like(X)
+from numerics.noise.sde import zero_field  # noqa: E402 - the one zero field of both noises
 
 
 def integrate_common(field, X0: np.ndarray, t_end: float, dt: float, sigma: float, law: str = "goe", *,
