@@ -222,3 +222,22 @@ def lyapunov_rate(d: int, sigma: float, law: str, t: float, dt: float, samples: 
     theta = 2 * np.arcsin(np.clip(chord / 2, 0.0, 1.0))
     rate = np.log(theta / theta0) / t
     return float(rate.mean()), float(rate.std(ddof=1) / np.sqrt(samples))
+
+
+def ito_paths(d: int, sigma: float, law: str, t: float, dt: float, samples: int, seed=0,
+              correction: bool = True) -> dict:
+    """One token from e_1, no attention, Euler-Maruyama on the Ito form (``ito-em``) with the derived drift
+    -c (d-1) x or without it (``correction=False``): mean |x(t)|^2 and E<e_1, x(t)>, with standard errors."""
+    steps = steps_of(t, dt)
+    h = t / steps
+    rng = np.random.default_rng(seed)
+    X = np.zeros((samples, 1, d))
+    X[:, 0, 0] = 1.0
+    c = diffusion_constant(law, d, sigma) if correction else 0.0
+    for _ in range(steps):
+        xi = rng.standard_normal((samples, d, d))
+        X = step_ito_em(zero_field, X, h, sigma, increment(law, xi, h), c=c, exact=False)
+    norm2, e = np.sum(X[:, 0] ** 2, axis=-1), X[:, 0, 0]
+    root = np.sqrt(samples)
+    return {"norm2": float(norm2.mean()), "norm2_se": float(norm2.std(ddof=1) / root),
+            "alignment": float(e.mean()), "alignment_se": float(e.std(ddof=1) / root)}

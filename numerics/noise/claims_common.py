@@ -1,0 +1,126 @@
+"""Claims of the common matrix noise (numerics.noise.common, theory.common_noise; notes
+proofs_notes/noise-common-noise-orders.md and proofs_notes/noise-common-noise-lyapunov.md). Registered from
+:mod:`numerics.noise.claims`.
+
+- noise.common-noise-orders: the integrators against the derived one-point law: weak order (E<e_1, x(t)> against
+  exp(-c (d-1) t)), strong order (against a fine-step run of the same Brownian path), and the Ito-Stratonovich
+  correction (Euler-Maruyama on the Ito form with and without the derived drift -c (d-1) x).
+- noise.common-noise-lyapunov: the measured synchronisation rate of two nearby tokens (no attention) against the
+  derived top Lyapunov exponent -a, a = 2 sigma^2 (goe), sigma^2/d (values).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from numerics.common.verification import CheckResult, claim
+
+_SOURCE = ("Engel-Shalova arXiv 2603.06187 (abstract and introduction: the random quadratic form "
+           "dX = -P_X o dQ X, Q = (B + B^T)/2; Brownian one-point motion, synchronising two-point motion); "
+           "constants derived in theory.common_noise")
+#: the test case: d, sigma, horizon
+D, SIGMA, T = 3, 0.8, 1.0
+
+
+def _status(ok: bool) -> str:
+    return "passed" if ok else "failed"
+
+
+def weak_errors(law: str = "goe", steps=(0.1, 0.05), samples: int = 60000, seed: int = 1) -> dict:
+    """E<e_1, x(T)> - exp(-c (d-1) T) of projected Euler-Maruyama at each step, with standard errors."""
+    from numerics.noise.common import diffusion_constant, mean_alignment
+
+    exact = math.exp(-diffusion_constant(law, D, SIGMA) * (D - 1) * T)
+    out = {"exact": exact, "dt": list(steps), "error": [], "se": []}
+    for dt in steps:
+        mean, se = mean_alignment(D, SIGMA, law, T, dt, samples, seed=seed)
+        out["error"].append(mean - exact)
+        out["se"].append(se)
+    out["order"] = math.log2(out["error"][0] / out["error"][1]) if out["error"][1] > 0 else float("nan")
+    return out
+
+
+def strong_errors(scheme: str, law: str = "goe", fine: int = 128, coarsen=(16, 8, 4), samples: int = 400,
+                  seed: int = 2, t: float = 0.5) -> dict:
+    """E max_i |x_i^h(t) - x_i^fine(t)| for two tokens driven by one Brownian path at coarse steps k h_fine."""
+    from numerics.core.sampling import uniform_sphere
+    from numerics.noise.common import brownian_paths, run_paths
+
+    X0 = uniform_sphere(samples * 2, D, seed).reshape(samples, 2, D)
+    xi = brownian_paths(fine, D, samples, seed + 1)
+    ref = run_paths(X0, t, xi, SIGMA, law, scheme, 1)
+    errs = [float(np.mean(np.max(np.linalg.norm(run_paths(X0, t, xi, SIGMA, law, scheme, k) - ref, axis=-1),
+                                 axis=-1))) for k in coarsen]
+    h = [t * k / fine for k in coarsen]
+    order = float(np.polyfit(np.log(h), np.log(errs), 1)[0])
+    return {"scheme": scheme, "h": h, "error": errs, "order": order}
+
+
+def ito_correction(law: str = "goe", dt: float = 0.02, samples: int = 40000, seed: int = 3) -> dict:
+    """Euler-Maruyama on the Ito form, with the derived drift -c (d-1) x and without it: the mean |x(T)|^2
+    (1 with it; 1 + 2 c (d-1) T to first order without) and E<e_1, x(T)> against the closed form."""
+    from numerics.noise.common import diffusion_constant, ito_paths
+
+    c = diffusion_constant(law, D, SIGMA)
+    with_it = ito_paths(D, SIGMA, law, T, dt, samples, seed, correction=True)
+    without = ito_paths(D, SIGMA, law, T, dt, samples, seed, correction=False)
+    return {"c": c, "exact_alignment": math.exp(-c * (D - 1) * T), "with": with_it, "without": without,
+            "predicted_norm2_without": 1 + 2 * c * (D - 1) * T}
+
+
+@claim(id="noise.common-noise-orders",
+       title="common matrix noise: projected Euler-Maruyama has weak order 1 against E<e, x(t)> = "
+             "exp(-c (d-1) t), c = sigma^2/2; Euler-Maruyama and Heun strong order 1/2 on one Brownian path; "
+             "the Ito form needs exactly the derived drift -c (d-1) x",
+       source=_SOURCE, note="noise-common-noise-orders.md")
+def check_common_noise_orders() -> CheckResult:
+    weak = weak_errors()
+    strong = {s: strong_errors(s) for s in ("projected-em", "heun")}
+    ito = ito_correction()
+    w, wo = ito["with"], ito["without"]
+    flags = {
+        # the errors stand out of the sampling noise (5 SE) and halve with the step (order 1 within 0.4)
+        "weak_resolved": all(abs(e) > 5 * s for e, s in zip(weak["error"], weak["se"])),
+        "weak_order": abs(weak["order"] - 1.0) < 0.4,
+        "strong_order": all(abs(r["order"] - 0.5) < 0.2 for r in strong.values()),
+        # the Ito form with the derived drift keeps |x| = 1 on average and matches the one-point law; without it
+        # |x|^2 grows like 1 + 2 c (d-1) t
+        "ito_norm": abs(w["norm2"] - 1) < 4 * w["norm2_se"] + 0.01,
+        "ito_alignment": abs(w["alignment"] - ito["exact_alignment"]) < 4 * w["alignment_se"] + 0.01,
+        "ito_without": abs(wo["norm2"] - ito["predicted_norm2_without"]) < 0.1 * (ito["predicted_norm2_without"] - 1),
+    }
+    return CheckResult("noise.common-noise-orders", _status(all(flags.values())),
+                       {"weak_order": weak["order"], "strong_order_em": strong["projected-em"]["order"],
+                        "strong_order_heun": strong["heun"]["order"], "ito_norm2": w["norm2"],
+                        "norm2_without_correction": wo["norm2"], "flags": flags},
+                       {"weak_order": 1, "strong_order": 0.5, "ito_norm2": 1,
+                        "norm2_without_correction": ito["predicted_norm2_without"]},
+                       "weak order 1 +- 0.4 (errors > 5 SE); strong order 1/2 +- 0.2; |x|^2 = 1 within 4 SE + 0.01 "
+                       "with the drift, 1 + 2c(d-1)T within 10% of the excess without",
+                       {"weak": weak, "strong": strong, "ito": ito, "d": D, "sigma": SIGMA, "t": T, "law": "goe"})
+
+
+def lyapunov_measurements(samples: int = 6000, dt: float = 0.01, t: float = 2.0, seed: int = 4) -> dict:
+    from numerics.noise.common import angle_coefficient, lyapunov_rate
+
+    out = {}
+    for law in ("goe", "values"):
+        rate, se = lyapunov_rate(D, SIGMA, law, t, dt, samples, seed=seed, scheme="heun")
+        out[law] = {"measured": rate, "se": se, "derived": -angle_coefficient(law, D, SIGMA)}
+    return out
+
+
+@claim(id="noise.common-noise-lyapunov",
+       title="common matrix noise without attention: two nearby tokens synchronise at the derived top Lyapunov "
+             "exponent -a, a = 2 sigma^2 (goe), sigma^2/d (values)",
+       source=_SOURCE, note="noise-common-noise-lyapunov.md")
+def check_common_noise_lyapunov() -> CheckResult:
+    mm = lyapunov_measurements()
+    # 4 standard errors of the Monte Carlo mean, plus 3% for the O(h) bias of the scheme at h = 0.01
+    flags = {law: abs(m["measured"] - m["derived"]) < 4 * m["se"] + 0.03 * abs(m["derived"]) for law, m in mm.items()}
+    return CheckResult("noise.common-noise-lyapunov", _status(all(flags.values())),
+                       {law: m["measured"] for law, m in mm.items()},
+                       {law: m["derived"] for law, m in mm.items()},
+                       "4 SE + 3% of the rate (the scheme's O(h) bias at h = 0.01)",
+                       {**mm, "d": D, "sigma": SIGMA, "flags": flags})
