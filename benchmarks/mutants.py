@@ -1064,3 +1064,22 @@ MUTANTS += [
      "bias = None if self.slopes is None else (self.slopes[0], labels)",
      "every head takes the first head's ALiBi slope (invisible with one head)"),
 ]
+
+# common matrix noise (numerics/noise/common.py, theory/common_noise.py; claims noise.common-noise-*)
+MUTANTS += [
+    ("common-noise-goe-variance", "numerics/noise/common.py",
+     "return np.sqrt(h / 2.0) * (xi + np.swapaxes(xi, -1, -2))", "return np.sqrt(h) * (xi + np.swapaxes(xi, -1, -2))",
+     "GOE increment with twice the variance (c = sigma^2 instead of sigma^2/2; the Lyapunov rate doubles)"),
+    ("common-noise-ito-drift-factor", "numerics/noise/common.py",
+     "return X + h * (_drift(field, U, t) - c * (d - 1) * U) + kick(U, dQ, sigma, exact)",
+     "return X + h * (_drift(field, U, t) - 2 * c * (d - 1) * U) + kick(U, dQ, sigma, exact)",
+     "Ito form with a doubled drift correction (|x| shrinks)"),
+    ("common-noise-heun-corrector-average", "numerics/noise/common.py",
+     "0.5 * (k0 + kick(P, dQ, sigma, exact))", "(k0 + kick(P, dQ, sigma, exact))",
+     "Heun corrector adds both stages' noise instead of their mean (the noise doubled)"),
+    ("common-noise-values-rms", "theory/common_noise.py",
+     "return 2 * s ** 2 if law == \"goe\" else s ** 2 / d", "return 2 * s ** 2 if law == \"goe\" else s ** 2",
+     "values law's two-point coefficient without the RMS factor 1/d"),
+]
+_FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise"})
+_AREA_TESTS["noise"] += ["tests/numerics/test_common_noise.py", "tests/theory/test_common_noise_theory.py"]

@@ -352,10 +352,10 @@ def model_from_args(args, d: int | None, radii=None, *, beta: float | None = Non
         args.beta = beta
     return Model(kind=args.model, **scaling_from_args(args), kernel=kernel_from_args(args),
                  time_unit=getattr(args, "time_unit", DEFAULTS["time_unit"]),
-                 noise=getattr(args, "noise", DEFAULTS["noise"]),
                  common_noise=getattr(args, "common_noise", DEFAULTS["common_noise"]),
                  common_noise_law=getattr(args, "common_noise_law", DEFAULTS["common_noise_law"]),
-                 attention=getattr(args, "attention", True), **mats, **architecture_from_args(args),
+                 attention=getattr(args, "attention", True),
+                 noise=getattr(args, "noise", DEFAULTS["noise"]), **mats, **architecture_from_args(args),
                  **norm_from_args(args, radii))
 
 
