@@ -14,7 +14,7 @@ the same increment dQ_t for every token i. Two laws of the matrix Brownian motio
   symmetry): the Gaussian value-matrix increments of Fedorov et al. (arXiv 2601.21942) with the RMS
   normalisation E|dQ x|^2 = sigma^2 |x|^2 dt that keeps the size of a token's update independent of d. (Here
   the matrix acts on the token itself; the paper's matrix acts on the attention output, see
-  ``proofs_notes/common-noise-generators.md`` for what was read and what is encoded.)
+  ``proofs_notes/noise-common-noise-orders.md`` for what was read and what is encoded.)
 
 Derived here (each identity is a polynomial identity on the sphere, proved by reduction modulo |x|^2 - 1):
 
