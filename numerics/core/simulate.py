@@ -454,7 +454,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
         raise InputError(f"t_end={t_end:g} must exceed the saved trajectory's last time {t0:g}")
     model = Model.from_meta(meta, trajectory.arrays)
     members = _saved_members(meta, trajectory.arrays) if batch else None
-    noisy = model.noise > 0 or (batch and members.noise is not None and np.any(np.asarray(members.noise) > 0))
+    noisy = model.noise > 0 or model.common_noise > 0 or (
+        batch and members.noise is not None and np.any(np.asarray(members.noise) > 0))
     saved_state = meta.get("noise_state")
     if noisy and not (isinstance(saved_state, list) if batch else isinstance(saved_state, dict)):
         raise InputError("cannot resume this noisy run: its file holds no noise_state (the random stream's state, "

@@ -135,3 +135,16 @@ def test_lyapunov_rate_against_derived():
         a = C.angle_coefficient(law, 3, 0.8)
         assert abs(rate + a) < 4 * se + 0.06 * a, law
         assert abs(rate + 2 * a) > 4 * se  # the check can fail: a doubled exponent is rejected
+
+
+def test_resume_continues_the_common_stream(tmp_path):
+    """A run resumed from its saved stream equals the run in one piece (fixed steps)."""
+    from numerics.core.simulate import resume
+
+    model = Model("usa", beta=1.0, common_noise=0.8)
+    X0 = uniform_sphere(4, 3, 0)
+    full = simulate(model, X0, 1.0, solver=Solver("layer", dt=0.05, seed=1))
+    half = simulate(model, X0, 0.5, solver=Solver("layer", dt=0.05, seed=1))
+    half.save(tmp_path / "half.npz")
+    again = resume(tmp_path / "half.npz", 1.0)
+    assert np.array_equal(again.X[-1], full.X[-1])
