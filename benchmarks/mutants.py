@@ -1080,6 +1080,14 @@ MUTANTS += [
     ("common-noise-values-rms", "theory/common_noise.py",
      "return 2 * s ** 2 if law == \"goe\" else s ** 2 / d", "return 2 * s ** 2 if law == \"goe\" else s ** 2",
      "values law's two-point coefficient without the RMS factor 1/d"),
+    ("common-noise-pair-weight-share", "numerics/noise/common.py",
+     "return np.exp(beta) * e if model == \"usa\" else 2 * e / (1.0 + e)",
+     "return np.exp(beta) * e / 2 if model == \"usa\" else 2 * e / (1.0 + e)",
+     "two-token usa weight: one token's share taken for the angle's rate (beta_c off by log 2)"),
+    ("common-noise-sa-threshold-half", "theory/common_noise.py",
+     "return sp.log(1 / a) if model == \"usa\" else sp.log(2 / a - 1) / 2",
+     "return sp.log(1 / a) if model == \"usa\" else sp.log(2 / a - 1)",
+     "sa two-token threshold without the 1/2 of e^(2 beta)"),
 ]
 _FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise"})
 _AREA_TESTS["noise"] += ["tests/numerics/test_common_noise.py", "tests/theory/test_common_noise_theory.py"]

@@ -248,3 +248,13 @@ def antipodal_exponent(law: str, d: int, s, beta, model: str = "usa", n: int = 2
     else:
         w = 2 * sp.exp(-beta) / (sp.exp(beta) + sp.exp(-beta))
     return w - a
+
+
+def two_token_threshold(law: str, d: int, s, model: str = "usa") -> sp.Expr:
+    """The beta at which the antipodal pair turns attracting (:func:`antipodal_exponent` = 0), closed form.
+
+    usa (n = 2): e^{-beta} = a, beta_c = log(1/a); sa: 2/(e^{2 beta} + 1) = a, beta_c = log(2/a - 1)/2 (needs
+    a < 2; for a >= 1 it is <= 0). Above beta_c the pair ends antipodal with positive probability.
+    """
+    a = angle_coefficient(law, d, s)
+    return sp.log(1 / a) if model == "usa" else sp.log(2 / a - 1) / 2

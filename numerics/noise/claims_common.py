@@ -124,3 +124,89 @@ def check_common_noise_lyapunov() -> CheckResult:
                        {law: m["derived"] for law, m in mm.items()},
                        "4 SE + 3% of the rate (the scheme's O(h) bias at h = 0.01)",
                        {**mm, "d": D, "sigma": SIGMA, "flags": flags})
+
+
+#: the two-token case: values law (random value matrices), d = 3, sigma^2 = 16/25 (a = 16/75), start angle
+TWO_TOKEN = {"law": "values", "d": 3, "sigma2": (16, 25), "theta0": 2.5, "offset": 1.0}
+
+
+def _antipodal_rate(model: str):
+    """(f, f') of beta -> w(pi) - a in Arb (the antipodal pair attracts where f < 0), for the TWO_TOKEN case."""
+    from flint import arb
+
+    num, den = TWO_TOKEN["sigma2"]
+    a = arb(num) / (arb(den) * TWO_TOKEN["d"])
+    if model == "usa":
+        return (lambda b: (-b).exp() - a), (lambda b: -((-b).exp()))
+    return (lambda b: 2 / ((2 * b).exp() + 1) - a), (lambda b: -4 * (2 * b).exp() / ((2 * b).exp() + 1) ** 2)
+
+
+def certified_threshold(model: str) -> dict:
+    """beta_c of the TWO_TOKEN case: Arb-certified root of w(pi) - a, Brent's root in floating point, and the
+    closed form of :func:`theory.common_noise.two_token_threshold`."""
+    import sympy as sp
+    from flint import fmpq
+    from scipy.optimize import brentq
+
+    from numerics.noise.common import pair_weight
+    from theory.certified.balls import Interval
+    from theory.certified.roots import certify_root
+    from theory.common_noise import two_token_threshold
+
+    num, den = TWO_TOKEN["sigma2"]
+    closed = float(two_token_threshold(TWO_TOKEN["law"], TWO_TOKEN["d"], sp.sqrt(sp.Rational(num, den)), model))
+    a = num / (den * TWO_TOKEN["d"])
+    brent = brentq(lambda b: float(pair_weight(b, model, -1.0)) - a, closed - 2.0, closed + 2.0, xtol=1e-14)
+    f, fp = _antipodal_rate(model)
+    lo, hi = fmpq(int(math.floor((closed - 0.5) * 1024)), 1024), fmpq(int(math.ceil((closed + 0.5) * 1024)), 1024)
+    cert = certify_root(f, fp, Interval(lo, hi)).to_dict(digits=20)
+    return {"closed_form": closed, "brent": brent, "certified": cert,
+            "certified_mid": (float(cert["lo"]) + float(cert["hi"])) / 2}
+
+
+def two_token_measurements(samples: int = 800, t: float = 30.0, dt: float = 0.02, seed: int = 5) -> dict:
+    from numerics.noise.common import antipodal_probability, two_token_outcomes
+
+    law, d, th0, off = TWO_TOKEN["law"], TWO_TOKEN["d"], TWO_TOKEN["theta0"], TWO_TOKEN["offset"]
+    sigma = math.sqrt(TWO_TOKEN["sigma2"][0] / TWO_TOKEN["sigma2"][1])
+    out = {}
+    for model in ("usa", "sa"):
+        thr = certified_threshold(model)
+        sides = {}
+        for side, beta in (("below", thr["closed_form"] - off), ("above", thr["closed_form"] + off)):
+            sides[side] = {"beta": beta, "predicted": antipodal_probability(law, d, sigma, beta, model, th0),
+                           **two_token_outcomes(law, d, sigma, beta, model, th0, t, dt, samples, seed)}
+        out[model] = {"threshold": thr, "sides": sides}
+    return out
+
+
+@claim(id="noise.common-noise-two-token-transition",
+       title="two tokens with attention and the random-value common noise: the antipodal pair attracts iff "
+             "w(pi) < a = sigma^2/d; beta_c Arb-certified (usa, sa) and the particles' antipodal fraction equals "
+             "the scale-function probability on both sides",
+       source=("Fedorov-Sander-Elie-Marion-Lauriere arXiv 2601.21942 (abstract: for two tokens a phase transition in "
+               "interaction strength and d above which antipodal configurations attract with positive probability); "
+               "the criterion and the probability derived here"),
+       note="noise-common-noise-two-token-transition.md")
+def check_common_noise_two_token_transition() -> CheckResult:
+    mm = two_token_measurements()
+    flags = {}
+    for model, m in mm.items():
+        thr, below, above = m["threshold"], m["sides"]["below"], m["sides"]["above"]
+        flags[model] = {
+            "certified_contains_closed_form": float(thr["certified"]["lo"]) <= thr["closed_form"]
+            <= float(thr["certified"]["hi"]) and float(thr["certified"]["width"]) < 1e-12,
+            "brent_3_digits": abs(thr["brent"] - thr["closed_form"]) < 5e-4,
+            "below_never_antipodal": below["predicted"] == 0.0 and below["antipodal"] <= 0.005,
+            "above_matches": above["predicted"] > 0.1
+            and abs(above["antipodal"] - above["predicted"]) < 4 * above["se"] + 0.02,
+        }
+    ok = all(all(f.values()) for f in flags.values())
+    return CheckResult("noise.common-noise-two-token-transition", _status(ok),
+                       {m: {"beta_c": v["threshold"]["certified_mid"],
+                            "antipodal_above": v["sides"]["above"]["antipodal"]} for m, v in mm.items()},
+                       {m: {"beta_c": v["threshold"]["closed_form"],
+                            "antipodal_above": v["sides"]["above"]["predicted"]} for m, v in mm.items()},
+                       "beta_c: Arb enclosure of width < 1e-12 containing the closed form, Brent within 5e-4; "
+                       "antipodal fraction 0 (<= 0.005) below, scale-function probability within 4 SE + 0.02 above",
+                       {**mm, "case": TWO_TOKEN, "flags": flags})

@@ -31,6 +31,8 @@ Verified by: noise.common-noise-* claims (numerics.noise.claims_common), tests/n
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from numerics.common.errors import InputError, require_choice, require_real
@@ -241,3 +243,64 @@ def ito_paths(d: int, sigma: float, law: str, t: float, dt: float, samples: int,
     root = np.sqrt(samples)
     return {"norm2": float(norm2.mean()), "norm2_se": float(norm2.std(ddof=1) / root),
             "alignment": float(e.mean()), "alignment_se": float(e.std(ddof=1) / root)}
+
+
+def pair_weight(beta: float, model: str, cos_theta):
+    """w(theta) of two tokens with identity Q, K, V: d theta/dt = -w sin(theta) from the attention alone
+    (usa: e^{beta cos theta}; sa: 2 e^{beta cos theta}/(e^beta + e^{beta cos theta}))."""
+    e = np.exp(beta * (np.asarray(cos_theta) - 1.0))  # e^{beta (cos - 1)}: no overflow for large beta
+    return np.exp(beta) * e if model == "usa" else 2 * e / (1.0 + e)
+
+
+def antipodal_probability(law: str, d: int, sigma: float, beta: float, model: str, theta0: float) -> float:
+    """P(the pair ends antipodal | theta(0) = theta0) from the scale function of the angle's diffusion.
+
+    The angle has generator a sin^2(theta) h'' - w(theta) sin(theta) h' (attention plus the common noise, whose
+    part has no drift: :func:`theory.common_noise.angle_generator`), so with
+    s'(theta) = exp( int_{pi/2}^{theta} w(u) / (a sin u) du ) the probability is
+    int_0^{theta0} s' / int_0^pi s', and 0 when the integral diverges at pi (w(pi) >= a).
+    """
+    from scipy.integrate import quad
+
+    a = angle_coefficient(law, d, sigma)
+    if pair_weight(beta, model, -1.0) >= a:
+        return 0.0
+
+    def exponent(theta):
+        val, _ = quad(lambda u: float(pair_weight(beta, model, np.cos(u))) / (a * np.sin(u)), np.pi / 2, theta,
+                      limit=200)
+        return val
+
+    def density(theta):
+        return math.exp(exponent(theta))
+
+    top, _ = quad(density, 0.0, np.pi, limit=400)
+    part, _ = quad(density, 0.0, theta0, limit=400)
+    return part / top
+
+
+def two_token_outcomes(law: str, d: int, sigma: float, beta: float, model: str, theta0: float, t: float,
+                       dt: float, samples: int, seed=0) -> dict:
+    """Pairs of tokens (attention with identity matrices plus the common noise) from angle theta0 to time t:
+    the fraction ending antipodal (theta(t) > pi/2), its standard error, and the fraction still undecided
+    (pi/4 < theta(t) < 3 pi/4). Projected Euler-Maruyama with a two-token field written out here."""
+    steps = steps_of(t, dt)
+    h = t / steps
+    rng = np.random.default_rng(seed)
+    X = np.zeros((samples, 2, d))
+    X[:, 0, 0] = 1.0
+    X[:, 1, 0], X[:, 1, 1] = np.cos(theta0), np.sin(theta0)
+
+    def field(Y, t=None):
+        rho = np.sum(Y[:, 0] * Y[:, 1], axis=-1)[:, None]
+        w = pair_weight(beta, model, rho) / 2              # each token's share of d theta/dt = -w sin theta
+        return np.stack([w * (Y[:, 1] - rho * Y[:, 0]), w * (Y[:, 0] - rho * Y[:, 1])], axis=1)
+
+    for _ in range(steps):
+        xi = rng.standard_normal((samples, d, d))
+        X = step_projected_em(field, X, h, sigma, increment(law, xi, h), exact=False)
+    theta = np.arccos(np.clip(np.sum(X[:, 0] * X[:, 1], axis=-1), -1.0, 1.0))
+    anti = theta > np.pi / 2
+    p = float(anti.mean())
+    return {"antipodal": p, "se": math.sqrt(max(p * (1 - p), 1e-12) / samples),
+            "undecided": float(np.mean((theta > np.pi / 4) & (theta < 3 * np.pi / 4)))}

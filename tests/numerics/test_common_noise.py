@@ -148,3 +148,35 @@ def test_resume_continues_the_common_stream(tmp_path):
     half.save(tmp_path / "half.npz")
     again = resume(tmp_path / "half.npz", 1.0)
     assert np.array_equal(again.X[-1], full.X[-1])
+
+
+def test_two_token_threshold_certified_and_located():
+    from numerics.noise.claims_common import certified_threshold
+
+    for model, closed in (("usa", math.log(75 / 16)), ("sa", math.log(2 * 75 / 16 - 1) / 2)):
+        thr = certified_threshold(model)
+        assert float(thr["certified"]["lo"]) <= closed <= float(thr["certified"]["hi"])
+        assert abs(thr["brent"] - closed) < 5e-4 and abs(thr["closed_form"] - closed) < 1e-12
+
+
+def test_antipodal_probability_against_a_closed_form():
+    """No attention drift variation (usa, beta = 0: w = 1): s' = tan(theta/2)^(1/a), and
+    int_0^pi tan(u/2)^p du = pi / cos(p pi / 2) for p < 1 (an independent route, mpmath)."""
+    import mpmath as mp
+
+    a = C.angle_coefficient("goe", 3, 0.8)
+    p = 1 / a
+    top = mp.pi / mp.cos(p * mp.pi / 2)
+    part = mp.quad(lambda u: mp.tan(u / 2) ** p, [0, 2.0])
+    assert C.antipodal_probability("goe", 3, 0.8, 0.0, "usa", 2.0) == pytest.approx(float(part / top), rel=1e-6)
+    assert C.antipodal_probability("values", 3, 0.8, 0.0, "usa", 2.0) == 0.0  # a < w(pi) = 1: never antipodal
+
+
+def test_two_token_outcomes_both_sides():
+    beta_c = math.log(75 / 16)
+    s = 0.8
+    below = C.two_token_outcomes("values", 3, s, beta_c - 1.0, "usa", 2.5, 20.0, 0.04, 300, seed=3)
+    above = C.two_token_outcomes("values", 3, s, beta_c + 1.0, "usa", 2.5, 20.0, 0.04, 300, seed=3)
+    predicted = C.antipodal_probability("values", 3, s, beta_c + 1.0, "usa", 2.5)
+    assert below["antipodal"] == 0.0
+    assert abs(above["antipodal"] - predicted) < 4 * above["se"] + 0.04
