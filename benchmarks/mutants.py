@@ -1088,6 +1088,13 @@ MUTANTS += [
      "return sp.log(1 / a) if model == \"usa\" else sp.log(2 / a - 1) / 2",
      "return sp.log(1 / a) if model == \"usa\" else sp.log(2 / a - 1)",
      "sa two-token threshold without the 1/2 of e^(2 beta)"),
+    ("random-weights-uniform-range", "numerics/noise/random_weights.py",
+     "return rng.uniform(-math.sqrt(3.0), math.sqrt(3.0), size=shape)", "return rng.uniform(-1.0, 1.0, size=shape)",
+     "uniform weight entries of variance 1/3 (the network converges to a weaker noise)"),
+    ("random-weights-heads-scaling", "numerics/noise/random_weights.py",
+     "return G.sum(axis=0) / math.sqrt(heads)", "return G.sum(axis=0) / heads",
+     "H heads averaged instead of scaled by 1/sqrt(H) (the noise vanishes as H grows)"),
 ]
-_FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise"})
+_FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise",
+                   "numerics/noise/random_weights.py": "noise"})
 _AREA_TESTS["noise"] += ["tests/numerics/test_common_noise.py", "tests/theory/test_common_noise_theory.py"]

@@ -210,3 +210,29 @@ def check_common_noise_two_token_transition() -> CheckResult:
                        "beta_c: Arb enclosure of width < 1e-12 containing the closed form, Brent within 5e-4; "
                        "antipodal fraction 0 (<= 0.005) below, scale-function probability within 4 SE + 0.02 above",
                        {**mm, "case": TWO_TOKEN, "flags": flags})
+
+
+def depth_limit_measurements(samples: int = 100000, seed: int = 6) -> dict:
+    from numerics.noise.random_weights import depth_study
+
+    return {f"{entries}-H{heads}": depth_study(depths=(8, 16, 32), entries=entries, heads=heads, samples=samples,
+                                               seed=seed)
+            for entries, heads in (("rademacher", 1), ("uniform", 4))}
+
+
+@claim(id="noise.random-weights-depth-limit",
+       title="random-weight layers (entries +-1 or uniform, H heads, resampled per layer and head, step sqrt(T/L) "
+             "on the values) converge as the depth L grows to the common-noise SDE: E<e, x_L> -> exp(-c (d-1) T) "
+             "at the rate 1/L",
+       source=("Fedorov et al. arXiv 2601.21942 and Koubbi-Geshkovski-Rigollet arXiv 2604.01978 (abstracts: random "
+               "weights resampled across layers and heads, diffusion scaling, common-noise SDE limits); the rate is "
+               "the derived weak order 1"),
+       note="noise-random-weights-depth-limit.md")
+def check_random_weights_depth_limit() -> CheckResult:
+    mm = depth_limit_measurements()
+    flags = {name: all(abs(e) > 5 * s for e, s in zip(r["error"], r["se"])) and -1.3 < r["rate"] < -0.6
+             and abs(r["error"][-1]) < 0.4 * abs(r["error"][0]) for name, r in mm.items()}
+    return CheckResult("noise.random-weights-depth-limit", _status(all(flags.values())),
+                       {name: r["rate"] for name, r in mm.items()}, {name: -1 for name in mm},
+                       "errors above 5 SE; fitted rate in (-1.3, -0.6); the error at L = 32 below 0.4 of L = 8's (1/L predicts 0.25)",
+                       {**mm, "flags": flags, "d": 3, "sigma": 0.8, "t": 1.0})

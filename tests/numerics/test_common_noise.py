@@ -180,3 +180,14 @@ def test_two_token_outcomes_both_sides():
     predicted = C.antipodal_probability("values", 3, s, beta_c + 1.0, "usa", 2.5)
     assert below["antipodal"] == 0.0
     assert abs(above["antipodal"] - predicted) < 4 * above["se"] + 0.04
+
+
+def test_random_weight_layers_converge_to_the_sde():
+    from numerics.noise.random_weights import depth_study, layer_kick_matrix
+
+    rng = np.random.default_rng(0)
+    for entries in ("rademacher", "uniform", "gaussian"):  # mean 0, variance 1 entries, whatever the heads
+        G = layer_kick_matrix(rng, 20000, 3, 4, entries)
+        assert abs(G.mean()) < 0.01 and abs(G.var() - 1) < 0.02
+    r = depth_study(depths=(8, 32), entries="rademacher", samples=40000, seed=2)
+    assert r["error"][0] > 5 * r["se"][0] and -1.4 < r["rate"] < -0.6
