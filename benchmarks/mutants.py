@@ -1094,6 +1094,10 @@ MUTANTS += [
     ("random-weights-heads-scaling", "numerics/noise/random_weights.py",
      "return G.sum(axis=0) / math.sqrt(heads)", "return G.sum(axis=0) / heads",
      "H heads averaged instead of scaled by 1/sqrt(H) (the noise vanishes as H grows)"),
+    ("common-noise-coercivity-sign", "numerics/noise/common.py",
+     "kappa = angle_coefficient(law, d, sigma) * ((1 - p) * c ** 2",
+     "kappa = angle_coefficient(law, d, sigma) * ((1 + p) * c ** 2",
+     "coercivity constant with (1 + p) cos^2: the bound exp(-p kappa_min t) decays faster than the energy"),
 ]
 _FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise",
                    "numerics/noise/random_weights.py": "noise"})

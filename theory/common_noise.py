@@ -258,3 +258,27 @@ def two_token_threshold(law: str, d: int, s, model: str = "usa") -> sp.Expr:
     """
     a = angle_coefficient(law, d, s)
     return sp.log(1 / a) if model == "usa" else sp.log(2 / a - 1) / 2
+
+
+def dissipation_derivation(law: str, d: int) -> Derivation:
+    """L (sin theta)^p = -p (sin theta)^p kappa(theta) for two tokens under attention (dtheta/dt = -w sin theta,
+    w any function of theta) and the common noise: kappa = a ((1-p) cos^2 theta + sin^2 theta) + w cos theta.
+
+    Hence E V(t) <= exp(-p kappa_min t) V(0) for V = sin^p theta whenever kappa_min = min kappa > 0 (the noise
+    coercive relative to the attention drift; derived here, in the spirit of Agazzi et al. arXiv 2604.26898,
+    whose own condition and energy were not read), and E V grows at first from any theta_0 with kappa < 0.
+    """
+    law, d = _check(law, d)
+    theta = sp.Symbol("theta", positive=True)
+    p = sp.Symbol("p", positive=True)
+    w = sp.Function("w")(theta)
+    second, first = angle_generator(law, d)
+    V = sp.sin(theta) ** p
+    LV = second * sp.diff(V, theta, 2) + first * sp.diff(V, theta) - w * sp.sin(theta) * sp.diff(V, theta)
+    a = angle_coefficient(law, d)
+    kappa = a * ((1 - p) * sp.cos(theta) ** 2 + sp.sin(theta) ** 2) + w * sp.cos(theta)
+    return Derivation(
+        title=f"mean dissipation of (sin theta)^p for two tokens under attention and common noise ({law})",
+        source=_SOURCE[law], lhs=sp.simplify(LV / V), rhs=-p * kappa,
+        steps=(Step("generator in theta: a sin^2 h'' - w sin h'", LV), Step("kappa(theta)", kappa)),
+        notes="coercive iff min over theta of kappa > 0; at theta = pi this reads a (1 - p) > w(pi)")

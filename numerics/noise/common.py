@@ -279,6 +279,62 @@ def antipodal_probability(law: str, d: int, sigma: float, beta: float, model: st
     return part / top
 
 
+def pair_field(beta: float, model: str):
+    """The attention field of (samples, 2, d) pairs with identity Q, K, V, written out (many small systems)."""
+    def field(Y, t=None):
+        rho = np.sum(Y[:, 0] * Y[:, 1], axis=-1)[:, None]
+        w = pair_weight(beta, model, rho) / 2              # each token's share of d theta/dt = -w sin theta
+        return np.stack([w * (Y[:, 1] - rho * Y[:, 0]), w * (Y[:, 0] - rho * Y[:, 1])], axis=1)
+
+    return field
+
+
+def start_pairs(samples: int, d: int, theta0: float) -> np.ndarray:
+    """(samples, 2, d) pairs at angle theta0: e_1 and cos(theta0) e_1 + sin(theta0) e_2."""
+    X = np.zeros((samples, 2, d))
+    X[:, 0, 0] = 1.0
+    X[:, 1, 0], X[:, 1, 1] = np.cos(theta0), np.sin(theta0)
+    return X
+
+
+def pair_angle(X: np.ndarray) -> np.ndarray:
+    """The angle of each pair, from the chord (accurate for small and for near-antipodal angles alike)."""
+    chord = np.linalg.norm(X[:, 0] - X[:, 1], axis=-1)
+    return 2 * np.arcsin(np.clip(chord / 2, 0.0, 1.0))
+
+
+def coercivity(law: str, d: int, sigma: float, beta: float, model: str, p: float = 0.5,
+               points: int = 200001) -> tuple[float, float]:
+    """(min over theta of kappa, its argmin) on a fine grid, kappa(theta) = a ((1-p) cos^2 + sin^2) + w cos
+    (:func:`theory.common_noise.dissipation_derivation`): the noise is coercive relative to the drift iff > 0."""
+    theta = np.linspace(0.0, np.pi, points)
+    c = np.cos(theta)
+    kappa = angle_coefficient(law, d, sigma) * ((1 - p) * c ** 2 + np.sin(theta) ** 2) + pair_weight(beta, model, c) * c
+    k = int(np.argmin(kappa))
+    return float(kappa[k]), float(theta[k])
+
+
+def pair_dissipation(law: str, d: int, sigma: float, beta: float, model: str, theta0: float, p: float, t: float,
+                     dt: float, samples: int, seed=0, every: int = 1) -> dict:
+    """E (sin theta)^p of pairs from theta0 (attention plus common noise) every ``every`` steps: times, means and
+    standard errors. Projected Euler-Maruyama."""
+    steps = steps_of(t, dt)
+    h = t / steps
+    rng = np.random.default_rng(seed)
+    X = start_pairs(samples, d, theta0)
+    field = pair_field(beta, model)
+    times, means, ses = [0.0], [math.sin(theta0) ** p], [0.0]
+    for k in range(1, steps + 1):
+        xi = rng.standard_normal((samples, d, d))
+        X = step_projected_em(field, X, h, sigma, increment(law, xi, h), exact=False)
+        if k % every == 0 or k == steps:
+            V = np.sin(pair_angle(X)) ** p
+            times.append(k * h)
+            means.append(float(V.mean()))
+            ses.append(float(V.std(ddof=1) / math.sqrt(samples)))
+    return {"times": times, "mean": means, "se": ses}
+
+
 def two_token_outcomes(law: str, d: int, sigma: float, beta: float, model: str, theta0: float, t: float,
                        dt: float, samples: int, seed=0) -> dict:
     """Pairs of tokens (attention with identity matrices plus the common noise) from angle theta0 to time t:
@@ -291,11 +347,7 @@ def two_token_outcomes(law: str, d: int, sigma: float, beta: float, model: str, 
     X[:, 0, 0] = 1.0
     X[:, 1, 0], X[:, 1, 1] = np.cos(theta0), np.sin(theta0)
 
-    def field(Y, t=None):
-        rho = np.sum(Y[:, 0] * Y[:, 1], axis=-1)[:, None]
-        w = pair_weight(beta, model, rho) / 2              # each token's share of d theta/dt = -w sin theta
-        return np.stack([w * (Y[:, 1] - rho * Y[:, 0]), w * (Y[:, 0] - rho * Y[:, 1])], axis=1)
-
+    field = pair_field(beta, model)
     for _ in range(steps):
         xi = rng.standard_normal((samples, d, d))
         X = step_projected_em(field, X, h, sigma, increment(law, xi, h), exact=False)

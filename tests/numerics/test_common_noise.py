@@ -191,3 +191,15 @@ def test_random_weight_layers_converge_to_the_sde():
         assert abs(G.mean()) < 0.01 and abs(G.var() - 1) < 0.02
     r = depth_study(depths=(8, 32), entries="rademacher", samples=40000, seed=2)
     assert r["error"][0] > 5 * r["se"][0] and -1.4 < r["rate"] < -0.6
+
+
+def test_dissipation_both_sides_of_the_coercivity_condition():
+    from numerics.noise.claims_common import dissipation_measurements
+
+    mm = dissipation_measurements(samples=1500, t=1.0, dt=0.02)
+    co, nc = mm["coercive"], mm["not coercive"]
+    assert co["kappa_min"] > 0 > nc["kappa_min"]
+    for side in (co, nc):
+        assert all(m <= b + 4 * s for m, b, s in zip(side["mean"], side["bound"], side["se"]))
+    assert co["mean"][-1] < co["mean"][0] - 4 * co["se"][-1]
+    assert nc["mean"][-1] > nc["mean"][0] + 4 * nc["se"][-1]

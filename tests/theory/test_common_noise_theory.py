@@ -106,3 +106,15 @@ def test_two_point_generator_by_finite_differences(law):
     # g = rho gives B; g = rho^2 gives 2 A + 2 rho B
     assert _generator(basis, lambda p, q: p @ q, (x, y), True) == pytest.approx(B, rel=1e-5)
     assert _generator(basis, lambda p, q: (p @ q) ** 2, (x, y), True) == pytest.approx(2 * A + 2 * rho * B, rel=1e-5)
+
+
+@pytest.mark.parametrize("law", C.LAWS)
+def test_dissipation_identity(law):
+    deriv = C.dissipation_derivation(law, 3)
+    assert deriv.verify().status == "proved"
+    a = C.angle_coefficient(law, 3)
+    theta = sp.Symbol("theta", positive=True)
+    # planted: the noise term without the (1 - p) of the cos^2 part (p -> 0 there)
+    wrong = type(deriv)(title="planted", source="", lhs=deriv.lhs,
+                        rhs=deriv.rhs - sp.Symbol("p", positive=True) ** 2 * a * sp.cos(theta) ** 2)
+    assert not wrong.verify().ok
