@@ -1132,3 +1132,40 @@ MUTANTS += [
      "observables with several eps stop on the largest (which does not decide the smaller eps)"),
 ]
 _AREA_TESTS["sweeps"].append("tests/numerics/test_sweeps_events.py")
+# common matrix noise (numerics/noise/common.py, theory/common_noise.py; claims noise.common-noise-*)
+MUTANTS += [
+    ("common-noise-goe-variance", "numerics/noise/common.py",
+     "return np.sqrt(h / 2.0) * (xi + np.swapaxes(xi, -1, -2))", "return np.sqrt(h) * (xi + np.swapaxes(xi, -1, -2))",
+     "GOE increment with twice the variance (c = sigma^2 instead of sigma^2/2; the Lyapunov rate doubles)"),
+    ("common-noise-ito-drift-factor", "numerics/noise/common.py",
+     "return X + h * (_drift(field, U, t) - c * (d - 1) * U) + kick(U, dQ, sigma, exact)",
+     "return X + h * (_drift(field, U, t) - 2 * c * (d - 1) * U) + kick(U, dQ, sigma, exact)",
+     "Ito form with a doubled drift correction (|x| shrinks)"),
+    ("common-noise-heun-corrector-average", "numerics/noise/common.py",
+     "0.5 * (k0 + kick(P, dQ, sigma, exact))", "(k0 + kick(P, dQ, sigma, exact))",
+     "Heun corrector adds both stages' noise instead of their mean (the noise doubled)"),
+    ("common-noise-values-rms", "theory/common_noise.py",
+     "return 2 * s ** 2 if law == \"goe\" else s ** 2 / d", "return 2 * s ** 2 if law == \"goe\" else s ** 2",
+     "values law's two-point coefficient without the RMS factor 1/d"),
+    ("common-noise-pair-weight-share", "numerics/noise/common.py",
+     "return np.exp(beta) * e if model == \"usa\" else 2 * e / (1.0 + e)",
+     "return np.exp(beta) * e / 2 if model == \"usa\" else 2 * e / (1.0 + e)",
+     "two-token usa weight: one token's share taken for the angle's rate (beta_c off by log 2)"),
+    ("common-noise-sa-threshold-half", "theory/common_noise.py",
+     "return sp.log(1 / a) if model == \"usa\" else sp.log(2 / a - 1) / 2",
+     "return sp.log(1 / a) if model == \"usa\" else sp.log(2 / a - 1)",
+     "sa two-token threshold without the 1/2 of e^(2 beta)"),
+    ("random-weights-uniform-range", "numerics/noise/random_weights.py",
+     "return rng.uniform(-math.sqrt(3.0), math.sqrt(3.0), size=shape)", "return rng.uniform(-1.0, 1.0, size=shape)",
+     "uniform weight entries of variance 1/3 (the network converges to a weaker noise)"),
+    ("random-weights-heads-scaling", "numerics/noise/random_weights.py",
+     "return G.sum(axis=0) / math.sqrt(heads)", "return G.sum(axis=0) / heads",
+     "H heads averaged instead of scaled by 1/sqrt(H) (the noise vanishes as H grows)"),
+    ("common-noise-coercivity-sign", "numerics/noise/common.py",
+     "kappa = angle_coefficient(law, d, sigma) * ((1 - p) * c ** 2",
+     "kappa = angle_coefficient(law, d, sigma) * ((1 + p) * c ** 2",
+     "coercivity constant with (1 + p) cos^2: the bound exp(-p kappa_min t) decays faster than the energy"),
+]
+_FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise",
+                   "numerics/noise/random_weights.py": "noise"})
+_AREA_TESTS["noise"] += ["tests/numerics/test_common_noise.py", "tests/theory/test_common_noise_theory.py"]

@@ -44,7 +44,8 @@ from numerics.core.members import Members, MemberStreams, member, require_batch,
 #: Model fields an ensemble knows how to batch; any other field with a non-default value is refused
 BATCHABLE_MODEL_FIELDS = ("kind", "beta", "Q", "K", "V", "time_unit", "noise", "heads", "mlp", "schedule",
                           "causal", "kernel", "alibi", "rope", "positions", "beta_scaling", "gamma",
-                          "norm", "norm_alpha", "norm_switch", "norm_scale", "radius0", "centering")
+                          "norm", "norm_alpha", "norm_switch", "norm_scale", "radius0", "centering",
+                          "common_noise", "common_noise_law", "attention")
 #: largest number of pair terms formed at once by :func:`ensemble_energies` (2^22 doubles = 32 MiB)
 ENERGY_BLOCK_ENTRIES = 1 << 22
 

@@ -104,6 +104,8 @@ def _one_cluster_refusal(model, members: dict | None = None) -> str | None:
         return "V != I"
     if model.noise > 0:
         return "noise (a cap is not invariant under diffusion)"
+    if getattr(model, "common_noise", 0.0) > 0:
+        return "common noise (the lemma is for the deterministic flow)"
     if model.heads is not None or model.mlp is not None or model.schedule is not None:
         return "heads, an MLP or a depth schedule"
     if model.causal or model.has_positions:

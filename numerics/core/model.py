@@ -31,6 +31,9 @@ from numerics.core.norms import check_norm, is_radial
 #: and is faster). A comparison of two code paths pins both; ``auto`` is for users who want the fast one.
 from numerics.core.names import BACKENDS  # noqa: E402 - defined without heavy imports for the CLI
 
+#: laws of the common matrix Brownian motion (numerics.noise.common.LAWS; the core imports no area)
+COMMON_NOISE_LAWS = ("goe", "values")
+
 
 def _matrix(M, name: str) -> np.ndarray | None:
     if M is None:
@@ -110,6 +113,20 @@ class Model:
         every layer reads :meth:`effective_beta` (:mod:`numerics.core.beta_scaling`).
     gamma : float, optional
         The constant of ``beta_scaling="log"`` (> 0).
+    common_noise : float
+        sigma >= 0: every token also feels the same matrix Brownian motion, dx_i = v_i dt - sigma P_{x_i} o dQ x_i
+        (Stratonovich; one increment dQ per system and step, an ensemble member its own). ``simulate`` then runs
+        the schemes of :mod:`numerics.noise.common` with ``Solver.seed`` (``layer``: projected Euler-Maruyama,
+        ``rk4``: stochastic Heun). Not combined with ``noise``, a normalisation scheme or the rescaled time unit.
+    common_noise_law : {"goe", "values"}
+        ``goe``: dQ = (dB + dB^T)/sqrt(2) (symmetric, E[dQ_ab dQ_ce] = (delta_ac delta_be + delta_ae delta_bc) dt;
+        Engel-Shalova, arXiv 2603.06187, is sigma = 1/sqrt(2)); ``values``: dQ = dB/sqrt(d), independent entries
+        (the random value matrices of arXiv 2601.21942 with the RMS normalisation E|dQ x|^2 = |x|^2 dt). One token
+        is then a Brownian motion with generator c Lap_S, c = sigma^2/2 (goe), sigma^2/(2d) (values)
+        (:mod:`theory.common_noise`).
+    attention : bool
+        False switches the attention field off (v = 0): the noise alone moves the tokens. Needs noise or
+        common_noise > 0.
 
     Notes
     -----
@@ -140,6 +157,9 @@ class Model:
     positions: Any = None
     beta_scaling: str = "fixed"
     gamma: float | None = None
+    common_noise: float = 0.0
+    common_noise_law: str = "goe"
+    attention: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", require_choice(self.kind, "model", MODELS))
@@ -164,6 +184,26 @@ class Model:
         self._check_architecture(dims)
         for key, value in check_norm(self).items():
             object.__setattr__(self, key, value)
+        self._check_common_noise()
+
+    def _check_common_noise(self) -> None:
+        """Validate common_noise, its law and the attention switch against the other fields."""
+        object.__setattr__(self, "common_noise", require_real(self.common_noise, "common noise", minimum=0.0))
+        object.__setattr__(self, "common_noise_law",
+                           require_choice(self.common_noise_law, "common noise law", COMMON_NOISE_LAWS))
+        if not isinstance(self.attention, (bool, np.bool_)):
+            raise InputError(f"attention must be True or False, got {self.attention!r}")
+        object.__setattr__(self, "attention", bool(self.attention))
+        if not self.attention and self.noise == 0 and self.common_noise == 0:
+            raise InputError("attention off leaves nothing to integrate: give noise or common noise > 0")
+        if self.common_noise == 0:
+            return
+        if self.noise > 0:
+            raise InputError("common noise and per-token noise together are not supported: give one of them")
+        if is_radial(self):
+            raise InputError(f"common noise moves points of the sphere: norm={self.norm!r} is not supported")
+        if self.time_unit != "natural":
+            raise InputError("common noise runs in the natural time unit (not rescaled)")
 
     def _check_architecture(self, dims: set) -> None:
         """Validate heads, mlp, schedule and causal against each other and against Q, K, V, kernel."""
@@ -410,6 +450,10 @@ class Model:
             meta.update({"alibi": self.alibi if np.ndim(self.alibi) == 0 else self.alibi.tolist(), "rope": self.rope,
                          "positions": None if self.positions is None else self.positions.tolist()})
         meta.update(scaling_meta(self.beta_scaling, self.gamma))
+        if self.common_noise > 0:  # only then: the metadata of every other run keeps its keys
+            meta.update({"common_noise": self.common_noise, "common_noise_law": self.common_noise_law})
+        if not self.attention:
+            meta["attention"] = False
         return meta
 
     @classmethod
@@ -432,7 +476,9 @@ class Model:
                    norm=meta.get("norm", "post"), norm_alpha=meta.get("norm_alpha", 1.0),
                    norm_switch=meta.get("norm_switch"), norm_scale=meta.get("norm_scale", 1.0),
                    radius0=meta.get("radius0", 1.0), centering=meta.get("centering", False),
-                   alibi=meta.get("alibi"), rope=meta.get("rope"), positions=meta.get("positions"))
+                   alibi=meta.get("alibi"), rope=meta.get("rope"), positions=meta.get("positions"),
+                   common_noise=meta.get("common_noise", 0.0), common_noise_law=meta.get("common_noise_law", "goe"),
+                   attention=meta.get("attention", True))
 
     def to_spec(self, d: int | None = None):
         """The symbolic :class:`theory.spec.ModelSpec` of this model (imports sympy)."""

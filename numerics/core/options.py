@@ -15,7 +15,8 @@ Option groups (each adder puts its options on an argparse parser):
 - :func:`add_position_arguments`: ``--alibi``, ``--rope``, ``--positions``;
 - :func:`add_kernel_arguments`: ``--kernel``, ``--param``;
 - :func:`add_norm_arguments`: ``--norm`` and the parameters of the schemes;
-- :func:`add_dynamics_arguments`: ``--time-unit``, ``--noise``, ``--noise-seed``;
+- :func:`add_dynamics_arguments`: ``--time-unit``, ``--noise``, ``--noise-seed``, ``--common-noise``,
+  ``--common-noise-law``, ``--no-attention``;
 - :func:`add_solver_arguments`: ``--method``, ``--dt``, ``--rtol``, ``--atol``, ``--backend``;
 - :func:`add_save_arguments`: ``--save-every``, ``--save-times``.
 
@@ -45,11 +46,11 @@ MODEL_OPTIONS = ("model", "n", "d", "beta", "beta_scaling", "gamma", "matrices",
                  "causal", "alibi", "rope", "positions", "kernel", "param", "norm", "norm_alpha", "norm_switch",
                  "norm_scale", "radius0", "centering")
 #: the defaults of the options of a run that have one (the adders use them): a value other than these was given
-DEFAULTS = {"time_unit": "natural", "noise": 0.0, "method": "rk4", "rtol": 1e-9, "atol": 1e-12, "backend": "auto",
-            "save_every": 1}
+DEFAULTS = {"time_unit": "natural", "noise": 0.0, "common_noise": 0.0, "common_noise_law": "goe", "method": "rk4",
+            "rtol": 1e-9, "atol": 1e-12, "backend": "auto", "save_every": 1}
 #: the options of how a run is integrated and saved (attribute names; the defaulted ones are in DEFAULTS)
-RUN_OPTIONS = ("time_unit", "noise", "noise_seed", "method", "dt", "rtol", "atol", "backend", "save_every",
-               "stop_when")
+RUN_OPTIONS = ("time_unit", "noise", "common_noise", "common_noise_law", "noise_seed", "method", "dt", "rtol", "atol",
+               "backend", "save_every", "stop_when")
 
 
 # -- option groups -------------------------------------------------------------------------------------------------
@@ -149,6 +150,13 @@ def add_dynamics_arguments(p) -> None:
                    help="D >= 0: Brownian noise sqrt(2D) P_x o dB on each token (layer = Euler-Maruyama, "
                         "rk4 = weak-order-2 splitting)")
     p.add_argument("--noise-seed", type=int, help="seed of the noise (default: --seed)")
+    p.add_argument("--common-noise", type=float, default=DEFAULTS["common_noise"], metavar="SIGMA",
+                   help="sigma >= 0: every token feels the same matrix Brownian motion, -sigma P_x o dQ x "
+                        "(layer = projected Euler-Maruyama, rk4 = stochastic Heun; docs/guide/common-noise.md)")
+    p.add_argument("--common-noise-law", choices=("goe", "values"), default=DEFAULTS["common_noise_law"],
+                   help="law of dQ: goe = (dB + dB^T)/sqrt(2) (default), values = dB/sqrt(d)")
+    p.add_argument("--no-attention", dest="attention", action="store_false", default=True,
+                   help="switch the attention field off: the noise alone moves the tokens")
 
 
 def add_solver_arguments(p) -> None:
@@ -347,6 +355,9 @@ def model_from_args(args, d: int | None, radii=None, *, beta: float | None = Non
         args.beta = beta
     return Model(kind=args.model, **scaling_from_args(args), kernel=kernel_from_args(args),
                  time_unit=getattr(args, "time_unit", DEFAULTS["time_unit"]),
+                 common_noise=getattr(args, "common_noise", DEFAULTS["common_noise"]),
+                 common_noise_law=getattr(args, "common_noise_law", DEFAULTS["common_noise_law"]),
+                 attention=getattr(args, "attention", True),
                  noise=getattr(args, "noise", DEFAULTS["noise"]), **mats, **architecture_from_args(args),
                  **norm_from_args(args, radii))
 

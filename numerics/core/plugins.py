@@ -21,6 +21,8 @@ PLUGINS = {
                                    "chooses: where the count changes)",
     "numerics.noise.sde": "the stochastic integrators of Model(noise > 0) (numerics.core.noise_loader, for "
                           "numerics.core.trajectory and numerics.core.ensemble)",
+    "numerics.noise.common": "the integrators of Model(common_noise > 0), one matrix increment per system "
+                             "(numerics.core.noise_loader)",
 }
 
 

@@ -127,7 +127,8 @@ class Run:
             noise = self.values["noise"]
             if noise is not None and self.model.noise > 0:
                 raise InputError("give the noise either in the model (shared) or per member, not both")
-            self.noisy = (self.model.noise > 0) if noise is None else bool(np.any(noise > 0))
+            self.noisy = ((self.model.noise > 0) if noise is None else bool(np.any(noise > 0))) \
+                or self.model.common_noise > 0
             self.threads = blas_threads_for(self.per_eval / max(B, 1) * B, rows=n * B)
         else:
             X0 = require_points(X0, "X0")
@@ -145,7 +146,7 @@ class Run:
                                         else model.vector_field(n, d, solver.backend))
             self.per_eval = evaluation_cost(self.field, self.backend, n, d)
             check_simulation_cost(n, d, self.t_end, solver, save, t0=self.t0, per_eval=self.per_eval)
-            self.noisy = model.noise > 0
+            self.noisy = model.noise > 0 or model.common_noise > 0
             self.threads = blas_threads_for(self.per_eval)  # one thread on a busy machine or for small fields
         self.X0, self.B, self.n, self.d = X0, B, n, d
 
@@ -163,10 +164,14 @@ class Run:
         solver, save, field = self.solver, self.save, self.field
         save_times = save.times if self.resume_times is None else self.resume_times
         options = dict(dt=solver.dt, t0=self.t0, save_every=save.every, progress=progress)
+        if self.noisy and self.model.common_noise > 0:  # numerics.noise.common: one matrix increment per system
+            return self._integrate_common(field, options)
         if self.noisy:  # the SDE schemes of numerics.noise.sde, a random stream per member
             from numerics.core import noise_loader
 
             sde, scheme = noise_loader.noise_scheme(solver, save)
+            if not self.model.attention:
+                field = sde.zero_field
             if self.batch:
                 noise = self.values["noise"]
                 D = self.model.noise if noise is None else noise.reshape(-1, 1, 1)
@@ -240,6 +245,34 @@ class Run:
         self.scheme_text = (ENSEMBLE_SCHEMES if self.batch else SCHEMES)[solver.method]
         return (out_times if times is None else times.copy()), states, stats
 
+    def _integrate_common(self, field, options):
+        """The common-noise branch of :meth:`integrate`: a random stream per member (B = 1: the single run's)."""
+        from numerics.core import noise_loader
+
+        common, scheme = noise_loader.common_noise_scheme(self.solver, self.save)
+        sde = noise_loader.noise_scheme(self.solver, self.save)[0]  # the streams' saved states
+        if self.batch and self.values["noise"] is not None:
+            raise InputError("common noise with per-member noise levels is not supported")
+        if self.batch:
+            stream = (MemberStreams(self.values["seeds"]) if self.noise_state is None
+                      else MemberStreams.from_states(self.noise_state))
+        else:
+            stream = np.random.default_rng(self.solver.seed) if self.noise_state is None \
+                else sde.generator_from_state(self.noise_state)
+        model = self.model
+        times, states, stats = integrate(field if model.attention else common.zero_field, self.X0, self.t_end,
+                                         scheme, steppers=common.common_steppers(model.common_noise,
+                                                                                 model.common_noise_law, stream,
+                                                                                 scheme), **options)
+        weak, strong = common.METHODS[scheme]
+        stats.update({"scheme": scheme, "weak_order": weak, "strong_order": strong})
+        if self.batch:
+            self.noise_after = stream.states()
+        else:
+            stats.update({"noise": 0.0, "noise_state": sde.generator_state(stream)})
+        self.scheme_text = common.SCHEMES[scheme]
+        return times, states, stats
+
     # -- 3. energies -----------------------------------------------------------------------------------------------
     @property
     def normalizations(self) -> list[str]:
@@ -305,7 +338,7 @@ class Run:
                 "rtol": solver.rtol if adaptive else None, "atol": solver.atol if adaptive else None,
                 "energy_normalization": norms[0],
                 "energy_definition": ENERGY_DEFINITIONS.get(norms[0], KERNEL_ENERGY_DEFINITION),
-                "energy_is_lyapunov": model.is_gradient_flow and model.noise == 0, "backend": self.backend,
+                "energy_is_lyapunov": model.is_gradient_flow and not self.noisy, "backend": self.backend,
                 "backend_details": getattr(self.field, "details", None)})
         if "events" in stats:  # which members stopped and when (numerics.core.events)
             meta["events"] = stats.pop("events")
@@ -475,7 +508,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
         raise InputError(f"t_end={t_end:g} must exceed the saved trajectory's last time {t0:g}")
     model = Model.from_meta(meta, trajectory.arrays)
     members = _saved_members(meta, trajectory.arrays) if batch else None
-    noisy = model.noise > 0 or (batch and members.noise is not None and np.any(np.asarray(members.noise) > 0))
+    noisy = model.noise > 0 or model.common_noise > 0 or (
+        batch and members.noise is not None and np.any(np.asarray(members.noise) > 0))
     saved_state = meta.get("noise_state")
     if noisy and not (isinstance(saved_state, list) if batch else isinstance(saved_state, dict)):
         raise InputError("cannot resume this noisy run: its file holds no noise_state (the random stream's state, "

@@ -27,6 +27,7 @@ from numerics.common.verification import CheckResult, claim
 from numerics.noise import claims_global  # noqa: F401  (registers the noise.global-* claims)
 from numerics.noise import claims_nematic  # noqa: F401  (registers noise.maier-saupe)
 from numerics.noise import claims_daido  # noqa: F401  (registers noise.kuramoto-daido*)
+from numerics.noise import claims_common  # noqa: F401  (registers noise.common-noise-*)
 
 _SOURCE = ("noisy mean-field self-attention (GLPR arXiv 2312.10794; Shalova-Schlichting arXiv 2412.14813); "
            "noisy Kuramoto (Bertini-Giacomin-Pakdaman, J. Stat. Phys. 2010)")

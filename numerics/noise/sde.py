@@ -44,6 +44,11 @@ SCHEMES = {"euler-maruyama": "projected Euler-Maruyama x <- (x + h v + sqrt(2Dh)
                              "2Dh(1-(d-2)Dh/3) (weak 2)"}
 
 
+def zero_field(X: np.ndarray, t: float | None = None) -> np.ndarray:
+    """The field of a run with attention switched off (``Model(attention=False)``): the noise alone."""
+    return np.zeros_like(X)
+
+
 def tangent(X: np.ndarray, xi: np.ndarray) -> np.ndarray:
     """P_x xi row by row: the tangential part of ``xi`` at each point."""
     return xi - np.sum(X * xi, axis=-1, keepdims=True) * X

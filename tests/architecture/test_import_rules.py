@@ -201,8 +201,9 @@ def test_plugins_are_edges_of_the_graph():
     graph = import_graph()
     assert graph.has_edge("numerics.core.noise_loader", "numerics.noise.sde")  # the loader of trajectory, ensemble
     assert graph.has_edge("numerics.core.model", "numerics.circle.fourier")
+    assert graph.has_edge("numerics.core.noise_loader", "numerics.noise.common")  # Model(common_noise > 0)
     assert declared_plugins() == {"numerics.circle.fourier", "numerics.noise.sde", "numerics.harmonic.backend",
-                                 "numerics.clusters.detection"}
+                                 "numerics.clusters.detection", "numerics.noise.common"}
     graph.add_edge("numerics.noise.sde", "numerics.core.trajectory")  # the cycle this test found before
     assert any("numerics.noise.sde" in c and "numerics.core.trajectory" in c for c in nx.simple_cycles(graph))
     graph.add_edge("numerics.noise.sde", "numerics.core.noise_loader")

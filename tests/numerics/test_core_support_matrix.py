@@ -67,6 +67,9 @@ FEATURES = {
     "user kernel": (dict(kernel="kernel"), None),
     "user kernel, beta per member": (dict(kernel="kernel"), Members(beta=np.abs(BETAS))),
     "noise": (dict(noise=0.3), None),
+    "common noise": (dict(common_noise=0.5), None),
+    "common noise (values), attention off": (dict(common_noise=0.5, common_noise_law="values", attention=False),
+                                             None),
     "beta scaling": (dict(beta=None, beta_scaling="log", gamma=0.7), None),
     "schedule": (dict(schedule=Schedule(times=[0.0, 0.1], heads=(HEADS, MultiHead.from_single(Q, K, V, d=D)))),
                  None),
@@ -278,8 +281,9 @@ def test_planted_pipeline_errors_are_seen(plant, monkeypatch):
 def test_the_matrix_covers_every_model_field():
     """A Model field added later must get a row here (or be listed as not a feature of the field)."""
     covered = {"kind", "beta", "Q", "K", "V", "kernel", "noise", "heads", "mlp", "schedule", "causal", "norm",
-               "norm_switch", "alibi", "rope", "positions", "beta_scaling", "gamma"}
-    not_features = {"time_unit", "norm_alpha", "norm_scale", "radius0", "centering"}  # options of covered ones
+               "norm_switch", "alibi", "rope", "positions", "beta_scaling", "gamma", "common_noise", "attention"}
+    not_features = {"time_unit", "norm_alpha", "norm_scale", "radius0", "centering",  # options of covered ones
+                    "common_noise_law"}
     assert {f.name for f in dataclasses.fields(Model)} == covered | not_features
 
 
