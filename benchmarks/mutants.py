@@ -1064,3 +1064,23 @@ MUTANTS += [
      "bias = None if self.slopes is None else (self.slopes[0], labels)",
      "every head takes the first head's ALiBi slope (invisible with one head)"),
 ]
+
+# spectral selection with Q^T K = V = V^T (numerics/architectures/spectral.py; claim
+# architectures.spectral-selection)
+MUTANTS += [
+    ("spectral-pole-rate-sign", "numerics/architectures/spectral.py",
+     "blocks = [lam[m] * W - lam[k] * np.diag(s * c)", "blocks = [lam[m] * W + lam[k] * np.diag(s * c)",
+     "pole-state spectrum with the projection term's sign flipped"),
+    ("spectral-metric-factor2", "numerics/architectures/spectral.py",
+     "return np.exp(beta * (X @ V @ X.T)).sum(axis=1) / (n * n)",
+     "return np.exp(beta * (X @ V @ X.T)).sum(axis=1) / (2 * n * n)", "sa metric factor Z_i / (2 n^2)"),
+    ("spectral-scores-transpose", "numerics/architectures/spectral.py",
+     "return Q, np.linalg.solve(Q.T, V)", "return Q, np.linalg.solve(Q, V)",
+     "K = Q^{-1} V with a non-symmetric Q: Q^T K != V"),
+    ("spectral-consensus-factor2", "numerics/architectures/spectral.py",
+     "rates = np.concatenate([others - lam[k], np.full((n - 1) * others.size, -lam[k])])",
+     "rates = np.concatenate([others - lam[k], np.full((n - 1) * others.size, -2 * lam[k])])",
+     "consensus differences decaying at 2 lambda_k"),
+]
+_AREA_TESTS["landscapes"] = ["tests/numerics/test_architectures_spectral.py"]
+_FILE_AREA.update({"numerics/architectures/spectral.py": "landscapes"})
