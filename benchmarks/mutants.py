@@ -1084,3 +1084,23 @@ MUTANTS += [
 ]
 _AREA_TESTS["landscapes"] = ["tests/numerics/test_architectures_spectral.py"]
 _FILE_AREA.update({"numerics/architectures/spectral.py": "landscapes"})
+
+# anisotropic metastability on S^1 (numerics/circle/anisotropic.py, theory/circle_anisotropic.py; claim
+# circle.anisotropic-saddle)
+MUTANTS += [
+    ("aniso-unstable-usa-value", "numerics/circle/anisotropic.py",
+     "return float(np.exp(-g) / np.cosh(g))", "return float(np.exp(-g))",
+     "the sa bipodal saddle's unstable eigenvalue taken as e^{-gamma} (the usa value)"),
+    ("aniso-gamma-axes-swapped", "numerics/circle/anisotropic.py",
+     "return a * np.cos(phi) ** 2 + b * np.sin(phi) ** 2", "return b * np.cos(phi) ** 2 + a * np.sin(phi) ** 2",
+     "gamma(phi) with K^T of the rotated frame (a and b swapped)"),
+    ("aniso-theory-logit-sign", "theory/circle_anisotropic.py",
+     "W = sp.Matrix(n, n, lambda i, j: sp.exp(beta * gamma * (1 if side[i] == side[j] else -1)))",
+     "W = sp.Matrix(n, n, lambda i, j: sp.exp(beta * gamma * (-1 if side[i] == side[j] else 1)))",
+     "symbolic Jacobian with the within- and across-cluster logits swapped"),
+    ("aniso-usa-stable-factor2", "numerics/circle/anisotropic.py",
+     "stable = -np.tanh(g) if kind == \"sa\" else -np.sinh(g)",
+     "stable = -np.tanh(g) if kind == \"sa\" else -2 * np.sinh(g)", "usa cluster-spreading rate doubled"),
+]
+_AREA_TESTS["landscapes"].append("tests/numerics/test_circle_anisotropic.py")
+_FILE_AREA.update({"numerics/circle/anisotropic.py": "landscapes", "theory/circle_anisotropic.py": "landscapes"})
