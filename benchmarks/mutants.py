@@ -1104,3 +1104,22 @@ MUTANTS += [
 ]
 _AREA_TESTS["landscapes"].append("tests/numerics/test_circle_anisotropic.py")
 _FILE_AREA.update({"numerics/circle/anisotropic.py": "landscapes", "theory/circle_anisotropic.py": "landscapes"})
+
+# the consensus under rotary positions (numerics/architectures/rope_consensus.py; claim
+# architectures.rope-consensus)
+MUTANTS += [
+    ("rope-consensus-label-transpose", "numerics/architectures/rope_consensus.py",
+     "ang = (labels[None, :] - labels[:, None])", "ang = (labels[:, None] - labels[None, :])",
+     "R(p_i - p_j) instead of R(p_j - p_i): the transpose, visible with a non-symmetric Q^T K"),
+    ("rope-consensus-omega-sign", "numerics/architectures/rope_consensus.py",
+     "return q0 * k0 + q1 * k1, q1 * k0 - q0 * k1, c0", "return q0 * k0 + q1 * k1, q0 * k1 - q1 * k0, c0",
+     "the sine part of a rotary plane with the wrong sign"),
+    ("rope-consensus-diag-factor2", "numerics/architectures/rope_consensus.py",
+     "ev = np.linalg.eigvals(A - np.diag(A.sum(axis=1)))", "ev = np.linalg.eigvals(A - 2 * np.diag(A.sum(axis=1)))",
+     "the projection's diagonal term doubled"),
+    ("rope-consensus-unrotated-coordinate", "numerics/architectures/rope_consensus.py",
+     "c0 = float(q[-1] * k[-1]) if x.size % 2 else 0.0", "c0 = 0.0",
+     "the unrotated coordinate of odd d left out of the logits (invisible for sa, a constant shift)"),
+]
+_AREA_TESTS["landscapes"] += ["tests/numerics/test_architectures_rope_consensus.py"]
+_FILE_AREA.update({"numerics/architectures/rope_consensus.py": "landscapes"})
