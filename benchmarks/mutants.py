@@ -1123,3 +1123,23 @@ MUTANTS += [
 ]
 _AREA_TESTS["landscapes"] += ["tests/numerics/test_architectures_rope_consensus.py"]
 _FILE_AREA.update({"numerics/architectures/rope_consensus.py": "landscapes"})
+
+# several heads with time-dependent weights (numerics/architectures/time_heads.py; claim
+# architectures.time-dependent-heads)
+MUTANTS += [
+    ("time-heads-dissipation-factor-n", "numerics/architectures/time_heads.py",
+     "return float(np.sum(field * field) / field.shape[0])", "return float(np.sum(field * field))",
+     "dissipation sum_i |v_i|^2 without the 1/n of v = n grad E"),
+    ("time-heads-score-derivative-factor2", "numerics/architectures/time_heads.py",
+     "c[h] * ds[h] * (b * e).sum() / (2.0 * n * n)", "c[h] * ds[h] * (b * e).sum() / (n * n)",
+     "the score weight's part of partial_t E doubled"),
+    ("time-heads-weight-derivative-sign", "numerics/architectures/time_heads.py",
+     "total += dc[h] * e.sum() / (2.0 * beta * n * n)", "total -= dc[h] * e.sum() / (2.0 * beta * n * n)",
+     "the head weight's part of partial_t E with the wrong sign"),
+    ("time-heads-value-map", "numerics/architectures/time_heads.py",
+     "return MultiHead(s[:, None, None] * Bs, eye, (c * s)[:, None, None] * Bs, eye, scale=1.0)",
+     "return MultiHead(s[:, None, None] * Bs, eye, c[:, None, None] * Bs, eye, scale=1.0)",
+     "value maps c_h B_h instead of c_h s_h B_h: not the gradient of E(., t)"),
+]
+_AREA_TESTS["landscapes"] += ["tests/numerics/test_architectures_time_heads.py"]
+_FILE_AREA.update({"numerics/architectures/time_heads.py": "landscapes"})
