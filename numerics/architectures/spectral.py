@@ -108,7 +108,9 @@ def pole_rates(eigenvalues, k: int, signs, beta: float = 1.0, kind: str = "sa") 
 
 def tangent_jacobian(field, X: np.ndarray, h: float = JACOBIAN_STEP) -> np.ndarray:
     """Central-difference Jacobian of ``field`` (X -> (n, d)) at an equilibrium X, in an orthonormal basis of
-    the tangent space of (S^{d-1})^n at X; each token is moved along geodesics x cos h + u sin h."""
+    the tangent space of (S^{d-1})^n at X; each token is moved along geodesics x cos h + u sin h.
+    (:func:`numerics.critical.stationary.field_jacobian` does the same for a Model, with another retraction;
+    this area may not import ``critical``, and the tests compare the two.)"""
     n, d = X.shape
     bases = []
     for i in range(n):

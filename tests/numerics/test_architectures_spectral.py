@@ -48,3 +48,19 @@ def test_bad_model_kind():
 
     with pytest.raises(InputError):
         metric_factors(np.eye(3), 1.0, np.eye(3), "ssa")
+
+
+def test_tangent_jacobian_agrees_with_the_critical_areas_jacobian():
+    from numerics.architectures.spectral import factor_scores, symmetric_value, tangent_jacobian
+    from numerics.core.field import attention_field
+    from numerics.core.model import Model
+    from numerics.core.trajectory import uniform_sphere
+    from numerics.critical.stationary import field_jacobian
+
+    V, _ = symmetric_value((1.0, -0.5, 0.3), 4)
+    Q, K = factor_scores(V, 5)
+    X = uniform_sphere(4, 3, 6)  # not an equilibrium: the two bases differ, the spectra must not
+    ours = np.linalg.eigvals(tangent_jacobian(lambda Y: attention_field(Y, 1.1, "sa", Q=Q, K=K, V=V), X))
+    theirs = np.linalg.eigvals(field_jacobian(Model("sa", 1.1, Q=Q, K=K, V=V), X))
+    key = lambda z: (round(z.real, 6), round(z.imag, 6))  # noqa: E731
+    assert np.allclose(sorted(ours, key=key), sorted(theirs, key=key), atol=1e-6)
