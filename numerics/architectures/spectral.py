@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.common.errors import InputError
+from numerics.common.errors import InputError, require_choice
 from numerics.core.field import attention_field
 
 #: central-difference step of the Jacobian: truncation O(h^2) ~ 1e-12 for fields of size 1, round-off
@@ -82,6 +82,7 @@ def dissipation_rate(X: np.ndarray, beta: float, V: np.ndarray, kind: str, field
 def consensus_rates(eigenvalues, k: int, n: int, beta: float = 1.0, kind: str = "sa") -> np.ndarray:
     """The transverse spectrum of the consensus at e_k, sorted: lambda_m - lambda_k (once per m != k) and
     -lambda_k ((n - 1) (d - 1) times); times e^{beta lambda_k} for usa."""
+    require_choice(kind, "model", ("sa", "usa"))
     lam = np.asarray(eigenvalues, float)
     others = np.delete(lam, k)
     rates = np.concatenate([others - lam[k], np.full((n - 1) * others.size, -lam[k])])
@@ -97,6 +98,7 @@ def pole_rates(eigenvalues, k: int, signs, beta: float = 1.0, kind: str = "sa") 
     w_ij = e^{beta lambda_k s_i s_j} / Z_i (sa) or / n (usa), and with c_i = sum_j w_ij s_j the tangent part of
     the field is d eps_i/dt = sum_j w_ij V eps_j - lambda_k s_i c_i eps_i. Along each eigenvector e_m (m != k)
     the block is lambda_m W - lambda_k diag(s_i c_i); the spectrum is the union of their eigenvalues."""
+    require_choice(kind, "model", ("sa", "usa"))
     lam = np.asarray(eigenvalues, float)
     s = np.asarray(signs, float)
     W = np.exp(beta * lam[k] * np.outer(s, s))

@@ -10,7 +10,8 @@ the ambient gradient in x_i is (1/n^2) sum_h c_h s_h sum_j e^{...} B_h x_j, so t
 (the Wasserstein gradient of the empirical measure's energy, evaluated at x_i). Along a trajectory
 
     dE/dt = (d/dt at fixed X) E + sum_i <grad_i E, v_i> = partial_t E + (1/n) sum_i |v_i|^2,
-    partial_t E = sum_h [ c_h' / (2 beta n^2) sum_{ij} e^{beta s_h b_ij} + c_h s_h' / (2 n^2) sum_{ij} b_ij e^{beta s_h b_ij} ],
+    partial_t E = sum_h [ c_h' / (2 beta n^2) sum_{ij} e^{beta s_h b_ij}
+                          + c_h s_h' / (2 n^2) sum_{ij} b_ij e^{beta s_h b_ij} ],
 
 with b_ij = <x_i, B_h x_j>: the energy-dissipation identity with time-dependent weights (:func:`dissipation`,
 :func:`partial_time`). When the weights settle (their derivatives integrable), the limit points of a trajectory
