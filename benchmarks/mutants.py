@@ -1169,3 +1169,81 @@ MUTANTS += [
 _FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise",
                    "numerics/noise/random_weights.py": "noise"})
 _AREA_TESTS["noise"] += ["tests/numerics/test_common_noise.py", "tests/theory/test_common_noise_theory.py"]
+# spectral selection with Q^T K = V = V^T (numerics/architectures/spectral.py; claim
+# architectures.spectral-selection)
+MUTANTS += [
+    ("spectral-pole-rate-sign", "numerics/architectures/spectral.py",
+     "blocks = [lam[m] * W - lam[k] * np.diag(s * c)", "blocks = [lam[m] * W + lam[k] * np.diag(s * c)",
+     "pole-state spectrum with the projection term's sign flipped"),
+    ("spectral-metric-factor2", "numerics/architectures/spectral.py",
+     "return np.exp(beta * (X @ V @ X.T)).sum(axis=1) / (n * n)",
+     "return np.exp(beta * (X @ V @ X.T)).sum(axis=1) / (2 * n * n)", "sa metric factor Z_i / (2 n^2)"),
+    ("spectral-scores-transpose", "numerics/architectures/spectral.py",
+     "return Q, np.linalg.solve(Q.T, V)", "return Q, np.linalg.solve(Q, V)",
+     "K = Q^{-1} V with a non-symmetric Q: Q^T K != V"),
+    ("spectral-consensus-factor2", "numerics/architectures/spectral.py",
+     "rates = np.concatenate([others - lam[k], np.full((n - 1) * others.size, -lam[k])])",
+     "rates = np.concatenate([others - lam[k], np.full((n - 1) * others.size, -2 * lam[k])])",
+     "consensus differences decaying at 2 lambda_k"),
+]
+_AREA_TESTS["landscapes"] = ["tests/numerics/test_architectures_spectral.py"]
+_FILE_AREA.update({"numerics/architectures/spectral.py": "landscapes"})
+
+# anisotropic metastability on S^1 (numerics/circle/anisotropic.py, theory/circle_anisotropic.py; claim
+# circle.anisotropic-saddle)
+MUTANTS += [
+    ("aniso-unstable-usa-value", "numerics/circle/anisotropic.py",
+     "return float(np.exp(-g) / np.cosh(g))", "return float(np.exp(-g))",
+     "the sa bipodal saddle's unstable eigenvalue taken as e^{-gamma} (the usa value)"),
+    ("aniso-gamma-axes-swapped", "numerics/circle/anisotropic.py",
+     "return a * np.cos(phi) ** 2 + b * np.sin(phi) ** 2", "return b * np.cos(phi) ** 2 + a * np.sin(phi) ** 2",
+     "gamma(phi) with K^T of the rotated frame (a and b swapped)"),
+    ("aniso-theory-logit-sign", "theory/circle_anisotropic.py",
+     "W = sp.Matrix(n, n, lambda i, j: sp.exp(beta * gamma * (1 if side[i] == side[j] else -1)))",
+     "W = sp.Matrix(n, n, lambda i, j: sp.exp(beta * gamma * (-1 if side[i] == side[j] else 1)))",
+     "symbolic Jacobian with the within- and across-cluster logits swapped"),
+    ("aniso-usa-stable-factor2", "numerics/circle/anisotropic.py",
+     "stable = -np.tanh(g) if kind == \"sa\" else -np.sinh(g)",
+     "stable = -np.tanh(g) if kind == \"sa\" else -2 * np.sinh(g)", "usa cluster-spreading rate doubled"),
+]
+_AREA_TESTS["landscapes"].append("tests/numerics/test_circle_anisotropic.py")
+_FILE_AREA.update({"numerics/circle/anisotropic.py": "landscapes", "theory/circle_anisotropic.py": "landscapes"})
+
+# the consensus under rotary positions (numerics/architectures/rope_consensus.py; claim
+# architectures.rope-consensus)
+MUTANTS += [
+    ("rope-consensus-label-transpose", "numerics/architectures/rope_consensus.py",
+     "ang = (labels[None, :] - labels[:, None])", "ang = (labels[:, None] - labels[None, :])",
+     "R(p_i - p_j) instead of R(p_j - p_i): the transpose, visible with a non-symmetric Q^T K"),
+    ("rope-consensus-omega-sign", "numerics/architectures/rope_consensus.py",
+     "return q0 * k0 + q1 * k1, q1 * k0 - q0 * k1, c0", "return q0 * k0 + q1 * k1, q0 * k1 - q1 * k0, c0",
+     "the sine part of a rotary plane with the wrong sign"),
+    ("rope-consensus-diag-factor2", "numerics/architectures/rope_consensus.py",
+     "ev = np.linalg.eigvals(A - np.diag(A.sum(axis=1)))", "ev = np.linalg.eigvals(A - 2 * np.diag(A.sum(axis=1)))",
+     "the projection's diagonal term doubled"),
+    ("rope-consensus-unrotated-coordinate", "numerics/architectures/rope_consensus.py",
+     "c0 = float(q[-1] * k[-1]) if x.size % 2 else 0.0", "c0 = 0.0",
+     "the unrotated coordinate of odd d left out of the logits (invisible for sa, a constant shift)"),
+]
+_AREA_TESTS["landscapes"] += ["tests/numerics/test_architectures_rope_consensus.py"]
+_FILE_AREA.update({"numerics/architectures/rope_consensus.py": "landscapes"})
+
+# several heads with time-dependent weights (numerics/architectures/time_heads.py; claim
+# architectures.time-dependent-heads)
+MUTANTS += [
+    ("time-heads-dissipation-factor-n", "numerics/architectures/time_heads.py",
+     "return float(np.sum(field * field) / field.shape[0])", "return float(np.sum(field * field))",
+     "dissipation sum_i |v_i|^2 without the 1/n of v = n grad E"),
+    ("time-heads-score-derivative-factor2", "numerics/architectures/time_heads.py",
+     "c[h] * ds[h] * (b * e).sum() / (2.0 * n * n)", "c[h] * ds[h] * (b * e).sum() / (n * n)",
+     "the score weight's part of partial_t E doubled"),
+    ("time-heads-weight-derivative-sign", "numerics/architectures/time_heads.py",
+     "total += dc[h] * e.sum() / (2.0 * beta * n * n)", "total -= dc[h] * e.sum() / (2.0 * beta * n * n)",
+     "the head weight's part of partial_t E with the wrong sign"),
+    ("time-heads-value-map", "numerics/architectures/time_heads.py",
+     "return MultiHead(s[:, None, None] * Bs, eye, (c * s)[:, None, None] * Bs, eye, scale=1.0)",
+     "return MultiHead(s[:, None, None] * Bs, eye, c[:, None, None] * Bs, eye, scale=1.0)",
+     "value maps c_h B_h instead of c_h s_h B_h: not the gradient of E(., t)"),
+]
+_AREA_TESTS["landscapes"] += ["tests/numerics/test_architectures_time_heads.py"]
+_FILE_AREA.update({"numerics/architectures/time_heads.py": "landscapes"})

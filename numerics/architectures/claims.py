@@ -14,6 +14,9 @@ from numerics.core.blocks import MLP, MultiHead, Schedule
 from numerics.core.field import make_field
 from numerics.core.model import Model, SaveAt, Solver
 from numerics.core.trajectory import simulate, uniform_sphere
+from numerics.architectures import claims_spectral  # noqa: F401,E402  (registers architectures.spectral-selection)
+from numerics.architectures import claims_rope_consensus  # noqa: F401,E402  (registers architectures.rope-consensus)
+from numerics.architectures import claims_time_heads  # noqa: F401,E402  (registers architectures.time-dependent-heads)
 
 SOURCE_KPR = "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990, causal self-attention with V = I (Theorem 4.1)"
 SOURCE_GLPR = "GLPR arXiv 2312.10794, multi-head transformer with MLP (continuous-time form)"

@@ -10,6 +10,7 @@ from numerics.circle.fourier import harmonics_for_tolerance, make_fourier_field
 from numerics.core.model import Model, SaveAt, Solver
 from numerics.core.trajectory import simulate
 from numerics.common.verification import CheckResult, at_most, claim
+from numerics.circle import claims_anisotropic  # noqa: F401,E402  (registers circle.anisotropic-*)
 
 SOURCE_KURAMOTO = "GLPR (arXiv 2312.10794), circle S^1 and the Kuramoto model"
 SOURCE_FOURIER = "GLPR (arXiv 2312.10794) / docs/literature.md claim 7, Fourier form on S^1"
