@@ -1064,3 +1064,16 @@ MUTANTS += [
      "bias = None if self.slopes is None else (self.slopes[0], labels)",
      "every head takes the first head's ALiBi slope (invisible with one head)"),
 ]
+
+# the decoder's block check on an in-process random checkpoint (issue 43): the review's planted errors that the
+# earlier entries do not cover, caught with or without the packaged weights
+MUTANTS += [
+    ("decoder-rotary-pairing", "numerics/decoder/forward.py",
+     "a, b = Z[..., :half], Z[..., half:]", "a, b = Z[..., 0::2], Z[..., 1::2]",
+     "rotary pairs (c_2p, c_2p+1) read where the model pairs (c_p, c_p+k/2)"),
+    ("decoder-swiglu-swap", "numerics/decoder/forward.py",
+     "return (silu(Z @ w.W_gate.T) * (Z @ w.W_up.T)) @ w.W_down.T",
+     "return ((Z @ w.W_gate.T) * silu(Z @ w.W_up.T)) @ w.W_down.T",
+     "SwiGLU with the SiLU on the up projection instead of the gate"),
+]
+_AREA_TESTS["decoder"].append("tests/numerics/test_decoder_random_init.py")

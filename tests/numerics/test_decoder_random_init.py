@@ -1,0 +1,111 @@
+"""Decoders with drawn weights (numerics.decoder.random_init): the block check without the packaged weights, and
+the untrained SmolLM2 architecture.
+
+The block check (claim decoder.block) runs on an in-process random checkpoint, so the five planted errors of the
+review (rotary pairing, RMSNorm, head grouping, SwiGLU, causal mask) fail it with and without the packaged weights.
+"""
+import numpy as np
+import pytest
+
+from numerics.decoder import claims
+from numerics.decoder import forward as fw
+from numerics.decoder import random_init as ri
+from numerics.decoder.checks import block_gaps
+from numerics.decoder.weights import DecoderConfig
+from tests.numerics.decoder_support import packaged, requires_decoder  # noqa: F401 - fixture
+
+
+def _interleaved_rotary(Z, cos, sin):
+    """Rotary pairs (c_{2p}, c_{2p+1}) (GPT-J's convention) where the model uses (c_p, c_{p+k/2})."""
+    a, b = Z[..., 0::2], Z[..., 1::2]
+    c, s = cos[:, None, :], sin[:, None, :]
+    out = np.empty_like(Z)
+    out[..., 0::2], out[..., 1::2] = a * c - b * s, b * c + a * s
+    return out
+
+
+def plant(monkeypatch, name: str) -> None:
+    """The review's five planted errors in the forward pass only (the second path is untouched)."""
+    if name == "rotary-pairing":
+        monkeypatch.setattr(fw, "apply_rotary", _interleaved_rotary)
+    elif name == "rmsnorm-eps":
+        orig = fw.rms_norm
+        monkeypatch.setattr(fw, "rms_norm", lambda X, g, eps: orig(X, g, 0.0))
+    elif name == "rmsnorm-weight":
+        orig = fw.rms_norm
+        monkeypatch.setattr(fw, "rms_norm", lambda X, g, eps: orig(X, np.ones_like(g), eps))
+    elif name == "kv-grouping":
+        monkeypatch.setattr(DecoderConfig, "kv_head", lambda self, h: h % self.kv_heads)
+    elif name == "swiglu":
+        def swapped(Z, w, family):
+            return ((Z @ w.W_gate.T) * fw.silu(Z @ w.W_up.T)) @ w.W_down.T
+        monkeypatch.setattr(fw, "mlp", swapped)
+    elif name == "causal-mask":
+        monkeypatch.setattr(fw, "causal_bias", lambda rows, cols: np.where(
+            np.arange(cols)[None, :] > rows[:, None] + 1, fw.MASKED, 0.0))
+    else:  # pragma: no cover
+        raise ValueError(name)
+
+
+PLANTS = ("rotary-pairing", "rmsnorm-eps", "rmsnorm-weight", "kv-grouping", "swiglu", "causal-mask")
+
+
+def _no_weights(monkeypatch):
+    from numerics.decoder import gguf_reader
+
+    monkeypatch.setattr(gguf_reader, "packaged_available", lambda: False)
+
+
+# -- the block check without the packaged weights -------------------------------------------------------------------
+def test_the_check_checkpoint_is_the_documented_block():
+    g = block_gaps(ri.check_decoder(), ids=ri.CHECK_IDS)
+    assert len(g["layer_gaps"]) == ri.CHECK_CONFIG.layers and max(g["layer_gaps"]) < 1e-12
+    assert g["row_sum_error"] < 1e-14 and g["above_diagonal"] == 0.0
+    assert ri.CHECK_CONFIG.group == 3
+
+
+def test_the_block_claim_runs_without_the_packaged_weights(monkeypatch):
+    _no_weights(monkeypatch)
+    r = claims.check_block()
+    assert r.status == "passed" and not r.details["packaged_weights"]
+    assert list(r.details["checkpoints"]) == ["random check checkpoint"]
+
+
+@pytest.mark.parametrize("name", PLANTS)
+def test_the_block_claim_fails_on_each_planted_error_without_the_weights(monkeypatch, name):
+    _no_weights(monkeypatch)
+    plant(monkeypatch, name)
+    r = claims.check_block()
+    assert r.status == "failed" and r.measured > 1e-6, (name, r.measured)
+
+
+@requires_decoder
+@pytest.mark.parametrize("name", PLANTS)
+def test_the_block_check_of_the_packaged_model_sees_each_planted_error(packaged, monkeypatch, name):
+    plant(monkeypatch, name)
+    g = block_gaps(packaged)
+    assert max(max(g["layer_gaps"]), g["above_diagonal"]) > 1e-6, name
+
+
+# -- the untrained architecture ---------------------------------------------------------------------------------------
+def test_random_decoder_draws_the_stated_law():
+    cfg = DecoderConfig(family="llama", d=64, layers=2, heads=4, kv_heads=2, d_head=16, intermediate=96, vocab=300,
+                        context=128, norm_eps=1e-5, rope_base=1e4, tied=True, name="toy")
+    m = ri.random_decoder(cfg, seed=3, std=0.05)
+    assert m.head is m.embed and np.array_equal(m.blocks[0].attn_norm_g, np.ones(64))
+    every = np.concatenate([m.embed.ravel()] + [getattr(b, n).ravel() for b in m.blocks
+                                                 for n in ("Wq", "Wk", "Wv", "Wo", "W_gate", "W_up", "W_down")])
+    assert abs(every.std() - 0.05) < 3 * 0.05 / np.sqrt(every.size) * 2 and abs(every.mean()) < 4 * 0.05 / np.sqrt(every.size)
+    again = ri.random_decoder(cfg, seed=3, std=0.05)
+    assert np.array_equal(again.blocks[1].W_down, m.blocks[1].W_down)
+    assert not np.array_equal(ri.random_decoder(cfg, seed=4, std=0.05).blocks[1].W_down, m.blocks[1].W_down)
+    assert ri.random_decoder(cfg, rope=False).config.rope_base is None
+
+
+def test_random_decoder_refuses_bad_input():
+    from numerics.common.errors import InputError
+
+    with pytest.raises(InputError, match="std"):
+        ri.random_decoder(ri.CHECK_CONFIG, std=-1.0)
+    with pytest.raises(InputError, match="seed"):
+        ri.random_decoder(ri.CHECK_CONFIG, seed=-1)
