@@ -1077,3 +1077,11 @@ MUTANTS += [
      "SwiGLU with the SiLU on the up projection instead of the gate"),
 ]
 _AREA_TESTS["decoder"].append("tests/numerics/test_decoder_random_init.py")
+
+# the untrained decoder (issue 40): the variance used where the standard deviation is meant
+MUTANTS += [
+    ("decoder-init-variance-for-std", "numerics/decoder/random_init.py",
+     "return frozen64(rng.standard_normal(shape) * std)", "return frozen64(rng.standard_normal(shape) * std**2)",
+     "random initialisation with entries of standard deviation std^2 (the variance) instead of std"),
+]
+_FILE_AREA["numerics/decoder/random_init.py"] = "decoder"

@@ -5,9 +5,11 @@ Two uses:
 - **the untrained model** (:func:`random_decoder`): a checkpoint's architecture (SmolLM2-135M's by default) with
   every matrix entry drawn independently from N(0, std^2) and every normalisation weight equal to 1, biases 0:
   the initialisation of ``transformers``' ``LlamaPreTrainedModel._init_weights`` (linear and embedding weights
-  normal with standard deviation ``initializer_range``, RMSNorm weights one) and of GPT-2 (std 0.02). SmolLM2's
-  ``config.json`` keeps ``transformers``' default ``initializer_range`` 0.02, so both read :data:`DEFAULT_STD`;
-  a tied output head is the embedding matrix (as in the file);
+  normal with standard deviation ``initializer_range``, RMSNorm weights one) and of GPT-2 (std 0.02). The standard
+  deviation is the checkpoint's own ``initializer_range`` where it is known (:func:`initializer_std`): a
+  checkpoint folder's ``config.json``; for the packaged SmolLM2-135M, whose GGUF file does not keep it, the value of
+  its published ``config.json``, 0.041666... = 1/24 = 1/sqrt(576) (:data:`SMOLLM2_INITIALIZER_RANGE`); otherwise
+  GPT-2's 0.02 (:data:`GPT2_STD`). A tied output head is the embedding matrix (as in the file);
 - **the small checkpoint of the block check** (:func:`check_decoder`): a few-layer Llama-family decoder made
   in-process, so that the check of every layer map against the plain second path
   (:func:`numerics.decoder.checks.block_gaps`) runs without the packaged weights. Its shapes are chosen so that
@@ -30,9 +32,11 @@ from numerics.common.errors import InputError, require_int, require_real
 from numerics.common.limits import check_memory
 from numerics.decoder.weights import BlockWeights, Decoder, DecoderConfig, frozen64
 
-#: the standard deviation of GPT-2's initialisation and of ``transformers``' ``initializer_range`` default
-#: (SmolLM2-135M's config.json keeps it)
-DEFAULT_STD = 0.02
+#: the standard deviation of GPT-2's initialisation (and ``transformers``' default ``initializer_range``)
+GPT2_STD = 0.02
+DEFAULT_STD = GPT2_STD
+#: ``initializer_range`` of SmolLM2-135M's published config.json (1/sqrt(576)); its GGUF file does not keep it
+SMOLLM2_INITIALIZER_RANGE = 0.041666666666666664
 #: the largest standard deviation accepted (beyond it the residual stream overflows within a few blocks)
 MAX_STD = 10.0
 #: the architecture of the block check's checkpoint (module docstring)
@@ -103,6 +107,18 @@ def random_decoder(cfg: DecoderConfig, seed: int = 0, std: float = DEFAULT_STD, 
                    final_norm_b=None, head=head, tokenizer=tokenizer,
                    source={"format": "random", "seed": seed, "std": std, "rope": rope,
                            "law": "every matrix entry N(0, std^2), norm weights 1"})
+
+
+def initializer_std(model: Decoder) -> tuple[float, str]:
+    """(standard deviation, where it comes from) of ``model``'s initialisation (module docstring)."""
+    from numerics.decoder.gguf_reader import DEFAULT_NAME
+
+    value = model.source.get("initializer_range")
+    if value is not None:
+        return float(value), "the checkpoint's initializer_range"
+    if model.config.name == DEFAULT_NAME:
+        return SMOLLM2_INITIALIZER_RANGE, "SmolLM2-135M's initializer_range (1/sqrt(576))"
+    return GPT2_STD, "GPT-2's 0.02 (the checkpoint states no initializer_range)"
 
 
 def check_decoder(seed: int = 0) -> Decoder:

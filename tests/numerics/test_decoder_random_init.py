@@ -109,3 +109,75 @@ def test_random_decoder_refuses_bad_input():
         ri.random_decoder(ri.CHECK_CONFIG, std=-1.0)
     with pytest.raises(InputError, match="seed"):
         ri.random_decoder(ri.CHECK_CONFIG, seed=-1)
+
+
+def _toy(tied: bool = True) -> DecoderConfig:
+    return DecoderConfig(family="llama", d=64, layers=4, heads=4, kv_heads=2, d_head=16, intermediate=96, vocab=300,
+                         context=128, norm_eps=1e-5, rope_base=1e4, tied=tied, name="toy")
+
+
+class _Codec:
+    """Token ids from the characters of a text (the study only encodes)."""
+
+    def encode(self, text):
+        return [ord(c) % 300 for c in text]
+
+
+def test_vanishing_scores_give_the_cesaro_rows():
+    """With std -> 0 the scores vanish like std^2 d, so every attention row tends to the uniform causal row."""
+    from numerics.decoder.untrained import cesaro_distance
+
+    ids = list(range(3, 40))
+    tight = fw.run_decoder(ri.random_decoder(_toy(), seed=1, std=1e-4), ids, attentions=True, logits="none")
+    loose = fw.run_decoder(ri.random_decoder(_toy(), seed=1, std=0.3), ids, attentions=True, logits="none")
+    assert max(cesaro_distance(tight.attentions)) < 1e-5
+    assert max(cesaro_distance(loose.attentions)) > 0.3
+    # the distance is that of rows from 1/(i+1): a uniform row over all n keys is far from it
+    n = len(ids)
+    uniform_all = np.full((1, 1, n, n), 1.0 / n)
+    assert cesaro_distance(uniform_all)[0] > 0.4
+
+
+def test_effective_rank_is_one_for_aligned_tokens_and_k_for_orthonormal_ones():
+    from numerics.decoder.untrained import effective_rank
+
+    assert effective_rank(np.outer(np.arange(1.0, 6.0), np.ones(8))) == pytest.approx(1.0, abs=1e-12)
+    assert effective_rank(np.eye(8)[:5] * 3.0) == pytest.approx(5.0, rel=1e-12)
+
+
+def test_random_init_study_bands_and_the_stated_std():
+    from numerics.decoder.untrained import random_init_study
+
+    base = ri.random_decoder(_toy(), seed=9, std=0.1, tokenizer=_Codec())
+    calls = []
+    s = random_init_study(base, "the thin tan theater in the inn", seeds=(4, 5), progress=lambda d, t: calls.append(d))
+    assert s["std"] == ri.GPT2_STD and "GPT-2" in s["std_from"] and calls == [1, 2, 3]
+    assert [r["seed"] for r in s["random"]["per_seed"]] == [4, 5]
+    for q, b in s["random"]["band"].items():
+        assert len(b["mean"]) == 5
+        assert all(lo <= m <= hi for lo, m, hi in zip(b["min"], b["mean"], b["max"])), q
+    first = s["random"]["per_seed"][0]
+    again = random_init_study(base, "the thin tan theater in the inn", seeds=(4,), std=ri.GPT2_STD)
+    assert again["random"]["per_seed"][0]["mean_cosine"] == first["mean_cosine"]
+    own = dict(base.source, initializer_range=0.05)
+    import dataclasses
+
+    s2 = random_init_study(dataclasses.replace(base, source=own), "the thin tan", seeds=(0,))
+    assert s2["std"] == 0.05 and s2["std_from"] == "the checkpoint's initializer_range"
+
+
+@pytest.mark.slow
+@requires_decoder
+def test_the_random_init_claim_and_its_failure_at_the_variance(monkeypatch):
+    from numerics.decoder.claims_untrained import check_random_init_collapse
+
+    assert check_random_init_collapse().status == "passed"
+    orig = ri.random_decoder
+
+    def variance(cfg, seed=0, std=ri.DEFAULT_STD, **kw):  # the mutant decoder-init-variance-for-std
+        return orig(cfg, seed, std * std, **kw)
+
+    import numerics.decoder.untrained as un
+
+    monkeypatch.setattr(un, "random_decoder", variance)
+    assert check_random_init_collapse().status == "failed"
