@@ -181,3 +181,12 @@ def test_the_random_init_claim_and_its_failure_at_the_variance(monkeypatch):
 
     monkeypatch.setattr(un, "random_decoder", variance)
     assert check_random_init_collapse().status == "failed"
+
+
+def test_the_layer_studys_betas_are_the_head_reports_beta_iso_bit_for_bit():
+    """decoder_betas reads beta_iso without the head spectra (issue 44: they were two thirds of decoder tokens)."""
+    from numerics.decoder.heads import beta_iso_values, head_reports
+
+    m = ri.random_decoder(_toy(), seed=2, std=0.2)
+    for layer in range(m.config.layers):
+        assert beta_iso_values(m, layer) == [r.beta_iso for r in head_reports(m, layer, 1.0)]

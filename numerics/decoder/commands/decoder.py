@@ -179,21 +179,19 @@ def _inspect(args) -> int:
 
 
 class _Phases:
-    """One stderr line per phase of a command, once the command has run for :attr:`delay` seconds (a quick run on a
-    small checkpoint stays silent, so that its errors remain one line)."""
+    """One stderr line per phase of a command (the project's :class:`StderrProgress` notes), once the command has
+    run for ``delay`` seconds: a quick run on a small checkpoint stays silent, so that its errors remain one line."""
 
     def __init__(self, label: str, delay: float = 1.0):
-        import time
-
-        self.label, self.delay, self.start = label, delay, time.perf_counter()
+        self.progress = StderrProgress(label, clock="construction")
+        self.delay = delay
 
     def __call__(self, text: str) -> None:
-        import sys
         import time
 
-        elapsed = time.perf_counter() - self.start
+        elapsed = time.perf_counter() - self.progress.start
         if elapsed >= self.delay:
-            print(f"{self.label}: [{elapsed:.1f}s] {text}", file=sys.stderr, flush=True)
+            self.progress.note(f"[{elapsed:.1f}s] {text}")
 
 
 def _tokens(args) -> int:
