@@ -1085,3 +1085,15 @@ MUTANTS += [
      "random initialisation with entries of standard deviation std^2 (the variance) instead of std"),
 ]
 _FILE_AREA["numerics/decoder/random_init.py"] = "decoder"
+
+# lost in the middle at birth (issue 41): the Cesaro powers and their continuous limit
+MUTANTS += [
+    ("at-birth-density-factorial", "numerics/longcontext/at_birth.py",
+     "return np.log(1.0 / y) ** (H - 1) / math.factorial(H - 1)", "return np.log(1.0 / y) ** (H - 1) / math.factorial(H)",
+     "the continuous limit of the Cesaro power divided by H! instead of (H-1)!"),
+    ("at-birth-h-recursion", "numerics/longcontext/at_birth.py",
+     "E[deg] = E[deg] + x * E[deg - 1]", "E[deg] = E[deg] + x * E[deg]",
+     "complete homogeneous recursion reading h_m where it needs h_{m-1}"),
+]
+_FILE_AREA["numerics/longcontext/at_birth.py"] = "longcontext"
+_AREA_TESTS["longcontext"].append("tests/numerics/test_longcontext_at_birth.py")

@@ -91,3 +91,45 @@ def check_random_init_collapse() -> CheckResult:
                                      "collapse_at_002": collapse, "no_collapse_at_own": no_collapse,
                                      "trained_last_mean_cosine": trained_cos, "trained_rank_ratio": trained_ratio,
                                      "trained_last_clusters": tr["clusters"][-1]})
+
+
+#: the at-birth comparison: the largest L1 distance of the attention-only routing row from the Cesaro power's over
+#: the 30 depths (measured at std 0.02: 0.059 with RoPE, 0.074 without, 0.050 between them; at std 1/24: 0.28,
+#: 0.32, 0.26)
+AT_BIRTH_SMALL = 0.1
+AT_BIRTH_OWN = 0.4
+
+
+@claim(id="decoder.random-init-at-birth", title="at initialisation SmolLM2's attention-only routing over 1 .. 30 "
+       "blocks is the Cesaro power within L1 distance 0.1 at std 0.02, with or without RoPE (0.4 at its own std "
+       "1/24)", source=SOURCE_INIT + "; longcontext.at-birth (the exact Cesaro powers)",
+       note="decoder-random-init-at-birth.md", default=False)
+def check_random_init_at_birth() -> CheckResult:
+    cid = "decoder.random-init-at-birth"
+    from numerics.decoder.gguf_reader import PACKAGE_HINT, packaged_available
+
+    if not packaged_available():
+        return CheckResult(cid, "inconclusive", None, None, None,
+                           {"reason": f"the packaged decoder (architecture and tokenizer) is missing: {PACKAGE_HINT}"})
+    from numerics.decoder.checkpoint import load_decoder
+    from numerics.decoder.random_init import GPT2_STD, SMOLLM2_INITIALIZER_RANGE
+    from numerics.decoder.untrained import at_birth_study
+    from numerics.trained.texts import shipped_paragraphs
+
+    model = load_decoder()
+    ids = model.tokenizer.encode(shipped_paragraphs()[0])
+    small, own = at_birth_study(model, ids, GPT2_STD), at_birth_study(model, ids, SMOLLM2_INITIALIZER_RANGE)
+
+    def worst(s):
+        return {k: max(s[k]) for k in ("to_cesaro_rope", "to_cesaro_no_rope", "rope_vs_no_rope")}
+
+    a, b = worst(small), worst(own)
+    ok = max(a.values()) <= AT_BIRTH_SMALL and max(b.values()) <= AT_BIRTH_OWN
+    return CheckResult(cid, "passed" if ok else "failed", {"std 0.02": a, "std 1/24": b},
+                       {"std 0.02": f"<= {AT_BIRTH_SMALL}", "std 1/24": f"<= {AT_BIRTH_OWN}"}, "as stated",
+                       {"tokens": len(ids), "std_002": small, "std_own": own,
+                        "small_rope": a["to_cesaro_rope"], "small_no_rope": a["to_cesaro_no_rope"],
+                        "small_rope_vs_no_rope": a["rope_vs_no_rope"], "own_rope": b["to_cesaro_rope"],
+                        "own_no_rope": b["to_cesaro_no_rope"],
+                        "first_token_weight_H5": small["first_token_weight"][4],
+                        "cesaro_first_token_weight_H5": small["cesaro_first_token_weight"][4]})

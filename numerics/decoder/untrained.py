@@ -56,6 +56,42 @@ def cesaro_distance(attentions: np.ndarray) -> list[float]:
     return [float(0.5 * np.abs(A - C).sum(axis=-1).max()) for A in attentions]
 
 
+def cesaro_power_rows(n: int, depth: int) -> np.ndarray:
+    """(depth, n): the last row of C^H, H = 1 .. depth, C the n x n uniform causal matrix (float64)."""
+    C = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+    row, out = np.eye(n)[-1], []
+    for _ in range(depth):
+        row = row @ C
+        out.append(row)
+    return np.array(out)
+
+
+def influence_rows(attentions: np.ndarray) -> np.ndarray:
+    """(L, n): the last row of the attention-only routing A_H ... A_1, H = 1 .. L, A_l the head average of block l's
+    attention (the residual stream and the MLP left out: the Cesaro picture of arXiv 2603.10123)."""
+    A = attentions.mean(axis=1)
+    row, out = np.eye(A.shape[-1])[-1], []
+    for layer in A:
+        row = row @ layer
+        out.append(row)
+    return np.array(out)
+
+
+def at_birth_study(model: Decoder, ids, std: float, seed: int = 0) -> dict:
+    """The attention-only routing of one draw of ``model``'s architecture, with and without the rotary embedding,
+    against the Cesaro powers: per depth H the L1 distance of the last rows, and between the two draws."""
+    rows = {}
+    for rope in (True, False):
+        trace = run_decoder(random_decoder(model.config, seed, std, rope=rope), ids, attentions=True, logits="none")
+        rows[rope] = influence_rows(trace.attentions)
+    ces = cesaro_power_rows(len(ids), rows[True].shape[0])
+    return {"std": std, "seed": seed, "tokens": len(ids),
+            "to_cesaro_rope": np.abs(rows[True] - ces).sum(axis=1).tolist(),
+            "to_cesaro_no_rope": np.abs(rows[False] - ces).sum(axis=1).tolist(),
+            "rope_vs_no_rope": np.abs(rows[True] - rows[False]).sum(axis=1).tolist(),
+            "first_token_weight": rows[True][:, 0].tolist(), "cesaro_first_token_weight": ces[:, 0].tolist()}
+
+
 def geometry_rows(model: Decoder, trace: DecoderTrace, eps: float) -> dict:
     """Per layer (0 .. L): mean cosine, clusters, effective rank, energies (fixed beta and own beta) and beta."""
     geo = layer_geometry(trace.states, eps)
