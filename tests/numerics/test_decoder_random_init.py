@@ -190,3 +190,13 @@ def test_the_layer_studys_betas_are_the_head_reports_beta_iso_bit_for_bit():
     m = ri.random_decoder(_toy(), seed=2, std=0.2)
     for layer in range(m.config.layers):
         assert beta_iso_values(m, layer) == [r.beta_iso for r in head_reports(m, layer, 1.0)]
+
+
+@pytest.mark.slow
+@requires_decoder
+def test_the_at_birth_claim_and_its_failure_at_large_scores(monkeypatch):
+    from numerics.decoder.claims_untrained import check_random_init_at_birth
+
+    assert check_random_init_at_birth().status == "passed"
+    monkeypatch.setattr(ri, "GPT2_STD", 0.2)  # scores of order sigma^2 d = 23: far from uniform rows
+    assert check_random_init_at_birth().status == "failed"

@@ -191,7 +191,7 @@ class _Phases:
 
         elapsed = time.perf_counter() - self.progress.start
         if elapsed >= self.delay:
-            self.progress.note(f"[{elapsed:.1f}s] {text}")
+            self.progress.note(f"elapsed {elapsed:.1f}s: {text}")
 
 
 def _tokens(args) -> int:
