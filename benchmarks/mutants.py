@@ -1247,3 +1247,35 @@ MUTANTS += [
 ]
 _AREA_TESTS["landscapes"] += ["tests/numerics/test_architectures_time_heads.py"]
 _FILE_AREA.update({"numerics/architectures/time_heads.py": "landscapes"})
+# the decoder's block check on an in-process random checkpoint (issue 43): the review's planted errors that the
+# earlier entries do not cover, caught with or without the packaged weights
+MUTANTS += [
+    ("decoder-rotary-pairing", "numerics/decoder/forward.py",
+     "a, b = Z[..., :half], Z[..., half:]", "a, b = Z[..., 0::2], Z[..., 1::2]",
+     "rotary pairs (c_2p, c_2p+1) read where the model pairs (c_p, c_p+k/2)"),
+    ("decoder-swiglu-swap", "numerics/decoder/forward.py",
+     "return (silu(Z @ w.W_gate.T) * (Z @ w.W_up.T)) @ w.W_down.T",
+     "return ((Z @ w.W_gate.T) * silu(Z @ w.W_up.T)) @ w.W_down.T",
+     "SwiGLU with the SiLU on the up projection instead of the gate"),
+]
+_AREA_TESTS["decoder"].append("tests/numerics/test_decoder_random_init.py")
+
+# the untrained decoder (issue 40): the variance used where the standard deviation is meant
+MUTANTS += [
+    ("decoder-init-variance-for-std", "numerics/decoder/random_init.py",
+     "return frozen64(rng.standard_normal(shape) * std)", "return frozen64(rng.standard_normal(shape) * std**2)",
+     "random initialisation with entries of standard deviation std^2 (the variance) instead of std"),
+]
+_FILE_AREA["numerics/decoder/random_init.py"] = "decoder"
+
+# lost in the middle at birth (issue 41): the Cesaro powers and their continuous limit
+MUTANTS += [
+    ("at-birth-density-factorial", "numerics/longcontext/at_birth.py",
+     "return np.log(1.0 / y) ** (H - 1) / math.factorial(H - 1)", "return np.log(1.0 / y) ** (H - 1) / math.factorial(H)",
+     "the continuous limit of the Cesaro power divided by H! instead of (H-1)!"),
+    ("at-birth-h-recursion", "numerics/longcontext/at_birth.py",
+     "E[deg] = E[deg] + x * E[deg - 1]", "E[deg] = E[deg] + x * E[deg]",
+     "complete homogeneous recursion reading h_m where it needs h_{m-1}"),
+]
+_FILE_AREA["numerics/longcontext/at_birth.py"] = "longcontext"
+_AREA_TESTS["longcontext"].append("tests/numerics/test_longcontext_at_birth.py")

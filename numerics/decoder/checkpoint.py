@@ -274,4 +274,5 @@ def read_checkpoint_folder(folder: str | os.PathLike) -> Decoder:
     if template is None and (folder / "chat_template.jinja").exists():
         template = _read_file(folder / "chat_template.jinja").decode("utf-8", errors="replace")
     return Decoder(config=cfg, tokenizer=codec, chat_template=template,
-                   source={"format": "safetensors", "path": what, "model_type": kind}, **parts)
+                   source={"format": "safetensors", "path": what, "model_type": kind,
+                           "initializer_range": c["initializer_range"]}, **parts)

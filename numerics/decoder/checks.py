@@ -33,11 +33,16 @@ def factual_prompts() -> dict:
     return json.loads(FACTUAL.read_text())
 
 
-def block_gaps(model: Decoder, text: str = BLOCK_TEXT) -> dict:
+def block_gaps(model: Decoder, text: str = BLOCK_TEXT, ids=None) -> dict:
     """Per layer the largest relative gap between the forward pass and :func:`reference_block` (block output
     and residual after attention, relative to their largest entry; attention probabilities absolute), the
-    largest |row sum - 1| and the largest attention above the diagonal."""
-    trace = run_decoder(model, model.tokenizer.encode(text), attentions=True, logits="none")
+    largest |row sum - 1| and the largest attention above the diagonal. ``ids`` (token ids) replaces ``text``
+    for a model without a tokenizer (the in-process random checkpoint)."""
+    if ids is None:
+        ids = model.tokenizer.encode(text)
+    else:
+        text = f"token ids {list(ids)}"
+    trace = run_decoder(model, ids, attentions=True, logits="none")
     gaps = []
     for l in range(trace.layers):
         Xn, Xm, P = reference_block(trace.states[l], model.blocks[l], model.config)

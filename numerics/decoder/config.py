@@ -102,6 +102,8 @@ ROPE_BASE = Rule("real", 1.0, MAX_ROPE_BASE)
 FLAG, TEXT = Rule("bool"), Rule("str")
 IDS = Rule("ids", nullable=True)
 OBJECT = Rule("object", nullable=True)
+#: the standard deviation of the initialisation (only read by ``decoder tokens --init random``)
+INIT_STD = Rule("real", 0.0, 1.0, nullable=True)
 
 #: a required key has the default ``REQUIRED``
 REQUIRED = object()
@@ -114,7 +116,7 @@ LLAMA_KEYS = {
     "rms_norm_eps": (EPS, 1e-6), "rope_theta": (ROPE_BASE, 10000.0), "rope_scaling": (OBJECT, None),
     "rope_parameters": (OBJECT, None), "hidden_act": (TEXT, "silu"), "mlp_bias": (FLAG, False),
     "attention_bias": (FLAG, False), "tie_word_embeddings": (FLAG, False), "sliding_window": (OPTIONAL_SIZE, None),
-    "bos_token_id": (IDS, None), "eos_token_id": (IDS, None),
+    "bos_token_id": (IDS, None), "eos_token_id": (IDS, None), "initializer_range": (INIT_STD, None),
 }
 #: key -> (rule, default) of the ``gpt2`` family (GPT2LMHeadModel's config)
 GPT2_KEYS = {
@@ -123,7 +125,7 @@ GPT2_KEYS = {
     "n_positions": (SIZE, REQUIRED), "vocab_size": (SIZE, REQUIRED), "layer_norm_epsilon": (EPS, 1e-5),
     "activation_function": (TEXT, "gelu_new"), "scale_attn_weights": (FLAG, True),
     "scale_attn_by_inverse_layer_idx": (FLAG, False), "tie_word_embeddings": (FLAG, True),
-    "bos_token_id": (IDS, None), "eos_token_id": (IDS, None),
+    "bos_token_id": (IDS, None), "eos_token_id": (IDS, None), "initializer_range": (INIT_STD, None),
 }
 TABLES = {"llama": LLAMA_KEYS, "gpt2": GPT2_KEYS}
 

@@ -170,6 +170,16 @@ def head_reports(model: Decoder, layer: int, speed: float) -> list[DecoderHeadRe
     return out
 
 
+def beta_iso_values(model: Decoder, layer: int) -> list[float]:
+    """beta_iso = tr(S_h) / d of every query head of ``layer`` (0-based), the same arithmetic as
+    :func:`head_reports` without its spectra (the layer study needs only this number: computing the reports for it
+    took two thirds of ``decoder tokens``)."""
+    cfg = model.config
+    Q, K, _, _ = head_blocks(model, layer)
+    scale = cfg.d / np.sqrt(cfg.d_head)
+    return [scale * float(np.sum(Q[h] * K[h])) / cfg.d for h in range(cfg.heads)]
+
+
 @dataclass(frozen=True)
 class LayerValues:
     """The layer's value-output map M = sum_h M_h (speed included) and what the theory reads from it."""

@@ -22,7 +22,7 @@ import numpy as np
 from numerics.common.errors import InputError
 from numerics.core.field import interaction_energy
 from numerics.decoder.forward import DecoderTrace, run_decoder
-from numerics.decoder.heads import head_reports, speed_of
+from numerics.decoder.heads import beta_iso_values
 from numerics.decoder.weights import Decoder
 from numerics.trained.geometry import DEFAULT_EPS, layer_geometry, unit_rows
 
@@ -65,8 +65,7 @@ def energy_rows(states: np.ndarray, betas: list[float]) -> dict:
 
 def decoder_betas(model: Decoder, trace: DecoderTrace) -> list[float]:
     """beta_l = median over the heads of block l of beta_iso (module docstring), l = 1 .. L."""
-    return [float(np.median([r.beta_iso for r in head_reports(model, l, speed_of(trace.states[l], model.config.d))]))
-            for l in range(trace.layers)]
+    return [float(np.median(beta_iso_values(model, l))) for l in range(trace.layers)]
 
 
 def layer_study(model: Decoder, text: str, eps: float = DEFAULT_EPS, trace: DecoderTrace | None = None) -> dict:

@@ -14,23 +14,22 @@ def _finish(fig, path, title: str) -> str:
 
 
 def plot_layers(study: dict, path, minilm: dict | None = None) -> str:
-    """Mean cosine and energies per layer (depth as a fraction of the model's layers, MiniLM beside), and the
-    cosine histograms of a few layers."""
+    """Mean cosine and energies per layer (layer numbers as in the table, 0 = the embeddings; MiniLM beside on its
+    own 6 layers), and the cosine histograms of a few layers."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.6))
     runs = {study["model"]: study} | ({minilm["model"]: minilm} if minilm else {})
     for k, (name, s) in enumerate(runs.items()):
-        L = len(s["layers"]) - 1
-        x = np.arange(L + 1) / L
+        x = np.arange(len(s["layers"]))
         axes[0].plot(x, [g["mean_cosine"] for g in s["layers"]], "o-", ms=3, color=f"C{k}", label=name)
         axes[1].plot(x, s["energy"], "o-", ms=3, color=f"C{k}", label=f"{name}: own beta")
         axes[1].plot(x, s["energy_fixed_beta"], "s--", ms=2, color=f"C{k}", alpha=0.6,
                      label=f"{name}: beta = {s['fixed_beta']:g}")
-    axes[0].set_xlabel("depth (layer / layers)")
+    axes[0].set_xlabel("layer (0 = embeddings)")
     axes[0].set_ylabel("mean pairwise cosine")
     axes[0].legend(fontsize=7)
-    axes[1].set_xlabel("depth (layer / layers)")
+    axes[1].set_xlabel("layer (0 = embeddings)")
     axes[1].set_ylabel("E_beta of the normalised tokens")
     axes[1].legend(fontsize=6)
     edges = histogram_edges(len(study["layers"][0]["histogram"]))
@@ -44,6 +43,27 @@ def plot_layers(study: dict, path, minilm: dict | None = None) -> str:
     axes[2].set_ylabel("fraction of pairs")
     axes[2].legend(fontsize=7)
     return _finish(fig, path, f"{study['model']}: {study['tokens']} tokens")
+
+
+def plot_random_init(study: dict, path) -> str:
+    """Trained against random initialisation per layer: mean cosine, effective rank and cluster count, the draws'
+    mean with their smallest-to-largest band (:func:`numerics.decoder.untrained.random_init_study`)."""
+    import matplotlib.pyplot as plt
+
+    panels = (("mean_cosine", "mean pairwise cosine"), ("effective_rank", "effective rank of the unit tokens"),
+              ("clusters", f"clusters (eps = {study['eps']:g} rad)"))
+    fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.6))
+    x = np.arange(len(study["trained"]["mean_cosine"]))
+    for ax, (key, label) in zip(axes, panels):
+        band = study["random"]["band"][key]
+        ax.plot(x, study["trained"][key], "o-", ms=3, color="C0", label="trained")
+        ax.plot(x, band["mean"], "s-", ms=3, color="C3",
+                label=f"random init (std {study['std']:.3g}), {len(study['seeds'])} seeds")
+        ax.fill_between(x, band["min"], band["max"], color="C3", alpha=0.25, linewidth=0)
+        ax.set_xlabel("layer (0 = embeddings)")
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize=7)
+    return _finish(fig, path, f"{study['model']}: trained against random initialisation, {study['tokens']} tokens")
 
 
 def plot_flow(study: dict, path) -> str:

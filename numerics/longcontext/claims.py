@@ -26,6 +26,7 @@ import numpy as np
 
 from numerics.common.verification import CheckResult, claim
 from numerics.longcontext import almost_simplex, fixed_query, flow, gaps, simplex
+from numerics.longcontext import claims_at_birth  # noqa: F401  (registers longcontext.at-birth)
 
 SOURCE_SIMPLEX = ("arXiv 2510.05554 (Chen, Lin, Polyanskiy, Rigollet, critical attention scaling), simplex model, "
                   "beta_n = gamma log n")

@@ -75,6 +75,8 @@ RUNS: dict[str, list[str]] = {
     "decoder inspect": ["decoder", "inspect", "--model", "{llama}", "--text", "the thin tan"],
     "decoder generate": ["decoder", "generate", "--model", "{llama}", "--prompt", "the", "--max-new-tokens", "2"],
     "decoder tokens": ["decoder", "tokens", "--model", "{llama}", "--text", "the thin tan"],
+    "decoder tokens --init random": ["decoder", "tokens", "--model", "{llama}", "--text", "the thin tan", "--init",
+                                     "random", "--seeds", "2"],
     "decoder flow": ["decoder", "flow", "--model", "{llama}", "--text", "the thin tan"],
     "decoder context": ["decoder", "context", "--model", "{llama}", "--lengths", "8,16"],
     "decoder bench": ["decoder", "bench", "--model", "{llama}", "--n", "8", "--repeats", "1"],

@@ -29,6 +29,31 @@ def test_tokens_json_has_per_layer_cosine_clusters_energy_and_beta(capsys, tiny)
     assert set(out["monotone"]) == {"mean_cosine", "energy", "energy_fixed_beta"}
 
 
+def test_tokens_init_random_puts_the_trained_model_beside_its_draws(capsys, tiny, tmp_path):
+    path = tmp_path / "random.png"
+    out = run_json(capsys, ["decoder", "tokens", "--model", str(tiny["llama"]), "--text", TEXT, "--init", "random",
+                            "--seed", "3", "--seeds", "2", "--std", "0.05", "--plot", str(path)])
+    assert out["init"] == "random" and out["seeds"] == [3, 4] and out["std"] == 0.05 and out["std_from"] == "given"
+    assert len(out["trained"]["mean_cosine"]) == 3 and len(out["random"]["per_seed"]) == 2
+    assert set(out["random"]["band"]) == {"mean_cosine", "clusters", "effective_rank", "energy_fixed_beta"}
+    assert path.read_bytes()[:4] == b"\x89PNG"
+    # the checkpoint states no initializer_range: GPT-2's 0.02, said so
+    out = run_json(capsys, ["decoder", "tokens", "--model", str(tiny["llama"]), "--text", TEXT, "--init", "random",
+                            "--seeds", "1"])
+    assert out["std"] == 0.02 and "GPT-2" in out["std_from"]
+
+
+def test_tokens_init_random_bad_inputs(capsys, tiny):
+    m = ["--model", str(tiny["llama"]), "--text", TEXT]
+    for argv, fragment in ((["--init", "random", "--seeds", "0"], "--seeds"),
+                           (["--init", "random", "--std", "-1"], "--std"),
+                           (["--init", "random", "--std", "nan"], "--std"),
+                           (["--init", "random", "--seed", "-2"], "--seed"),
+                           (["--init", "random", "--minilm"], "--minilm"),
+                           (["--seed", "1"], "--init random")):
+        assert fragment in bad(capsys, ["decoder", "tokens", *m, *argv]), argv
+
+
 @pytest.mark.parametrize("action, extra", [
     ("inspect", ["--text", TEXT]), ("flow", ["--text", TEXT]), ("tokens", ["--text", TEXT]),
     ("context", ["--lengths", "8,16"]), ("bench", ["--n", "16", "--repeats", "1"]),

@@ -46,7 +46,16 @@ def add_arguments(p):
     _common(q)
     q.add_argument("--eps", type=float, default=0.3, help="cluster threshold in radians (default 0.3)")
     q.add_argument("--minilm", action="store_true", help="also all-MiniLM-L6-v2 on the same text (default off)")
-    q.add_argument("--plot", metavar="FILE.png", help="mean cosine, energies and cosine histograms by layer")
+    q.add_argument("--plot", metavar="FILE.png", help="mean cosine, energies and cosine histograms by layer (with "
+                                                     "--init random: trained against random, with bands)")
+    q.add_argument("--init", choices=("trained", "random"), default="trained",
+                   help="trained: the checkpoint's weights (default); random: also its architecture with weights "
+                        "drawn from N(0, std^2), norm weights 1, beside the trained model")
+    q.add_argument("--seed", type=int, help="with --init random: the first seed (default 0)")
+    q.add_argument("--seeds", type=int, help="with --init random: how many draws, seeds S .. S+N-1 (default 3)")
+    q.add_argument("--std", type=float, help="with --init random: standard deviation of every matrix entry (default: "
+                                             "the checkpoint's initializer_range, 1/24 for SmolLM2-135M; 0.02, "
+                                             "GPT-2's, when the checkpoint states none)")
     q = sub.add_parser("flow", help="attnflow's causal attention-only flow with the model's weights vs the model")
     _common(q)
     q.add_argument("--eps", type=float, default=0.3, help="cluster threshold in radians (default 0.3)")
@@ -169,13 +178,38 @@ def _inspect(args) -> int:
     return _finish(args, payload, text, lambda path: plot_heads(reports, path))
 
 
+class _Phases:
+    """One stderr line per phase of a command (the project's :class:`StderrProgress` notes), once the command has
+    run for ``delay`` seconds: a quick run on a small checkpoint stays silent, so that its errors remain one line."""
+
+    def __init__(self, label: str, delay: float = 1.0):
+        self.progress = StderrProgress(label, clock="construction")
+        self.delay = delay
+
+    def __call__(self, text: str) -> None:
+        import time
+
+        elapsed = time.perf_counter() - self.progress.start
+        if elapsed >= self.delay:
+            self.progress.note(f"elapsed {elapsed:.1f}s: {text}")
+
+
 def _tokens(args) -> int:
     from numerics.decoder.layers import layer_study, minilm_study
 
     eps = require_real(args.eps, "--eps", minimum=0.0, strict_minimum=True)
+    if args.init == "random":
+        return _tokens_random(args, eps)
+    if args.seed is not None or args.std is not None or args.seeds is not None:
+        raise InputError("--seed, --seeds and --std go with --init random")
+    phase = _Phases("decoder tokens")
     model = _load(args)
     text_in = _text(args)
-    study = layer_study(model, text_in, eps, trace=_trace(model, text_in))
+    trace = _trace(model, text_in)
+    phase("per-layer geometry, effective betas and energies ...")
+    study = layer_study(model, text_in, eps, trace=trace)
+    if args.minilm:
+        phase("all-MiniLM-L6-v2 on the same text ...")
     minilm = minilm_study(text_in, eps) if args.minilm else None
     payload = {"model": study["model"], "tokens": study["tokens"], "eps": eps, "fixed_beta": study["fixed_beta"],
                "layers": [{**g, "energy": e, "beta": b, "energy_normalization": nrm, "energy_fixed_beta": ef}
@@ -203,7 +237,57 @@ def _tokens(args) -> int:
                  + table(mrows, ["layer", "mean cos", "clusters", "beta", "energy"]))
     from numerics.decoder.plots import plot_layers
 
+    if args.plot:
+        phase(f"drawing {args.plot} ...")
     return _finish(args, payload, text, lambda path: plot_layers(study, path, minilm))
+
+
+def _band_text(b: dict, l: int, digits: int) -> str:
+    return f"{fmt(b['mean'][l], digits)} [{fmt(b['min'][l], digits)}, {fmt(b['max'][l], digits)}]"
+
+
+def _tokens_random(args, eps: float) -> int:
+    """``decoder tokens --init random``: the trained model beside draws of its architecture (numerics.decoder.untrained)."""
+    from numerics.decoder.random_init import MAX_STD
+    from numerics.decoder.untrained import MAX_SEEDS, random_init_study
+
+    if args.minilm:
+        raise InputError("--minilm goes with --init trained")
+    seed = require_int(0 if args.seed is None else args.seed, "--seed", 0, 2**63 - 1 - MAX_SEEDS)
+    count = require_int(3 if args.seeds is None else args.seeds, "--seeds", 1, MAX_SEEDS)
+    std = None if args.std is None else require_real(args.std, "--std", minimum=0.0, strict_minimum=True,
+                                                     maximum=MAX_STD)
+    phase = _Phases("decoder tokens")
+    model = _load(args)
+    text_in = _text(args)
+    study = random_init_study(model, text_in, range(seed, seed + count), std, eps,
+                              progress=StderrProgress("runs", unit="model "), note=phase)
+    tr, b = study["trained"], study["random"]["band"]
+    std = study["std"]
+    payload = {"model": study["model"], "init": "random", "tokens": study["tokens"], "eps": eps, "std": std,
+               "std_from": study["std_from"],
+               "seeds": study["seeds"], "fixed_beta": study["fixed_beta"], "trained": tr,
+               "random": study["random"]}
+    text = key_values(_summary(model) + [("tokens", study["tokens"]), ("eps (rad)", eps),
+                                         ("initialisation", f"N(0, {std:.4g}^2) entries, norm weights 1"),
+                                         ("std from", study["std_from"]),
+                                         ("seeds", ", ".join(str(s) for s in study["seeds"]))])
+    rows = [(l, fmt(tr["mean_cosine"][l], 3), _band_text(b["mean_cosine"], l, 3), tr["clusters"][l],
+             _band_text(b["clusters"], l, 3), fmt(tr["effective_rank"][l], 3), _band_text(b["effective_rank"], l, 3))
+            for l in range(len(tr["mean_cosine"]))]
+    text += "\n\n" + table(rows, ["layer", "mean cos", "random: mean [min, max]", "clusters", "random",
+                                   "eff. rank", "random"])
+    cz = study["random"]["cesaro_distance"]
+    text += ("\n\ntrained: the checkpoint; random: its architecture with every matrix entry drawn from N(0, std^2), "
+             "norm weights 1, one draw per seed (mean [smallest, largest] over the draws); eff. rank = exp of the "
+             "entropy of the normalised singular values of the unit tokens"
+             f"\nattention of the draws against uniform causal attention (Cesaro rows): largest total variation "
+             f"distance {fmt(max(max(c) for c in cz), 3)} (over blocks, heads, rows and draws)")
+    from numerics.decoder.plots import plot_random_init
+
+    if args.plot:
+        phase(f"drawing {args.plot} ...")
+    return _finish(args, payload, text, lambda path: plot_random_init(study, path))
 
 
 def _flow(args) -> int:
