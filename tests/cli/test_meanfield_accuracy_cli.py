@@ -13,8 +13,8 @@ def test_meanfield_prints_the_fit_error_of_each_rate(capsys):
     assert main(ARGV) == 0
     lines = capsys.readouterr().out.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("mode "))
-    assert lines[head].split() == ["mode", "measured", "+-", "(fit)", "predicted", "rel.", "error"]
+    assert lines[head].split() == ["mode", "measured", "predicted", "rel.", "error", "fit", "std.", "error"]
     rows = [line.split() for line in lines[head + 2:] if line.strip()]
     assert [int(r[0]) for r in rows] == payload["modes"]
     for row, err, rate in zip(rows, payload["stderr"], payload["measured_rates"]):
-        assert float(row[1]) == float(f"{rate:.6g}") and float(row[2]) == float(f"{err:.6g}")
+        assert float(row[1]) == float(f"{rate:.6g}") and float(row[4]) == float(f"{err:.6g}")

@@ -165,8 +165,9 @@ def run(args) -> int:
         payload["plot"] = args.plot
     # the measured rate is a least-squares slope of log|c_k| over the fit window: its standard error is the
     # accuracy of that number (the rel. error beside it compares with the exact linear prediction)
-    rows = [(k, m, s, p, e) for k, m, s, p, e in zip(payload["modes"], payload["measured_rates"], payload["stderr"],
-                                                     payload["predicted_rates"], payload["relative_errors"])]
+    rows = [(k, m, p, e, s) for k, m, p, e, s in zip(payload["modes"], payload["measured_rates"],
+                                                     payload["predicted_rates"], payload["relative_errors"],
+                                                     payload["stderr"])]
     noisy = bool(payload["noise"])
     text = key_values([("model", payload["model"]), ("beta", payload["beta"]), ("noise D", payload["noise"]),
                        ("fastest mode (measured)" if noisy else "dominant mode (measured)", payload["dominant_mode"]),
@@ -178,6 +179,6 @@ def run(args) -> int:
                                       f"({payload['window_points']} frames)"),
                        ("stopped", f"{payload['stopped']} at t = {payload['t_reached']:.4g}"),
                        ("mass drift", payload["max_mass_drift"]), ("min density", payload["min_density"])])
-    text += "\n\n" + table(rows, ["mode", "measured", "+- (fit)", "predicted", "rel. error"])
+    text += "\n\n" + table(rows, ["mode", "measured", "predicted", "rel. error", "fit std. error"])
     emit(args, payload, text)
     return 0
