@@ -58,9 +58,9 @@ def _certified(phrase_tail: str, *ids: str) -> Timing:
 
 TIMINGS: list[Timing] = [
     Timing("README.md", "`attnflow verify` about 80 s of CPU time", "command", ("verify",)),
-    Timing("docs/guide/meanfield.md", "`metastable` with n = 1e5 takes about 33 s per seed", "command",
+    Timing("docs/guide/meanfield.md", "`metastable` with n = 1e5 takes about 7 s of CPU time per seed", "command",
            ("metastable", "--model", "sa", "--n", "100000", "--beta", "8.22", "--seeds", "1")),
-    Timing("docs/guide/circle.md", "circle.sphere-vs-angle (`--all`, ~35 s)", "claims", ("circle.sphere-vs-angle",)),
+    Timing("docs/guide/circle.md", "circle.sphere-vs-angle (`--all`, ~5 s of CPU)", "claims", ("circle.sphere-vs-angle",)),
     # the certified claims' table (one row each; the phrase is the end of the row)
     _certified("root: bracket by doubling, uniqueness, Newton | ~0.2 s |", "noise-threshold"),
     _certified("| value enclosures | <0.1 s |", "critical-noise"),
@@ -77,7 +77,7 @@ TIMINGS: list[Timing] = [
     _certified("| root + sign pieces | ~0.6 s |", "landau-quartic"),
     # slow-test comments: the time of the console block that follows each
     Timing("docs/guide/clusters.md", "refined merge brackets (about 3 s of CPU time)", "block"),
-    Timing("docs/guide/core.md", "runs the eight core claims (about 30 s)", "block"),
+    Timing("docs/guide/core.md", "runs the eight core claims (about 7 s of CPU time)", "block"),
     Timing("docs/guide/critical.md", "runs four claims (about 11 s)", "block"),
     Timing("docs/guide/decoder.md", "reads the 1 GB model in a new process (about 15 s)", "block"),
     Timing("docs/guide/meanfield.md", "5000 particles, two seeds (about 2 s of CPU time", "block"),
@@ -101,7 +101,7 @@ NOT_MEASURED: dict[tuple[str, str], str] = {
                                                                         "state (load average given)",
     ("docs/guide/ensembles.md", "the NumPy path, about 0.1 s each"): "a part of a recorded benchmark",
     ("docs/guide/harmonic.md", "(about 0.13 s per transform"): "a part of a recorded benchmark (one transform)",
-    ("docs/guide/meanfield.md", "(target: < 60 s)"): "the goal the 33 s beside it was held to (that one is "
+    ("docs/guide/meanfield.md", "target: < 60 s)"): "the goal the 33 s beside it was held to (that one is "
                                                      "measured)",
     ("docs/guide/meanfield.md", "t = 50, < 10 s)"): "a benchmark target, printed by benchmarks/bench_meanfield.py",
     ("docs/guide/sweeps.md", "estimated at about 26 min"): "an estimate of a run that was not made (the reason "
