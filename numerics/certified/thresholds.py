@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import mpmath as mp
-
 from numerics.common.errors import InputError
 from numerics.common.verification import CheckResult
 
@@ -151,13 +149,15 @@ def _tightest(make, enclosure_of=lambda c: c):
     return cert, prec
 
 
-def _reference_root(f, seed: mp.mpf) -> mp.mpf:
+def _reference_root(f, seed):
     """The root of the mpmath function ``f`` (50 digits) by the secant method from ``seed`` cut to 12 digits.
 
     The seed is the certificate's midpoint only so that the iteration starts in the right basin (the float
     thresholds of theory/ lose the basin for large d or l); the 12-digit start leaves the last 38 digits to
     the independent function, so an enclosure off the true root by more than its width still misses it.
     """
+    import mpmath as mp
+
     from numerics.certified.runs import REFERENCE_DPS
 
     with mp.workdps(REFERENCE_DPS):
@@ -189,6 +189,8 @@ def certify_threshold(name: str, d, beta: str | None = None, l: int | None = Non
         (enclosure, width, midpoint, the mpmath value, and for a root its bracket and Newton steps);
         ``details["precision_bits"]`` the working precision that made it tight.
     """
+    import mpmath as mp  # here, not at the top: building the CLI's parser imports this module
+
     from theory.meanfield import growth_rate as mp_rate
     from theory.noise import bessel_ratio
 
