@@ -251,12 +251,13 @@ def check_basis() -> CheckResult:
     P /= np.linalg.norm(P, axis=1, keepdims=True)
     P[0] = (0.0, 0.0, 1.0)  # a pole
     worst = 0.0
+    # each harmonic compiled once, not once per point (lambdify was half of this claim's time)
+    refs = {(l, m): sp.lambdify((X1, X2, X3), solid_harmonic(l, m), "math")
+            for l in range(L + 1) for m in range(-l, l + 1)}
     for j in range(P.shape[0]):
         C = point_moments(P[j:j + 1], np.ones((1, 1)), L)[0]
-        for l in range(L + 1):
-            for m in range(-l, l + 1):
-                ref = sp.lambdify((X1, X2, X3), solid_harmonic(l, m), "math")(*P[j])
-                worst = max(worst, abs(C[0 if m >= 0 else 1, l, abs(m)] - float(ref)))
+        for (l, m), ref in refs.items():
+            worst = max(worst, abs(C[0 if m >= 0 else 1, l, abs(m)] - float(ref(*P[j]))))
     ok = all(s == "proved" for s in results.values()) and worst <= 1e-12
     return CheckResult("harmonic.basis", _status(ok), {"identities proved": sum(s == "proved" for s in
                                                                                  results.values()),

@@ -72,6 +72,7 @@ RUNS: dict[str, list[str]] = {
     "model iterate": ["model", "iterate", "--checkpoint", "{bert}", "--text", "a b c", "--steps", "2"],
     "model embed": ["model", "embed", "--checkpoint", "{bert}", "--text", "a b c"],
     "certify": ["certify", "certified.noise-threshold"],
+    "certify THRESHOLD": ["certify", "critical-noise", "--d", "4", "--beta", "3/2"],
     "decoder inspect": ["decoder", "inspect", "--model", "{llama}", "--text", "the thin tan"],
     "decoder generate": ["decoder", "generate", "--model", "{llama}", "--prompt", "the", "--max-new-tokens", "2"],
     "decoder tokens": ["decoder", "tokens", "--model", "{llama}", "--text", "the thin tan"],

@@ -81,7 +81,8 @@ def argument_lists(draw):
         flags = [f for f in flags if f not in ("--only", "--all")]
     if command == "certify":  # fast certificates, unknown ids and ids of claims that are not certificates
         argv.append(draw(st.sampled_from(["circle-three-clusters", "certified.strict-saddles", "nope", "",
-                                          "noise.kuramoto", "certified.", "../x"])))
+                                          "noise.kuramoto", "certified.", "../x", "beta-star",
+                                          "critical-noise", "switch-point"])))
     if command == "model":
         argv += ["--checkpoint", draw(FILES)]
         flags = [f for f in flags if f not in ("--checkpoint", "--model")]

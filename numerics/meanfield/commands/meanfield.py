@@ -163,8 +163,11 @@ def run(args) -> int:
         plot_density(history, args.plot, f"{args.model}, beta = {payload['beta']:g}: density over time "
                                           f"(stopped: {history.stopped} at t = {history.t_reached:.3g})")
         payload["plot"] = args.plot
-    rows = [(k, m, p, e) for k, m, p, e in zip(payload["modes"], payload["measured_rates"],
-                                               payload["predicted_rates"], payload["relative_errors"])]
+    # the measured rate is a least-squares slope of log|c_k| over the fit window: its standard error is the
+    # accuracy of that number (the rel. error beside it compares with the exact linear prediction)
+    rows = [(k, m, p, e, s) for k, m, p, e, s in zip(payload["modes"], payload["measured_rates"],
+                                                     payload["predicted_rates"], payload["relative_errors"],
+                                                     payload["stderr"])]
     noisy = bool(payload["noise"])
     text = key_values([("model", payload["model"]), ("beta", payload["beta"]), ("noise D", payload["noise"]),
                        ("fastest mode (measured)" if noisy else "dominant mode (measured)", payload["dominant_mode"]),
@@ -176,6 +179,6 @@ def run(args) -> int:
                                       f"({payload['window_points']} frames)"),
                        ("stopped", f"{payload['stopped']} at t = {payload['t_reached']:.4g}"),
                        ("mass drift", payload["max_mass_drift"]), ("min density", payload["min_density"])])
-    text += "\n\n" + table(rows, ["mode", "measured", "predicted", "rel. error"])
+    text += "\n\n" + table(rows, ["mode", "measured", "predicted", "rel. error", "fit std. error"])
     emit(args, payload, text)
     return 0

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from numerics.common.errors import InputError, require_int, require_real
-from numerics.common.render import emit, key_values, table
+from numerics.common.render import emit, key_values, table, with_aliases
 
 NAME = "fokker-planck"
 ORDER = 56
@@ -126,7 +126,9 @@ def run(args) -> int:
             text += f"\n({hidden} not shown: --json lists every degree under \"rates\")"
     elif linear_note:
         text += f"\n\n{linear_note}"
-    emit(args, payload, text)
+    # issue 43: D_c was written as "critical_noise" until it was renamed; the old key stays (same value) for one
+    # release, as in phase and kuramoto
+    emit(args, with_aliases(payload), text)
     return 0
 
 
