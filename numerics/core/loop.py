@@ -179,17 +179,20 @@ def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller
         raise InputError("events run with fixed steps (layer, rk4) or per-member dp5 steps (--step per-member) "
                          "of a field without time")
     if fixed:
-        if event is not None:
-            return _fixed_events(field, X0, t0, t_end, solver, controller, space, on_save, progress, event)
-        return _fixed(field, X0, t0, t_end, solver, controller, space, on_save, progress, timed)
+        return _fixed(field, X0, t0, t_end, solver, controller, space, on_save, progress, timed, event)
     if controller.per_member:
         return _per_member(field, X0, save_times, solver, controller, space, progress, max_evaluations, event)
     return _adaptive(field, X0, save_times, solver, controller, space, progress, max_evaluations, timed, tableau)
 
 
-def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, timed):
-    """Fixed steps on each interval (the whole span, or between save times), split at breakpoints."""
-    segments = Segments(field, t0, t_end, timed)
+def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, timed, event=None):
+    """Fixed steps on each interval (the whole span, or between save times), split at breakpoints.
+
+    With an ``event`` (the field then has no time, so no breakpoints) the members whose event fired after a step
+    leave the batch (section "Events" of :func:`integrate`); without one nobody leaves and this is the plain run,
+    the same operations in the same order."""
+    f = field  # the field of the members still moving (all of them until one leaves)
+    segments = Segments(f, t0, t_end, timed)
     time_dependent = is_time_dependent(field)
     if isinstance(solver, Explicit):
         step = solver.step
@@ -198,7 +201,7 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
             return space.retract(step(segments.step_field(a), X, a, h))
     else:  # a caller's stepper evaluates a time-dependent field at its own stage times (inside the step)
         def advance(X, a, h):
-            return solver(field, X, h, t=segments.start(a)) if time_dependent else solver(field, X, h)
+            return solver(f, X, h, t=segments.start(a)) if time_dependent else solver(f, X, h)
 
     if ctl.save_times is None:
         ends = [t0] + (segments.points if segments.restarts else []) + [t_end]
@@ -207,6 +210,16 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
         save = np.asarray(ctl.save_times, dtype=float)
         intervals = [(float(a), float(b), steps_of(float(b), ctl.dt, float(a))) for a, b in zip(save[:-1], save[1:])]
     X = X0.copy()
+    # with an event: ``active`` the indices of the members still moving (X holds them, in order), ``whole`` the
+    # whole state once some member has left (None before: X is the whole state); a single system (n, d) is one
+    # member that simply stops stepping
+    single = X0.ndim == 2
+    B = 1 if single else X0.shape[0]
+    active = np.arange(B)
+    whole = None
+    moving = True
+    decided: dict[int, float] = {}
+    member_steps = 0
     times, states, taken = [t0], [X.copy()], 0
     if on_save is not None:
         on_save(X)
@@ -215,11 +228,31 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
         final = i == len(intervals) - 1
         for k in range(1, steps + 1):
             start, end, size = a + (k - 1) * h, a + k * h, h
-            for p in segments.inside(start, end) if segments.points else ():
-                X = advance(X, start, p - start)  # the step would straddle a breakpoint: split it there
-                start, size, taken = p, end - p, taken + 1
-            X = advance(X, start, size)
-            taken += 1
+            if moving:
+                for p in segments.inside(start, end) if segments.points else ():
+                    X = advance(X, start, p - start)  # the step would straddle a breakpoint: split it there
+                    start, size, taken = p, end - p, taken + 1
+                X = advance(X, start, size)
+                taken += 1
+                if event is not None:
+                    member_steps += active.size
+                    fired = event.fired(X[None] if single else X)
+                    if fired.any():
+                        for m in active[fired]:
+                            decided[int(m)] = float(end)
+                        if single:
+                            moving = False
+                        else:
+                            if whole is None:
+                                whole = X.copy()
+                            else:
+                                whole[active] = X
+                            keep = ~fired
+                            active, X = active[keep], X[keep]
+                            moving = bool(active.size)
+                            if moving:  # the field restricted to the members still moving
+                                f = _on(field, active, B)
+                                segments = Segments(f, t0, t_end, timed)
             last = k == steps
             if ctl.save_times is None:
                 saved = k % ctl.save_every == 0 or last
@@ -230,12 +263,19 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
                 if saved:
                     times.append(b)
             if saved:
-                states.append(X.copy())
-                if on_save is not None and not (last and final):
-                    on_save(X)
+                if whole is not None and moving:
+                    whole[active] = X
+                state = X if whole is None else whole
+                states.append(state.copy())
+                if on_save is not None and moving and not (last and final):
+                    on_save(state)
             if progress is not None:
                 progress(end, t_end)
-    return np.array(times), np.array(states), {"steps": taken}
+    stats = {"steps": taken}
+    if event is not None:
+        full_steps = float(B) * sum(steps for _, _, steps in intervals)
+        stats["events"] = _event_record(event, decided, B, float(member_steps), full_steps)
+    return np.array(times), np.array(states), stats
 
 
 def _event_record(event, decided: dict, B: int, member_steps: float, full_steps: float | None) -> dict:
@@ -244,65 +284,6 @@ def _event_record(event, decided: dict, B: int, member_steps: float, full_steps:
     return {"event": event.to_meta(), "stopped": sorted(decided), "times": [decided.get(b) for b in range(B)],
             "count": len(decided), "member_steps": member_steps, "member_steps_without": full_steps,
             "frames_after": "the decided state repeated"}
-
-
-def _fixed_events(field, X0, t0, t_end, solver: Explicit, ctl: Fixed, space, on_save, progress, event):
-    """The fixed steps of :func:`_fixed` (no breakpoints: the field has no time) with an event: after each step
-    the members whose event fired leave the batch (section "Events" of :func:`integrate`)."""
-    single = X0.ndim == 2
-    B = 1 if single else X0.shape[0]
-    if ctl.save_times is None:
-        intervals = [(t0, t_end, steps_of(t_end, ctl.dt, t0))]
-    else:
-        save = np.asarray(ctl.save_times, dtype=float)
-        intervals = [(float(a), float(b), steps_of(float(b), ctl.dt, float(a))) for a, b in zip(save[:-1], save[1:])]
-    full = X0.copy()
-    active = np.arange(B)
-    X = full.copy()  # the members still moving (all of ``full`` for a single system until it stops)
-    f = field
-    step = solver.step
-    times, states, taken, member_steps = [t0], [full.copy()], 0, 0
-    decided: dict[int, float] = {}
-    if on_save is not None:
-        on_save(full)
-    for i, (a, b, steps) in enumerate(intervals):
-        h_step = (b - a) / steps
-        final = i == len(intervals) - 1
-        for k in range(1, steps + 1):
-            start, end = a + (k - 1) * h_step, a + k * h_step
-            last = k == steps
-            if active.size:
-                X = space.retract(step(lambda Y, _tau: f(Y), X, start, h_step))
-                taken += 1
-                member_steps += active.size
-                fired = event.fired(X[None] if single else X)
-                if fired.any():
-                    for m in active[fired]:
-                        decided[int(m)] = float(end)
-                    if single:
-                        full = X.copy()
-                        active = active[:0]
-                    else:
-                        full[active] = X
-                        keep = ~fired
-                        active, X = active[keep], X[keep]
-                        f = _on(field, active, B) if active.size else None
-            saved = (k % ctl.save_every == 0 or last) if ctl.save_times is None else last
-            if saved:
-                times.append(end if ctl.save_times is None else b)
-                if single:
-                    if active.size:
-                        full = X
-                elif active.size:
-                    full[active] = X
-                states.append(full.copy())
-                if on_save is not None and active.size and not (last and final):
-                    on_save(full)
-            if progress is not None:
-                progress(end, t_end)
-    full_steps = float(B) * sum(steps for _, _, steps in intervals)
-    return np.array(times), np.array(states), {
-        "steps": taken, "events": _event_record(event, decided, B, float(member_steps), full_steps)}
 
 
 def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, progress, max_evaluations, timed,
