@@ -16,7 +16,7 @@ import pytest
 
 from numerics.clusters.detection import find_clusters
 from numerics.common.errors import InputError
-from numerics.core.blocks import MLP
+from numerics.core.blocks import MLP, MultiHead
 from numerics.core.events import Event, cap_radius, events_summary
 from numerics.core.members import Members
 from numerics.core.model import Model, SaveAt, Solver
@@ -34,11 +34,12 @@ def _one(X) -> bool:
     return find_clusters(X, EPS, normalize=True).count == 1
 
 
-def _check_stopped(full, cut, B):
+def _check_stopped(full, cut, B, all_may_stop=False):
     """Decided outcomes equal; frames bitwise equal up to each decision, repeated after it; undecided members
     bitwise equal throughout."""
     ev = cut.meta["events"]
-    assert 0 < ev["count"] < B and ev["stopped"] == [b for b in range(B) if ev["times"][b] is not None]
+    assert 0 < ev["count"] <= B if all_may_stop else 0 < ev["count"] < B
+    assert ev["stopped"] == [b for b in range(B) if ev["times"][b] is not None]
     for b in range(B):
         assert _one(full.X[-1, b]) == _one(cut.X[-1, b])
         tb = ev["times"][b]
@@ -143,7 +144,10 @@ def test_cap_radius():
     (dict(V=np.diag([2.0, 1.0])), "V != I"),
     (dict(noise=0.1), "noise"),
     (dict(mlp=MLP(W1=np.eye(2), b1=np.zeros(2), W2=np.eye(2), b2=np.zeros(2))), "MLP"),
-    (dict(causal=True), "causal"),
+    (dict(heads=MultiHead(*np.stack([np.eye(2)] * 3)[:, None].repeat(2, 1), -np.eye(2)[None].repeat(2, 0))),
+     "heads whose W_h"),
+    (dict(heads=MultiHead(*[np.eye(2)[None].repeat(2, 0)] * 2, np.eye(2)[None].repeat(2, 0),
+                          np.stack([np.eye(2), np.array([[0.0, -1.0], [1.0, 0.0]])]))), "heads whose W_h"),
     (dict(norm="pre"), "norm"),
 ])
 def test_refused_where_the_lemma_does_not_hold(kwargs, words):
@@ -160,6 +164,24 @@ def test_refused_per_member_v_and_shared_adaptive():
                  members=Members(V=np.stack([np.eye(2), 2 * np.eye(2)])), events="one-cluster:1e-3")
     with pytest.raises(InputError, match="per-member dp5"):
         simulate(Model("sa", 1.0), X0, 1.0, solver=Solver("dp5"), members=members, events="one-cluster:1e-3")
+
+
+@pytest.mark.parametrize("feature", ["heads", "causal", "alibi", "rope", "heads_rope_alibi_causal", "beta_log"])
+def test_newly_allowed_features_stop_with_the_run_to_the_end_outcome(feature):
+    """Several heads with W_h^T V_h = c_h I, the causal mask, ALiBi, RoPE, beta = gamma log n: the lemma covers
+    them (the note); a stopped member's decided outcome equals the run to the end, bit for bit before."""
+    from numerics.core.claims_events import feature_models
+
+    model = feature_models(3, 1.0, np.random.default_rng(3), slope=0.1)[feature]
+    rng = np.random.default_rng(11)
+    X0 = np.stack([uniform_sphere(12, 3, rng) for _ in range(6)])
+    members = None if model.beta_scaling == "log" else Members(beta=np.geomspace(0.1, 8.0, 6))
+    solver, save = Solver("rk4", dt=0.1), SaveAt(every=1)
+    full = simulate(model, X0, 20.0, solver=solver, save=save, members=members)
+    cut = simulate(model, X0, 20.0, solver=solver, save=save, members=members, events=Event("one-cluster", EPS))
+    _check_stopped(full, cut, 6, all_may_stop=True)
+    one = simulate(model, X0[0], 20.0, solver=solver, events=Event("one-cluster", EPS))  # one system too
+    assert _one(one.X[-1]) == _one(simulate(model, X0[0], 20.0, solver=solver).X[-1])
 
 
 def test_q_k_and_negative_beta_are_allowed():
