@@ -119,6 +119,8 @@ class AdaptiveStats:
     rejected: int = 0
     evaluations: int = 0
     last_step: float = float("nan")
+    #: with an event: :func:`_event_record` (set when the run stopped, else at the end)
+    events: dict | None = None
 
 
 def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller, space=SPHERE, *,
@@ -155,14 +157,14 @@ def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller
     tableau : tuple
         DOP853's coefficients (default :func:`numerics.core.solvers.dop853_tableau`).
     event : numerics.core.events.Event, optional
-        Fixed steps of an explicit solver and per-member ``dp5`` (section "Events" below): after each accepted
-        step the members whose event fired leave the batch.
+        Fixed steps of an explicit solver, per-member ``dp5`` and one system's ``dp5`` (section "Events" below):
+        after each accepted step the members whose event fired leave the batch.
 
     Returns
     -------
     ``(times, states, stats)``: ``stats`` is a dict for fixed and per-member steps (``steps``, or the per-member
     counters), an :class:`AdaptiveStats` for shared adaptive steps. With an event, ``stats["events"]``
-    (:func:`_event_record`).
+    (:func:`_event_record`; ``stats.events`` for one system's ``dp5``).
 
     Events
     ------
@@ -171,18 +173,27 @@ def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller
     shape (n, d), simply stops stepping), its state and the end time of that step (its *decision time*) are
     kept, and every later saved frame holds that decided state. The steps of the members still moving are
     unchanged (the same sizes, the same grid), so up to its decision a member equals its run without the event.
-    Shared adaptive steps (one step for the whole batch) and time-dependent fields are refused with one line.
+    One system with shared ``dp5`` steps (the same thing as per-member ``dp5`` with B = 1) stops after the
+    accepted step that decided it (its steps land on the save times, so up to that step the run is the run
+    without the event). Shared adaptive steps of a batch (a member leaving would change the error norm, hence the
+    steps, of the others), ``dop853`` (its dense output interpolates unprojected states) and time-dependent fields
+    are refused with one line.
     """
     fixed = isinstance(controller, Fixed)
-    supported = isinstance(solver, Explicit) if fixed else controller.per_member
+    # a shared adaptive step lets a member stop only when it is the whole state (one system, ``dp5``: the steps
+    # land on the save times, so the decided state is a step's end); in a batch the members still moving would
+    # get other steps once a decided member no longer enters the error norm
+    supported = (isinstance(solver, Explicit) if fixed else
+                 controller.per_member or (X0.ndim == 2 and getattr(solver, "name", None) == "dp5"))
     if event is not None and (is_time_dependent(field) or not supported):
-        raise InputError("events run with fixed steps (layer, rk4) or per-member dp5 steps (--step per-member) "
-                         "of a field without time")
+        raise InputError("events run with fixed steps (layer, rk4), per-member dp5 steps (--step per-member) or, "
+                         "for one system, dp5 steps, of a field without time")
     if fixed:
         return _fixed(field, X0, t0, t_end, solver, controller, space, on_save, progress, timed, event)
     if controller.per_member:
         return _per_member(field, X0, save_times, solver, controller, space, progress, max_evaluations, event)
-    return _adaptive(field, X0, save_times, solver, controller, space, progress, max_evaluations, timed, tableau)
+    return _adaptive(field, X0, save_times, solver, controller, space, progress, max_evaluations, timed, tableau,
+                     event)
 
 
 def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, timed, event=None):
@@ -287,8 +298,11 @@ def _event_record(event, decided: dict, B: int, member_steps: float, full_steps:
 
 
 def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, progress, max_evaluations, timed,
-              tableau):
-    """One step size for the whole state; ``dp5`` lands on save times, ``dop853`` interpolates them."""
+              tableau, event=None):
+    """One step size for the whole state; ``dp5`` lands on save times, ``dop853`` interpolates them.
+
+    With an ``event`` (one system, ``dp5``: :func:`integrate` refuses the rest) the run stops after the accepted
+    step whose end state fired: the save times after it get that decided state (``stats.events``)."""
     save_times = np.asarray(save_times, dtype=float)
     dense = solver is DOP853
     coeffs = (dop853_tableau() if tableau is None else tableau) if dense else None
@@ -363,10 +377,17 @@ def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, pro
                 while k_out < save_times.size and save_times[k_out] <= t:
                     states.append(X.copy())
                     k_out += 1
+            if event is not None and event.fired(X[None])[0]:
+                stats.events = _event_record(event, {0: float(t)}, 1, float(stats.accepted + stats.rejected), None)
+                while k_out < save_times.size:  # the later frames: the decided state
+                    states.append(X.copy())
+                    k_out += 1
         else:
             stats.rejected += 1
             rejected_last = True
             h = ctl.reject(err, h_try, t, f"{what} step size underflow at t={t:g}")
+    if event is not None and stats.events is None:
+        stats.events = _event_record(event, {}, 1, float(stats.accepted + stats.rejected), None)
     return save_times.copy(), np.array(states), stats
 
 

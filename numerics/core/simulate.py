@@ -226,8 +226,7 @@ class Run:
 
         solver = self.solver
         if self.adaptive:
-            raise InputError("events run with fixed steps (--method layer or rk4) or, for an ensemble, per-member "
-                             "dp5 steps (--method dp5 --step per-member)")
+            return self._adaptive_events(save_times, progress)
         if solver.dt is None:
             raise InputError(f"method {solver.method} needs a step dt")
         dt = require_real(solver.dt, "dt", minimum=0.0, strict_minimum=True)
@@ -239,6 +238,38 @@ class Run:
         stats["step"] = None if times is not None else (self.t_end - self.t0) / steps_of(self.t_end, dt, self.t0)
         self.scheme_text = (ENSEMBLE_SCHEMES if self.batch else SCHEMES)[solver.method]
         return (out_times if times is None else times.copy()), states, stats
+
+    def _adaptive_events(self, save_times, progress):
+        """One system with shared ``dp5`` steps and an event: the run of :func:`numerics.core.integrators.
+        integrate_adaptive` (the same controller, so the same steps) that stops after the step that decided it
+        (:func:`numerics.core.loop.integrate`, section "Events"). A batch with a shared step, and ``dop853``, are
+        refused with one line."""
+        from numerics.core import loop
+        from numerics.core.controllers import Adaptive
+        from numerics.core.integrators import adaptive_scheme, output_times, renormalize
+        from numerics.core.member_adaptive import FAC_MAX, FAC_MIN, SAFETY
+        from numerics.core.solvers import DP5
+        from numerics.core.space import space_of
+
+        solver = self.solver
+        if self.batch:
+            raise InputError("events with adaptive steps on an ensemble run per-member dp5 steps (a shared step "
+                             "would change when a member leaves): use --method dp5 --step per-member")
+        used = adaptive_scheme(solver.rtol) if solver.method == "adaptive" else solver.method
+        if used != "dp5":
+            raise InputError(f"events with adaptive steps run dp5 only (method {solver.method} uses {used} here: "
+                             "its dense output interpolates between decisions); use --method dp5")
+        rtol = require_real(solver.rtol, "rtol", minimum=0.0, strict_minimum=True)
+        atol = require_real(solver.atol, "atol", minimum=0.0, strict_minimum=True)
+        h0 = None if solver.dt is None else require_real(solver.dt, "dt", minimum=0.0, strict_minimum=True)
+        times = output_times(save_times, self.t_end)
+        control = Adaptive(rtol, atol, norm="max", safety=SAFETY, fac_min=FAC_MIN, fac_max=FAC_MAX, order=5, h0=h0)
+        out, states, st = loop.integrate(self.field, self.X0, float(times[0]), float(times[-1]), DP5, control,
+                                         space_of(renormalize), save_times=times, progress=progress,
+                                         max_evaluations=evaluation_budget(self.per_eval), event=self.event)
+        self.scheme_text = SCHEMES["dp5"]
+        return out, states, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
+                             "field_evaluations": st.evaluations, "method_used": "dp5", "events": st.events}
 
     # -- 3. energies -----------------------------------------------------------------------------------------------
     @property
@@ -450,7 +481,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     result holds the old frames followed by the new ones, with ``meta["resumed_from"]`` recording where the
     continuation started. Adaptive runs keep the spacing of the original save times; noisy runs continue their
     random streams (``meta["noise_state"]``), so a fixed-step run resumed equals the run in one piece.
-    ``progress``: as for :func:`simulate`.
+    ``progress``: as for :func:`simulate`. A run with an event (``meta["events"]``) is refused with one line: its
+    stopped members would have to stay stopped, and the loop starts every member moving.
     """
     from numerics.common.readers import check_metadata
     from numerics.core.meta_schema import TRAJECTORY_META
@@ -465,6 +497,9 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     if missing:
         raise InputError(f"cannot resume: trajectory meta lacks {', '.join(sorted(missing))}")
     where = f"trajectory {source or 'metadata'}"
+    if meta.get("events"):  # its stopped members must stay stopped, and the loop starts every member moving
+        raise InputError(f"cannot resume: the {where} was run with the event {meta['events'].get('event')} (its "
+                         "stopped members would start moving again); run it again to the new t_end with the event")
     if batch:
         _check_batch_meta(meta, trajectory.arrays, trajectory.X.shape[1], where)
     # an ensemble's per-member entries (lists) were checked above; the rest has the single run's types

@@ -116,6 +116,47 @@ def test_one_system_stops_too():
     assert events_summary(cut.meta)["stopped"] == 1 and events_summary(full.meta) is None
 
 
+def test_one_system_with_dp5_steps_stops_after_the_deciding_step():
+    """One system, shared dp5 steps: the run without the event up to the step that decided it (the same steps),
+    then the decided state; dop853 and the shared step of an ensemble are refused with one line."""
+    X0 = uniform_sphere(12, 3, 1)
+    solver, save = Solver("dp5", rtol=1e-6, atol=1e-9), SaveAt(times=np.linspace(0.0, 25.0, 51))
+    full = simulate(Model("sa", 1.0), X0, 25.0, solver=solver, save=save)
+    cut = simulate(Model("sa", 1.0), X0, 25.0, solver=solver, save=save, events="one-cluster:0.01")
+    ev = cut.meta["events"]
+    assert ev["count"] == 1 and ev["event"] == "one-cluster:0.01"
+    tb = ev["times"][0]
+    k = int(np.searchsorted(cut.times, tb))  # the first save time after the decision
+    assert 0 < k < cut.times.size - 1 and cut.times[k - 1] < tb <= cut.times[k]
+    assert np.array_equal(full.X[:k], cut.X[:k]) and np.all(cut.X[k:] == cut.X[k])
+    assert _one(cut.X[-1]) and _one(full.X[-1]) and cap_radius(cut.X[k][None])[0] <= EPS / 2
+    stats = cut.meta["integrator_stats"]
+    assert stats["accepted_steps"] < full.meta["integrator_stats"]["accepted_steps"]
+    assert ev["member_steps"] == stats["accepted_steps"] + stats["rejected_steps"]
+    with pytest.raises(InputError, match="dp5 only") as info:
+        simulate(Model("sa", 1.0), X0, 1.0, solver=Solver("dop853"), events="one-cluster:0.01")
+    assert "\n" not in str(info.value)
+    X, members = _ensemble(B=2)
+    with pytest.raises(InputError, match="per-member dp5 steps"):
+        simulate(Model("sa", 1.0), X, 1.0, solver=Solver("dp5"), members=members, events="one-cluster:0.01")
+
+
+def test_resume_of_a_run_with_an_event_is_refused(tmp_path):
+    from numerics.core.simulate import resume
+
+    traj = simulate(Model("sa", 1.0), uniform_sphere(8, 2, 1), 5.0, solver=Solver("rk4", dt=0.1),
+                    events="one-cluster:0.5")
+    with pytest.raises(InputError, match="run with the event one-cluster:0.5") as info:
+        resume(traj, 6.0)
+    assert "\n" not in str(info.value)
+    path = tmp_path / "e.npz"
+    traj.save(str(path))
+    run = subprocess.run([sys.executable, "-m", "numerics", "simulate", "--resume", str(path), "--t-end", "6",
+                          "--out", str(tmp_path / "r.npz")], capture_output=True, text=True)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "run with the event one-cluster:0.5" in run.stderr
+
+
 def test_claim_cluster_test_is_find_clusters():
     from numerics.core.claims_events import one_eps_cluster
 
