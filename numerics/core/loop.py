@@ -126,7 +126,7 @@ class AdaptiveStats:
 def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller, space=SPHERE, *,
               save_times=None, on_save: Callable[[np.ndarray], None] | None = None,
               progress: Callable[[float, float], None] | None = None, max_evaluations: float = math.inf,
-              timed: Callable = stage_field, tableau=None, event=None):
+              timed: Callable = stage_field, tableau=None, event=None, decided: dict | None = None):
     """Integrate ``field`` from ``X0`` at t0 to t_end.
 
     Parameters
@@ -159,6 +159,9 @@ def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller
     event : numerics.core.events.Event, optional
         Fixed steps of an explicit solver, per-member ``dp5`` and one system's ``dp5`` (section "Events" below):
         after each accepted step the members whose event fired leave the batch.
+    decided : dict, optional
+        With ``event``: the members already decided (member -> decision time), a resumed run's; they do not move
+        and keep their decision times in the record.
 
     Returns
     -------
@@ -189,14 +192,15 @@ def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller
         raise InputError("events run with fixed steps (layer, rk4), per-member dp5 steps (--step per-member) or, "
                          "for one system, dp5 steps, of a field without time")
     if fixed:
-        return _fixed(field, X0, t0, t_end, solver, controller, space, on_save, progress, timed, event)
+        return _fixed(field, X0, t0, t_end, solver, controller, space, on_save, progress, timed, event, decided)
     if controller.per_member:
-        return _per_member(field, X0, save_times, solver, controller, space, progress, max_evaluations, event)
+        return _per_member(field, X0, save_times, solver, controller, space, progress, max_evaluations, event,
+                           decided)
     return _adaptive(field, X0, save_times, solver, controller, space, progress, max_evaluations, timed, tableau,
-                     event)
+                     event, decided)
 
 
-def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, timed, event=None):
+def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, timed, event=None, decided=None):
     """Fixed steps on each interval (the whole span, or between save times), split at breakpoints.
 
     With an ``event`` (the field then has no time, so no breakpoints) the members whose event fired after a step
@@ -229,11 +233,21 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
     active = np.arange(B)
     whole = None
     moving = True
-    decided: dict[int, float] = {}
+    decided = dict(decided or {}) if event is not None else {}
     member_steps = 0
-    times, states, taken = [t0], [X.copy()], 0
+    if decided:  # a resumed run: the members decided before do not move
+        if single:
+            moving = False
+        else:
+            keep = np.array([b not in decided for b in range(B)])
+            whole, active, X = X.copy(), active[keep], X[keep]
+            moving = bool(active.size)
+            if moving:  # the field restricted to the members still undecided (``active``)
+                f = _on(field, np.flatnonzero(keep), B)
+                segments = Segments(f, t0, t_end, timed)
+    times, states, taken = [t0], [X0.copy()], 0
     if on_save is not None:
-        on_save(X)
+        on_save(X0 if whole is None else whole)
     for i, (a, b, steps) in enumerate(intervals):
         h = (b - a) / steps
         final = i == len(intervals) - 1
@@ -298,12 +312,15 @@ def _event_record(event, decided: dict, B: int, member_steps: float, full_steps:
 
 
 def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, progress, max_evaluations, timed,
-              tableau, event=None):
+              tableau, event=None, decided=None):
     """One step size for the whole state; ``dp5`` lands on save times, ``dop853`` interpolates them.
 
     With an ``event`` (one system, ``dp5``: :func:`integrate` refuses the rest) the run stops after the accepted
     step whose end state fired: the save times after it get that decided state (``stats.events``)."""
     save_times = np.asarray(save_times, dtype=float)
+    if event is not None and decided:  # a resumed run already decided: every frame is the decided state
+        stats = AdaptiveStats(events=_event_record(event, dict(decided), 1, 0.0, None))
+        return save_times.copy(), np.array([X0.copy() for _ in save_times]), stats
     dense = solver is DOP853
     coeffs = (dop853_tableau() if tableau is None else tableau) if dense else None
     stats = AdaptiveStats()
@@ -402,7 +419,7 @@ def _on(field, idx: np.ndarray, B: int):
 
 
 def _per_member(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, progress, max_evaluations,
-                event=None):
+                event=None, decided=None):
     """One step size and accept/reject per member (``dp5``): member b takes exactly its single run's steps.
 
     At every round the members that have not reached the next save time attempt one step each, of their own
@@ -423,7 +440,7 @@ def _per_member(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, p
     h = [ctl.hinit(None, X[b], k_first[b], t[b])[0] for b in range(B)]
     states = [X.copy()]
     t_end = float(save_times[-1])
-    decided: dict[int, float] = {}
+    decided = dict(decided or {}) if event is not None else {}  # a resumed run's decided members do not move
     for target in save_times[1:]:
         while True:
             active = [b for b in range(B) if t[b] < target and b not in decided]

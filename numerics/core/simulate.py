@@ -88,13 +88,15 @@ class Run:
     saved_norm: str | None = None
 
     def __init__(self, model, X0, t_end, solver: Solver, save: SaveAt, members: Members | None = None, *,
-                 t0: float = 0.0, radius=None, noise_state=None, save_times=None, event=None):
+                 t0: float = 0.0, radius=None, noise_state=None, save_times=None, event=None,
+                 decided: dict | None = None):
         if not isinstance(model, Model):
             raise InputError(f"simulate needs a Model, got {type(model).__name__}")
         self.solver, self.save, self.t0 = solver, save, float(t0)
         self.noise_state, self.resume_times = noise_state, save_times
         self.batch = members is not None or np.ndim(X0) == 3
         self.event = event_of(event)
+        self.decided = decided  # a resumed run's members decided before (member -> time): they stay stopped
         if self.event is not None:  # refused before any work where its lemma is not proved
             self.event.check_model(model)
         self.prepare(model, X0, t_end, members, radius)
@@ -203,7 +205,7 @@ class Run:
             self.scheme_text = ENSEMBLE_SCHEMES["dp5 per-member"]
             return integrate_per_member(field, self.X0, times, rtol=solver.rtol, atol=solver.atol, h0=solver.dt,
                                         progress=progress, max_evaluations=evaluation_budget(self.per_eval),
-                                        event=self.event)
+                                        event=self.event, decided=self.decided)
         run = self.radial.integrate if self.radial else integrate
         times, states, stats = run(field, self.radial.y0 if self.radial else self.X0, self.t_end, solver.method,
                                    save_times=save_times, rtol=solver.rtol, atol=solver.atol,
@@ -234,7 +236,8 @@ class Run:
         control = Fixed(dt, self.save.every) if times is None else Fixed(dt, save_times=times)
         out_times, states, stats = loop.integrate(
             self.field, self.X0, self.t0, self.t_end, EXPLICIT[solver.method], control, progress=progress,
-            on_save=None if self.batch else getattr(self.field, "request_energy", None), event=self.event)
+            on_save=None if self.batch else getattr(self.field, "request_energy", None), event=self.event,
+            decided=self.decided)
         stats["step"] = None if times is not None else (self.t_end - self.t0) / steps_of(self.t_end, dt, self.t0)
         self.scheme_text = (ENSEMBLE_SCHEMES if self.batch else SCHEMES)[solver.method]
         return (out_times if times is None else times.copy()), states, stats
@@ -262,11 +265,12 @@ class Run:
         rtol = require_real(solver.rtol, "rtol", minimum=0.0, strict_minimum=True)
         atol = require_real(solver.atol, "atol", minimum=0.0, strict_minimum=True)
         h0 = None if solver.dt is None else require_real(solver.dt, "dt", minimum=0.0, strict_minimum=True)
-        times = output_times(save_times, self.t_end)
+        times = self.resume_times if self.resume_times is not None else output_times(save_times, self.t_end)
         control = Adaptive(rtol, atol, norm="max", safety=SAFETY, fac_min=FAC_MIN, fac_max=FAC_MAX, order=5, h0=h0)
         out, states, st = loop.integrate(self.field, self.X0, float(times[0]), float(times[-1]), DP5, control,
                                          space_of(renormalize), save_times=times, progress=progress,
-                                         max_evaluations=evaluation_budget(self.per_eval), event=self.event)
+                                         max_evaluations=evaluation_budget(self.per_eval), event=self.event,
+                                         decided=self.decided)
         self.scheme_text = SCHEMES["dp5"]
         return out, states, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
                              "field_evaluations": st.evaluations, "method_used": "dp5", "events": st.events}
@@ -481,8 +485,10 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     result holds the old frames followed by the new ones, with ``meta["resumed_from"]`` recording where the
     continuation started. Adaptive runs keep the spacing of the original save times; noisy runs continue their
     random streams (``meta["noise_state"]``), so a fixed-step run resumed equals the run in one piece.
-    ``progress``: as for :func:`simulate`. A run with an event (``meta["events"]``) is refused with one line: its
-    stopped members would have to stay stopped, and the loop starts every member moving.
+    ``progress``: as for :func:`simulate`. A run with an event (``meta["events"]``) continues with it: the
+    members decided before stay stopped (their frames repeat the decided state, their decision times are kept),
+    the others stop when they are decided; ``meta["events"]`` is the continuation's record (its member-steps are
+    those of the continuation).
     """
     from numerics.common.readers import check_metadata
     from numerics.core.meta_schema import TRAJECTORY_META
@@ -497,9 +503,15 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     if missing:
         raise InputError(f"cannot resume: trajectory meta lacks {', '.join(sorted(missing))}")
     where = f"trajectory {source or 'metadata'}"
-    if meta.get("events"):  # its stopped members must stay stopped, and the loop starts every member moving
-        raise InputError(f"cannot resume: the {where} was run with the event {meta['events'].get('event')} (its "
-                         "stopped members would start moving again); run it again to the new t_end with the event")
+    record = meta.get("events")
+    event, decided = None, None
+    if record:  # the saved event continues; its decided members stay stopped
+        from numerics.core.events import Event
+
+        if not isinstance(record, dict) or not isinstance(record.get("times"), list):
+            raise InputError(f"cannot resume: the {where} has an invalid events record")
+        event = Event.parse(str(record.get("event")))
+        decided = {b: float(t) for b, t in enumerate(record["times"]) if t is not None}
     if batch:
         _check_batch_meta(meta, trajectory.arrays, trajectory.X.shape[1], where)
     # an ensemble's per-member entries (lists) were checked above; the rest has the single run's types
@@ -539,7 +551,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
         save_times = np.linspace(t0, t_end, max(1, int(round(wanted))) + 1)
     run = Run(model, X0, t_end, solver, save, members, t0=t0,
               radius=trajectory.radius,
-              noise_state=saved_state if noisy else None, save_times=save_times)
+              noise_state=saved_state if noisy else None, save_times=save_times, event=event, decided=decided)
     if not batch:
         norm = meta.get("energy_normalization", energy_normalization_for(run.model.beta))
         run.saved_norm = ENERGY_ALIASES.get(norm, norm)
@@ -552,6 +564,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                  "versions": package_versions()})
     if noisy:
         meta["noise_state"] = new["noise_state"]
+    if record:  # the continuation's record: the members decided before keep their decision times
+        meta["events"] = new["events"]
     return Trajectory(times=np.concatenate([trajectory.times, times[1:]]),
                       X=np.concatenate([trajectory.X, states[1:]]),
                       energy=np.concatenate([trajectory.energy, energy]), meta=meta,

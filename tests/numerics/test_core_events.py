@@ -141,20 +141,45 @@ def test_one_system_with_dp5_steps_stops_after_the_deciding_step():
         simulate(Model("sa", 1.0), X, 1.0, solver=Solver("dp5"), members=members, events="one-cluster:0.01")
 
 
-def test_resume_of_a_run_with_an_event_is_refused(tmp_path):
+@pytest.mark.parametrize("how", ["fixed", "one system", "per-member dp5", "one system dp5"])
+def test_resume_carries_the_event(tmp_path, how):
+    """A resumed run continues with its saved event: members decided before stay stopped with their decision
+    times, the others stop when decided; fixed steps resumed equal the run in one piece bit for bit."""
     from numerics.core.simulate import resume
 
-    traj = simulate(Model("sa", 1.0), uniform_sphere(8, 2, 1), 5.0, solver=Solver("rk4", dt=0.1),
-                    events="one-cluster:0.5")
-    with pytest.raises(InputError, match="run with the event one-cluster:0.5") as info:
-        resume(traj, 6.0)
-    assert "\n" not in str(info.value)
+    X0, members = _ensemble(B=6, seed=2)
+    if how == "fixed":
+        solver, save, X, mem = Solver("rk4", dt=0.1), SaveAt(every=1), X0, members
+    elif how == "one system":
+        solver, save, X, mem = Solver("rk4", dt=0.1), SaveAt(every=1), X0[0], None
+    elif how == "per-member dp5":
+        solver, save, X, mem = Solver("dp5", rtol=1e-6, atol=1e-9, step="per-member"), None, X0, members
+    else:
+        solver, save, X, mem = Solver("dp5", rtol=1e-6, atol=1e-9), None, X0[0], None
+    first = simulate(Model("sa", 1.0), X, 12.0, solver=solver, save=save, members=mem, events="one-cluster:0.01")
     path = tmp_path / "e.npz"
-    traj.save(str(path))
-    run = subprocess.run([sys.executable, "-m", "numerics", "simulate", "--resume", str(path), "--t-end", "6",
-                          "--out", str(tmp_path / "r.npz")], capture_output=True, text=True)
-    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
-    assert "run with the event one-cluster:0.5" in run.stderr
+    first.save(str(path))
+    cont = resume(str(path), 25.0)
+    old, ev = first.meta["events"], cont.meta["events"]
+    assert ev["event"] == "one-cluster:0.01"
+    B = 1 if X.ndim == 2 else X.shape[0]
+    k0 = first.times.size
+    for b in range(B):
+        Xb = cont.X[:, b] if X.ndim == 3 else cont.X
+        if old["times"][b] is not None:  # decided before: kept, and still
+            assert ev["times"][b] == old["times"][b] and np.all(Xb[k0 - 1:] == Xb[k0 - 1])
+        elif ev["times"][b] is not None:  # decided in the continuation
+            assert ev["times"][b] > 12.0 and _one(Xb[-1])
+    if X.ndim == 3:  # some members decided before the resume, some during it
+        assert 0 < old["count"] < ev["count"]
+    if how in ("fixed", "one system"):
+        one_piece = simulate(Model("sa", 1.0), X, 25.0, solver=solver, save=save, members=mem,
+                             events="one-cluster:0.01")
+        # the continuation's grid is t0 + k h (times equal up to rounding), its states bit for bit
+        assert np.allclose(one_piece.times, cont.times, rtol=0, atol=1e-12) and np.array_equal(one_piece.X, cont.X)
+        whole = one_piece.meta["events"]["times"]
+        assert [t is None for t in whole] == [t is None for t in ev["times"]]
+        assert all(abs(a - b) < 1e-12 for a, b in zip(whole, ev["times"]) if a is not None)
 
 
 def test_claim_cluster_test_is_find_clusters():
@@ -275,3 +300,7 @@ def test_cli_stop_when_runs_and_resume_refuses_it(tmp_path):
     again = subprocess.run(base + ["--resume", str(out), "--t-end", "40", "--out", str(tmp_path / "r.npz"),
                                    "--stop-when", "one-cluster:1e-2"], capture_output=True, text=True)
     assert again.returncode == 2 and again.stderr.strip().endswith("do not pass --stop-when")
+    carried = subprocess.run(base + ["--resume", str(out), "--t-end", "40", "--out", str(tmp_path / "r.npz"),
+                                     "--json"], capture_output=True, text=True)  # the saved event continues
+    assert carried.returncode == 0, carried.stderr
+    assert json.loads(carried.stdout)["events"]["event"] == "one-cluster:0.01"
