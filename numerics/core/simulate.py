@@ -418,8 +418,9 @@ def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = Non
         Per-member beta, Q, K, V, noise and noise seeds of an ensemble (``X0`` then has shape (B, n, d)).
     events : numerics.core.events.Event or str, optional
         Stop each member when its observable is decided (``Event("one-cluster", 1e-3)`` or
-        ``"one-cluster:1e-3"``; :mod:`numerics.core.events`): fixed steps (``layer``, ``rk4``) or, for an
-        ensemble, per-member ``dp5``. A decided member leaves the vectorised batch; its later frames (and their
+        ``"one-cluster:1e-3"``; :mod:`numerics.core.events`): fixed steps (``layer``, ``rk4``), for an
+        ensemble per-member ``dp5``, for one system ``dp5`` (``dop853`` and an ensemble's shared adaptive step are
+        refused with one line); :func:`resume` continues with the saved event. A decided member leaves the vectorised batch; its later frames (and their
         energies) repeat its decided state; ``meta["events"]`` records the event, the members that stopped
         (``stopped``), each member's decision time (``times``, None: ran to the end) and the member-steps taken.
         A model for which the event's lemma is not proved is refused with one line.
