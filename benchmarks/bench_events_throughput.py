@@ -7,7 +7,7 @@ RK4, dt = 0.1, to t = 50, in one process with one BLAS thread, as one ensemble (
 (B, n, d), backend ``direct``: the NumPy tiles, every member bit for bit its single run), without and with
 ``events="one-cluster:1e-3"``, interleaved (``--repeats`` rounds; the best round of each is kept: the machine is
 shared). Systems per core-hour = 3600 B / CPU seconds of the (single-threaded) process. The case with 8 heads (n = 64, d = 16, Q_h, K_h random, V_h = I,
-W_h = I/8) has no event: the event refuses heads (its lemma's tests do not cover them), which the script records.
+W_h = I/8) has no event: the event refuses these heads (W_h^T V_h projects on k of the d coordinates, not c_h I), which the script records.
 """
 from __future__ import annotations
 

@@ -1110,8 +1110,19 @@ MUTANTS += [
      "decided[int(m)] = float(end)", "decided[int(m)] = float(start)",
      "a stopped member's decision time is the start of the step that decided it"),
     ("events-wrong-members-restricted", "numerics/core/loop.py",
-     "f = _on(field, active, B) if active.size else None", "f = _on(field, active[::-1], B) if active.size else None",
+     "f = _on(field, active, B)", "f = _on(field, active[::-1], B)",
      "after a member stops, the field is restricted to the members in the wrong order"),
+    ("events-one-system-dp5-decision-at-step-start", "numerics/core/loop.py",
+     "stats.events = _event_record(event, {0: float(t)}",
+     "stats.events = _event_record(event, {0: float(t - stats.last_step)}",
+     "one system's dp5 run records the start of the step that decided it as its decision time"),
+    ("events-resumed-decided-move-again", "numerics/core/loop.py",
+     "    if decided:  # a resumed run: the members decided before do not move",
+     "    if False and decided:  # a resumed run: the members decided before do not move",
+     "a resumed run with an event starts its decided members moving again"),
+    ("events-negative-head-accepted", "numerics/core/events.py",
+     "if not (c >= 0.0 and np.array_equal", "if not (c >= -9.0 and np.array_equal",
+     "the event applied to heads with W_h^T V_h = c_h I, c_h < 0 (repulsive heads: the cap lemma does not hold)"),
 ]
 _FILE_AREA.update({"numerics/core/events.py": "core"})
 _AREA_TESTS["core"].append("tests/numerics/test_core_events.py")

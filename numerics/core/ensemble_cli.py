@@ -15,6 +15,7 @@ from numerics.common.errors import InputError, require_int, unit_rows
 from numerics.common.limits import check_array
 from numerics.common.readers import read_npy
 from numerics.common.render import emit, key_values, table
+from numerics.core.norm_options import norm_summary
 
 #: members listed in the text output (all of them in --json)
 SHOWN_MEMBERS = 12
@@ -165,6 +166,10 @@ def _report(args, traj, seeds, noise_seeds, wall_start: float, write_seconds: fl
     members = [{"member": b, "beta": float(betas[b]), "seed": None if seeds is None else int(seeds[b]),
                 "noise_seed": int(noise_seeds[b]) if noisy else None, "final_energy": float(energy[-1, b]),
                 "energy_monotone": bool(monotone[b])} for b in range(B)]
+    if traj.radius is not None:  # a normalisation scheme: each member's final radii (the single run's summary)
+        last = traj.radius[-1].reshape(B, -1)
+        for b, m in enumerate(members):
+            m.update({"final_radius_min": float(last[b].min()), "final_radius_max": float(last[b].max())})
     seconds = time.perf_counter() - wall_start
     timings = meta["timings"]
     payload = {"out": args.out, "batch": B, "n": meta["n"], "d": meta["d"], "model": meta["model"],
@@ -174,6 +179,7 @@ def _report(args, traj, seeds, noise_seeds, wall_start: float, write_seconds: fl
                "energy_normalization": meta["energy_normalization"],
                "blas_threads": meta["threads"]["blas_threads_chosen"],
                "max_norm_error": float(np.max(np.abs(np.linalg.norm(traj.X, axis=3) - 1.0))),
+               **norm_summary(traj),  # norm, centering and the radii over every member (empty on the sphere)
                "members": members, "seconds": seconds,
                "timings": {"integrate": timings["integrate"], "energy": timings["energy"], "write": write_seconds},
                "versions": meta.get("versions")}
@@ -187,11 +193,14 @@ def _report(args, traj, seeds, noise_seeds, wall_start: float, write_seconds: fl
     shown.append(("energy_normalization", str(meta["energy_normalization"])))
     shown.append(("seconds", f"{seconds:.3g} (integrate {timings['integrate']:.3g}, energy {timings['energy']:.3g}, "
                              f"write {write_seconds:.3g})"))
+    radii = traj.radius is not None
     rows = [(m["member"], m["beta"], "-" if m["seed"] is None else m["seed"],
              "-" if m["noise_seed"] is None else m["noise_seed"], m["final_energy"], m["energy_monotone"])
+            + ((m["final_radius_min"], m["final_radius_max"]) if radii else ())
             for m in members[:SHOWN_MEMBERS]]
     text = key_values(shown) + "\n\n" + table(rows, ["member", "beta", "seed", "noise seed", "final energy",
-                                                      "energy monotone"])
+                                                      "energy monotone"]
+                                               + (["final radius min", "final radius max"] if radii else []))
     if B > SHOWN_MEMBERS:
         text += f"\n... {B - SHOWN_MEMBERS} more members (--json lists all)"
     emit(args, payload, text)

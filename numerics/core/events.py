@@ -14,7 +14,8 @@ Registered events
 ``one-cluster`` (tol = eps in radians, 0 < eps < pi)
     Fires when every token lies within angle eps/2 of the normalised mean of the tokens. Lemma
     (``proofs_notes/core-events-one-cluster.md``): for the sphere flow dx_i/dt = P_{x_i}(sum_j a_ij x_j) with
-    weights a_ij >= 0 (``sa`` and ``usa`` with V = I, any Q, K and beta), a cap {x : <w, x> >= cos r} with
+    weights a_ij >= 0 (``sa`` and ``usa`` with V = I, any Q, K and beta; several heads with W_h^T V_h = c_h I,
+    c_h >= 0; the causal mask, ALiBi and RoPE, which change only the weights; beta = gamma log n), a cap {x : <w, x> >= cos r} with
     r < pi/2 that holds every token keeps holding them for all later times. So all pairwise geodesic distances
     stay <= eps, and the observable "all tokens form one eps-cluster" (``one_cluster`` of the sweeps, with the
     same eps) is 1 at every later time.
@@ -93,9 +94,31 @@ def _one_cluster_fired(X: np.ndarray, tol: float) -> np.ndarray:
     return (norm > 0) & (chord2 <= (2.0 * math.sin(tol / 4.0) * _INSIDE) ** 2)
 
 
+def head_coefficients(heads) -> list[float] | None:
+    """The c_h >= 0 with W_h^T V_h = c_h I for every head h of ``heads`` (a
+    :class:`numerics.core.blocks.MultiHead`), or None if some head has no such c_h.
+
+    Head h adds W_h^T V_h a_i^{[h]} with a_i^{[h]} = sum_j A^h_ij x_j, A^h_ij >= 0, so with W_h^T V_h = c_h I
+    the heads' sum is sum_j (sum_h c_h A^h_ij) x_j: non-negative weights on the tokens themselves, the lemma's
+    field. The product is compared exactly as computed in floating point (V_h = W_h = I, or scaled copies, pass;
+    an orthogonal V_h = W_h != I gives I only up to rounding and is refused: the lemma has no slack).
+    """
+    coeffs = []
+    for h in range(heads.H):
+        M = heads.W[h].T @ heads.V[h]
+        c = float(M[0, 0])
+        if not (c >= 0.0 and np.array_equal(M, c * np.eye(M.shape[0]))):
+            return None
+        coeffs.append(c)
+    return coeffs
+
+
 def _one_cluster_refusal(model, members: dict | None = None) -> str | None:
-    """Why the cap lemma does not hold for ``model`` (None: it holds). The lemma needs the sphere flow with
-    value matrix V = I and non-negative weights, without noise; Q, K, beta (any sign) and the time unit are free."""
+    """Why the cap lemma does not hold for ``model`` (None: it holds). The lemma needs the sphere flow whose field
+    is a non-negative combination of the tokens minus its projection, without noise: ``sa`` or ``usa`` with V = I
+    (or heads with W_h^T V_h = c_h I, c_h >= 0, :func:`head_coefficients`); Q, K, beta (any sign, or
+    gamma log n), the time unit, the causal mask, ALiBi biases and RoPE rotations of queries and keys (the values
+    stay x_j) only change the weights, which stay positive."""
     if model.kind not in ("sa", "usa"):
         return f"model {model.kind}"
     if model.kernel is not None:
@@ -106,10 +129,10 @@ def _one_cluster_refusal(model, members: dict | None = None) -> str | None:
         return "noise (a cap is not invariant under diffusion)"
     if getattr(model, "common_noise", 0.0) > 0:
         return "common noise (the lemma is for the deterministic flow)"
-    if model.heads is not None or model.mlp is not None or model.schedule is not None:
-        return "heads, an MLP or a depth schedule"
-    if model.causal or model.has_positions:
-        return "a causal mask or positions (not covered by the tests of the lemma)"
+    if model.mlp is not None or model.schedule is not None:
+        return "an MLP or a depth schedule"
+    if model.heads is not None and head_coefficients(model.heads) is None:
+        return "heads whose W_h^T V_h is not c_h I with c_h >= 0"
     if model.norm != "post" or model.centering:
         return f"norm={model.norm!r}" + (" with centering" if model.centering else "")
     if members:
@@ -126,8 +149,9 @@ def _one_cluster_refusal(model, members: dict | None = None) -> str | None:
 EVENTS: dict[str, Definition] = {
     "one-cluster": Definition(
         name="one-cluster",
-        lemma="a cap of angular radius r < pi/2 holding every token is invariant (sa and usa with V = I, any Q, K, "
-              "beta; no noise): once every token lies within tol/2 of their mean direction, all pairwise "
+        lemma="a cap of angular radius r < pi/2 holding every token is invariant (sa and usa with V = I, or heads "
+              "with W_h^T V_h = c_h I, c_h >= 0; any Q, K, beta, beta scaling, causal mask, ALiBi, RoPE; no noise): "
+              "once every token lies within tol/2 of their mean direction, all pairwise "
               "distances stay <= tol",
         note="core-events-one-cluster.md", tol_range=(0.0, math.pi), refusal=_one_cluster_refusal,
         fired=_one_cluster_fired, decides="one_cluster (eps = tol)"),
@@ -182,8 +206,9 @@ class Event:
         """Refuse, with one line, a model for which the event's lemma is not proved."""
         why = self.definition.refusal(model, members)
         if why is not None:
-            raise InputError(f"event {self.name} is not proved absorbing for {why}: its lemma holds for "
-                             "sa and usa with V = I and no noise (see proofs_notes/" + self.definition.note + ")")
+            raise InputError(f"event {self.name} is not proved absorbing for {why}: its lemma holds for sa and usa "
+                             "with V = I (heads: W_h^T V_h = c_h I, c_h >= 0), no MLP, schedule, norm scheme or noise "
+                             "(see proofs_notes/" + self.definition.note + ")")
 
     def fired(self, X: np.ndarray) -> np.ndarray:
         """(B,) bool: the members of X (B, n, d) whose observable is decided."""
@@ -214,4 +239,4 @@ def event_of(value) -> Event | None:
     raise InputError(f"events must be an Event or NAME:TOL text, got {type(value).__name__}")
 
 
-__all__ = ["EVENTS", "Definition", "Event", "cap_radius", "event_of", "events_summary"]
+__all__ = ["EVENTS", "Definition", "Event", "cap_radius", "event_of", "events_summary", "head_coefficients"]

@@ -119,12 +119,14 @@ class AdaptiveStats:
     rejected: int = 0
     evaluations: int = 0
     last_step: float = float("nan")
+    #: with an event: :func:`_event_record` (set when the run stopped, else at the end)
+    events: dict | None = None
 
 
 def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller, space=SPHERE, *,
               save_times=None, on_save: Callable[[np.ndarray], None] | None = None,
               progress: Callable[[float, float], None] | None = None, max_evaluations: float = math.inf,
-              timed: Callable = stage_field, tableau=None, event=None):
+              timed: Callable = stage_field, tableau=None, event=None, decided: dict | None = None):
     """Integrate ``field`` from ``X0`` at t0 to t_end.
 
     Parameters
@@ -155,14 +157,17 @@ def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller
     tableau : tuple
         DOP853's coefficients (default :func:`numerics.core.solvers.dop853_tableau`).
     event : numerics.core.events.Event, optional
-        Fixed steps of an explicit solver and per-member ``dp5`` (section "Events" below): after each accepted
-        step the members whose event fired leave the batch.
+        Fixed steps of an explicit solver, per-member ``dp5`` and one system's ``dp5`` (section "Events" below):
+        after each accepted step the members whose event fired leave the batch.
+    decided : dict, optional
+        With ``event``: the members already decided (member -> decision time), a resumed run's; they do not move
+        and keep their decision times in the record.
 
     Returns
     -------
     ``(times, states, stats)``: ``stats`` is a dict for fixed and per-member steps (``steps``, or the per-member
     counters), an :class:`AdaptiveStats` for shared adaptive steps. With an event, ``stats["events"]``
-    (:func:`_event_record`).
+    (:func:`_event_record`; ``stats.events`` for one system's ``dp5``).
 
     Events
     ------
@@ -171,25 +176,38 @@ def integrate(field, X0: np.ndarray, t0: float, t_end: float, solver, controller
     shape (n, d), simply stops stepping), its state and the end time of that step (its *decision time*) are
     kept, and every later saved frame holds that decided state. The steps of the members still moving are
     unchanged (the same sizes, the same grid), so up to its decision a member equals its run without the event.
-    Shared adaptive steps (one step for the whole batch) and time-dependent fields are refused with one line.
+    One system with shared ``dp5`` steps (the same thing as per-member ``dp5`` with B = 1) stops after the
+    accepted step that decided it (its steps land on the save times, so up to that step the run is the run
+    without the event). Shared adaptive steps of a batch (a member leaving would change the error norm, hence the
+    steps, of the others), ``dop853`` (its dense output interpolates unprojected states) and time-dependent fields
+    are refused with one line.
     """
     fixed = isinstance(controller, Fixed)
-    supported = isinstance(solver, Explicit) if fixed else controller.per_member
+    # a shared adaptive step lets a member stop only when it is the whole state (one system, ``dp5``: the steps
+    # land on the save times, so the decided state is a step's end); in a batch the members still moving would
+    # get other steps once a decided member no longer enters the error norm
+    supported = (isinstance(solver, Explicit) if fixed else
+                 controller.per_member or (X0.ndim == 2 and getattr(solver, "name", None) == "dp5"))
     if event is not None and (is_time_dependent(field) or not supported):
-        raise InputError("events run with fixed steps (layer, rk4) or per-member dp5 steps (--step per-member) "
-                         "of a field without time")
+        raise InputError("events run with fixed steps (layer, rk4), per-member dp5 steps (--step per-member) or, "
+                         "for one system, dp5 steps, of a field without time")
     if fixed:
-        if event is not None:
-            return _fixed_events(field, X0, t0, t_end, solver, controller, space, on_save, progress, event)
-        return _fixed(field, X0, t0, t_end, solver, controller, space, on_save, progress, timed)
+        return _fixed(field, X0, t0, t_end, solver, controller, space, on_save, progress, timed, event, decided)
     if controller.per_member:
-        return _per_member(field, X0, save_times, solver, controller, space, progress, max_evaluations, event)
-    return _adaptive(field, X0, save_times, solver, controller, space, progress, max_evaluations, timed, tableau)
+        return _per_member(field, X0, save_times, solver, controller, space, progress, max_evaluations, event,
+                           decided)
+    return _adaptive(field, X0, save_times, solver, controller, space, progress, max_evaluations, timed, tableau,
+                     event, decided)
 
 
-def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, timed):
-    """Fixed steps on each interval (the whole span, or between save times), split at breakpoints."""
-    segments = Segments(field, t0, t_end, timed)
+def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, timed, event=None, decided=None):
+    """Fixed steps on each interval (the whole span, or between save times), split at breakpoints.
+
+    With an ``event`` (the field then has no time, so no breakpoints) the members whose event fired after a step
+    leave the batch (section "Events" of :func:`integrate`); without one nobody leaves and this is the plain run,
+    the same operations in the same order."""
+    f = field  # the field of the members still moving (all of them until one leaves)
+    segments = Segments(f, t0, t_end, timed)
     time_dependent = is_time_dependent(field)
     if isinstance(solver, Explicit):
         step = solver.step
@@ -198,7 +216,7 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
             return space.retract(step(segments.step_field(a), X, a, h))
     else:  # a caller's stepper evaluates a time-dependent field at its own stage times (inside the step)
         def advance(X, a, h):
-            return solver(field, X, h, t=segments.start(a)) if time_dependent else solver(field, X, h)
+            return solver(f, X, h, t=segments.start(a)) if time_dependent else solver(f, X, h)
 
     if ctl.save_times is None:
         ends = [t0] + (segments.points if segments.restarts else []) + [t_end]
@@ -207,19 +225,59 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
         save = np.asarray(ctl.save_times, dtype=float)
         intervals = [(float(a), float(b), steps_of(float(b), ctl.dt, float(a))) for a, b in zip(save[:-1], save[1:])]
     X = X0.copy()
-    times, states, taken = [t0], [X.copy()], 0
+    # with an event: ``active`` the indices of the members still moving (X holds them, in order), ``whole`` the
+    # whole state once some member has left (None before: X is the whole state); a single system (n, d) is one
+    # member that simply stops stepping
+    single = X0.ndim == 2
+    B = 1 if single else X0.shape[0]
+    active = np.arange(B)
+    whole = None
+    moving = True
+    decided = dict(decided or {}) if event is not None else {}
+    member_steps = 0
+    if decided:  # a resumed run: the members decided before do not move
+        if single:
+            moving = False
+        else:
+            keep = np.array([b not in decided for b in range(B)])
+            whole, active, X = X.copy(), active[keep], X[keep]
+            moving = bool(active.size)
+            if moving:  # the field restricted to the members still undecided (``active``)
+                f = _on(field, np.flatnonzero(keep), B)
+                segments = Segments(f, t0, t_end, timed)
+    times, states, taken = [t0], [X0.copy()], 0
     if on_save is not None:
-        on_save(X)
+        on_save(X0 if whole is None else whole)
     for i, (a, b, steps) in enumerate(intervals):
         h = (b - a) / steps
         final = i == len(intervals) - 1
         for k in range(1, steps + 1):
             start, end, size = a + (k - 1) * h, a + k * h, h
-            for p in segments.inside(start, end) if segments.points else ():
-                X = advance(X, start, p - start)  # the step would straddle a breakpoint: split it there
-                start, size, taken = p, end - p, taken + 1
-            X = advance(X, start, size)
-            taken += 1
+            if moving:
+                for p in segments.inside(start, end) if segments.points else ():
+                    X = advance(X, start, p - start)  # the step would straddle a breakpoint: split it there
+                    start, size, taken = p, end - p, taken + 1
+                X = advance(X, start, size)
+                taken += 1
+                if event is not None:
+                    member_steps += active.size
+                    fired = event.fired(X[None] if single else X)
+                    if fired.any():
+                        for m in active[fired]:
+                            decided[int(m)] = float(end)
+                        if single:
+                            moving = False
+                        else:
+                            if whole is None:
+                                whole = X.copy()
+                            else:
+                                whole[active] = X
+                            keep = ~fired
+                            active, X = active[keep], X[keep]
+                            moving = bool(active.size)
+                            if moving:  # the field restricted to the members still moving
+                                f = _on(field, active, B)
+                                segments = Segments(f, t0, t_end, timed)
             last = k == steps
             if ctl.save_times is None:
                 saved = k % ctl.save_every == 0 or last
@@ -230,12 +288,19 @@ def _fixed(field, X0, t0, t_end, solver, ctl: Fixed, space, on_save, progress, t
                 if saved:
                     times.append(b)
             if saved:
-                states.append(X.copy())
-                if on_save is not None and not (last and final):
-                    on_save(X)
+                if whole is not None and moving:
+                    whole[active] = X
+                state = X if whole is None else whole
+                states.append(state.copy())
+                if on_save is not None and moving and not (last and final):
+                    on_save(state)
             if progress is not None:
                 progress(end, t_end)
-    return np.array(times), np.array(states), {"steps": taken}
+    stats = {"steps": taken}
+    if event is not None:
+        full_steps = float(B) * sum(steps for _, _, steps in intervals)
+        stats["events"] = _event_record(event, decided, B, float(member_steps), full_steps)
+    return np.array(times), np.array(states), stats
 
 
 def _event_record(event, decided: dict, B: int, member_steps: float, full_steps: float | None) -> dict:
@@ -246,69 +311,16 @@ def _event_record(event, decided: dict, B: int, member_steps: float, full_steps:
             "frames_after": "the decided state repeated"}
 
 
-def _fixed_events(field, X0, t0, t_end, solver: Explicit, ctl: Fixed, space, on_save, progress, event):
-    """The fixed steps of :func:`_fixed` (no breakpoints: the field has no time) with an event: after each step
-    the members whose event fired leave the batch (section "Events" of :func:`integrate`)."""
-    single = X0.ndim == 2
-    B = 1 if single else X0.shape[0]
-    if ctl.save_times is None:
-        intervals = [(t0, t_end, steps_of(t_end, ctl.dt, t0))]
-    else:
-        save = np.asarray(ctl.save_times, dtype=float)
-        intervals = [(float(a), float(b), steps_of(float(b), ctl.dt, float(a))) for a, b in zip(save[:-1], save[1:])]
-    full = X0.copy()
-    active = np.arange(B)
-    X = full.copy()  # the members still moving (all of ``full`` for a single system until it stops)
-    f = field
-    step = solver.step
-    times, states, taken, member_steps = [t0], [full.copy()], 0, 0
-    decided: dict[int, float] = {}
-    if on_save is not None:
-        on_save(full)
-    for i, (a, b, steps) in enumerate(intervals):
-        h_step = (b - a) / steps
-        final = i == len(intervals) - 1
-        for k in range(1, steps + 1):
-            start, end = a + (k - 1) * h_step, a + k * h_step
-            last = k == steps
-            if active.size:
-                X = space.retract(step(lambda Y, _tau: f(Y), X, start, h_step))
-                taken += 1
-                member_steps += active.size
-                fired = event.fired(X[None] if single else X)
-                if fired.any():
-                    for m in active[fired]:
-                        decided[int(m)] = float(end)
-                    if single:
-                        full = X.copy()
-                        active = active[:0]
-                    else:
-                        full[active] = X
-                        keep = ~fired
-                        active, X = active[keep], X[keep]
-                        f = _on(field, active, B) if active.size else None
-            saved = (k % ctl.save_every == 0 or last) if ctl.save_times is None else last
-            if saved:
-                times.append(end if ctl.save_times is None else b)
-                if single:
-                    if active.size:
-                        full = X
-                elif active.size:
-                    full[active] = X
-                states.append(full.copy())
-                if on_save is not None and active.size and not (last and final):
-                    on_save(full)
-            if progress is not None:
-                progress(end, t_end)
-    full_steps = float(B) * sum(steps for _, _, steps in intervals)
-    return np.array(times), np.array(states), {
-        "steps": taken, "events": _event_record(event, decided, B, float(member_steps), full_steps)}
-
-
 def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, progress, max_evaluations, timed,
-              tableau):
-    """One step size for the whole state; ``dp5`` lands on save times, ``dop853`` interpolates them."""
+              tableau, event=None, decided=None):
+    """One step size for the whole state; ``dp5`` lands on save times, ``dop853`` interpolates them.
+
+    With an ``event`` (one system, ``dp5``: :func:`integrate` refuses the rest) the run stops after the accepted
+    step whose end state fired: the save times after it get that decided state (``stats.events``)."""
     save_times = np.asarray(save_times, dtype=float)
+    if event is not None and decided:  # a resumed run already decided: every frame is the decided state
+        stats = AdaptiveStats(events=_event_record(event, dict(decided), 1, 0.0, None))
+        return save_times.copy(), np.array([X0.copy() for _ in save_times]), stats
     dense = solver is DOP853
     coeffs = (dop853_tableau() if tableau is None else tableau) if dense else None
     stats = AdaptiveStats()
@@ -382,10 +394,17 @@ def _adaptive(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, pro
                 while k_out < save_times.size and save_times[k_out] <= t:
                     states.append(X.copy())
                     k_out += 1
+            if event is not None and event.fired(X[None])[0]:
+                stats.events = _event_record(event, {0: float(t)}, 1, float(stats.accepted + stats.rejected), None)
+                while k_out < save_times.size:  # the later frames: the decided state
+                    states.append(X.copy())
+                    k_out += 1
         else:
             stats.rejected += 1
             rejected_last = True
             h = ctl.reject(err, h_try, t, f"{what} step size underflow at t={t:g}")
+    if event is not None and stats.events is None:
+        stats.events = _event_record(event, {}, 1, float(stats.accepted + stats.rejected), None)
     return save_times.copy(), np.array(states), stats
 
 
@@ -400,7 +419,7 @@ def _on(field, idx: np.ndarray, B: int):
 
 
 def _per_member(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, progress, max_evaluations,
-                event=None):
+                event=None, decided=None):
     """One step size and accept/reject per member (``dp5``): member b takes exactly its single run's steps.
 
     At every round the members that have not reached the next save time attempt one step each, of their own
@@ -421,7 +440,7 @@ def _per_member(field, X0, save_times, solver: Embedded, ctl: Adaptive, space, p
     h = [ctl.hinit(None, X[b], k_first[b], t[b])[0] for b in range(B)]
     states = [X.copy()]
     t_end = float(save_times[-1])
-    decided: dict[int, float] = {}
+    decided = dict(decided or {}) if event is not None else {}  # a resumed run's decided members do not move
     for target in save_times[1:]:
         while True:
             active = [b for b in range(B) if t[b] < target and b not in decided]

@@ -37,7 +37,7 @@ SAFETY, FAC_MIN, FAC_MAX = 0.9, 0.2, 5.0
 
 def integrate_per_member(field, X0: np.ndarray, save_times, rtol: float = 1e-9, atol: float = 1e-12,
                          h0: float | None = None, max_steps: int = 10_000_000, progress=None,
-                         project=renormalize, max_evaluations: float = math.inf, event=None):
+                         project=renormalize, max_evaluations: float = math.inf, event=None, decided=None):
     """Dormand-Prince 5(4) on an ensemble ``X0`` (B, n, d) with a step per member (module docstring).
 
     Returns ``(times, states, stats)`` with ``states`` of shape (frames, B, n, d) and ``stats`` holding, per
@@ -45,7 +45,8 @@ def integrate_per_member(field, X0: np.ndarray, save_times, rtol: float = 1e-9, 
     them), and ``batched_evaluations``: the work in units of one evaluation of the whole batch (a round with m
     active members costs m / B). ``max_steps`` applies per member, ``max_evaluations`` to the batched work.
     ``event`` (:class:`numerics.core.events.Event`): a member whose event fired after an accepted step stops
-    there (``stats["events"]``; :func:`numerics.core.loop.integrate`, section "Events").
+    there (``stats["events"]``; :func:`numerics.core.loop.integrate`, section "Events"); ``decided``: the members
+    decided before (a resumed run's, member -> decision time), which do not move.
     """
     if is_time_dependent(field):
         raise InputError("per-member steps take a field without time (no depth schedule); use --step shared")
@@ -55,4 +56,5 @@ def integrate_per_member(field, X0: np.ndarray, save_times, rtol: float = 1e-9, 
     control = Adaptive(rtol, atol, norm="max", per_member=True, safety=SAFETY, fac_min=FAC_MIN, fac_max=FAC_MAX,
                        order=5, h0=h0, max_steps=max_steps)
     return loop.integrate(field, X0, float(save_times[0]), float(save_times[-1]), DP5, control, space_of(project),
-                          save_times=save_times, progress=progress, max_evaluations=max_evaluations, event=event)
+                          save_times=save_times, progress=progress, max_evaluations=max_evaluations, event=event,
+                          decided=decided)

@@ -88,13 +88,15 @@ class Run:
     saved_norm: str | None = None
 
     def __init__(self, model, X0, t_end, solver: Solver, save: SaveAt, members: Members | None = None, *,
-                 t0: float = 0.0, radius=None, noise_state=None, save_times=None, event=None):
+                 t0: float = 0.0, radius=None, noise_state=None, save_times=None, event=None,
+                 decided: dict | None = None):
         if not isinstance(model, Model):
             raise InputError(f"simulate needs a Model, got {type(model).__name__}")
         self.solver, self.save, self.t0 = solver, save, float(t0)
         self.noise_state, self.resume_times = noise_state, save_times
         self.batch = members is not None or np.ndim(X0) == 3
         self.event = event_of(event)
+        self.decided = decided  # a resumed run's members decided before (member -> time): they stay stopped
         if self.event is not None:  # refused before any work where its lemma is not proved
             self.event.check_model(model)
         self.prepare(model, X0, t_end, members, radius)
@@ -208,7 +210,7 @@ class Run:
             self.scheme_text = ENSEMBLE_SCHEMES["dp5 per-member"]
             return integrate_per_member(field, self.X0, times, rtol=solver.rtol, atol=solver.atol, h0=solver.dt,
                                         progress=progress, max_evaluations=evaluation_budget(self.per_eval),
-                                        event=self.event)
+                                        event=self.event, decided=self.decided)
         run = self.radial.integrate if self.radial else integrate
         times, states, stats = run(field, self.radial.y0 if self.radial else self.X0, self.t_end, solver.method,
                                    save_times=save_times, rtol=solver.rtol, atol=solver.atol,
@@ -231,8 +233,7 @@ class Run:
 
         solver = self.solver
         if self.adaptive:
-            raise InputError("events run with fixed steps (--method layer or rk4) or, for an ensemble, per-member "
-                             "dp5 steps (--method dp5 --step per-member)")
+            return self._adaptive_events(save_times, progress)
         if solver.dt is None:
             raise InputError(f"method {solver.method} needs a step dt")
         dt = require_real(solver.dt, "dt", minimum=0.0, strict_minimum=True)
@@ -240,7 +241,8 @@ class Run:
         control = Fixed(dt, self.save.every) if times is None else Fixed(dt, save_times=times)
         out_times, states, stats = loop.integrate(
             self.field, self.X0, self.t0, self.t_end, EXPLICIT[solver.method], control, progress=progress,
-            on_save=None if self.batch else getattr(self.field, "request_energy", None), event=self.event)
+            on_save=None if self.batch else getattr(self.field, "request_energy", None), event=self.event,
+            decided=self.decided)
         stats["step"] = None if times is not None else (self.t_end - self.t0) / steps_of(self.t_end, dt, self.t0)
         self.scheme_text = (ENSEMBLE_SCHEMES if self.batch else SCHEMES)[solver.method]
         return (out_times if times is None else times.copy()), states, stats
@@ -272,6 +274,39 @@ class Run:
             stats.update({"noise": 0.0, "noise_state": sde.generator_state(stream)})
         self.scheme_text = common.SCHEMES[scheme]
         return times, states, stats
+
+    def _adaptive_events(self, save_times, progress):
+        """One system with shared ``dp5`` steps and an event: the run of :func:`numerics.core.integrators.
+        integrate_adaptive` (the same controller, so the same steps) that stops after the step that decided it
+        (:func:`numerics.core.loop.integrate`, section "Events"). A batch with a shared step, and ``dop853``, are
+        refused with one line."""
+        from numerics.core import loop
+        from numerics.core.controllers import Adaptive
+        from numerics.core.integrators import adaptive_scheme, output_times, renormalize
+        from numerics.core.member_adaptive import FAC_MAX, FAC_MIN, SAFETY
+        from numerics.core.solvers import DP5
+        from numerics.core.space import space_of
+
+        solver = self.solver
+        if self.batch:
+            raise InputError("events with adaptive steps on an ensemble run per-member dp5 steps (a shared step "
+                             "would change when a member leaves): use --method dp5 --step per-member")
+        used = adaptive_scheme(solver.rtol) if solver.method == "adaptive" else solver.method
+        if used != "dp5":
+            raise InputError(f"events with adaptive steps run dp5 only (method {solver.method} uses {used} here: "
+                             "its dense output interpolates between decisions); use --method dp5")
+        rtol = require_real(solver.rtol, "rtol", minimum=0.0, strict_minimum=True)
+        atol = require_real(solver.atol, "atol", minimum=0.0, strict_minimum=True)
+        h0 = None if solver.dt is None else require_real(solver.dt, "dt", minimum=0.0, strict_minimum=True)
+        times = self.resume_times if self.resume_times is not None else output_times(save_times, self.t_end)
+        control = Adaptive(rtol, atol, norm="max", safety=SAFETY, fac_min=FAC_MIN, fac_max=FAC_MAX, order=5, h0=h0)
+        out, states, st = loop.integrate(self.field, self.X0, float(times[0]), float(times[-1]), DP5, control,
+                                         space_of(renormalize), save_times=times, progress=progress,
+                                         max_evaluations=evaluation_budget(self.per_eval), event=self.event,
+                                         decided=self.decided)
+        self.scheme_text = SCHEMES["dp5"]
+        return out, states, {"accepted_steps": st.accepted, "rejected_steps": st.rejected,
+                             "field_evaluations": st.evaluations, "method_used": "dp5", "events": st.events}
 
     # -- 3. energies -----------------------------------------------------------------------------------------------
     @property
@@ -416,8 +451,9 @@ def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = Non
         Per-member beta, Q, K, V, noise and noise seeds of an ensemble (``X0`` then has shape (B, n, d)).
     events : numerics.core.events.Event or str, optional
         Stop each member when its observable is decided (``Event("one-cluster", 1e-3)`` or
-        ``"one-cluster:1e-3"``; :mod:`numerics.core.events`): fixed steps (``layer``, ``rk4``) or, for an
-        ensemble, per-member ``dp5``. A decided member leaves the vectorised batch; its later frames (and their
+        ``"one-cluster:1e-3"``; :mod:`numerics.core.events`): fixed steps (``layer``, ``rk4``), for an
+        ensemble per-member ``dp5``, for one system ``dp5`` (``dop853`` and an ensemble's shared adaptive step are
+        refused with one line); :func:`resume` continues with the saved event. A decided member leaves the vectorised batch; its later frames (and their
         energies) repeat its decided state; ``meta["events"]`` records the event, the members that stopped
         (``stopped``), each member's decision time (``times``, None: ran to the end) and the member-steps taken.
         A model for which the event's lemma is not proved is refused with one line.
@@ -483,7 +519,10 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     result holds the old frames followed by the new ones, with ``meta["resumed_from"]`` recording where the
     continuation started. Adaptive runs keep the spacing of the original save times; noisy runs continue their
     random streams (``meta["noise_state"]``), so a fixed-step run resumed equals the run in one piece.
-    ``progress``: as for :func:`simulate`.
+    ``progress``: as for :func:`simulate`. A run with an event (``meta["events"]``) continues with it: the
+    members decided before stay stopped (their frames repeat the decided state, their decision times are kept),
+    the others stop when they are decided; ``meta["events"]`` is the continuation's record (its member-steps are
+    those of the continuation).
     """
     from numerics.common.readers import check_metadata
     from numerics.core.meta_schema import TRAJECTORY_META
@@ -498,6 +537,15 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
     if missing:
         raise InputError(f"cannot resume: trajectory meta lacks {', '.join(sorted(missing))}")
     where = f"trajectory {source or 'metadata'}"
+    record = meta.get("events")
+    event, decided = None, None
+    if record:  # the saved event continues; its decided members stay stopped
+        from numerics.core.events import Event
+
+        if not isinstance(record, dict) or not isinstance(record.get("times"), list):
+            raise InputError(f"cannot resume: the {where} has an invalid events record")
+        event = Event.parse(str(record.get("event")))
+        decided = {b: float(t) for b, t in enumerate(record["times"]) if t is not None}
     if batch:
         _check_batch_meta(meta, trajectory.arrays, trajectory.X.shape[1], where)
     # an ensemble's per-member entries (lists) were checked above; the rest has the single run's types
@@ -538,7 +586,7 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
         save_times = np.linspace(t0, t_end, max(1, int(round(wanted))) + 1)
     run = Run(model, X0, t_end, solver, save, members, t0=t0,
               radius=trajectory.radius,
-              noise_state=saved_state if noisy else None, save_times=save_times)
+              noise_state=saved_state if noisy else None, save_times=save_times, event=event, decided=decided)
     if not batch:
         norm = meta.get("energy_normalization", energy_normalization_for(run.model.beta))
         run.saved_norm = ENERGY_ALIASES.get(norm, norm)
@@ -551,6 +599,8 @@ def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None]
                  "versions": package_versions()})
     if noisy:
         meta["noise_state"] = new["noise_state"]
+    if record:  # the continuation's record: the members decided before keep their decision times
+        meta["events"] = new["events"]
     return Trajectory(times=np.concatenate([trajectory.times, times[1:]]),
                       X=np.concatenate([trajectory.X, states[1:]]),
                       energy=np.concatenate([trajectory.energy, energy]), meta=meta,

@@ -30,6 +30,8 @@ RUNS: dict[str, list[str]] = {
                  "{tmp}/s.npz"],
     "simulate-stop-when": ["simulate", "--model", "sa", "--beta", "1", "--n", "5", "--d", "3", "--t-end", "3",
                            "--stop-when", "one-cluster:0.5", "--out", "{tmp}/e.npz"],
+    "simulate-batch-norm": ["simulate", "--model", "sa", "--beta", "1", "--n", "5", "--d", "3", "--t-end", "0.2",
+                            "--batch", "2", "--norm", "pre", "--out", "{tmp}/bn.npz"],
     "derive": ["derive", "energy", "--model", "sa", "--d", "2"],
     "codegen": ["codegen", "--model", "sa", "--d", "3", "--out", "{tmp}/g.py"],
     "critical": ["critical", "--config", "polygon", "--n", "3", "--d", "2", "--beta", "1", "--model", "sa"],

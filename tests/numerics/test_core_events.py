@@ -16,7 +16,7 @@ import pytest
 
 from numerics.clusters.detection import find_clusters
 from numerics.common.errors import InputError
-from numerics.core.blocks import MLP
+from numerics.core.blocks import MLP, MultiHead
 from numerics.core.events import Event, cap_radius, events_summary
 from numerics.core.members import Members
 from numerics.core.model import Model, SaveAt, Solver
@@ -34,11 +34,12 @@ def _one(X) -> bool:
     return find_clusters(X, EPS, normalize=True).count == 1
 
 
-def _check_stopped(full, cut, B):
+def _check_stopped(full, cut, B, all_may_stop=False):
     """Decided outcomes equal; frames bitwise equal up to each decision, repeated after it; undecided members
     bitwise equal throughout."""
     ev = cut.meta["events"]
-    assert 0 < ev["count"] < B and ev["stopped"] == [b for b in range(B) if ev["times"][b] is not None]
+    assert 0 < ev["count"] <= B if all_may_stop else 0 < ev["count"] < B
+    assert ev["stopped"] == [b for b in range(B) if ev["times"][b] is not None]
     for b in range(B):
         assert _one(full.X[-1, b]) == _one(cut.X[-1, b])
         tb = ev["times"][b]
@@ -115,6 +116,72 @@ def test_one_system_stops_too():
     assert events_summary(cut.meta)["stopped"] == 1 and events_summary(full.meta) is None
 
 
+def test_one_system_with_dp5_steps_stops_after_the_deciding_step():
+    """One system, shared dp5 steps: the run without the event up to the step that decided it (the same steps),
+    then the decided state; dop853 and the shared step of an ensemble are refused with one line."""
+    X0 = uniform_sphere(12, 3, 1)
+    solver, save = Solver("dp5", rtol=1e-6, atol=1e-9), SaveAt(times=np.linspace(0.0, 25.0, 51))
+    full = simulate(Model("sa", 1.0), X0, 25.0, solver=solver, save=save)
+    cut = simulate(Model("sa", 1.0), X0, 25.0, solver=solver, save=save, events="one-cluster:0.01")
+    ev = cut.meta["events"]
+    assert ev["count"] == 1 and ev["event"] == "one-cluster:0.01"
+    tb = ev["times"][0]
+    k = int(np.searchsorted(cut.times, tb))  # the first save time after the decision
+    assert 0 < k < cut.times.size - 1 and cut.times[k - 1] < tb <= cut.times[k]
+    assert np.array_equal(full.X[:k], cut.X[:k]) and np.all(cut.X[k:] == cut.X[k])
+    assert _one(cut.X[-1]) and _one(full.X[-1]) and cap_radius(cut.X[k][None])[0] <= EPS / 2
+    stats = cut.meta["integrator_stats"]
+    assert stats["accepted_steps"] < full.meta["integrator_stats"]["accepted_steps"]
+    assert ev["member_steps"] == stats["accepted_steps"] + stats["rejected_steps"]
+    with pytest.raises(InputError, match="dp5 only") as info:
+        simulate(Model("sa", 1.0), X0, 1.0, solver=Solver("dop853"), events="one-cluster:0.01")
+    assert "\n" not in str(info.value)
+    X, members = _ensemble(B=2)
+    with pytest.raises(InputError, match="per-member dp5 steps"):
+        simulate(Model("sa", 1.0), X, 1.0, solver=Solver("dp5"), members=members, events="one-cluster:0.01")
+
+
+@pytest.mark.parametrize("how", ["fixed", "one system", "per-member dp5", "one system dp5"])
+def test_resume_carries_the_event(tmp_path, how):
+    """A resumed run continues with its saved event: members decided before stay stopped with their decision
+    times, the others stop when decided; fixed steps resumed equal the run in one piece bit for bit."""
+    from numerics.core.simulate import resume
+
+    X0, members = _ensemble(B=6, seed=2)
+    if how == "fixed":
+        solver, save, X, mem = Solver("rk4", dt=0.1), SaveAt(every=1), X0, members
+    elif how == "one system":
+        solver, save, X, mem = Solver("rk4", dt=0.1), SaveAt(every=1), X0[0], None
+    elif how == "per-member dp5":
+        solver, save, X, mem = Solver("dp5", rtol=1e-6, atol=1e-9, step="per-member"), None, X0, members
+    else:
+        solver, save, X, mem = Solver("dp5", rtol=1e-6, atol=1e-9), None, X0[0], None
+    first = simulate(Model("sa", 1.0), X, 12.0, solver=solver, save=save, members=mem, events="one-cluster:0.01")
+    path = tmp_path / "e.npz"
+    first.save(str(path))
+    cont = resume(str(path), 25.0)
+    old, ev = first.meta["events"], cont.meta["events"]
+    assert ev["event"] == "one-cluster:0.01"
+    B = 1 if X.ndim == 2 else X.shape[0]
+    k0 = first.times.size
+    for b in range(B):
+        Xb = cont.X[:, b] if X.ndim == 3 else cont.X
+        if old["times"][b] is not None:  # decided before: kept, and still
+            assert ev["times"][b] == old["times"][b] and np.all(Xb[k0 - 1:] == Xb[k0 - 1])
+        elif ev["times"][b] is not None:  # decided in the continuation
+            assert ev["times"][b] > 12.0 and _one(Xb[-1])
+    if X.ndim == 3:  # some members decided before the resume, some during it
+        assert 0 < old["count"] < ev["count"]
+    if how in ("fixed", "one system"):
+        one_piece = simulate(Model("sa", 1.0), X, 25.0, solver=solver, save=save, members=mem,
+                             events="one-cluster:0.01")
+        # the continuation's grid is t0 + k h (times equal up to rounding), its states bit for bit
+        assert np.allclose(one_piece.times, cont.times, rtol=0, atol=1e-12) and np.array_equal(one_piece.X, cont.X)
+        whole = one_piece.meta["events"]["times"]
+        assert [t is None for t in whole] == [t is None for t in ev["times"]]
+        assert all(abs(a - b) < 1e-12 for a, b in zip(whole, ev["times"]) if a is not None)
+
+
 def test_claim_cluster_test_is_find_clusters():
     from numerics.core.claims_events import one_eps_cluster
 
@@ -143,7 +210,10 @@ def test_cap_radius():
     (dict(V=np.diag([2.0, 1.0])), "V != I"),
     (dict(noise=0.1), "noise"),
     (dict(mlp=MLP(W1=np.eye(2), b1=np.zeros(2), W2=np.eye(2), b2=np.zeros(2))), "MLP"),
-    (dict(causal=True), "causal"),
+    (dict(heads=MultiHead(*np.stack([np.eye(2)] * 3)[:, None].repeat(2, 1), -np.eye(2)[None].repeat(2, 0))),
+     "heads whose W_h"),
+    (dict(heads=MultiHead(*[np.eye(2)[None].repeat(2, 0)] * 2, np.eye(2)[None].repeat(2, 0),
+                          np.stack([np.eye(2), np.array([[0.0, -1.0], [1.0, 0.0]])]))), "heads whose W_h"),
     (dict(norm="pre"), "norm"),
 ])
 def test_refused_where_the_lemma_does_not_hold(kwargs, words):
@@ -160,6 +230,24 @@ def test_refused_per_member_v_and_shared_adaptive():
                  members=Members(V=np.stack([np.eye(2), 2 * np.eye(2)])), events="one-cluster:1e-3")
     with pytest.raises(InputError, match="per-member dp5"):
         simulate(Model("sa", 1.0), X0, 1.0, solver=Solver("dp5"), members=members, events="one-cluster:1e-3")
+
+
+@pytest.mark.parametrize("feature", ["heads", "causal", "alibi", "rope", "heads_rope_alibi_causal", "beta_log"])
+def test_newly_allowed_features_stop_with_the_run_to_the_end_outcome(feature):
+    """Several heads with W_h^T V_h = c_h I, the causal mask, ALiBi, RoPE, beta = gamma log n: the lemma covers
+    them (the note); a stopped member's decided outcome equals the run to the end, bit for bit before."""
+    from numerics.core.claims_events import feature_models
+
+    model = feature_models(3, 1.0, np.random.default_rng(3), slope=0.1)[feature]
+    rng = np.random.default_rng(11)
+    X0 = np.stack([uniform_sphere(12, 3, rng) for _ in range(6)])
+    members = None if model.beta_scaling == "log" else Members(beta=np.geomspace(0.1, 8.0, 6))
+    solver, save = Solver("rk4", dt=0.1), SaveAt(every=1)
+    full = simulate(model, X0, 20.0, solver=solver, save=save, members=members)
+    cut = simulate(model, X0, 20.0, solver=solver, save=save, members=members, events=Event("one-cluster", EPS))
+    _check_stopped(full, cut, 6, all_may_stop=True)
+    one = simulate(model, X0[0], 20.0, solver=solver, events=Event("one-cluster", EPS))  # one system too
+    assert _one(one.X[-1]) == _one(simulate(model, X0[0], 20.0, solver=solver).X[-1])
 
 
 def test_q_k_and_negative_beta_are_allowed():
@@ -212,3 +300,7 @@ def test_cli_stop_when_runs_and_resume_refuses_it(tmp_path):
     again = subprocess.run(base + ["--resume", str(out), "--t-end", "40", "--out", str(tmp_path / "r.npz"),
                                    "--stop-when", "one-cluster:1e-2"], capture_output=True, text=True)
     assert again.returncode == 2 and again.stderr.strip().endswith("do not pass --stop-when")
+    carried = subprocess.run(base + ["--resume", str(out), "--t-end", "40", "--out", str(tmp_path / "r.npz"),
+                                     "--json"], capture_output=True, text=True)  # the saved event continues
+    assert carried.returncode == 0, carried.stderr
+    assert json.loads(carried.stdout)["events"]["event"] == "one-cluster:0.01"
