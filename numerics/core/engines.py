@@ -184,6 +184,56 @@ def numba_heads(model) -> bool:
     return model.heads is not None and not model_features(model) - {"kernel"}
 
 
+# -- the standalone energy's engines (numerics.core.energy) ------------------------------------------------------------
+#: the standalone energy's engines: ``numpy`` (the pair sums of :mod:`numerics.core.energy`, upper block triangle of
+#: BLAS tiles; the default, and every batch) and ``compiled`` (``numerics.core._energy_kernels.shifted_row_sums``:
+#: one expm1 per unordered pair, the inner products formed in the kernel; ``glpr-shifted`` at
+#: EXPREL_MAX_BETA <= |beta| <= 500 only; pays at small n d: about 0.35 of a field evaluation at n = 256, d = 3
+#: against NumPy's 0.6, and is slower than NumPy at d >= 16, n >= 1024; measured in ``attnflow bench --suite energy``)
+ENERGY_ENGINES = ("numpy", "compiled")
+#: the largest |beta| of the compiled energy (its 2^k stays a normal number; E overflows at |beta| ~ 600 anyway)
+COMPILED_ENERGY_MAX_BETA = 500.0
+
+
+def choose_energy(backend: str, normalization: str, beta: float, *, small_beta: float) -> str:
+    """The engine of one system's standalone energy: ``compiled`` only when asked for (``backend="numba"``) and
+    the request is the kernel's (``glpr-shifted``, small_beta <= |beta| <= :data:`COMPILED_ENERGY_MAX_BETA`), else
+    ``numpy``. Never the default: the NumPy sums are what a batch member gets bit for bit (the compiled sums
+    differ in the last bits, :func:`energy_rounding_bound`) and the kernel is slower at large n d.
+
+    Raises
+    ------
+    InputError
+        An unknown backend, or ``numba`` without Numba installed.
+    """
+    if backend not in ("numpy", "numba"):
+        raise InputError(f"energy backend must be 'numpy' or 'numba', got {backend!r}")
+    if backend == "numpy":
+        return "numpy"
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
+        raise InputError("the numba backend needs Numba: pip install 'attnflow[fast]' (or pip install numba)")
+    if normalization != "glpr-shifted" or not small_beta <= abs(beta) <= COMPILED_ENERGY_MAX_BETA:
+        return "numpy"
+    return "compiled"
+
+
+def energy_rounding_bound(beta: float, n: int, d: int) -> float:
+    """Bound on |E_compiled - E_numpy| of the ``glpr-shifted`` energy (both computed in double, |x_i| <= 1 + 1e-12).
+
+    A pair's term t = (e^{beta s} - 1)/beta has |t| <= |s| e^{|beta s|} <= e^{|beta|} and dt/ds = e^{beta s}: the
+    inner product, d products summed in another order on each side (plus the rounding of beta x_i), moves t by at
+    most (d + 1) eps e^{|beta|} per side; each expm1 is within 4 ulp (the kernel, against mpmath) and 1 ulp (NumPy);
+    the kernel sums a row with 8 accumulators (n/8 + 3 additions), the rows pairwise (log2 n + 8), NumPy's blocks
+    pairwise (log2 n + 16 each, and the blocks' sums log2 n); the final division by beta and 2 n^2 is one rounding
+    on each side. In all, over the n^2 terms of E = (1/(2 n^2)) sum t:
+    |dE| <= eps e^{|beta|} (2 (d + 1) + 5 + n/8 + 3 log2 n + 30) / 2.
+    """
+    eps = np.finfo(float).eps
+    return eps * math.exp(abs(beta)) * (2.0 * (d + 1) + 5.0 + n / 8.0 + 3.0 * math.log2(max(n, 2)) + 30.0) / 2.0
+
+
 # -- rounding bounds of the compiled engines against the NumPy sums ---------------------------------------------------
 def _weight_sums(logit_error: float, n: int) -> float:
     """Relative bound on a weight sum from a logit's absolute error: e^{logit} turns it into a relative error of
