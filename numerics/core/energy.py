@@ -99,11 +99,11 @@ def standalone_energy(X: np.ndarray, beta: float, normalization: str = "glpr-shi
 
     ``backend="numpy"`` (the default): :func:`batch_energies` of a batch of one, the bits every batch member gets.
     ``backend="numba"``: the compiled pair sum (``numerics.core._energy_kernels``: one expm1 per unordered pair)
-    for ``glpr-shifted`` at EXPREL_MAX_BETA <= |beta| <= 500, within
+    for ``glpr-shifted`` at EXPREL_MAX_BETA <= |beta| <= 500 and d <= 32, within
     :func:`numerics.core.engines.energy_rounding_bound` of the NumPy value; other requests run on NumPy.
     Verified by: tests/numerics/test_core_energy_kernel.py (mpmath at n = 5, the bound against NumPy).
     """
-    if choose_energy(backend, normalization, beta, small_beta=EXPREL_MAX_BETA) == "numpy":
+    if choose_energy(backend, normalization, beta, small_beta=EXPREL_MAX_BETA, d=X.shape[1]) == "numpy":
         return float(batch_energies(X[None], np.array([beta]), normalization, block=block)[0])
     from numerics.core._energy_kernels import shifted_row_sums  # only with Numba (choose_energy checked it)
 

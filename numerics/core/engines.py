@@ -188,16 +188,19 @@ def numba_heads(model) -> bool:
 #: the standalone energy's engines: ``numpy`` (the pair sums of :mod:`numerics.core.energy`, upper block triangle of
 #: BLAS tiles; the default, and every batch) and ``compiled`` (``numerics.core._energy_kernels.shifted_row_sums``:
 #: one expm1 per unordered pair, the inner products formed in the kernel; ``glpr-shifted`` at
-#: EXPREL_MAX_BETA <= |beta| <= 500 only; pays at small n d: about 0.35 of a field evaluation at n = 256, d = 3
-#: against NumPy's 0.6, and is slower than NumPy at d >= 16, n >= 1024; measured in ``attnflow bench --suite energy``)
+#: EXPREL_MAX_BETA <= |beta| <= 500 and d <= 32 only; measured in ``attnflow bench --suite energy``)
 ENERGY_ENGINES = ("numpy", "compiled")
 #: the largest |beta| of the compiled energy (its 2^k stays a normal number; E overflows at |beta| ~ 600 anyway)
 COMPILED_ENERGY_MAX_BETA = 500.0
+#: the largest d of the compiled energy: it forms the inner products as d axpy passes, slower than the BLAS tiles
+#: beyond (measured: 0.51-0.88 of a field at d = 64 against NumPy's 0.42-0.49)
+COMPILED_ENERGY_MAX_D = 32
 
 
-def choose_energy(backend: str, normalization: str, beta: float, *, small_beta: float) -> str:
+def choose_energy(backend: str, normalization: str, beta: float, *, small_beta: float, d: int = 2) -> str:
     """The engine of one system's standalone energy: ``compiled`` only when asked for (``backend="numba"``) and
-    the request is the kernel's (``glpr-shifted``, small_beta <= |beta| <= :data:`COMPILED_ENERGY_MAX_BETA`), else
+    the request is the kernel's (``glpr-shifted``, small_beta <= |beta| <= :data:`COMPILED_ENERGY_MAX_BETA`,
+    d <= :data:`COMPILED_ENERGY_MAX_D`), else
     ``numpy``. Never the default: the NumPy sums are what a batch member gets bit for bit (the compiled sums
     differ in the last bits, :func:`energy_rounding_bound`) and the kernel is slower at large n d.
 
@@ -214,7 +217,8 @@ def choose_energy(backend: str, normalization: str, beta: float, *, small_beta: 
 
     if importlib.util.find_spec("numba") is None:
         raise InputError("the numba backend needs Numba: pip install 'attnflow[fast]' (or pip install numba)")
-    if normalization != "glpr-shifted" or not small_beta <= abs(beta) <= COMPILED_ENERGY_MAX_BETA:
+    if (normalization != "glpr-shifted" or not small_beta <= abs(beta) <= COMPILED_ENERGY_MAX_BETA
+            or d > COMPILED_ENERGY_MAX_D):
         return "numpy"
     return "compiled"
 

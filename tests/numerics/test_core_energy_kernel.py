@@ -50,7 +50,7 @@ def test_n5_against_mpmath(beta):
     assert abs(numpy - float(exact)) <= 16 * np.finfo(float).eps * scale
 
 
-@pytest.mark.parametrize("n,d,beta", [(1, 2, 1.0), (7, 2, 0.5), (64, 3, 1.0), (300, 16, -2.0), (513, 64, 9.0)])
+@pytest.mark.parametrize("n,d,beta", [(1, 2, 1.0), (7, 2, 0.5), (64, 3, 1.0), (300, 16, -2.0), (1100, 32, 9.0)])
 def test_within_the_bound_of_numpy(n, d, beta):
     X = uniform_sphere(n, d, n + d)
     got = interaction_energy(X, beta, backend="numba")
@@ -64,6 +64,8 @@ def test_routing_and_refusals():
     assert choose_energy("numba", "glpr-shifted", 1.0, small_beta=1e-6) == "compiled"
     for norm, beta in (("gkpr", 1.0), ("log-mean-exp", 1.0), ("glpr-shifted", 1e-9), ("glpr-shifted", 501.0)):
         assert choose_energy("numba", norm, beta, small_beta=1e-6) == "numpy"
+    assert choose_energy("numba", "glpr-shifted", 1.0, small_beta=1e-6, d=32) == "compiled"
+    assert choose_energy("numba", "glpr-shifted", 1.0, small_beta=1e-6, d=33) == "numpy"
     X = uniform_sphere(9, 3, 0)
     # requests the kernel does not take run on NumPy, bit for bit
     assert interaction_energy(X, 0.0, backend="numba") == interaction_energy(X, 0.0)
