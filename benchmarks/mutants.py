@@ -913,6 +913,16 @@ MUTANTS += [
 _FILE_AREA.update({"numerics/core/energy.py": "core"})
 _AREA_TESTS["core"].append("tests/numerics/test_core_energy.py")
 
+# the compiled standalone energy (numerics/core/_energy_kernels.py, interaction_energy(..., backend="numba"))
+MUTANTS += [
+    ("energy-kernel-taylor", "numerics/core/_energy_kernels.py",
+     "        p = r * (c7 + p)", "        p = r * (c8 + p)", "compiled expm1: 1/8! in place of 1/7!"),
+    ("energy-kernel-row-start", "numerics/core/_energy_kernels.py",
+     "rows[i] = 2.0 * _sum8(buf, 1, m)", "rows[i] = 2.0 * _sum8(buf, 2, m)", "compiled energy skips the pair (i, i+1)"),
+]
+_FILE_AREA.update({"numerics/core/_energy_kernels.py": "energy-kernel"})
+_AREA_TESTS["energy-kernel"] = ["tests/numerics/test_core_energy_kernel.py", "tests/numerics/test_core_energy.py"]
+
 # the one attention pipeline (numerics/core/attention.py and its blocked primitive numerics/core/sums.py) evaluates
 # the one-head field, the block field (heads, MLP, mask, positions) and ensembles: the tests of the core and of the
 # architectures, and the support matrix (each feature for one system and a batch)

@@ -30,6 +30,7 @@ import numpy as np
 from scipy.special import exprel
 
 from numerics.common.errors import SPHERE_TOLERANCE, InputError, require_choice, require_finite_array, require_int
+from numerics.core.engines import choose_energy
 
 #: below this |beta| the shifted energy's terms use s exprel(beta s) instead of expm1(beta s) / beta
 EXPREL_MAX_BETA = 1e-6
@@ -89,6 +90,30 @@ def pair_energies(X, beta, normalization: str | Sequence[str] = "glpr-shifted", 
         raise InputError(f"beta must be one number or one per member ({B}), got shape {betas.shape}")
     block = require_int(block, "block", minimum=1)
     return batch_energies(X, betas, normalization, block=block, phi=phi, progress=progress)
+
+
+def standalone_energy(X: np.ndarray, beta: float, normalization: str = "glpr-shifted", *, block: int,
+                      backend: str = "numpy") -> float:
+    """The energy of one validated system (X float64 (n, d), unit rows), on the engine of
+    :func:`numerics.core.engines.choose_energy`.
+
+    ``backend="numpy"`` (the default): :func:`batch_energies` of a batch of one, the bits every batch member gets.
+    ``backend="numba"``: the compiled pair sum (``numerics.core._energy_kernels``: one expm1 per unordered pair)
+    for ``glpr-shifted`` at EXPREL_MAX_BETA <= |beta| <= 500 and d <= 32, within
+    :func:`numerics.core.engines.energy_rounding_bound` of the NumPy value; other requests run on NumPy.
+    Verified by: tests/numerics/test_core_energy_kernel.py (mpmath at n = 5, the bound against NumPy).
+    """
+    if choose_energy(backend, normalization, beta, small_beta=EXPREL_MAX_BETA, d=X.shape[1]) == "numpy":
+        return float(batch_energies(X[None], np.array([beta]), normalization, block=block)[0])
+    from numerics.core._energy_kernels import shifted_row_sums  # only with Numba (choose_energy checked it)
+
+    n = X.shape[0]
+    X = np.ascontiguousarray(X, dtype=float)
+    total = float(np.sum(shifted_row_sums(X, np.ascontiguousarray(X.T), float(beta)))) / beta
+    if not math.isfinite(total):
+        raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='log-mean-exp' (any beta) "
+                         f"or 'gkpr' (beta >= 0)")
+    return 0.5 * total / n**2
 
 
 def batch_energies(X: np.ndarray, betas: np.ndarray, normalization: str | Sequence[str] = "glpr-shifted", *,
@@ -275,4 +300,4 @@ def _kernel_energies(X: np.ndarray, beta: float, phi, b: int, advance) -> np.nda
     return _chunked(one, X, np.full(X.shape[0], beta), b, advance)
 
 
-__all__ = ["CHUNK_ENTRIES", "EXPREL_MAX_BETA", "batch_energies", "pair_energies"]
+__all__ = ["CHUNK_ENTRIES", "EXPREL_MAX_BETA", "batch_energies", "pair_energies", "standalone_energy"]

@@ -184,6 +184,64 @@ def numba_heads(model) -> bool:
     return model.heads is not None and not model_features(model) - {"kernel"}
 
 
+# -- the standalone energy's engines (numerics.core.energy) ------------------------------------------------------------
+#: the standalone energy's engines: ``numpy`` (the pair sums of :mod:`numerics.core.energy`, upper block triangle of
+#: BLAS tiles; the default, and every batch) and ``compiled`` (``numerics.core._energy_kernels.shifted_row_sums``:
+#: one expm1 per unordered pair, the inner products formed in the kernel; ``glpr-shifted`` at
+#: EXPREL_MAX_BETA <= |beta| <= 500 and d <= 32 only). Measured (``attnflow bench --suite energy``, 2026-12-07,
+#: load average 6-8 on 2 shared cores, five runs): of a field evaluation at d = 3 the compiled energy costs
+#: 0.28-0.39 (NumPy 0.47-0.67) at n = 256, 0.27-0.96 (NumPy 0.46-1.12) at n = 1024, 0.82-1.10 (NumPy 0.97-1.19)
+#: at n = 4096; at d = 16 0.39-0.49 / 0.34-0.88 / 0.63-0.84 (NumPy 0.41-0.54 / 0.40-1.17 / 0.63-0.75). It pays
+#: at small n (no per-block NumPy calls); at n >= 1024 both are bound by one exponential per pair.
+ENERGY_ENGINES = ("numpy", "compiled")
+#: the largest |beta| of the compiled energy (its 2^k stays a normal number; E overflows at |beta| ~ 600 anyway)
+COMPILED_ENERGY_MAX_BETA = 500.0
+#: the largest d of the compiled energy: it forms the inner products as d axpy passes, slower than the BLAS tiles
+#: beyond (measured: 0.51-0.88 of a field at d = 64 against NumPy's 0.42-0.49)
+COMPILED_ENERGY_MAX_D = 32
+
+
+def choose_energy(backend: str, normalization: str, beta: float, *, small_beta: float, d: int = 2) -> str:
+    """The engine of one system's standalone energy: ``compiled`` only when asked for (``backend="numba"``) and
+    the request is the kernel's (``glpr-shifted``, small_beta <= |beta| <= :data:`COMPILED_ENERGY_MAX_BETA`,
+    d <= :data:`COMPILED_ENERGY_MAX_D`), else
+    ``numpy``. Never the default: the NumPy sums are what a batch member gets bit for bit (the compiled sums
+    differ in the last bits, :func:`energy_rounding_bound`) and the kernel is slower at large n d.
+
+    Raises
+    ------
+    InputError
+        An unknown backend, or ``numba`` without Numba installed.
+    """
+    if backend not in ("numpy", "numba"):
+        raise InputError(f"energy backend must be 'numpy' or 'numba', got {backend!r}")
+    if backend == "numpy":
+        return "numpy"
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
+        raise InputError("the numba backend needs Numba: pip install 'attnflow[fast]' (or pip install numba)")
+    if (normalization != "glpr-shifted" or not small_beta <= abs(beta) <= COMPILED_ENERGY_MAX_BETA
+            or d > COMPILED_ENERGY_MAX_D):
+        return "numpy"
+    return "compiled"
+
+
+def energy_rounding_bound(beta: float, n: int, d: int) -> float:
+    """Bound on |E_compiled - E_numpy| of the ``glpr-shifted`` energy (both computed in double, |x_i| <= 1 + 1e-12).
+
+    A pair's term t = (e^{beta s} - 1)/beta has |t| <= |s| e^{|beta s|} <= e^{|beta|} and dt/ds = e^{beta s}: the
+    inner product, d products summed in another order on each side (plus the rounding of beta x_i), moves t by at
+    most (d + 1) eps e^{|beta|} per side; each expm1 is within 4 ulp (the kernel, against mpmath) and 1 ulp (NumPy);
+    the kernel sums a row with 8 accumulators (n/8 + 3 additions), the rows pairwise (log2 n + 8), NumPy's blocks
+    pairwise (log2 n + 16 each, and the blocks' sums log2 n); the final division by beta and 2 n^2 is one rounding
+    on each side. In all, over the n^2 terms of E = (1/(2 n^2)) sum t:
+    |dE| <= eps e^{|beta|} (2 (d + 1) + 5 + n/8 + 3 log2 n + 30) / 2.
+    """
+    eps = np.finfo(float).eps
+    return eps * math.exp(abs(beta)) * (2.0 * (d + 1) + 5.0 + n / 8.0 + 3.0 * math.log2(max(n, 2)) + 30.0) / 2.0
+
+
 # -- rounding bounds of the compiled engines against the NumPy sums ---------------------------------------------------
 def _weight_sums(logit_error: float, n: int) -> float:
     """Relative bound on a weight sum from a logit's absolute error: e^{logit} turns it into a relative error of

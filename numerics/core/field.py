@@ -307,7 +307,7 @@ def energy_normalization_for(beta: float) -> str:
 
 
 def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: int | None = None,
-                       normalize: bool = False) -> float:
+                       normalize: bool = False, backend: str = "numpy") -> float:
     """Interaction energy of the configuration (Q = K = V = I).
 
     Parameters
@@ -325,6 +325,10 @@ def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: i
         ``log-mean-exp``: L(X) = (1/beta) log((1/n^2) sum_{i,j} e^{beta<x_i,x_j>}), finite for every real beta
         (|mean X|^2 at beta = 0). E_glpr-shifted = (e^{beta L} - 1)/(2 beta), so L increases with E_beta
         for either sign of beta.
+    backend : {"numpy", "numba"}
+        ``numpy`` (default): the bits a batch member gets. ``numba``: the compiled pair sum for ``glpr-shifted``
+        (:func:`numerics.core.energy.standalone_energy`), within
+        :func:`numerics.core.engines.energy_rounding_bound` of the default.
 
     Returns
     -------
@@ -342,7 +346,7 @@ def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: i
                                    ENERGY_NORMALIZATIONS)
     X = require_points(X, "X", normalize=normalize)
     n, d = X.shape
-    return float(batch_energies(X[None], np.array([beta]), normalization, block=block or energy_block(n, d))[0])
+    return standalone_energy(X, beta, normalization, block=block or energy_block(n, d), backend=backend)
 
 
 def energy_block(n: int, d: int) -> int:
@@ -355,4 +359,4 @@ def energy_block(n: int, d: int) -> int:
 
 # the pair sums live in numerics.core.energy (one implementation for one system and for batches); the names are
 # kept here for the callers and the row-sum memo above (EXPREL_MAX_BETA)
-from numerics.core.energy import EXPREL_MAX_BETA, batch_energies, pair_energies  # noqa: E402
+from numerics.core.energy import EXPREL_MAX_BETA, batch_energies, pair_energies, standalone_energy  # noqa: E402

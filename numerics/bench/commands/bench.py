@@ -186,10 +186,13 @@ def run(args) -> int:
         payload["energy"] = rows
         text = table([(r["n"], r["d"], r["block"], f"{1e3 * r['energy_seconds']:.3f} ms",
                        f"{1e3 * r['field_seconds']:.3f} ms", f"{r['ratio']:.2f}", f"{r['ratio_median']:.2f}",
-                       f"<= {r['target']:g}", r["within_target"]) for r in rows],
+                       "-" if r["compiled_ratio"] is None else f"{r['compiled_ratio']:.2f}",
+                       "-" if r["compiled_ratio"] is None else f"{r['compiled_ratio_median']:.2f}",
+                       f"<= {r['target']:g}", r["within_target"], r["compiled_within_target"]) for r in rows],
                      ["n", "d", "energy rows", "energy", "field", "energy/field (minima)", "(median of rounds)",
-                      "target", "met"])
+                      "compiled/field", "(median)", "target", "met", "compiled met"])
         text += ("\nenergy = interaction_energy(X, 1.0) (pair sum, upper block triangle: GEMM, expm1, two sums per term); "
+                 "compiled = interaction_energy(X, 1.0, backend='numba') (one expm1 per unordered pair; - without Numba); "
                  "field = make_field(d, 1.0)(X) (NumPy, Q = K = I: upper block triangle, GEMM, exp, two GEMMs per term); "
                  "interleaved, the order alternating, minimum and median over the rounds; one thread; load average "
                  f"{rows[0]['load_average_before'][0]:.2f} -> {rows[-1]['load_average_after'][0]:.2f}")

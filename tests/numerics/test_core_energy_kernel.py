@@ -1,0 +1,75 @@
+"""The compiled standalone energy (numerics.core._energy_kernels, ``interaction_energy(..., backend="numba")``):
+its expm1 against mpmath, the energy of n = 5 against mpmath, and the NumPy energy within the stated bound."""
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from numerics.common.errors import InputError  # noqa: E402
+from numerics.core._energy_kernels import EXPM1_ULPS, Z_MAX, expm1_inplace  # noqa: E402
+from numerics.core.engines import choose_energy, energy_rounding_bound  # noqa: E402
+from numerics.core.field import interaction_energy  # noqa: E402
+from numerics.core.sampling import uniform_sphere  # noqa: E402
+
+
+def test_expm1_within_its_ulps_of_mpmath():
+    rng = np.random.default_rng(3)
+    z = np.concatenate([rng.uniform(-1, 1, 2000), rng.uniform(-1e-6, 1e-6, 200), rng.uniform(-40, 40, 500),
+                        [0.0, 5e-324, -1e-300, math.log(2) / 2, -math.log(2) / 2, 0.35, -0.35, Z_MAX, -Z_MAX]])
+    out = z.copy()
+    expm1_inplace(out, np.empty(z.size), z.size)
+    with mpmath.workdps(40):
+        exact = [mpmath.expm1(mpmath.mpf(float(v))) for v in z]
+    for v, got, e in zip(z, out, exact):
+        ulp = np.spacing(abs(float(e))) if e != 0 else 5e-324
+        assert abs(mpmath.mpf(float(got)) - e) <= EXPM1_ULPS * ulp, (v, got)
+
+
+def _mp_energy(X, beta):
+    with mpmath.workdps(50):
+        rows = [[mpmath.mpf(float(v)) for v in x] for x in X]
+        b = mpmath.mpf(beta)
+        total = mpmath.fsum(mpmath.expm1(b * mpmath.fsum(p * q for p, q in zip(x, y))) / b for x in rows for y in rows)
+        return total / (2 * len(rows) ** 2)
+
+
+@pytest.mark.parametrize("beta", [1e-5, -0.3, 1.0, 4.0, -7.5, 30.0])
+def test_n5_against_mpmath(beta):
+    X = uniform_sphere(5, 3, 11)
+    exact = _mp_energy(X, beta)
+    got = interaction_energy(X, beta, backend="numba")
+    numpy = interaction_energy(X, beta)
+    scale = math.exp(abs(beta))
+    # the compiled energy is as close to the exact value as the NumPy one (both a few eps e^{|beta|})
+    assert abs(got - float(exact)) <= 16 * np.finfo(float).eps * scale
+    assert abs(numpy - float(exact)) <= 16 * np.finfo(float).eps * scale
+
+
+@pytest.mark.parametrize("n,d,beta", [(1, 2, 1.0), (7, 2, 0.5), (64, 3, 1.0), (300, 16, -2.0), (1100, 32, 9.0)])
+def test_within_the_bound_of_numpy(n, d, beta):
+    X = uniform_sphere(n, d, n + d)
+    got = interaction_energy(X, beta, backend="numba")
+    ref = interaction_energy(X, beta)
+    assert abs(got - ref) <= energy_rounding_bound(beta, n, d)
+    assert got != 0.0 or ref == 0.0
+
+
+def test_routing_and_refusals():
+    assert choose_energy("numpy", "glpr-shifted", 1.0, small_beta=1e-6) == "numpy"
+    assert choose_energy("numba", "glpr-shifted", 1.0, small_beta=1e-6) == "compiled"
+    for norm, beta in (("gkpr", 1.0), ("log-mean-exp", 1.0), ("glpr-shifted", 1e-9), ("glpr-shifted", 501.0)):
+        assert choose_energy("numba", norm, beta, small_beta=1e-6) == "numpy"
+    assert choose_energy("numba", "glpr-shifted", 1.0, small_beta=1e-6, d=32) == "compiled"
+    assert choose_energy("numba", "glpr-shifted", 1.0, small_beta=1e-6, d=33) == "numpy"
+    X = uniform_sphere(9, 3, 0)
+    # requests the kernel does not take run on NumPy, bit for bit
+    assert interaction_energy(X, 0.0, backend="numba") == interaction_energy(X, 0.0)
+    assert interaction_energy(X, 2.0, normalization="gkpr", backend="numba") == interaction_energy(X, 2.0,
+                                                                                                    normalization="gkpr")
+    with pytest.raises(InputError, match="energy backend"):
+        interaction_energy(X, 1.0, backend="fast")
