@@ -1166,9 +1166,21 @@ MUTANTS += [
      "kappa = angle_coefficient(law, d, sigma) * ((1 + p) * c ** 2",
      "coercivity constant with (1 + p) cos^2: the bound exp(-p kappa_min t) decays faster than the energy"),
 ]
+# the homogenized Gaussian random transformer (theory/homogenized.py, numerics/noise/homogenized.py; claim
+# noise.homogenized-gaussian)
+MUTANTS += [
+    ("homogenized-ratio-factor", "numerics/noise/homogenized.py",
+     "return (d - 2) * c_cross / ((d - 1) * c_self)", "return (d - 1) * c_cross / ((d - 1) * c_self)",
+     "collapse ratio with (d - 1) for (d - 2): the common part of the kick over-counted"),
+    ("homogenized-two-point-drift", "theory/homogenized.py",
+     "return (d - 2 + rho ** 2) * s_xy", "return (d - 1 + rho ** 2) * s_xy",
+     "two-point drift with (d - 1 + rho^2): the projection's own term dropped"),
+]
 _FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise",
-                   "numerics/noise/random_weights.py": "noise"})
-_AREA_TESTS["noise"] += ["tests/numerics/test_common_noise.py", "tests/theory/test_common_noise_theory.py"]
+                   "numerics/noise/random_weights.py": "noise",
+                   "numerics/noise/homogenized.py": "noise", "theory/homogenized.py": "noise"})
+_AREA_TESTS["noise"] += ["tests/numerics/test_common_noise.py", "tests/theory/test_common_noise_theory.py",
+                         "tests/numerics/test_homogenized.py", "tests/theory/test_homogenized_theory.py"]
 # spectral selection with Q^T K = V = V^T (numerics/architectures/spectral.py; claim
 # architectures.spectral-selection)
 MUTANTS += [
