@@ -1179,7 +1179,11 @@ MUTANTS += [
      'two_token_threshold("values", int(d), sp.nsimplify(sigma), model)',
      'two_token_threshold("goe", int(d), sp.nsimplify(sigma), model)',
      "phase boundary of the goe law drawn over the values-law diagram"),
+    ("sweeps-antipodal-threshold", "numerics/sweeps/observables.py",
+     "float(largest >= math.pi - eps)", "float(largest >= eps)",
+     "antipodal observable counting any pair further apart than eps"),
 ]
+_AREA_TESTS["sweeps"].append("tests/numerics/test_sweeps_common_noise.py")
 _FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise",
                    "numerics/noise/random_weights.py": "noise",
                    "numerics/noise/homogenized.py": "noise", "theory/homogenized.py": "noise",

@@ -10,7 +10,9 @@ which antipodal configurations are reached with positive probability. attnflow's
 ``noise.common-noise-two-token-transition``) puts the boundary where the attention's pull at the antipode equals the
 noise's: :math:`e^{-\beta} = a`, i.e. :math:`\beta_c(d) = \log(d/\sigma^2)`. The left panel is the fraction of 150
 simulated pairs ending antipodal by :math:`T = 30` (projected Euler-Maruyama, step 0.02), the right panel the
-scale-function probability; the white line is :math:`\beta_c(d)` in both. The paper's own figure was not read.
+scale-function probability; the white line is :math:`\beta_c(d)` in both. Near the boundary the antipode is only
+marginally stable and the pairs decide slowly, so the fractions at :math:`T = 30` differ there from the limit
+probability by up to about 0.1. The paper's own figure was not read.
 """
 # %%
 import matplotlib.pyplot as plt
