@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from numerics.common.verification import CheckResult, claim
@@ -17,6 +19,24 @@ COVARIANCE = {"n": 4, "d": 6, "beta": 3.0, "samples": 20000}
 RATIO = {"n": 8, "d": 16, "betas": (0.0, 2.0, 4.0, 8.0), "eta": 0.1, "samples": 20000}
 #: the trade-off: level of R and the (n, d) pairs; the simulated grid is (0.85, 1, 1.15) x the predicted beta_c
 TRADE_OFF = {"level": 0.5, "pairs": ((4, 8), (8, 16), (8, 32)), "grid": (0.85, 1.0, 1.15), "samples": 10000}
+
+#: the scalings: n, d, beta, t = L eta^2/H for the (L, H) pairs of the common-noise regime; L eta = 1 (H = 1) for
+#: the deterministic regime at the depths given
+SCALING = {"n": 4, "d": 8, "beta": 2.0, "t": 1.0, "sde": ((8, 1), (32, 4)), "deterministic": (4, 64),
+           "samples": 2000}
+
+
+def scaling_measurements() -> dict:
+    """E[mean cosine] of the network in both regimes of the joint scaling of (L, eta, H)."""
+    from numerics.noise.homogenized import network_mean_cosine
+
+    c = SCALING
+    sde = [network_mean_cosine(c["n"], c["d"], c["beta"], L, math.sqrt(c["t"] * H / L), H, c["samples"], seed=3 + k)
+           for k, (L, H) in enumerate(c["sde"])]
+    det = [network_mean_cosine(c["n"], c["d"], c["beta"], L, 1.0 / L, 1, c["samples"], seed=7 + k)
+           for k, L in enumerate(c["deterministic"])]
+    return {"sde": [{"L": L, "H": H, "mean_cosine": m, "se": e} for (L, H), (m, e) in zip(c["sde"], sde)],
+            "deterministic": [{"L": L, "mean_cosine": m, "se": e} for L, (m, e) in zip(c["deterministic"], det)]}
 
 
 def covariance_measurement() -> dict:
@@ -77,6 +97,8 @@ def check_homogenized_gaussian() -> CheckResult:
     cov = covariance_measurement()
     ratios = ratio_measurements()
     trade = trade_off_measurements()
+    scal = scaling_measurements()
+    (s1, s2), (d1, d2) = scal["sde"], scal["deterministic"]
     flags = {
         "derivations_proved": all(s == "proved" for s in proofs.values()),
         # the largest of ~600 z-scores: 4.5 (a Gaussian maximum over 600 draws exceeds it with probability ~0.2%)
@@ -86,10 +108,15 @@ def check_homogenized_gaussian() -> CheckResult:
         "ratio": all(abs(r["measured"] - r["derived"]) < 4 * r["se"] + 0.01 * r["derived"] for r in ratios),
         # the crossing of the measured R on a grid of +-15%: within 3% of the predicted beta_c
         "trade_off": all(abs(t["simulated"] - t["predicted"]) < 0.03 * t["predicted"] for t in trade),
+        # the same t = L eta^2/H: the same law (4 SE of the difference + 0.02 for the O(1/L) scheme error); L eta = 1:
+        # the motion vanishes like t = 1/L (a 16 times deeper network moves the cosine less than 1/8 as much)
+        "scaling_sde": abs(s1["mean_cosine"] - s2["mean_cosine"]) < 4 * math.hypot(s1["se"], s2["se"]) + 0.02,
+        "scaling_deterministic": 0 < d2["mean_cosine"] < d1["mean_cosine"] / 8,
     }
     return CheckResult("noise.homogenized-gaussian", "passed" if all(flags.values()) else "failed",
                        {"R": [r["measured"] for r in ratios], "beta_c": [t["simulated"] for t in trade]},
                        {"R": [r["derived"] for r in ratios], "beta_c": [t["predicted"] for t in trade]},
                        "derivations proved; kick covariance and mean: every z < 4.5; R within 4 SE + 1%; "
-                       "beta_c within 3%",
-                       {"proofs": proofs, "covariance": cov, "ratios": ratios, "trade_off": trade, "flags": flags})
+                       "beta_c within 3%; scalings as derived",
+                       {"proofs": proofs, "covariance": cov, "ratios": ratios, "trade_off": trade, "scaling": scal,
+                        "flags": flags})

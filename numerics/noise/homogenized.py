@@ -171,3 +171,33 @@ def simulated_threshold(n: int, d: int, level: float, betas, eta: float = 0.1, s
             cross = betas[k] + (R[k] - level) * (betas[k + 1] - betas[k]) / (R[k] - R[k + 1])
             break
     return {"betas": list(betas), "R": R, "se": [r["se"] for r in rows], "beta_c": cross}
+
+
+def network_mean_cosine(n: int, d: int, beta: float, depth: int, eta: float, heads: int = 1, samples: int = 2000,
+                        seed: int = 3) -> tuple[float, float]:
+    """E[mean pairwise cosine] after ``depth`` layers of the random network from orthonormal tokens, with its
+    standard error: x_i <- (x_i + (eta/H) sum_h u^h_i)/|...|, fresh (Q, K, V) per layer and head.
+
+    The derived scaling: a layer's kick has covariance (eta^2/H) (C/d) I, so the law after L layers depends on
+    (L, eta, H) through t = L eta^2/H as L grows (:func:`theory.homogenized.homogenized_time`); with L eta fixed
+    instead, t = (L eta) eta/H -> 0 and the tokens do not move (Gaussian weights: no drift)."""
+    n, d, beta, samples = _check(n, d, beta, samples)
+    depth = require_int(depth, "depth", minimum=1)
+    heads = require_int(heads, "heads", minimum=1)
+    eta = require_real(eta, "eta", minimum=0.0)
+    rng = np.random.default_rng(seed)
+    X = np.broadcast_to(orthonormal_tokens(n, d), (samples, n, d)).copy()
+    for _ in range(depth):
+        kick = np.zeros_like(X)
+        for _ in range(heads):
+            Q = rng.standard_normal((samples, d, d)) / math.sqrt(d)
+            K = rng.standard_normal((samples, d, d)) / math.sqrt(d)
+            V = rng.standard_normal((samples, d, d)) / math.sqrt(d)
+            QX, KX = np.einsum("bac,bnc->bna", Q, X), np.einsum("bac,bnc->bna", K, X)
+            A = _softmax_rows(beta * QX @ KX.transpose(0, 2, 1))
+            kick += np.einsum("bac,bnc->bna", V, A @ X)
+        X = X + eta / heads * kick
+        X /= np.linalg.norm(X, axis=-1, keepdims=True)
+    off = ~np.eye(n, dtype=bool)
+    c = (X @ X.transpose(0, 2, 1))[:, off].mean(axis=1)
+    return float(c.mean()), float(c.std(ddof=1) / math.sqrt(samples))

@@ -42,3 +42,13 @@ def test_threshold_decreases_the_ratio_and_grows_with_d():
 def test_bad_input(args):
     with pytest.raises(InputError):
         M.orthonormal_covariance(*args)
+
+
+def test_scalings_of_depth_step_and_heads():
+    """Equal t = L eta^2/H: equal laws; L eta fixed: the motion vanishes as L grows."""
+    a, sa = M.network_mean_cosine(4, 8, 2.0, 8, (1.0 / 8) ** 0.5, 1, 800, seed=3)
+    b, sb = M.network_mean_cosine(4, 8, 2.0, 16, (2.0 / 16) ** 0.5, 2, 800, seed=4)
+    assert abs(a - b) < 4 * (sa ** 2 + sb ** 2) ** 0.5 + 0.02
+    near, _ = M.network_mean_cosine(4, 8, 2.0, 4, 0.25, 1, 800, seed=5)
+    deep, _ = M.network_mean_cosine(4, 8, 2.0, 64, 1 / 64, 1, 800, seed=6)
+    assert 0 < deep < near / 8
