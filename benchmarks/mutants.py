@@ -1187,9 +1187,34 @@ MUTANTS += [
      "kappa = angle_coefficient(law, d, sigma) * ((1 + p) * c ** 2",
      "coercivity constant with (1 + p) cos^2: the bound exp(-p kappa_min t) decays faster than the energy"),
 ]
+# the homogenized Gaussian random transformer (theory/homogenized.py, numerics/noise/homogenized.py; claim
+# noise.homogenized-gaussian)
+MUTANTS += [
+    ("homogenized-ratio-factor", "numerics/noise/homogenized.py",
+     "return (d - 2) * c_cross / ((d - 1) * c_self)", "return (d - 1) * c_cross / ((d - 1) * c_self)",
+     "collapse ratio with (d - 1) for (d - 2): the common part of the kick over-counted"),
+    ("homogenized-two-point-drift", "theory/homogenized.py",
+     "return (d - 2 + rho ** 2) * s_xy", "return (d - 1 + rho ** 2) * s_xy",
+     "two-point drift with (d - 1 + rho^2): the projection's own term dropped"),
+    ("homogenized-heads-average", "numerics/noise/homogenized.py",
+     "X = X + eta / heads * kick", "X = X + eta / math.sqrt(heads) * kick",
+     "heads summed with 1/sqrt(H) instead of averaged: the time t = L eta^2/H no longer sets the law"),
+    ("homogenized-phase-law", "numerics/noise/homogenized_phase.py",
+     'two_token_threshold("values", int(d), sp.nsimplify(sigma), model)',
+     'two_token_threshold("goe", int(d), sp.nsimplify(sigma), model)',
+     "phase boundary of the goe law drawn over the values-law diagram"),
+    ("sweeps-antipodal-threshold", "numerics/sweeps/observables.py",
+     "float(largest >= math.pi - eps)", "float(largest >= eps)",
+     "antipodal observable counting any pair further apart than eps"),
+]
+_AREA_TESTS["sweeps"].append("tests/numerics/test_sweeps_common_noise.py")
 _FILE_AREA.update({"numerics/noise/common.py": "noise", "theory/common_noise.py": "noise",
-                   "numerics/noise/random_weights.py": "noise"})
-_AREA_TESTS["noise"] += ["tests/numerics/test_common_noise.py", "tests/theory/test_common_noise_theory.py"]
+                   "numerics/noise/random_weights.py": "noise",
+                   "numerics/noise/homogenized.py": "noise", "theory/homogenized.py": "noise",
+                   "numerics/noise/homogenized_phase.py": "noise"})
+_AREA_TESTS["noise"] += ["tests/numerics/test_common_noise.py", "tests/theory/test_common_noise_theory.py",
+                         "tests/numerics/test_homogenized.py", "tests/theory/test_homogenized_theory.py",
+                         "tests/numerics/test_homogenized_phase.py"]
 # spectral selection with Q^T K = V = V^T (numerics/architectures/spectral.py; claim
 # architectures.spectral-selection)
 MUTANTS += [
@@ -1288,6 +1313,14 @@ MUTANTS += [
      "random initialisation with entries of standard deviation std^2 (the variance) instead of std"),
 ]
 _FILE_AREA["numerics/decoder/random_init.py"] = "decoder"
+# the homogenized prediction for the untrained decoder (claim decoder.random-init-homogenized)
+MUTANTS += [
+    ("decoder-homogenized-score-scale", "numerics/decoder/untrained.py",
+     "    s = std ** 2 * d", "    s = std * d",
+     "score standard deviation std d instead of std^2 d (the RMS-normalised token's size counted once)"),
+]
+_FILE_AREA["numerics/decoder/untrained.py"] = "decoder"
+_AREA_TESTS["decoder"].append("tests/numerics/test_untrained_homogenized.py")
 
 # lost in the middle at birth (issue 41): the Cesaro powers and their continuous limit
 MUTANTS += [

@@ -16,10 +16,12 @@ is from the uniform causal attention (the Cesaro matrix C_ij = 1/(i + 1), j <= i
 variation distance over heads and rows, max_{h,i} (1/2) sum_j |p^h_ij - C_ij| (the picture of
 :mod:`numerics.longcontext.at_birth`).
 
-TODO(homogenized): the homogenized theory's prediction of the collapse for this random network (Koubbi,
-Geshkovski, Rigollet, arXiv 2604.01978; d = 576, the prompt's n, its beta from the weights) is being built in
-numerics/noise/; :func:`random_init_study`'s ``"random"`` entry is the measurement it is to be compared with
-(``band["mean_cosine"]`` and ``band["effective_rank"]`` per layer, ``beta`` per seed and layer).
+The homogenized theory's prediction (:func:`homogenized_prediction`; theory.homogenized, attnflow's own derivation
+for the Gaussian random transformer, arXiv 2604.01978 read in the abstract only) for this random network: the
+attention overlaps G_ik = E[sum_j A_ij A_kj] of causal rows whose scores have the standard deviation std^2 d of the
+drawn weights, the collapse ratio R = (d - 2) mean G_ik / ((d - 1) mean G_ii), and the mean pairwise cosine after
+the first block when its attention kick dominates the residual; :func:`random_init_study`'s ``"random"`` entry is
+the measurement it is compared with (``band["mean_cosine"]`` per layer).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from numerics.decoder.layers import FIXED_BETA, energy_rows, decoder_betas
 from numerics.decoder.random_init import initializer_std, random_decoder
 from numerics.decoder.weights import Decoder
 from numerics.trained.geometry import DEFAULT_EPS, layer_geometry, unit_rows
+from theory.homogenized import collapse_ratio
 
 #: the quantities of the per-layer band
 QUANTITIES = ("mean_cosine", "clusters", "effective_rank", "energy_fixed_beta")
@@ -90,6 +93,60 @@ def at_birth_study(model: Decoder, ids, std: float, seed: int = 0) -> dict:
             "to_cesaro_no_rope": np.abs(rows[False] - ces).sum(axis=1).tolist(),
             "rope_vs_no_rope": np.abs(rows[True] - rows[False]).sum(axis=1).tolist(),
             "first_token_weight": rows[True][:, 0].tolist(), "cesaro_first_token_weight": ces[:, 0].tolist()}
+
+
+def homogenized_prediction(d: int, n: int, std: float, head_dim: int = 64, samples: int = 2000,
+                           seed: int = 0) -> dict:
+    """The homogenized Gaussian theory's prediction for the random decoder (d, n tokens, entries N(0, std^2)).
+
+    After RMSNorm a token has |y|^2 = d, so a query or key coordinate has standard deviation std sqrt(d) and a score
+    <q, k>/sqrt(head_dim) has standard deviation s = std^2 d (independent of head_dim). With nearly orthogonal
+    embeddings (d = 576 >> n) the rows are those of the homogenized model: causal softmax of s <a_i, b_j>/sqrt(k),
+    a_i, b_j independent N(0, I_k). From the overlaps G = E[A A^T]:
+
+    - ``R``: the collapse ratio (d - 2) mean_{i != k} G_ik / ((d - 1) mean_i G_ii) of :mod:`theory.homogenized`;
+    - ``first_block_cosine``: the mean over pairs of G_ik / sqrt((G_ii + e)(G_kk + e)), e = 1/(std^2 d^2): the
+      cosine of x + u after one block, u the attention kick (|u_i|^2 = std^4 d^3 G_ii per unit of the value and
+      output weights, |x|^2 = std^2 d for the embedding); the MLP of the block is left out of the prediction.
+
+    Parameters
+    ----------
+    d, n : int
+        Width and number of tokens.
+    std : float
+        Standard deviation of every weight entry.
+    head_dim : int
+        Width of a head (the scores' law does not depend on it beyond the Gaussian approximation).
+    samples : int
+        Draws of one head's scores.
+    seed : int
+
+    Returns
+    -------
+    dict
+        ``score_std``, ``R``, ``first_block_cosine``, ``overlap_self``, ``overlap_cross`` (means over tokens and
+        pairs).
+    """
+    d = require_int(d, "d", 3)
+    n = require_int(n, "n", 2)
+    if not std > 0:
+        raise InputError(f"std must be > 0, got {std}")
+    rng = np.random.default_rng(seed)
+    s = std ** 2 * d
+    a = rng.standard_normal((samples, n, head_dim))
+    b = rng.standard_normal((samples, n, head_dim))
+    S = s * a @ b.transpose(0, 2, 1) / np.sqrt(head_dim)
+    S = np.where(np.tril(np.ones((n, n), dtype=bool)), S, -np.inf)
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A /= A.sum(axis=-1, keepdims=True)
+    G = (A @ A.transpose(0, 2, 1)).mean(axis=0)
+    off = ~np.eye(n, dtype=bool)
+    e = 1.0 / (std ** 2 * d ** 2)
+    diag = np.diag(G) + e
+    cos = G / np.sqrt(np.outer(diag, diag))
+    return {"score_std": s, "R": float(collapse_ratio(d, G[off].mean(), np.trace(G) / n)),
+            "first_block_cosine": float(cos[off].mean()), "overlap_self": float(np.trace(G) / n),
+            "overlap_cross": float(G[off].mean())}
 
 
 def geometry_rows(model: Decoder, trace: DecoderTrace, eps: float) -> dict:

@@ -28,6 +28,7 @@ from numerics.noise import claims_global  # noqa: F401  (registers the noise.glo
 from numerics.noise import claims_nematic  # noqa: F401  (registers noise.maier-saupe)
 from numerics.noise import claims_daido  # noqa: F401  (registers noise.kuramoto-daido*)
 from numerics.noise import claims_common  # noqa: F401  (registers noise.common-noise-*)
+from numerics.noise import claims_homogenized  # noqa: F401  (registers noise.homogenized-gaussian)
 
 _SOURCE = ("noisy mean-field self-attention (GLPR arXiv 2312.10794; Shalova-Schlichting arXiv 2412.14813); "
            "noisy Kuramoto (Bertini-Giacomin-Pakdaman, J. Stat. Phys. 2010)")

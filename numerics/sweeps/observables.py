@@ -310,3 +310,18 @@ def order_parameter(run: RunResult) -> dict:
     """The order parameter |mean of the particles| (1 for one point cluster, ~ n^{-1/2} for iid uniform)."""
     r = np.linalg.norm(run.X.mean(axis=1), axis=-1)
     return {"order_parameter": float(r[-1]), "order_parameter_t": r}
+
+
+@observable("antipodal", [Output("antipodal", "1 if some pair of particles is within eps of antipodal (geodesic "
+                                              "distance >= pi - eps) at t_end, else 0"),
+                          Output("max_angle", "largest pairwise geodesic distance at t_end")])
+def antipodal(run: RunResult, eps: float = math.pi / 4) -> dict:
+    """Whether an antipodal pair has formed (the two-token transition of the common noise, docs/guide/common-noise.md).
+
+    The default eps = pi/4 counts a pair further apart than 3 pi/4; with two tokens under the values common noise
+    the angle ends near 0 or near pi, so any eps below pi/2 gives the same fraction once the runs are decided."""
+    eps = require_real(eps, "eps", minimum=0.0, maximum=math.pi, strict_minimum=True)
+    X = run.X[-1] / np.linalg.norm(run.X[-1], axis=-1, keepdims=True)
+    largest = float(geodesic_distance(X[:, None, :], X[None, :, :]).max())
+    return {"antipodal": float(largest >= math.pi - eps), "max_angle": largest}
+

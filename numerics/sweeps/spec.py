@@ -123,9 +123,13 @@ def axis_values(name: str, value) -> list:
         vals = [_system_value(name, v) for v in vals]
     elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
         vals = [require_real(v, f"axis {name}") for v in vals]  # finite: a NaN cell would run to NaN
-    if name == "noise":
+    if name in ("noise", "common_noise"):
         for v in vals:
-            _noise_value(v, "axis noise")
+            _noise_value(v, f"axis {name}")
+    if name == "common_noise_law":  # every value checked now: only the first cell's model is built before the runs
+        from numerics.noise.common import LAWS
+
+        vals = [require_choice(v, "axis common_noise_law", LAWS) for v in vals]
     return vals
 
 
