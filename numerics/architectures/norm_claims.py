@@ -121,11 +121,13 @@ def check_equiangular_usa() -> CheckResult:
     return _equiangular("architectures.norm-equiangular-usa", ("usa",))
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): no planted mutant is killed by it alone; the
+# other norm claims and the norms tests stay in the default run
 @claim(id="architectures.norm-rates",
        title="near the cluster: Post-LN 1 - rho ~ e^{-2t}, nGPT e^{-2 alpha t}, Pre/Peri/Mix-LN (r_0/r(t))^2 ~ 1/t^2, "
              "sqrt-scaled ~ 1/t: closed forms = reduced ODE = particles",
        source=SOURCE + " (Post-LN e^{-2t} and Pre-LN 1/t^2 as stated in arXiv 2512.01868; the others derived here)",
-       note="architectures-norm-rates.md")
+       note="architectures-norm-rates.md", default=False)
 def check_rates() -> CheckResult:
     rows = experiments.closed_form_rows()
     routes = max(max(r["closed_vs_ode"], r["particles_vs_closed"]) for r in rows)
