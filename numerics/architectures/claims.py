@@ -766,10 +766,12 @@ def lost_in_the_middle_threshold_rows() -> dict:
     return {"thresholds": thresholds, "shapes": shapes}
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): its mutants litm-* are killed by the
+# architectures tests (proofs_notes/verification-power.md)
 @claim(id="architectures.lost-in-the-middle",
        title="lost in the middle: G(t,1;s) = kappa(1,s) psi_{a t}(Y_lambda(s)) (limit of finite N at order 1/N, "
              "= masked mean-field response), U-shaped for t < t_crit = 2(1-e^-lambda) sum w a / sum w a^2, not after",
-       source=SOURCE_LITM, note="architectures-lost-in-the-middle.md")
+       source=SOURCE_LITM, note="architectures-lost-in-the-middle.md", default=False)
 def check_lost_in_the_middle() -> CheckResult:
     rows = lost_in_the_middle_rows()
     orders = [r["observed_order"] for r in rows["finite_n"] if "observed_order" in r]

@@ -113,11 +113,13 @@ def limit_row(Bs, weights) -> dict:
             "initial_field": float(np.abs(limit(tr.X[0])).max())}
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): its mutants time-heads-* are killed by
+# tests/numerics/test_architectures_time_heads.py
 @claim(id="architectures.time-dependent-heads",
        title="usa heads with time-dependent weights c_h(t), s_h(t): v = n grad E(., t); energy-dissipation identity "
              "E(T) - E(0) = int [(1/n) sum |v|^2 + partial_t E] to the integrator's accuracy; settling weights: "
              "the end state is stationary at the limiting weights",
-       source=_SOURCE, note="architectures-time-dependent-heads.md")
+       source=_SOURCE, note="architectures-time-dependent-heads.md", default=False)
 def check_time_dependent_heads() -> CheckResult:
     Bs, cases = problem()
     rows = [identity_row(Bs, w, name) for name, w in cases.items()]

@@ -63,10 +63,12 @@ def escape_rows() -> list[dict]:
     return rows
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): its mutants aniso-* are killed by
+# tests/numerics/test_circle_anisotropic.py
 @claim(id="circle.anisotropic-saddle",
        title="K = diag(a, b) on S^1: the bipodal saddle's one unstable eigenvalue is e^{-gamma}/cosh gamma (sa; "
              "e^{-gamma} for usa) = attnflow's FD Jacobian; escape time ln(1/delta)/lambda_u",
-       source=_SOURCE, note="circle-anisotropic.md")
+       source=_SOURCE, note="circle-anisotropic.md", default=False)
 def check_anisotropic_saddle() -> CheckResult:
     from theory.circle_anisotropic import matches_closed_form
 

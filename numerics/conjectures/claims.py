@@ -79,10 +79,12 @@ def _negative_beta_search(budget_negative: int, budget_positive: int, shrink: in
                        "below: counterexample [k,k,k]; [0,1]: no-counterexample-found", "exact", details)
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): no planted mutant targets it;
+# conjecture.equiangular-ode stays in the default run
 @claim(id="conjecture.negative-beta-counterexample",
        title="search finds 3 equal clusters as a strict local max on S^1 for beta < -2/3, none for beta in [0,1]",
        source="PRY arXiv 2507.22857, failure of synchronisation below -2/3; CRMB arXiv 2405.18273, 0 < beta <= 1",
-       note="conjecture-negative-beta-counterexample.md")
+       note="conjecture-negative-beta-counterexample.md", default=False)
 def check_negative_beta_counterexample() -> CheckResult:
     return _negative_beta_search(30, 15, 8, "conjecture.negative-beta-counterexample")
 

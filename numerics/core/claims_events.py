@@ -168,12 +168,14 @@ def stop_cases(eps: float = 1e-2) -> dict:
     return out
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): its mutants events-* are killed by
+# tests/numerics/test_core_events.py
 @claim(id="core.events-one-cluster",
        title="one-cluster event: a cap of radius < pi/2 holding every token is invariant (sa, usa, V = I or heads "
              "with W_h^T V_h = c_h I, c_h >= 0; causal, ALiBi, RoPE, beta scaling); a stopped member's decided "
              "observable equals its run to the end",
        source="GLPR arXiv 2312.10794 (hemisphere collapse); the invariance proof is in the note",
-       note="core-events-one-cluster.md")
+       note="core-events-one-cluster.md", default=False)
 def check_events_one_cluster() -> CheckResult:
     eps = 1e-2
     rows = lemma_cases()

@@ -105,10 +105,12 @@ def jacobian_fd_error(X, beta, model: str, h: float = 1e-6) -> float:
     return float(np.abs(J_fd - J).max() / np.abs(J).max())
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): its mutants hessian-normalisation and
+# gradient-normalisation are killed by the critical tests (proofs_notes/verification-power.md)
 @claim(id="critical.hessian-formula",
        title="closed-form Riemannian Hessian of E = symbolic = finite differences; sa Jacobian = D Hess",
        source="GLPR arXiv 2312.10794, energy and gradient structure; Hessian on (S^{d-1})^n",
-       note="critical-hessian-formula.md")
+       note="critical-hessian-formula.md", default=False)
 def check_hessian_formula() -> CheckResult:
     cid = "critical.hessian-formula"
     details: dict = {}

@@ -118,8 +118,10 @@ def check_reference() -> CheckResult:
     return CheckResult(cid, "passed" if ok else "failed", r["max_relative"], 0.0, REFERENCE_TOLERANCE, r)
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): its mutant decoder-gguf-row-order is killed by
+# the decoder tests, and decoder.reference-recorded compares the same logits
 @claim(id="decoder.greedy", title="greedy continuations of factual prompts give the expected words (plain and chat)",
-       source=SOURCE_BLOCK, note="decoder-greedy.md")
+       source=SOURCE_BLOCK, note="decoder-greedy.md", default=False)
 def check_greedy() -> CheckResult:
     cid = "decoder.greedy"
     if (skip := _unavailable(cid)) is not None:

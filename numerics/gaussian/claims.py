@@ -105,9 +105,11 @@ def _particle_check(claim_id, runs):
                         "Q": Q0.tolist(), "K": K0.tolist()})
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): its mutants gauss-* are killed by the gaussian
+# tests (proofs_notes/verification-power.md); five gaussian claims stay in the default run
 @claim(id="gaussian.ode-vs-particles",
        title="particles from N(alpha, Sigma) follow the Gaussian closure, one residual layer (quick)",
-       source=SOURCE + ", Gaussian closure vs particle system", note="gaussian-ode-vs-particles.md")
+       source=SOURCE + ", Gaussian closure vs particle system", note="gaussian-ode-vs-particles.md", default=False)
 def check_ode_vs_particles() -> CheckResult:
     # One residual layer x <- x + h Gamma(x) (h = 0.5) is the one-step Euler map of the PDE; its Gaussian closure
     # is exact (layer_gaussian_map), so the comparison has no time-discretisation error. n = 10^4 for softmax

@@ -47,10 +47,12 @@ def cosine_control(beta: float = BETA, w: float = -0.2, grid: int = 256) -> dict
     return {"c": c, "psi_spread": float(psi.max() - psi.min()), "density_min": float(rho.min())}
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): its mutants meanfield-perceptron-* are killed by
+# tests/numerics/test_meanfield_perceptron.py
 @claim(id="meanfield.perceptron-atomic",
        title="perceptron block on S^1: no critical measure with constant first variation; the ascent from smooth "
              "densities ends at the same few nondegenerate atoms; a degree-1 potential keeps a diffuse one",
-       source=_SOURCE, note="meanfield-perceptron-atomic.md")
+       source=_SOURCE, note="meanfield-perceptron-atomic.md", default=False)
 def check_perceptron_atomic() -> CheckResult:
     from numerics.meanfield.perceptron import (Perceptron, ascent_study, constant_first_variation_obstruction,
                                                random_perceptron)

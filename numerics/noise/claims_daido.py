@@ -87,10 +87,12 @@ def daido_measurements() -> dict:
             "continuation_D_c_0.8": max(crossings) if crossings else None}
 
 
+# slow tier (issue 44: the default verify stays under 60 s of CPU): its mutants noise-kuramoto-daido-* are killed by
+# tests/numerics/test_noise_kuramoto_daido.py
 @claim(id="noise.kuramoto-daido",
        title="Kuramoto-Daido W = cos u + m cos 2u: K_# = min(1, 1/m); K_c = 1 at m = 0.3 and 1/m at m = 3 "
              "(continuous); first order inside the open window (m = 0.8: K_c < K_#, two routes)",
-       source=_SOURCE, note="noise-kuramoto-daido.md")
+       source=_SOURCE, note="noise-kuramoto-daido.md", default=False)
 def check_kuramoto_daido() -> CheckResult:
     mm = daido_measurements()
     c = mm["cases"]
