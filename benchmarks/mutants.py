@@ -1279,3 +1279,32 @@ MUTANTS += [
 ]
 _FILE_AREA["numerics/longcontext/at_birth.py"] = "longcontext"
 _AREA_TESTS["longcontext"].append("tests/numerics/test_longcontext_at_birth.py")
+
+# issue 43, "tolerances wider than the error they guard": small errors that passed the old tolerances of
+# noise.threshold (1e-4), rd.well-posedness's tight case (1e-6), trained.head-blowup-time's moment ODE (1e-7) and
+# longcontext.flow-transition (1e-8), each far above the measured error; the tolerances are now 10x a-posteriori
+# estimates of the methods' errors (proofs_notes/verification-power.md, "Checks that cannot see")
+MUTANTS += [
+    ("noise-diffusion-1e-6", "numerics/meanfield/pde.py",
+     "self.diffusion = -noise * self.k.astype(float) ** 2 * self.mask",
+     "self.diffusion = -noise * (1 + 1e-6) * self.k.astype(float) ** 2 * self.mask",
+     "the circle PDE's diffusion coefficient off by one part in 1e6 (a constant carried to six digits)"),
+    ("rd-growth-1e-7", "numerics/rd/model.py",
+     "return np.exp(self._growth * t) * self.shifted_propagator(t)",
+     "return np.exp(self._growth * (1 - 1e-7) * t) * self.shifted_propagator(t)",
+     "e^{tV} with the growth rate low by one part in 1e7"),
+    ("gauss-softmax-velocity-2e-8", "numerics/gaussian/solutions.py",
+     "return V @ alpha, V @ Sigma @ A\n", "return V @ alpha, (1 + 2e-8) * V @ Sigma @ A\n",
+     "the softmax moment equation's velocity off by two parts in 1e8"),
+    ("lc-reduced-rtol-loose", "numerics/longcontext/flow.py",
+     "RTOL, ATOL = 1e-12, 1e-14", "RTOL, ATOL = 1e-9, 1e-14",
+     "the reduced equiangular ODE run at rtol 1e-9 instead of the documented 1e-12"),
+]
+
+# issue 43, "transposes checked only with symmetric matrices": rd.polytope-leaders ran with A = K^T Q = I only, where
+# the prediction rule's logits z_j^T A z_i and their transpose coincide; it now also runs a non-symmetric A
+MUTANTS += [
+    ("rd-prediction-logits-transpose", "numerics/rd/geometry.py",
+     "return (Z @ A.T) @ Z.T", "return (Z @ A) @ Z.T",
+     "hardmax prediction with the logits z_i^T A z_j instead of z_j^T A z_i (invisible for symmetric A)"),
+]
