@@ -1308,3 +1308,11 @@ MUTANTS += [
      "return (Z @ A.T) @ Z.T", "return (Z @ A) @ Z.T",
      "hardmax prediction with the logits z_i^T A z_j instead of z_j^T A z_i (invisible for symmetric A)"),
 ]
+
+# issue 43, "outputs computed but never judged": the heads' effective inverse temperature feeds `model inspect`, the
+# decoder's and the iterated layers' comparisons; trained.head-blowup-time now compares it with the raw scores
+MUTANTS += [
+    ("trained-beta-iso-head-width", "numerics/trained/heads.py",
+     "beta_iso=float(r2) * float(np.trace(S)) / d,", "beta_iso=float(r2) * float(np.trace(S)) / k,",
+     "beta_iso = r^2 tr(S_h) / k (the head width) instead of / d (the model width)"),
+]
