@@ -1308,6 +1308,7 @@ MUTANTS += [
      "return (Z @ A.T) @ Z.T", "return (Z @ A) @ Z.T",
      "hardmax prediction with the logits z_i^T A z_j instead of z_j^T A z_i (invisible for symmetric A)"),
 ]
+_FILE_AREA["numerics/rd/geometry.py"] = "rd"
 
 # issue 43, "outputs computed but never judged": the heads' effective inverse temperature feeds `model inspect`, the
 # decoder's and the iterated layers' comparisons; trained.head-blowup-time now compares it with the raw scores
