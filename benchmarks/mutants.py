@@ -1309,6 +1309,9 @@ MUTANTS += [
      "hardmax prediction with the logits z_i^T A z_j instead of z_j^T A z_i (invisible for symmetric A)"),
 ]
 _FILE_AREA["numerics/rd/geometry.py"] = "rd"
+# the planted errors of the tightened claims, as tests (the area subsets of their mutants' files)
+for _area in ("meanfield", "rd", "longcontext"):
+    _AREA_TESTS[_area].append("tests/numerics/test_tight_tolerances.py")
 
 # issue 43, "outputs computed but never judged": the heads' effective inverse temperature feeds `model inspect`, the
 # decoder's and the iterated layers' comparisons; trained.head-blowup-time now compares it with the raw scores
