@@ -1320,3 +1320,4 @@ MUTANTS += [
      "beta_iso=float(r2) * float(np.trace(S)) / d,", "beta_iso=float(r2) * float(np.trace(S)) / k,",
      "beta_iso = r^2 tr(S_h) / k (the head width) instead of / d (the model width)"),
 ]
+_AREA_TESTS["trained"].append("tests/numerics/test_trained_effective_betas.py")
