@@ -151,11 +151,12 @@ def check_kuramoto_particles() -> CheckResult:
 
 
 # -- 3. linear threshold ------------------------------------------------------------------------------------
-def _circle_rates(model: str, beta: float, D: float, modes=(1, 2, 3, 4)) -> dict[int, float]:
+def _circle_rates(model: str, beta: float, D: float, modes=(1, 2, 3, 4), amplitude: float = 1e-7,
+                  rtol: float = 1e-10) -> dict[int, float]:
     from numerics.meanfield.pde import solve_continuity_circle
 
-    hist = solve_continuity_circle(beta, model, grid=64, t_end=4.0, amplitude=1e-7, seed=2, perturbation_modes=6,
-                                   saves=41, noise=D, rtol=1e-10, atol=1e-16)
+    hist = solve_continuity_circle(beta, model, grid=64, t_end=4.0, amplitude=amplitude, seed=2, perturbation_modes=6,
+                                   saves=41, noise=D, rtol=rtol, atol=1e-16 * amplitude / 1e-7)
     out = {}
     for k in modes:
         y = np.log(np.abs(hist.coefficients[:, k]))
@@ -163,12 +164,18 @@ def _circle_rates(model: str, beta: float, D: float, modes=(1, 2, 3, 4)) -> dict
     return out
 
 
-def _zonal_rates(model: str, beta: float, D: float, d: int = 3, modes=(1, 2, 3, 4)) -> dict[int, float]:
+def _zonal_rates(model: str, beta: float, D: float, d: int = 3, modes=(1, 2, 3, 4), amplitude: float = 1e-7,
+                 rtol: float = 1e-10) -> dict[int, float]:
     from numerics.noise.zonal import fitted_rates, solve_zonal
 
-    hist = solve_zonal(d, beta, D, L=12, t_end=4.0, amplitude=1e-7, degrees=modes, model=model, saves=41,
-                       rtol=1e-10, atol=1e-20)
+    hist = solve_zonal(d, beta, D, L=12, t_end=4.0, amplitude=amplitude, degrees=modes, model=model, saves=41,
+                       rtol=rtol, atol=1e-20 * amplitude / 1e-7)
     return fitted_rates(hist, modes)
+
+
+# the smallest tolerance of noise.threshold: 10x the largest error measured over its four cases (1.35e-9), so that
+# a case whose a-posteriori estimate happens to cancel is not failed by rounding (proofs_notes/noise-threshold.md)
+_THRESHOLD_FLOOR = 2e-8
 
 
 @claim(id="noise.threshold", title="D_c(beta) = zero of the measured degree-1 rate (PDE, S^1 and S^2, usa and sa); "
@@ -179,25 +186,40 @@ def check_threshold() -> CheckResult:
     from theory.meanfield import growth_rate
 
     beta = 2.0
-    rows, worst = [], 0.0
+    rows, worst, worst_over_tol = [], 0.0, 0.0
     first_ok = True
     for d, solver in ((2, _circle_rates), (3, _zonal_rates)):
         for model in ("usa", "sa"):
             Dc, lstar = critical_noise(model, d, beta)
             lo, hi = 0.9 * Dc, 1.1 * Dc
-            mu_lo, mu_hi = solver(model, beta, lo), solver(model, beta, hi)
-            # mu_1 is affine in D: its zero from two measurements
-            Dc_meas = lo + (hi - lo) * mu_lo[1] / (mu_lo[1] - mu_hi[1])
+
+            def measured(**kw) -> tuple[float, dict]:
+                mu_lo, mu_hi = solver(model, beta, lo, **kw), solver(model, beta, hi, **kw)
+                # mu_1 is affine in D: its zero from two measurements
+                return lo + (hi - lo) * mu_lo[1] / (mu_lo[1] - mu_hi[1]), mu_lo
+
+            Dc_meas, mu_lo = measured()
+            # the method's error, a posteriori: the two error sources of the measured rate are the nonlinear terms
+            # (proportional to the amplitude) and the adaptive integrator (bounded by rtol); a second measurement
+            # with the amplitude doubled and rtol 10x looser moves each by at least its own size, so their change
+            # estimates the error. Tolerance: 10x that estimate, floored at _THRESHOLD_FLOOR (see the note)
+            Dc_loose, _ = measured(amplitude=2e-7, rtol=1e-9)
+            estimate = abs(Dc_loose - Dc_meas) / Dc
+            tol = max(10.0 * estimate, _THRESHOLD_FLOOR)
             err = abs(Dc_meas - Dc) / Dc
-            worst = max(worst, err)
+            worst, worst_over_tol = max(worst, err), max(worst_over_tol, err / tol)
             positive = [l for l, v in mu_lo.items() if v > 0]
             first_ok &= positive == [1] and lstar == 1
             pred = {l: float(growth_rate(model, d, l, beta)) - lo * laplacian_eigenvalue(l, d) for l in mu_lo}
             rows.append({"d": d, "model": model, "D_c": Dc, "D_c_measured": Dc_meas, "rel_err": err,
+                         "error_estimate": estimate, "tolerance": tol,
                          "rates_at_0.9Dc": mu_lo, "predicted_at_0.9Dc": pred, "unstable_degrees": positive})
-    ok = worst <= 1e-4 and first_ok
-    return CheckResult("noise.threshold", _status(ok), {"max_rel_err_Dc": worst, "first_unstable": 1 if first_ok else None},
-                       {"max_rel_err_Dc": 0.0, "first_unstable": 1}, "rel 1e-4 (linear phase, amplitude 1e-7)",
+    ok = worst_over_tol <= 1.0 and first_ok
+    return CheckResult("noise.threshold", _status(ok), {"max_rel_err_Dc": worst, "max_err_over_tolerance": worst_over_tol,
+                                                        "first_unstable": 1 if first_ok else None},
+                       {"max_rel_err_Dc": 0.0, "first_unstable": 1},
+                       f"rel err <= max(10 x a-posteriori estimate, {_THRESHOLD_FLOOR:g}) per case (amplitude 1e-7, "
+                       "rtol 1e-10; estimate from amplitude 2e-7, rtol 1e-9)",
                        {"beta": beta, "cases": rows, "solvers": {"2": "numerics.meanfield.pde (noise term)",
                                                                  "3": "numerics.noise.zonal (Gegenbauer Galerkin, L=12)"}})
 
