@@ -88,7 +88,8 @@ def trade_off_measurements() -> list[dict]:
        title="Gaussian random transformer (Q, K, V resampled per layer and head): zero drift, common-noise covariance "
              "(C_ik/d) I, and the collapse ratio R = (d-2) C_ik / ((d-1) C_ii) with its trade-off beta_c(d, n), "
              "derived and measured on the discrete network",
-       source=_SOURCE, note="noise-homogenized-gaussian.md")
+       source=_SOURCE, note="noise-homogenized-gaussian.md",
+       default=False)  # about 17 s of CPU: --all (the noise area keeps noise.common-noise-dissipation by default)
 def check_homogenized_gaussian() -> CheckResult:
     from theory.homogenized import two_point_drift_derivation, value_moments_derivation
 

@@ -61,6 +61,7 @@ TIMINGS: list[Timing] = [
     Timing("docs/guide/meanfield.md", "`metastable` with n = 1e5 takes about 7 s of CPU time per seed", "command",
            ("metastable", "--model", "sa", "--n", "100000", "--beta", "8.22", "--seeds", "1")),
     Timing("docs/guide/circle.md", "circle.sphere-vs-angle (`--all`, ~5 s of CPU)", "claims", ("circle.sphere-vs-angle",)),
+    Timing("docs/guide/circle.md", "circle.anisotropic-log-n (`--all`, ~40 s)", "claims", ("circle.anisotropic-log-n",)),
     # the certified claims' table (one row each; the phrase is the end of the row)
     _certified("root: bracket by doubling, uniqueness, Newton | ~0.2 s |", "noise-threshold"),
     _certified("| value enclosures | <0.1 s |", "critical-noise"),
@@ -87,6 +88,8 @@ TIMINGS: list[Timing] = [
 
 #: stated times that are not the CPU cost of a command on this machine: (page, phrase) -> why not measured
 NOT_MEASURED: dict[tuple[str, str], str] = {
+    ("docs/guide/gpu.md", "would take about 2.5 s of kernel time"): "an estimate on paper (pair evaluations over a "
+                                                                      "rate), not a run on this machine",
     ("README.md", "the install about 3.5 minutes"): "pip's downloads: network time, not this package's work",
     ("README.md", "about 1 minute of wall time on a free"): "the wall time of the run whose CPU time is measured",
     ("README.md", "about 6 minutes while other jobs"): "the wall time of the same run on a busy machine",
