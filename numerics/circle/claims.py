@@ -140,7 +140,7 @@ def check_kuramoto_two_particles() -> CheckResult:
     worst, rows = 0.0, {}
     for model in ("sa", "usa"):
         circ = simulate_circle(model, 0.0, t_end, theta0=theta0, method="rk4", dt=dt)
-        sph = simulate(model, 0.0, t_end, X0=circ.X[0], method="rk4", dt=dt)
+        sph = simulate(Model(model, 0.0), circ.X[0], t_end, solver=Solver("rk4", dt=dt))
         phi_angle = circ.theta[:, 1] - circ.theta[:, 0]
         ang = np.arctan2(sph.X[..., 1], sph.X[..., 0])
         phi_sphere = np.angle(np.exp(1j * (ang[:, 1] - ang[:, 0])))
