@@ -212,9 +212,7 @@ def lyapunov_rate(d: int, sigma: float, law: str, t: float, dt: float, samples: 
     steps = steps_of(t, dt)
     h = t / steps
     rng = np.random.default_rng(seed)
-    X = np.zeros((samples, 2, d))
-    X[:, 0, 0] = 1.0
-    X[:, 1, 0], X[:, 1, 1] = np.cos(theta0), np.sin(theta0)
+    X = start_pairs(samples, d, theta0)
     step = _STEPS[require_choice(scheme, "common-noise scheme", tuple(METHODS))]
     for _ in range(steps):
         xi = rng.standard_normal((samples, d, d))
@@ -343,9 +341,7 @@ def two_token_outcomes(law: str, d: int, sigma: float, beta: float, model: str, 
     steps = steps_of(t, dt)
     h = t / steps
     rng = np.random.default_rng(seed)
-    X = np.zeros((samples, 2, d))
-    X[:, 0, 0] = 1.0
-    X[:, 1, 0], X[:, 1, 1] = np.cos(theta0), np.sin(theta0)
+    X = start_pairs(samples, d, theta0)
 
     field = pair_field(beta, model)
     for _ in range(steps):
