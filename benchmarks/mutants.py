@@ -1392,3 +1392,14 @@ MUTANTS += [
      "return V @ alpha, V @ Sigma @ A\n", "return V @ alpha, (1 + 1e-9) * V @ Sigma @ A\n",
      "the softmax moment equation's velocity off by one part in 1e9"),
 ]
+
+# issue 43, `attnflow moderate --phase clustering` prints the formation time with its discretisation accuracy
+# (2 x the change with step and frames halved): without the factor 2 the printed error is below the true one
+# (the interpolation between frames is second order: error(h) = 4/3 of the change)
+MUTANTS += [
+    ("moderate-clustering-accuracy-factor", "numerics/meanfield/commands/moderate.py",
+     'r["t_formed_error"] = 2.0 * abs(', 'r["t_formed_error"] = 1.0 * abs(',
+     "the clustering formation time's printed error: the change with step halved, without the factor 2"),
+]
+_AREA_TESTS["moderate-cli"] = ["tests/cli/test_regimes_cli.py"]
+_FILE_AREA.update({"numerics/meanfield/commands/moderate.py": "moderate-cli"})
