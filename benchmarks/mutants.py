@@ -1403,3 +1403,11 @@ MUTANTS += [
 ]
 _AREA_TESTS["moderate-cli"] = ["tests/cli/test_regimes_cli.py"]
 _FILE_AREA.update({"numerics/meanfield/commands/moderate.py": "moderate-cli"})
+
+# issue 43, truncation counts: circle.fourier-field now checks bessel_tail_bound against the true tail at the chosen
+# K (proofs_notes/circle-fourier-field.md); the field comparison alone passes a majorant turned into a minorant
+MUTANTS += [
+    ("fourier-tail-bound-minorant", "numerics/circle/fourier.py",
+     "return float(special.ive(K, x)) / (1.0 - q)", "return float(special.ive(K, x)) * (1.0 - q)",
+     "the Bessel tail majorant I_K / (1 - q_K) turned into I_K (1 - q_K), below the true tail"),
+]
