@@ -1411,3 +1411,14 @@ MUTANTS += [
      "return float(special.ive(K, x)) / (1.0 - q)", "return float(special.ive(K, x)) * (1.0 - q)",
      "the Bessel tail majorant I_K / (1 - q_K) turned into I_K (1 - q_K), below the true tail"),
 ]
+
+# issue 43, statistical windows: noise.common-noise-orders' |x|^2 = 1 window was 4 SE + 0.01 (the 0.01 for the
+# scheme's O(dt) bias, 0.008 = 11 SE); now Richardson from dt and 2 dt and 4 SE alone. A correction drift 2% high
+# moves |x|^2 by 0.019: the old window passes it (|x|^2 = 0.989), the new one fails it (9.4 SE); slow-tier claim,
+# so the kill is by pytest (tests/numerics/test_common_noise.py::test_ito_drift_keeps_the_norm_after_richardson)
+MUTANTS += [
+    ("common-noise-ito-drift-2pct", "numerics/noise/common.py",
+     "c = diffusion_constant(law, d, sigma) if correction else 0.0",
+     "c = 1.02 * diffusion_constant(law, d, sigma) if correction else 0.0",
+     "the Ito form's correction drift -c (d-1) x with c 2% high"),
+]
