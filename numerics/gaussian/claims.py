@@ -8,6 +8,7 @@ from scipy.linalg import expm
 
 from numerics.gaussian.solutions import (
     ATTENTIONS,
+    BLOWUP_FACTOR,
     K_STANDARD_ERRORS,
     compare_particles_to_ode,
     gaussian_attention,
@@ -130,12 +131,21 @@ def check_ode_vs_particles_rk4() -> CheckResult:
                            [(a, 10000, "rk4", 0.25, 1) for a in ATTENTIONS])
 
 
+#: the smallest tolerance of gaussian.softmax-closed-form (relative): rounding in the closed form
+#: (Sigma_0^{-1} - 2t S_A)^{-1} at t*/2 and in the pole fit, ~4x the largest error measured at rtol 1e-11
+#: (2.6e-12), so that a case whose a-posteriori estimate happens to cancel is not failed by rounding
+_SOFTMAX_CF_FLOOR = 1e-11
+
+
 @claim(id="gaussian.softmax-closed-form",
        title="softmax, V = I: Sigma(t) = (Sigma0^-1 - 2t S_A)^-1 solves the ODE; solver finds the blow-up time",
        source=SOURCE + ", traditional attention with V = I", note="gaussian-softmax-closed-form.md")
 def check_softmax_closed_form() -> CheckResult:
-    # ODE solved by DOP853 at rtol 1e-11: the closed form must agree to 1e-8 relative (accumulated solver error);
-    # the extrapolated blow-up time (simple pole) must agree to 1e-6 relative.
+    # Each case is solved twice up to its blow-up, saving t*/2 on the way: at the claim's settings (DOP853 rtol
+    # 1e-11, the library's pole fit at BLOWUP_FACTOR) and once looser (rtol 1e-10, pole fit at BLOWUP_FACTOR/10).
+    # The loose run's error is ~10x the tight run's (rtol; the fit's remainder grows like 1/factor^2), so the
+    # change between the two estimates it a posteriori: the tolerance is 10x that estimate, floored at
+    # _SOFTMAX_CF_FLOOR (rounding; proofs_notes/gaussian-softmax-closed-form.md)
     rng = np.random.default_rng(11)
     d = 3
     L = rng.normal(size=(d, d))
@@ -144,20 +154,30 @@ def check_softmax_closed_form() -> CheckResult:
     A_sym = rng.normal(size=(d, d))
     A_sym = (A_sym + A_sym.T) / 2
     A_gen = rng.normal(size=(d, d))
-    errors = {}
+    errors, estimates, tolerances = {}, {}, {}
     for name, A in (("symmetric A", A_sym), ("general A", A_gen)):
         model = gaussian_attention("softmax", d, V=np.eye(d), A=A)
         t_star = softmax_blowup_time(cov0, A)
         t_half = 0.5 * t_star
-        sol = solve_moment_ode(model, mean0, cov0, t_half, save_times=[0.0, t_half], rtol=1e-11, atol=1e-13)
         a_cf, S_cf = softmax_identity_value_closed_form(mean0, cov0, A, t_half)
-        errors[f"{name}: cov at t*/2"] = float(np.max(np.abs(sol.final_cov - S_cf)) / np.max(np.abs(S_cf)))
+        tight = solve_moment_ode(model, mean0, cov0, 2 * t_star, save_times=[0.0, t_half], rtol=1e-11, atol=1e-13)
+        loose = solve_moment_ode(model, mean0, cov0, 2 * t_star, save_times=[0.0, t_half], rtol=1e-10, atol=1e-12,
+                                 blowup_factor=BLOWUP_FACTOR / 10)
+        scale = float(np.max(np.abs(S_cf)))
+        errors[f"{name}: cov at t*/2"] = float(np.max(np.abs(tight.covs[-1] - S_cf))) / scale
+        estimates[f"{name}: cov at t*/2"] = float(np.max(np.abs(loose.covs[-1] - tight.covs[-1]))) / scale
         if a_cf is not None:
-            errors[f"{name}: mean at t*/2"] = float(np.max(np.abs(sol.final_mean - a_cf)) / np.max(np.abs(a_cf)))
-        blow = solve_moment_ode(model, mean0, cov0, 2 * t_star, save_times=[0.0], rtol=1e-11, atol=1e-13)
-        errors[f"{name}: blow-up time"] = (abs(blow.blowup_time - t_star) / t_star
-                                          if blow.blowup_time is not None else math.inf)
+            scale = float(np.max(np.abs(a_cf)))
+            errors[f"{name}: mean at t*/2"] = float(np.max(np.abs(tight.means[-1] - a_cf))) / scale
+            estimates[f"{name}: mean at t*/2"] = float(np.max(np.abs(loose.means[-1] - tight.means[-1]))) / scale
+        if tight.blowup_time is None or loose.blowup_time is None:
+            errors[f"{name}: blow-up time"] = estimates[f"{name}: blow-up time"] = math.inf
+        else:
+            errors[f"{name}: blow-up time"] = abs(tight.blowup_time - t_star) / t_star
+            estimates[f"{name}: blow-up time"] = abs(loose.blowup_time - tight.blowup_time) / t_star
         errors[f"{name}: t* (formula)"] = t_star
+    for key, est in estimates.items():
+        tolerances[key] = max(10.0 * est, _SOFTMAX_CF_FLOOR)
     # low-rank limit: S_A = U diag(-1, 0, 0) U^T (negative semi-definite, 2-dimensional kernel), A not symmetric
     U = np.linalg.qr(rng.normal(size=(d, d)))[0]
     A_nsd = U @ np.diag([-1.0, 0.0, 0.0]) @ U.T + 0.3 * np.array([[0, 1, 0], [-1, 0, 0], [0, 0, 0]])  # + skew part
@@ -167,15 +187,22 @@ def check_softmax_closed_form() -> CheckResult:
     sol = solve_moment_ode(model, mean0, cov0, 50.0, save_times=[0.0, 50.0], rtol=1e-11, atol=1e-13)
     _, S50 = softmax_identity_value_closed_form(mean0, cov0, A_nsd, 50.0)
     errors["low rank: closed form at t=1e7 vs limit"] = float(np.max(np.abs(S_far - limit)))
-    errors["low rank: solver vs closed form at t=50"] = float(np.max(np.abs(sol.final_cov - S50)))
+    # the flow contracts onto the limit, so the solver's error stays at rounding: no loose run, the floor alone
+    errors["low rank: solver vs closed form at t=50"] = (float(np.max(np.abs(sol.final_cov - S50)))
+                                                         / float(np.max(np.abs(S50))))
+    tolerances["low rank: solver vs closed form at t=50"] = _SOFTMAX_CF_FLOOR
     rank = int(np.sum(np.linalg.eigvalsh(limit) > 1e-10))
-    ok = (all(errors[k] <= 1e-8 for k in errors if "cov" in k or "mean" in k or "solver" in k)
-          and all(errors[k] <= 1e-6 for k in errors if k.endswith("blow-up time"))
+    ok = (all(errors[k] <= tol for k, tol in tolerances.items())
           and errors["low rank: closed form at t=1e7 vs limit"] <= 1e-6 and rank == 2)
     measured = max(v for k, v in errors.items() if "formula" not in k)
+    worst_over_tol = max(errors[k] / tol for k, tol in tolerances.items())
     return CheckResult("gaussian.softmax-closed-form", "passed" if ok else "failed", measured, 0.0,
-                       "cov/mean 1e-8 rel, blow-up time 1e-6 rel, limit 1e-6 (O(1/t) at t=1e7)",
-                       {"errors": errors, "limit_rank": rank, "expected_rank": 2, "d": d, "seed": 11})
+                       f"cov/mean at t*/2 and blow-up time (rel) <= max(10 x a-posteriori estimate, "
+                       f"{_SOFTMAX_CF_FLOOR:g}) each (estimate: rerun at rtol 1e-10 and pole fit at "
+                       f"BLOWUP_FACTOR/10); low-rank solver {_SOFTMAX_CF_FLOOR:g} rel; limit 1e-6 (O(1/t) at t=1e7)",
+                       {"errors": errors, "error_estimates": estimates, "tolerances": tolerances,
+                        "max_error_over_tolerance": worst_over_tol, "limit_rank": rank, "expected_rank": 2,
+                        "d": d, "seed": 11})
 
 
 @claim(id="gaussian.sinkhorn-mean",

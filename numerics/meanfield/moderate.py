@@ -91,11 +91,15 @@ def heat_limit_ratio(beta: float, ks) -> np.ndarray:
 
 
 def clustering_run(n: int, beta: float, *, seed: int = 0, threshold: float = 0.5, kmax: int | None = None,
-                   t_max: float | None = None, progress=None) -> dict:
+                   t_max: float | None = None, refine: int = 1, progress=None) -> dict:
     """n iid uniform angles under ``sa`` on S^1 (Fourier field, RK4): the first time max_k |r_k| reaches
     ``threshold`` (clusters have formed), the dominant mode then, and the cluster count (gaps, as
     :func:`numerics.meanfield.metastable.count_clusters_by_gaps`) shortly after; ``initial_amplitudes`` are the
-    |r_k(0)|, k = 1..kmax, of the observed modes."""
+    |r_k(0)|, k = 1..kmax, of the observed modes.
+
+    The discretisation is RK4 at step 0.05 / ``refine`` with frames 0.1 / ``refine`` apart (the formation time
+    interpolates log max_k |r_k| linearly between frames); ``refine = 2`` halves both, on the same frames' grid
+    refined, for an accuracy estimate (``attnflow moderate --phase clustering``)."""
     from numerics.meanfield.growth import circle_order_parameters, simulate_circle_angles
     from numerics.meanfield.metastable import count_clusters_by_gaps
     from theory.meanfield import dominant_degree
@@ -109,11 +113,13 @@ def clustering_run(n: int, beta: float, *, seed: int = 0, threshold: float = 0.5
     from numerics.circle.fourier import harmonics_for_tolerance
 
     K = harmonics_for_tolerance(beta, 1e-10, model="sa")
-    check_work(4.0 * (t_max / 0.05 + 1) * (30.0 * n * K + 1e5), f"the clustering run (n = {n}, beta = {beta:g}, "
+    refine = require_int(refine, "refine", minimum=1, maximum=64)
+    dt = 0.05 / refine
+    check_work(4.0 * (t_max / dt + 1) * (30.0 * n * K + 1e5), f"the clustering run (n = {n}, beta = {beta:g}, "
                f"t = {t_max:.3g})")
     theta0 = np.random.default_rng(seed).uniform(0, 2 * np.pi, n)
-    saves = int(t_max / 0.1) + 1
-    times, obs, theta = simulate_circle_angles(theta0, beta, "sa", t_max, 0.05, saves,
+    saves = refine * int(t_max / 0.1) + 1
+    times, obs, theta = simulate_circle_angles(theta0, beta, "sa", t_max, dt, saves,
                                                lambda th: circle_order_parameters(th, kmax), progress=progress)
     peak = obs.max(axis=1)
     hit = np.nonzero(peak >= threshold)[0]

@@ -59,13 +59,23 @@ def strong_errors(scheme: str, law: str = "goe", fine: int = 128, coarsen=(16, 8
 
 def ito_correction(law: str = "goe", dt: float = 0.02, samples: int = 40000, seed: int = 3) -> dict:
     """Euler-Maruyama on the Ito form, with the derived drift -c (d-1) x and without it: the mean |x(T)|^2
-    (1 with it; 1 + 2 c (d-1) T to first order without) and E<e_1, x(T)> against the closed form."""
+    (1 with it; 1 + 2 c (d-1) T to first order without) and E<e_1, x(T)> against the closed form.
+
+    With the drift the run is repeated at step 2 dt (seed + 1, independent): Euler-Maruyama's weak error is
+    O(dt), so ``extrapolated`` = 2 f(dt) - f(2 dt) removes it (O(dt^2) left) and its standard error
+    sqrt(4 se(dt)^2 + se(2 dt)^2) is the whole window (issue 43: no fixed allowance for the bias)."""
     from numerics.noise.common import diffusion_constant, ito_paths
 
     c = diffusion_constant(law, D, SIGMA)
     with_it = ito_paths(D, SIGMA, law, T, dt, samples, seed, correction=True)
+    coarse = ito_paths(D, SIGMA, law, T, 2 * dt, samples, seed + 1, correction=True)
+    extrapolated = {}
+    for key in ("norm2", "alignment"):
+        extrapolated[key] = 2 * with_it[key] - coarse[key]
+        extrapolated[key + "_se"] = math.hypot(2 * with_it[key + "_se"], coarse[key + "_se"])
     without = ito_paths(D, SIGMA, law, T, dt, samples, seed, correction=False)
-    return {"c": c, "exact_alignment": math.exp(-c * (D - 1) * T), "with": with_it, "without": without,
+    return {"c": c, "exact_alignment": math.exp(-c * (D - 1) * T), "with": with_it, "with_coarse": coarse,
+            "extrapolated": extrapolated, "without": without,
             "predicted_norm2_without": 1 + 2 * c * (D - 1) * T}
 
 
@@ -81,16 +91,17 @@ def check_common_noise_orders() -> CheckResult:
     weak = weak_errors()
     strong = {s: strong_errors(s) for s in ("projected-em", "heun")}
     ito = ito_correction()
-    w, wo = ito["with"], ito["without"]
+    w, wo, x = ito["with"], ito["without"], ito["extrapolated"]
     flags = {
         # the errors stand out of the sampling noise (5 SE) and halve with the step (order 1 within 0.4)
         "weak_resolved": all(abs(e) > 5 * s for e, s in zip(weak["error"], weak["se"])),
         "weak_order": abs(weak["order"] - 1.0) < 0.4,
         "strong_order": all(abs(r["order"] - 0.5) < 0.2 for r in strong.values()),
         # the Ito form with the derived drift keeps |x| = 1 on average and matches the one-point law; without it
-        # |x|^2 grows like 1 + 2 c (d-1) t
-        "ito_norm": abs(w["norm2"] - 1) < 4 * w["norm2_se"] + 0.01,
-        "ito_alignment": abs(w["alignment"] - ito["exact_alignment"]) < 4 * w["alignment_se"] + 0.01,
+        # |x|^2 grows like 1 + 2 c (d-1) t. The scheme's O(dt) bias (0.008 in |x|^2, 11 SE) is removed by
+        # Richardson extrapolation from dt and 2 dt, not allowed for by a fixed 0.01 (issue 43)
+        "ito_norm": abs(x["norm2"] - 1) < 4 * x["norm2_se"],
+        "ito_alignment": abs(x["alignment"] - ito["exact_alignment"]) < 4 * x["alignment_se"],
         "ito_without": abs(wo["norm2"] - ito["predicted_norm2_without"]) < 0.1 * (ito["predicted_norm2_without"] - 1),
     }
     return CheckResult("noise.common-noise-orders", _status(all(flags.values())),
@@ -99,8 +110,9 @@ def check_common_noise_orders() -> CheckResult:
                         "norm2_without_correction": wo["norm2"], "flags": flags},
                        {"weak_order": 1, "strong_order": 0.5, "ito_norm2": 1,
                         "norm2_without_correction": ito["predicted_norm2_without"]},
-                       "weak order 1 +- 0.4 (errors > 5 SE); strong order 1/2 +- 0.2; |x|^2 = 1 within 4 SE + 0.01 "
-                       "with the drift, 1 + 2c(d-1)T within 10% of the excess without",
+                       "weak order 1 +- 0.4 (errors > 5 SE); strong order 1/2 +- 0.2; |x|^2 = 1 and the alignment "
+                       "within 4 SE of the Richardson extrapolation (dt, 2 dt) with the drift, 1 + 2c(d-1)T within "
+                       "10% of the excess without",
                        {"weak": weak, "strong": strong, "ito": ito, "d": D, "sigma": SIGMA, "t": T, "law": "goe"})
 
 

@@ -46,6 +46,7 @@ RUNS: dict[str, list[str]] = {
     "phase": ["phase", "--beta", "4", "--d", "2", "--modes", "1"],
     "phase (several betas)": ["phase", "--beta", "1", "4", "--d", "2", "--modes", "1"],
     "moderate": ["moderate", "--phase", "pairing", "--beta", "10"],
+    "moderate (clustering)": ["moderate", "--phase", "clustering", "--n", "200", "--beta", "8"],
     "nematic": ["nematic", "--kernel", "maier-saupe", "--d", "3"],
     "fokker-planck": ["fokker-planck", "--beta", "2", "--noise", "0.3", "--L", "4", "--t-end", "1"],
     "long-context": ["long-context", "--rho", "0.25", "--alpha", "1", "--q", "4", "--n-max", "1000"],

@@ -77,6 +77,17 @@ def test_moderate_phases(capsys):
     assert r["t_formed"] > 0 and r["l_max"] >= 2
 
 
+def test_moderate_clustering_prints_its_discretisation_accuracy(capsys):
+    # the printed error must bound the true discretisation error of the printed formation time: the reference is
+    # the same run with step and frames 8x finer (its own error ~50x below the estimate; issue 43)
+    from numerics.meanfield.moderate import clustering_run
+
+    p = run_json(capsys, ["moderate", "--phase", "clustering", "--n", "800", "--beta", "8"])
+    reference = clustering_run(800, 8.0, seed=0, threshold=0.1, refine=8)["t_formed"]
+    assert p["t_formed_fine"] != p["t_formed"]
+    assert 0 < abs(p["t_formed"] - reference) <= p["t_formed_error"] <= 1e-3
+
+
 def test_mean_field_rate_prints_its_grid_accuracy(capsys):
     # the change from half the grid bounds the grid error: against the exact Ott-Antonsen W_2 at beta = 0
     p = run_json(capsys, ["mean-field-rate", "--beta", "0", "--grid", "200", "--t-end", "6"])

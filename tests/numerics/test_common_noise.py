@@ -122,6 +122,19 @@ def test_weak_and_ito_measurements():
     assert abs(ito["without"]["norm2"] - ito["predicted_norm2_without"]) < 0.05
 
 
+def test_ito_drift_keeps_the_norm_after_richardson():
+    # noise.common-noise-orders' window (issue 43): the O(dt) bias of Euler-Maruyama removed by extrapolation from
+    # dt and 2 dt, then 4 standard errors and no fixed allowance; the claim's own parameters (1.4 s of CPU): a
+    # correction drift off by 2% moves |x|^2 by 0.019, inside the old 4 SE + 0.01 of the dt run, 9 SE here
+    from numerics.noise.claims_common import ito_correction
+
+    ito = ito_correction()
+    x = ito["extrapolated"]
+    assert abs(x["norm2"] - 1) < 4 * x["norm2_se"]
+    assert abs(x["alignment"] - ito["exact_alignment"]) < 4 * x["alignment_se"]
+    assert abs(ito["with"]["norm2"] - 1) > 4 * ito["with"]["norm2_se"]  # the bias the extrapolation removes
+
+
 def test_strong_order():
     from numerics.noise.claims_common import strong_errors
 
