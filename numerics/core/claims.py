@@ -360,58 +360,21 @@ def _heads_past_the_gap() -> dict:
             "difference_over_bound": max(r["difference_over_bound"] for r in ranks.values())}
 
 
-@claim(id="core.ensemble-members", title="each member of an ensemble (X0 of shape (B, n, d)) equals its single run",
-       source="attnflow (issue 29): the batched field repeats the single system's tiles member by member",
-       note="core-ensemble-members.md")
-def check_ensemble_members() -> CheckResult:
+def _heads_model() -> tuple:
+    """The 4 heads of rank 2 (d = 8) of both ensemble-member claims, and their per-member betas."""
     from numerics.core.blocks import MultiHead
-    import dataclasses
-
-    from numerics.core.ensemble import Members
-    from numerics.core.fused import numba_available
-    from numerics.core.model import Model, Solver
 
     rng = np.random.default_rng(29)
     heads = MultiHead(*(rng.standard_normal((4, 2, 8)) / np.sqrt(8) for _ in range(4)))
-    betas = np.array([0.5, 2.0, 4.0, 9.0])
-    cases = [  # (name, shared model, member b's model, B, n, d, solver, members, exact)
-        ("sa, per-member beta, rk4", Model("sa", 1.0), lambda b: Model("sa", betas[b]), 4, 16, 3,
-         Solver("rk4", dt=0.05), Members(beta=betas), True),
-        ("usa rescaled, layer", Model("usa", 3.0, time_unit="rescaled"),
-         lambda b: Model("usa", 3.0, time_unit="rescaled"), 3, 12, 4, Solver("layer", dt=0.05), None, True),
-        ("sa, noise D = 0.2, per-member streams", Model("sa", 2.0, noise=0.2), lambda b: Model("sa", 2.0, noise=0.2),
-         3, 12, 3, Solver("rk4", dt=0.05, seed=5), None, True),
-        ("4 heads, causal mask", Model("sa", 1.0, heads=heads, causal=True),
-         lambda b: Model("sa", 1.0, heads=heads, causal=True), 2, 12, 8, Solver("rk4", dt=0.05), None, True),
-        # d = 64 from uniform starts: the single run's field also sums energy terms at saved frames (row sums
-        # rejected, core.frame-energies), another rounding: agreement to rounding only
-        ("sa, d = 64 (single run sums tile energies)", Model("sa", 1.0), lambda b: Model("sa", 1.0), 2, 48, 64,
-         Solver("rk4", dt=0.1), None, False),
-        # each member its own dp5 step and accept/reject: its single run's steps, bit for bit
-        ("sa, per-member beta, dp5 with per-member steps", Model("sa", 1.0), lambda b: Model("sa", betas[b]), 4,
-         10, 3, Solver("dp5", rtol=1e-7, atol=1e-10, step="per-member"), Members(beta=betas), True),
-    ]
-    if numba_available():  # the compiled member kernel (backend numba): another summation order, to rounding
-        cases.append(("sa, per-member beta, backend numba (member kernel)", Model("sa", 1.0),
-                      lambda b: Model("sa", betas[b]), 4, 16, 3, Solver("rk4", dt=0.05, backend="numba"),
-                      Members(beta=betas), False))
-        cases.append(("usa, backend numba (member kernel; the weights' scale matters)", Model("usa", 2.0),
-                      lambda b: Model("usa", 2.0), 2, 10, 3, Solver("rk4", dt=0.05, backend="numba"), None, False))
-        cases.append(("4 heads, per-member beta, backend numba (several-head member kernel)",
-                      Model("sa", 1.0, heads=heads), lambda b: Model("sa", betas[b], heads=heads), 4, 12, 8,
-                      Solver("rk4", dt=0.05, backend="numba"), Members(beta=betas), False))
-        cases.append(("4 heads, usa, backend numba (several-head member kernel)", Model("usa", 1.0, heads=heads),
-                      lambda b: Model("usa", 1.0, heads=heads), 2, 10, 8, Solver("rk4", dt=0.05, backend="numba"),
-                      None, False))
-        # members come in blocks of 64 vector lanes: 70 members fill one block and pad a second, so a block's
-        # members, betas or results misplaced past the first block show here (B <= 4 never leaves block one)
-        wide = np.linspace(0.5, 9.0, 70)
-        cases.append(("sa, per-member beta, backend numba, B = 70 (member kernel, two blocks of lanes)",
-                      Model("sa", 1.0), lambda b: Model("sa", wide[b]), 70, 8, 3,
-                      Solver("rk4", dt=0.05, backend="numba"), Members(beta=wide), False))
-        cases.append(("4 heads, per-member beta, backend numba, B = 70 (several-head kernel, two blocks)",
-                      Model("sa", 1.0, heads=heads), lambda b: Model("sa", wide[b], heads=heads), 70, 6, 8,
-                      Solver("rk4", dt=0.05, backend="numba"), Members(beta=wide), False))
+    return heads, np.array([0.5, 2.0, 4.0, 9.0])
+
+
+def _members_against_single_runs(cases: list) -> tuple[list[dict], int, float, float]:
+    """Run every case's ensemble and each member's single run (to t = 0.5); return the table rows, the members
+    of bitwise cases that differ, the largest difference of the rounding cases and the largest energy error in
+    units of the member's sum of |terms|."""
+    import dataclasses
+
     rows, bad_exact, worst_round, worst_energy = [], 0, 0.0, 0.0
     for name, model, model_of, B, n, d, solver, members, exact in cases:
         X0 = np.stack([uniform_sphere(n, d, 100 + b) for b in range(B)])
@@ -431,22 +394,102 @@ def check_ensemble_members() -> CheckResult:
             worst_round = max(worst_round, max(diffs))
         rows.append({"case": name, "B": B, "n": n, "d": d, "method": solver.method, "backend": solver.backend,
                      "step": solver.step, "members_bitwise_equal": equal, "max_difference": max(diffs)})
-    past_gap = _heads_past_the_gap() if numba_available() else None
-    ok = (bad_exact == 0 and worst_round <= 1e-12 and worst_energy <= 1e-13
-          and (past_gap is None or past_gap["difference_over_bound"] <= 1.0))
+    return rows, bad_exact, worst_round, worst_energy
+
+
+@claim(id="core.ensemble-members", title="each member of an ensemble (X0 of shape (B, n, d)) equals its single run",
+       source="attnflow (issue 29): the batched field repeats the single system's tiles member by member",
+       note="core-ensemble-members.md")
+def check_ensemble_members() -> CheckResult:
+    from numerics.core.ensemble import Members
+    from numerics.core.fused import numba_available
+    from numerics.core.model import Model, Solver
+
+    heads, betas = _heads_model()
+    cases = [  # (name, shared model, member b's model, B, n, d, solver, members, exact)
+        ("sa, per-member beta, rk4", Model("sa", 1.0), lambda b: Model("sa", betas[b]), 4, 16, 3,
+         Solver("rk4", dt=0.05), Members(beta=betas), True),
+        ("usa rescaled, layer", Model("usa", 3.0, time_unit="rescaled"),
+         lambda b: Model("usa", 3.0, time_unit="rescaled"), 3, 12, 4, Solver("layer", dt=0.05), None, True),
+        ("sa, noise D = 0.2, per-member streams", Model("sa", 2.0, noise=0.2), lambda b: Model("sa", 2.0, noise=0.2),
+         3, 12, 3, Solver("rk4", dt=0.05, seed=5), None, True),
+        ("4 heads, causal mask", Model("sa", 1.0, heads=heads, causal=True),
+         lambda b: Model("sa", 1.0, heads=heads, causal=True), 2, 12, 8, Solver("rk4", dt=0.05), None, True),
+        # d = 64 from uniform starts: the single run's field also sums energy terms at saved frames (row sums
+        # rejected, core.frame-energies), another rounding: agreement to rounding only
+        ("sa, d = 64 (single run sums tile energies)", Model("sa", 1.0), lambda b: Model("sa", 1.0), 2, 48, 64,
+         Solver("rk4", dt=0.1), None, False),
+        # each member its own dp5 step and accept/reject: its single run's steps, bit for bit
+        ("sa, per-member beta, dp5 with per-member steps", Model("sa", 1.0), lambda b: Model("sa", betas[b]), 4,
+         10, 3, Solver("dp5", rtol=1e-7, atol=1e-10, step="per-member"), Members(beta=betas), True),
+    ]
+    # the several-head member kernel (numerics.core._member_heads) is core.ensemble-members-heads (--all): its
+    # compilation alone is about 5 s of CPU on a first run, and tests/numerics/test_core_member_heads.py (default
+    # tests) kills every heads-kernel mutant of benchmarks/mutants.py
+    if numba_available():  # the compiled member kernel (backend numba): another summation order, to rounding
+        cases.append(("sa, per-member beta, backend numba (member kernel)", Model("sa", 1.0),
+                      lambda b: Model("sa", betas[b]), 4, 16, 3, Solver("rk4", dt=0.05, backend="numba"),
+                      Members(beta=betas), False))
+        cases.append(("usa, backend numba (member kernel; the weights' scale matters)", Model("usa", 2.0),
+                      lambda b: Model("usa", 2.0), 2, 10, 3, Solver("rk4", dt=0.05, backend="numba"), None, False))
+        # members come in blocks of 64 vector lanes: 70 members fill one block and pad a second, so a block's
+        # members, betas or results misplaced past the first block show here (B <= 4 never leaves block one)
+        wide = np.linspace(0.5, 9.0, 70)
+        cases.append(("sa, per-member beta, backend numba, B = 70 (member kernel, two blocks of lanes)",
+                      Model("sa", 1.0), lambda b: Model("sa", wide[b]), 70, 8, 3,
+                      Solver("rk4", dt=0.05, backend="numba"), Members(beta=wide), False))
+    rows, bad_exact, worst_round, worst_energy = _members_against_single_runs(cases)
+    ok = bad_exact == 0 and worst_round <= 1e-12 and worst_energy <= 1e-13
     measured = {"members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
                 "energy_error_over_abs_terms": worst_energy}
-    if past_gap is not None:
-        measured["past_gap_field_difference_over_bound"] = past_gap["difference_over_bound"]
     return CheckResult("core.ensemble-members", "passed" if ok else "failed", measured,
                        {"members_not_bitwise": 0, "rounding_case_max_difference": 0.0},
-                       "bitwise (5 cases); 1e-12 (d = 64; backend numba); energies 1e-13 of sum |terms|; the "
-                       "several-head kernel's field past the gap within heads_rounding_bound (ratio <= 1)",
+                       "bitwise (5 cases); 1e-12 (d = 64; backend numba); energies 1e-13 of sum |terms|",
                        {"cases": rows, "members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
-                        "energy_error_over_abs_terms": worst_energy, "several_heads_past_the_gap": past_gap,
-                        "paths": "numerics.core.batch_field (ensemble; NumPy tiles, and the member kernels "
-                                 "numerics.core._member_kernels (one head) and numerics.core._member_heads "
-                                 "(several heads) for backend numba) vs numerics.core.field / "
+                        "energy_error_over_abs_terms": worst_energy,
+                        "paths": "numerics.core.batch_field (ensemble; NumPy tiles, and the one-head member "
+                                 "kernel numerics.core._member_kernels for backend numba) vs numerics.core.field / "
                                  "numerics.core.blocks (single runs); fixed-step integrators, and "
-                                 "numerics.core.member_adaptive (per-member dp5) vs integrators.integrate_adaptive",
+                                 "numerics.core.member_adaptive (per-member dp5) vs integrators.integrate_adaptive; "
+                                 "the several-head kernel: core.ensemble-members-heads (--all)",
                         "numba_case": numba_available()})
+
+
+@claim(id="core.ensemble-members-heads",
+       title="each member of an ensemble equals its single run through the several-head member kernel (backend numba)",
+       source="attnflow (issue 29): the several-head kernel repeats the NumPy path's field member by member",
+       note="core-ensemble-members-heads.md", default=False)
+def check_ensemble_members_heads() -> CheckResult:
+    from numerics.core.ensemble import Members
+    from numerics.core.fused import numba_available
+    from numerics.core.model import Model, Solver
+
+    if not numba_available():
+        return CheckResult("core.ensemble-members-heads", "inconclusive", {}, {}, "needs Numba",
+                           {"reason": "Numba is not installed: the several-head member kernel cannot run"})
+    heads, betas = _heads_model()
+    wide = np.linspace(0.5, 9.0, 70)
+    cases = [  # (name, shared model, member b's model, B, n, d, solver, members, exact): all to rounding
+        ("4 heads, per-member beta, backend numba (several-head member kernel)",
+         Model("sa", 1.0, heads=heads), lambda b: Model("sa", betas[b], heads=heads), 4, 12, 8,
+         Solver("rk4", dt=0.05, backend="numba"), Members(beta=betas), False),
+        ("4 heads, usa, backend numba (several-head member kernel)", Model("usa", 1.0, heads=heads),
+         lambda b: Model("usa", 1.0, heads=heads), 2, 10, 8, Solver("rk4", dt=0.05, backend="numba"), None, False),
+        # two blocks of 64 lanes, as for the one-head kernel in core.ensemble-members
+        ("4 heads, per-member beta, backend numba, B = 70 (several-head kernel, two blocks)",
+         Model("sa", 1.0, heads=heads), lambda b: Model("sa", wide[b], heads=heads), 70, 6, 8,
+         Solver("rk4", dt=0.05, backend="numba"), Members(beta=wide), False),
+    ]
+    rows, _, worst_round, worst_energy = _members_against_single_runs(cases)
+    past_gap = _heads_past_the_gap()
+    ok = worst_round <= 1e-12 and worst_energy <= 1e-13 and past_gap["difference_over_bound"] <= 1.0
+    measured = {"rounding_case_max_difference": worst_round, "energy_error_over_abs_terms": worst_energy,
+                "past_gap_field_difference_over_bound": past_gap["difference_over_bound"]}
+    return CheckResult("core.ensemble-members-heads", "passed" if ok else "failed", measured,
+                       {"rounding_case_max_difference": 0.0, "past_gap_field_difference_over_bound": 0.0},
+                       "1e-12; energies 1e-13 of sum |terms|; the field past the gap within heads_rounding_bound "
+                       "(ratio <= 1)",
+                       {"cases": rows, "rounding_case_max_difference": worst_round,
+                        "energy_error_over_abs_terms": worst_energy, "several_heads_past_the_gap": past_gap,
+                        "paths": "numerics.core.batch_field with the several-head member kernel "
+                                 "numerics.core._member_heads (backend numba) vs numerics.core.blocks (single runs)"})
