@@ -3,7 +3,6 @@ run: ``norm``, ``centering``, ``final_radius_min``/``max`` over every member, an
 (member b's equal to the single run of seed --seed + b)."""
 from __future__ import annotations
 
-import numpy as np
 
 from numerics.core.trajectory import Trajectory
 from tests.cli.helpers import run_json

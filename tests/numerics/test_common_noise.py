@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from numerics.common.errors import InputError
-from numerics.core.model import Model, SaveAt, Solver
+from numerics.core.model import Model, Solver
 from numerics.core.sampling import uniform_sphere
 from numerics.core.simulate import simulate
 from numerics.noise import common as C
