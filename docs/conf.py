@@ -114,7 +114,7 @@ mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[
 # doctest lines and literal blocks), so the text renders as written.
 import re as _re
 
-_LITERAL = _re.compile(r"(``.*?``)")
+_LITERAL = _re.compile(r"(``.*?``|:\w+:`[^`]*`)")  # literals and roles (:math:`|x|` keeps its bars)
 
 
 def _escape_bars(app, what, name, obj, options, lines):
@@ -129,7 +129,7 @@ def _escape_bars(app, what, name, obj, options, lines):
             continue
         if "|" in line:
             parts = _LITERAL.split(line)
-            lines[k] = "".join(p if p.startswith("``") else p.replace("|", r"\|") for p in parts)
+            lines[k] = "".join(p if k_part % 2 else p.replace("|", r"\|") for k_part, p in enumerate(parts))
         if stripped.endswith("::"):
             in_literal_block, block_indent = True, indent
 
@@ -150,9 +150,15 @@ def _literal_formula_blocks(app, what, name, obj, options, lines):
     base = 0  # content indent of the current paragraph or list item
     literal = False
     prev = ""
+    opened = None  # indent of a line ending in "::" (a directive such as ``.. math::``, or a literal block)
     for line in lines:
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
+        if opened is not None:
+            if not stripped or indent > opened:  # the block's body stays as written
+                out.append(line)
+                continue
+            opened = None
         if not stripped:
             out.append(line)
             prev = line
@@ -183,6 +189,8 @@ def _literal_formula_blocks(app, what, name, obj, options, lines):
             base = indent
         out.append(line)
         prev = line
+        if stripped.endswith("::"):
+            opened = indent
     lines[:] = out
 
 
