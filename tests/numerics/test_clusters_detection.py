@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.clusters.detection import (canonical_labels, cluster_diameter, eps_graph_edges, find_clusters,
@@ -116,3 +116,26 @@ def test_bad_input(kwargs, match):
 def test_off_sphere_rejected():
     with pytest.raises(InputError, match="norm"):
         find_clusters(np.array([[2.0, 0.0]]), 0.1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 40), st.data())
+def test_component_labels_equal_networkx(n, data):
+    """The compiled components (SciPy) give the same labels, in the same order, as the NetworkX reference."""
+    from numerics.clusters.detection import component_labels, component_labels_networkx
+
+    m = data.draw(st.integers(0, 3 * n)) if n else 0
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, max(n - 1, 0)), st.integers(0, max(n - 1, 0))),
+                               min_size=m, max_size=m)) if n else []
+    edges = np.array(pairs, dtype=int).reshape(-1, 2)
+    got, want = component_labels(n, edges), component_labels_networkx(n, edges)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_component_labels_order_by_smallest_vertex():
+    """Shown to fail: labels by SciPy's raw order (or reversed) differ from the smallest-vertex order."""
+    from numerics.clusters.detection import component_labels
+
+    edges = np.array([[4, 1], [3, 0], [2, 5]])
+    assert component_labels(6, edges).tolist() == [0, 1, 2, 0, 1, 2]
+    assert component_labels(3, np.zeros((0, 2), int)).tolist() == [0, 1, 2]
