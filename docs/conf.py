@@ -63,7 +63,10 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks: set[str] = set()
-autodoc_default_options = {"members": False, "undoc-members": False}
+# No default options: every generated API page says what it shows (``:no-members:`` and one ``autofunction`` per
+# public name for the numerical layer, ``:members:`` for a theory module). A default {"members": False} overrode
+# the theory pages' ``:members:`` (Sphinx 9), so their functions never reached the site.
+autodoc_default_options: dict = {}
 autodoc_typehints = "none"
 autosummary_generate = False
 
