@@ -110,7 +110,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.trained.geometry",
     "numerics.trained.heads",
     "theory.architectures",
-    "theory.circle",
     "theory.circle_anisotropic",
     "theory.codegen",
     "theory.common_noise",
