@@ -128,7 +128,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.noise_nematic",
     "theory.normalization",
     "theory.rd",
-    "theory.reductions",
     "theory.rope_consensus",
     "theory.spec",
     "theory.sphere",
