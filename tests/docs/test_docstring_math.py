@@ -117,7 +117,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.fields",
     "theory.gaussian",
     "theory.harmonic",
-    "theory.hessian",
     "theory.homogenized",
     "theory.jacobian",
     "theory.kernels",
