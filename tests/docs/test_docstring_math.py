@@ -117,7 +117,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.gaussian",
     "theory.harmonic",
     "theory.homogenized",
-    "theory.jacobian",
     "theory.kernels",
     "theory.longcontext",
     "theory.meanfield",
