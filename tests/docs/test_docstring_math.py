@@ -125,7 +125,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.noise_nematic",
     "theory.normalization",
     "theory.rd",
-    "theory.rope_consensus",
     "theory.spec",
     "theory.symbols",
 ]
