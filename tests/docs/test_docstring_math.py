@@ -109,7 +109,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.trained.flows",
     "numerics.trained.geometry",
     "numerics.trained.heads",
-    "theory.codegen",
     "theory.common_noise",
     "theory.derivation",
     "theory.expression_parser",
