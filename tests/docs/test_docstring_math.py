@@ -112,7 +112,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.common_noise",
     "theory.derivation",
     "theory.expression_parser",
-    "theory.fields",
     "theory.gaussian",
     "theory.harmonic",
     "theory.homogenized",
