@@ -115,7 +115,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.gaussian",
     "theory.harmonic",
     "theory.homogenized",
-    "theory.kernels",
     "theory.longcontext",
     "theory.meanfield",
     "theory.noise",
