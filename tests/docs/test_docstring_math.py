@@ -121,7 +121,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.noise_global",
     "theory.noise_nematic",
     "theory.normalization",
-    "theory.rd",
     "theory.spec",
     "theory.symbols",
 ]
