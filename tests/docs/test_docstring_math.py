@@ -120,7 +120,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.noise_global",
     "theory.noise_nematic",
     "theory.normalization",
-    "theory.symbols",
 ]
 # (module, exact flagged text, why it is right as written)
 ALLOWED: list[tuple[str, str, str]] = []
