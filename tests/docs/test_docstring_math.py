@@ -110,7 +110,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.trained.geometry",
     "numerics.trained.heads",
     "theory.common_noise",
-    "theory.expression_parser",
     "theory.gaussian",
     "theory.harmonic",
     "theory.homogenized",
