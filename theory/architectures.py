@@ -76,7 +76,7 @@ def activation(name: str, z: sp.Expr) -> sp.Expr:
 
 
 def head_matrices(h: int, k: int, d: int) -> tuple[sp.Matrix, ...]:
-    """Symbolic blocks (Q_h, K_h, V_h, W_h), each k x d, entries ``Qh_ab`` etc."""
+    r"""Symbolic blocks :math:`(Q_h, K_h, V_h, W_h)`, each :math:`k \times d`, entries ``Qh_ab`` etc."""
     return tuple(sp.Matrix(k, d, lambda a, b, n=name: sp.Symbol(f"{n}{h}_{a + 1}{b + 1}", real=True))
                  for name in ("Q", "K", "V", "W"))
 
@@ -87,15 +87,17 @@ def _col(x) -> sp.Matrix:
 
 
 def mlp_apply(mlp, y: sp.Matrix) -> sp.Matrix:
-    """MLP(y) = W2 act(W1 y + b1) + b2 for ``mlp = (W1, b1, W2, b2, activation name)``."""
+    r""":math:`\mathrm{MLP}(y) = W_2 \operatorname{act}(W_1 y + b_1) + b_2` for
+    ``mlp = (W1, b1, W2, b2, activation name)``."""
     W1, b1, W2, b2, act = mlp
     z = sp.Matrix(W1) * y + _col(b1)
     return sp.Matrix(W2) * z.applyfunc(lambda e: activation(act, e)) + _col(b2)
 
 
 def head_mlp(mlp, h: int):
-    """The MLP of head ``h``: ``mlp`` itself when it is one shared tuple (W1, b1, W2, b2, activation name), else
-    ``mlp[h]`` (a sequence of such tuples, one per head); ``None`` stays ``None``."""
+    """The MLP of head ``h``: ``mlp`` itself when it is one shared tuple ``(W1, b1, W2, b2, activation name)``, else
+    ``mlp[h]`` (a sequence of such tuples, one per head); ``None`` stays ``None``.
+    """
     if mlp is None:
         return None
     return mlp if isinstance(mlp[-1], str) else mlp[h]
@@ -191,9 +193,11 @@ def scheduled_particle_field(kind: str, points: Sequence, i: int, layers: Sequen
 
 
 def schedule_derivation(kind: str = "sa", d: int = 2, n: int = 2) -> Derivation:
-    """A schedule whose two layers are equal is the time-independent field (weight sharing; checked at t = 1/2 in
-    the first layer and t = 5/2 in the second), and inside [t_1, oo) a two-layer schedule is the second layer's
-    field (t = 3/2; the first layer has Q and K swapped, so a wrong interval would show)."""
+    r"""A schedule whose two layers are equal is the time-independent field (weight sharing; checked at
+    :math:`t = 1/2` in the first layer and :math:`t = 5/2` in the second), and inside :math:`[t_1, \infty)` a
+    two-layer schedule is the second layer's field (:math:`t = 3/2`; the first layer has :math:`Q` and :math:`K`
+    swapped, so a wrong interval would show).
+    """
     Q, K, V, W = head_matrices(1, d, d)
     pts, sampler = _sphere_points(d, n)
     layer = ([(Q, K, V, W)], None)
@@ -219,9 +223,10 @@ def _sphere_points(d: int, n: int):
 
 
 def one_head_derivation(kind: str, d: int = 2, n: int = 2, seed: int = 14) -> Derivation:
-    """H = 1, W = I, c = 1 and the identity MLP give the one-head field of :func:`theory.fields.particle_field`.
+    """:math:`H = 1`, :math:`W = I`, :math:`c = 1` and the identity MLP give the one-head field of
+    :func:`theory.fields.particle_field`.
 
-    Q, K, V are exact random rationals (``seed``); the identity holds at rational points of the sphere.
+    :math:`Q, K, V` are exact random rationals (``seed``); the identity holds at rational points of the sphere.
     Verified by: tests/theory/test_architectures.py (and architectures.heads-reduce numerically).
     """
     from .fields import particle_field
@@ -242,7 +247,9 @@ def one_head_derivation(kind: str, d: int = 2, n: int = 2, seed: int = 14) -> De
 
 
 def identical_heads_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3) -> Derivation:
-    """H identical heads (Q, K, V symbolic, W_h = I/H, c = 1) give the one-head field (sum of H equal terms / H)."""
+    """:math:`H` identical heads (:math:`Q, K, V` symbolic, :math:`W_h = I/H`, :math:`c = 1`) give the one-head field
+    (sum of :math:`H` equal terms :math:`/ H`).
+    """
     Q, K, V, _ = head_matrices(1, d, d)
     pts, _ = _sphere_points(d, n)
     lhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d) / H)] * H)
@@ -308,7 +315,9 @@ def per_head_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 2, m: in
 
 def identical_heads_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3, m: int = 2,
                                    act: str = "tanh") -> Derivation:
-    """H identical heads (W_h = I/H) with H identical per-head MLPs equal one head (W = I) with that MLP."""
+    """:math:`H` identical heads (:math:`W_h = I/H`) with :math:`H` identical per-head MLPs equal one head
+    (:math:`W = I`) with that MLP.
+    """
     Q, K, V, _ = head_matrices(1, d, d)
     pts, sampler0 = _sphere_points(d, n)
     mlp = _mlp_symbols(1, m, d, act)
@@ -393,8 +402,10 @@ def causal_meanfield_velocity(x, s, atoms, kind: str = "sa", beta=sym.beta) -> s
 
 
 def causal_meanfield_derivation(d: int = 2, n: int = 3, i: int = 1, kind: str = "sa") -> Derivation:
-    """On the empirical measure of (x_j, j/n) the masked mean-field velocity at (x_i, i/n) is the causal particle
-    field of token i (source of the mean-field form: arXiv 2411.04990, section on the causal continuity equation)."""
+    """On the empirical measure of :math:`(x_j, j/n)` the masked mean-field velocity at :math:`(x_i, i/n)` is the causal
+    particle field of token :math:`i` (source of the mean-field form: arXiv 2411.04990, section on the causal
+    continuity equation).
+    """
     pts, sampler = _sphere_points(d, n)
     atoms = [(p, sp.Rational(j + 1, n)) for j, p in enumerate(pts)]
     lhs = causal_meanfield_velocity(pts[i], sp.Rational(i + 1, n), atoms, kind)
@@ -489,8 +500,8 @@ def multihead_gradient_derivation(d: int = 2, n: int = 2, H: int = 2) -> Derivat
 
 
 def gradient_obstruction(d: int = 2) -> sp.Expr:
-    r"""The asymmetry of the interaction Jacobian for ``usa`` with :math:`V = I` and a symmetric score map :math:`B` (two
-    particles, in :math:`\mathbb{R}^d` before projection):
+    r"""The asymmetry of the interaction Jacobian for ``usa`` with :math:`V = I` and a symmetric score map
+    :math:`B` (two particles, in :math:`\mathbb{R}^d` before projection):
 
     .. math::
 
@@ -663,8 +674,9 @@ def alibi_gradient_derivation(d: int = 2, labels=(0, 1, 3)) -> Derivation:
 
 
 def rope_relative_derivation(k: int = 4) -> Derivation:
-    """<R(p) q, R(r) k> = <q, R(r - p) k>: RoPE scores depend on the positions through r - p only (symbolic p, r,
-    base; the rotation of :func:`rope_rotation`)."""
+    r""":math:`\langle R(p) q, R(r) k\rangle = \langle q, R(r - p) k\rangle`: RoPE scores depend on the positions
+    through :math:`r - p` only (symbolic :math:`p`, :math:`r`, base; the rotation of :func:`rope_rotation`).
+    """
     p, r = sp.symbols("p r", real=True)
     base = sp.Symbol("b", positive=True)
     q = sp.Matrix(sp.symbols(f"q1:{k + 1}", real=True))

@@ -311,7 +311,7 @@ def fourier_kernels(K: int | sp.Symbol | None = None):
 
 def fourier_coefficient_quadrature(kk: int, beta_value, dps: int = 30) -> tuple[mp.mpf, mp.mpf]:
     r"""mpmath check of the coefficients:
-    :math:`(\frac{1}{\pi} \int_0^{2\pi} e^{\beta\cos u} \sin u \sin(ku)\, du,\
+    :math:`(\frac{1}{\pi} \int_0^{2\pi} e^{\beta\cos u} \sin u \sin(ku)\, du,\quad
     \frac{1}{\pi} \int_0^{2\pi} e^{\beta\cos u} \cos(ku)\, du)`, to compare with
     :math:`(I_{k-1} - I_{k+1},\ 2 I_k)`."""
     with mp.workdps(dps):

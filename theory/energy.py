@@ -206,9 +206,10 @@ def _project_written_out(x: sp.Matrix, u: sp.Matrix) -> sp.Matrix:
 
 
 def explicit_gradient_structure_derivation(n: int = 3, d: int = 2) -> Derivation:
-    """Derivation (explicit small-n check): n * product Riemannian gradient of the explicit E equals the usa field
-    of :func:`theory.fields.explicit_field`, and the Euclidean gradient equals the closed form of
-    :func:`theory.hessian.closed_form_euclidean_gradient` (two independent code paths)."""
+    """Derivation (explicit small-:math:`n` check): :math:`n` times the product Riemannian gradient of the explicit
+    :math:`E` equals the ``usa`` field of :func:`theory.fields.explicit_field`, and the Euclidean gradient equals the
+    closed form of :func:`theory.hessian.closed_form_euclidean_gradient` (two independent code paths).
+    """
     spec = ModelSpec("usa", d)
     pts = [sym.particle(i + 1, d) for i in range(n)]
     E = empirical_energy(pts)

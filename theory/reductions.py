@@ -103,7 +103,7 @@ def equiangular_rate(kernel: PairKernel | None = None, model: str = "sa", n=sym.
 
 
 def equiangular_diagonal_rate(kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> sp.Expr:
-    """d G_ii / dt = 2 (C G)_ii on an equiangular configuration (zero: the particles stay on the sphere)."""
+    """:math:`dG_{ii}/dt = 2 (C G)_{ii}` on an equiangular configuration (zero: the particles stay on the sphere)."""
     kernel = kernel or exponential_kernel()
     c_same, c_other = equiangular_coefficients(kernel, model, n)
     return sp.simplify(2 * (c_same + c_other * (n - 1) * sym.s))
@@ -273,7 +273,8 @@ def cluster_energy(kernel: PairKernel, centres: Sequence[sp.Matrix], masses: Seq
 def cluster_derivation(kernel: PairKernel | None = None, model: str = "sa", sizes: Sequence[int] = (2, 1),
                        d: int = 3) -> Derivation:
     """Derivation: with particles coinciding in groups of ``sizes``, each particle's velocity (and the energy)
-    equal the weighted-cluster formulas with masses m_c = n_c / n. An exact identity in the cluster coordinates.
+    equal the weighted-cluster formulas with masses :math:`m_c = n_c / n`. An exact identity in the cluster
+    coordinates.
     """
     from .kernels import pair_energy
 

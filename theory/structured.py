@@ -74,7 +74,7 @@ class SpectralBranch:
 
 
 def placeholder_derivatives() -> Derivatives:
-    """s -> (dphi(s), ddphi(s)): keep the kernel abstract."""
+    r""":math:`s \mapsto` ``(dphi(s), ddphi(s))``: keep the kernel abstract."""
     return lambda s_value: (dphi(s_value), ddphi(s_value))
 
 
@@ -95,8 +95,8 @@ def _derivatives(kernel_or_derivatives) -> Derivatives:
 
 
 def circle_pair_coefficients(kernel=None) -> dict[str, sp.Expr]:
-    r""":math:`o_{\text{in}}(u)`, :math:`g_{\text{in}}(u)`, :math:`o_{\text{out}}(u)`, :math:`g_{\text{out}}(u)` from the
-    pair blocks at :math:`e_1` and :math:`\cos(u) e_1 + \sin(u) e_2` (module doc).
+    r""":math:`o_{\text{in}}(u)`, :math:`g_{\text{in}}(u)`, :math:`o_{\text{out}}(u)`,
+    :math:`g_{\text{out}}(u)` from the pair blocks at :math:`e_1` and :math:`\cos(u) e_1 + \sin(u) e_2` (module doc).
 
     ``kernel``: a PairKernel (default :math:`\phi_\beta`) or a derivatives function (e.g.
     :func:`placeholder_derivatives`). Expressions in :data:`theory.symbols.u`, without the :math:`1/n^2` factor.
@@ -198,7 +198,7 @@ def circle_cluster_points(k: int, m: int, d: int) -> list[sp.Matrix]:
 
 
 def simplex_points(d: int) -> list[sp.Matrix]:
-    """Exact regular simplex vertices for d = 2 (triangle) and d = 3 (tetrahedron in the cube)."""
+    """Exact regular simplex vertices for :math:`d = 2` (triangle) and :math:`d = 3` (tetrahedron in the cube)."""
     if d == 2:
         return [sp.Matrix([sp.cos(2 * sp.pi * c / 3), sp.sin(2 * sp.pi * c / 3)]) for c in range(3)]
     if d == 3:
@@ -208,7 +208,7 @@ def simplex_points(d: int) -> list[sp.Matrix]:
 
 
 def orthoplex_points(d: int) -> list[sp.Matrix]:
-    """+-e_a, ordered e_1, -e_1, e_2, -e_2, ..."""
+    r""":math:`\pm e_a`, ordered :math:`e_1, -e_1, e_2, -e_2, \dots`"""
     pts = []
     for a in range(d):
         e = sp.zeros(d, 1)
