@@ -1,36 +1,48 @@
-"""The transformer block on the sphere, symbolically: several heads, an MLP, depth schedules, causal masks.
+r"""The transformer block on the sphere, symbolically: several heads, an MLP, depth schedules, causal masks.
 
-Single-particle field (GLPR arXiv 2312.10794, the continuous-time transformer with H heads and an MLP, in the head
-layout of a trained network; conventions of :mod:`numerics.core.blocks`):
+Single-particle field (GLPR arXiv 2312.10794, the continuous-time transformer with :math:`H` heads and an MLP, in
+the head layout of a trained network; conventions of :mod:`numerics.core.blocks`):
 
-    v_i = P_{x_i}( sum_h W_h^T V_h a_i^h )                          without an MLP,
-    v_i = P_{x_i}( (1/H) sum_h MLP^h( H W_h^T V_h a_i^h ) )         with MLP^h(y) = W2^h act(W1^h y + b1^h) + b2^h,
-    sa:  a_i^h = sum_{j in J(i)} w_ij^h x_j / sum_{k in J(i)} w_ik^h,   usa: a_i^h = (1/n) sum_{j in J(i)} w_ij^h x_j,
-    w_ij^h = phi'(s_ij^h),  s_ij^h = c <Q_h x_i, K_h x_j>,
+.. math::
 
-phi' the pair-kernel weight (e^{beta s} for attention, any phi'(s) for a user kernel), c the score scale
-(1/sqrt(k) for a trained head), J(i) = {1..n} or {1..i} with a causal mask. The notes' form
-(1/H) sum_h P(MLP^{[h]}(V^{[h]} a^h)) is W_h^T V_h = V^{[h]}/H; MLP^h is one MLP per head or one shared MLP.
+    \begin{aligned}
+    v_i &= P_{x_i}\Big(\sum_h W_h^\top V_h a_i^h\Big) &&\text{without an MLP},\\
+    v_i &= P_{x_i}\Big(\frac{1}{H} \sum_h \mathrm{MLP}^h(H W_h^\top V_h a_i^h)\Big)
+    &&\text{with } \mathrm{MLP}^h(y) = W_2^h \operatorname{act}(W_1^h y + b_1^h) + b_2^h,\\
+    \texttt{sa}:\ a_i^h &= \sum_{j\in J(i)} w_{ij}^h x_j \Big/ \sum_{k\in J(i)} w_{ik}^h,
+    &&\texttt{usa}:\ a_i^h = \frac{1}{n} \sum_{j\in J(i)} w_{ij}^h x_j,\\
+    w_{ij}^h &= \phi'(s_{ij}^h), &&s_{ij}^h = c \langle Q_h x_i, K_h x_j\rangle,
+    \end{aligned}
+
+:math:`\phi'` the pair-kernel weight (:math:`e^{\beta s}` for attention, any :math:`\phi'(s)` for a user kernel),
+:math:`c` the score scale (:math:`1/\sqrt{k}` for a trained head), :math:`J(i) = \{1, \dots, n\}` or
+:math:`\{1, \dots, i\}` with a causal mask. The notes' form
+:math:`\frac{1}{H} \sum_h P(\mathrm{MLP}^{[h]}(V^{[h]} a^h))` is :math:`W_h^\top V_h = V^{[h]}/H`;
+:math:`\mathrm{MLP}^h` is one MLP per head or one shared MLP.
 
 Derivations here (each a :class:`theory.derivation.Derivation` that verifies itself):
 
-- :func:`one_head_derivation`: H = 1, W = I, c = 1, identity MLP gives :func:`theory.fields.particle_field`.
-- :func:`identical_heads_derivation`: H identical heads with W_h = I/H give the one-head field.
-- :func:`per_head_mlp_derivation`: per-head MLPs with W_h = I/H are the notes' form written head by head
+- :func:`one_head_derivation`: :math:`H = 1`, :math:`W = I`, :math:`c = 1`, identity MLP gives
+  :func:`theory.fields.particle_field`.
+- :func:`identical_heads_derivation`: :math:`H` identical heads with :math:`W_h = I/H` give the one-head field.
+- :func:`per_head_mlp_derivation`: per-head MLPs with :math:`W_h = I/H` are the notes' form written head by head
   (:func:`notes_form_particle_field`); :func:`identical_heads_mlp_derivation`: identical heads and MLPs = one head.
-- :func:`causal_first_token_derivation`, :func:`causal_two_token_derivation`: with V = I the first token is a
-  fixed point for any Q, K, and d cos(theta_12)/dt = sigma(s_21 - s_22) sin^2(theta_12) (KPR arXiv 2411.04990).
-- :func:`causal_meanfield_derivation`: the masked mean-field velocity with position label s in [0, 1]
-  (arXiv 2501.18322 / 2411.04990) evaluated on the empirical measure of (x_j, j/n) is the causal particle field.
-- :func:`multihead_gaussian_derivation`: Gaussian moment ODEs for H softmax heads (derived from the summed
-  affine velocity; the covariance ODE is a sum over heads because it is linear in the slope J; the layer map is
-  not: its h^2 J Sigma J^T term mixes heads).
-- :func:`multihead_gradient_derivation`: usa heads with symmetric score maps B_h and value maps c_h B_h are
-  n grad E for E = sum_h c_h/(2 beta n^2) sum_{ij} e^{beta x_i^T B_h x_j}; :func:`gradient_obstruction` shows
-  that with V = I and B != b I the Jacobian is not symmetric (no Euclidean gradient).
+- :func:`causal_first_token_derivation`, :func:`causal_two_token_derivation`: with :math:`V = I` the first token
+  is a fixed point for any :math:`Q, K`, and
+  :math:`d\cos(\theta_{12})/dt = \sigma(s_{21} - s_{22}) \sin^2(\theta_{12})` (KPR arXiv 2411.04990).
+- :func:`causal_meanfield_derivation`: the masked mean-field velocity with position label :math:`s \in [0, 1]`
+  (arXiv 2501.18322 / 2411.04990) evaluated on the empirical measure of :math:`(x_j, j/n)` is the causal particle
+  field.
+- :func:`multihead_gaussian_derivation`: Gaussian moment ODEs for :math:`H` softmax heads (derived from the summed
+  affine velocity; the covariance ODE is a sum over heads because it is linear in the slope :math:`J`; the layer
+  map is not: its :math:`h^2 J \Sigma J^\top` term mixes heads).
+- :func:`multihead_gradient_derivation`: ``usa`` heads with symmetric score maps :math:`B_h` and value maps
+  :math:`c_h B_h` are :math:`n \operatorname{grad} E` for
+  :math:`E = \sum_h \frac{c_h}{2\beta n^2} \sum_{ij} e^{\beta x_i^\top B_h x_j}`; :func:`gradient_obstruction`
+  shows that with :math:`V = I` and :math:`B \ne bI` the Jacobian is not symmetric (no Euclidean gradient).
 - :func:`angle_curl`, :func:`gradient_curl_derivation`, :func:`curl_at`: the curl of the velocity 1-form
-  sum_i m_i <v_i, dx_i> on (S^1)^n: zero for the gradient cases, nonzero for V = I with B != b I and for two sa
-  heads with the head-normaliser metrics.
+  :math:`\sum_i m_i \langle v_i, dx_i\rangle` on :math:`(\mathbb{S}^1)^n`: zero for the gradient cases, nonzero
+  for :math:`V = I` with :math:`B \ne bI` and for two ``sa`` heads with the head-normaliser metrics.
 
 :func:`block_velocity_function` emits the field as NumPy code through :mod:`theory.codegen`.
 """
@@ -51,7 +63,7 @@ ACTIVATIONS = ("identity", "relu", "tanh", "gelu")
 
 
 def activation(name: str, z: sp.Expr) -> sp.Expr:
-    """The MLP activation as a sympy expression (``gelu`` is the exact z Phi(z))."""
+    r"""The MLP activation as a sympy expression (``gelu`` is the exact :math:`z \Phi(z)`)."""
     if name == "identity":
         return z
     if name == "relu":
@@ -64,7 +76,7 @@ def activation(name: str, z: sp.Expr) -> sp.Expr:
 
 
 def head_matrices(h: int, k: int, d: int) -> tuple[sp.Matrix, ...]:
-    """Symbolic blocks (Q_h, K_h, V_h, W_h), each k x d, entries ``Qh_ab`` etc."""
+    r"""Symbolic blocks :math:`(Q_h, K_h, V_h, W_h)`, each :math:`k \times d`, entries ``Qh_ab`` etc."""
     return tuple(sp.Matrix(k, d, lambda a, b, n=name: sp.Symbol(f"{n}{h}_{a + 1}{b + 1}", real=True))
                  for name in ("Q", "K", "V", "W"))
 
@@ -75,15 +87,17 @@ def _col(x) -> sp.Matrix:
 
 
 def mlp_apply(mlp, y: sp.Matrix) -> sp.Matrix:
-    """MLP(y) = W2 act(W1 y + b1) + b2 for ``mlp = (W1, b1, W2, b2, activation name)``."""
+    r""":math:`\mathrm{MLP}(y) = W_2 \operatorname{act}(W_1 y + b_1) + b_2` for
+    ``mlp = (W1, b1, W2, b2, activation name)``."""
     W1, b1, W2, b2, act = mlp
     z = sp.Matrix(W1) * y + _col(b1)
     return sp.Matrix(W2) * z.applyfunc(lambda e: activation(act, e)) + _col(b2)
 
 
 def head_mlp(mlp, h: int):
-    """The MLP of head ``h``: ``mlp`` itself when it is one shared tuple (W1, b1, W2, b2, activation name), else
-    ``mlp[h]`` (a sequence of such tuples, one per head); ``None`` stays ``None``."""
+    """The MLP of head ``h``: ``mlp`` itself when it is one shared tuple ``(W1, b1, W2, b2, activation name)``, else
+    ``mlp[h]`` (a sequence of such tuples, one per head); ``None`` stays ``None``.
+    """
     if mlp is None:
         return None
     return mlp if isinstance(mlp[-1], str) else mlp[h]
@@ -92,16 +106,19 @@ def head_mlp(mlp, h: int):
 def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *, beta=sym.beta, scale=1,
                          weight: sp.Expr | None = None, mlp=None, causal: bool = False, alibi=None, rope=None,
                          labels: Sequence | None = None) -> sp.Matrix:
-    """The velocity of particle ``i`` (0-based) among ``points`` (module docstring).
+    r"""The velocity of particle ``i`` (0-based) among ``points`` (module docstring).
 
-    ``heads``: sequence of (Q_h, K_h, V_h, W_h), each k x d (sympy or numbers). ``weight``: phi'(s) as an
-    expression in :data:`theory.symbols.s` (default e^{beta s}). ``mlp``: (W1, b1, W2, b2, activation name)
-    shared by the heads, or a sequence of H such tuples (MLP^{[h]} in head h's term):
-    v_i = P_{x_i}((1/H) sum_h MLP^{[h]}(H W_h^T V_h a_i^h)).
+    ``heads``: sequence of ``(Q_h, K_h, V_h, W_h)``, each :math:`k \times d` (sympy or numbers). ``weight``:
+    :math:`\phi'(s)` as an expression in :data:`theory.symbols.s` (default :math:`e^{\beta s}`). ``mlp``:
+    ``(W1, b1, W2, b2, activation name)`` shared by the heads, or a sequence of :math:`H` such tuples
+    (:math:`\mathrm{MLP}^{[h]}` in head :math:`h`'s term):
+    :math:`v_i = P_{x_i}(\frac{1}{H} \sum_h \mathrm{MLP}^{[h]}(H W_h^\top V_h a_i^h))`.
 
-    Positions (:func:`position_weight`): ``alibi`` (one slope, or one per head) multiplies w_ij^h by
-    e^{-lambda_h |p_i - p_j|}; ``rope`` (a base) puts R(p_i) and R(p_j) of :func:`rope_rotation` on the query and
-    key sides, s_ij = c <R(p_i) Q_h x_i, R(p_j) K_h x_j>; ``labels`` are the p_i (default 0, 1, ..., n - 1).
+    Positions (:func:`position_weight`): ``alibi`` (one slope, or one per head) multiplies :math:`w_{ij}^h` by
+    :math:`e^{-\lambda_h \lvert p_i - p_j\rvert}`; ``rope`` (a base) puts :math:`R(p_i)` and :math:`R(p_j)` of
+    :func:`rope_rotation` on the query and key sides,
+    :math:`s_{ij} = c \langle R(p_i) Q_h x_i, R(p_j) K_h x_j\rangle`; ``labels`` are the :math:`p_i` (default
+    :math:`0, 1, \dots, n - 1`).
     """
     if kind not in ("sa", "usa"):
         raise ValueError(f"kind must be sa or usa, got {kind!r}")
@@ -127,8 +144,10 @@ def block_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, *
 
 
 def rope_rotation(p, k: int, base) -> sp.Matrix:
-    """R(p) on R^k: the pairs (2m, 2m + 1) rotated by p theta_m, theta_m = base^{-2m/k'}, k' = 2 floor(k/2) (odd k:
-    the last coordinate is fixed). Convention of :mod:`numerics.core.positions`."""
+    r""":math:`R(p)` on :math:`\mathbb{R}^k`: the pairs :math:`(2m, 2m + 1)` rotated by :math:`p\,\theta_m`,
+    :math:`\theta_m = \mathrm{base}^{-2m/k'}`, :math:`k' = 2 \lfloor k/2\rfloor` (odd :math:`k`: the last
+    coordinate is fixed). Convention of :mod:`numerics.core.positions`.
+    """
     R = sp.eye(k)
     half = k // 2
     for m in range(half):
@@ -146,8 +165,10 @@ def _rotated_score(q: sp.Matrix, k: sp.Matrix, p_i, p_j, rope) -> sp.Expr:
 
 
 def position_weight(alibi, h: int, H: int, p_i, p_j) -> sp.Expr:
-    """e^{-lambda_h |p_i - p_j|} (ALiBi) or 1: ``alibi`` a sequence of per-head slopes, or one slope lambda giving
-    head h (0-based) of H the geometric slope lambda 2^{-8h/H} (the convention of :mod:`numerics.core.positions`)."""
+    r""":math:`e^{-\lambda_h \lvert p_i - p_j\rvert}` (ALiBi) or 1: ``alibi`` a sequence of per-head slopes, or one
+    slope :math:`\lambda` giving head :math:`h` (0-based) of :math:`H` the geometric slope
+    :math:`\lambda\, 2^{-8h/H}` (the convention of :mod:`numerics.core.positions`).
+    """
     if alibi is None:
         return sp.Integer(1)
     lam = alibi[h] if isinstance(alibi, (list, tuple)) else alibi * sp.Integer(2) ** (-sp.Rational(8 * h, H))
@@ -156,12 +177,13 @@ def position_weight(alibi, h: int, H: int, p_i, p_j) -> sp.Expr:
 
 def scheduled_particle_field(kind: str, points: Sequence, i: int, layers: Sequence, times: Sequence, *,
                              t=sym.t, **options) -> sp.Matrix:
-    """Time-dependent weights as a depth schedule: layer l = (heads_l, mlp_l) acts on [times[l], times[l+1]).
+    r"""Time-dependent weights as a depth schedule: layer :math:`l` = ``(heads_l, mlp_l)`` acts on
+    ``[times[l], times[l+1])``.
 
-    Returns the velocity as a vector of ``sympy.Piecewise`` in ``t`` (the last layer acts on [times[-1], oo);
-    ``times[0]`` must be 0). Weight sharing (ALBERT) is one repeated layer; a callable schedule is the general case
-    ``block_particle_field`` with matrix entries that are expressions in t. ``options`` are passed to
-    :func:`block_particle_field` (beta, scale, weight, causal).
+    Returns the velocity as a vector of ``sympy.Piecewise`` in ``t`` (the last layer acts on
+    :math:`[\mathtt{times[-1]}, \infty)`; ``times[0]`` must be 0). Weight sharing (ALBERT) is one repeated layer; a
+    callable schedule is the general case ``block_particle_field`` with matrix entries that are expressions in
+    :math:`t`. ``options`` are passed to :func:`block_particle_field` (``beta``, ``scale``, ``weight``, ``causal``).
     """
     if len(layers) != len(times) or not times or times[0] != 0:
         raise ValueError("give one layer per start time, starting at t = 0")
@@ -171,9 +193,11 @@ def scheduled_particle_field(kind: str, points: Sequence, i: int, layers: Sequen
 
 
 def schedule_derivation(kind: str = "sa", d: int = 2, n: int = 2) -> Derivation:
-    """A schedule whose two layers are equal is the time-independent field (weight sharing; checked at t = 1/2 in
-    the first layer and t = 5/2 in the second), and inside [t_1, oo) a two-layer schedule is the second layer's
-    field (t = 3/2; the first layer has Q and K swapped, so a wrong interval would show)."""
+    r"""A schedule whose two layers are equal is the time-independent field (weight sharing; checked at
+    :math:`t = 1/2` in the first layer and :math:`t = 5/2` in the second), and inside :math:`[t_1, \infty)` a
+    two-layer schedule is the second layer's field (:math:`t = 3/2`; the first layer has :math:`Q` and :math:`K`
+    swapped, so a wrong interval would show).
+    """
     Q, K, V, W = head_matrices(1, d, d)
     pts, sampler = _sphere_points(d, n)
     layer = ([(Q, K, V, W)], None)
@@ -199,9 +223,10 @@ def _sphere_points(d: int, n: int):
 
 
 def one_head_derivation(kind: str, d: int = 2, n: int = 2, seed: int = 14) -> Derivation:
-    """H = 1, W = I, c = 1 and the identity MLP give the one-head field of :func:`theory.fields.particle_field`.
+    """:math:`H = 1`, :math:`W = I`, :math:`c = 1` and the identity MLP give the one-head field of
+    :func:`theory.fields.particle_field`.
 
-    Q, K, V are exact random rationals (``seed``); the identity holds at rational points of the sphere.
+    :math:`Q, K, V` are exact random rationals (``seed``); the identity holds at rational points of the sphere.
     Verified by: tests/theory/test_architectures.py (and architectures.heads-reduce numerically).
     """
     from .fields import particle_field
@@ -222,7 +247,9 @@ def one_head_derivation(kind: str, d: int = 2, n: int = 2, seed: int = 14) -> De
 
 
 def identical_heads_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3) -> Derivation:
-    """H identical heads (Q, K, V symbolic, W_h = I/H, c = 1) give the one-head field (sum of H equal terms / H)."""
+    """:math:`H` identical heads (:math:`Q, K, V` symbolic, :math:`W_h = I/H`, :math:`c = 1`) give the one-head field
+    (sum of :math:`H` equal terms :math:`/ H`).
+    """
     Q, K, V, _ = head_matrices(1, d, d)
     pts, _ = _sphere_points(d, n)
     lhs = block_particle_field(kind, pts, 0, [(Q, K, V, sp.eye(d) / H)] * H)
@@ -240,9 +267,12 @@ def _mlp_symbols(h: int, m: int, d: int, act: str):
 
 def notes_form_particle_field(kind: str, points: Sequence, i: int, heads: Sequence, mlps: Sequence, *,
                               beta=sym.beta) -> sp.Matrix:
-    """The notes' form written directly, head by head: (1/H) sum_h P_{x_i}( MLP^{[h]}( V^{[h]} a_i^{[h]} ) ) with
-    ``heads`` = [(Q^{[h]}, K^{[h]}, V^{[h]})] (d x d), scores beta <Q^{[h]} x_i, K^{[h]} x_j> and the projection
-    applied to every head's term (not to the average). Independent of :func:`block_particle_field`."""
+    r"""The notes' form written directly, head by head:
+    :math:`\frac{1}{H} \sum_h P_{x_i}(\mathrm{MLP}^{[h]}(V^{[h]} a_i^{[h]}))` with ``heads`` =
+    :math:`[(Q^{[h]}, K^{[h]}, V^{[h]})]` (:math:`d \times d`), scores
+    :math:`\beta \langle Q^{[h]} x_i, K^{[h]} x_j\rangle` and the projection applied to every head's term (not to
+    the average). Independent of :func:`block_particle_field`.
+    """
     pts = [_col(p) for p in points]
     x, n, H = pts[i], len(pts), len(heads)
     out = sp.zeros(x.rows, 1)
@@ -257,9 +287,12 @@ def notes_form_particle_field(kind: str, points: Sequence, i: int, heads: Sequen
 
 def per_head_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 2, m: int = 2,
                             act: str = "tanh") -> Derivation:
-    """The block field with per-head MLPs, W_h = I/H, V_h = V^{[h]} (so H W_h^T V_h = V^{[h]}) is the notes' form
-    (1/H) sum_h P(MLP^{[h]}(V^{[h]} a^{[h]})) (:func:`notes_form_particle_field`): the projection commutes with the
-    average because it is linear. Q, K, V and the MLP weights symbolic; checked at exact rational points."""
+    r"""The block field with per-head MLPs, :math:`W_h = I/H`, :math:`V_h = V^{[h]}` (so
+    :math:`H W_h^\top V_h = V^{[h]}`) is the notes' form
+    :math:`\frac{1}{H} \sum_h P(\mathrm{MLP}^{[h]}(V^{[h]} a^{[h]}))` (:func:`notes_form_particle_field`): the
+    projection commutes with the average because it is linear. :math:`Q, K, V` and the MLP weights symbolic; checked
+    at exact rational points.
+    """
     pts, sampler0 = _sphere_points(d, n)
     heads = [head_matrices(h, d, d)[:3] for h in range(H)]
     mlps = [_mlp_symbols(h, m, d, act) for h in range(H)]
@@ -282,7 +315,9 @@ def per_head_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 2, m: in
 
 def identical_heads_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3, m: int = 2,
                                    act: str = "tanh") -> Derivation:
-    """H identical heads (W_h = I/H) with H identical per-head MLPs equal one head (W = I) with that MLP."""
+    """:math:`H` identical heads (:math:`W_h = I/H`) with :math:`H` identical per-head MLPs equal one head
+    (:math:`W = I`) with that MLP.
+    """
     Q, K, V, _ = head_matrices(1, d, d)
     pts, sampler0 = _sphere_points(d, n)
     mlp = _mlp_symbols(1, m, d, act)
@@ -301,7 +336,9 @@ def identical_heads_mlp_derivation(kind: str, d: int = 2, n: int = 2, H: int = 3
 
 
 def causal_first_token_derivation(d: int = 3, n: int = 3) -> Derivation:
-    """With a causal mask and V = I the first token's velocity is P_{x_1} x_1 = 0, for any Q, K (symbolic)."""
+    """With a causal mask and :math:`V = I` the first token's velocity is :math:`P_{x_1} x_1 = 0`, for any :math:`Q, K`
+    (symbolic).
+    """
     Q, K, _, _ = head_matrices(1, d, d)
     pts, sampler = _sphere_points(d, n)
     lhs = block_particle_field("sa", pts, 0, [(Q, K, sp.eye(d), sp.eye(d))], causal=True)
@@ -313,10 +350,11 @@ def causal_first_token_derivation(d: int = 3, n: int = 3) -> Derivation:
 
 
 def causal_two_token_derivation(d: int = 3) -> Derivation:
-    """Causal sa, V = I, two tokens: d<x_1, x_2>/dt = sigma(beta (s_21 - s_22)) (1 - <x_1, x_2>^2).
+    r"""Causal ``sa``, :math:`V = I`, two tokens:
+    :math:`d\langle x_1, x_2\rangle/dt = \sigma(\beta (s_{21} - s_{22}))\, (1 - \langle x_1, x_2\rangle^2)`.
 
-    With theta the angle: d theta/dt = -sigma(beta g) sin theta, the basis of the merge-time integral of
-    :mod:`numerics.architectures.causal`. Q, K symbolic; checked at rational points.
+    With :math:`\theta` the angle: :math:`d\theta/dt = -\sigma(\beta g) \sin\theta`, the basis of the merge-time
+    integral of :mod:`numerics.architectures.causal`. :math:`Q, K` symbolic; checked at rational points.
     """
     Q, K, _, _ = head_matrices(1, d, d)
     pts, sampler0 = _sphere_points(d, 2)
@@ -342,12 +380,16 @@ def causal_two_token_derivation(d: int = 3) -> Derivation:
 
 
 def causal_meanfield_velocity(x, s, atoms, kind: str = "sa", beta=sym.beta) -> sp.Matrix:
-    """The masked mean-field velocity with position labels (V = I, Q = K = I):
+    r"""The masked mean-field velocity with position labels (:math:`V = I`, :math:`Q = K = I`):
 
-        v(x, s) = P_x( int 1{tau <= s} e^{beta <x, y>} y dmu(y, tau) / int 1{tau <= s} e^{beta <x, y>} dmu(y, tau) )
+    .. math::
 
-    (``usa``: the numerator alone) for the discrete measure mu = (1/n) sum_j delta_{(y_j, tau_j)} given as
-    ``atoms`` = [(y_j, tau_j)]. The indicator is Heaviside(s - tau) with Heaviside(0) = 1.
+        v(x, s) = P_x\left(\frac{\int 1\{\tau \le s\}\, e^{\beta \langle x, y\rangle} y\, d\mu(y, \tau)}
+        {\int 1\{\tau \le s\}\, e^{\beta \langle x, y\rangle}\, d\mu(y, \tau)}\right)
+
+    (``usa``: the numerator alone) for the discrete measure
+    :math:`\mu = \frac{1}{n} \sum_j \delta_{(y_j, \tau_j)}` given as ``atoms`` = ``[(y_j, tau_j)]``. The indicator
+    is :math:`\operatorname{Heaviside}(s - \tau)` with :math:`\operatorname{Heaviside}(0) = 1`.
     """
     x = _col(x)
     n = len(atoms)
@@ -360,8 +402,10 @@ def causal_meanfield_velocity(x, s, atoms, kind: str = "sa", beta=sym.beta) -> s
 
 
 def causal_meanfield_derivation(d: int = 2, n: int = 3, i: int = 1, kind: str = "sa") -> Derivation:
-    """On the empirical measure of (x_j, j/n) the masked mean-field velocity at (x_i, i/n) is the causal particle
-    field of token i (source of the mean-field form: arXiv 2411.04990, section on the causal continuity equation)."""
+    """On the empirical measure of :math:`(x_j, j/n)` the masked mean-field velocity at :math:`(x_i, i/n)` is the causal
+    particle field of token :math:`i` (source of the mean-field form: arXiv 2411.04990, section on the causal
+    continuity equation).
+    """
     pts, sampler = _sphere_points(d, n)
     atoms = [(p, sp.Rational(j + 1, n)) for j, p in enumerate(pts)]
     lhs = causal_meanfield_velocity(pts[i], sp.Rational(i + 1, n), atoms, kind)
@@ -376,11 +420,12 @@ def causal_meanfield_derivation(d: int = 2, n: int = 3, i: int = 1, kind: str = 
 
 # -- Gaussian solutions with several softmax heads ---------------------------------------------------------------
 def multihead_gaussian_derivation(d: int, H: int) -> Derivation:
-    """H softmax heads on N(alpha, Sigma): Gamma(x) = sum_h V_h (alpha + Sigma A_h x) (each head tilts the Gaussian
-    separately, :func:`theory.gaussian.softmax_tilting_derivation`), an affine field with slope
-    J = dGamma/dx = sum_h V_h Sigma A_h; the moment ODE of an affine field, (b + J alpha, J Sigma + Sigma J^T),
-    is then compared with the sum over heads of the one-head right-hand sides (lhs: from the summed field;
-    rhs: sum of :func:`theory.gaussian.moment_ode_matrix_form` with head matrices substituted).
+    r""":math:`H` softmax heads on :math:`N(\alpha, \Sigma)`: :math:`\Gamma(x) = \sum_h V_h (\alpha + \Sigma A_h x)`
+    (each head tilts the Gaussian separately, :func:`theory.gaussian.softmax_tilting_derivation`), an affine field
+    with slope :math:`J = d\Gamma/dx = \sum_h V_h \Sigma A_h`; the moment ODE of an affine field,
+    :math:`(b + J\alpha,\ J\Sigma + \Sigma J^\top)`, is then compared with the sum over heads of the one-head
+    right-hand sides (lhs: from the summed field; rhs: sum of :func:`theory.gaussian.moment_ode_matrix_form` with
+    head matrices substituted).
 
     Verified by: architectures.gaussian-heads.
     """
@@ -423,9 +468,12 @@ def multihead_gaussian_derivation(d: int, H: int) -> Derivation:
 
 # -- gradient structure ---------------------------------------------------------------------------------------------
 def multihead_gradient_derivation(d: int = 2, n: int = 2, H: int = 2) -> Derivation:
-    """usa with heads whose score maps B_h are symmetric and value maps are c_h B_h: v_i = n grad_i E (Riemannian),
-    E = sum_h c_h/(2 beta n^2) sum_{i,j} e^{beta x_i^T B_h x_j}. (Sander et al. / GLPR's gradient structure,
-    one head per term.) Symbols: symmetric B_h, scalars c_h; checked at rational points of the sphere."""
+    r"""``usa`` with heads whose score maps :math:`B_h` are symmetric and value maps are :math:`c_h B_h`:
+    :math:`v_i = n \operatorname{grad}_i E` (Riemannian),
+    :math:`E = \sum_h \frac{c_h}{2\beta n^2} \sum_{i,j} e^{\beta x_i^\top B_h x_j}`. (Sander et al. / GLPR's
+    gradient structure, one head per term.) Symbols: symmetric :math:`B_h`, scalars :math:`c_h`; checked at rational
+    points of the sphere.
+    """
     from .gaussian import symmetric_matrix
 
     pts, sampler0 = _sphere_points(d, n)
@@ -452,9 +500,17 @@ def multihead_gradient_derivation(d: int = 2, n: int = 2, H: int = 2) -> Derivat
 
 
 def gradient_obstruction(d: int = 2) -> sp.Expr:
-    """The asymmetry of the interaction Jacobian for usa with V = I and a symmetric score map B (two particles,
-    in R^d before projection): dF_1/dx_2 - (dF_2/dx_1)^T = beta e^{beta x_1^T B x_2} (x_2 (B x_1)^T - (B x_2) x_1^T)
-    componentwise; zero for all x iff B is a multiple of I. Returns the (d x d) matrix."""
+    r"""The asymmetry of the interaction Jacobian for ``usa`` with :math:`V = I` and a symmetric score map
+    :math:`B` (two particles, in :math:`\mathbb{R}^d` before projection):
+
+    .. math::
+
+        \frac{\partial F_1}{\partial x_2} - \Big(\frac{\partial F_2}{\partial x_1}\Big)^\top
+        = \beta e^{\beta x_1^\top B x_2} \big(x_2 (B x_1)^\top - (B x_2) x_1^\top\big)
+
+    componentwise; zero for all :math:`x` iff :math:`B` is a multiple of :math:`I`. Returns the :math:`d \times d`
+    matrix.
+    """
     from .gaussian import symmetric_matrix
 
     B = symmetric_matrix("B", d)
@@ -472,14 +528,17 @@ def _rotate_derivative(f: sp.Expr, x: sp.Matrix) -> sp.Expr:
 
 
 def angle_one_form(kind: str, heads: Sequence, n: int = 3, metric=None, beta=sym.beta):
-    """The velocity 1-form omega = sum_i m_i v_i^theta d theta_i of n tokens on S^1 (angle coordinates).
+    r"""The velocity 1-form :math:`\omega = \sum_i m_i v_i^\theta\, d\theta_i` of :math:`n` tokens on
+    :math:`\mathbb{S}^1` (angle coordinates).
 
-    v_i^theta = <v_i, x_i^perp> is the angular velocity of the block field (:func:`block_particle_field`, score
-    scale 1), m_i the metric factor: ``None`` (round metric, m_i = 1) or a sequence of head indices (m_i = sum over
-    those heads of Z_i^h = sum_j e^{beta <Q_h x_i, K_h x_j>}, the factor of GLPR's sa structure without its
-    constant n^{-2}). v_i = m_i^{-1} dF/d theta_i for a function F on the torus iff omega = dF. Written in the
-    Cartesian particle symbols of :func:`theory.symbols.particle` (exact at rational points of the circle).
-    Returns (points, [a_i]) with omega = sum_i a_i d theta_i.
+    :math:`v_i^\theta = \langle v_i, x_i^\perp\rangle` is the angular velocity of the block field
+    (:func:`block_particle_field`, score scale 1), :math:`m_i` the metric factor: ``None`` (round metric,
+    :math:`m_i = 1`) or a sequence of head indices (:math:`m_i` = sum over those heads of
+    :math:`Z_i^h = \sum_j e^{\beta \langle Q_h x_i, K_h x_j\rangle}`, the factor of GLPR's ``sa`` structure without
+    its constant :math:`n^{-2}`). :math:`v_i = m_i^{-1} \partial F/\partial \theta_i` for a function :math:`F` on
+    the torus iff :math:`\omega = dF`. Written in the Cartesian particle symbols of :func:`theory.symbols.particle`
+    (exact at rational points of the circle). Returns ``(points, [a_i])`` with
+    :math:`\omega = \sum_i a_i\, d\theta_i`.
     """
     pts = [sym.particle(j + 1, 2) for j in range(n)]
     out = []
@@ -502,23 +561,27 @@ def _curl_entry(a: Sequence, pts: Sequence, p: int, q: int) -> sp.Expr:
 
 
 def angle_curl(kind: str, heads: Sequence, n: int = 3, metric=None, beta=sym.beta) -> tuple:
-    """(points, C) with C_ab = d a_b / d theta_a - d a_a / d theta_b, the coefficients of d omega for the 1-form of
-    :func:`angle_one_form`. C = 0 everywhere is necessary for v_i = m_i^{-1} dF/d theta_i, and sufficient once the
-    periods of omega over the torus cycles vanish."""
+    r"""``(points, C)`` with :math:`C_{ab} = \partial a_b / \partial \theta_a - \partial a_a / \partial \theta_b`, the
+    coefficients of :math:`d\omega` for the 1-form of :func:`angle_one_form`. :math:`C = 0` everywhere is necessary
+    for :math:`v_i = m_i^{-1} \partial F/\partial \theta_i`, and sufficient once the periods of :math:`\omega` over
+    the torus cycles vanish.
+    """
     pts, a = angle_one_form(kind, heads, n, metric, beta)
     C = sp.Matrix(n, n, lambda p, q: _curl_entry(a, pts, p, q))
     return pts, C
 
 
 def gradient_curl_derivation(case: str) -> Derivation:
-    """d omega = 0 for the flows that are gradients (n = 3 tokens on S^1):
+    r""":math:`d\omega = 0` for the flows that are gradients (:math:`n = 3` tokens on :math:`\mathbb{S}^1`):
 
-    - ``"usa-symmetric"``: usa, two heads with symmetric score maps B_h and value maps c_h B_h, round metric
-      (the energy of :func:`multihead_gradient_derivation`);
-    - ``"sa-one-head"``: sa, one head Q = K = V = I, metric factor Z_i (GLPR's sa structure);
-    - ``"usa-scaled-identity"``: usa, heads Q_h^T K_h = b_h I, V_h = I/H (mixed kernel), round metric.
+    - ``"usa-symmetric"``: ``usa``, two heads with symmetric score maps :math:`B_h` and value maps :math:`c_h B_h`,
+      round metric (the energy of :func:`multihead_gradient_derivation`);
+    - ``"sa-one-head"``: ``sa``, one head :math:`Q = K = V = I`, metric factor :math:`Z_i` (GLPR's ``sa``
+      structure);
+    - ``"usa-scaled-identity"``: ``usa``, heads :math:`Q_h^\top K_h = b_h I`, :math:`V_h = I/H` (mixed kernel), round
+      metric.
 
-    Checked at exact rational points of the circle, random rational entries and beta.
+    Checked at exact rational points of the circle, random rational entries and :math:`\beta`.
     """
     from .gaussian import symmetric_matrix
 
@@ -556,9 +619,11 @@ def gradient_curl_derivation(case: str) -> Derivation:
 
 def curl_at(kind: str, heads: Sequence, angles: Sequence, beta_value, metric=None, pairs=((0, 1),),
             digits: int = 30) -> dict:
-    """Entries C_ab of the curl of :func:`angle_one_form` for the given ``pairs`` at tokens
-    x_i = (cos theta_i, sin theta_i) and the given beta (``digits`` significant digits): a nonzero entry shows that
-    no F has v_i = m_i^{-1} dF/d theta_i. Only the requested entries are differentiated (the others cost as much)."""
+    r"""Entries :math:`C_{ab}` of the curl of :func:`angle_one_form` for the given ``pairs`` at tokens
+    :math:`x_i = (\cos\theta_i, \sin\theta_i)` and the given :math:`\beta` (``digits`` significant digits): a nonzero
+    entry shows that no :math:`F` has :math:`v_i = m_i^{-1} \partial F/\partial \theta_i`. Only the requested
+    entries are differentiated (the others cost as much).
+    """
     pts, a = angle_one_form(kind, heads, len(angles), metric)
     subs = {sym.beta: beta_value}
     for p, t in zip(pts, angles):
@@ -572,7 +637,9 @@ SOURCE_POSITIONS = ("Press, Smith, Lewis arXiv 2108.12409 (ALiBi); Su et al. arX
 
 
 def alibi_energy(points: Sequence, labels: Sequence, lam, beta=sym.beta) -> sp.Expr:
-    """E = 1/(2 beta n^2) sum_{i,j} e^{beta <x_i, x_j> - lambda |p_i - p_j|} (the pair weight is symmetric in i, j)."""
+    r""":math:`E = \frac{1}{2\beta n^2} \sum_{i,j} e^{\beta \langle x_i, x_j\rangle - \lambda \lvert p_i - p_j\rvert}`
+    (the pair weight is symmetric in :math:`i, j`).
+    """
     pts = [_col(p) for p in points]
     n = len(pts)
     return sum(sp.exp(beta * (x.T * y)[0, 0] - lam * sp.Abs(p - q)) for x, p in zip(pts, labels)
@@ -580,8 +647,10 @@ def alibi_energy(points: Sequence, labels: Sequence, lam, beta=sym.beta) -> sp.E
 
 
 def alibi_gradient_derivation(d: int = 2, labels=(0, 1, 3)) -> Derivation:
-    """usa with ALiBi and Q = K = V = I (no mask) is v_i = n grad_i E (Riemannian) for :func:`alibi_energy`, lambda
-    symbolic, labels exact: the ALiBi weight is symmetric in (i, j), so GLPR's gradient structure survives."""
+    r"""``usa`` with ALiBi and :math:`Q = K = V = I` (no mask) is :math:`v_i = n \operatorname{grad}_i E` (Riemannian)
+    for :func:`alibi_energy`, :math:`\lambda` symbolic, labels exact: the ALiBi weight is symmetric in
+    :math:`(i, j)`, so GLPR's gradient structure survives.
+    """
     n = len(labels)
     lam = sp.Symbol("lambda", nonnegative=True)
     pts, sampler0 = _sphere_points(d, n)
@@ -605,8 +674,9 @@ def alibi_gradient_derivation(d: int = 2, labels=(0, 1, 3)) -> Derivation:
 
 
 def rope_relative_derivation(k: int = 4) -> Derivation:
-    """<R(p) q, R(r) k> = <q, R(r - p) k>: RoPE scores depend on the positions through r - p only (symbolic p, r,
-    base; the rotation of :func:`rope_rotation`)."""
+    r""":math:`\langle R(p) q, R(r) k\rangle = \langle q, R(r - p) k\rangle`: RoPE scores depend on the positions
+    through :math:`r - p` only (symbolic :math:`p`, :math:`r`, base; the rotation of :func:`rope_rotation`).
+    """
     p, r = sp.symbols("p r", real=True)
     base = sp.Symbol("b", positive=True)
     q = sp.Matrix(sp.symbols(f"q1:{k + 1}", real=True))
@@ -619,7 +689,9 @@ def rope_relative_derivation(k: int = 4) -> Derivation:
 
 
 def rope_energy(points: Sequence, labels: Sequence, beta=sym.beta) -> sp.Expr:
-    """E_R = 1/(2 beta n^2) sum_{i,j} e^{beta <R(p_i) x_i, R(p_j) x_j>} (base 1 on d = 2: R(p) is the rotation by p)."""
+    r""":math:`E_R = \frac{1}{2\beta n^2} \sum_{i,j} e^{\beta \langle R(p_i) x_i, R(p_j) x_j\rangle}` (base 1 on
+    :math:`d = 2`: :math:`R(p)` is the rotation by :math:`p`).
+    """
     pts = [_col(x) for x in points]
     n = len(pts)
     return sum(sp.exp(beta * _rotated_score(x, y, p, q, 1)) for x, p in zip(pts, labels)
@@ -627,9 +699,12 @@ def rope_energy(points: Sequence, labels: Sequence, beta=sym.beta) -> sp.Expr:
 
 
 def rope_gradient_derivation(n: int = 3) -> Derivation:
-    """usa on S^1 with RoPE and *rotated values*, v_i = P_{x_i}(R(p_i)^T (1/n) sum_j e^{beta <R(p_i) x_i, R(p_j) x_j>}
-    R(p_j) x_j), is n grad_i E_R (:func:`rope_energy`; labels symbolic). With plain values (V x_j, what RoPE does)
-    the weight matrix R(p_j - p_i) is not symmetric and the field is not this gradient."""
+    r"""``usa`` on :math:`\mathbb{S}^1` with RoPE and *rotated values*,
+    :math:`v_i = P_{x_i}(R(p_i)^\top \frac{1}{n} \sum_j e^{\beta \langle R(p_i) x_i, R(p_j) x_j\rangle} R(p_j) x_j)`,
+    is :math:`n \operatorname{grad}_i E_R` (:func:`rope_energy`; labels symbolic). With plain values
+    (:math:`V x_j`, what RoPE does) the weight matrix :math:`R(p_j - p_i)` is not symmetric and the field is not
+    this gradient.
+    """
     pts, sampler0 = _sphere_points(2, n)
     ps = sp.symbols(f"p1:{n + 1}", real=True)
     x = pts[0]
@@ -647,8 +722,10 @@ def rope_gradient_derivation(n: int = 3) -> Derivation:
 
 
 def causal_positions_first_token_derivation(d: int = 2, n: int = 3) -> Derivation:
-    """Causal sa with V = I, ALiBi (symbolic lambda) and RoPE (symbolic base, labels 0, 1, ...): the first token
-    attends to itself only, so v_1 = P_{x_1} x_1 = 0 for any Q, K."""
+    r"""Causal ``sa`` with :math:`V = I`, ALiBi (symbolic :math:`\lambda`) and RoPE (symbolic base, labels
+    :math:`0, 1, \dots`): the first token attends to itself only, so :math:`v_1 = P_{x_1} x_1 = 0` for any
+    :math:`Q, K`.
+    """
     Q, K, _, _ = head_matrices(1, d, d)
     lam = sp.Symbol("lambda", nonnegative=True)
     base = sp.Symbol("b", positive=True)
@@ -660,9 +737,11 @@ def causal_positions_first_token_derivation(d: int = 2, n: int = 3) -> Derivatio
 
 
 def causal_positions_two_token_derivation(d: int = 2) -> Derivation:
-    """Causal sa, V = I, ALiBi and RoPE (labels 0, p): d<x_1,x_2>/dt = sigma(s_21 - s_22 - lambda p)(1 - <x_1,x_2>^2)
-    with the rotated scores s_2j = beta <R(1) Q x_2, R(p_j) K x_j>: the weight stays in (0, 1), so the KPR merge
-    of token 2 into token 1 survives both mechanisms."""
+    r"""Causal ``sa``, :math:`V = I`, ALiBi and RoPE (labels :math:`0, p`):
+    :math:`d\langle x_1, x_2\rangle/dt = \sigma(s_{21} - s_{22} - \lambda p)(1 - \langle x_1, x_2\rangle^2)` with
+    the rotated scores :math:`s_{2j} = \beta \langle R(1) Q x_2, R(p_j) K x_j\rangle`: the weight stays in
+    :math:`(0, 1)`, so the KPR merge of token 2 into token 1 survives both mechanisms.
+    """
     Q, K, _, _ = head_matrices(1, d, d)
     lam = sp.Symbol("lambda", nonnegative=True)
     base = sp.Integer(1)
@@ -694,11 +773,12 @@ def block_velocity_function(kind: str, n: int, heads_numeric, *, scale=1, mlp=No
                             particle: int = 0, alibi=None, rope=None, labels=None):
     """Emit the velocity of particle ``particle`` as a compiled NumPy function (theory.codegen).
 
-    Signature: ``f(x1_1, ..., x1_d, x2_1, ..., xn_d, beta) -> (v_1, ..., v_d)`` (coordinates of all n particles,
-    row by row, then beta), elementwise over arrays. ``heads_numeric``: sequence of (Q, K, V, W) as nested
-    lists or arrays (numbers baked into the code); ``mlp`` likewise: one shared (W1, b1, W2, b2, activation
-    name), or a sequence of H such tuples (one MLP per head). The signature does not depend on H or the MLP.
-    ``alibi``, ``rope``, ``labels``: the position mechanism of :func:`block_particle_field` (numbers baked in).
+    Signature: ``f(x1_1, ..., x1_d, x2_1, ..., xn_d, beta) -> (v_1, ..., v_d)`` (coordinates of all :math:`n`
+    particles, row by row, then ``beta``), elementwise over arrays. ``heads_numeric``: sequence of ``(Q, K, V, W)``
+    as nested lists or arrays (numbers baked into the code); ``mlp`` likewise: one shared ``(W1, b1, W2, b2,
+    activation name)``, or a sequence of :math:`H` such tuples (one MLP per head). The signature does not depend on
+    :math:`H` or the MLP. ``alibi``, ``rope``, ``labels``: the position mechanism of :func:`block_particle_field`
+    (numbers baked in).
     """
     from .codegen import compile_function
 

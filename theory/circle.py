@@ -1,21 +1,46 @@
-"""The circle S^1: angle equations, the Kuramoto correspondence and the Bessel-Fourier form of the dynamics.
+r"""The circle :math:`\mathbb{S}^1`: angle equations, the Kuramoto correspondence and the Bessel-Fourier form of the
+dynamics.
 
-Conventions (docs/conventions.md; GLPR arXiv 2312.10794): x_i = (cos theta_i, sin theta_i), tau_i =
-(-sin theta_i, cos theta_i) the unit tangent, Q = K = V = I, the self-interaction j = i included.
+Conventions (docs/conventions.md; GLPR arXiv 2312.10794): :math:`x_i = (\cos\theta_i, \sin\theta_i)`,
+:math:`\tau_i = (-\sin\theta_i, \cos\theta_i)` the unit tangent, :math:`Q = K = V = I`, the self-interaction
+:math:`j = i` included.
 
-- Angle equations (:func:`angle_equation_derivation`): the sphere field v_i of ``sa``/``usa`` at d = 2 has normal
-  component <x_i, v_i> = 0 and tangential component <tau_i, v_i> = d theta_i/dt =
-  usa: (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i),
-  sa:  sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i) / sum_j e^{beta cos(theta_j - theta_i)}.
-- Kuramoto (:func:`kuramoto_derivation`): at beta = 0 both are d theta_i/dt = omega + (K/n) sum_j sin(theta_j -
-  theta_i) with identical natural frequencies omega = 0 and coupling K = 1 (the K/n mean-field normalisation).
-- Fourier (:func:`fourier_series_derivations`): from e^{(beta/2)(z + 1/z)} = sum_k I_k(beta) z^k at z = e^{iu},
-  e^{beta cos u} = I_0 + 2 sum_{k>=1} I_k cos(ku) and, differentiating in u,
-  e^{beta cos u} sin u = (2/beta) sum_{k>=1} k I_k sin(ku) = sum_{k>=1} (I_{k-1} - I_{k+1}) sin(ku).
-- Order parameters r_k = (1/n) sum_j e^{ik theta_j} (:func:`order_parameter_derivations`):
-  E_beta = (I_0(beta) - 1)/(2 beta) + sum_{k>=1} (I_k(beta)/beta) |r_k|^2 (our E_beta, GLPR's minus 1/(2 beta)),
-  usa: omega_i = sum_k b_k Im(r_k e^{-ik theta_i}) = n dE_beta/dtheta_i,
-  sa:  omega_i = usa / (I_0 + 2 sum_k I_k Re(r_k e^{-ik theta_i})).
+- Angle equations (:func:`angle_equation_derivation`): the sphere field :math:`v_i` of ``sa``/``usa`` at
+  :math:`d = 2` has normal component :math:`\langle x_i, v_i\rangle = 0` and tangential component
+  :math:`\langle \tau_i, v_i\rangle = d\theta_i/dt =`
+
+  .. math::
+
+      \begin{aligned}
+      \texttt{usa}:&\quad \frac{1}{n} \sum_j e^{\beta\cos(\theta_j - \theta_i)} \sin(\theta_j - \theta_i),\\
+      \texttt{sa}:&\quad \frac{\sum_j e^{\beta\cos(\theta_j - \theta_i)} \sin(\theta_j - \theta_i)}
+      {\sum_j e^{\beta\cos(\theta_j - \theta_i)}}.
+      \end{aligned}
+
+- Kuramoto (:func:`kuramoto_derivation`): at :math:`\beta = 0` both are
+  :math:`d\theta_i/dt = \omega + (K/n) \sum_j \sin(\theta_j - \theta_i)` with identical natural frequencies
+  :math:`\omega = 0` and coupling :math:`K = 1` (the :math:`K/n` mean-field normalisation).
+- Fourier (:func:`fourier_series_derivations`): from
+  :math:`e^{(\beta/2)(z + 1/z)} = \sum_k I_k(\beta) z^k` at :math:`z = e^{iu}`,
+  :math:`e^{\beta\cos u} = I_0 + 2 \sum_{k\ge1} I_k \cos(ku)` and, differentiating in :math:`u`,
+
+  .. math::
+
+      e^{\beta\cos u} \sin u = \frac{2}{\beta} \sum_{k\ge1} k I_k \sin(ku) = \sum_{k\ge1} (I_{k-1} - I_{k+1}) \sin(ku).
+
+- Order parameters :math:`r_k = \frac{1}{n} \sum_j e^{ik\theta_j}` (:func:`order_parameter_derivations`):
+
+  .. math::
+
+      \begin{aligned}
+      E_\beta &= \frac{I_0(\beta) - 1}{2\beta} + \sum_{k\ge1} \frac{I_k(\beta)}{\beta} \lvert r_k\rvert^2
+      \quad \text{(our } E_\beta\text{, GLPR's minus } 1/(2\beta)\text{)},\\
+      \texttt{usa}:\quad \omega_i &= \sum_k b_k \operatorname{Im}(r_k e^{-ik\theta_i})
+      = n\, \partial E_\beta/\partial\theta_i,\\
+      \texttt{sa}:\quad \omega_i &= \omega_i^{\texttt{usa}}
+      \Big/ \Big(I_0 + 2 \sum_k I_k \operatorname{Re}(r_k e^{-ik\theta_i})\Big).
+      \end{aligned}
+
 - Truncation (:func:`harmonics_for_tolerance_mp`): the reference (mpmath) version of the tail criterion used by
   :func:`numerics.circle.fourier.harmonics_for_tolerance`.
 
@@ -39,19 +64,21 @@ SOURCE = "GLPR (arXiv 2312.10794), the circle S^1 and the Kuramoto model"
 
 # -- sphere field at d = 2 and the angle equations ----------------------------------------------------------------
 def circle_point(angle: sp.Expr) -> sp.Matrix:
-    """x = (cos angle, sin angle) as a column vector."""
+    r""":math:`x = (\cos a, \sin a)` as a column vector, :math:`a` = ``angle``."""
     return sp.Matrix([sp.cos(angle), sp.sin(angle)])
 
 
 def circle_tangent(angle: sp.Expr) -> sp.Matrix:
-    """The unit tangent tau = dx/dangle = (-sin angle, cos angle)."""
+    r"""The unit tangent :math:`\tau = dx/da = (-\sin a, \cos a)`, :math:`a` = ``angle``."""
     return sp.Matrix([-sp.sin(angle), sp.cos(angle)])
 
 
 def sphere_field(spec: ModelSpec, points) -> list[sp.Matrix]:
-    """The ``sa``/``usa`` field v_i = P_{x_i}(sum_j w_ij V x_j / N_i) for explicit symbolic points (small n only).
+    r"""The ``sa``/``usa`` field :math:`v_i = P_{x_i}(\sum_j w_{ij} V x_j / N_i)` for explicit symbolic points
+    (small :math:`n` only).
 
-    w_ij = e^{beta <Q x_i, K x_j>} (``spec.pair_kernel()``), N_i = sum_j w_ij (sa) or n (usa).
+    :math:`w_{ij} = e^{\beta \langle Q x_i, K x_j\rangle}` (``spec.pair_kernel()``), :math:`N_i = \sum_j w_{ij}`
+    (``sa``) or :math:`n` (``usa``).
     """
     pts = [sp.Matrix(p) for p in points]
     n = len(pts)
@@ -65,13 +92,14 @@ def sphere_field(spec: ModelSpec, points) -> list[sp.Matrix]:
 
 
 def pair_angle_kernel(angle_difference: sp.Expr = u) -> tuple[sp.Expr, sp.Expr]:
-    """(e^{beta cos u} sin u, e^{beta cos u}): the numerator and normaliser kernels of the angle equations."""
+    r""":math:`(e^{\beta\cos u} \sin u,\ e^{\beta\cos u})`: the numerator and normaliser kernels of the angle
+    equations."""
     w = sp.exp(beta * sp.cos(angle_difference))
     return w * sp.sin(angle_difference), w
 
 
 def angle_velocity(model: str, angles, i: int) -> sp.Expr:
-    """d theta_i/dt from the angle equations (explicit angles, 0-based i)."""
+    r""":math:`d\theta_i/dt` from the angle equations (explicit angles, 0-based ``i``)."""
     n = len(angles)
     num = sum(pair_angle_kernel(a - angles[i])[0] for a in angles)
     den = sum(pair_angle_kernel(a - angles[i])[1] for a in angles) if model == "sa" else sp.Integer(n)
@@ -109,11 +137,14 @@ def _row_weights_as_symbols(spec: ModelSpec, angles, i: int):
 
 
 def pair_angle_derivation(model: str) -> Derivation:
-    """Pair level: the tangential and normal components of P_{x_i}(e^{beta<x_i,x_j>} x_j) at d = 2.
+    r"""Pair level: the tangential and normal components of
+    :math:`P_{x_i}(e^{\beta\langle x_i, x_j\rangle} x_j)` at :math:`d = 2`.
 
-    With x_i = (cos theta_i, sin theta_i): <tau_i, P_{x_i}(w x_j)> = w sin(theta_j - theta_i) and
-    <x_i, P_{x_i}(w x_j)> = 0, w = e^{beta cos(theta_j - theta_i)}; by linearity (and the scalar normaliser
-    of sa) this gives the angle equations for any n. ``model`` only changes the title.
+    With :math:`x_i = (\cos\theta_i, \sin\theta_i)`:
+    :math:`\langle \tau_i, P_{x_i}(w x_j)\rangle = w \sin(\theta_j - \theta_i)` and
+    :math:`\langle x_i, P_{x_i}(w x_j)\rangle = 0`, :math:`w = e^{\beta\cos(\theta_j - \theta_i)}`; by linearity
+    (and the scalar normaliser of ``sa``) this gives the angle equations for any :math:`n`. ``model`` only changes
+    the title.
 
     Verified by: circle.angle-equations.
     """
@@ -138,13 +169,16 @@ def pair_angle_derivation(model: str) -> Derivation:
 
 
 def angle_equation_derivation(model: str, n: int = 3) -> Derivation:
-    """Explicit small-n cross-check: the full sphere field v_i equals omega_i tau_i (normal part 0), all i.
+    r"""Explicit small-:math:`n` cross-check: the full sphere field :math:`v_i` equals :math:`\omega_i \tau_i`
+    (normal part 0), all :math:`i`.
 
-    The field is built by :func:`sphere_field` from the model spec; its weights e^{beta<x_i,x_j>} are renamed
-    W_ij (positive symbols) so that the identity becomes polynomial: lhs stacks (N_i <tau_i, v_i>, <x_i, v_i>)
-    and rhs (sum_j W_ij sin(theta_j - theta_i), 0), N_i = sum_j W_ij (sa) or n (usa). The weights are then
-    identified with e^{beta cos(theta_j - theta_i)} (the inner product <x_i, x_j> = cos(theta_j - theta_i), step 2),
-    which turns rhs / N_i into :func:`angle_velocity`.
+    The field is built by :func:`sphere_field` from the model spec; its weights
+    :math:`e^{\beta\langle x_i, x_j\rangle}` are renamed :math:`W_{ij}` (positive symbols) so that the identity
+    becomes polynomial: lhs stacks :math:`(N_i \langle \tau_i, v_i\rangle, \langle x_i, v_i\rangle)` and rhs
+    :math:`(\sum_j W_{ij} \sin(\theta_j - \theta_i), 0)`, :math:`N_i = \sum_j W_{ij}` (``sa``) or :math:`n`
+    (``usa``). The weights are then identified with :math:`e^{\beta\cos(\theta_j - \theta_i)}` (the inner product
+    :math:`\langle x_i, x_j\rangle = \cos(\theta_j - \theta_i)`, step 2), which turns rhs :math:`/ N_i` into
+    :func:`angle_velocity`.
 
     Verified by: circle.angle-equations.
     """
@@ -175,9 +209,10 @@ def angle_equation_derivation(model: str, n: int = 3) -> Derivation:
 
 
 def kuramoto_derivation(model: str, n: int = 3) -> Derivation:
-    """At beta = 0 the angle equations are Kuramoto's with omega_i = 0 and coupling K = 1 (K/n normalisation).
+    r"""At :math:`\beta = 0` the angle equations are Kuramoto's with :math:`\omega_i = 0` and coupling
+    :math:`K = 1` (:math:`K/n` normalisation).
 
-    Kuramoto: d theta_i/dt = omega_i + (K/n) sum_{j=1}^n sin(theta_j - theta_i).
+    Kuramoto: :math:`d\theta_i/dt = \omega_i + (K/n) \sum_{j=1}^n \sin(\theta_j - \theta_i)`.
 
     Verified by: circle.angle-equations, circle.kuramoto-two-particles.
     """
@@ -193,7 +228,8 @@ def kuramoto_derivation(model: str, n: int = 3) -> Derivation:
 
 # -- Fourier series with modified Bessel coefficients ------------------------------------------------------------
 def bessel_series(order: int, terms: int) -> sp.Expr:
-    """Taylor polynomial of I_order(beta): sum_{m<terms} (beta/2)^{2m+order} / (m! (m+order)!)."""
+    r"""Taylor polynomial of :math:`I_p(\beta)`, :math:`p` = ``order``:
+    :math:`\sum_{m<\text{terms}} (\beta/2)^{2m+p} / (m!\,(m+p)!)`."""
     order = abs(order)
     return sum((beta / 2) ** (2 * m + order) / (sp.factorial(m) * sp.factorial(m + order)) for m in range(terms))
 
@@ -204,11 +240,13 @@ def _truncate_in_beta(expr: sp.Expr, order: int) -> sp.Expr:
 
 
 def generating_function_derivation(order: int = 8) -> Derivation:
-    """e^{(beta/2)(z + 1/z)} = sum_k I_k(beta) z^k, checked coefficient by coefficient up to beta^order.
+    r""":math:`e^{(\beta/2)(z + 1/z)} = \sum_k I_k(\beta) z^k`, checked coefficient by coefficient up to
+    :math:`\beta^p`, :math:`p` = ``order``.
 
-    Both sides are expanded as polynomials in beta (Laurent in z) through degree ``order``: the left side from
-    the exponential series, the right from the Taylor series of I_k (|k| <= order). Exact identity of
-    truncations, hence of every Taylor coefficient up to that degree.
+    Both sides are expanded as polynomials in :math:`\beta` (Laurent in :math:`z`) through degree ``order``: the
+    left side from the exponential series, the right from the Taylor series of :math:`I_k`
+    (:math:`\lvert k\rvert \le p`). Exact identity of truncations, hence of every Taylor coefficient up to that
+    degree.
     """
     z = sp.Symbol("z", nonzero=True)
     lhs = sp.expand(sum(((beta / 2) * (z + 1 / z)) ** m / sp.factorial(m) for m in range(order + 1)))
@@ -223,14 +261,17 @@ def generating_function_derivation(order: int = 8) -> Derivation:
 
 
 def fourier_series_derivations() -> list[Derivation]:
-    """Symbolic steps from the generating function to the sin/cos series of the circle kernels.
+    r"""Symbolic steps from the generating function to the sin/cos series of the circle kernels.
 
-    1. z = e^{iu}: e^{beta cos u} = sum_k I_k e^{iku} = I_0 + 2 sum_{k>=1} I_k cos(ku) (I_{-k} = I_k).
-    2. d/du: -beta sin u e^{beta cos u} = -2 sum_k k I_k sin(ku), so e^{beta cos u} sin u =
-       (2/beta) sum_k k I_k sin(ku).
-    3. Recurrence I_{k-1} - I_{k+1} = (2k/beta) I_k (checked on Taylor series): coefficient b_k = I_{k-1} - I_{k+1},
-       regular at beta = 0 (b_1 = 1, b_k = 0 for k >= 2: the Kuramoto sin u).
-    Each derivation is an exact identity on truncated Taylor series in beta (degree 10).
+    1. :math:`z = e^{iu}`: :math:`e^{\beta\cos u} = \sum_k I_k e^{iku} = I_0 + 2 \sum_{k\ge1} I_k \cos(ku)`
+       (:math:`I_{-k} = I_k`).
+    2. :math:`d/du`: :math:`-\beta \sin u\, e^{\beta\cos u} = -2 \sum_k k I_k \sin(ku)`, so
+       :math:`e^{\beta\cos u} \sin u = (2/\beta) \sum_k k I_k \sin(ku)`.
+    3. Recurrence :math:`I_{k-1} - I_{k+1} = (2k/\beta) I_k` (checked on Taylor series): coefficient
+       :math:`b_k = I_{k-1} - I_{k+1}`, regular at :math:`\beta = 0` (:math:`b_1 = 1`, :math:`b_k = 0` for
+       :math:`k \ge 2`: the Kuramoto :math:`\sin u`).
+
+    Each derivation is an exact identity on truncated Taylor series in :math:`\beta` (degree 10).
 
     Verified by: circle.fourier-field (numerically), tests/theory/test_circle_derivations.py (symbolically).
     """
@@ -259,7 +300,8 @@ def fourier_series_derivations() -> list[Derivation]:
 
 
 def fourier_kernels(K: int | sp.Symbol | None = None):
-    """The truncated series (sum_{k=1}^K b_k sin(ku), I_0 + 2 sum_{k=1}^K I_k cos(ku)) as sympy expressions."""
+    r"""The truncated series :math:`(\sum_{k=1}^K b_k \sin(ku),\ I_0 + 2 \sum_{k=1}^K I_k \cos(ku))` as sympy
+    expressions."""
     K = 8 if K is None else K
     kk = sp.Dummy("k", integer=True, positive=True)
     sin_series = sp.Sum((sp.besseli(kk - 1, beta) - sp.besseli(kk + 1, beta)) * sp.sin(kk * u), (kk, 1, K))
@@ -268,8 +310,10 @@ def fourier_kernels(K: int | sp.Symbol | None = None):
 
 
 def fourier_coefficient_quadrature(kk: int, beta_value, dps: int = 30) -> tuple[mp.mpf, mp.mpf]:
-    """mpmath check of the coefficients: ((1/pi) int_0^{2pi} e^{beta cos u} sin u sin(ku) du,
-    (1/pi) int_0^{2pi} e^{beta cos u} cos(ku) du), to compare with (I_{k-1} - I_{k+1}, 2 I_k)."""
+    r"""mpmath check of the coefficients:
+    :math:`(\frac{1}{\pi} \int_0^{2\pi} e^{\beta\cos u} \sin u \sin(ku)\, du,\quad
+    \frac{1}{\pi} \int_0^{2\pi} e^{\beta\cos u} \cos(ku)\, du)`, to compare with
+    :math:`(I_{k-1} - I_{k+1},\ 2 I_k)`."""
     with mp.workdps(dps):
         b = mp.mpf(beta_value)
         f_sin = mp.quad(lambda x: mp.exp(b * mp.cos(x)) * mp.sin(x) * mp.sin(kk * x), [0, mp.pi, 2 * mp.pi]) / mp.pi
@@ -278,13 +322,14 @@ def fourier_coefficient_quadrature(kk: int, beta_value, dps: int = 30) -> tuple[
 
 
 def scaled_fourier_coefficients():
-    """(a_k, b_k) scaled by e^{-|beta|}: a_k = I_k(beta) e^{-|beta|} (cos series), b_k = (I_{k-1}(beta) -
-    I_{k+1}(beta)) e^{-|beta|} (sin series). Overflow-safe through :class:`theory.codegen.besselie`."""
+    r""":math:`(a_k, b_k)` scaled by :math:`e^{-\lvert\beta\rvert}`: :math:`a_k = I_k(\beta) e^{-\lvert\beta\rvert}`
+    (cos series), :math:`b_k = (I_{k-1}(\beta) - I_{k+1}(\beta)) e^{-\lvert\beta\rvert}` (sin series).
+    Overflow-safe through :class:`theory.codegen.besselie`."""
     return codegen.besselie(k, beta), codegen.besselie(k - 1, beta) - codegen.besselie(k + 1, beta)
 
 
 def scaled_fourier_coefficient_function():
-    """Compiled ``coefficients(k, beta) -> (a_k, b_k)`` (NumPy, scipy.special.ive), cached by codegen."""
+    """Compiled ``coefficients(k, beta) -> (a_k, b_k)`` (NumPy, ``scipy.special.ive``), cached by codegen."""
     return codegen.compile_function(
         "circle_scaled_fourier_coefficients", (k, beta), scaled_fourier_coefficients(),
         doc="Scaled Bessel-Fourier coefficients of the circle kernels.\n\nArguments: k (harmonic, array), beta."
@@ -293,19 +338,24 @@ def scaled_fourier_coefficient_function():
 
 # -- order parameters: energy and fields -------------------------------------------------------------------------
 def order_parameter(kk: int, angles) -> sp.Expr:
-    """r_k = (1/n) sum_j e^{i k theta_j} (explicit angles)."""
+    r""":math:`r_k = \frac{1}{n} \sum_j e^{ik\theta_j}` (explicit angles)."""
     return sp.Add(*[sp.exp(sp.I * kk * a) for a in angles]) / len(angles)
 
 
 def order_parameter_derivations(n: int = 3, K: int = 3) -> list[Derivation]:
-    """Exact per-harmonic identities behind E_beta and the fields in terms of r_k (explicit n angles).
+    r"""Exact per-harmonic identities behind :math:`E_\beta` and the fields in terms of :math:`r_k` (explicit
+    :math:`n` angles).
 
-    1. (1/n^2) sum_{i,j} cos(k(theta_i - theta_j)) = |r_k|^2 (so E_beta = (I_0 - 1)/(2 beta) +
-       sum_k (I_k/beta) |r_k|^2 from the cos series, term by term).
-    2. (1/n) sum_j sin(k(theta_j - theta_i)) = Im(r_k e^{-ik theta_i}) and
-       (1/n) sum_j cos(k(theta_j - theta_i)) = Re(r_k e^{-ik theta_i}) (the usa numerator, sa denominator).
-    3. Gradient structure on the circle: with E_K = (I_0 - 1)/(2 beta) + sum_{k<=K} (I_k/beta)|r_k|^2,
-       n dE_K/dtheta_i = sum_{k<=K} (2k I_k/beta) Im(r_k e^{-ik theta_i}) (usa = n grad E_beta, harmonic-wise).
+    1. :math:`\frac{1}{n^2} \sum_{i,j} \cos(k(\theta_i - \theta_j)) = \lvert r_k\rvert^2` (so
+       :math:`E_\beta = (I_0 - 1)/(2\beta) + \sum_k (I_k/\beta) \lvert r_k\rvert^2` from the cos series, term by
+       term).
+    2. :math:`\frac{1}{n} \sum_j \sin(k(\theta_j - \theta_i)) = \operatorname{Im}(r_k e^{-ik\theta_i})` and
+       :math:`\frac{1}{n} \sum_j \cos(k(\theta_j - \theta_i)) = \operatorname{Re}(r_k e^{-ik\theta_i})` (the
+       ``usa`` numerator, ``sa`` denominator).
+    3. Gradient structure on the circle: with
+       :math:`E_K = (I_0 - 1)/(2\beta) + \sum_{k\le K} (I_k/\beta) \lvert r_k\rvert^2`,
+       :math:`n\, \partial E_K/\partial\theta_i = \sum_{k\le K} (2k I_k/\beta) \operatorname{Im}(r_k e^{-ik\theta_i})`
+       (``usa`` :math:`= n \operatorname{grad} E_\beta`, harmonic-wise).
 
     Verified by: circle.energy-order-parameters.
     """
@@ -343,11 +393,13 @@ def order_parameter_derivations(n: int = 3, K: int = 3) -> list[Derivation]:
 
 
 def energy_in_order_parameters(K: int = 4) -> sp.Expr:
-    """E_beta = (I_0(beta) - 1)/(2 beta) + sum_{k=1}^K (I_k(beta)/beta) R_k, R_k = |r_k|^2 (symbols ``R_k``).
+    r""":math:`E_\beta = (I_0(\beta) - 1)/(2\beta) + \sum_{k=1}^K (I_k(\beta)/\beta) R_k`,
+    :math:`R_k = \lvert r_k\rvert^2` (symbols ``R_k``).
 
-    The full series (K -> oo) is our E_beta (GLPR's minus 1/(2 beta)); at beta = 0 it tends to R_1 / 2.
-    For beta > 0 every coefficient is positive; for beta < 0, I_k(beta)/beta = (-1)^{k+1} I_k(|beta|)/|beta|
-    alternates in sign (even harmonics enter negatively).
+    The full series (:math:`K \to \infty`) is our :math:`E_\beta` (GLPR's minus :math:`1/(2\beta)`); at
+    :math:`\beta = 0` it tends to :math:`R_1 / 2`. For :math:`\beta > 0` every coefficient is positive; for
+    :math:`\beta < 0`, :math:`I_k(\beta)/\beta = (-1)^{k+1} I_k(\lvert\beta\rvert)/\lvert\beta\rvert` alternates in
+    sign (even harmonics enter negatively).
     """
     R = [sp.Symbol(f"R_{kk}", nonnegative=True) for kk in range(1, K + 1)]
     return (sp.besseli(0, beta) - 1) / (2 * beta) + sum(sp.besseli(kk, beta) / beta * R[kk - 1]
@@ -356,27 +408,29 @@ def energy_in_order_parameters(K: int = 4) -> sp.Expr:
 
 # -- truncation bound (mpmath reference) -------------------------------------------------------------------------
 def amos_ratio_bound(kk, x):
-    """q_k = x / (k + 1/2 + sqrt(x^2 + (k + 1/2)^2)) >= I_{k+1}(x)/I_k(x), x >= 0, k >= 0 (Amos 1974, Math. Comp.
-    28, 239-251); q_k < 1 and q_k decreases in k."""
+    r""":math:`q_k = x / (k + 1/2 + \sqrt{x^2 + (k + 1/2)^2}) \ge I_{k+1}(x)/I_k(x)`, :math:`x \ge 0`,
+    :math:`k \ge 0` (Amos 1974, Math. Comp. 28, 239-251); :math:`q_k < 1` and :math:`q_k` decreases in :math:`k`."""
     h = mp.mpf(kk) + mp.mpf(1) / 2
     x = mp.mpf(x)
     return x / (h + mp.sqrt(x * x + h * h))
 
 
 def tail_bound_mp(K: int, beta_value) -> mp.mpf:
-    """Majorant of sum_{k>=K} I_k(|beta|) (unscaled): I_K / (1 - q_K), since I_{k+1} <= q_k I_k <= q_K I_k for
-    k >= K. It bounds both truncation errors: sum_{k>K} |b_k| <= sum_{k>=K} I_k (0 <= b_k <= I_{k-1}) and
-    2 sum_{k>K} I_k <= 2 sum_{k>=K} I_k."""
+    r"""Majorant of :math:`\sum_{k\ge K} I_k(\lvert\beta\rvert)` (unscaled): :math:`I_K / (1 - q_K)`, since
+    :math:`I_{k+1} \le q_k I_k \le q_K I_k` for :math:`k \ge K`. It bounds both truncation errors:
+    :math:`\sum_{k>K} \lvert b_k\rvert \le \sum_{k\ge K} I_k` (:math:`0 \le b_k \le I_{k-1}`) and
+    :math:`2 \sum_{k>K} I_k \le 2 \sum_{k\ge K} I_k`."""
     x = abs(mp.mpf(beta_value))
     return mp.besseli(K, x) / (1 - amos_ratio_bound(K, x))
 
 
 def harmonics_for_tolerance_mp(beta_value, tol, dps: int = 30, guard=1) -> int:
-    """Smallest K >= 1 with 3 * tail_bound(K) <= guard * tol * I_0(|beta|) (reference, mpmath, unscaled).
+    r"""Smallest :math:`K \ge 1` with :math:`3\, T(K) \le g \cdot \mathrm{tol} \cdot I_0(\lvert\beta\rvert)`,
+    :math:`T` the tail bound (:func:`tail_bound_mp`), :math:`g` = ``guard`` (reference, mpmath, unscaled).
 
-    guard = 1 is the usa criterion of :func:`numerics.circle.fourier.harmonics_for_tolerance`; guard =
-    numerics.circle.fourier.SA_DENOMINATOR_GUARD (1e-4) the sa criterion (sa error <= 3 tail / (Z_i/n) on the rows with
-    Z_i/n >= guard I_0; the other rows are computed directly)."""
+    ``guard = 1`` is the ``usa`` criterion of :func:`numerics.circle.fourier.harmonics_for_tolerance`;
+    ``guard = numerics.circle.fourier.SA_DENOMINATOR_GUARD`` (1e-4) the ``sa`` criterion (``sa`` error
+    :math:`\le 3 T / (Z_i/n)` on the rows with :math:`Z_i/n \ge g I_0`; the other rows are computed directly)."""
     with mp.workdps(dps):
         x = abs(mp.mpf(beta_value))
         target = mp.mpf(guard) * mp.mpf(tol) * mp.besseli(0, x) / 3
@@ -387,8 +441,8 @@ def harmonics_for_tolerance_mp(beta_value, tol, dps: int = 30, guard=1) -> int:
 
 
 def truncation_error_bound_mp(K: int, beta_value, dps: int = 30) -> tuple[mp.mpf, mp.mpf]:
-    """Exact sup-norm-bounding tails (sum_{k>K} |b_k|, 2 sum_{k>K} |I_k|) by mpmath summation, to compare with
-    the majorant."""
+    r"""Exact sup-norm-bounding tails :math:`(\sum_{k>K} \lvert b_k\rvert,\ 2 \sum_{k>K} \lvert I_k\rvert)` by
+    mpmath summation, to compare with the majorant."""
     with mp.workdps(dps):
         x = abs(mp.mpf(beta_value))
         sin_tail = mp.nsum(lambda j: mp.besseli(j - 1, x) - mp.besseli(j + 1, x), [K + 1, mp.inf])
@@ -402,12 +456,14 @@ R_RE, R_IM, R_ABS2 = (sp.Symbol("r_re", real=True), sp.Symbol("r_im", real=True)
 
 
 def order_parameter_terms():
-    """Per-harmonic terms of the fields and the energy in terms of r_k = r_re + i r_im (all scaled by e^{-|beta|}).
+    r"""Per-harmonic terms of the fields and the energy in terms of :math:`r_k` = ``r_re + i r_im`` (all scaled by
+    :math:`e^{-\lvert\beta\rvert}`).
 
-    Returns (sin_term, cos_term, energy_term):
-    sin_term = b_k Im(r_k e^{-ik theta}) (usa numerator; sum over k >= 1 is e^{-|beta|} omega_i^{usa}),
-    cos_term = 2 a_k Re(r_k e^{-ik theta}) (sa denominator minus a_0),
-    energy_term = 2 a_k |r_k|^2 (GKPR energy minus a_0 for beta >= 0).
+    Returns ``(sin_term, cos_term, energy_term)``:
+    ``sin_term`` :math:`= b_k \operatorname{Im}(r_k e^{-ik\theta})` (``usa`` numerator; the sum over
+    :math:`k \ge 1` is :math:`e^{-\lvert\beta\rvert} \omega_i^{\texttt{usa}}`),
+    ``cos_term`` :math:`= 2 a_k \operatorname{Re}(r_k e^{-ik\theta})` (``sa`` denominator minus :math:`a_0`),
+    ``energy_term`` :math:`= 2 a_k \lvert r_k\rvert^2` (GKPR energy minus :math:`a_0` for :math:`\beta \ge 0`).
     """
     a_k, b_k = scaled_fourier_coefficients()
     rot = sp.expand_complex((R_RE + sp.I * R_IM) * sp.exp(-sp.I * k * theta))
@@ -417,8 +473,8 @@ def order_parameter_terms():
 def order_parameter_term_function():
     """Compiled ``terms(k, beta, theta, r_re, r_im, r_abs2) -> (sin_term, cos_term, energy_term)`` (broadcasting).
 
-    The reference implementation (generated through :mod:`theory.codegen`) against which the hand-written O(n K)
-    Horner evaluation in :mod:`numerics.circle.fourier` is tested.
+    The reference implementation (generated through :mod:`theory.codegen`) against which the hand-written
+    :math:`O(nK)` Horner evaluation in :mod:`numerics.circle.fourier` is tested.
     """
     return codegen.compile_function(
         "circle_order_parameter_terms", (k, beta, theta, R_RE, R_IM, R_ABS2), order_parameter_terms(),

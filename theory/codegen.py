@@ -1,4 +1,4 @@
-"""The one seam between symbols and numbers: emit vectorised NumPy code from sympy expressions.
+r"""The one seam between symbols and numbers: emit vectorised NumPy code from sympy expressions.
 
 Low-level layer (this module's first half): :func:`function_source` prints a sympy expression (or a tuple of
 them) as the source of a plain Python function over NumPy arrays, with common subexpression elimination
@@ -8,11 +8,12 @@ identity, and :func:`write_module` writes several such functions out as a standa
 depends on NumPy/SciPy only.
 
 Model layer (second half): :func:`generate_model` turns a :class:`theory.spec.ModelSpec` into a module whose
-symbolic part is the pair kernel phi_beta, its derivatives and the overflow-safe shifted weight
-phi'(s) e^{-c} (all printed from sympy with CSE), and whose aggregation over particles is a fixed, documented,
-blocked template (:data:`_TEMPLATE`): ``field(X, beta)`` -> (n, d), ``energy(X, beta)`` -> float, the Riemannian
-gradient and a Hessian-vector product of E_beta. Modules are cached by :func:`model_key` (the hash of the
-expressions they are printed from) and written out by :func:`write_model_module`.
+symbolic part is the pair kernel :math:`\phi_\beta`, its derivatives and the overflow-safe shifted weight
+:math:`\phi'(s) e^{-c}` (all printed from sympy with CSE), and whose aggregation over particles is a fixed,
+documented, blocked template (:data:`_TEMPLATE`): ``field(X, beta)`` -> ``(n, d)``, ``energy(X, beta)`` ->
+float, the Riemannian gradient and a Hessian-vector product of :math:`E_\beta`. Modules are cached by
+:func:`model_key` (the hash of the expressions they are printed from) and written out by
+:func:`write_model_module`.
 
 Verified by: core.codegen.
 """
@@ -52,10 +53,11 @@ class EmittedFunction:
 
 
 class besselie(sp.Function):
-    """Exponentially scaled modified Bessel function I_nu(x) e^{-|x|} (prints as ``scipy.special.ive``).
+    r"""Exponentially scaled modified Bessel function :math:`I_\nu(x) e^{-\lvert x\rvert}` (prints as
+    ``scipy.special.ive``).
 
-    Use it in derivations wherever I_nu(beta) would overflow at large beta; ``.rewrite(sp.besseli)`` gives
-    back the unscaled form for symbolic checks.
+    Use it in derivations wherever :math:`I_\nu(\beta)` would overflow at large :math:`\beta`;
+    ``.rewrite(sp.besseli)`` gives back the unscaled form for symbolic checks.
     """
 
     nargs = 2
@@ -200,10 +202,11 @@ def write_module(path: str | os.PathLike, source: str) -> str:
 # Model layer: field(X, beta) and energy(X, beta) of a ModelSpec, generated from the pair kernel.
 # ----------------------------------------------------------------------------------------------------------
 class exprel(sp.Function):
-    """The relative exponential (e^x - 1)/x, equal to 1 at x = 0 (prints as ``scipy.special.exprel``).
+    r"""The relative exponential :math:`(e^x - 1)/x`, equal to 1 at :math:`x = 0` (prints as ``scipy.special.exprel``).
 
-    Lets the energy kernel phi_beta(s) = (e^{beta s} - 1)/beta = s exprel(beta s) be evaluated accurately for
-    small |beta| and exactly at beta = 0 (the limit phi_0(s) = s). ``.rewrite(sp.exp)`` gives the plain form.
+    Lets the energy kernel :math:`\phi_\beta(s) = (e^{\beta s} - 1)/\beta = s \operatorname{exprel}(\beta s)` be
+    evaluated accurately for small :math:`\lvert\beta\rvert` and exactly at :math:`\beta = 0` (the limit
+    :math:`\phi_0(s) = s`). ``.rewrite(sp.exp)`` gives the plain form.
     """
 
     nargs = 1
@@ -350,13 +353,14 @@ def riemannian_hessian_vector(X, beta, U, block=None):
 
 @dataclass(frozen=True)
 class GeneratedModel:
-    """Generated NumPy code of one model: the module source and its compiled functions.
+    r"""Generated NumPy code of one model: the module source and its compiled functions.
 
     ``field(X, beta, time_unit="natural", block=None) -> (n, d)``,
     ``energy(X, beta, block=None, normalization="glpr") -> float``,
     ``riemannian_gradient(X, beta) -> (n, d)``, ``riemannian_hessian_vector(X, beta, U) -> (n, d)``, and the
-    generated kernel functions ``pair_energy(s, beta)`` (phi), ``pair_weight(s, beta)`` (phi'),
-    ``pair_curvature(s, beta)`` (phi''), ``weight(s, beta, c)`` (phi' e^{-c}), ``attention_matrices(beta)``.
+    generated kernel functions ``pair_energy(s, beta)`` (:math:`\phi`), ``pair_weight(s, beta)`` (:math:`\phi'`),
+    ``pair_curvature(s, beta)`` (:math:`\phi''`), ``weight(s, beta, c)`` (:math:`\phi' e^{-c}`),
+    ``attention_matrices(beta)``.
     """
 
     key: str
@@ -384,10 +388,11 @@ def _matrix_function(name: str, mats, doc: str) -> str:
 
 
 def model_kernel_expressions(spec) -> dict:
-    """The sympy expressions the model code is generated from (the symbolic part of the pipeline).
+    r"""The sympy expressions the model code is generated from (the symbolic part of the pipeline).
 
-    ``phi`` (written s exprel(beta s) when it equals the kernel, so that beta = 0 and small beta are exact),
-    ``phi1`` = phi', ``phi2`` = phi'', ``shifted_weight`` = phi'(s) e^{-c} (powsimp'ed: e^{beta s - c}).
+    ``phi`` (written :math:`s \operatorname{exprel}(\beta s)` when it equals the kernel, so that :math:`\beta = 0`
+    and small :math:`\beta` are exact), ``phi1`` :math:`= \phi'`, ``phi2`` :math:`= \phi''`, ``shifted_weight``
+    :math:`= \phi'(s) e^{-c}` (powsimp'ed: :math:`e^{\beta s - c}`).
     """
     if getattr(spec, "kernel", None) is not None:
         return dict(_user_kernel_expressions(spec.kernel))
@@ -459,7 +464,7 @@ def model_module_source(spec, title: str = "attention field and energy") -> str:
 
 
 def model_key(spec) -> str:
-    """Identity of a model's generated code: the hash of the kernel expressions, A, V and the model."""
+    """Identity of a model's generated code: the hash of the kernel expressions, :math:`A`, :math:`V` and the model."""
     ex = model_kernel_expressions(spec)
     return expression_key((), (spec.model, spec.d, spec.A, spec.V, ex["phi"], ex["phi1"], ex["phi2"],
                                ex["shifted_weight"]))

@@ -47,7 +47,7 @@ class Verification:
 
 @dataclass(frozen=True)
 class Derivation:
-    """A symbolic derivation ending in the identity ``lhs == rhs``.
+    r"""A symbolic derivation ending in the identity ``lhs == rhs``.
 
     Parameters
     ----------
@@ -65,9 +65,9 @@ class Derivation:
     notes : str
         Conventions and remarks (normalisations, time units).
     structured : sequence of (label, text, latex)
-        The result in structured form, for a reader: formulas in terms of the pair kernel phi and its
-        derivatives, valid for every n (and d); shown by ``attnflow derive`` by default, the expanded
-        coordinates of the identity on request. Empty when the derivation has no separate structured form.
+        The result in structured form, for a reader: formulas in terms of the pair kernel :math:`\phi` and its
+        derivatives, valid for every :math:`n` (and :math:`d`); shown by ``attnflow derive`` by default, the
+        expanded coordinates of the identity on request. Empty when the derivation has no separate structured form.
     """
 
     title: str
@@ -228,9 +228,11 @@ def _is_exactly_zero_exp_rational(value: sp.Basic):
 
 
 def rational_sphere_point(rng: random.Random, dim: int, denominator: int = 97) -> list[sp.Rational]:
-    """An exact rational point of S^{dim-1}, by inverse stereographic projection of a random rational point.
+    r"""An exact rational point of :math:`\mathbb{S}^{\mathrm{dim}-1}`, by inverse stereographic projection of a random
+    rational point.
 
-    y in Q^{dim-1} maps to ((2 y), |y|^2 - 1) / (|y|^2 + 1), which has unit norm exactly.
+    :math:`y \in \mathbb{Q}^{\mathrm{dim}-1}` maps to :math:`(2y, \lvert y\rvert^2 - 1) / (\lvert y\rvert^2 + 1)`,
+    which has unit norm exactly.
     """
     y = [sp.Rational(Fraction(rng.randint(-3 * denominator, 3 * denominator), denominator)) for _ in range(dim - 1)]
     r2 = sum(c * c for c in y)
@@ -238,15 +240,16 @@ def rational_sphere_point(rng: random.Random, dim: int, denominator: int = 97) -
 
 
 def random_rational(rng: random.Random, low: int = -3, high: int = 3, denominator: int = 7) -> sp.Rational:
-    """A random rational in [low, high] with the given denominator."""
+    r"""A random rational in :math:`[\mathrm{low}, \mathrm{high}]` with the given denominator."""
     return sp.Rational(rng.randint(low * denominator, high * denominator), denominator)
 
 
 def sphere_point_sampler(names_of_points, dim: int, beta_symbol: sp.Symbol | None = None, extra=()) -> Sampler:
-    """A sampler placing each list of coordinate symbols at an exact rational point of S^{dim-1}.
+    r"""A sampler placing each list of coordinate symbols at an exact rational point of
+    :math:`\mathbb{S}^{\mathrm{dim}-1}`.
 
-    ``beta_symbol`` (if given) gets a random nonzero rational in [-2, 3] (denominator 5); symbols in ``extra``
-    get random rationals in [1, 3]. Used by derivations that hold on the sphere only.
+    ``beta_symbol`` (if given) gets a random nonzero rational in :math:`[-2, 3]` (denominator 5); symbols in
+    ``extra`` get random rationals in :math:`[1, 3]`. Used by derivations that hold on the sphere only.
     """
 
     def sample(rng: random.Random):

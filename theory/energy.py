@@ -1,25 +1,38 @@
-"""The interaction energy E_beta, its gradient structure and the energy identities of ``usa`` and ``sa``.
+r"""The interaction energy :math:`E_\beta`, its gradient structure and the energy identities of ``usa`` and ``sa``.
 
-Convention (attnflow, :mod:`theory.kernels`): with phi_beta(s) = (e^{beta s} - 1)/beta,
+Convention (attnflow, :mod:`theory.kernels`): with :math:`\phi_\beta(s) = (e^{\beta s} - 1)/\beta`,
 
-    empirical   E_beta(X)  = 1/(2 n^2) sum_{i,j} phi_beta(<x_i, x_j>)              (j = i included)
-    mean field  E_beta(mu) = 1/2 double-integral phi_beta(<x, y>) dmu(x) dmu(y)     (mu a probability measure)
+.. math::
 
-GLPR (arXiv 2312.10794) write E_beta(mu) = 1/(2 beta) double-integral e^{beta<x,y>} dmu dmu. For a probability
-measure the double integral of the constant 1/beta is 1/beta, so ours = GLPR's - 1/(2 beta): the same gradient,
-the same dynamics, and a genuine limit at beta = 0, phi_0(s) = s, E_0(X) = |mean(X)|^2 / 2. The empirical form is
-the mean-field form at mu = (1/n) sum_i delta_{x_i} (:func:`empirical_measure_derivation`).
+    \begin{aligned}
+    \text{empirical:}\quad E_\beta(X) &= \frac{1}{2n^2} \sum_{i,j} \phi_\beta(\langle x_i, x_j\rangle)
+    &&(j = i \text{ included}),\\
+    \text{mean field:}\quad E_\beta(\mu) &= \frac{1}{2} \iint \phi_\beta(\langle x, y\rangle)\, d\mu(x)\, d\mu(y)
+    &&(\mu \text{ a probability measure}).
+    \end{aligned}
 
-Identities proved here (Q = K = V = I; grad_i is the Riemannian gradient on the i-th sphere, v_i the velocity):
+GLPR (arXiv 2312.10794) write
+:math:`E_\beta(\mu) = \frac{1}{2\beta} \iint e^{\beta\langle x, y\rangle}\, d\mu\, d\mu`. For a probability
+measure the double integral of the constant :math:`1/\beta` is :math:`1/\beta`, so ours = GLPR's
+:math:`- 1/(2\beta)`: the same gradient, the same dynamics, and a genuine limit at :math:`\beta = 0`,
+:math:`\phi_0(s) = s`, :math:`E_0(X) = \lvert\operatorname{mean}(X)\rvert^2 / 2`. The empirical form is the
+mean-field form at :math:`\mu = \frac{1}{n} \sum_i \delta_{x_i}` (:func:`empirical_measure_derivation`).
 
-- (a) gradient structure: v_i^usa = n grad_i E_beta                    (:func:`gradient_structure_derivation`)
-- (b) usa energy identity: dE/dt = sum_i <grad_i E, v_i> = (1/n) sum_i |v_i|^2
-- (c) sa:  grad_i E = (Z_i / n^2) v_i with Z_i = sum_j e^{beta s_ij}, hence dE/dt = sum_i (Z_i / n^2) |v_i|^2,
-  i.e. sa is the gradient ascent of the same E_beta in the metric (Z_i / n^2) <., .> on the i-th sphere.
+Identities proved here (:math:`Q = K = V = I`; :math:`\operatorname{grad}_i` is the Riemannian gradient on the
+:math:`i`-th sphere, :math:`v_i` the velocity):
 
-Both dE/dt are sums of squares with positive weights, so E_beta never decreases (for any real beta: Z_i > 0).
-Each identity is proved per particle / per pair with a symbolic n (so for every n), and re-checked on an explicit
-small-n system (:func:`explicit_energy_identity_derivation`, :func:`explicit_gradient_structure_derivation`).
+- (a) gradient structure: :math:`v_i^{\texttt{usa}} = n \operatorname{grad}_i E_\beta`
+  (:func:`gradient_structure_derivation`)
+- (b) ``usa`` energy identity:
+  :math:`dE/dt = \sum_i \langle \operatorname{grad}_i E, v_i\rangle = \frac{1}{n} \sum_i \lvert v_i\rvert^2`
+- (c) ``sa``: :math:`\operatorname{grad}_i E = (Z_i / n^2) v_i` with :math:`Z_i = \sum_j e^{\beta s_{ij}}`, hence
+  :math:`dE/dt = \sum_i (Z_i / n^2) \lvert v_i\rvert^2`, i.e. ``sa`` is the gradient ascent of the same
+  :math:`E_\beta` in the metric :math:`(Z_i / n^2) \langle\cdot, \cdot\rangle` on the :math:`i`-th sphere.
+
+Both :math:`dE/dt` are sums of squares with positive weights, so :math:`E_\beta` never decreases (for any real
+:math:`\beta`: :math:`Z_i > 0`). Each identity is proved per particle / per pair with a symbolic :math:`n` (so
+for every :math:`n`), and re-checked on an explicit small-:math:`n` system
+(:func:`explicit_energy_identity_derivation`, :func:`explicit_gradient_structure_derivation`).
 
 Verified by: core.gradient-structure, core.energy-identity.
 """
@@ -42,34 +55,43 @@ mu = sp.Function("mu")
 
 
 def energy_kernel() -> PairKernel:
-    """phi_beta(s) = (e^{beta s} - 1)/beta (GLPR's kernel e^{beta s}/beta minus the constant 1/beta)."""
+    r""":math:`\phi_\beta(s) = (e^{\beta s} - 1)/\beta` (GLPR's kernel :math:`e^{\beta s}/\beta` minus the constant
+    :math:`1/\beta`).
+    """
     return exponential_kernel()
 
 
 def empirical_energy(points, kernel: PairKernel | None = None) -> sp.Expr:
-    """E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>) for explicit symbolic or exact points (small-n path)."""
+    r""":math:`E(X) = \frac{1}{2n^2} \sum_{i,j} \phi(\langle x_i, x_j\rangle)` for explicit symbolic or exact points
+    (small-:math:`n` path).
+    """
     return pair_energy(kernel or energy_kernel(), points)
 
 
 def energy_at_beta_zero(points) -> sp.Expr:
-    """The beta -> 0 limit of the empirical energy: 1/(2 n^2) sum_{i,j} <x_i, x_j> = |mean(X)|^2 / 2."""
+    r"""The :math:`\beta \to 0` limit of the empirical energy:
+    :math:`\frac{1}{2n^2} \sum_{i,j} \langle x_i, x_j\rangle = \lvert\operatorname{mean}(X)\rvert^2 / 2`.
+    """
     limit_kernel = PairKernel(kernel_at_beta_zero(energy_kernel()), name="phi_0")
     return pair_energy(limit_kernel, points)
 
 
 def glpr_energy(points) -> sp.Expr:
-    """GLPR's normalisation 1/(2 beta n^2) sum_{i,j} e^{beta<x_i,x_j>} (= ours + 1/(2 beta))."""
+    r"""GLPR's normalisation :math:`\frac{1}{2\beta n^2} \sum_{i,j} e^{\beta\langle x_i, x_j\rangle}`
+    (= ours :math:`+ 1/(2\beta)`).
+    """
     pts = [sp.Matrix(p) for p in points]
     n = len(pts)
     return sum(sp.exp(sym.beta * (a.T * b)[0, 0]) for a in pts for b in pts) / (2 * sym.beta * n**2)
 
 
 def mean_field_energy(d: int) -> sp.Expr:
-    """The mean-field energy 1/2 double-integral phi_beta(<x, y>) mu(x) mu(y) dsigma(x) dsigma(y) (unevaluated).
+    r"""The mean-field energy
+    :math:`\frac{1}{2} \iint \phi_\beta(\langle x, y\rangle) \mu(x) \mu(y)\, d\sigma(x)\, d\sigma(y)` (unevaluated).
 
-    ``mu`` is a probability density on S^{d-1} against the surface measure sigma; the integral is a sympy
-    ``Integral`` over the coordinates of x and y (displayed, not evaluated). At mu = (1/n) sum_i delta_{x_i} it
-    is the empirical energy (:func:`empirical_measure_derivation`).
+    ``mu`` is a probability density on :math:`\mathbb{S}^{d-1}` against the surface measure :math:`\sigma`; the
+    integral is a sympy ``Integral`` over the coordinates of :math:`x` and :math:`y` (displayed, not evaluated). At
+    :math:`\mu = \frac{1}{n} \sum_i \delta_{x_i}` it is the empirical energy (:func:`empirical_measure_derivation`).
     """
     x, y = sym.vector("x", d), sym.vector("y", d)
     s_xy = (x.T * y)[0, 0]
@@ -82,11 +104,13 @@ def _sphere_sampler(names_of_points, d, extra=()):
 
 
 def empirical_measure_derivation(n: int = 3, d: int = 2) -> Derivation:
-    """Derivation: the mean-field energy at the empirical measure is the empirical energy; GLPR's form differs by
-    the constant 1/(2 beta); the beta -> 0 limit is |mean(X)|^2 / 2.
+    r"""Derivation: the mean-field energy at the empirical measure is the empirical energy; GLPR's form differs by
+    the constant :math:`1/(2\beta)`; the :math:`\beta \to 0` limit is :math:`\lvert\operatorname{mean}(X)\rvert^2 / 2`.
 
-    The double integral against mu = (1/n) sum_i delta_{x_i} is the double sum (1/n^2) sum_{i,j}; the identity
-    checked is E_ours(X) = E_GLPR(X) - 1/(2 beta) at ``n`` explicit particles, plus the limit as a step.
+    The double integral against :math:`\mu = \frac{1}{n} \sum_i \delta_{x_i}` is the double sum
+    :math:`\frac{1}{n^2} \sum_{i,j}`; the identity checked is
+    :math:`E_{\text{ours}}(X) = E_{\text{GLPR}}(X) - 1/(2\beta)` at ``n`` explicit particles, plus the limit as a
+    step.
     """
     pts = [sym.particle(i + 1, d) for i in range(n)]
     ours = empirical_energy(pts)
@@ -106,13 +130,17 @@ def empirical_measure_derivation(n: int = 3, d: int = 2) -> Derivation:
 
 
 def gradient_structure_derivation(d: int = 3, kernel: PairKernel | None = None) -> Derivation:
-    """Derivation (kernel level, every n): v_i^usa = n grad_i E_beta, pair term by pair term.
+    r"""Derivation (kernel level, every :math:`n`): :math:`v_i^{\texttt{usa}} = n \operatorname{grad}_i E_\beta`, pair
+    term by pair term.
 
-    E = 1/(2 n^2) sum_{i,j} phi(s_ij). The terms that involve x = x_i are, for each j != i, the two terms
-    phi(<x, y>) + phi(<y, x>) with y = x_j, and the self term phi(<x, x>). Their Euclidean gradients are
-    (1/n^2) phi'(<x,y>) y and (1/n^2) phi'(|x|^2) x (the kernel-level gradient of :mod:`theory.hessian`), so
-    n P_x nabla_x E = sum_j P_x((1/n) phi'(s_ij) x_j), which is the usa field term by term. The identity below is
-    the stack [pair term; self term] with n a free symbol; it holds exactly (off the sphere too).
+    :math:`E = \frac{1}{2n^2} \sum_{i,j} \phi(s_{ij})`. The terms that involve :math:`x = x_i` are, for each
+    :math:`j \ne i`, the two terms :math:`\phi(\langle x, y\rangle) + \phi(\langle y, x\rangle)` with
+    :math:`y = x_j`, and the self term :math:`\phi(\langle x, x\rangle)`. Their Euclidean gradients are
+    :math:`\frac{1}{n^2} \phi'(\langle x, y\rangle) y` and :math:`\frac{1}{n^2} \phi'(\lvert x\rvert^2) x` (the
+    kernel-level gradient of :mod:`theory.hessian`), so
+    :math:`n P_x \nabla_x E = \sum_j P_x(\frac{1}{n} \phi'(s_{ij}) x_j)`, which is the ``usa`` field term by term.
+    The identity below is the stack [pair term; self term] with :math:`n` a free symbol; it holds exactly (off the
+    sphere too).
     """
     user_kernel = kernel is not None
     kernel = kernel or energy_kernel()
@@ -178,9 +206,10 @@ def _project_written_out(x: sp.Matrix, u: sp.Matrix) -> sp.Matrix:
 
 
 def explicit_gradient_structure_derivation(n: int = 3, d: int = 2) -> Derivation:
-    """Derivation (explicit small-n check): n * product Riemannian gradient of the explicit E equals the usa field
-    of :func:`theory.fields.explicit_field`, and the Euclidean gradient equals the closed form of
-    :func:`theory.hessian.closed_form_euclidean_gradient` (two independent code paths)."""
+    """Derivation (explicit small-:math:`n` check): :math:`n` times the product Riemannian gradient of the explicit
+    :math:`E` equals the ``usa`` field of :func:`theory.fields.explicit_field`, and the Euclidean gradient equals the
+    closed form of :func:`theory.hessian.closed_form_euclidean_gradient` (two independent code paths).
+    """
     spec = ModelSpec("usa", d)
     pts = [sym.particle(i + 1, d) for i in range(n)]
     E = empirical_energy(pts)
@@ -200,21 +229,29 @@ def explicit_gradient_structure_derivation(n: int = 3, d: int = 2) -> Derivation
 
 
 def energy_identity_derivation(model: str, d: int = 3, kernel: PairKernel | None = None) -> Derivation:
-    """Derivation (every n): the per-particle energy-rate identity of ``usa`` or ``sa``.
+    r"""Derivation (every :math:`n`): the per-particle energy-rate identity of ``usa`` or ``sa``.
 
-    With a user ``kernel`` phi the same algebra holds with g_i = sum_j phi'(s_ij) x_j and Z_i = sum_j phi'(s_ij)
-    (the kernel's field; that grad_i E = P_i g_i / n^2 for E = 1/(2 n^2) sum phi(s_ij) is
-    :func:`gradient_structure_derivation` with the kernel): only the titles and the weight step change. For
-    ``sa`` the form (Z_i / n^2) |v_i|^2 is a sum of squares, so E increases, where every Z_i > 0 (phi' > 0).
+    With a user ``kernel`` :math:`\phi` the same algebra holds with :math:`g_i = \sum_j \phi'(s_{ij}) x_j` and
+    :math:`Z_i = \sum_j \phi'(s_{ij})` (the kernel's field; that :math:`\operatorname{grad}_i E = P_i g_i / n^2` for
+    :math:`E = \frac{1}{2n^2} \sum \phi(s_{ij})` is :func:`gradient_structure_derivation` with the kernel): only the
+    titles and the weight step change. For ``sa`` the form :math:`(Z_i / n^2) \lvert v_i\rvert^2` is a sum of
+    squares, so :math:`E` increases, where every :math:`Z_i > 0` (:math:`\phi' > 0`).
 
-    With g_i = sum_j e^{beta s_ij} x_j (free vector g) and Z_i = sum_j e^{beta s_ij} (free symbol Z > 0),
-    grad_i E = P_i g / n^2, v_i^usa = P_i g / n, v_i^sa = P_i g / Z. The chain rule gives
-    dE/dt = sum_i <nabla_i E, v_i> = sum_i <grad_i E, v_i> (v_i is tangent), and per particle
+    With :math:`g_i = \sum_j e^{\beta s_{ij}} x_j` (free vector :math:`g`) and :math:`Z_i = \sum_j e^{\beta s_{ij}}`
+    (free symbol :math:`Z > 0`), :math:`\operatorname{grad}_i E = P_i g / n^2`,
+    :math:`v_i^{\texttt{usa}} = P_i g / n`, :math:`v_i^{\texttt{sa}} = P_i g / Z`. The chain rule gives
+    :math:`dE/dt = \sum_i \langle \nabla_i E, v_i\rangle = \sum_i \langle \operatorname{grad}_i E, v_i\rangle`
+    (:math:`v_i` is tangent), and per particle
 
-        usa: <grad_i E, v_i> = (1/n) |v_i|^2          sa: <grad_i E, v_i> = (Z_i / n^2) |v_i|^2,
+    .. math::
 
-    so dE/dt = (1/n) sum_i |v_i|^2 (usa) and sum_i (Z_i/n^2) |v_i|^2 (sa). The identity also states
-    grad_i E = (Z_i / n^2) v_i^sa (the metric form of the sa gradient structure) in its second block.
+        \texttt{usa}:\ \langle \operatorname{grad}_i E, v_i\rangle = \frac{1}{n} \lvert v_i\rvert^2, \qquad
+        \texttt{sa}:\ \langle \operatorname{grad}_i E, v_i\rangle = \frac{Z_i}{n^2} \lvert v_i\rvert^2,
+
+    so :math:`dE/dt = \frac{1}{n} \sum_i \lvert v_i\rvert^2` (``usa``) and
+    :math:`\sum_i (Z_i/n^2) \lvert v_i\rvert^2` (``sa``). The identity also states
+    :math:`\operatorname{grad}_i E = (Z_i / n^2) v_i^{\texttt{sa}}` (the metric form of the ``sa`` gradient
+    structure) in its second block.
     """
     if model not in ("sa", "usa"):
         raise ValueError(f"model must be 'sa' or 'usa', got {model!r}")
@@ -278,11 +315,13 @@ def _kernel_energy_identity(model: str, d: int, kernel: PairKernel) -> Derivatio
 
 def explicit_energy_identity_derivation(model: str, n: int = 2, d: int = 2,
                                         kernel: PairKernel | None = None) -> Derivation:
-    """Derivation (explicit small-n check): sum_i <nabla_i E, v_i> equals the sum-of-squares form at n particles.
+    r"""Derivation (explicit small-:math:`n` check): :math:`\sum_i \langle \nabla_i E, v_i\rangle` equals the
+    sum-of-squares form at :math:`n` particles.
 
-    E, nabla_i E and v_i are built independently (explicit energy and its symbolic derivatives;
-    :func:`theory.fields.explicit_field` for the velocities, or, for a user ``kernel`` phi, the kernel's field
-    v_i = P_i(sum_j phi'(s_ij) x_j / n) (usa) or / Z_i with Z_i = sum_j phi'(s_ij) (sa) written out here).
+    :math:`E`, :math:`\nabla_i E` and :math:`v_i` are built independently (explicit energy and its symbolic
+    derivatives; :func:`theory.fields.explicit_field` for the velocities, or, for a user ``kernel`` :math:`\phi`, the
+    kernel's field :math:`v_i = P_i(\sum_j \phi'(s_{ij}) x_j / n)` (``usa``) or :math:`/ Z_i` with
+    :math:`Z_i = \sum_j \phi'(s_{ij})` (``sa``) written out here).
     """
     if kernel is not None:
         return _explicit_kernel_energy_identity(model, n, d, kernel)

@@ -368,13 +368,14 @@ def parse_expression(text: str, parameters=()) -> tuple[sp.Expr, dict[str, sp.Sy
 
 
 def parse_kernel(text: str, params: Mapping[str, float] | None = None, name: str | None = None) -> PairKernel:
-    """Parse a kernel string into a :class:`theory.kernels.PairKernel` phi(s).
+    r"""Parse a kernel string into a :class:`theory.kernels.PairKernel` :math:`\phi(s)`.
 
     Parameters
     ----------
     text : str
-        The kernel phi(s) in the grammar of this module, e.g. ``"exp(beta*s) + c*s**3"``. ``s`` is the inner
-        product <x, y> and ``beta`` the inverse temperature (given separately to the model).
+        The kernel :math:`\phi(s)` in the grammar of this module, e.g. ``"exp(beta*s) + c*s**3"``. ``s`` is the
+        inner product :math:`\langle x, y\rangle` and ``beta`` the inverse temperature (given separately to the
+        model).
     params : mapping str -> float
         Values of the declared parameters (each must appear in ``text``; finite reals). Values are stored
         exactly as given (floats become sympy Floats).

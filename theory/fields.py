@@ -1,20 +1,29 @@
-"""Single-particle velocity fields of ``sa`` and ``usa`` in terms of the pair kernel, for general Q, K, V.
+r"""Single-particle velocity fields of ``sa`` and ``usa`` in terms of the pair kernel, for general :math:`Q, K, V`.
 
-For a :class:`theory.spec.ModelSpec` with A = K^T Q, the attention weight of the pair (x, y) is the pair
-kernel evaluated at the query-key score
+For a :class:`theory.spec.ModelSpec` with :math:`A = K^\top Q`, the attention weight of the pair :math:`(x, y)` is
+the pair kernel evaluated at the query-key score
 
-    w(x, y) = e^{beta <Q x, K y>} = e^{beta y^T A x}                 (the weight phi_beta'(s) at s = y^T A x)
+.. math::
 
-and the velocity of a particle x among particles y_1..y_n (x itself is one of them) is
+    w(x, y) = e^{\beta \langle Q x, K y\rangle} = e^{\beta y^\top A x}
+    \qquad (\text{the weight } \phi_\beta'(s) \text{ at } s = y^\top A x)
 
-    sa:   v(x) = P_x( N(x) / Z(x) ),   N(x) = sum_j w(x, y_j) V y_j,   Z(x) = sum_j w(x, y_j)
-    usa:  v(x) = P_x( N(x) / n )
+and the velocity of a particle :math:`x` among particles :math:`y_1, \dots, y_n` (:math:`x` itself is one of
+them) is
+
+.. math::
+
+    \begin{aligned}
+    \texttt{sa}:\quad v(x) &= P_x\big(N(x) / Z(x)\big), \quad N(x) = \sum_j w(x, y_j) V y_j, \quad
+    Z(x) = \sum_j w(x, y_j),\\
+    \texttt{usa}:\quad v(x) &= P_x\big(N(x) / n\big)
+    \end{aligned}
 
 (GLPR, arXiv 2312.10794, models SA and USA; docs/conventions.md). Everything here is written per pair or per
-particle, so expression size never grows with n; :func:`particle_field` is the explicit small-n path used as a
-cross-check. The overflow-safe form multiplies every weight by e^{-c} for a per-particle constant c: exact for
-``sa`` (N/Z is unchanged, :func:`shift_invariance_derivation`), and for ``usa`` with c = beta it is the field in
-the rescaled time unit t' = e^{beta} t.
+particle, so expression size never grows with :math:`n`; :func:`particle_field` is the explicit small-:math:`n`
+path used as a cross-check. The overflow-safe form multiplies every weight by :math:`e^{-c}` for a per-particle
+constant :math:`c`: exact for ``sa`` (:math:`N/Z` is unchanged, :func:`shift_invariance_derivation`), and for
+``usa`` with :math:`c = \beta` it is the field in the rescaled time unit :math:`t' = e^{\beta} t`.
 
 Verified by: core.equivariance (tangency), core.codegen (explicit_field vs generated code).
 """
@@ -34,30 +43,35 @@ def _col(x) -> sp.Matrix:
 
 
 def attention_score(spec: ModelSpec, x, y) -> sp.Expr:
-    """The query-key score <Q x, K y> = y^T A x (the argument s of the pair kernel)."""
+    r"""The query-key score :math:`\langle Q x, K y\rangle = y^\top A x` (the argument :math:`s` of the pair kernel)."""
     x, y = _col(x), _col(y)
     return sp.expand(((spec.Q * x).T * (spec.K * y))[0, 0])
 
 
 def attention_weight(spec: ModelSpec, x, y) -> sp.Expr:
-    """w(x, y) = phi_beta'(s) at s = <Q x, K y>, i.e. e^{beta <Q x, K y>} (:meth:`ModelSpec.pair_kernel`)."""
+    r""":math:`w(x, y) = \phi_\beta'(s)` at :math:`s = \langle Q x, K y\rangle`, i.e.
+    :math:`e^{\beta \langle Q x, K y\rangle}` (:meth:`ModelSpec.pair_kernel`).
+    """
     return spec.pair_kernel().subs(sym.s, attention_score(spec, x, y))
 
 
 def pair_contribution(spec: ModelSpec, x, y) -> sp.Matrix:
-    """The term w(x, y) V y that particle y contributes to the numerator N(x)."""
+    """The term :math:`w(x, y) V y` that particle :math:`y` contributes to the numerator :math:`N(x)`."""
     return attention_weight(spec, x, y) * (spec.V * _col(y))
 
 
 def field_from_sums(spec: ModelSpec, x, numerator, normalizer) -> sp.Matrix:
-    """v(x) = P_x(numerator / normalizer): normalizer is Z(x) for ``sa`` and n for ``usa``."""
+    r""":math:`v(x) = P_x(\text{numerator} / \text{normalizer})`: normalizer is :math:`Z(x)` for ``sa`` and :math:`n`
+    for ``usa``.
+    """
     return tangent_projection(x, _col(numerator) / normalizer)
 
 
 def particle_field(spec: ModelSpec, i: int, points) -> sp.Matrix:
-    """Explicit velocity of particle ``i`` (0-based) among explicit ``points`` (small-n cross-check path).
+    r"""Explicit velocity of particle ``i`` (0-based) among explicit ``points`` (small-:math:`n` cross-check path).
 
-    sa: P_{x_i}( sum_j w_ij V x_j / sum_k w_ik );  usa: P_{x_i}( (1/n) sum_j w_ij V x_j ).
+    ``sa``: :math:`P_{x_i}(\sum_j w_{ij} V x_j / \sum_k w_{ik})`; ``usa``:
+    :math:`P_{x_i}(\frac{1}{n} \sum_j w_{ij} V x_j)`.
     """
     pts = [_col(p) for p in points]
     x = pts[i]
@@ -70,7 +84,7 @@ def particle_field(spec: ModelSpec, i: int, points) -> sp.Matrix:
 
 
 def explicit_field(spec: ModelSpec, points) -> sp.Matrix:
-    """The (n, d) matrix whose rows are :func:`particle_field` of each particle (small-n path)."""
+    """The ``(n, d)`` matrix whose rows are :func:`particle_field` of each particle (small-:math:`n` path)."""
     rows = [particle_field(spec, i, points).T for i in range(len(points))]
     return sp.Matrix.vstack(*rows)
 
@@ -80,9 +94,10 @@ def _spec_sampler(spec: ModelSpec, names_of_points):
 
 
 def tangency_derivation(spec: ModelSpec) -> Derivation:
-    """Derivation: <x, v(x)> = 0 on the sphere for any numerator (the field is tangent, the sphere invariant).
+    r"""Derivation: :math:`\langle x, v(x)\rangle = 0` on the sphere for any numerator (the field is tangent, the sphere
+    invariant).
 
-    The numerator N and the normaliser are kept as free symbols, so the statement holds for every n.
+    The numerator :math:`N` and the normaliser are kept as free symbols, so the statement holds for every :math:`n`.
     """
     x = sym.vector("x", spec.d)
     N = sym.vector("N", spec.d)
@@ -101,12 +116,14 @@ def tangency_derivation(spec: ModelSpec) -> Derivation:
 
 
 def field_derivation(spec: ModelSpec, n: int = 2) -> Derivation:
-    """Derivation of the single-particle field from the pair kernel, checked against the explicit n-particle field.
+    r"""Derivation of the single-particle field from the pair kernel, checked against the explicit :math:`n`-particle
+    field.
 
-    Steps: kernel phi_beta, weight phi_beta' at the score <Qx, Ky>, the pair contribution w V y, the field
-    P_x(N / Z) (sa) or P_x(N / n) (usa). The identity states that assembling the pair contributions of ``n``
-    explicit particles gives the field of particle 1 as transcribed directly from the model table,
-    (I - x x^T)(sum_j e^{beta (Qx)^T (K x_j)} V x_j) / Z (or / n).
+    Steps: kernel :math:`\phi_\beta`, weight :math:`\phi_\beta'` at the score :math:`\langle Qx, Ky\rangle`, the pair
+    contribution :math:`w V y`, the field :math:`P_x(N / Z)` (``sa``) or :math:`P_x(N / n)` (``usa``). The identity
+    states that assembling the pair contributions of ``n`` explicit particles gives the field of particle 1 as
+    transcribed directly from the model table,
+    :math:`(I - x x^\top)(\sum_j e^{\beta (Qx)^\top (K x_j)} V x_j) / Z` (or :math:`/ n`).
     """
     x = sym.particle(1, spec.d)
     pts = [x] + [sym.particle(j + 2, spec.d) for j in range(n - 1)]
@@ -142,9 +159,11 @@ def field_derivation(spec: ModelSpec, n: int = 2) -> Derivation:
 
 
 def shift_invariance_derivation(spec: ModelSpec) -> Derivation:
-    """Derivation: the sa field is unchanged when every weight of a row is multiplied by e^{-c} (overflow-safe form).
+    """Derivation: the ``sa`` field is unchanged when every weight of a row is multiplied by :math:`e^{-c}`
+    (overflow-safe form).
 
-    Per particle with free numerator N and normaliser Z: P_x((e^{-c} N)/(e^{-c} Z)) = P_x(N / Z), for every n.
+    Per particle with free numerator :math:`N` and normaliser :math:`Z`:
+    :math:`P_x((e^{-c} N)/(e^{-c} Z)) = P_x(N / Z)`, for every :math:`n`.
     """
     x = sym.vector("x", spec.d)
     N = sym.vector("N", spec.d)

@@ -1,20 +1,26 @@
-"""Gradient and Hessian of a pair energy on the product of spheres, in closed form at the kernel level.
+r"""Gradient and Hessian of a pair energy on the product of spheres, in closed form at the kernel level.
 
-For E(X) = 1/(2 n^2) sum_{i,j} phi(s_ij), s_ij = <x_i, x_j> (see :mod:`theory.kernels`), with
-P_i = I - x_i x_i^T:
+For :math:`E(X) = \frac{1}{2n^2} \sum_{i,j} \phi(s_{ij})`, :math:`s_{ij} = \langle x_i, x_j\rangle` (see
+:mod:`theory.kernels`), with :math:`P_i = I - x_i x_i^\top`:
 
-    Euclidean gradient     nabla_i E = (1/n^2) sum_j phi'(s_ij) x_j                       (j = i included)
-    Riemannian gradient    grad_i E  = P_i nabla_i E
-    Riemannian Hessian     block (i, j), i != j:
-                               (1/n^2) [ phi'(s_ij) P_i P_j + phi''(s_ij) (P_i x_j)(P_j x_i)^T ]
-                           block (i, i):
-                               (1/n^2) sum_{j != i} [ phi''(s_ij) (P_i x_j)(P_i x_j)^T - phi'(s_ij) s_ij P_i ]
+.. math::
 
-(the self-interaction terms phi'(1) P_i of the Euclidean Hessian and of the Weingarten term cancel).
+    \begin{aligned}
+    &\text{Euclidean gradient:} && \nabla_i E = \frac{1}{n^2} \sum_j \phi'(s_{ij}) x_j
+    \quad (j = i \text{ included}),\\
+    &\text{Riemannian gradient:} && \operatorname{grad}_i E = P_i \nabla_i E,\\
+    &\text{Riemannian Hessian, block } (i, j),\ i \ne j: &&
+    \frac{1}{n^2} \big[\phi'(s_{ij}) P_i P_j + \phi''(s_{ij}) (P_i x_j)(P_j x_i)^\top\big],\\
+    &\text{block } (i, i): &&
+    \frac{1}{n^2} \sum_{j \ne i} \big[\phi''(s_{ij}) (P_i x_j)(P_i x_j)^\top - \phi'(s_{ij}) s_{ij} P_i\big]
+    \end{aligned}
+
+(the self-interaction terms :math:`\phi'(1) P_i` of the Euclidean Hessian and of the Weingarten term cancel).
 These are derived here from the embedded-submanifold formulas of :mod:`theory.sphere` applied to one pair
 term, never typed in twice: :func:`pair_hessian_blocks` is the one place the blocks are written,
-:func:`hessian_derivation` proves them against the explicit small-n Hessian, :mod:`theory.structured` reduces
-them on symmetric configurations, and :mod:`numerics.critical.hessian` assembles the same blocks from generated phi', phi''.
+:func:`hessian_derivation` proves them against the explicit small-:math:`n` Hessian, :mod:`theory.structured`
+reduces them on symmetric configurations, and :mod:`numerics.critical.hessian` assembles the same blocks from
+generated :math:`\phi'`, :math:`\phi''`.
 """
 from __future__ import annotations
 
@@ -33,12 +39,18 @@ def _dphi(kernel: PairKernel, order: int, s_value):
 
 
 def pair_hessian_blocks(xi, xj, dphi1, dphi2) -> tuple[sp.Matrix, sp.Matrix]:
-    """The two kernel-level pieces one pair (i, j), i != j, contributes to n^2 times the Riemannian Hessian.
+    r"""The two kernel-level pieces one pair :math:`(i, j)`, :math:`i \ne j`, contributes to :math:`n^2` times the
+    Riemannian Hessian.
 
-    Returns ``(off, diag)`` with, for s = <x_i, x_j>, dphi1 = phi'(s), dphi2 = phi''(s):
+    Returns ``(off, diag)`` with, for :math:`s = \langle x_i, x_j\rangle`, ``dphi1`` :math:`= \phi'(s)`, ``dphi2``
+    :math:`= \phi''(s)`:
 
-        off  = phi'(s) P_i P_j + phi''(s) (P_i x_j)(P_j x_i)^T         (block (i, j))
-        diag = phi''(s) (P_i x_j)(P_i x_j)^T - phi'(s) s P_i          (added to block (i, i))
+    .. math::
+
+        \begin{aligned}
+        \mathrm{off} &= \phi'(s) P_i P_j + \phi''(s) (P_i x_j)(P_j x_i)^\top &&\text{(block } (i, j)\text{)},\\
+        \mathrm{diag} &= \phi''(s) (P_i x_j)(P_i x_j)^\top - \phi'(s)\, s P_i &&\text{(added to block } (i, i)\text{)}.
+        \end{aligned}
 
     ``dphi1``, ``dphi2`` may be values or free symbols (structured spectra keep them as symbols, see
     :mod:`theory.structured`). Every Hessian in attnflow is assembled from this one function.
@@ -52,10 +64,12 @@ def pair_hessian_blocks(xi, xj, dphi1, dphi2) -> tuple[sp.Matrix, sp.Matrix]:
 
 
 def hessian_from_pair_blocks(points, derivatives) -> sp.Matrix:
-    """Assemble the nd x nd ambient Riemannian Hessian of E = 1/(2n^2) sum phi(s_ij) from :func:`pair_hessian_blocks`.
+    r"""Assemble the :math:`nd \times nd` ambient Riemannian Hessian of
+    :math:`E = \frac{1}{2n^2} \sum \phi(s_{ij})` from :func:`pair_hessian_blocks`.
 
     ``derivatives(s_value) -> (phi'(s_value), phi''(s_value))`` supplies the kernel derivatives (numbers,
-    expressions or symbols). Small-n explicit path (size grows with n): for cross-checks and structured spectra.
+    expressions or symbols). Small-:math:`n` explicit path (size grows with :math:`n`): for cross-checks and
+    structured spectra.
     """
     pts = [sp.Matrix(p) for p in points]
     n, d = len(pts), pts[0].shape[0]
@@ -72,12 +86,12 @@ def hessian_from_pair_blocks(points, derivatives) -> sp.Matrix:
 
 
 def closed_form_riemannian_hessian(kernel: PairKernel, points) -> sp.Matrix:
-    """The nd x nd matrix of the closed-form Riemannian Hessian blocks above at explicit points."""
+    r"""The :math:`nd \times nd` matrix of the closed-form Riemannian Hessian blocks above at explicit points."""
     return hessian_from_pair_blocks(points, lambda s_value: (_dphi(kernel, 1, s_value), _dphi(kernel, 2, s_value)))
 
 
 def closed_form_euclidean_gradient(kernel: PairKernel, points) -> list[sp.Matrix]:
-    """[ (1/n^2) sum_j phi'(s_ij) x_j ]_i at explicit points."""
+    r""":math:`[\frac{1}{n^2} \sum_j \phi'(s_{ij}) x_j]_i` at explicit points."""
     pts = [sp.Matrix(p) for p in points]
     n = len(pts)
     return [sum((_dphi(kernel, 1, (xi.T * xj)[0, 0]) * xj for xj in pts), sp.zeros(*xi.shape)) / n**2
@@ -99,12 +113,13 @@ def _sampler(n: int, d: int, kernel: PairKernel, names):
 
 
 def hessian_derivation(kernel: PairKernel | None = None, n: int = 2, d: int = 3) -> Derivation:
-    """Derivation: the explicit small-n Riemannian Hessian of E equals the closed-form blocks.
+    r"""Derivation: the explicit small-:math:`n` Riemannian Hessian of :math:`E` equals the closed-form blocks.
 
-    The left side applies the embedded formula block (i, j) = P_i nabla^2_{ij} E P_j - delta_ij <x_i, nabla_i E> P_i
-    (:func:`theory.sphere.product_riemannian_hessian_matrix`) to the explicit energy of n symbolic particles; the
-    right side is :func:`closed_form_riemannian_hessian`. Equality is checked on the sphere (|x_i| = 1), so the
-    sampler draws exact rational points of S^{d-1}.
+    The left side applies the embedded formula block
+    :math:`(i, j) = P_i \nabla^2_{ij} E P_j - \delta_{ij} \langle x_i, \nabla_i E\rangle P_i`
+    (:func:`theory.sphere.product_riemannian_hessian_matrix`) to the explicit energy of :math:`n` symbolic particles;
+    the right side is :func:`closed_form_riemannian_hessian`. Equality is checked on the sphere
+    (:math:`\lvert x_i\rvert = 1`), so the sampler draws exact rational points of :math:`\mathbb{S}^{d-1}`.
     """
     kernel = kernel or exponential_kernel()
     points = [sym.particle(i + 1, d) for i in range(n)]
@@ -139,7 +154,7 @@ HESSIAN_BLOCK_LINES = (
 
 
 def kernel_lines(kernel: PairKernel) -> tuple[tuple[str, str, str], ...]:
-    """phi, phi' and phi'' of a kernel as structured-form lines (label, text, LaTeX)."""
+    r""":math:`\phi`, :math:`\phi'` and :math:`\phi''` of a kernel as structured-form lines (label, text, LaTeX)."""
     d1, d2 = kernel.derivative(1), kernel.derivative(2)
     return (("kernel", f"phi(s) = {sp.sstr(kernel.expr)}", rf"\phi(s) = {sp.latex(kernel.expr)}"),
             ("", f"phi'(s) = {sp.sstr(d1)}", rf"\phi'(s) = {sp.latex(d1)}"),
@@ -147,7 +162,9 @@ def kernel_lines(kernel: PairKernel) -> tuple[tuple[str, str, str], ...]:
 
 
 def gradient_derivation(kernel: PairKernel | None = None, n: int = 2, d: int = 3) -> Derivation:
-    """Derivation: nabla_i E = (1/n^2) sum_j phi'(s_ij) x_j for explicit small-n symbolic particles."""
+    r"""Derivation: :math:`\nabla_i E = \frac{1}{n^2} \sum_j \phi'(s_{ij}) x_j` for explicit small-:math:`n` symbolic
+    particles.
+    """
     kernel = kernel or exponential_kernel()
     points = [sym.particle(i + 1, d) for i in range(n)]
     energy = pair_energy(kernel, points)

@@ -1,24 +1,36 @@
-"""Jacobian of the attention fields at a fixed point, and why its unstable directions are the Hessian's.
+r"""Jacobian of the attention fields at a fixed point, and why its unstable directions are the Hessian's.
 
-Fields (docs/conventions.md, Q = K = V = I), with E = 1/(2 n^2) sum_{i,j} phi(s_ij), s_ij = <x_i, x_j>, phi' the weight:
+Fields (docs/conventions.md, :math:`Q = K = V = I`), with :math:`E = \frac{1}{2n^2} \sum_{i,j} \phi(s_{ij})`,
+:math:`s_{ij} = \langle x_i, x_j\rangle`, :math:`\phi'` the weight:
 
-    usa: v_i = P_i (1/n) sum_j phi'(s_ij) x_j              = n grad_i E
-    sa:  v_i = P_i sum_j phi'(s_ij) x_j / Z_i,  Z_i = sum_j phi'(s_ij)   = (n^2 / Z_i) grad_i E
+.. math::
 
-because grad_i E = P_i nabla_i E = (1/n^2) P_i sum_j phi'(s_ij) x_j (j = i included; GLPR arXiv 2312.10794).
-These identities hold on all of (R^d)^n with P_i = I - x_i x_i^T (:func:`sa_gradient_identity`).
+    \begin{aligned}
+    \texttt{usa}:\quad v_i &= P_i \frac{1}{n} \sum_j \phi'(s_{ij}) x_j &&= n \operatorname{grad}_i E,\\
+    \texttt{sa}:\quad v_i &= P_i \sum_j \phi'(s_{ij}) x_j / Z_i,\quad Z_i = \sum_j \phi'(s_{ij})
+    &&= (n^2 / Z_i) \operatorname{grad}_i E
+    \end{aligned}
 
-Metric argument. Write v = D grad E with D = diag(D_i) (D_i = n for usa, n^2/Z_i for sa; positive when phi' > 0).
-Differentiating at a critical point X* (grad E(X*) = 0), the term (dD) grad E vanishes, so the linearisation on
-T_{X*} = prod_i x_i^perp is J = D Hess E(X*) (tangent-projected: P J P = D H, :func:`jacobian_derivation`).
-Then J = D^{1/2} (D^{1/2} H D^{1/2}) D^{-1/2} is similar to S = D^{1/2} H D^{1/2}, hence diagonalisable with real
-eigenvalues, and S = C^T H C with C = D^{1/2} invertible is congruent to H: by Sylvester's law of inertia, J and H
-have the same numbers of positive, zero and negative eigenvalues. So the unstable directions of ``sa`` (and of
-``usa``, where D = n I) are counted by the positive eigenvalues of the Hessian of E (ascent convention), and the
-rotation zero modes of H are zero modes of J. The rates themselves differ: eigenvalues of D^{1/2} H D^{1/2}.
-(``sa`` is thus the gradient ascent of E in the metric <u, w>_X = sum_i <u_i, w_i> / D_i, GLPR.)
+because :math:`\operatorname{grad}_i E = P_i \nabla_i E = \frac{1}{n^2} P_i \sum_j \phi'(s_{ij}) x_j`
+(:math:`j = i` included; GLPR arXiv 2312.10794). These identities hold on all of :math:`(\mathbb{R}^d)^n` with
+:math:`P_i = I - x_i x_i^\top` (:func:`sa_gradient_identity`).
 
-Verified by: critical.hessian-formula (exact here; finite differences of numerics.core.field in the numerics layer).
+Metric argument. Write :math:`v = D \operatorname{grad} E` with :math:`D = \operatorname{diag}(D_i)`
+(:math:`D_i = n` for ``usa``, :math:`n^2/Z_i` for ``sa``; positive when :math:`\phi' > 0`). Differentiating at a
+critical point :math:`X^*` (:math:`\operatorname{grad} E(X^*) = 0`), the term :math:`(dD) \operatorname{grad} E`
+vanishes, so the linearisation on :math:`T_{X^*} = \prod_i x_i^\perp` is
+:math:`J = D \operatorname{Hess} E(X^*)` (tangent-projected: :math:`P J P = D H`, :func:`jacobian_derivation`).
+Then :math:`J = D^{1/2} (D^{1/2} H D^{1/2}) D^{-1/2}` is similar to :math:`S = D^{1/2} H D^{1/2}`, hence
+diagonalisable with real eigenvalues, and :math:`S = C^\top H C` with :math:`C = D^{1/2}` invertible is congruent
+to :math:`H`: by Sylvester's law of inertia, :math:`J` and :math:`H` have the same numbers of positive, zero and
+negative eigenvalues. So the unstable directions of ``sa`` (and of ``usa``, where :math:`D = nI`) are counted by
+the positive eigenvalues of the Hessian of :math:`E` (ascent convention), and the rotation zero modes of
+:math:`H` are zero modes of :math:`J`. The rates themselves differ: eigenvalues of :math:`D^{1/2} H D^{1/2}`.
+(``sa`` is thus the gradient ascent of :math:`E` in the metric
+:math:`\langle u, w\rangle_X = \sum_i \langle u_i, w_i\rangle / D_i`, GLPR.)
+
+Verified by: critical.hessian-formula (exact here; finite differences of numerics.core.field in the numerics
+layer).
 """
 from __future__ import annotations
 
@@ -35,7 +47,9 @@ from .structured import orthoplex_points
 
 
 def attention_field_expression(kernel: PairKernel, points, model: str) -> list[sp.Matrix]:
-    """Explicit fields v_i of ``sa`` or ``usa`` (weights phi'(s_ij)) at explicit points (small-n path)."""
+    r"""Explicit fields :math:`v_i` of ``sa`` or ``usa`` (weights :math:`\phi'(s_{ij})`) at explicit points
+    (small-:math:`n` path).
+    """
     if model not in ("sa", "usa"):
         raise ValueError(f"model must be sa or usa, got {model!r}")
     pts = [sp.Matrix(p) for p in points]
@@ -51,7 +65,8 @@ def attention_field_expression(kernel: PairKernel, points, model: str) -> list[s
 
 
 def metric_factors(kernel: PairKernel, points, model: str) -> list[sp.Expr]:
-    """D_i with v_i = D_i grad_i E: n (usa) or n^2 / Z_i (sa)."""
+    r""":math:`D_i` with :math:`v_i = D_i \operatorname{grad}_i E`: :math:`n` (``usa``) or
+    :math:`n^2 / Z_i` (``sa``)."""
     pts = [sp.Matrix(p) for p in points]
     n = len(pts)
     if model == "usa":
@@ -62,7 +77,9 @@ def metric_factors(kernel: PairKernel, points, model: str) -> list[sp.Expr]:
 
 def sa_gradient_identity(kernel: PairKernel | None = None, n: int = 2, d: int = 2,
                          model: str = "sa") -> Derivation:
-    """Derivation: v_i = D_i grad_i E for explicit symbolic particles (any X, off the sphere too)."""
+    r"""Derivation: :math:`v_i = D_i \operatorname{grad}_i E` for explicit symbolic particles (any :math:`X`, off the
+    sphere too).
+    """
     kernel = kernel or exponential_kernel()
     points = [sym.particle(i + 1, d) for i in range(n)]
     field = sp.Matrix.vstack(*attention_field_expression(kernel, points, model))
@@ -94,11 +111,12 @@ def _fixed_point(config: str, d: int) -> list[sp.Matrix]:
 
 def jacobian_derivation(kernel: PairKernel | None = None, config: str = "orthoplex", d: int = 2,
                         model: str = "sa") -> Derivation:
-    """Derivation: at an exact fixed point, P (dv/dX) P = D Hess E (ambient nd x nd, beta symbolic).
+    r"""Derivation: at an exact fixed point, :math:`P (dv/dX) P = D \operatorname{Hess} E` (ambient
+    :math:`nd \times nd`, :math:`\beta` symbolic).
 
-    The left side differentiates the explicit field of :func:`attention_field_expression` in all nd
-    coordinates and projects on the tangent space; the right side is blockdiag(D_i I_d) times the closed-form
-    Riemannian Hessian of :func:`theory.hessian.closed_form_riemannian_hessian`.
+    The left side differentiates the explicit field of :func:`attention_field_expression` in all :math:`nd`
+    coordinates and projects on the tangent space; the right side is :math:`\operatorname{blockdiag}(D_i I_d)` times
+    the closed-form Riemannian Hessian of :func:`theory.hessian.closed_form_riemannian_hessian`.
     """
     kernel = kernel or exponential_kernel()
     pts = _fixed_point(config, d)

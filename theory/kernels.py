@@ -1,14 +1,18 @@
-"""Pair interaction kernels phi(s), s = <x, y>, and the energy they define.
+r"""Pair interaction kernels :math:`\phi(s)`, :math:`s = \langle x, y\rangle`, and the energy they define.
 
 attnflow's energies are written at the level of the pair kernel (docs/conventions.md, section 1):
 
-    E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>)        (self-interaction j = i included, as in GLPR)
+.. math::
 
-The attention energy E_beta is the kernel phi_beta(s) = (e^{beta s} - 1) / beta, i.e. GLPR's
-1/(2 beta n^2) sum e^{beta<x_i,x_j>} minus the constant 1/(2 beta): same gradient, and a genuine limit
-phi_0(s) = s at beta = 0. Its derivative phi_beta'(s) = e^{beta s} is the attention weight, so the ``usa``
-field is P_{x_i}((1/n) sum_j phi'(s_ij) x_j) = n grad_{x_i} E for any kernel, and the ``sa`` field normalises
-the weights phi'(s_ij) (meaningful when phi' > 0).
+    E(X) = \frac{1}{2n^2} \sum_{i,j} \phi(\langle x_i, x_j\rangle)
+    \qquad (\text{self-interaction } j = i \text{ included, as in GLPR})
+
+The attention energy :math:`E_\beta` is the kernel :math:`\phi_\beta(s) = (e^{\beta s} - 1) / \beta`, i.e.
+GLPR's :math:`\frac{1}{2\beta n^2} \sum e^{\beta\langle x_i, x_j\rangle}` minus the constant
+:math:`1/(2\beta)`: same gradient, and a genuine limit :math:`\phi_0(s) = s` at :math:`\beta = 0`. Its derivative
+:math:`\phi_\beta'(s) = e^{\beta s}` is the attention weight, so the ``usa`` field is
+:math:`P_{x_i}(\frac{1}{n} \sum_j \phi'(s_{ij}) x_j) = n \operatorname{grad}_{x_i} E` for any kernel, and the
+``sa`` field normalises the weights :math:`\phi'(s_{ij})` (meaningful when :math:`\phi' > 0`).
 """
 from __future__ import annotations
 
@@ -22,12 +26,12 @@ from . import symbols as sym
 
 @dataclass(frozen=True)
 class PairKernel:
-    """A pair interaction phi(s) as a sympy expression in ``s`` (and ``beta`` and declared parameters).
+    r"""A pair interaction :math:`\phi(s)` as a sympy expression in ``s`` (and ``beta`` and declared parameters).
 
     Parameters
     ----------
     expr : sympy expression
-        phi(s). Free symbols must be among ``s``, ``beta`` and the keys of ``params``.
+        :math:`\phi(s)`. Free symbols must be among ``s``, ``beta`` and the keys of ``params``.
     params : mapping of sympy Symbol to value
         Declared parameters and their values (numbers, or the symbol itself to keep it symbolic).
     name : str
@@ -68,17 +72,20 @@ class PairKernel:
 
 
 def exponential_kernel() -> PairKernel:
-    """phi_beta(s) = (e^{beta s} - 1)/beta, the kernel of E_beta (GLPR) with the constant removed."""
+    r""":math:`\phi_\beta(s) = (e^{\beta s} - 1)/\beta`, the kernel of :math:`E_\beta` (GLPR) with the constant
+    removed."""
     return PairKernel((sp.exp(sym.beta * sym.s) - 1) / sym.beta, {}, name="phi_beta")
 
 
 def kernel_at_beta_zero(kernel: PairKernel) -> sp.Expr:
-    """The limit beta -> 0 of phi (for phi_beta: s)."""
+    r"""The limit :math:`\beta \to 0` of :math:`\phi` (for :math:`\phi_\beta`: :math:`s`)."""
     return sp.limit(kernel.expr, sym.beta, 0)
 
 
 def pair_energy(kernel: PairKernel, points) -> sp.Expr:
-    """E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>) for explicit symbolic points (small-n path only)."""
+    r""":math:`E(X) = \frac{1}{2n^2} \sum_{i,j} \phi(\langle x_i, x_j\rangle)` for explicit symbolic points
+    (small-:math:`n` path only).
+    """
     pts = [sp.Matrix(p) for p in points]
     n = len(pts)
     total = sum(kernel.expr.subs(sym.s, (pi.T * pj)[0, 0]) for pi in pts for pj in pts)

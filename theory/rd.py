@@ -1,18 +1,27 @@
-"""The rescaled equation of self-attention in R^d without normalisation (GLPR arXiv 2305.05465, section 2).
+r"""The rescaled equation of self-attention in :math:`\mathbb{R}^d` without normalisation (GLPR arXiv 2305.05465,
+section 2).
 
-Tokens x_i in R^d move by dx_i/dt = V sum_j P_ij x_j with a row-stochastic attention matrix P (softmax, L2 or
-Sinkhorn, computed from x). With the rescaling z_i = e^{-tV} x_i (so x_i = E(t) z_i, E(t) = e^{tV}):
+Tokens :math:`x_i` in :math:`\mathbb{R}^d` move by :math:`dx_i/dt = V \sum_j P_{ij} x_j` with a row-stochastic
+attention matrix :math:`P` (softmax, L2 or Sinkhorn, computed from :math:`x`). With the rescaling
+:math:`z_i = e^{-tV} x_i` (so :math:`x_i = E(t) z_i`, :math:`E(t) = e^{tV}`):
 
-    dx_i/dt = E' z_i + E z_i' = V E z_i + E z_i'  and  V sum_j P_ij x_j = V E sum_j P_ij z_j,
+.. math::
 
-and since E commutes with V, E^{-1} V E = V, so
+    \frac{dx_i}{dt} = E' z_i + E z_i' = V E z_i + E z_i' \quad\text{and}\quad
+    V \sum_j P_{ij} x_j = V E \sum_j P_{ij} z_j,
 
-    dz_i/dt = V ( sum_j P_ij z_j - z_i ),
+and since :math:`E` commutes with :math:`V`, :math:`E^{-1} V E = V`, so
 
-with P computed from x = E z, i.e. the logits <Q x_i, K x_j> = z_j^T E^T A E z_i, A = K^T Q. The derivation
-below checks the identity symbolically for d = 2, n = 2 and a triangular V = [[a, b], [0, c]] (a != c), whose
-exponential is explicit, and checks E' = V E, E(0) = I and E V = V E; the numerical check against finite
-differences of the unrescaled solution is ``tests/numerics/test_rd.py::test_rescaled_equation_matches_unrescaled``.
+.. math::
+
+    \frac{dz_i}{dt} = V \Big(\sum_j P_{ij} z_j - z_i\Big),
+
+with :math:`P` computed from :math:`x = E z`, i.e. the logits
+:math:`\langle Q x_i, K x_j\rangle = z_j^\top E^\top A E z_i`, :math:`A = K^\top Q`. The derivation below checks
+the identity symbolically for :math:`d = 2`, :math:`n = 2` and a triangular
+:math:`V = \begin{pmatrix} a & b \\ 0 & c \end{pmatrix}` (:math:`a \ne c`), whose exponential is explicit, and
+checks :math:`E' = V E`, :math:`E(0) = I` and :math:`E V = V E`; the numerical check against finite differences
+of the unrescaled solution is ``tests/numerics/test_rd.py::test_rescaled_equation_matches_unrescaled``.
 Note: ``proofs_notes/rd-rescaled-equation.md``.
 """
 from __future__ import annotations
@@ -25,20 +34,24 @@ SOURCE = "GLPR arXiv 2305.05465 (rescaling z = e^{-tV} x); CACP arXiv 2501.18322
 
 
 def triangular_exponential(a: sp.Expr, b: sp.Expr, c: sp.Expr, t: sp.Symbol) -> sp.Matrix:
-    """e^{tV} for V = [[a, b], [0, c]], a != c: [[e^{at}, b (e^{at} - e^{ct}) / (a - c)], [0, e^{ct}]]."""
+    r""":math:`e^{tV}` for :math:`V = \begin{pmatrix} a & b \\ 0 & c \end{pmatrix}`, :math:`a \ne c`:
+    :math:`\begin{pmatrix} e^{at} & b (e^{at} - e^{ct}) / (a - c) \\ 0 & e^{ct} \end{pmatrix}`.
+    """
     return sp.Matrix([[sp.exp(a * t), b * (sp.exp(a * t) - sp.exp(c * t)) / (a - c)], [0, sp.exp(c * t)]])
 
 
 def rescaled_velocity_expr(V: sp.Matrix, P: sp.Matrix, Z: list[sp.Matrix], i: int) -> sp.Matrix:
-    """dz_i/dt = V (sum_j P_ij z_j - z_i)."""
+    r""":math:`dz_i/dt = V (\sum_j P_{ij} z_j - z_i)`."""
     return V * (sum((P[i, j] * Z[j] for j in range(len(Z))), sp.zeros(*Z[0].shape)) - Z[i])
 
 
 def rescaled_equation_derivation() -> Derivation:
-    """d/dt (E z_i) with z_i' = V (sum_j P_ij z_j - z_i) equals V sum_j P_ij E z_j (d = 2, n = 2).
+    r""":math:`\frac{d}{dt}(E z_i)` with :math:`z_i' = V (\sum_j P_{ij} z_j - z_i)` equals :math:`V \sum_j P_{ij} E z_j`
+    (:math:`d = 2`, :math:`n = 2`).
 
-    The attention weights are kept as symbols p_i1, p_i2 = 1 - p_i1 (row-stochastic): the identity holds for
-    any row-stochastic P, hence for softmax, L2 and Sinkhorn alike (P is the same function of x on both sides).
+    The attention weights are kept as symbols :math:`p_{i1}`, :math:`p_{i2} = 1 - p_{i1}` (row-stochastic): the
+    identity holds for any row-stochastic :math:`P`, hence for softmax, L2 and Sinkhorn alike (:math:`P` is the same
+    function of :math:`x` on both sides).
     """
     t, a, b, c = sp.symbols("t a b c", real=True)
     V = sp.Matrix([[a, b], [0, c]])
@@ -69,7 +82,9 @@ def rescaled_equation_derivation() -> Derivation:
 
 
 def rescaled_logit_derivation() -> Derivation:
-    """<Q E z_i, K E z_j> = z_j^T (E^T K^T Q E) z_i: the logits of x written in the rescaled tokens (d = 2)."""
+    r""":math:`\langle Q E z_i, K E z_j\rangle = z_j^\top (E^\top K^\top Q E) z_i`:
+    the logits of :math:`x` written in the rescaled tokens (:math:`d = 2`).
+    """
     Q = sp.Matrix(2, 2, sp.symbols("q11 q12 q21 q22", real=True))
     K = sp.Matrix(2, 2, sp.symbols("k11 k12 k21 k22", real=True))
     E = sp.Matrix(2, 2, sp.symbols("e11 e12 e21 e22", real=True))

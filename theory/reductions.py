@@ -1,29 +1,43 @@
-"""Exact reductions of the particle dynamics: the equiangular ODE and weighted clusters (sympy).
+r"""Exact reductions of the particle dynamics: the equiangular ODE and weighted clusters (sympy).
 
-Both are derived from the fields of docs/conventions.md (GLPR arXiv 2312.10794) for any pair kernel phi (attention weight
-phi'(s), the exponential kernel giving e^{beta s}):
+Both are derived from the fields of docs/conventions.md (GLPR arXiv 2312.10794) for any pair kernel :math:`\phi`
+(attention weight :math:`\phi'(s)`, the exponential kernel giving :math:`e^{\beta s}`):
 
-    usa  v_i = P_{x_i}((1/n) sum_j phi'(s_ij) x_j),      sa  v_i = P_{x_i}(sum_j phi'(s_ij) x_j / Z_i),
-    Z_i = sum_k phi'(s_ik).
+.. math::
+
+    \texttt{usa}:\ v_i = P_{x_i}\Big(\frac{1}{n} \sum_j \phi'(s_{ij}) x_j\Big), \qquad
+    \texttt{sa}:\ v_i = P_{x_i}\Big(\sum_j \phi'(s_{ij}) x_j / Z_i\Big), \qquad
+    Z_i = \sum_k \phi'(s_{ik}).
 
 Equiangular reduction (survey arXiv 2512.01868 / GLPR, "equiangular model"). Every velocity is a combination
-of the particles, v_i = sum_j c_ij x_j, so the Gram matrix G = X X^T obeys dG/dt = C G + G C^T. If
-G = (1 - rho) I + rho 1 1^T then C = a I + b 1 1^T by symmetry, hence dG/dt has the same form: equal inner
-products stay equal, the diagonal stays 1, and the common value rho = s obeys ds/dt = F(s) with
+of the particles, :math:`v_i = \sum_j c_{ij} x_j`, so the Gram matrix :math:`G = X X^\top` obeys
+:math:`dG/dt = C G + G C^\top`. If :math:`G = (1 - \rho) I + \rho \mathbf{1}\mathbf{1}^\top` then
+:math:`C = a I + b \mathbf{1}\mathbf{1}^\top` by symmetry, hence :math:`dG/dt` has the same form: equal inner
+products stay equal, the diagonal stays 1, and the common value :math:`\rho = s` obeys :math:`ds/dt = F(s)` with
 
-    usa:  F(s) = (2/n) phi'(s) (1 - s)(1 + (n - 1) s)
-    sa:   F(s) = 2 phi'(s) (1 - s)(1 + (n - 1) s) / (phi'(1) + (n - 1) phi'(s))
+.. math::
 
-(derived below with symbolic n, not typed in: :func:`equiangular_rate`; cross-checked against explicit symbolic
-particles by :func:`equiangular_derivation`). The symbol ``s`` stands for rho (it is an inner product).
+    \begin{aligned}
+    \texttt{usa}:\quad F(s) &= \frac{2}{n} \phi'(s) (1 - s)(1 + (n - 1) s),\\
+    \texttt{sa}:\quad F(s) &= \frac{2 \phi'(s) (1 - s)(1 + (n - 1) s)}{\phi'(1) + (n - 1) \phi'(s)}
+    \end{aligned}
 
-Cluster reduction: if particles coincide in K groups with masses m_c = n_c / n at points y_c, they stay
-coincident (uniqueness: the velocity of a particle depends only on its position and the empirical measure),
-and each group moves as one weighted particle:
+(derived below with symbolic :math:`n`, not typed in: :func:`equiangular_rate`; cross-checked against explicit
+symbolic particles by :func:`equiangular_derivation`). The symbol ``s`` stands for :math:`\rho` (it is an inner
+product).
 
-    usa  dy_c/dt = P_{y_c}(sum_e m_e phi'(<y_c, y_e>) y_e),
-    sa   dy_c/dt = P_{y_c}(sum_e m_e phi'(<y_c, y_e>) y_e / sum_e m_e phi'(<y_c, y_e>)),
-    E = (1/2) sum_{c,e} m_c m_e phi(<y_c, y_e>).
+Cluster reduction: if particles coincide in :math:`K` groups with masses :math:`m_c = n_c / n` at points
+:math:`y_c`, they stay coincident (uniqueness: the velocity of a particle depends only on its position and the
+empirical measure), and each group moves as one weighted particle:
+
+.. math::
+
+    \begin{aligned}
+    \texttt{usa}:\quad dy_c/dt &= P_{y_c}\Big(\sum_e m_e \phi'(\langle y_c, y_e\rangle) y_e\Big),\\
+    \texttt{sa}:\quad dy_c/dt &= P_{y_c}\Big(\sum_e m_e \phi'(\langle y_c, y_e\rangle) y_e
+    \Big/ \sum_e m_e \phi'(\langle y_c, y_e\rangle)\Big),\\
+    E &= \frac{1}{2} \sum_{c,e} m_c m_e \phi(\langle y_c, y_e\rangle).
+    \end{aligned}
 
 Verified by: conjecture.equiangular-ode (numerics) and tests/theory/test_conjecture_reductions.py.
 """
@@ -55,10 +69,12 @@ def _weight(kernel: PairKernel, value) -> sp.Expr:
 
 
 def equiangular_coefficients(kernel: PairKernel, model: str, n=sym.n) -> tuple[sp.Expr, sp.Expr]:
-    """(c_same, c_other): v_i = c_same x_i + c_other sum_{j != i} x_j on an equiangular configuration.
+    r"""``(c_same, c_other)``: :math:`v_i = c_{\text{same}} x_i + c_{\text{other}} \sum_{j \ne i} x_j` on an
+    equiangular configuration.
 
-    From v_i = P_{x_i}(u_i), u_i = w (phi'(1) x_i + phi'(s) sum_{j != i} x_j) with w = 1/n (usa) or 1/Z (sa),
-    Z = phi'(1) + (n - 1) phi'(s), and <x_i, u_i> = w (phi'(1) + (n - 1) s phi'(s)).
+    From :math:`v_i = P_{x_i}(u_i)`, :math:`u_i = w (\phi'(1) x_i + \phi'(s) \sum_{j \ne i} x_j)` with
+    :math:`w = 1/n` (``usa``) or :math:`1/Z` (``sa``), :math:`Z = \phi'(1) + (n - 1) \phi'(s)`, and
+    :math:`\langle x_i, u_i\rangle = w (\phi'(1) + (n - 1) s \phi'(s))`.
     """
     _check_model(model)
     s = sym.s
@@ -69,10 +85,13 @@ def equiangular_coefficients(kernel: PairKernel, model: str, n=sym.n) -> tuple[s
 
 
 def equiangular_rate(kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> sp.Expr:
-    """F(s) with ds/dt = F(s) for the common inner product s of an equiangular configuration.
+    r""":math:`F(s)` with :math:`ds/dt = F(s)` for the common inner product :math:`s` of an equiangular configuration.
 
-    Derived from dG/dt = C G + G C^T with C = c_same I + c_other (1 1^T - I) and G = (1 - s) I + s 1 1^T:
-    for i != k, (C G)_ik = c_same s + c_other (1 + (n - 2) s), and the two terms of dG_ik/dt are equal.
+    Derived from :math:`dG/dt = C G + G C^\top` with
+    :math:`C = c_{\text{same}} I + c_{\text{other}} (\mathbf{1}\mathbf{1}^\top - I)` and
+    :math:`G = (1 - s) I + s \mathbf{1}\mathbf{1}^\top`: for :math:`i \ne k`,
+    :math:`(C G)_{ik} = c_{\text{same}} s + c_{\text{other}} (1 + (n - 2) s)`, and the two terms of
+    :math:`dG_{ik}/dt` are equal.
 
     Verified by: conjecture.equiangular-ode; tests/theory/test_conjecture_reductions.py.
     """
@@ -84,18 +103,20 @@ def equiangular_rate(kernel: PairKernel | None = None, model: str = "sa", n=sym.
 
 
 def equiangular_diagonal_rate(kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> sp.Expr:
-    """d G_ii / dt = 2 (C G)_ii on an equiangular configuration (zero: the particles stay on the sphere)."""
+    """:math:`dG_{ii}/dt = 2 (C G)_{ii}` on an equiangular configuration (zero: the particles stay on the sphere)."""
     kernel = kernel or exponential_kernel()
     c_same, c_other = equiangular_coefficients(kernel, model, n)
     return sp.simplify(2 * (c_same + c_other * (n - 1) * sym.s))
 
 
 def rational_equiangular_points(rng: random.Random, n: int, d: int | None = None) -> tuple[list[list[sp.Rational]], sp.Rational]:
-    """n exact rational unit vectors of Q^d (d >= n) with all pairwise inner products equal to rho.
+    r""":math:`n` exact rational unit vectors of :math:`\mathbb{Q}^d` (:math:`d \ge n`) with all pairwise inner products
+    equal to :math:`\rho`.
 
-    x_i = a e_i + b 1 (padded with zeros) has |x_i|^2 = a^2 + 2ab + n b^2 and <x_i, x_j> = 2ab + n b^2, so
-    |x_i| = 1 and rho = 1 - a^2 when n b^2 + 2 a b + a^2 - 1 = 0, i.e. b = (q - a)/n with (n-1) a^2 + q^2 = n.
-    Rational points of that conic come from the lines through (1, 1) with rational slope m.
+    :math:`x_i = a e_i + b \mathbf{1}` (padded with zeros) has :math:`\lvert x_i\rvert^2 = a^2 + 2ab + n b^2` and
+    :math:`\langle x_i, x_j\rangle = 2ab + n b^2`, so :math:`\lvert x_i\rvert = 1` and :math:`\rho = 1 - a^2` when
+    :math:`n b^2 + 2ab + a^2 - 1 = 0`, i.e. :math:`b = (q - a)/n` with :math:`(n-1) a^2 + q^2 = n`. Rational points
+    of that conic come from the lines through :math:`(1, 1)` with rational slope :math:`m`.
     """
     d = n if d is None else d
     if d < n:
@@ -122,12 +143,14 @@ def _explicit_velocity(kernel: PairKernel, model: str, points: Sequence[sp.Matri
 
 
 def equiangular_derivation(kernel: PairKernel | None = None, model: str = "sa", n: int = 3, d: int | None = None) -> Derivation:
-    """Derivation: for explicit symbolic particles on an equiangular configuration, d<x_i, x_k>/dt = F(<x_i, x_k>).
+    r"""Derivation: for explicit symbolic particles on an equiangular configuration,
+    :math:`d\langle x_i, x_k\rangle/dt = F(\langle x_i, x_k\rangle)`.
 
-    The left side is <v_i, x_k> + <x_i, v_k> for every pair i < k (and d|x_i|^2/dt / 2 = <v_i, x_i> for every i),
-    with v from the explicit field; the right side is F of :func:`equiangular_rate` at the pair's inner product
-    (and 0). The identity holds on equiangular configurations only, so it is verified exactly at rational
-    equiangular points (:func:`rational_equiangular_points`); call ``verify(simplify=False)``.
+    The left side is :math:`\langle v_i, x_k\rangle + \langle x_i, v_k\rangle` for every pair :math:`i < k` (and
+    :math:`\frac{1}{2} d\lvert x_i\rvert^2/dt = \langle v_i, x_i\rangle` for every :math:`i`), with :math:`v` from
+    the explicit field; the right side is :math:`F` of :func:`equiangular_rate` at the pair's inner product (and 0).
+    The identity holds on equiangular configurations only, so it is verified exactly at rational equiangular points
+    (:func:`rational_equiangular_points`); call ``verify(simplify=False)``.
     """
     kernel = kernel or exponential_kernel()
     d = n if d is None else d
@@ -163,10 +186,12 @@ def equiangular_derivation(kernel: PairKernel | None = None, model: str = "sa", 
 
 
 def beta_zero_closed_form(n=sym.n, rho0=None) -> sp.Expr:
-    """rho(t) at beta = 0 (both models coincide there): (K e^{2t} - 1) / (K e^{2t} + n - 1).
+    r""":math:`\rho(t)` at :math:`\beta = 0` (both models coincide there):
+    :math:`(K e^{2t} - 1) / (K e^{2t} + n - 1)`.
 
-    K = (1 + (n - 1) rho0) / (1 - rho0); from separating variables in ds/dt = (2/n)(1 - s)(1 + (n - 1) s) with
-    partial fractions 1/((1 - s)(1 + (n - 1) s)) = (1/n)(1/(1 - s) + (n - 1)/(1 + (n - 1) s)).
+    :math:`K = (1 + (n - 1) \rho_0) / (1 - \rho_0)`; from separating variables in
+    :math:`ds/dt = (2/n)(1 - s)(1 + (n - 1) s)` with partial fractions
+    :math:`\frac{1}{(1 - s)(1 + (n - 1) s)} = \frac{1}{n}\big(\frac{1}{1 - s} + \frac{n - 1}{1 + (n - 1) s}\big)`.
     """
     rho0 = sp.Symbol("rho_0", real=True) if rho0 is None else sp.sympify(rho0)
     K = (1 + (n - 1) * rho0) / (1 - rho0)
@@ -175,7 +200,9 @@ def beta_zero_closed_form(n=sym.n, rho0=None) -> sp.Expr:
 
 
 def beta_zero_derivation(model: str = "sa") -> Derivation:
-    """Derivation: the closed form solves the beta = 0 equiangular ODE with rho(0) = rho0 (symbolic n)."""
+    r"""Derivation: the closed form solves the :math:`\beta = 0` equiangular ODE with :math:`\rho(0) = \rho_0`
+    (symbolic :math:`n`).
+    """
     kernel = exponential_kernel()
     F0 = sp.limit(equiangular_rate(kernel, model), sym.beta, 0)
     rho = beta_zero_closed_form()
@@ -190,14 +217,18 @@ def beta_zero_derivation(model: str = "sa") -> Derivation:
 
 
 def synchronisation_rate(kernel: PairKernel | None = None, model: str = "sa") -> sp.Expr:
-    """-F'(1): near s = 1, 1 - s decays like e^{-rate t}. usa: 2 phi'(1) (2 e^beta); sa: 2 (GLPR claim 2)."""
+    r""":math:`-F'(1)`: near :math:`s = 1`, :math:`1 - s` decays like :math:`e^{-\text{rate}\, t}`. ``usa``:
+    :math:`2 \phi'(1)` (:math:`2 e^\beta`); ``sa``: 2 (GLPR claim 2).
+    """
     kernel = kernel or exponential_kernel()
     F = equiangular_rate(kernel, model)
     return sp.simplify(-sp.diff(F, sym.s).subs(sym.s, 1))
 
 
 def initial_speed(kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> sp.Expr:
-    """F(0): the speed of s from an orthogonal start (sa, exponential kernel: 2/(e^beta + n - 1))."""
+    r""":math:`F(0)`: the speed of :math:`s` from an orthogonal start (``sa``, exponential kernel:
+    :math:`2/(e^\beta + n - 1)`).
+    """
     kernel = kernel or exponential_kernel()
     return sp.simplify(equiangular_rate(kernel, model, n).subs(sym.s, 0))
 
@@ -216,7 +247,9 @@ def _cluster_drift(kernel: PairKernel, model: str, centres: Sequence[sp.Matrix],
 
 
 def cluster_velocity(kernel: PairKernel, model: str, centres: Sequence[sp.Matrix], masses: Sequence, c: int) -> sp.Matrix:
-    """Velocity of cluster c: P_{y_c}(sum_e m_e phi'(<y_c,y_e>) y_e), normalised by sum_e m_e phi'(...) for sa."""
+    r"""Velocity of cluster :math:`c`: :math:`P_{y_c}(\sum_e m_e \phi'(\langle y_c, y_e\rangle) y_e)`, normalised by
+    :math:`\sum_e m_e \phi'(\cdot)` for ``sa``.
+    """
     yc, u = _cluster_drift(kernel, model, centres, masses, c)
     return tangent_projection(yc, u)
 
@@ -229,7 +262,9 @@ def _cluster_velocity_written_out(kernel, model, centres, masses, c) -> sp.Matri
 
 
 def cluster_energy(kernel: PairKernel, centres: Sequence[sp.Matrix], masses: Sequence) -> sp.Expr:
-    """E = (1/2) sum_{c,e} m_c m_e phi(<y_c, y_e>) (the particle energy with coincident particles grouped)."""
+    r""":math:`E = \frac{1}{2} \sum_{c,e} m_c m_e \phi(\langle y_c, y_e\rangle)` (the particle energy with coincident
+    particles grouped).
+    """
     ys = [sp.Matrix(y) for y in centres]
     return sum(mc * me * kernel.expr.subs(sym.s, (yc.T * ye)[0, 0])
                for mc, yc in zip(masses, ys) for me, ye in zip(masses, ys)) / 2
@@ -238,7 +273,8 @@ def cluster_energy(kernel: PairKernel, centres: Sequence[sp.Matrix], masses: Seq
 def cluster_derivation(kernel: PairKernel | None = None, model: str = "sa", sizes: Sequence[int] = (2, 1),
                        d: int = 3) -> Derivation:
     """Derivation: with particles coinciding in groups of ``sizes``, each particle's velocity (and the energy)
-    equal the weighted-cluster formulas with masses m_c = n_c / n. An exact identity in the cluster coordinates.
+    equal the weighted-cluster formulas with masses :math:`m_c = n_c / n`. An exact identity in the cluster
+    coordinates.
     """
     from .kernels import pair_energy
 

@@ -1,27 +1,38 @@
-"""The consensus under rotary positions (RoPE) with V = I: its transverse Jacobian, derived with SymPy.
+r"""The consensus under rotary positions (RoPE) with :math:`V = I`: its transverse Jacobian, derived with SymPy.
 
-Tokens x_i with position labels p_i, logits s_ij = beta <R(p_i) Q x_i, R(p_j) K x_j> = beta <Q x_i, R(p_j - p_i) K x_j>
-(R block diagonal, the coordinate pairs (2m, 2m + 1) rotated by the angle p theta_m, an odd last coordinate
-fixed), values unrotated (V = I). At a consensus x_i = x the field vanishes: every V x_j = x is normal to the
-sphere at x. Perturb x_i = x + eps_i, eps_i orthogonal to x. With y_i = sum_j w_ij x_j and W_i = sum_j w_ij,
+Tokens :math:`x_i` with position labels :math:`p_i`, logits
+:math:`s_{ij} = \beta \langle R(p_i) Q x_i, R(p_j) K x_j\rangle = \beta \langle Q x_i, R(p_j - p_i) K x_j\rangle`
+(:math:`R` block diagonal, the coordinate pairs :math:`(2m, 2m + 1)` rotated by the angle :math:`p\,\theta_m`, an
+odd last coordinate fixed), values unrotated (:math:`V = I`). At a consensus :math:`x_i = x` the field vanishes:
+every :math:`V x_j = x` is normal to the sphere at :math:`x`. Perturb :math:`x_i = x + \varepsilon_i`,
+:math:`\varepsilon_i` orthogonal to :math:`x`. With :math:`y_i = \sum_j w_{ij} x_j` and
+:math:`W_i = \sum_j w_{ij}`,
 
-    v_i = y_i - <x_i, y_i> x_i = sum_j w_ij^0 eps_j - W_i^0 eps_i + O(eps^2),
+.. math::
 
-because the first-order change of the weights multiplies x and is removed with the normal part of y_i (the
-terms in x cancel against <x_i, y_i> x_i). So the transverse Jacobian is (A - diag(A 1)) (x) I_{d-1}, with
-A_ij = w_ij^0 the weights of the consensus: softmax_j(s_ij^0) for sa (rows sum to 1), e^{s_ij^0}/n for usa. Only
-the logits of the consensus enter:
+    v_i = y_i - \langle x_i, y_i\rangle x_i = \sum_j w_{ij}^0 \varepsilon_j - W_i^0 \varepsilon_i
+    + O(\varepsilon^2),
 
-    s_ij^0 = beta sum_m [ alpha_m cos((p_j - p_i) theta_m) + omega_m sin((p_j - p_i) theta_m) ] + beta c_0,
+because the first-order change of the weights multiplies :math:`x` and is removed with the normal part of
+:math:`y_i` (the terms in :math:`x` cancel against :math:`\langle x_i, y_i\rangle x_i`). So the transverse
+Jacobian is :math:`(A - \operatorname{diag}(A \mathbf{1})) \otimes I_{d-1}`, with :math:`A_{ij} = w_{ij}^0` the
+weights of the consensus: :math:`\operatorname{softmax}_j(s_{ij}^0)` for ``sa`` (rows sum to 1),
+:math:`e^{s_{ij}^0}/n` for ``usa``. Only the logits of the consensus enter:
 
-with, in rotary plane m, q = (Q x)_m, k = (K x)_m, alpha_m = q . k and omega_m = q_1 k_0 - q_0 k_1, and c_0 the
-product of the unrotated coordinates. For Q = K = I, alpha_m = |x_m|^2 (the consensus point's energy in plane
-m), omega_m = 0 and c_0 = x_last^2: the spectrum depends on x only through how its energy splits across the
-rotary planes.
+.. math::
 
-:func:`consensus_jacobian_identity` checks the formula symbolically for three tokens in d = 3 (one rotary plane of
-frequency theta and one fixed coordinate; Q = K = I; the consensus at polar angle psi, which sets the split
-sin^2 psi : cos^2 psi) by differentiating the field itself.
+    s_{ij}^0 = \beta \sum_m \big[\alpha_m \cos((p_j - p_i) \theta_m) + \omega_m \sin((p_j - p_i) \theta_m)\big]
+    + \beta c_0,
+
+with, in rotary plane :math:`m`, :math:`q = (Qx)_m`, :math:`k = (Kx)_m`, :math:`\alpha_m = q \cdot k` and
+:math:`\omega_m = q_1 k_0 - q_0 k_1`, and :math:`c_0` the product of the unrotated coordinates. For
+:math:`Q = K = I`, :math:`\alpha_m = \lvert x_m\rvert^2` (the consensus point's energy in plane :math:`m`),
+:math:`\omega_m = 0` and :math:`c_0 = x_{\text{last}}^2`: the spectrum depends on :math:`x` only through how its
+energy splits across the rotary planes.
+
+:func:`consensus_jacobian_identity` checks the formula symbolically for three tokens in :math:`d = 3` (one rotary
+plane of frequency :math:`\theta` and one fixed coordinate; :math:`Q = K = I`; the consensus at polar angle
+:math:`\psi`, which sets the split :math:`\sin^2\psi : \cos^2\psi`) by differentiating the field itself.
 """
 from __future__ import annotations
 
@@ -37,7 +48,9 @@ def _rotation(angle: sp.Expr) -> sp.Matrix:
 
 
 def field(X: list[sp.Matrix], labels, kind: str = "sa") -> list[sp.Matrix]:
-    """The RoPE field (Q = K = V = I, d = 3) of the column vectors X: v_i = y_i - <x_i, y_i> x_i."""
+    r"""The RoPE field (:math:`Q = K = V = I`, :math:`d = 3`) of the column vectors ``X``:
+    :math:`v_i = y_i - \langle x_i, y_i\rangle x_i`.
+    """
     if kind not in ("sa", "usa"):
         raise ValueError(f"kind must be sa or usa, got {kind!r}")
     n = len(X)
@@ -52,7 +65,7 @@ def field(X: list[sp.Matrix], labels, kind: str = "sa") -> list[sp.Matrix]:
 
 
 def consensus_weights(labels, kind: str = "sa") -> sp.Matrix:
-    """A_ij of the module docstring at the consensus x = (sin psi, 0, cos psi)."""
+    r""":math:`A_{ij}` of the module docstring at the consensus :math:`x = (\sin\psi, 0, \cos\psi)`."""
     n = len(labels)
     s = sp.Matrix(n, n, lambda i, j: beta * (sp.sin(psi) ** 2 * sp.cos((labels[j] - labels[i]) * theta)
                                              + sp.cos(psi) ** 2))
@@ -63,8 +76,10 @@ def consensus_weights(labels, kind: str = "sa") -> sp.Matrix:
 
 
 def consensus_jacobian_identity(labels=(0, 1, 3), kind: str = "sa") -> bool:
-    """True when the tangent Jacobian of :func:`field` at the consensus equals (A - diag(A 1)) (x) I_2 exactly
-    (every entry of the difference simplifies to 0)."""
+    r"""True when the tangent Jacobian of :func:`field` at the consensus equals
+    :math:`(A - \operatorname{diag}(A \mathbf{1})) \otimes I_2` exactly (every entry of the difference simplifies
+    to 0).
+    """
     n = len(labels)
     syms = sp.symbols(f"z0:{3 * n}", real=True)
     X = [sp.Matrix(syms[3 * i:3 * i + 3]) for i in range(n)]

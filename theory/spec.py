@@ -30,16 +30,18 @@ def _as_matrix(value, d: int, name: str) -> sp.ImmutableMatrix:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A self-attention model on the sphere S^{d-1} (docs/conventions.md).
+    r"""A self-attention model on the sphere :math:`\mathbb{S}^{d-1}` (docs/conventions.md).
 
     Parameters
     ----------
     model : {"sa", "usa"}
         ``sa``: softmax self-attention with layer normalisation,
-        dx_i/dt = P_{x_i}( sum_j e^{beta<Qx_i,Kx_j>} V x_j / sum_k e^{beta<Qx_i,Kx_k>} ).
-        ``usa``: unnormalised, dx_i/dt = P_{x_i}( (1/n) sum_j e^{beta<Qx_i,Kx_j>} V x_j ).
+        :math:`dx_i/dt = P_{x_i}\big(\sum_j e^{\beta\langle Qx_i, Kx_j\rangle} V x_j
+        / \sum_k e^{\beta\langle Qx_i, Kx_k\rangle}\big)`.
+        ``usa``: unnormalised, :math:`dx_i/dt = P_{x_i}\big(\frac{1}{n} \sum_j e^{\beta\langle Qx_i, Kx_j\rangle}
+        V x_j\big)`.
     d : int
-        Ambient dimension, d >= 2 (particles live on S^{d-1} in R^d).
+        Ambient dimension, :math:`d \ge 2` (particles live on :math:`\mathbb{S}^{d-1}` in :math:`\mathbb{R}^d`).
     beta : sympy expression or number
         Inverse temperature; a real number or the symbol :data:`theory.symbols.beta` (default).
     Q, K, V : d x d matrices, optional

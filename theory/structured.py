@@ -1,30 +1,46 @@
-"""Hessian spectra of E = 1/(2 n^2) sum phi(<x_i, x_j>) at structured critical configurations, in closed form.
+r"""Hessian spectra of :math:`E = \frac{1}{2n^2} \sum \phi(\langle x_i, x_j\rangle)` at structured critical
+configurations, in closed form.
 
 Everything is reduced from the kernel-level pair blocks of :func:`theory.hessian.pair_hessian_blocks` (never
-retyped); the kernel enters only through phi'(s) and phi''(s) at the few inner products the configuration has.
-Pass ``derivatives=placeholder_derivatives()`` to keep them as undefined functions dphi(s), ddphi(s) (exact
-identity checks), or a :class:`theory.kernels.PairKernel` (default phi_beta) to get expressions in beta.
+retyped); the kernel enters only through :math:`\phi'(s)` and :math:`\phi''(s)` at the few inner products the
+configuration has. Pass ``derivatives=placeholder_derivatives()`` to keep them as undefined functions ``dphi(s)``,
+``ddphi(s)`` (exact identity checks), or a :class:`theory.kernels.PairKernel` (default :math:`\phi_\beta`) to get
+expressions in :math:`\beta`.
 
-1. k clusters of m coincident particles equally spaced on a great circle (n = k m; m = 1 is the regular n-gon,
-   k = 2 two antipodal clusters), in S^{d-1}. Evaluating the pair blocks at x_i = e_1,
-   x_j = cos(u) e_1 + sin(u) e_2 in the frames (e_theta, e_3, ..., e_d) gives four scalars: the in-plane and
-   out-of-plane off-diagonal entries o_in(u), o_out(u) and diagonal contributions g_in(u), g_out(u) (the
-   cross terms vanish). The Hessian is then block-circulant over the clusters: cluster Fourier mode p has
-       (1/n^2) [ (m-1)(g(0) + o(0)) + m sum_{c=1}^{k-1} ( g(a_c) + o(a_c) cos(p a_c) ) ],  a_c = 2 pi c/k,
-   and the k(m-1) intra-cluster (zero-sum) modes have (1/n^2)[(m-1) g(0) + m sum_c g(a_c) - o(0)], once for the
-   in-plane direction and d-2 times for the out-of-plane ones. Rotation modes: in-plane p = 0 and out-of-plane
-   p = +-1 (mod k): 1 + 2(d-2) of them (d-1 when k <= 2).
-2. Regular simplex (n = d+1, c = <x_a, x_b> = -1/d). Writing a tangent vector through w_ab = <u_a, x_b> (zero
-   diagonal and row sums) and using sum_b x_b x_b^T = (n/d) I, n^2 Hess[u, u] = phi'(c)(d/n)|W^T 1|^2
-   + phi''(c)(<W, W^T> + |W|^2): antisymmetric W are the d(d-1)/2 rotations; symmetric W with zero row sums give
-   2 phi''(c)/(n d) ((d+1)(d-2)/2 times); the remaining d modes give phi'(c)(d-1)/(d(d+1)) + phi''(c)/d^2.
-3. Cross-polytope (+-e_a, n = 2d): with p_a = u_{a+} + u_{a-}, q_a = u_{a+} - u_{a-}: symmetric part of q gives
-   phi''(0)/d^2 (d(d-1)/2 times), antisymmetric part the d(d-1)/2 rotations, and p gives
-   2(phi'(-1) + phi''(0) - phi'(0))/n^2 (d(d-2) times) and 2(phi'(-1) + phi''(0) + (d-2) phi'(0))/n^2 (d times).
+1. :math:`k` clusters of :math:`m` coincident particles equally spaced on a great circle (:math:`n = km`;
+   :math:`m = 1` is the regular :math:`n`-gon, :math:`k = 2` two antipodal clusters), in
+   :math:`\mathbb{S}^{d-1}`. Evaluating the pair blocks at :math:`x_i = e_1`,
+   :math:`x_j = \cos(u) e_1 + \sin(u) e_2` in the frames :math:`(e_\theta, e_3, \dots, e_d)` gives four scalars:
+   the in-plane and out-of-plane off-diagonal entries :math:`o_{\text{in}}(u)`, :math:`o_{\text{out}}(u)` and
+   diagonal contributions :math:`g_{\text{in}}(u)`, :math:`g_{\text{out}}(u)` (the cross terms vanish). The
+   Hessian is then block-circulant over the clusters: cluster Fourier mode :math:`p` has
+
+   .. math::
+
+       \frac{1}{n^2} \Big[(m-1)(g(0) + o(0)) + m \sum_{c=1}^{k-1} \big(g(a_c) + o(a_c) \cos(p a_c)\big)\Big],
+       \qquad a_c = 2\pi c/k,
+
+   and the :math:`k(m-1)` intra-cluster (zero-sum) modes have
+   :math:`\frac{1}{n^2}[(m-1) g(0) + m \sum_c g(a_c) - o(0)]`, once for the in-plane direction and :math:`d-2`
+   times for the out-of-plane ones. Rotation modes: in-plane :math:`p = 0` and out-of-plane
+   :math:`p = \pm 1 \pmod k`: :math:`1 + 2(d-2)` of them (:math:`d-1` when :math:`k \le 2`).
+2. Regular simplex (:math:`n = d+1`, :math:`c = \langle x_a, x_b\rangle = -1/d`). Writing a tangent vector
+   through :math:`w_{ab} = \langle u_a, x_b\rangle` (zero diagonal and row sums) and using
+   :math:`\sum_b x_b x_b^\top = (n/d) I`,
+   :math:`n^2 \operatorname{Hess}[u, u] = \phi'(c)(d/n) \lvert W^\top 1\rvert^2
+   + \phi''(c)(\langle W, W^\top\rangle + \lvert W\rvert^2)`: antisymmetric :math:`W` are the :math:`d(d-1)/2`
+   rotations; symmetric :math:`W` with zero row sums give :math:`2 \phi''(c)/(nd)` (:math:`(d+1)(d-2)/2` times);
+   the remaining :math:`d` modes give :math:`\phi'(c)(d-1)/(d(d+1)) + \phi''(c)/d^2`.
+3. Cross-polytope (:math:`\pm e_a`, :math:`n = 2d`): with :math:`p_a = u_{a+} + u_{a-}`,
+   :math:`q_a = u_{a+} - u_{a-}`: symmetric part of :math:`q` gives :math:`\phi''(0)/d^2` (:math:`d(d-1)/2`
+   times), antisymmetric part the :math:`d(d-1)/2` rotations, and :math:`p` gives
+   :math:`2(\phi'(-1) + \phi''(0) - \phi'(0))/n^2` (:math:`d(d-2)` times) and
+   :math:`2(\phi'(-1) + \phi''(0) + (d-2) \phi'(0))/n^2` (:math:`d` times).
 
 Families 2 and 3 are reductions by invariant subspaces worked by hand (proofs_notes/critical-hessian-formula.md);
 :func:`structured_spectrum_derivation` proves each list, with multiplicities, against the assembled kernel-level
-Hessian: the matrix polynomial H prod_k (H - lambda_k) vanishes and tr(H^p) = sum_k mult_k lambda_k^p.
+Hessian: the matrix polynomial :math:`H \prod_k (H - \lambda_k)` vanishes and
+:math:`\operatorname{tr}(H^p) = \sum_k \mathrm{mult}_k \lambda_k^p`.
 
 Verified by: critical.hessian-formula, critical.circle-polygons, critical.unstable-rate-decay.
 """
@@ -58,12 +74,14 @@ class SpectralBranch:
 
 
 def placeholder_derivatives() -> Derivatives:
-    """s -> (dphi(s), ddphi(s)): keep the kernel abstract."""
+    r""":math:`s \mapsto` ``(dphi(s), ddphi(s))``: keep the kernel abstract."""
     return lambda s_value: (dphi(s_value), ddphi(s_value))
 
 
 def kernel_derivatives(kernel: PairKernel | None = None) -> Derivatives:
-    """s -> (phi'(s), phi''(s)) for ``kernel`` (default phi_beta), declared parameters substituted."""
+    r""":math:`s \mapsto (\phi'(s), \phi''(s))` for ``kernel`` (default :math:`\phi_\beta`), declared parameters
+    substituted.
+    """
     kernel = kernel or exponential_kernel()
     d1 = sp.simplify(sp.diff(kernel.substituted(), sym.s))
     d2 = sp.simplify(sp.diff(d1, sym.s))
@@ -77,10 +95,12 @@ def _derivatives(kernel_or_derivatives) -> Derivatives:
 
 
 def circle_pair_coefficients(kernel=None) -> dict[str, sp.Expr]:
-    """o_in(u), g_in(u), o_out(u), g_out(u) from the pair blocks at e_1 and cos(u) e_1 + sin(u) e_2 (module doc).
+    r""":math:`o_{\text{in}}(u)`, :math:`g_{\text{in}}(u)`, :math:`o_{\text{out}}(u)`,
+    :math:`g_{\text{out}}(u)` from the pair blocks at :math:`e_1` and :math:`\cos(u) e_1 + \sin(u) e_2` (module doc).
 
-    ``kernel``: a PairKernel (default phi_beta) or a derivatives function (e.g. :func:`placeholder_derivatives`).
-    Expressions in :data:`theory.symbols.u`, without the 1/n^2 factor. Raises if a cross term is nonzero.
+    ``kernel``: a PairKernel (default :math:`\phi_\beta`) or a derivatives function (e.g.
+    :func:`placeholder_derivatives`). Expressions in :data:`theory.symbols.u`, without the :math:`1/n^2` factor.
+    Raises if a cross term is nonzero.
     """
     derivatives = _derivatives(kernel)
     u = sym.u
@@ -105,9 +125,10 @@ def _tidy_trig(expr: sp.Expr) -> sp.Expr:
 
 
 def circle_cluster_spectrum(k: int, m: int, d: int, kernel=None) -> list[SpectralBranch]:
-    """Hessian spectrum of k equally spaced clusters of m particles on a great circle of S^{d-1} (module doc).
+    r"""Hessian spectrum of :math:`k` equally spaced clusters of :math:`m` particles on a great circle of
+    :math:`\mathbb{S}^{d-1}` (module doc).
 
-    Multiplicities add up to n(d-1), n = k m. Verified by: critical.circle-polygons.
+    Multiplicities add up to :math:`n(d-1)`, :math:`n = km`. Verified by: critical.circle-polygons.
     """
     if k < 1 or m < 1 or d < 2:
         raise ValueError(f"need k, m >= 1 and d >= 2, got k={k}, m={m}, d={d}")
@@ -137,7 +158,7 @@ def circle_cluster_spectrum(k: int, m: int, d: int, kernel=None) -> list[Spectra
 
 
 def simplex_spectrum(d: int, kernel=None) -> list[SpectralBranch]:
-    """Hessian spectrum of the regular simplex (n = d+1) in S^{d-1} (module doc, family 2)."""
+    r"""Hessian spectrum of the regular simplex (:math:`n = d+1`) in :math:`\mathbb{S}^{d-1}` (module doc, family 2)."""
     if d < 2:
         raise ValueError(f"need d >= 2, got {d}")
     a, b = _derivatives(kernel)(sp.Rational(-1, d))
@@ -149,7 +170,9 @@ def simplex_spectrum(d: int, kernel=None) -> list[SpectralBranch]:
 
 
 def orthoplex_spectrum(d: int, kernel=None) -> list[SpectralBranch]:
-    """Hessian spectrum of the cross-polytope +-e_a (n = 2d) in S^{d-1} (module doc, family 3)."""
+    r"""Hessian spectrum of the cross-polytope :math:`\pm e_a` (:math:`n = 2d`) in :math:`\mathbb{S}^{d-1}` (module doc,
+    family 3).
+    """
     if d < 2:
         raise ValueError(f"need d >= 2, got {d}")
     der = _derivatives(kernel)
@@ -164,7 +187,9 @@ def orthoplex_spectrum(d: int, kernel=None) -> list[SpectralBranch]:
 
 
 def circle_cluster_points(k: int, m: int, d: int) -> list[sp.Matrix]:
-    """Exact points: m copies of (cos 2 pi c/k, sin 2 pi c/k, 0, ...) for c = 0..k-1."""
+    r"""Exact points: :math:`m` copies of :math:`(\cos 2\pi c/k, \sin 2\pi c/k, 0, \dots)` for
+    :math:`c = 0, \dots, k-1`.
+    """
     pts = []
     for c in range(k):
         v = [sp.cos(2 * sp.pi * c / k), sp.sin(2 * sp.pi * c / k)] + [0] * (d - 2)
@@ -173,7 +198,7 @@ def circle_cluster_points(k: int, m: int, d: int) -> list[sp.Matrix]:
 
 
 def simplex_points(d: int) -> list[sp.Matrix]:
-    """Exact regular simplex vertices for d = 2 (triangle) and d = 3 (tetrahedron in the cube)."""
+    """Exact regular simplex vertices for :math:`d = 2` (triangle) and :math:`d = 3` (tetrahedron in the cube)."""
     if d == 2:
         return [sp.Matrix([sp.cos(2 * sp.pi * c / 3), sp.sin(2 * sp.pi * c / 3)]) for c in range(3)]
     if d == 3:
@@ -183,7 +208,7 @@ def simplex_points(d: int) -> list[sp.Matrix]:
 
 
 def orthoplex_points(d: int) -> list[sp.Matrix]:
-    """+-e_a, ordered e_1, -e_1, e_2, -e_2, ..."""
+    r""":math:`\pm e_a`, ordered :math:`e_1, -e_1, e_2, -e_2, \dots`"""
     pts = []
     for a in range(d):
         e = sp.zeros(d, 1)
@@ -193,13 +218,14 @@ def orthoplex_points(d: int) -> list[sp.Matrix]:
 
 
 def structured_spectrum_derivation(family: str, d: int, k: int = 3, m: int = 1) -> Derivation:
-    """Exact check of a structured spectrum (with multiplicities) against the kernel-level Hessian.
+    r"""Exact check of a structured spectrum (with multiplicities) against the kernel-level Hessian.
 
-    With H the nd x nd ambient Hessian assembled from :func:`theory.hessian.pair_hessian_blocks` at exact points
-    (phi', phi'' kept abstract), whose spectrum is the tangent spectrum plus n zeros (normal directions):
-    lhs = [tr(H^p)]_{p=1..K} and H prod_k (H - lambda_k I) (flattened), rhs = [sum_k mult_k lambda_k^p] and 0.
-    Since H is symmetric, the vanishing polynomial confines the spectrum to {0, lambda_k} and the K power sums
-    fix the multiplicities of the K distinct nonzero branches (Vandermonde).
+    With :math:`H` the :math:`nd \times nd` ambient Hessian assembled from :func:`theory.hessian.pair_hessian_blocks`
+    at exact points (:math:`\phi'`, :math:`\phi''` kept abstract), whose spectrum is the tangent spectrum plus
+    :math:`n` zeros (normal directions): lhs :math:`= [\operatorname{tr}(H^p)]_{p=1..K}` and
+    :math:`H \prod_k (H - \lambda_k I)` (flattened), rhs :math:`= [\sum_k \mathrm{mult}_k \lambda_k^p]` and 0. Since
+    :math:`H` is symmetric, the vanishing polynomial confines the spectrum to :math:`\{0, \lambda_k\}` and the
+    :math:`K` power sums fix the multiplicities of the :math:`K` distinct nonzero branches (Vandermonde).
     """
     der = placeholder_derivatives()
     if family == "clusters":
@@ -240,7 +266,9 @@ def structured_spectrum_derivation(family: str, d: int, k: int = 3, m: int = 1) 
 
 
 def reduce_angles(expr: sp.Expr) -> sp.Expr:
-    """cos/sin of rational multiples of pi brought into [0, 2 pi) (cos(16 pi/7) -> cos(2 pi/7))."""
+    r"""cos/sin of rational multiples of :math:`\pi` brought into :math:`[0, 2\pi)`
+    (:math:`\cos(16\pi/7) \to \cos(2\pi/7)`).
+    """
     def reduced(f):
         q = (f.args[0] / sp.pi) % 2
         if isinstance(f, sp.cos) and q > 1:
@@ -251,9 +279,10 @@ def reduce_angles(expr: sp.Expr) -> sp.Expr:
 
 
 def readable_branch(value: sp.Expr) -> str:
-    """A branch for a reader: angles reduced, exponentials merged, and, when the kernel is kept abstract
-    (:func:`placeholder_derivatives`), collected as a combination of phi'(.) and phi''(.) with factored
-    coefficients. Returns text with ``phi'`` and ``phi''`` for ``dphi`` and ``ddphi``."""
+    r"""A branch for a reader: angles reduced, exponentials merged, and, when the kernel is kept abstract
+    (:func:`placeholder_derivatives`), collected as a combination of :math:`\phi'(\cdot)` and :math:`\phi''(\cdot)`
+    with factored coefficients. Returns text with ``phi'`` and ``phi''`` for ``dphi`` and ``ddphi``.
+    """
     expr = sp.expand(reduce_angles(sp.expand(value)))
     calls = sorted(expr.atoms(sp.core.function.AppliedUndef), key=sp.default_sort_key)
     if calls:
@@ -270,7 +299,7 @@ def readable_branch(value: sp.Expr) -> str:
 
 
 def branch_values(branches: list[SpectralBranch], beta_value) -> list[tuple[float, int]]:
-    """(float value at beta = beta_value, multiplicity) for each branch (mpmath evaluation)."""
+    r"""(float value at :math:`\beta` = ``beta_value``, multiplicity) for each branch (mpmath evaluation)."""
     out = []
     for br in branches:
         val = br.value.subs(sym.beta, beta_value)
@@ -279,7 +308,9 @@ def branch_values(branches: list[SpectralBranch], beta_value) -> list[tuple[floa
 
 
 def cluster_attention_normaliser(k: int, m: int, kernel: PairKernel | None = None) -> sp.Expr:
-    """Z = sum_j phi'(s_ij) at every particle of k equally spaced clusters of m (the sa metric is n^2/Z)."""
+    r""":math:`Z = \sum_j \phi'(s_{ij})` at every particle of :math:`k` equally spaced clusters of :math:`m` (the ``sa``
+    metric is :math:`n^2/Z`).
+    """
     der = kernel_derivatives(kernel)
     return sp.simplify(m * sum(der(sp.cos(2 * sp.pi * c / k))[0] for c in range(k)))
 

@@ -1,10 +1,11 @@
-"""The one symbol vocabulary of attnflow.
+r"""The one symbol vocabulary of attnflow.
 
 Every derivation builds its expressions from the symbols defined here, so that two derivations of the same
 quantity can be compared term by term and stray symbols are caught (:func:`check_symbols`).
 
-Conventions (docs/conventions.md): ``s`` is an inner product <x, y> of two unit vectors, ``beta`` the inverse
-temperature (real, any sign), ``t`` time (depth), ``n`` the number of particles, ``theta`` an angle on S^1.
+Conventions (docs/conventions.md): ``s`` is an inner product :math:`\langle x, y\rangle` of two unit vectors,
+``beta`` the inverse temperature :math:`\beta` (real, any sign), ``t`` time (depth), ``n`` the number of
+particles, ``theta`` an angle :math:`\theta` on :math:`\mathbb{S}^1`.
 """
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ d = sp.Symbol("d", integer=True, positive=True)
 
 
 def coordinates(name: str, dim: int) -> tuple[sp.Symbol, ...]:
-    """Real coordinate symbols ``name_1 .. name_dim`` of one point of R^dim (e.g. ``x_1, x_2, x_3``)."""
+    r"""Real coordinate symbols ``name_1 .. name_dim`` of one point of :math:`\mathbb{R}^{\mathrm{dim}}` (e.g.
+    ``x_1, x_2, x_3``).
+    """
     if dim < 1:
         raise ValueError(f"dimension must be >= 1, got {dim}")
     return tuple(sp.Symbol(f"{name}_{i + 1}", real=True) for i in range(dim))
@@ -43,7 +46,9 @@ def vector(name: str, dim: int) -> sp.Matrix:
 
 
 def particle(i: int, dim: int) -> sp.Matrix:
-    """Coordinates of particle ``i`` (1-based) in R^dim as a column vector ``x_{i,1} .. x_{i,dim}``."""
+    r"""Coordinates of particle ``i`` (1-based) in :math:`\mathbb{R}^{\mathrm{dim}}` as a column vector
+    ``x_{i,1} .. x_{i,dim}``.
+    """
     return sp.Matrix([sp.Symbol(f"x_{i},{c + 1}", real=True) for c in range(dim)])
 
 
