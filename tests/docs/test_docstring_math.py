@@ -125,7 +125,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.kernels",
     "theory.longcontext",
     "theory.meanfield",
-    "theory.noise",
     "theory.noise_global",
     "theory.noise_nematic",
     "theory.normalization",
