@@ -124,7 +124,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.jacobian",
     "theory.kernels",
     "theory.longcontext",
-    "theory.meanfield",
     "theory.noise_global",
     "theory.noise_nematic",
     "theory.normalization",
