@@ -126,7 +126,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.longcontext",
     "theory.noise_global",
     "theory.noise_nematic",
-    "theory.normalization",
     "theory.rd",
     "theory.reductions",
     "theory.rope_consensus",
