@@ -118,7 +118,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.energy",
     "theory.expression_parser",
     "theory.fields",
-    "theory.harmonic",
     "theory.hessian",
     "theory.homogenized",
     "theory.jacobian",
