@@ -123,7 +123,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.jacobian",
     "theory.kernels",
     "theory.longcontext",
-    "theory.noise_global",
     "theory.noise_nematic",
     "theory.rd",
     "theory.reductions",
