@@ -203,10 +203,9 @@ def l2_tilting_derivation(d: int) -> Derivation:
     r"""Completing the square for L2 attention, :math:`w = e^{-\lVert Qx - Ky\rVert^2 / 2}`.
 
     The tilted law is :math:`N(m(x), \tilde\Sigma)` with precision
-    :math:`\tilde\Sigma^{-1} = \Sigma^{-1} + K^\top K`
-    and mean
-    :math:`m(x) = \tilde\Sigma (\Sigma^{-1} \alpha + K^\top Q x) = \tilde\Sigma (\Sigma^{-1} \alpha + A x)`;
-    hence :math:`\Gamma(x) = V m(x)`.
+    :math:`\tilde\Sigma^{-1} = \Sigma^{-1} + K^\top K` and mean
+    :math:`m(x) = \tilde\Sigma (\Sigma^{-1} \alpha + K^\top Q x) = \tilde\Sigma (\Sigma^{-1} \alpha + A x)`; hence
+    :math:`\Gamma(x) = V m(x)`.
 
     Verified by: gaussian.ode-vs-quadrature
     """
@@ -235,9 +234,8 @@ def sinkhorn_scalar_plan_derivation() -> Derivation:
     A jointly Gaussian :math:`\pi` with both marginals :math:`N(\alpha, \sigma)` and cross-covariance :math:`c` has
     density ratio :math:`f(x) g(y) e^{a x y}` with respect to :math:`\mu \otimes \mu` iff its joint precision has
     off-diagonal entry :math:`-a`, i.e. :math:`c / (\sigma^2 - c^2) = a`. The root with
-    :math:`\lvert c\rvert < \sigma`
-    is :math:`c = \big(\sqrt{1 + 4 a^2 \sigma^2} - 1\big) / (2 a)`, and the conditional variance
-    :math:`s = \operatorname{Var}(Y \mid X) = \sigma - c^2/\sigma` equals
+    :math:`\lvert c\rvert < \sigma` is :math:`c = \big(\sqrt{1 + 4 a^2 \sigma^2} - 1\big) / (2 a)`, and the
+    conditional variance :math:`s = \operatorname{Var}(Y \mid X) = \sigma - c^2/\sigma` equals
     :math:`2 \sigma / \big(1 + \sqrt{1 + 4 a^2 \sigma^2}\big)`.
 
     Verified by: gaussian.ode-vs-quadrature
@@ -277,9 +275,8 @@ def sinkhorn_plan_derivation(d: int) -> Derivation:
         = \begin{pmatrix} 0 \\ R S^{-1} \end{pmatrix}
 
     with the Riccati residual :math:`R = \Sigma - S - S A \Sigma A^\top S`. So when :math:`R = 0` the right block
-    column
-    of the joint precision is :math:`(-A^\top, S^{-1})`: the plan's density ratio to :math:`\mu \otimes \mu` is
-    :math:`f(x) g(y) e^{y^\top A x}` (the cross precision is :math:`-A^\top`), both marginals are
+    column of the joint precision is :math:`(-A^\top, S^{-1})`: the plan's density ratio to :math:`\mu \otimes \mu`
+    is :math:`f(x) g(y) e^{y^\top A x}` (the cross precision is :math:`-A^\top`), both marginals are
     :math:`N(\alpha, \Sigma)`, and :math:`Y \mid X = x \sim N(\alpha + S A (x - \alpha), S)`.
 
     Verified by: gaussian.ode-vs-quadrature
@@ -309,12 +306,10 @@ def sinkhorn_riccati_derivation() -> Derivation:
 
     With :math:`S = \Sigma^{1/2} T \Sigma^{1/2}` the Riccati equation reads :math:`T G T + T = I`,
     :math:`G = \Sigma^{1/2} A \Sigma A^\top \Sigma^{1/2}` (symmetric, :math:`\succeq 0`). :math:`T = f(G)` commutes
-    with
-    :math:`G`, so by the functional calculus it suffices that the scalar identity :math:`g f(g)^2 + f(g) - 1 = 0`
-    holds
-    for :math:`g \ge 0` (proved here); :math:`f > 0` makes :math:`T`, hence :math:`S`, positive definite.
-    Equivalently
-    :math:`S = f(\Sigma B) \Sigma` with :math:`B = A \Sigma A^\top` (:math:`\Sigma B` is similar to :math:`G`).
+    with :math:`G`, so by the functional calculus it suffices that the scalar identity
+    :math:`g f(g)^2 + f(g) - 1 = 0` holds for :math:`g \ge 0` (proved here); :math:`f > 0` makes :math:`T`, hence
+    :math:`S`, positive definite. Equivalently :math:`S = f(\Sigma B) \Sigma` with :math:`B = A \Sigma A^\top`
+    (:math:`\Sigma B` is similar to :math:`G`).
 
     Verified by: gaussian.ode-vs-quadrature
     """
@@ -408,11 +403,10 @@ def affine_transport_derivation(d: int) -> Derivation:
     the moment ODE.
 
     The Gaussian density :math:`p` solves the continuity equation
-    :math:`\partial_t p + \operatorname{div}(p (b + J x)) = 0`,
-    i.e. :math:`\partial_t \log p + \operatorname{tr} J + (b + J x) \cdot \nabla \log p = 0`, where
+    :math:`\partial_t p + \operatorname{div}(p (b + J x)) = 0`, i.e.
+    :math:`\partial_t \log p + \operatorname{tr} J + (b + J x) \cdot \nabla \log p = 0`, where
     :math:`\partial_t \log p` is taken along :math:`\alpha' = b + J \alpha` and
-    :math:`\Sigma' = J \Sigma + \Sigma J^\top`.
-    Checked here with :math:`b, J, \alpha, \Sigma, x` all symbolic.
+    :math:`\Sigma' = J \Sigma + \Sigma J^\top`. Checked here with :math:`b, J, \alpha, \Sigma, x` all symbolic.
 
     Verified by: gaussian.ode-vs-quadrature
     """
@@ -505,9 +499,8 @@ def softmax_blowup_derivation(d: int) -> Derivation:
 
     The eigenvalues of :math:`\Sigma_0 S_A` are those of the symmetric :math:`\Sigma_0^{1/2} S_A \Sigma_0^{1/2}`; so
     :math:`t^* = 1 / \big(2 \lambda_{\max}(\Sigma_0^{1/2} S_A \Sigma_0^{1/2})\big)` if :math:`\lambda_{\max} > 0`,
-    else no
-    blow-up (:math:`V = I`). At :math:`d = 2`: :math:`\det(I - 2tM) = 1 - 2 t \operatorname{tr} M + 4 t^2 \det M`.
-    Verified by: gaussian.softmax-closed-form
+    else no blow-up (:math:`V = I`). At :math:`d = 2`:
+    :math:`\det(I - 2tM) = 1 - 2 t \operatorname{tr} M + 4 t^2 \det M`. Verified by: gaussian.softmax-closed-form
     """
     if d != 2:
         raise ValueError("the characteristic-polynomial form is stated at d = 2")
@@ -526,9 +519,8 @@ def softmax_low_rank_limit_derivation() -> Derivation:
 
     :math:`N` spans :math:`\ker S_A = n^\perp`. The limit :math:`t \to \infty` of the rational
     :math:`\Sigma(t) = (\Sigma_0^{-1} + 2 t s\, n n^\top)^{-1}` is computed by substituting
-    :math:`t = 1/\varepsilon`,
-    cancelling and setting :math:`\varepsilon = 0`. The limit has rank 1 (:math:`= \dim \ker S_A`): the Gaussian
-    collapses onto a line. Verified by: gaussian.softmax-closed-form
+    :math:`t = 1/\varepsilon`, cancelling and setting :math:`\varepsilon = 0`. The limit has rank 1
+    (:math:`= \dim \ker S_A`): the Gaussian collapses onto a line. Verified by: gaussian.softmax-closed-form
     """
     g = gaussian_symbols(2)
     s = sp.Symbol("s", positive=True)
@@ -551,10 +543,8 @@ def l2_scalar_solution() -> tuple[sp.Expr, sp.Expr]:
     :math:`\alpha(t) = \alpha_0 \sqrt{\sigma/\sigma_0}\, e^{(1/\sigma_0 - 1/\sigma) / (2 k q)}`.
 
     From :math:`\sigma' = 2 v k q \sigma^2 / (1 + k^2 \sigma)`: :math:`k^2 \ln \sigma - 1/\sigma = C(t)` (:math:`W`
-    = Lambert
-    W, principal). No finite-time blow-up: for large :math:`\sigma`, :math:`\sigma' \sim (2 v q / k) \sigma` grows
-    at
-    most exponentially.
+    = Lambert W, principal). No finite-time blow-up: for large :math:`\sigma`,
+    :math:`\sigma' \sim (2 v q / k) \sigma` grows at most exponentially.
     """
     qq, kk, v, s0, a0, t = (sp.Symbol("q", real=True, nonzero=True), sp.Symbol("k", real=True, nonzero=True),
                             sp.Symbol("v", real=True), sp.Symbol("sigma0", positive=True),
@@ -571,11 +561,10 @@ def l2_scalar_derivation() -> Derivation:
     With :math:`w = W(z(t))`, :math:`z = e^{-C(t)/k^2}/k^2`, implicit differentiation of :math:`w e^w = z` gives
     :math:`w' = -(C'/k^2) w / (1 + w)`; then :math:`\sigma = 1/(k^2 w)` satisfies
     :math:`\sigma' = 2 v k q \sigma^2 / (1 + k^2 \sigma)`. The initial value: :math:`w_0 = 1/(k^2 \sigma_0)`
-    satisfies
-    :math:`w_0 e^{w_0} = z(0)`. For the mean,
+    satisfies :math:`w_0 e^{w_0} = z(0)`. For the mean,
     :math:`\alpha(\sigma) = \alpha_0 \sqrt{\sigma/\sigma_0}\, e^{(1/\sigma_0 - 1/\sigma)/(2 k q)}` satisfies
-    :math:`\tfrac{d\alpha}{d\sigma} \sigma' = v \tfrac{1 + k q \sigma}{1 + k^2 \sigma} \alpha`.
-    Verified by: gaussian.ode-vs-quadrature (and numerically in tests)
+    :math:`\tfrac{d\alpha}{d\sigma} \sigma' = v \tfrac{1 + k q \sigma}{1 + k^2 \sigma} \alpha`. Verified by:
+    gaussian.ode-vs-quadrature (and numerically in tests)
     """
     qq, kk, v = sp.Symbol("q", real=True, nonzero=True), sp.Symbol("k", real=True, nonzero=True), sp.Symbol("v", real=True)
     s0, a0, w = sp.Symbol("sigma0", positive=True), sp.Symbol("alpha0", real=True), sp.Symbol("w", positive=True)
@@ -600,13 +589,11 @@ def sinkhorn_scalar_invariant() -> tuple[sp.Expr, sp.Expr]:
     r""":math:`d = 1`, Sinkhorn: :math:`\sigma' = (v/a)\big(\sqrt{1 + 4 a^2 \sigma^2} - 1\big)`. With
     :math:`2\lvert a\rvert \sigma = \sinh\theta`:
     :math:`\theta - \coth(\theta/2) = \theta_0 - \coth(\theta_0/2) + 2 v \operatorname{sign}(a) t` (implicit closed
-    form),
-    :math:`\alpha = \alpha_0 e^{vt}`.
+    form), :math:`\alpha = \alpha_0 e^{vt}`.
 
     :math:`F(\theta) = \theta - \coth(\theta/2)` increases from :math:`-\infty` to :math:`+\infty` on
-    :math:`(0, \infty)`,
-    so :math:`\theta(t)` exists for all :math:`t`: no finite-time blow-up (:math:`\sigma` grows like
-    :math:`e^{2 v \operatorname{sign}(a) t}` or decays like :math:`1/t`). Returns :math:`(F(\theta), \theta')`.
+    :math:`(0, \infty)`, so :math:`\theta(t)` exists for all :math:`t`: no finite-time blow-up (:math:`\sigma` grows
+    like :math:`e^{2 v \operatorname{sign}(a) t}` or decays like :math:`1/t`). Returns :math:`(F(\theta), \theta')`.
     """
     theta = sp.Symbol("theta", positive=True)
     a, v = sp.Symbol("a", real=True, nonzero=True), sp.Symbol("v", real=True)
@@ -618,8 +605,8 @@ def sinkhorn_scalar_invariant() -> tuple[sp.Expr, sp.Expr]:
 
 def sinkhorn_scalar_derivation() -> Derivation:
     r""":math:`d = 1`: :math:`\tfrac{d}{dt} \big[\theta - \coth(\theta/2)\big] = 2 v \operatorname{sign}(a)` along
-    the Sinkhorn variance ODE, and the scalar ODE
-    :math:`\sigma' = 2 v a s \sigma` with :math:`s = 2 \sigma/\big(1 + \sqrt{1 + 4 a^2 \sigma^2}\big)` equals
+    the Sinkhorn variance ODE, and the scalar ODE :math:`\sigma' = 2 v a s \sigma` with
+    :math:`s = 2 \sigma/\big(1 + \sqrt{1 + 4 a^2 \sigma^2}\big)` equals
     :math:`(v/a)\big(\sqrt{1+4a^2 \sigma^2} - 1\big)`.
 
     Verified by: gaussian.sinkhorn-mean
@@ -648,12 +635,10 @@ def sinkhorn_conditional_covariance_expr(d: int) -> sp.Matrix:
     :math:`d = 1` or 2 (for codegen).
 
     :math:`M` has real eigenvalues :math:`\ge 1` (it is similar to :math:`I + 4 G`, :math:`G \succeq 0`). At
-    :math:`d = 2`
-    the principal root is :math:`M^{1/2} = (M + r I)/\tau` with :math:`r = \sqrt{\det M}`,
+    :math:`d = 2` the principal root is :math:`M^{1/2} = (M + r I)/\tau` with :math:`r = \sqrt{\det M}`,
     :math:`\tau = \sqrt{\operatorname{tr} M + 2 r}`, so :math:`I + M^{1/2} = (c I + M)/\tau` with
-    :math:`c = \tau + r`,
-    and :math:`(c I + M)^{-1} = \big((c + \operatorname{tr} M) I - M\big) / (c^2 + c \operatorname{tr} M + \det M)`
-    (Cayley-Hamilton).
+    :math:`c = \tau + r`, and :math:`(c I + M)^{-1} = \big((c + \operatorname{tr} M) I - M\big) / (c^2 + c
+    \operatorname{tr} M + \det M)` (Cayley-Hamilton).
     """
     g = gaussian_symbols(d)
     M = sp.eye(d) + 4 * g.Sigma * g.A * g.Sigma * g.A.T
@@ -671,10 +656,9 @@ def sinkhorn_conditional_covariance_expr(d: int) -> sp.Matrix:
 
 def moment_rhs_arguments(attention: str, d: int) -> tuple[list[sp.Symbol], list[str]]:
     r"""Argument order of the generated right-hand side: :math:`\alpha_i`, :math:`\Sigma_{ij}` (:math:`i \le j`),
-    then :math:`A` (or :math:`Q, K` for L2),
-    then :math:`V`, each matrix row by row, and for Sinkhorn finally :math:`S_{ij}` (:math:`i \le j`), the plan's
-    conditional covariance
-    (from :func:`sinkhorn_conditional_covariance_function`).
+    then :math:`A` (or :math:`Q, K` for L2), then :math:`V`, each matrix row by row, and for Sinkhorn finally
+    :math:`S_{ij}` (:math:`i \le j`), the plan's conditional covariance (from
+    :func:`sinkhorn_conditional_covariance_function`).
     """
     g = gaussian_symbols(d)
     mats = [g.Q, g.K] if attention == "l2" else [g.A]
@@ -715,8 +699,7 @@ def moment_rhs_function(attention: str, d: int):
     arguments).
 
     Signature: see :func:`moment_rhs_arguments`; returns :math:`d\alpha_i/dt` then :math:`d\Sigma_{ij}/dt`
-    (:math:`i \le j`).
-    Verified by: gaussian.ode-vs-quadrature
+    (:math:`i \le j`). Verified by: gaussian.ode-vs-quadrature
     """
     _check_generated(attention, d)
     args, names = moment_rhs_arguments(attention, d)
@@ -744,8 +727,7 @@ def sinkhorn_conditional_covariance_function(d: int):
 
 def gaussian_module_source(dims=(1, 2)) -> str:
     r"""A standalone module (NumPy/SciPy only) with every generated moment right-hand side and the Sinkhorn
-    :math:`S(\Sigma, A)`
-    at the given dimensions; write it with :func:`theory.codegen.write_module`.
+    :math:`S(\Sigma, A)` at the given dimensions; write it with :func:`theory.codegen.write_module`.
     """
     chunks = []
     for d in dims:
@@ -778,10 +760,8 @@ FFN_SOURCE = ("arXiv 2606.07600 (Alcalde, Ji, Zuazua), Gaussian transformers wit
 
 def ffn_covariance_rhs(d: int) -> tuple[sp.Matrix, sp.Matrix]:
     r""":math:`(d\alpha/dt, d\Sigma/dt)` of softmax attention plus the affine feed-forward field :math:`W x + c`:
-    the total
-    velocity :math:`V (\alpha + \Sigma A x) + W x + c` is affine with :math:`b = V \alpha + c`,
-    :math:`J = V \Sigma A + W`
-    (symbolic :math:`W, c`).
+    the total velocity :math:`V (\alpha + \Sigma A x) + W x + c` is affine with :math:`b = V \alpha + c`,
+    :math:`J = V \Sigma A + W` (symbolic :math:`W, c`).
     """
     g = gaussian_symbols(d)
     W = square_matrix("W", d)
@@ -799,9 +779,8 @@ def ffn_precision_derivation(d: int) -> Derivation:
         \frac{dP}{dt} = -P \frac{d\Sigma}{dt} P = -(W^\top P + P W) - 2 v S_A, \qquad S_A = (A + A^\top)/2,
 
     so :math:`P(t) = P^* + e^{-W^\top t} (P_0 - P^*) e^{-W t}` with :math:`W^\top P^* + P^* W = -2 v S_A` (when no
-    two
-    eigenvalues of :math:`W` sum to 0). Checked with :math:`\Sigma, A, W` and :math:`v` symbolic.
-    Verified by: gaussian.gaussian-ffn-regimes
+    two eigenvalues of :math:`W` sum to 0). Checked with :math:`\Sigma, A, W` and :math:`v` symbolic. Verified by:
+    gaussian.gaussian-ffn-regimes
     """
     g = gaussian_symbols(d)
     W = square_matrix("W", d)
@@ -827,8 +806,8 @@ def ffn_precision_derivation(d: int) -> Derivation:
 
 def ffn_scalar_solution() -> tuple[sp.Expr, sp.Expr]:
     r""":math:`d = 1`, :math:`V = v`: :math:`(\sigma(t), p^*)` with :math:`\sigma' = 2 w \sigma + 2 v a \sigma^2`,
-    :math:`p = 1/\sigma = p^* + (p_0 - p^*) e^{-2wt}`,
-    :math:`p^* = -v a / w` (the positive equilibrium :math:`\sigma^* = 1/p^*` exists iff :math:`v a / w < 0`).
+    :math:`p = 1/\sigma = p^* + (p_0 - p^*) e^{-2wt}`, :math:`p^* = -v a / w` (the positive equilibrium
+    :math:`\sigma^* = 1/p^*` exists iff :math:`v a / w < 0`).
     """
     t = sym.t
     w, v, a, s0 = sp.symbols("w v a sigma_0", real=True)
@@ -838,8 +817,7 @@ def ffn_scalar_solution() -> tuple[sp.Expr, sp.Expr]:
 
 def ffn_scalar_derivation() -> Derivation:
     r"""The scalar closed form solves :math:`\sigma' = 2 w \sigma + 2 v a \sigma^2` with
-    :math:`\sigma(0) = \sigma_0`.
-    Verified by: gaussian.gaussian-ffn-regimes
+    :math:`\sigma(0) = \sigma_0`. Verified by: gaussian.gaussian-ffn-regimes
     """
     t = sym.t
     w, v, a, s0 = sp.symbols("w v a sigma_0", real=True)

@@ -91,9 +91,8 @@ def total_harmonics(d: int, L: int) -> int:
 # -- Funk-Hecke coefficients in the probability normalisation ------------------------------------------------------
 def kernel_coefficient_mp(d: int, l: int, beta, dps: int = 30) -> mp.mpf:
     r""":math:`\lambda_l(\beta) = a_l(\beta) / \lvert\mathbb{S}^{d-1}\rvert` (probability measure):
-    :math:`\Gamma(d/2)(2/\beta)^{d/2-1} I_{l+d/2-1}(\beta)`;
-    :math:`\lambda_0(0) = 1`, :math:`\lambda_l(0) = 0` for :math:`l \ge 1`;
-    :math:`\lambda_l(-\beta) = (-1)^l \lambda_l(\beta)`.
+    :math:`\Gamma(d/2)(2/\beta)^{d/2-1} I_{l+d/2-1}(\beta)`; :math:`\lambda_0(0) = 1`, :math:`\lambda_l(0) = 0` for
+    :math:`l \ge 1`; :math:`\lambda_l(-\beta) = (-1)^l \lambda_l(\beta)`.
     """
     with mp.workdps(dps):
         area = 2 * mp.pi ** (mp.mpf(d) / 2) / mp.gamma(mp.mpf(d) / 2)
@@ -136,8 +135,8 @@ def amos_ratio_bound_mp(nu, x) -> mp.mpf:
 
 def tail_exact_mp(d: int, L: int, beta, dps: int = 30) -> mp.mpf:
     r""":math:`T_L(\beta) = \sum_{l>L} N(d, l) \lvert\lambda_l(\beta)\rvert`
-    (:math:`= e^{\lvert\beta\rvert} - \sum_{l \le L} N(d, l) \lambda_l(\lvert\beta\rvert)`, the
-    expansion at :math:`t = 1`), summed term by term (positive terms, no cancellation) until a term falls below
+    (:math:`= e^{\lvert\beta\rvert} - \sum_{l \le L} N(d, l) \lambda_l(\lvert\beta\rvert)`, the expansion at
+    :math:`t = 1`), summed term by term (positive terms, no cancellation) until a term falls below
     :math:`10^{-\text{dps}}` of the sum once the terms decrease (:math:`l > \lvert\beta\rvert`).
     """
     with mp.workdps(dps + 5):
@@ -153,8 +152,7 @@ def tail_exact_mp(d: int, L: int, beta, dps: int = 30) -> mp.mpf:
 
 def tail_bound_mp(d: int, L: int, beta, dps: int = 30) -> mp.mpf:
     r"""The geometric majorant :math:`N_{L+1} \lvert\lambda_{L+1}\rvert / (1 - r_L)` of :math:`T_L` (module
-    docstring, item 4); :math:`+\infty` when
-    :math:`r_L \ge 1`.
+    docstring, item 4); :math:`+\infty` when :math:`r_L \ge 1`.
     """
     with mp.workdps(dps):
         x = abs(mp.mpf(beta))
@@ -182,19 +180,16 @@ def degree_for_tolerance_mp(d: int, beta, relative_tol, dps: int = 30) -> int:
 
 def practical_dimensions(beta=4, relative_tol=1e-10, dims=range(3, 9)) -> list[dict]:
     r"""Per :math:`d`: the degree :math:`L` that the tail criterion needs at ``(beta, relative_tol)``, the count
-    :math:`H(d, L)` of harmonics
-    per token, and the memory of one token's harmonic values (:math:`8 H` bytes).
+    :math:`H(d, L)` of harmonics per token, and the memory of one token's harmonic values (:math:`8 H` bytes).
 
     The expansion costs about :math:`H(d, L)` operations per token and pass against :math:`n` per token for the
-    direct
-    field, so it pays for :math:`n \gtrsim c H(d, L)` and is practical while :math:`H` stays in the thousands. At
-    :math:`\beta = 4` and relative tolerance :math:`10^{-10}`: :math:`d = 3` needs :math:`L = 17`, :math:`H = 324`;
-    :math:`d = 4`: :math:`L = 18`, :math:`H = 2470`; :math:`d = 5`: :math:`H = 13300`; :math:`d = 6`:
-    :math:`H = 76153`;
-    :math:`d = 7`: :math:`H \sim 3 \cdot 10^5` (tests/theory/test_harmonic.py). So :math:`\mathbb{S}^2` and
-    :math:`\mathbb{S}^3` are practical, :math:`\mathbb{S}^4` only for :math:`n \gtrsim 10^5`, and from :math:`d = 6`
-    on the
-    expansion costs more per token than the direct field does for any :math:`n` that fits in memory.
+    direct field, so it pays for :math:`n \gtrsim c H(d, L)` and is practical while :math:`H` stays in the
+    thousands. At :math:`\beta = 4` and relative tolerance :math:`10^{-10}`: :math:`d = 3` needs :math:`L = 17`,
+    :math:`H = 324`; :math:`d = 4`: :math:`L = 18`, :math:`H = 2470`; :math:`d = 5`: :math:`H = 13300`;
+    :math:`d = 6`: :math:`H = 76153`; :math:`d = 7`: :math:`H \sim 3 \cdot 10^5` (tests/theory/test_harmonic.py). So
+    :math:`\mathbb{S}^2` and :math:`\mathbb{S}^3` are practical, :math:`\mathbb{S}^4` only for
+    :math:`n \gtrsim 10^5`, and from :math:`d = 6` on the expansion costs more per token than the direct field does
+    for any :math:`n` that fits in memory.
     """
     out = []
     for d in dims:
@@ -264,10 +259,9 @@ def addition_theorem_derivation(l: int) -> Derivation:
 
 def kernel_expansion_derivation(l: int, order: int = 10) -> Derivation:
     r"""On :math:`\mathbb{S}^2`: :math:`\lambda_l(\beta) = \tfrac{1}{2} \int_{-1}^{1} e^{\beta t} P_l(t)\, dt`
-    equals :math:`i_l(\beta) = \sqrt{\pi/(2 \beta)}\, I_{l+1/2}(\beta)`,
-    coefficient by coefficient in :math:`\beta` up to ``order`` (exact moments of :math:`t^p P_l` on the left, the
-    power
-    series of :math:`I_{l+1/2}` on the right).
+    equals :math:`i_l(\beta) = \sqrt{\pi/(2 \beta)}\, I_{l+1/2}(\beta)`, coefficient by coefficient in :math:`\beta`
+    up to ``order`` (exact moments of :math:`t^p P_l` on the left, the power series of :math:`I_{l+1/2}` on the
+    right).
     """
     b, t = sym.beta, sp.Symbol("t")
     P = sp.legendre(l, t)
@@ -288,11 +282,9 @@ def kernel_expansion_derivation(l: int, order: int = 10) -> Derivation:
 def energy_in_moments_derivation(points, L: int) -> Derivation:
     r"""At explicit rational unit vectors:
     :math:`\tfrac{1}{n^2} \sum_{ij} (2l+1) P_l(\langle x_i, x_j\rangle) = \sum_m M_{lm}^2` for each :math:`l \le L`
-    (the
-    addition theorem summed over pairs), which with Funk-Hecke gives
+    (the addition theorem summed over pairs), which with Funk-Hecke gives
     :math:`E_\beta = (\lambda_0 - 1)/(2 \beta) + \sum_l \lambda_l R_l / (2 \beta)`. Exact rational arithmetic
-    (points
-    from :func:`theory.derivation.rational_sphere_point`).
+    (points from :func:`theory.derivation.rational_sphere_point`).
     """
     pts = [tuple(sp.sympify(c) for c in p) for p in points]
     n = len(pts)

@@ -150,9 +150,9 @@ def funk_hecke_integral(d: int, l: int, beta=sym.beta) -> sp.Integral:
     r"""The defining Funk-Hecke integral of :math:`e^{\beta t}` for degree :math:`l`, unevaluated, in the angle
     :math:`t = \cos\theta`.
 
-    :math:`\lvert\mathbb{S}^{d-2}\rvert \int_0^\pi e^{\beta \cos \theta} P(\cos \theta) \sin(\theta)^{d-2}\, d\theta`,
-    :math:`P` = :func:`zonal_profile` (the substitution :math:`t = \cos \theta` removes the endpoint singularity of
-    :math:`(1-t^2)^{(d-3)/2}` at :math:`d = 2`).
+    :math:`\lvert\mathbb{S}^{d-2}\rvert \int_0^\pi e^{\beta \cos \theta} P(\cos \theta) \sin(\theta)^{d-2}\,
+    d\theta`, :math:`P` = :func:`zonal_profile` (the substitution :math:`t = \cos \theta` removes the endpoint
+    singularity of :math:`(1-t^2)^{(d-3)/2}` at :math:`d = 2`).
     """
     th = sp.Symbol("vartheta", real=True)
     profile = zonal_profile(d, l, sym.s).subs(sym.s, sp.cos(th))
@@ -192,8 +192,8 @@ def _gegenbauer_ratio(l: int, lam, x):
 
 def funk_hecke_value(d: int, l: int, beta, dps: int = 30) -> mp.mpf:
     r""":math:`a_l(\beta)` from the closed form (mpmath), valid for any real :math:`\beta`
-    (:math:`a_l(-b) = (-1)^l a_l(b)`); :math:`a_l(0) = 0`
-    for :math:`l \ge 1` and :math:`\lvert\mathbb{S}^{d-1}\rvert` for :math:`l = 0`.
+    (:math:`a_l(-b) = (-1)^l a_l(b)`); :math:`a_l(0) = 0` for :math:`l \ge 1` and
+    :math:`\lvert\mathbb{S}^{d-1}\rvert` for :math:`l = 0`.
     """
     d, l = _check_d(d), _check_l(l)
     with mp.workdps(dps):
@@ -210,9 +210,8 @@ def funk_hecke_series_derivation(d: int, l: int, order: int = 12) -> Derivation:
     r"""Exact Taylor coefficients (in :math:`\beta`, up to ``order``) of the Funk-Hecke integral and of the Bessel
     form.
 
-    Left:
-    :math:`\lvert\mathbb{S}^{d-2}\rvert \sum_m \tfrac{\beta^m}{m!} \int_{-1}^1 t^m P_l(t) (1-t^2)^{(d-3)/2}\, dt`,
-    each moment computed exactly with
+    Left: :math:`\lvert\mathbb{S}^{d-2}\rvert \sum_m \tfrac{\beta^m}{m!} \int_{-1}^1 t^m P_l(t) (1-t^2)^{(d-3)/2}\,
+    dt`, each moment computed exactly with
     :math:`\int_{-1}^1 t^{2q} (1-t^2)^a\, dt = \Gamma(q+1/2) \Gamma(a+1) / \Gamma(q+a+3/2)`. Right: the power series
     :math:`I_\nu(\beta) = \sum_j (\beta/2)^{2j+\nu} / (j!\, \Gamma(j+\nu+1))` in the closed form. Two independent
     routes; the identity holds coefficient by coefficient (``verify()`` proves it by simplification).
@@ -279,12 +278,9 @@ def linearization_derivation(model: str, d: int) -> Derivation:
     :math:`\mathbb{S}^{d-1}`; degree-:math:`l` rate in closed form.
 
     Identity proved: :math:`\tfrac{d}{d\varepsilon} \big[ -\operatorname{div}(\rho X[\rho]) \big]` at
-    :math:`\varepsilon = 0`
-    equals :math:`\lambda_l(\beta) Y` for :math:`\rho = \rho_0 + \varepsilon Y`, :math:`Y` a spherical harmonic of
-    degree
-    :math:`l` (abstract symbols :math:`Y`, :math:`G = \lvert\nabla Y\rvert^2`; :math:`\Delta Y = -l(l+d-2) Y`),
-    after
-    substituting the Funk-Hecke eigenvalue :math:`w = a_l(\beta)/\beta` and
+    :math:`\varepsilon = 0` equals :math:`\lambda_l(\beta) Y` for :math:`\rho = \rho_0 + \varepsilon Y`, :math:`Y` a
+    spherical harmonic of degree :math:`l` (abstract symbols :math:`Y`, :math:`G = \lvert\nabla Y\rvert^2`;
+    :math:`\Delta Y = -l(l+d-2) Y`), after substituting the Funk-Hecke eigenvalue :math:`w = a_l(\beta)/\beta` and
     :math:`F_0 = W * \rho_0 = \rho_0 a_0(\beta)/\beta`. Steps record that the right-hand side vanishes at
     :math:`\varepsilon = 0` (stationarity) and, for ``sa``, that freezing the denominator at its uniform value
     :math:`Z_0` gives the same derivative (the denominator does not contribute).
@@ -351,15 +347,11 @@ def stationarity_derivation(d: int) -> Derivation:
 
     :math:`d = 2`: at :math:`x = (\cos\theta, \sin\theta)`, :math:`X[\rho_0](x)` is the tangent vector times
     :math:`\tfrac{1}{2\pi} \int_0^{2\pi} e^{\beta \cos u} \sin u\, du`, computed by sympy (:math:`= 0`).
-    :math:`d = 3`: at
-    the north pole, :math:`P_x y = \sqrt{1-t^2}(\cos\phi, \sin\phi, 0)`, and
+    :math:`d = 3`: at the north pole, :math:`P_x y = \sqrt{1-t^2}(\cos\phi, \sin\phi, 0)`, and
     :math:`\tfrac{1}{4\pi} \iint e^{\beta t} P_x y\, d\phi\, dt` is computed by sympy (:math:`= 0`).
-    :math:`d \ge 4`: with
-    :math:`y = t x + \sqrt{1-t^2}\, w`, :math:`w \in \mathbb{S}^{d-2}` orthogonal to :math:`x`, the projected
-    integrand
-    :math:`e^{\beta t} \sqrt{1-t^2}\, w` is odd in :math:`w`; the identity proved is :math:`g(w) + g(-w) = 0`, so
-    its
-    integral over :math:`\mathbb{S}^{d-2}` vanishes.
+    :math:`d \ge 4`: with :math:`y = t x + \sqrt{1-t^2}\, w`, :math:`w \in \mathbb{S}^{d-2}` orthogonal to
+    :math:`x`, the projected integrand :math:`e^{\beta t} \sqrt{1-t^2}\, w` is odd in :math:`w`; the identity proved
+    is :math:`g(w) + g(-w) = 0`, so its integral over :math:`\mathbb{S}^{d-2}` vanishes.
     """
     d = _check_d(d)
     u, ph = sp.symbols("u varphi", real=True)
@@ -455,11 +447,10 @@ def scaled_growth_rate_expr(model: str, d: int, time_unit: str = "natural") -> s
         l(l+d-2)\, \Gamma(d/2)\, 2^{d/2-1} \operatorname{sign}(\beta)^{l+1} \lvert\beta\rvert^{-d/2}
         \operatorname{ive}(\nu, \lvert\beta\rvert)\, e^{\lvert\beta\rvert - c \beta},
 
-    :math:`c = 0` (natural) or 1 (rescaled time :math:`t' = e^\beta t`); ``sa``:
-    :math:`l(l+d-2) \operatorname{sign}(\beta)^{l+1} \operatorname{ive}(\nu, \lvert\beta\rvert) / \big(\lvert\beta\rvert
-    \operatorname{ive}(d/2-1, \lvert\beta\rvert)\big)`. Uses
-    :math:`\beta^{-\mu} I_{l+\mu}(\beta)
-    = \operatorname{sign}(\beta)^l \lvert\beta\rvert^{-\mu} I_{l+\mu}(\lvert\beta\rvert)`.
+    :math:`c = 0` (natural) or 1 (rescaled time :math:`t' = e^\beta t`); ``sa``: :math:`l(l+d-2)
+    \operatorname{sign}(\beta)^{l+1} \operatorname{ive}(\nu, \lvert\beta\rvert) / \big(\lvert\beta\rvert
+    \operatorname{ive}(d/2-1, \lvert\beta\rvert)\big)`. Uses :math:`\beta^{-\mu} I_{l+\mu}(\beta) =
+    \operatorname{sign}(\beta)^l \lvert\beta\rvert^{-\mu} I_{l+\mu}(\lvert\beta\rvert)`.
     """
     model, d = _check_model(model), _check_d(d)
     if time_unit not in TIME_UNITS:
@@ -600,10 +591,8 @@ def switch_point(d: int, l: int, dps: int = 30) -> float:
     equation).
 
     :math:`I_{\nu+1}/I_\nu` is increasing in :math:`\beta` from 0 to 1, so :math:`\log(\lambda_{l+1}/\lambda_l)`
-    increases
-    from :math:`-\infty` to :math:`\log\big((l+1)(l+d-1)/(l(l+d-2))\big) > 0`: exactly one root, bracketed by
-    doubling and
-    refined by mpmath.
+    increases from :math:`-\infty` to :math:`\log\big((l+1)(l+d-1)/(l(l+d-2))\big) > 0`: exactly one root, bracketed
+    by doubling and refined by mpmath.
     """
     d, l = _check_d(d), _check_l(l)
     if l < 1:

@@ -115,8 +115,7 @@ def ito_correction_derivation(d: int) -> Derivation:
     :math:`\tfrac{1}{2} \sum_k (Db_k) b_k = -D (d-1) x` on the sphere.
 
     :math:`b_k(x) = \sqrt{2 D} P_x e_k` with :math:`P_x = I - x x^\top` extended off the sphere by the same formula;
-    the
-    identity proved is :math:`D \sum_{j,k} \partial_j(P)_{ik} P_{jk} = -D (d - 1 + \dots) x_i` evaluated at
+    the identity proved is :math:`D \sum_{j,k} \partial_j(P)_{ik} P_{jk} = -D (d - 1 + \dots) x_i` evaluated at
     :math:`\lVert x\rVert^2 = 1`.
     """
     d = _check_d(d)
@@ -177,14 +176,12 @@ def linear_stability_derivation(model: str, d: int) -> Derivation:
 
 def critical_noise(model: str, d: int, beta, lmax: int = 40, dps: int = 20) -> tuple[float, int]:
     r""":math:`(D_c, l^*)`: the linear-stability threshold of the uniform state, the maximum over
-    :math:`1 \le l \le l_{\max}` of
-    :math:`\lambda_l(\beta)/(l(l+d-2))`, and the degree attaining it (mpmath).
+    :math:`1 \le l \le l_{\max}` of :math:`\lambda_l(\beta)/(l(l+d-2))`, and the degree attaining it (mpmath).
 
     For every real :math:`\beta` the maximiser is :math:`l^* = 1` (checked here over :math:`l \le l_{\max}`, not
-    assumed);
-    :math:`D_c \le 0` means no degree is unstable for any :math:`D \ge 0`. :math:`D_c` is the noise of the phase
-    transition only for :math:`\beta \le \beta^*(d)`; above, the transition (first order) happens at a larger noise.
-    Also available as :func:`linear_stability_threshold`, the name used in the documentation.
+    assumed); :math:`D_c \le 0` means no degree is unstable for any :math:`D \ge 0`. :math:`D_c` is the noise of the
+    phase transition only for :math:`\beta \le \beta^*(d)`; above, the transition (first order) happens at a larger
+    noise. Also available as :func:`linear_stability_threshold`, the name used in the documentation.
     """
     d = _check_d(d)
     vals = [(float(growth_rate(model, d, l, beta, dps=dps) / laplacian_eigenvalue(l, d)), l)
@@ -214,8 +211,7 @@ def free_energy_derivation() -> Derivation:
 
     With :math:`\Phi = W * \rho` (so that :math:`X_{\texttt{usa}}[\rho] = \nabla \Phi`) and
     :math:`\delta F/\delta \rho = D(\log \rho + 1) - \Phi`, proved in one variable on the circle with abstract
-    functions
-    :math:`\rho(\theta)`, :math:`\Phi(\theta)`:
+    functions :math:`\rho(\theta)`, :math:`\Phi(\theta)`:
 
     .. math::
 
@@ -245,10 +241,9 @@ def sphere_moment(d: int, power: int) -> sp.Expr:
     odd powers.
 
     :math:`d = 2`: :math:`\tfrac{1}{2\pi} \int_0^{2\pi} \cos^p` (sympy). :math:`d \ge 3`: :math:`t = x_1` has
-    density
-    proportional to :math:`(1-t^2)^{(d-3)/2}`, and :math:`\int_{-1}^{1} t^{2k} (1-t^2)^a\, dt = B(k + 1/2, a + 1)`,
-    so the
-    moment is :math:`B(k+1/2, a+1)/B(1/2, a+1)` with :math:`a = (d-3)/2`. The closed form
+    density proportional to :math:`(1-t^2)^{(d-3)/2}`, and
+    :math:`\int_{-1}^{1} t^{2k} (1-t^2)^a\, dt = B(k + 1/2, a + 1)`, so the moment is
+    :math:`B(k+1/2, a+1)/B(1/2, a+1)` with :math:`a = (d-3)/2`. The closed form
     :math:`\Gamma(d/2) \Gamma((p+1)/2)/(\sqrt{\pi}\, \Gamma((p+d)/2))` and mpmath quadrature are compared with it in
     tests/theory/test_noise_theory.py.
     """
@@ -268,8 +263,7 @@ def landau_derivation(d: int) -> Derivation:
     (``usa``).
 
     :math:`\rho = \rho_0 (1 + \varepsilon Y + \varepsilon^2 h)`, :math:`Y = x_1` (degree 1), :math:`h` slaved in
-    degree 2
-    (:math:`Y^2 = 1/d + (x_1^2 - 1/d)`).
+    degree 2 (:math:`Y^2 = 1/d + (x_1^2 - 1/d)`).
 
     .. math::
 
@@ -379,10 +373,8 @@ def bifurcation(d: int, beta: float) -> Bifurcation:
     r"""Numbers of :func:`landau_derivation` at ``(d, beta)``, ``usa``.
 
     At :math:`\beta = \beta^*(d)` (within :data:`BETA_STAR_TOLERANCE`) the quartic coefficient vanishes: the
-    transition
-    is continuous there (Mun-Rosenzweig count the point as continuous; the branch is :math:`D_c - D \sim r^4`,
-    measured
-    by noise.global-first-order), ``quartic`` is 0 and ``slope`` infinite.
+    transition is continuous there (Mun-Rosenzweig count the point as continuous; the branch is
+    :math:`D_c - D \sim r^4`, measured by noise.global-first-order), ``quartic`` is 0 and ``slope`` infinite.
     """
     d = _check_d(d)
     g1 = float(coupling(d, 1, beta))
@@ -432,13 +424,12 @@ def von_mises_order_parameter(d: int, D_value: float, dps: int = 30) -> float:
 # -- the weak-order-2 geodesic step --------------------------------------------------------------------------
 def zonal_taylor_derivation(d: int) -> Derivation:
     r"""Spherical means: the normalised zonal profile
-    :math:`g(\psi) = P_l(\cos \psi) = 1 + a \psi^2 + b \psi^4 + O(\psi^6)` with
-    :math:`a = -\kappa/(2(d-1))`, :math:`b = \kappa(\kappa - 2(d-2)/3)/(8(d-1)(d+1))`, :math:`\kappa = l(l+d-2)`.
+    :math:`g(\psi) = P_l(\cos \psi) = 1 + a \psi^2 + b \psi^4 + O(\psi^6)` with :math:`a = -\kappa/(2(d-1))`,
+    :math:`b = \kappa(\kappa - 2(d-2)/3)/(8(d-1)(d+1))`, :math:`\kappa = l(l+d-2)`.
 
     Derived from :math:`g'' + (d-2) \cot(\psi) g' + \kappa g = 0` (Laplacian in geodesic polar coordinates) by
-    series;
-    checked here against the Gegenbauer polynomial for :math:`l = 1, \dots, 4`. Consequence (weak order 2 of the
-    isotropic geodesic step with squared length :math:`s`):
+    series; checked here against the Gegenbauer polynomial for :math:`l = 1, \dots, 4`. Consequence (weak order 2 of
+    the isotropic geodesic step with squared length :math:`s`):
     :math:`\mathbb{E} g = 1 - D \kappa h + D^2 \kappa^2 h^2/2 + O(h^3)` for all :math:`l` iff
 
     .. math::

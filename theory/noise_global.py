@@ -175,17 +175,14 @@ def mode_landau_derivation(d: int, l: int) -> Derivation:
 
     .. math::
 
-        F_4(h) = \sum_j \Big[ \tfrac{1}{2}(D - g_j) h_j^2 \langle P_j^2\rangle - \tfrac{D}{2} h_j \langle P_l^2
-        P_j\rangle \Big]
-        + D \langle P_l^4\rangle/12
+        F_4(h) = \sum_j \Big[ \tfrac{1}{2}(D - g_j) h_j^2 \langle P_j^2\rangle
+        - \tfrac{D}{2} h_j \langle P_l^2 P_j\rangle \Big] + D \langle P_l^4\rangle/12
 
     (the :math:`\varepsilon^4` terms of
-    :math:`D \langle (1+u) \log(1+u)\rangle - \tfrac{1}{2} \sum g_j \langle u_j^2\rangle`
-    with :math:`u = \varepsilon P_l + \varepsilon^2 \sum_{j \ne l} h_j P_j`); the stationary point in :math:`h`
-    gives
+    :math:`D \langle (1+u) \log(1+u)\rangle - \tfrac{1}{2} \sum g_j \langle u_j^2\rangle` with
+    :math:`u = \varepsilon P_l + \varepsilon^2 \sum_{j \ne l} h_j P_j`); the stationary point in :math:`h` gives
     :math:`c_4`. Identities proved: :math:`c_4` (elimination) = :func:`quartic_coefficient_expr` (closed form), and
-    for
-    :math:`l = 1`, :math:`c_4` at :math:`D = g_1`, :math:`g_2 = q g_1` equals
+    for :math:`l = 1`, :math:`c_4` at :math:`D = g_1`, :math:`g_2 = q g_1` equals
     :math:`g_1 \big(1 - (d-1)/(d(1-q))\big)/(4 d (d+2))` (theory.noise).
     """
     d = _check_d(d)
@@ -220,8 +217,7 @@ class ModeBifurcation:
 
     ``kind``: "continuous" (pitchfork, :math:`c_4 > 0`), "discontinuous" (pitchfork, :math:`c_4 < 0`), "degenerate"
     (:math:`c_4 = 0`: decided by higher orders), "transcritical" (:math:`c_3 \ne 0`) or "none" (:math:`g_l \le 0`:
-    no
-    instability for :math:`D > 0`). ``slope``: pitchfork :math:`s^2 = \text{slope}\,(g_l - D)`; transcritical
+    no instability for :math:`D > 0`). ``slope``: pitchfork :math:`s^2 = \text{slope}\,(g_l - D)`; transcritical
     :math:`D - g_l = \text{slope}\, s` (:math:`s = m_l = \mathbb{E}_\rho[P_l]`).
     """
 
@@ -255,8 +251,8 @@ def mode_bifurcation(d: int, l: int, g) -> ModeBifurcation:
 # -- the Doi-Onsager model on the circle ---------------------------------------------------------------------
 def doi_onsager_kernel(s: sp.Expr = sym.s) -> sp.Expr:
     r""":math:`W(s) = -\sqrt{1 - s^2}`: Mun-Rosenzweig's :math:`W(\theta) = -\lvert\sin(2 \pi \theta)\rvert` on
-    :math:`\mathbb{T} = \mathbb{R}/\mathbb{Z}` written on :math:`\mathbb{S}^1` with
-    :math:`s = \cos(u)`, :math:`u = 2 \pi \theta` the angle between the two directions
+    :math:`\mathbb{T} = \mathbb{R}/\mathbb{Z}` written on :math:`\mathbb{S}^1` with :math:`s = \cos(u)`,
+    :math:`u = 2 \pi \theta` the angle between the two directions
     (:math:`-\lvert\sin u\rvert = -\sqrt{1 - \cos^2 u}`).
     """
     return -sp.sqrt(1 - s ** 2)
@@ -279,8 +275,8 @@ def doi_onsager_coefficient(k: int) -> sp.Expr:
 
 def doi_onsager_derivation(kmax: int = 12) -> Derivation:
     r"""Doi-Onsager on :math:`\mathbb{S}^1` (noise :math:`D`, coupling :math:`K = 1/(2D)`):
-    :math:`D_\# = \max_k g_k = g_2 = 2/(3 \pi)`, so :math:`K_\# = 3 \pi/4`;
-    the degree-2 branch is a pitchfork with :math:`q = g_4/g_2 = 1/5 < 1/2`, continuous.
+    :math:`D_\# = \max_k g_k = g_2 = 2/(3 \pi)`, so :math:`K_\# = 3 \pi/4`; the degree-2 branch is a pitchfork with
+    :math:`q = g_4/g_2 = 1/5 < 1/2`, continuous.
 
     Identities proved: :math:`g_k` (sympy integral) :math:`= 2/(\pi(k^2 - 1))` for even :math:`k` and 0 for odd
     :math:`k` (:math:`k \le k_{\max}`); :math:`1/(2 g_2) = 3 \pi/4`; :math:`g_4/g_2 = 1/5`; the degree-2 quartic
@@ -357,8 +353,7 @@ def harmonic_dimensions(d: int, L: int) -> list[int]:
     r""":math:`N_l = \dim H_l`, the dimension of the spherical harmonics of degree :math:`l` on
     :math:`\mathbb{S}^{d-1}`, for :math:`l = 1, \dots, L`:
     :math:`\binom{l + d - 1}{d - 1} - \binom{l + d - 3}{d - 1}` (the second term for :math:`l \ge 2`);
-    :math:`N_l = 2` on
-    the circle (:math:`d = 2`).
+    :math:`N_l = 2` on the circle (:math:`d = 2`).
     """
     from math import comb
 
@@ -367,14 +362,13 @@ def harmonic_dimensions(d: int, L: int) -> list[int]:
 
 def first_order_noise_mp(d: int, g, D0, m0, *, dps: int = 30, degree: int = 6, tol=None) -> FirstOrderPoint:
     r"""Solve :math:`m_l = \mathbb{E}_u[P_l e^\phi]/\mathbb{E}_u[e^\phi]` (:math:`l = 1, \dots, L`) and
-    :math:`\Delta F = \tfrac{1}{2} \sum g_l N_l m_l^2 - D \log Z = 0` in
-    mpmath at ``dps`` digits, by Newton with the analytic Jacobian from the guess ``(D0, m0)``; the quadrature has
-    :math:`3 \cdot 2^{\text{degree}-1}` nodes (96 for degree 6).
+    :math:`\Delta F = \tfrac{1}{2} \sum g_l N_l m_l^2 - D \log Z = 0` in mpmath at ``dps`` digits, by Newton with
+    the analytic Jacobian from the guess ``(D0, m0)``; the quadrature has :math:`3 \cdot 2^{\text{degree}-1}` nodes
+    (96 for degree 6).
 
     ``g`` = :math:`g_1, \dots, g_L` (any kernel's Funk-Hecke eigenvalues), ``m0`` of length :math:`L`; the
-    truncation
-    :math:`L` and the quadrature are the caller's (this compares the float solver with exact arithmetic at the same
-    :math:`L`).
+    truncation :math:`L` and the quadrature are the caller's (this compares the float solver with exact arithmetic
+    at the same :math:`L`).
     """
     d = _check_d(d)
     with mp.workdps(dps + 10):

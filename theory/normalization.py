@@ -118,10 +118,8 @@ h = sp.Symbol("h", positive=True)
 
 def depth_beta(name: str) -> sp.Expr:
     r"""The inverse temperature the attention of scheme ``name`` sees at time :math:`t`:
-    :math:`\beta / (1 + t/\tau)` for
-    ``lnscale`` (the LN output scaled by :math:`1/\sqrt{l}` divides the logits by :math:`l`), :math:`\beta` for
-    every
-    other scheme.
+    :math:`\beta / (1 + t/\tau)` for ``lnscale`` (the LN output scaled by :math:`1/\sqrt{l}` divides the logits by
+    :math:`l`), :math:`\beta` for every other scheme.
     """
     return sym.beta / (1 + sym.t / sym.tau) if name == "lnscale" else sym.beta
 
@@ -233,8 +231,8 @@ _EXPECTED = {"post": "post-LN: the sphere flow (speed factor 1)", "pre": "pre-LN
 
 def lnscale_attention_derivation(model: str = "sa", n: int = 2, d: int = 2) -> Derivation:
     r"""Derivation: :math:`A_\beta(Y / \sqrt{l}) = A_{\beta / l}(Y) / \sqrt{l}` for attention with symbolic
-    :math:`Q, K, V` (:math:`d \times d`)
-    on :math:`n` symbolic tokens, the identity that turns LayerNorm Scaling into a depth-dependent :math:`\beta`.
+    :math:`Q, K, V` (:math:`d \times d`) on :math:`n` symbolic tokens, the identity that turns LayerNorm Scaling
+    into a depth-dependent :math:`\beta`.
 
     :math:`A_\beta(Y)_i = \sum_j w_{ij} V y_j` with :math:`w_{ij} = e^{\beta \langle Q y_i, K y_j\rangle} / Z_i`
     (``sa``) or :math:`/\, n` (``usa``).
@@ -268,8 +266,8 @@ def equiangular_attention(kernel: PairKernel | None = None, model: str = "sa", n
     configuration (all :math:`\langle\theta_i, \theta_j\rangle = s`).
 
     :math:`A_i = k \big(w_1 \theta_i + w_s \sum_{j \ne i} \theta_j\big)` with :math:`k = 1/n` (``usa``) or
-    :math:`1/Z`
-    (``sa``) (theory.reductions); its norm from the Gram matrix :math:`(1 - s) I + s \mathbf{1} \mathbf{1}^\top`:
+    :math:`1/Z` (``sa``) (theory.reductions); its norm from the Gram matrix
+    :math:`(1 - s) I + s \mathbf{1} \mathbf{1}^\top`:
     :math:`\lVert\sum_j c_j \theta_j\rVert^2 = (1 - s) \sum c_j^2 + s (\sum c_j)^2`. (The tangential part is
     theory.reductions' coefficient :math:`c_{\text{same}} = k w_1 - a`; tests/theory check it.)
     """
@@ -286,9 +284,8 @@ def equiangular_attention(kernel: PairKernel | None = None, model: str = "sa", n
 
 def shifted_kernel() -> PairKernel:
     r""":math:`\phi(s) = e^{\beta (s - 1)} / \beta`: the exponential kernel divided by :math:`e^{\beta}`. The
-    softmax (``sa``) is a
-    ratio of weights, so its equiangular system is the same with this kernel, and emitted code never forms
-    :math:`e^{\beta}` (finite for every :math:`\beta \ge 0`).
+    softmax (``sa``) is a ratio of weights, so its equiangular system is the same with this kernel, and emitted code
+    never forms :math:`e^{\beta}` (finite for every :math:`\beta \ge 0`).
     """
     return PairKernel(sp.exp(sym.beta * (sym.s - 1)) / sym.beta, name="shifted exponential")
 
@@ -307,14 +304,13 @@ def equiangular_system(name: str, kernel: PairKernel | None = None, model: str =
 
 def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: int | None = None) -> Derivation:
     r"""Derivation: explicit symbolic tokens :math:`x_i = r \theta_i` (equiangular, equal radii) moving by the
-    scheme's
-    laws give :math:`d\langle\theta_i, \theta_k\rangle/dt` and :math:`dr_i/dt` equal to the reduced system, checked
-    exactly at rational equiangular points (the small-:math:`n` path, independent of the Gram-matrix reduction).
+    scheme's laws give :math:`d\langle\theta_i, \theta_k\rangle/dt` and :math:`dr_i/dt` equal to the reduced system,
+    checked exactly at rational equiangular points (the small-:math:`n` path, independent of the Gram-matrix
+    reduction).
 
     The norm :math:`m = \lVert A_i\rVert` enters both sides as the symbol :math:`m` (so every residual is a rational
     function of exponentials, decided exactly); further rows check :math:`\lVert A_i\rVert^2 = m^2` for every token,
-    with
-    the sampler's :math:`m` the reduced :math:`m(s)` at the point.
+    with the sampler's :math:`m` the reduced :math:`m(s)` at the point.
     """
     import random
 
@@ -370,8 +366,8 @@ def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: i
 
 def linearized_rates(name: str, kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> dict:
     r"""Coefficients of the system linearised at :math:`s = 1`: :math:`\lambda = -F'(1)`, :math:`a_1 = a(1)`,
-    :math:`m_1 = m(1)` (for
-    ``lnscale`` at :math:`\beta(t)`, so functions of :math:`t` when they depend on :math:`\beta`).
+    :math:`m_1 = m(1)` (for ``lnscale`` at :math:`\beta(t)`, so functions of :math:`t` when they depend on
+    :math:`\beta`).
     """
     kernel = kernel or exponential_kernel()
     at_depth = {sym.beta: depth_beta(name)}
