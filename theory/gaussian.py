@@ -1,33 +1,60 @@
-"""Gaussian solutions of the transformer PDE in R^d: derivations of the moment ODEs (sympy only).
+r"""Gaussian solutions of the transformer PDE in :math:`\mathbb{R}^d`: derivations of the moment ODEs (sympy only).
 
-Setting (Castin, Ablin, Carrillo, Peyre, arXiv 2501.18322, "CACP"; tokens in R^d, no sphere, no projection,
-time = depth). A probability measure mu_t on R^d is transported by the attention velocity
+Setting (Castin, Ablin, Carrillo, Peyre, arXiv 2501.18322, "CACP"; tokens in :math:`\mathbb{R}^d`, no sphere, no
+projection, time = depth). A probability measure :math:`\mu_t` on :math:`\mathbb{R}^d` is transported by the
+attention velocity
 
-    Gamma[mu](x) = int V y w(x, y) dmu(y) / int w(x, y) dmu(y),                       dX/dt = Gamma[mu_t](X),
+.. math::
 
-with, for A = K^T Q (beta absorbed in Q, K):
+    \Gamma[\mu](x) = \frac{\int V y\, w(x, y)\, d\mu(y)}{\int w(x, y)\, d\mu(y)}, \qquad
+    \frac{dX}{dt} = \Gamma[\mu_t](X),
 
-- ``softmax`` (traditional attention): w(x, y) = exp(<Qx, Ky>) = exp(y^T A x);
-- ``l2``: w(x, y) = exp(-|Qx - Ky|^2 / 2) (our scale; CACP's L2 attention may carry another constant in the
-  exponent, which rescales Q and K: see proofs_notes/gaussian-ode-vs-quadrature.md);
-- ``sinkhorn``: Gamma[mu](x) = V E_pi[Y | X = x] where pi is the entropic optimal-transport plan between mu and
-  itself for the kernel exp(y^T A x) (x the query): pi(dx, dy) = f(x) g(y) exp(y^T A x) mu(dx) mu(dy) with
-  both marginals equal to mu (the mean-field limit of doubly stochastic attention, Sinkformers arXiv 2110.11773).
+with, for :math:`A = K^\top Q` (:math:`\beta` absorbed in :math:`Q, K`):
 
-For mu = N(alpha, Sigma) each Gamma is affine, Gamma(x) = b + J x, and an affine field transports Gaussians to
-Gaussians with  d alpha/dt = b + J alpha = E[Gamma(X)],  d Sigma/dt = J Sigma + Sigma J^T.  Results (derived
-below, general d in matrix form, checked symbolically at d = 1, 2):
+- ``softmax`` (traditional attention): :math:`w(x, y) = e^{\langle Qx, Ky\rangle} = e^{y^\top A x}`;
+- ``l2``: :math:`w(x, y) = e^{-\lVert Qx - Ky\rVert^2 / 2}` (our scale; CACP's L2 attention may carry another
+  constant in the exponent, which rescales :math:`Q` and :math:`K`: see proofs_notes/gaussian-ode-vs-quadrature.md);
+- ``sinkhorn``: :math:`\Gamma[\mu](x) = V\, \mathbb{E}_\pi[Y \mid X = x]` where :math:`\pi` is the entropic
+  optimal-transport plan between :math:`\mu` and itself for the kernel :math:`e^{y^\top A x}` (:math:`x` the
+  query): :math:`\pi(dx, dy) = f(x) g(y) e^{y^\top A x} \mu(dx) \mu(dy)` with both marginals equal to :math:`\mu`
+  (the mean-field limit of doubly stochastic attention, Sinkformers arXiv 2110.11773).
 
-    softmax   Gamma(x) = V (alpha + Sigma A x)                       (tilting N(alpha, Sigma) by e^{y^T A x})
-              d alpha/dt = V (I + Sigma A) alpha,  d Sigma/dt = V Sigma A Sigma + Sigma A^T Sigma V^T
-    l2        Gamma(x) = V Sigma~ (Sigma^{-1} alpha + A x),  Sigma~ = (Sigma^{-1} + K^T K)^{-1}
-              d alpha/dt = V Sigma~ (Sigma^{-1} + A) alpha,  d Sigma/dt = V Sigma~ A Sigma + Sigma A^T Sigma~ V^T
-    sinkhorn  Gamma(x) = V (alpha + S A (x - alpha)),  S = Cov(Y | X) solves S A Sigma A^T S + S = Sigma, i.e.
-              S = Sigma^{1/2} 2 (I + (I + 4 G)^{1/2})^{-1} Sigma^{1/2},  G = Sigma^{1/2} A Sigma A^T Sigma^{1/2}
-              d alpha/dt = V alpha,  d Sigma/dt = V S A Sigma + Sigma A^T S V^T
+For :math:`\mu = N(\alpha, \Sigma)` each :math:`\Gamma` is affine, :math:`\Gamma(x) = b + J x`, and an affine field
+transports Gaussians to Gaussians with :math:`\tfrac{d\alpha}{dt} = b + J \alpha = \mathbb{E}[\Gamma(X)]`,
+:math:`\tfrac{d\Sigma}{dt} = J \Sigma + \Sigma J^\top`. Results (derived below, general :math:`d` in matrix form,
+checked symbolically at :math:`d = 1, 2`):
 
-Note on the softmax mean: Gamma(x) = V(alpha + Sigma A x) (docs/conventions.md) and d alpha/dt = V(I + Sigma A) alpha
-(docs/literature.md) are the same statement: the mean velocity is E[Gamma(X)] = V(alpha + Sigma A alpha).
+- ``softmax``: :math:`\Gamma(x) = V (\alpha + \Sigma A x)` (tilting :math:`N(\alpha, \Sigma)` by
+  :math:`e^{y^\top A x}`),
+
+  .. math::
+
+      \frac{d\alpha}{dt} = V (I + \Sigma A) \alpha, \qquad
+      \frac{d\Sigma}{dt} = V \Sigma A \Sigma + \Sigma A^\top \Sigma V^\top;
+
+- ``l2``: :math:`\Gamma(x) = V \tilde\Sigma (\Sigma^{-1} \alpha + A x)`,
+  :math:`\tilde\Sigma = (\Sigma^{-1} + K^\top K)^{-1}`,
+
+  .. math::
+
+      \frac{d\alpha}{dt} = V \tilde\Sigma (\Sigma^{-1} + A) \alpha, \qquad
+      \frac{d\Sigma}{dt} = V \tilde\Sigma A \Sigma + \Sigma A^\top \tilde\Sigma V^\top;
+
+- ``sinkhorn``: :math:`\Gamma(x) = V (\alpha + S A (x - \alpha))`, where :math:`S = \operatorname{Cov}(Y \mid X)`
+  solves :math:`S A \Sigma A^\top S + S = \Sigma`, i.e.
+
+  .. math::
+
+      S = \Sigma^{1/2}\, 2 \big(I + (I + 4 G)^{1/2}\big)^{-1} \Sigma^{1/2}, \qquad
+      G = \Sigma^{1/2} A \Sigma A^\top \Sigma^{1/2},
+
+  .. math::
+
+      \frac{d\alpha}{dt} = V \alpha, \qquad \frac{d\Sigma}{dt} = V S A \Sigma + \Sigma A^\top S V^\top.
+
+Note on the softmax mean: :math:`\Gamma(x) = V(\alpha + \Sigma A x)` (docs/conventions.md) and
+:math:`\tfrac{d\alpha}{dt} = V(I + \Sigma A) \alpha` (docs/literature.md) are the same statement: the mean velocity
+is :math:`\mathbb{E}[\Gamma(X)] = V(\alpha + \Sigma A \alpha)`.
 
 Every formula here is a :class:`theory.derivation.Derivation` that verifies itself; the right-hand sides are
 emitted as NumPy code through :mod:`theory.codegen` (:func:`moment_rhs_function`).
@@ -55,18 +82,24 @@ def square_matrix(name: str, dim: int) -> sp.Matrix:
 
 
 def symmetric_matrix(name: str, dim: int) -> sp.Matrix:
-    """A symmetric dim x dim matrix of real symbols ``name_ij``, i <= j (``name_ji`` is ``name_ij``)."""
+    r"""A symmetric ``dim`` x ``dim`` matrix of real symbols ``name_ij``, :math:`i \le j` (``name_ji`` is
+    ``name_ij``).
+    """
     return sp.Matrix(dim, dim, lambda i, j: sp.Symbol(f"{name}_{min(i, j) + 1}{max(i, j) + 1}", real=True))
 
 
 def upper_entries(M: sp.Matrix) -> list:
-    """Entries M_ij with i <= j, row by row (the order used by generated code for symmetric matrices)."""
+    r"""Entries :math:`M_{ij}` with :math:`i \le j`, row by row (the order used by generated code for symmetric
+    matrices).
+    """
     return [M[i, j] for i in range(M.rows) for j in range(i, M.cols)]
 
 
 @dataclass(frozen=True)
 class GaussianSymbols:
-    """Symbols of one Gaussian problem in R^d: query point x, key point y, mean, covariance, matrices."""
+    r"""Symbols of one Gaussian problem in :math:`\mathbb{R}^d`: query point :math:`x`, key point :math:`y`, mean,
+    covariance, matrices.
+    """
 
     d: int
     x: sp.Matrix
@@ -126,12 +159,19 @@ def _gaussian_exponent(g: GaussianSymbols) -> sp.Expr:
 
 
 def softmax_tilting_derivation(d: int) -> Derivation:
-    """Completing the square: N(alpha, Sigma) tilted by exp(y^T A x) is N(alpha + Sigma A x, Sigma).
+    r"""Completing the square: :math:`N(\alpha, \Sigma)` tilted by :math:`e^{y^\top A x}` is
+    :math:`N(\alpha + \Sigma A x, \Sigma)`.
 
-    Identity (in y, for every x): -1/2 (y-alpha)^T Sigma^{-1} (y-alpha) + y^T A x
-    = -1/2 (y-m)^T Sigma^{-1} (y-m) + c(x),  m(x) = alpha + Sigma A x,  c(x) = (m^T Sigma^{-1} m - alpha^T
-    Sigma^{-1} alpha)/2. The y-independent c(x) cancels between numerator and denominator of Gamma, so the
-    normalised tilted law is N(m(x), Sigma) and Gamma(x) = V m(x).
+    Identity (in :math:`y`, for every :math:`x`):
+
+    .. math::
+
+        -\tfrac{1}{2} (y-\alpha)^\top \Sigma^{-1} (y-\alpha) + y^\top A x
+        = -\tfrac{1}{2} (y-m)^\top \Sigma^{-1} (y-m) + c(x), \qquad m(x) = \alpha + \Sigma A x, \qquad
+        c(x) = \tfrac{1}{2}\big(m^\top \Sigma^{-1} m - \alpha^\top \Sigma^{-1} \alpha\big).
+
+    The :math:`y`-independent :math:`c(x)` cancels between numerator and denominator of :math:`\Gamma`, so the
+    normalised tilted law is :math:`N(m(x), \Sigma)` and :math:`\Gamma(x) = V m(x)`.
 
     Verified by: gaussian.ode-vs-quadrature
     """
@@ -153,15 +193,19 @@ def softmax_tilting_derivation(d: int) -> Derivation:
 
 
 def l2_precision(g: GaussianSymbols) -> sp.Matrix:
-    """Precision Sigma^{-1} + K^T K of N(alpha, Sigma) tilted by exp(-|Qx - Ky|^2/2)."""
+    r"""Precision :math:`\Sigma^{-1} + K^\top K` of :math:`N(\alpha, \Sigma)` tilted by
+    :math:`e^{-\lVert Qx - Ky\rVert^2/2}`.
+    """
     return g.Sigma.inv() + g.K.T * g.K
 
 
 def l2_tilting_derivation(d: int) -> Derivation:
-    """Completing the square for L2 attention, w = exp(-|Qx - Ky|^2 / 2).
+    r"""Completing the square for L2 attention, :math:`w = e^{-\lVert Qx - Ky\rVert^2 / 2}`.
 
-    The tilted law is N(m(x), Sigma~) with precision Sigma~^{-1} = Sigma^{-1} + K^T K and mean
-    m(x) = Sigma~ (Sigma^{-1} alpha + K^T Q x) = Sigma~ (Sigma^{-1} alpha + A x); hence Gamma(x) = V m(x).
+    The tilted law is :math:`N(m(x), \tilde\Sigma)` with precision
+    :math:`\tilde\Sigma^{-1} = \Sigma^{-1} + K^\top K` and mean
+    :math:`m(x) = \tilde\Sigma (\Sigma^{-1} \alpha + K^\top Q x) = \tilde\Sigma (\Sigma^{-1} \alpha + A x)`; hence
+    :math:`\Gamma(x) = V m(x)`.
 
     Verified by: gaussian.ode-vs-quadrature
     """
@@ -184,12 +228,15 @@ def l2_tilting_derivation(d: int) -> Derivation:
 
 
 def sinkhorn_scalar_plan_derivation() -> Derivation:
-    """d = 1 from scratch: the Gaussian entropic plan between N(alpha, sigma) and itself for kernel e^{a x y}.
+    r""":math:`d = 1` from scratch: the Gaussian entropic plan between :math:`N(\alpha, \sigma)` and itself for
+    kernel :math:`e^{a x y}`.
 
-    A jointly Gaussian pi with both marginals N(alpha, sigma) and cross-covariance c has density ratio
-    f(x) g(y) e^{a x y} with respect to mu x mu iff its joint precision has off-diagonal entry -a, i.e.
-    c / (sigma^2 - c^2) = a. The root with |c| < sigma is c = (sqrt(1 + 4 a^2 sigma^2) - 1) / (2 a), and the
-    conditional variance s = Var(Y | X) = sigma - c^2/sigma equals 2 sigma / (1 + sqrt(1 + 4 a^2 sigma^2)).
+    A jointly Gaussian :math:`\pi` with both marginals :math:`N(\alpha, \sigma)` and cross-covariance :math:`c` has
+    density ratio :math:`f(x) g(y) e^{a x y}` with respect to :math:`\mu \otimes \mu` iff its joint precision has
+    off-diagonal entry :math:`-a`, i.e. :math:`c / (\sigma^2 - c^2) = a`. The root with
+    :math:`\lvert c\rvert < \sigma` is :math:`c = \big(\sqrt{1 + 4 a^2 \sigma^2} - 1\big) / (2 a)`, and the
+    conditional variance :math:`s = \operatorname{Var}(Y \mid X) = \sigma - c^2/\sigma` equals
+    :math:`2 \sigma / \big(1 + \sqrt{1 + 4 a^2 \sigma^2}\big)`.
 
     Verified by: gaussian.ode-vs-quadrature
     """
@@ -216,12 +263,21 @@ def sinkhorn_scalar_plan_derivation() -> Derivation:
 
 
 def sinkhorn_plan_derivation(d: int) -> Derivation:
-    """The Gaussian entropic plan at dimension d: joint covariance [[Sigma, C], [C^T, Sigma]], C = Sigma A^T S.
+    r"""The Gaussian entropic plan at dimension :math:`d`: joint covariance
+    :math:`\begin{pmatrix} \Sigma & C \\ C^\top & \Sigma \end{pmatrix}`, :math:`C = \Sigma A^\top S`.
 
-    Identity: [[Sigma, C], [C^T, Sigma]] [[-A^T], [S^{-1}]] - [[0], [I]] = [[0], [R S^{-1}]] with the Riccati
-    residual R = Sigma - S - S A Sigma A^T S. So when R = 0 the right block column of the joint precision is
-    (-A^T, S^{-1}): the plan's density ratio to mu x mu is f(x) g(y) exp(y^T A x) (the cross precision is -A^T),
-    both marginals are N(alpha, Sigma), and Y | X = x ~ N(alpha + S A (x - alpha), S).
+    Identity:
+
+    .. math::
+
+        \begin{pmatrix} \Sigma & C \\ C^\top & \Sigma \end{pmatrix}
+        \begin{pmatrix} -A^\top \\ S^{-1} \end{pmatrix} - \begin{pmatrix} 0 \\ I \end{pmatrix}
+        = \begin{pmatrix} 0 \\ R S^{-1} \end{pmatrix}
+
+    with the Riccati residual :math:`R = \Sigma - S - S A \Sigma A^\top S`. So when :math:`R = 0` the right block
+    column of the joint precision is :math:`(-A^\top, S^{-1})`: the plan's density ratio to :math:`\mu \otimes \mu`
+    is :math:`f(x) g(y) e^{y^\top A x}` (the cross precision is :math:`-A^\top`), both marginals are
+    :math:`N(\alpha, \Sigma)`, and :math:`Y \mid X = x \sim N(\alpha + S A (x - \alpha), S)`.
 
     Verified by: gaussian.ode-vs-quadrature
     """
@@ -245,12 +301,15 @@ def sinkhorn_plan_derivation(d: int) -> Derivation:
 
 
 def sinkhorn_riccati_derivation() -> Derivation:
-    """S = Sigma^{1/2} f(G) Sigma^{1/2}, f(g) = 2 / (1 + sqrt(1 + 4 g)), solves S A Sigma A^T S + S = Sigma.
+    r""":math:`S = \Sigma^{1/2} f(G) \Sigma^{1/2}`, :math:`f(g) = 2 / (1 + \sqrt{1 + 4 g})`, solves
+    :math:`S A \Sigma A^\top S + S = \Sigma`.
 
-    With S = Sigma^{1/2} T Sigma^{1/2} the Riccati equation reads T G T + T = I, G = Sigma^{1/2} A Sigma A^T
-    Sigma^{1/2} (symmetric, >= 0). T = f(G) commutes with G, so by the functional calculus it suffices that the
-    scalar identity g f(g)^2 + f(g) - 1 = 0 holds for g >= 0 (proved here); f > 0 makes T, hence S, positive
-    definite. Equivalently S = f(Sigma B) Sigma with B = A Sigma A^T (Sigma B is similar to G).
+    With :math:`S = \Sigma^{1/2} T \Sigma^{1/2}` the Riccati equation reads :math:`T G T + T = I`,
+    :math:`G = \Sigma^{1/2} A \Sigma A^\top \Sigma^{1/2}` (symmetric, :math:`\succeq 0`). :math:`T = f(G)` commutes
+    with :math:`G`, so by the functional calculus it suffices that the scalar identity
+    :math:`g f(g)^2 + f(g) - 1 = 0` holds for :math:`g \ge 0` (proved here); :math:`f > 0` makes :math:`T`, hence
+    :math:`S`, positive definite. Equivalently :math:`S = f(\Sigma B) \Sigma` with :math:`B = A \Sigma A^\top`
+    (:math:`\Sigma B` is similar to :math:`G`).
 
     Verified by: gaussian.ode-vs-quadrature
     """
@@ -266,7 +325,9 @@ def sinkhorn_riccati_derivation() -> Derivation:
 
 # -- step 2: affine velocity and the moment ODE ---------------------------------------------------------------
 def affine_velocity(attention: str, d: int) -> sp.Matrix:
-    """Gamma(x) for mu = N(alpha, Sigma) as a symbolic column vector (from the derivations above)."""
+    r""":math:`\Gamma(x)` for :math:`\mu = N(\alpha, \Sigma)` as a symbolic column vector (from the derivations
+    above).
+    """
     g = gaussian_symbols(d)
     if attention == "softmax":
         return g.V * (g.alpha + g.Sigma * g.A * g.x)
@@ -279,7 +340,9 @@ def affine_velocity(attention: str, d: int) -> sp.Matrix:
 
 
 def affine_parts(attention: str, d: int) -> tuple[sp.Matrix, sp.Matrix]:
-    """(b, J) with Gamma(x) = b + J x: J = dGamma/dx (constant, so Gamma is affine), b = Gamma(0)."""
+    r""":math:`(b, J)` with :math:`\Gamma(x) = b + J x`: :math:`J = d\Gamma/dx` (constant, so :math:`\Gamma` is
+    affine), :math:`b = \Gamma(0)`.
+    """
     g = gaussian_symbols(d)
     gamma = affine_velocity(attention, d)
     J = gamma.jacobian(g.x)
@@ -290,7 +353,7 @@ def affine_parts(attention: str, d: int) -> tuple[sp.Matrix, sp.Matrix]:
 
 
 def moment_ode_from_field(attention: str, d: int) -> tuple[sp.Matrix, sp.Matrix]:
-    """(d alpha/dt, d Sigma/dt) = (b + J alpha, J Sigma + Sigma J^T) from the derived affine field."""
+    r""":math:`(d\alpha/dt, d\Sigma/dt) = (b + J \alpha, J \Sigma + \Sigma J^\top)` from the derived affine field."""
     g = gaussian_symbols(d)
     b, J = affine_parts(attention, d)
     return b + J * g.alpha, J * g.Sigma + g.Sigma * J.T
@@ -336,11 +399,14 @@ def moment_ode_derivation(attention: str, d: int) -> Derivation:
 
 
 def affine_transport_derivation(d: int) -> Derivation:
-    """An affine field b + J x transports N(alpha, Sigma) to N(alpha(t), Sigma(t)) with the moment ODE.
+    r"""An affine field :math:`b + J x` transports :math:`N(\alpha, \Sigma)` to :math:`N(\alpha(t), \Sigma(t))` with
+    the moment ODE.
 
-    The Gaussian density p solves the continuity equation d_t p + div(p (b + J x)) = 0, i.e.
-    d_t log p + tr J + (b + J x) . grad log p = 0, where d_t log p is taken along alpha' = b + J alpha and
-    Sigma' = J Sigma + Sigma J^T. Checked here with b, J, alpha, Sigma, x all symbolic.
+    The Gaussian density :math:`p` solves the continuity equation
+    :math:`\partial_t p + \operatorname{div}(p (b + J x)) = 0`, i.e.
+    :math:`\partial_t \log p + \operatorname{tr} J + (b + J x) \cdot \nabla \log p = 0`, where
+    :math:`\partial_t \log p` is taken along :math:`\alpha' = b + J \alpha` and
+    :math:`\Sigma' = J \Sigma + \Sigma J^\top`. Checked here with :math:`b, J, \alpha, \Sigma, x` all symbolic.
 
     Verified by: gaussian.ode-vs-quadrature
     """
@@ -368,9 +434,10 @@ def affine_transport_derivation(d: int) -> Derivation:
 
 # -- step 3: closed forms -------------------------------------------------------------------------------------
 def softmax_identity_value_covariance(d: int) -> sp.Matrix:
-    """Sigma(t) = (Sigma_0^{-1} - 2 t S_A)^{-1} for softmax with V = I, S_A = (A + A^T)/2 (Sigma = Sigma_0 at t=0).
+    r""":math:`\Sigma(t) = (\Sigma_0^{-1} - 2 t S_A)^{-1}` for softmax with :math:`V = I`,
+    :math:`S_A = (A + A^\top)/2` (:math:`\Sigma = \Sigma_0` at :math:`t = 0`).
 
-    Because d(Sigma^{-1})/dt = -Sigma^{-1} (Sigma A Sigma + Sigma A^T Sigma) Sigma^{-1} = -2 S_A.
+    Because :math:`d(\Sigma^{-1})/dt = -\Sigma^{-1} (\Sigma A \Sigma + \Sigma A^\top \Sigma) \Sigma^{-1} = -2 S_A`.
     """
     g = gaussian_symbols(d)
     SA = (g.A + g.A.T) / 2
@@ -378,9 +445,10 @@ def softmax_identity_value_covariance(d: int) -> sp.Matrix:
 
 
 def softmax_closed_form_derivation(d: int) -> Derivation:
-    """Softmax, V = I: Sigma(t) = (Sigma_0^{-1} - 2 t S_A)^{-1} solves d Sigma/dt = Sigma A Sigma + Sigma A^T Sigma.
+    r"""Softmax, :math:`V = I`: :math:`\Sigma(t) = (\Sigma_0^{-1} - 2 t S_A)^{-1}` solves
+    :math:`d\Sigma/dt = \Sigma A \Sigma + \Sigma A^\top \Sigma`.
 
-    Here ``Sigma`` denotes Sigma_0. Verified by: gaussian.softmax-closed-form
+    Here ``Sigma`` denotes :math:`\Sigma_0`. Verified by: gaussian.softmax-closed-form
     """
     g = gaussian_symbols(d)
     St = softmax_identity_value_covariance(d)
@@ -396,7 +464,9 @@ def softmax_closed_form_derivation(d: int) -> Derivation:
 
 
 def softmax_scalar_solution() -> tuple[sp.Expr, sp.Expr]:
-    """d = 1, any v: sigma(t) = sigma0 / (1 - 2 v a sigma0 t), alpha(t) = alpha0 e^{v t} (1 - 2 v a sigma0 t)^{-1/2}."""
+    r""":math:`d = 1`, any :math:`v`: :math:`\sigma(t) = \sigma_0 / (1 - 2 v a \sigma_0 t)`,
+    :math:`\alpha(t) = \alpha_0 e^{v t} (1 - 2 v a \sigma_0 t)^{-1/2}`.
+    """
     a, v, s0, a0, t = _scalar_symbols()
     D = 1 - 2 * v * a * s0 * t
     return s0 / D, a0 * sp.exp(v * t) / sp.sqrt(D)
@@ -408,9 +478,11 @@ def _scalar_symbols():
 
 
 def softmax_scalar_derivation() -> Derivation:
-    """d = 1: the scalar closed form solves sigma' = 2 v a sigma^2, alpha' = v (1 + sigma a) alpha.
+    r""":math:`d = 1`: the scalar closed form solves :math:`\sigma' = 2 v a \sigma^2`,
+    :math:`\alpha' = v (1 + \sigma a) \alpha`.
 
-    Blow-up at t* = 1 / (2 v a sigma0) when v a > 0, none otherwise. Verified by: gaussian.softmax-closed-form
+    Blow-up at :math:`t^* = 1 / (2 v a \sigma_0)` when :math:`v a > 0`, none otherwise. Verified by:
+    gaussian.softmax-closed-form
     """
     a, v, s0, a0, t = _scalar_symbols()
     sig, al = softmax_scalar_solution()
@@ -422,11 +494,13 @@ def softmax_scalar_derivation() -> Derivation:
 
 
 def softmax_blowup_derivation(d: int) -> Derivation:
-    """det(Sigma_0^{-1} - 2 t S_A) det(Sigma_0) = det(I - 2 t Sigma_0 S_A): Sigma(t) blows up at the first root.
+    r""":math:`\det(\Sigma_0^{-1} - 2 t S_A) \det(\Sigma_0) = \det(I - 2 t \Sigma_0 S_A)`: :math:`\Sigma(t)` blows
+    up at the first root.
 
-    The eigenvalues of Sigma_0 S_A are those of the symmetric Sigma_0^{1/2} S_A Sigma_0^{1/2}; so
-    t* = 1 / (2 lambda_max(Sigma_0^{1/2} S_A Sigma_0^{1/2})) if lambda_max > 0, else no blow-up (V = I).
-    At d = 2: det(I - 2tM) = 1 - 2 t tr M + 4 t^2 det M. Verified by: gaussian.softmax-closed-form
+    The eigenvalues of :math:`\Sigma_0 S_A` are those of the symmetric :math:`\Sigma_0^{1/2} S_A \Sigma_0^{1/2}`; so
+    :math:`t^* = 1 / \big(2 \lambda_{\max}(\Sigma_0^{1/2} S_A \Sigma_0^{1/2})\big)` if :math:`\lambda_{\max} > 0`,
+    else no blow-up (:math:`V = I`). At :math:`d = 2`:
+    :math:`\det(I - 2tM) = 1 - 2 t \operatorname{tr} M + 4 t^2 \det M`. Verified by: gaussian.softmax-closed-form
     """
     if d != 2:
         raise ValueError("the characteristic-polynomial form is stated at d = 2")
@@ -440,11 +514,13 @@ def softmax_blowup_derivation(d: int) -> Derivation:
 
 
 def softmax_low_rank_limit_derivation() -> Derivation:
-    """d = 2, V = I, S_A = -s n n^T (negative semi-definite, singular): Sigma(t) -> N (N^T Sigma_0^{-1} N)^{-1} N^T.
+    r""":math:`d = 2`, :math:`V = I`, :math:`S_A = -s\, n n^\top` (negative semi-definite, singular):
+    :math:`\Sigma(t) \to N (N^\top \Sigma_0^{-1} N)^{-1} N^\top`.
 
-    N spans ker S_A = n^perp. The limit t -> oo of the rational Sigma(t) = (Sigma_0^{-1} + 2 t s n n^T)^{-1} is
-    computed by substituting t = 1/eps, cancelling and setting eps = 0. The limit has rank 1 (= dim ker S_A):
-    the Gaussian collapses onto a line. Verified by: gaussian.softmax-closed-form
+    :math:`N` spans :math:`\ker S_A = n^\perp`. The limit :math:`t \to \infty` of the rational
+    :math:`\Sigma(t) = (\Sigma_0^{-1} + 2 t s\, n n^\top)^{-1}` is computed by substituting
+    :math:`t = 1/\varepsilon`, cancelling and setting :math:`\varepsilon = 0`. The limit has rank 1
+    (:math:`= \dim \ker S_A`): the Gaussian collapses onto a line. Verified by: gaussian.softmax-closed-form
     """
     g = gaussian_symbols(2)
     s = sp.Symbol("s", positive=True)
@@ -462,11 +538,13 @@ def softmax_low_rank_limit_derivation() -> Derivation:
 
 
 def l2_scalar_solution() -> tuple[sp.Expr, sp.Expr]:
-    """d = 1, L2 (q k v != 0): sigma(t) = 1 / (k^2 W(e^{-C(t)/k^2} / k^2)), C(t) = k^2 ln sigma0 - 1/sigma0 + 2 v k q t;
-    alpha(t) = alpha0 sqrt(sigma/sigma0) exp((1/sigma0 - 1/sigma) / (2 k q)).
+    r""":math:`d = 1`, L2 (:math:`q k v \ne 0`): :math:`\sigma(t) = 1 / \big(k^2 W(e^{-C(t)/k^2} / k^2)\big)`,
+    :math:`C(t) = k^2 \ln \sigma_0 - 1/\sigma_0 + 2 v k q t`;
+    :math:`\alpha(t) = \alpha_0 \sqrt{\sigma/\sigma_0}\, e^{(1/\sigma_0 - 1/\sigma) / (2 k q)}`.
 
-    From sigma' = 2 v k q sigma^2 / (1 + k^2 sigma): k^2 ln sigma - 1/sigma = C(t) (W = Lambert W, principal).
-    No finite-time blow-up: for large sigma, sigma' ~ (2 v q / k) sigma grows at most exponentially.
+    From :math:`\sigma' = 2 v k q \sigma^2 / (1 + k^2 \sigma)`: :math:`k^2 \ln \sigma - 1/\sigma = C(t)` (:math:`W`
+    = Lambert W, principal). No finite-time blow-up: for large :math:`\sigma`,
+    :math:`\sigma' \sim (2 v q / k) \sigma` grows at most exponentially.
     """
     qq, kk, v, s0, a0, t = (sp.Symbol("q", real=True, nonzero=True), sp.Symbol("k", real=True, nonzero=True),
                             sp.Symbol("v", real=True), sp.Symbol("sigma0", positive=True),
@@ -478,13 +556,15 @@ def l2_scalar_solution() -> tuple[sp.Expr, sp.Expr]:
 
 
 def l2_scalar_derivation() -> Derivation:
-    """d = 1: the Lambert-W closed form solves the L2 moment ODE.
+    r""":math:`d = 1`: the Lambert-W closed form solves the L2 moment ODE.
 
-    With w = W(z(t)), z = e^{-C(t)/k^2}/k^2, implicit differentiation of w e^w = z gives
-    w' = -(C'/k^2) w / (1 + w); then sigma = 1/(k^2 w) satisfies sigma' = 2 v k q sigma^2 / (1 + k^2 sigma).
-    The initial value: w0 = 1/(k^2 sigma0) satisfies w0 e^{w0} = z(0). For the mean, alpha(sigma) =
-    alpha0 sqrt(sigma/sigma0) exp((1/sigma0 - 1/sigma)/(2 k q)) satisfies (d alpha/d sigma) sigma' =
-    v (1 + k q sigma)/(1 + k^2 sigma) alpha. Verified by: gaussian.ode-vs-quadrature (and numerically in tests)
+    With :math:`w = W(z(t))`, :math:`z = e^{-C(t)/k^2}/k^2`, implicit differentiation of :math:`w e^w = z` gives
+    :math:`w' = -(C'/k^2) w / (1 + w)`; then :math:`\sigma = 1/(k^2 w)` satisfies
+    :math:`\sigma' = 2 v k q \sigma^2 / (1 + k^2 \sigma)`. The initial value: :math:`w_0 = 1/(k^2 \sigma_0)`
+    satisfies :math:`w_0 e^{w_0} = z(0)`. For the mean,
+    :math:`\alpha(\sigma) = \alpha_0 \sqrt{\sigma/\sigma_0}\, e^{(1/\sigma_0 - 1/\sigma)/(2 k q)}` satisfies
+    :math:`\tfrac{d\alpha}{d\sigma} \sigma' = v \tfrac{1 + k q \sigma}{1 + k^2 \sigma} \alpha`. Verified by:
+    gaussian.ode-vs-quadrature (and numerically in tests)
     """
     qq, kk, v = sp.Symbol("q", real=True, nonzero=True), sp.Symbol("k", real=True, nonzero=True), sp.Symbol("v", real=True)
     s0, a0, w = sp.Symbol("sigma0", positive=True), sp.Symbol("alpha0", real=True), sp.Symbol("w", positive=True)
@@ -506,11 +586,14 @@ def l2_scalar_derivation() -> Derivation:
 
 
 def sinkhorn_scalar_invariant() -> tuple[sp.Expr, sp.Expr]:
-    """d = 1, Sinkhorn: sigma' = (v/a)(sqrt(1 + 4 a^2 sigma^2) - 1). With 2|a| sigma = sinh(theta):
-    theta - coth(theta/2) = theta0 - coth(theta0/2) + 2 v sign(a) t (implicit closed form), alpha = alpha0 e^{vt}.
+    r""":math:`d = 1`, Sinkhorn: :math:`\sigma' = (v/a)\big(\sqrt{1 + 4 a^2 \sigma^2} - 1\big)`. With
+    :math:`2\lvert a\rvert \sigma = \sinh\theta`:
+    :math:`\theta - \coth(\theta/2) = \theta_0 - \coth(\theta_0/2) + 2 v \operatorname{sign}(a) t` (implicit closed
+    form), :math:`\alpha = \alpha_0 e^{vt}`.
 
-    F(theta) = theta - coth(theta/2) increases from -oo to +oo on (0, oo), so theta(t) exists for all t: no
-    finite-time blow-up (sigma grows like e^{2 v sign(a) t} or decays like 1/t). Returns (F(theta), theta').
+    :math:`F(\theta) = \theta - \coth(\theta/2)` increases from :math:`-\infty` to :math:`+\infty` on
+    :math:`(0, \infty)`, so :math:`\theta(t)` exists for all :math:`t`: no finite-time blow-up (:math:`\sigma` grows
+    like :math:`e^{2 v \operatorname{sign}(a) t}` or decays like :math:`1/t`). Returns :math:`(F(\theta), \theta')`.
     """
     theta = sp.Symbol("theta", positive=True)
     a, v = sp.Symbol("a", real=True, nonzero=True), sp.Symbol("v", real=True)
@@ -521,8 +604,10 @@ def sinkhorn_scalar_invariant() -> tuple[sp.Expr, sp.Expr]:
 
 
 def sinkhorn_scalar_derivation() -> Derivation:
-    """d = 1: d/dt [theta - coth(theta/2)] = 2 v sign(a) along the Sinkhorn variance ODE, and the scalar ODE
-    sigma' = 2 v a s sigma with s = 2 sigma/(1 + sqrt(1 + 4 a^2 sigma^2)) equals (v/a)(sqrt(1+4a^2 sigma^2) - 1).
+    r""":math:`d = 1`: :math:`\tfrac{d}{dt} \big[\theta - \coth(\theta/2)\big] = 2 v \operatorname{sign}(a)` along
+    the Sinkhorn variance ODE, and the scalar ODE :math:`\sigma' = 2 v a s \sigma` with
+    :math:`s = 2 \sigma/\big(1 + \sqrt{1 + 4 a^2 \sigma^2}\big)` equals
+    :math:`(v/a)\big(\sqrt{1+4a^2 \sigma^2} - 1\big)`.
 
     Verified by: gaussian.sinkhorn-mean
     """
@@ -546,11 +631,14 @@ def sinkhorn_scalar_derivation() -> Derivation:
 
 # -- code generation ------------------------------------------------------------------------------------------
 def sinkhorn_conditional_covariance_expr(d: int) -> sp.Matrix:
-    """S = 2 (I + M^{1/2})^{-1} Sigma, M = I + 4 Sigma A Sigma A^T, explicitly at d = 1 or 2 (for codegen).
+    r""":math:`S = 2 (I + M^{1/2})^{-1} \Sigma`, :math:`M = I + 4 \Sigma A \Sigma A^\top`, explicitly at
+    :math:`d = 1` or 2 (for codegen).
 
-    M has real eigenvalues >= 1 (it is similar to I + 4 G, G >= 0). At d = 2 the principal root is
-    M^{1/2} = (M + r I)/tau with r = sqrt(det M), tau = sqrt(tr M + 2 r), so I + M^{1/2} = (c I + M)/tau with
-    c = tau + r, and (c I + M)^{-1} = ((c + tr M) I - M) / (c^2 + c tr M + det M) (Cayley-Hamilton).
+    :math:`M` has real eigenvalues :math:`\ge 1` (it is similar to :math:`I + 4 G`, :math:`G \succeq 0`). At
+    :math:`d = 2` the principal root is :math:`M^{1/2} = (M + r I)/\tau` with :math:`r = \sqrt{\det M}`,
+    :math:`\tau = \sqrt{\operatorname{tr} M + 2 r}`, so :math:`I + M^{1/2} = (c I + M)/\tau` with
+    :math:`c = \tau + r`, and :math:`(c I + M)^{-1} = \big((c + \operatorname{tr} M) I - M\big) / (c^2 + c
+    \operatorname{tr} M + \det M)` (Cayley-Hamilton).
     """
     g = gaussian_symbols(d)
     M = sp.eye(d) + 4 * g.Sigma * g.A * g.Sigma * g.A.T
@@ -567,9 +655,11 @@ def sinkhorn_conditional_covariance_expr(d: int) -> sp.Matrix:
 
 
 def moment_rhs_arguments(attention: str, d: int) -> tuple[list[sp.Symbol], list[str]]:
-    """Argument order of the generated right-hand side: alpha_i, Sigma_ij (i <= j), then A (or Q, K for L2),
-    then V, each matrix row by row, and for Sinkhorn finally S_ij (i <= j), the plan's conditional covariance
-    (from :func:`sinkhorn_conditional_covariance_function`)."""
+    r"""Argument order of the generated right-hand side: :math:`\alpha_i`, :math:`\Sigma_{ij}` (:math:`i \le j`),
+    then :math:`A` (or :math:`Q, K` for L2), then :math:`V`, each matrix row by row, and for Sinkhorn finally
+    :math:`S_{ij}` (:math:`i \le j`), the plan's conditional covariance (from
+    :func:`sinkhorn_conditional_covariance_function`).
+    """
     g = gaussian_symbols(d)
     mats = [g.Q, g.K] if attention == "l2" else [g.A]
     args = list(g.alpha) + upper_entries(g.Sigma) + [e for M in mats + [g.V] for e in M]
@@ -579,7 +669,7 @@ def moment_rhs_arguments(attention: str, d: int) -> tuple[list[sp.Symbol], list[
 
 
 def moment_rhs_exprs(attention: str, d: int) -> tuple:
-    """(d alpha_i/dt ..., d Sigma_ij/dt for i <= j ...) from the derived affine field."""
+    r""":math:`(d\alpha_i/dt, \dots, d\Sigma_{ij}/dt \text{ for } i \le j, \dots)` from the derived affine field."""
     da, dS = moment_ode_from_field(attention, d)
     return tuple(list(da) + upper_entries(dS))
 
@@ -605,10 +695,11 @@ def _check_generated(attention: str, d: int) -> None:
 
 @cache
 def moment_rhs_function(attention: str, d: int):
-    """Compiled NumPy right-hand side of the moment ODE at d in {1, 2} (elementwise over array arguments).
+    r"""Compiled NumPy right-hand side of the moment ODE at :math:`d \in \{1, 2\}` (elementwise over array
+    arguments).
 
-    Signature: see :func:`moment_rhs_arguments`; returns d alpha_i/dt then d Sigma_ij/dt (i <= j).
-    Verified by: gaussian.ode-vs-quadrature
+    Signature: see :func:`moment_rhs_arguments`; returns :math:`d\alpha_i/dt` then :math:`d\Sigma_{ij}/dt`
+    (:math:`i \le j`). Verified by: gaussian.ode-vs-quadrature
     """
     _check_generated(attention, d)
     args, names = moment_rhs_arguments(attention, d)
@@ -618,9 +709,11 @@ def moment_rhs_function(attention: str, d: int):
 
 @cache
 def sinkhorn_conditional_covariance_function(d: int):
-    """Compiled S(Sigma, A) = 2 (I + (I + 4 Sigma A Sigma A^T)^{1/2})^{-1} Sigma at d in {1, 2}.
+    r"""Compiled :math:`S(\Sigma, A) = 2 \big(I + (I + 4 \Sigma A \Sigma A^\top)^{1/2}\big)^{-1} \Sigma` at
+    :math:`d \in \{1, 2\}`.
 
-    Signature: f(Sigma_ij for i <= j, A_ij row by row) -> S_ij for i <= j. Verified by: gaussian.ode-vs-quadrature
+    Signature: ``f(Sigma_ij for i <= j, A_ij row by row) -> S_ij for i <= j``. Verified by:
+    gaussian.ode-vs-quadrature
     """
     _check_generated("sinkhorn", d)
     g = gaussian_symbols(d)
@@ -633,8 +726,9 @@ def sinkhorn_conditional_covariance_function(d: int):
 
 
 def gaussian_module_source(dims=(1, 2)) -> str:
-    """A standalone module (NumPy/SciPy only) with every generated moment right-hand side and the Sinkhorn S(Sigma, A)
-    at the given dimensions; write it with :func:`theory.codegen.write_module`."""
+    r"""A standalone module (NumPy/SciPy only) with every generated moment right-hand side and the Sinkhorn
+    :math:`S(\Sigma, A)` at the given dimensions; write it with :func:`theory.codegen.write_module`.
+    """
     chunks = []
     for d in dims:
         _check_generated("sinkhorn", d)
@@ -665,8 +759,10 @@ FFN_SOURCE = ("arXiv 2606.07600 (Alcalde, Ji, Zuazua), Gaussian transformers wit
 
 
 def ffn_covariance_rhs(d: int) -> tuple[sp.Matrix, sp.Matrix]:
-    """(d alpha/dt, d Sigma/dt) of softmax attention plus the affine feed-forward field W x + c: the total
-    velocity V (alpha + Sigma A x) + W x + c is affine with b = V alpha + c, J = V Sigma A + W (symbolic W, c)."""
+    r""":math:`(d\alpha/dt, d\Sigma/dt)` of softmax attention plus the affine feed-forward field :math:`W x + c`:
+    the total velocity :math:`V (\alpha + \Sigma A x) + W x + c` is affine with :math:`b = V \alpha + c`,
+    :math:`J = V \Sigma A + W` (symbolic :math:`W, c`).
+    """
     g = gaussian_symbols(d)
     W = square_matrix("W", d)
     c = sym.vector("c", d)
@@ -675,12 +771,16 @@ def ffn_covariance_rhs(d: int) -> tuple[sp.Matrix, sp.Matrix]:
 
 
 def ffn_precision_derivation(d: int) -> Derivation:
-    """With V = v I the precision P = Sigma^{-1} of attention + feed-forward solves the LINEAR Lyapunov equation
+    r"""With :math:`V = v I` the precision :math:`P = \Sigma^{-1}` of attention + feed-forward solves the LINEAR
+    Lyapunov equation
 
-        dP/dt = -P (dSigma/dt) P = -(W^T P + P W) - 2 v S_A,      S_A = (A + A^T)/2,
+    .. math::
 
-    so P(t) = P* + e^{-W^T t} (P_0 - P*) e^{-W t} with W^T P* + P* W = -2 v S_A (when no two eigenvalues of W
-    sum to 0). Checked with Sigma, A, W and v symbolic. Verified by: gaussian.gaussian-ffn-regimes
+        \frac{dP}{dt} = -P \frac{d\Sigma}{dt} P = -(W^\top P + P W) - 2 v S_A, \qquad S_A = (A + A^\top)/2,
+
+    so :math:`P(t) = P^* + e^{-W^\top t} (P_0 - P^*) e^{-W t}` with :math:`W^\top P^* + P^* W = -2 v S_A` (when no
+    two eigenvalues of :math:`W` sum to 0). Checked with :math:`\Sigma, A, W` and :math:`v` symbolic. Verified by:
+    gaussian.gaussian-ffn-regimes
     """
     g = gaussian_symbols(d)
     W = square_matrix("W", d)
@@ -705,8 +805,10 @@ def ffn_precision_derivation(d: int) -> Derivation:
 
 
 def ffn_scalar_solution() -> tuple[sp.Expr, sp.Expr]:
-    """d = 1, V = v: (sigma(t), p*) with sigma' = 2 w sigma + 2 v a sigma^2, p = 1/sigma = p* + (p_0 - p*) e^{-2wt},
-    p* = -v a / w (the positive equilibrium sigma* = 1/p* exists iff v a / w < 0)."""
+    r""":math:`d = 1`, :math:`V = v`: :math:`(\sigma(t), p^*)` with :math:`\sigma' = 2 w \sigma + 2 v a \sigma^2`,
+    :math:`p = 1/\sigma = p^* + (p_0 - p^*) e^{-2wt}`, :math:`p^* = -v a / w` (the positive equilibrium
+    :math:`\sigma^* = 1/p^*` exists iff :math:`v a / w < 0`).
+    """
     t = sym.t
     w, v, a, s0 = sp.symbols("w v a sigma_0", real=True)
     pstar = -v * a / w
@@ -714,8 +816,9 @@ def ffn_scalar_solution() -> tuple[sp.Expr, sp.Expr]:
 
 
 def ffn_scalar_derivation() -> Derivation:
-    """The scalar closed form solves sigma' = 2 w sigma + 2 v a sigma^2 with sigma(0) = sigma_0.
-    Verified by: gaussian.gaussian-ffn-regimes"""
+    r"""The scalar closed form solves :math:`\sigma' = 2 w \sigma + 2 v a \sigma^2` with
+    :math:`\sigma(0) = \sigma_0`. Verified by: gaussian.gaussian-ffn-regimes
+    """
     t = sym.t
     w, v, a, s0 = sp.symbols("w v a sigma_0", real=True)
     sigma, _ = ffn_scalar_solution()

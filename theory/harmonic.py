@@ -1,29 +1,56 @@
-"""Spherical-harmonic expansion of self-attention on S^{d-1}: addition theorem, Funk-Hecke, truncation bound.
+r"""Spherical-harmonic expansion of self-attention on :math:`\mathbb{S}^{d-1}`: addition theorem, Funk-Hecke,
+truncation bound.
 
-Conventions (docs/conventions.md, section "Spherical harmonics"): mu is the uniform *probability* measure of
-S^{d-1}; {Y_lm} an orthonormal basis of the degree-l harmonics in L^2(mu), N(d, l) of them; P_l^{(d)} =
-C_l^{(d-2)/2} / C_l^{(d-2)/2}(1) the normalised zonal profile (Legendre P_l on S^2). On S^2 the real basis is
-Y_lm = Lam_l^{|m|}(cos theta) {1, sqrt2 cos m phi, sqrt2 sin |m| phi}, Lam_l^m = sqrt((2l+1)(l-m)!/(l+m)!) P_l^m
-without the Condon-Shortley phase (the basis of :mod:`numerics.harmonic.transforms` and :mod:`numerics.noise.sphere`).
+Conventions (docs/conventions.md, section "Spherical harmonics"): :math:`\mu` is the uniform *probability* measure of
+:math:`\mathbb{S}^{d-1}`; :math:`\{Y_{lm}\}` an orthonormal basis of the degree-:math:`l` harmonics in
+:math:`L^2(\mu)`, :math:`N(d, l)` of them; :math:`P_l^{(d)} = C_l^{(d-2)/2} / C_l^{(d-2)/2}(1)` the normalised zonal
+profile (Legendre :math:`P_l` on :math:`\mathbb{S}^2`). On :math:`\mathbb{S}^2` the real basis is
+:math:`Y_{lm} = \Lambda_l^{\lvert m\rvert}(\cos \theta) \{1, \sqrt{2} \cos m \phi, \sqrt{2} \sin \lvert m\rvert \phi\}`,
+:math:`\Lambda_l^m = \sqrt{(2l+1)(l-m)!/(l+m)!}\, P_l^m` without the Condon-Shortley phase (the basis of
+:mod:`numerics.harmonic.transforms` and :mod:`numerics.noise.sphere`).
 
-1. Addition theorem (:func:`addition_theorem_derivation`): sum_m Y_lm(x) Y_lm(y) = N(d, l) P_l^{(d)}(<x, y>);
-   on S^2, N = 2l + 1, proved here as a polynomial identity between solid harmonics.
-2. Funk-Hecke (:func:`kernel_coefficient_mp`, :func:`kernel_expansion_derivation`): for the kernel e^{beta t},
-   E_mu[e^{beta <x, y>} Y_lm(y)] = lambda_l(beta) Y_lm(x) with
-   lambda_l(beta) = a_l(beta) / |S^{d-1}| = Gamma(d/2) (2/beta)^{d/2-1} I_{l+d/2-1}(beta)  (S^2: i_l(beta),
-   the modified spherical Bessel function), so e^{beta t} = sum_l N(d, l) lambda_l P_l^{(d)}(t). The surface-measure
-   coefficient a_l is :func:`theory.meanfield.funk_hecke_closed_form` (derived and checked there).
-3. Fields and energy in moments: with M^f_lm = (1/n) sum_j f(x_j) Y_lm(x_j),
-   (1/n) sum_j e^{beta <x, x_j>} f(x_j) = sum_l lambda_l sum_m M^f_lm Y_lm(x)  (f = 1: Z/n; f = x: N/n), and
-   E_beta = (1/(2 beta n^2)) sum_ij (e^{beta s_ij} - 1) = (lambda_0 - 1)/(2 beta) + sum_{l>=1} lambda_l/(2 beta) R_l,
-   R_l = sum_m (M^1_lm)^2 (:func:`energy_in_moments_derivation`, an identity at explicit points).
-4. Truncation (:func:`tail_exact_mp`, :func:`tail_bound_mp`): keeping l <= L changes the kernel by
-   e_L(t) = sum_{l>L} N_l lambda_l P_l(t) with sup |e_L| <= T_L = sum_{l>L} N_l |lambda_l| (attained at t = 1 for
-   beta > 0; T_L = e^{|beta|} - sum_{l<=L} N_l lambda_l(|beta|) exactly). The majorant: the term ratios are at
-   most r_L = (N_{L+2}/N_{L+1}) q_{L+1+nu}, nu = d/2 - 1, with Amos' I_{nu+1}/I_nu <= q_nu (both factors decrease in
-   l), so T_L <= N_{L+1} |lambda_{L+1}| / (1 - r_L). It decays like (e |beta| / (2L))^L: L ~ e|beta|/2 + log(1/tol).
-5. Practical dimensions (:func:`practical_dimensions`): the count of harmonics of degree <= L on S^{d-1} is
-   H(d, L) = C(L+d-1, d-1) + C(L+d-2, d-1) ~ 2 L^{d-1}/(d-1)!, the per-token cost of the expansion.
+1. Addition theorem (:func:`addition_theorem_derivation`):
+   :math:`\sum_m Y_{lm}(x) Y_{lm}(y) = N(d, l) P_l^{(d)}(\langle x, y\rangle)`; on :math:`\mathbb{S}^2`,
+   :math:`N = 2l + 1`, proved here as a polynomial identity between solid harmonics.
+2. Funk-Hecke (:func:`kernel_coefficient_mp`, :func:`kernel_expansion_derivation`): for the kernel
+   :math:`e^{\beta t}`,
+   :math:`\mathbb{E}_\mu[e^{\beta \langle x, y\rangle} Y_{lm}(y)] = \lambda_l(\beta) Y_{lm}(x)` with
+
+   .. math::
+
+       \lambda_l(\beta) = a_l(\beta) / \lvert\mathbb{S}^{d-1}\rvert
+       = \Gamma(d/2) (2/\beta)^{d/2-1} I_{l+d/2-1}(\beta)
+
+   (:math:`\mathbb{S}^2`: :math:`i_l(\beta)`, the modified spherical Bessel function), so
+   :math:`e^{\beta t} = \sum_l N(d, l) \lambda_l P_l^{(d)}(t)`. The surface-measure coefficient :math:`a_l` is
+   :func:`theory.meanfield.funk_hecke_closed_form` (derived and checked there).
+3. Fields and energy in moments: with :math:`M^f_{lm} = \tfrac{1}{n} \sum_j f(x_j) Y_{lm}(x_j)`,
+
+   .. math::
+
+       \frac{1}{n} \sum_j e^{\beta \langle x, x_j\rangle} f(x_j) = \sum_l \lambda_l \sum_m M^f_{lm} Y_{lm}(x)
+
+   (:math:`f = 1`: :math:`Z/n`; :math:`f = x`: :math:`N/n`), and
+
+   .. math::
+
+       E_\beta = \frac{1}{2 \beta n^2} \sum_{ij} \big(e^{\beta s_{ij}} - 1\big)
+       = \frac{\lambda_0 - 1}{2 \beta} + \sum_{l \ge 1} \frac{\lambda_l}{2 \beta} R_l, \qquad
+       R_l = \sum_m (M^1_{lm})^2
+
+   (:func:`energy_in_moments_derivation`, an identity at explicit points).
+4. Truncation (:func:`tail_exact_mp`, :func:`tail_bound_mp`): keeping :math:`l \le L` changes the kernel by
+   :math:`e_L(t) = \sum_{l>L} N_l \lambda_l P_l(t)` with
+   :math:`\sup \lvert e_L\rvert \le T_L = \sum_{l>L} N_l \lvert\lambda_l\rvert` (attained at :math:`t = 1` for
+   :math:`\beta > 0`; :math:`T_L = e^{\lvert\beta\rvert} - \sum_{l \le L} N_l \lambda_l(\lvert\beta\rvert)` exactly).
+   The majorant: the term ratios are at most :math:`r_L = (N_{L+2}/N_{L+1}) q_{L+1+\nu}`, :math:`\nu = d/2 - 1`,
+   with Amos' :math:`I_{\nu+1}/I_\nu \le q_\nu` (both factors decrease in :math:`l`), so
+   :math:`T_L \le N_{L+1} \lvert\lambda_{L+1}\rvert / (1 - r_L)`. It decays like
+   :math:`(e \lvert\beta\rvert / (2L))^L`: :math:`L \sim e\lvert\beta\rvert/2 + \log(1/\mathrm{tol})`.
+5. Practical dimensions (:func:`practical_dimensions`): the count of harmonics of degree :math:`\le L` on
+   :math:`\mathbb{S}^{d-1}` is
+   :math:`H(d, L) = \binom{L+d-1}{d-1} + \binom{L+d-2}{d-1} \sim 2 L^{d-1}/(d-1)!`, the per-token cost of the
+   expansion.
 
 sympy and mpmath only.
 """
@@ -44,7 +71,9 @@ SOURCE = ("Funk-Hecke theorem and the addition theorem for spherical harmonics (
 
 # -- counting ------------------------------------------------------------------------------------------------------
 def harmonic_count(d: int, l: int) -> int:
-    """N(d, l): the dimension of the degree-l spherical harmonics on S^{d-1} (2l + 1 on S^2; 2 on S^1, l >= 1)."""
+    r""":math:`N(d, l)`: the dimension of the degree-:math:`l` spherical harmonics on :math:`\mathbb{S}^{d-1}`
+    (:math:`2l + 1` on :math:`\mathbb{S}^2`; 2 on :math:`\mathbb{S}^1`, :math:`l \ge 1`).
+    """
     if d < 2 or l < 0:
         raise ValueError(f"need d >= 2 and l >= 0, got d={d}, l={l}")
     if l == 0:
@@ -53,21 +82,27 @@ def harmonic_count(d: int, l: int) -> int:
 
 
 def total_harmonics(d: int, L: int) -> int:
-    """H(d, L) = sum_{l<=L} N(d, l) = C(L+d-1, d-1) + C(L+d-2, d-1): (L+1)^2 on S^2."""
+    r""":math:`H(d, L) = \sum_{l \le L} N(d, l) = \binom{L+d-1}{d-1} + \binom{L+d-2}{d-1}`: :math:`(L+1)^2` on
+    :math:`\mathbb{S}^2`.
+    """
     return math.comb(L + d - 1, d - 1) + (math.comb(L + d - 2, d - 1) if L >= 1 else 0)
 
 
 # -- Funk-Hecke coefficients in the probability normalisation ------------------------------------------------------
 def kernel_coefficient_mp(d: int, l: int, beta, dps: int = 30) -> mp.mpf:
-    """lambda_l(beta) = a_l(beta) / |S^{d-1}| (probability measure): Gamma(d/2)(2/beta)^{d/2-1} I_{l+d/2-1}(beta);
-    lambda_0(0) = 1, lambda_l(0) = 0 for l >= 1; lambda_l(-beta) = (-1)^l lambda_l(beta)."""
+    r""":math:`\lambda_l(\beta) = a_l(\beta) / \lvert\mathbb{S}^{d-1}\rvert` (probability measure):
+    :math:`\Gamma(d/2)(2/\beta)^{d/2-1} I_{l+d/2-1}(\beta)`; :math:`\lambda_0(0) = 1`, :math:`\lambda_l(0) = 0` for
+    :math:`l \ge 1`; :math:`\lambda_l(-\beta) = (-1)^l \lambda_l(\beta)`.
+    """
     with mp.workdps(dps):
         area = 2 * mp.pi ** (mp.mpf(d) / 2) / mp.gamma(mp.mpf(d) / 2)
         return +(funk_hecke_value(d, l, beta, dps=dps) / area)
 
 
 def zonal_profile_mp(d: int, l: int, t) -> mp.mpf:
-    """P_l^{(d)}(t) = C_l^{(d-2)/2}(t) / C_l^{(d-2)/2}(1) (Legendre P_l for d = 3), by the three-term recursion."""
+    """:math:`P_l^{(d)}(t) = C_l^{(d-2)/2}(t) / C_l^{(d-2)/2}(1)` (Legendre :math:`P_l` for :math:`d = 3`), by the
+    three-term recursion.
+    """
     t = mp.mpf(t)
     nu = mp.mpf(d - 2) / 2
     if l == 0:
@@ -80,7 +115,9 @@ def zonal_profile_mp(d: int, l: int, t) -> mp.mpf:
 
 
 def kernel_series_mp(d: int, beta, t, L: int, dps: int = 30) -> mp.mpf:
-    """sum_{l<=L} N(d, l) lambda_l(beta) P_l^{(d)}(t): the truncated expansion of e^{beta t}."""
+    r""":math:`\sum_{l \le L} N(d, l) \lambda_l(\beta) P_l^{(d)}(t)`: the truncated expansion of
+    :math:`e^{\beta t}`.
+    """
     with mp.workdps(dps):
         return +mp.fsum(harmonic_count(d, l) * kernel_coefficient_mp(d, l, beta, dps) * zonal_profile_mp(d, l, t)
                         for l in range(L + 1))
@@ -88,16 +125,20 @@ def kernel_series_mp(d: int, beta, t, L: int, dps: int = 30) -> mp.mpf:
 
 # -- the truncation bound -------------------------------------------------------------------------------------------
 def amos_ratio_bound_mp(nu, x) -> mp.mpf:
-    """q_nu = x / (nu + 1/2 + sqrt(x^2 + (nu + 1/2)^2)) >= I_{nu+1}(x)/I_nu(x) (Amos 1974, Math. Comp. 28; nu >= 0)."""
+    r""":math:`q_\nu = x / \big(\nu + 1/2 + \sqrt{x^2 + (\nu + 1/2)^2}\big) \ge I_{\nu+1}(x)/I_\nu(x)` (Amos 1974,
+    Math. Comp. 28; :math:`\nu \ge 0`).
+    """
     h = mp.mpf(nu) + mp.mpf(1) / 2
     x = mp.mpf(x)
     return x / (h + mp.sqrt(x * x + h * h))
 
 
 def tail_exact_mp(d: int, L: int, beta, dps: int = 30) -> mp.mpf:
-    """T_L(beta) = sum_{l>L} N(d, l) |lambda_l(beta)| (= e^{|beta|} - sum_{l<=L} N(d, l) lambda_l(|beta|), the
-    expansion at t = 1), summed term by term (positive terms, no cancellation) until a term falls below 10^-dps of
-    the sum once the terms decrease (l > |beta|)."""
+    r""":math:`T_L(\beta) = \sum_{l>L} N(d, l) \lvert\lambda_l(\beta)\rvert`
+    (:math:`= e^{\lvert\beta\rvert} - \sum_{l \le L} N(d, l) \lambda_l(\lvert\beta\rvert)`, the expansion at
+    :math:`t = 1`), summed term by term (positive terms, no cancellation) until a term falls below
+    :math:`10^{-\text{dps}}` of the sum once the terms decrease (:math:`l > \lvert\beta\rvert`).
+    """
     with mp.workdps(dps + 5):
         x = abs(mp.mpf(beta))
         total, l = mp.mpf(0), L + 1
@@ -110,8 +151,9 @@ def tail_exact_mp(d: int, L: int, beta, dps: int = 30) -> mp.mpf:
 
 
 def tail_bound_mp(d: int, L: int, beta, dps: int = 30) -> mp.mpf:
-    """The geometric majorant N_{L+1} |lambda_{L+1}| / (1 - r_L) of T_L (module docstring, item 4); +inf when
-    r_L >= 1."""
+    r"""The geometric majorant :math:`N_{L+1} \lvert\lambda_{L+1}\rvert / (1 - r_L)` of :math:`T_L` (module
+    docstring, item 4); :math:`+\infty` when :math:`r_L \ge 1`.
+    """
     with mp.workdps(dps):
         x = abs(mp.mpf(beta))
         if x == 0:
@@ -124,8 +166,10 @@ def tail_bound_mp(d: int, L: int, beta, dps: int = 30) -> mp.mpf:
 
 
 def degree_for_tolerance_mp(d: int, beta, relative_tol, dps: int = 30) -> int:
-    """Smallest L >= 1 with :func:`tail_bound_mp` <= relative_tol * lambda_0(|beta|) (the reference for
-    :func:`numerics.harmonic.expansion.degree_for_tolerance`)."""
+    r"""Smallest :math:`L \ge 1` with :func:`tail_bound_mp` :math:`\le` ``relative_tol``
+    :math:`\cdot\, \lambda_0(\lvert\beta\rvert)` (the reference for
+    :func:`numerics.harmonic.expansion.degree_for_tolerance`).
+    """
     with mp.workdps(dps):
         target = mp.mpf(relative_tol) * kernel_coefficient_mp(d, 0, abs(mp.mpf(beta)), dps)
         L = 1
@@ -135,14 +179,17 @@ def degree_for_tolerance_mp(d: int, beta, relative_tol, dps: int = 30) -> int:
 
 
 def practical_dimensions(beta=4, relative_tol=1e-10, dims=range(3, 9)) -> list[dict]:
-    """Per d: the degree L that the tail criterion needs at (beta, relative_tol), the count H(d, L) of harmonics
-    per token, and the memory of one token's harmonic values (8 H bytes).
+    r"""Per :math:`d`: the degree :math:`L` that the tail criterion needs at ``(beta, relative_tol)``, the count
+    :math:`H(d, L)` of harmonics per token, and the memory of one token's harmonic values (:math:`8 H` bytes).
 
-    The expansion costs about H(d, L) operations per token and pass against n per token for the direct field,
-    so it pays for n >~ c H(d, L) and is practical while H stays in the thousands. At beta = 4 and relative
-    tolerance 1e-10: d = 3 needs L = 17, H = 324; d = 4: L = 18, H = 2470; d = 5: H = 13300; d = 6: H = 76153;
-    d = 7: H ~ 3e5 (tests/theory/test_harmonic.py). So S^2 and S^3 are practical, S^4 only for n >~ 10^5, and from
-    d = 6 on the expansion costs more per token than the direct field does for any n that fits in memory.
+    The expansion costs about :math:`H(d, L)` operations per token and pass against :math:`n` per token for the
+    direct field, so it pays for :math:`n \gtrsim c H(d, L)` and is practical while :math:`H` stays in the
+    thousands. At :math:`\beta = 4` and relative tolerance :math:`10^{-10}`: :math:`d = 3` needs :math:`L = 17`,
+    :math:`H = 324`; :math:`d = 4`: :math:`L = 18`, :math:`H = 2470`; :math:`d = 5`: :math:`H = 13300`;
+    :math:`d = 6`: :math:`H = 76153`; :math:`d = 7`: :math:`H \sim 3 \cdot 10^5` (tests/theory/test_harmonic.py). So
+    :math:`\mathbb{S}^2` and :math:`\mathbb{S}^3` are practical, :math:`\mathbb{S}^4` only for
+    :math:`n \gtrsim 10^5`, and from :math:`d = 6` on the expansion costs more per token than the direct field does
+    for any :math:`n` that fits in memory.
     """
     out = []
     for d in dims:
@@ -157,11 +204,18 @@ X1, X2, X3, Y1, Y2, Y3 = sp.symbols("x1 x2 x3 y1 y2 y3", real=True)
 
 
 def solid_harmonic(l: int, m: int, x=(X1, X2, X3)) -> sp.Expr:
-    """r^l Y_lm(x/r) as a polynomial (S^2, the convention of the module docstring, no Condon-Shortley phase):
-    sqrt((2l+1)(l-|m|)!/(l+|m|)!) (d^{|m|} P_l / dz^{|m|})(z/r) r^{l-|m|} {1, sqrt2 Re, sqrt2 Im}((x1 + i x2)^{|m|}).
+    r""":math:`r^l Y_{lm}(x/r)` as a polynomial (:math:`\mathbb{S}^2`, the convention of the module docstring, no
+    Condon-Shortley phase):
+
+    .. math::
+
+        \sqrt{\frac{(2l+1)(l-\lvert m\rvert)!}{(l+\lvert m\rvert)!}}\,
+        \frac{d^{\lvert m\rvert} P_l}{dz^{\lvert m\rvert}}(z/r)\, r^{l-\lvert m\rvert}
+        \,\{1, \sqrt{2} \operatorname{Re}, \sqrt{2} \operatorname{Im}\}\big((x_1 + i x_2)^{\lvert m\rvert}\big).
 
     Built from sympy's Legendre polynomial (not from the recursion of the numerics), so comparing the two is an
-    independent check of the basis."""
+    independent check of the basis.
+    """
     k = abs(m)
     z = sp.Symbol("z")
     r2 = x[0] ** 2 + x[1] ** 2 + x[2] ** 2
@@ -180,11 +234,16 @@ def solid_harmonic(l: int, m: int, x=(X1, X2, X3)) -> sp.Expr:
 
 
 def addition_theorem_derivation(l: int) -> Derivation:
-    """sum_m H_lm(x) H_lm(y) = (2l+1) |x|^l |y|^l P_l(<x,y> / (|x||y|)) as polynomials in x, y in R^3 (H_lm the
-    solid harmonics of :func:`solid_harmonic`): on the unit sphere, sum_m Y_lm(x) Y_lm(y) = (2l+1) P_l(<x, y>).
+    r""":math:`\sum_m H_{lm}(x) H_{lm}(y)
+    = (2l+1) \lVert x\rVert^l \lVert y\rVert^l P_l\big(\langle x, y\rangle / (\lVert x\rVert \lVert y\rVert)\big)`
+    as polynomials in :math:`x, y \in \mathbb{R}^3` (:math:`H_{lm}` the
+    solid harmonics of :func:`solid_harmonic`): on the unit sphere,
+    :math:`\sum_m Y_{lm}(x) Y_{lm}(y) = (2l+1) P_l(\langle x, y\rangle)`.
 
-    The right side is a polynomial: P_l has the parity of l, so each term (<x,y>)^p (|x|^2 |y|^2)^{(l-p)/2} has an
-    integer power. Verified by: harmonic.addition-theorem (tests/theory/test_harmonic.py)."""
+    The right side is a polynomial: :math:`P_l` has the parity of :math:`l`, so each term
+    :math:`\langle x, y\rangle^p (\lVert x\rVert^2 \lVert y\rVert^2)^{(l-p)/2}` has an integer power. Verified by:
+    harmonic.addition-theorem (tests/theory/test_harmonic.py).
+    """
     xs, ys = (X1, X2, X3), (Y1, Y2, Y3)
     lhs = sp.expand(sum(solid_harmonic(l, m, xs) * solid_harmonic(l, m, ys) for m in range(-l, l + 1)))
     t = sp.Symbol("t")
@@ -199,9 +258,11 @@ def addition_theorem_derivation(l: int) -> Derivation:
 
 
 def kernel_expansion_derivation(l: int, order: int = 10) -> Derivation:
-    """On S^2: lambda_l(beta) = (1/2) int_{-1}^{1} e^{beta t} P_l(t) dt equals i_l(beta) = sqrt(pi/(2 beta))
-    I_{l+1/2}(beta), coefficient by coefficient in beta up to ``order`` (exact moments of t^p P_l on the left,
-    the power series of I_{l+1/2} on the right)."""
+    r"""On :math:`\mathbb{S}^2`: :math:`\lambda_l(\beta) = \tfrac{1}{2} \int_{-1}^{1} e^{\beta t} P_l(t)\, dt`
+    equals :math:`i_l(\beta) = \sqrt{\pi/(2 \beta)}\, I_{l+1/2}(\beta)`, coefficient by coefficient in :math:`\beta`
+    up to ``order`` (exact moments of :math:`t^p P_l` on the left, the power series of :math:`I_{l+1/2}` on the
+    right).
+    """
     b, t = sym.beta, sp.Symbol("t")
     P = sp.legendre(l, t)
     lhs = sum(sp.integrate(t ** p * P, (t, -1, 1)) / 2 * b ** p / sp.factorial(p) for p in range(order + 1))
@@ -219,9 +280,12 @@ def kernel_expansion_derivation(l: int, order: int = 10) -> Derivation:
 
 
 def energy_in_moments_derivation(points, L: int) -> Derivation:
-    """At explicit rational unit vectors: (1/n^2) sum_ij (2l+1) P_l(<x_i, x_j>) = sum_m M_lm^2 for each l <= L (the
-    addition theorem summed over pairs), which with Funk-Hecke gives E_beta = (lambda_0 - 1)/(2 beta) +
-    sum_l lambda_l R_l / (2 beta). Exact rational arithmetic (points from :func:`theory.derivation.rational_sphere_point`)."""
+    r"""At explicit rational unit vectors:
+    :math:`\tfrac{1}{n^2} \sum_{ij} (2l+1) P_l(\langle x_i, x_j\rangle) = \sum_m M_{lm}^2` for each :math:`l \le L`
+    (the addition theorem summed over pairs), which with Funk-Hecke gives
+    :math:`E_\beta = (\lambda_0 - 1)/(2 \beta) + \sum_l \lambda_l R_l / (2 \beta)`. Exact rational arithmetic
+    (points from :func:`theory.derivation.rational_sphere_point`).
+    """
     pts = [tuple(sp.sympify(c) for c in p) for p in points]
     n = len(pts)
     lhs, rhs = [], []

@@ -1,33 +1,57 @@
-"""Mean-field linearisation of self-attention dynamics around the uniform measure on S^{d-1}.
+r"""Mean-field linearisation of self-attention dynamics around the uniform measure on :math:`\mathbb{S}^{d-1}`.
 
 The continuity equation (GLPR, arXiv 2312.10794; BPA, arXiv 2410.23228)
 
-    d rho/dt + div( rho X[rho] ) = 0,      rho a density w.r.t. the surface measure of S^{d-1},
+.. math::
 
-with the mean-field velocity (docs/conventions.md, Q = K = V = I, natural time unit)
+    \partial_t \rho + \operatorname{div}\big(\rho\, X[\rho]\big) = 0, \qquad
+    \rho \text{ a density w.r.t. the surface measure of } \mathbb{S}^{d-1},
 
-    usa:  X[rho](x) = P_x int e^{beta<x,y>} y rho(y) dy            = grad_S (W * rho)(x)
-    sa:   X[rho](x) = P_x int e^{beta<x,y>} y rho(y) dy / Z(x)     = grad_S (W * rho)(x) / (beta (W * rho)(x))
+with the mean-field velocity (docs/conventions.md, :math:`Q = K = V = I`, natural time unit)
 
-where W(s) = e^{beta s} / beta, (W * rho)(x) = int W(<x,y>) rho(y) dy and Z = beta (W * rho). The uniform
-probability density rho_0 = 1/|S^{d-1}| is stationary (W * rho_0 is constant), and around it
+.. math::
 
-    d rho_1/dt = - rho_0 Lap_S (W * rho_1) / D_0,     D_0 = 1 (usa),  D_0 = Z_0 = beta rho_0 (W * 1) (sa).
+    \begin{aligned}
+    \texttt{usa}:\quad X[\rho](x) &= P_x \int e^{\beta\langle x, y\rangle} y\, \rho(y)\, dy
+        = \nabla_S (W * \rho)(x), \\
+    \texttt{sa}:\quad X[\rho](x) &= P_x \int e^{\beta\langle x, y\rangle} y\, \rho(y)\, dy \,/\, Z(x)
+        = \nabla_S (W * \rho)(x) \,/\, \big(\beta (W * \rho)(x)\big),
+    \end{aligned}
 
-A spherical harmonic Y_l of degree l is an eigenfunction of both Lap_S (eigenvalue -l(l+d-2)) and of the
-convolution (Funk-Hecke: W * Y_l = a_l(beta)/beta Y_l) with
+where :math:`W(s) = e^{\beta s} / \beta`, :math:`(W * \rho)(x) = \int W(\langle x, y\rangle) \rho(y)\, dy` and
+:math:`Z = \beta (W * \rho)`. The uniform probability density :math:`\rho_0 = 1/\lvert\mathbb{S}^{d-1}\rvert` is
+stationary (:math:`W * \rho_0` is constant), and around it
 
-    a_l(beta) = |S^{d-2}| int_{-1}^{1} e^{beta t} C_l^{(d-2)/2}(t)/C_l^{(d-2)/2}(1) (1-t^2)^{(d-3)/2} dt
-              = (2 pi)^{d/2} beta^{1-d/2} I_{l+d/2-1}(beta)           (d = 2: T_l in place of C_l/C_l(1)),
+.. math::
 
-so degree l grows at
+    \partial_t \rho_1 = - \rho_0 \Delta_S (W * \rho_1) / D_0, \qquad
+    D_0 = 1 \ (\texttt{usa}), \qquad D_0 = Z_0 = \beta \rho_0 (W * 1) \ (\texttt{sa}).
 
-    lambda_l^usa(beta) = l (l+d-2) Gamma(d/2) (2/beta)^{d/2-1} I_{l+d/2-1}(beta) / beta,
-    lambda_l^sa(beta)  = lambda_l^usa(beta) / Z_0(beta),   Z_0 = Gamma(d/2) (2/beta)^{d/2-1} I_{d/2-1}(beta).
+A spherical harmonic :math:`Y_l` of degree :math:`l` is an eigenfunction of both :math:`\Delta_S` (eigenvalue
+:math:`-l(l+d-2)`) and of the convolution (Funk-Hecke: :math:`W * Y_l = \tfrac{a_l(\beta)}{\beta} Y_l`) with
 
-On S^1 this is lambda_k^usa = k^2 I_k(beta)/beta and lambda_k^sa = k^2 I_k(beta)/(beta I_0(beta)). The fastest
-degree l_max(beta) does not depend on the model (the two rates differ by a factor independent of l) and its
-switch points are the roots of lambda_{l+1} = lambda_l, a pure Bessel-ratio equation.
+.. math::
+
+    \begin{aligned}
+    a_l(\beta) &= \lvert\mathbb{S}^{d-2}\rvert \int_{-1}^{1} e^{\beta t}
+        \frac{C_l^{(d-2)/2}(t)}{C_l^{(d-2)/2}(1)} (1-t^2)^{(d-3)/2}\, dt \\
+    &= (2 \pi)^{d/2} \beta^{1-d/2} I_{l+d/2-1}(\beta)
+    \end{aligned}
+
+(:math:`d = 2`: :math:`T_l` in place of :math:`C_l/C_l(1)`), so degree :math:`l` grows at
+
+.. math::
+
+    \begin{aligned}
+    \lambda_l^{\texttt{usa}}(\beta) &= l (l+d-2)\, \Gamma(d/2) (2/\beta)^{d/2-1} I_{l+d/2-1}(\beta) / \beta, \\
+    \lambda_l^{\texttt{sa}}(\beta) &= \lambda_l^{\texttt{usa}}(\beta) / Z_0(\beta), \qquad
+        Z_0 = \Gamma(d/2) (2/\beta)^{d/2-1} I_{d/2-1}(\beta).
+    \end{aligned}
+
+On :math:`\mathbb{S}^1` this is :math:`\lambda_k^{\texttt{usa}} = k^2 I_k(\beta)/\beta` and
+:math:`\lambda_k^{\texttt{sa}} = k^2 I_k(\beta)/(\beta I_0(\beta))`. The fastest degree :math:`l_{\max}(\beta)` does
+not depend on the model (the two rates differ by a factor independent of :math:`l`) and its switch points are the
+roots of :math:`\lambda_{l+1} = \lambda_l`, a pure Bessel-ratio equation.
 
 Everything here is sympy and mpmath; :func:`growth_rate_function` emits the overflow-safe NumPy callable through
 :mod:`theory.codegen` (``scipy.special.ive``).
@@ -76,23 +100,29 @@ def _check_model(model) -> str:
 
 # -- geometry constants --------------------------------------------------------------------------------------
 def gegenbauer_parameter(d: int) -> sp.Rational:
-    """lambda = (d - 2)/2, the Gegenbauer index of zonal harmonics on S^{d-1} (0 on the circle)."""
+    r""":math:`\lambda = (d - 2)/2`, the Gegenbauer index of zonal harmonics on :math:`\mathbb{S}^{d-1}` (0 on the
+    circle).
+    """
     return sp.Rational(_check_d(d) - 2, 2)
 
 
 def sphere_area(dim_ambient: int) -> sp.Expr:
-    """|S^{m-1}| = 2 pi^{m/2} / Gamma(m/2), the surface area of the unit sphere of R^m (m >= 1; |S^0| = 2)."""
+    r""":math:`\lvert\mathbb{S}^{m-1}\rvert = 2 \pi^{m/2} / \Gamma(m/2)`, the surface area of the unit sphere of
+    :math:`\mathbb{R}^m` (:math:`m \ge 1`; :math:`\lvert\mathbb{S}^0\rvert = 2`).
+    """
     m = sp.Integer(dim_ambient)
     return sp.simplify(2 * sp.pi ** (m / 2) / sp.gamma(m / 2))
 
 
 def uniform_density(d: int) -> sp.Expr:
-    """rho_0 = 1/|S^{d-1}|: the uniform probability density w.r.t. the surface measure."""
+    r""":math:`\rho_0 = 1/\lvert\mathbb{S}^{d-1}\rvert`: the uniform probability density w.r.t. the surface measure."""
     return 1 / sphere_area(_check_d(d))
 
 
 def zonal_profile(d: int, l: int, t: sp.Symbol = sym.s) -> sp.Expr:
-    """C_l^{(d-2)/2}(t) / C_l^{(d-2)/2}(1); on the circle (parameter 0) the limit T_l(t) (Chebyshev)."""
+    """:math:`C_l^{(d-2)/2}(t) / C_l^{(d-2)/2}(1)`; on the circle (parameter 0) the limit :math:`T_l(t)`
+    (Chebyshev).
+    """
     _check_d(d)
     _check_l(l)
     lam = gegenbauer_parameter(d)
@@ -103,10 +133,12 @@ def zonal_profile(d: int, l: int, t: sp.Symbol = sym.s) -> sp.Expr:
 
 # -- Funk-Hecke coefficients of e^{beta t} -------------------------------------------------------------------
 def funk_hecke_closed_form(d: int, l=sym.l, beta=sym.beta) -> sp.Expr:
-    """a_l(beta) = (2 pi)^{d/2} beta^{1-d/2} I_{l+d/2-1}(beta) (sympy; beta > 0 for half-integer orders).
+    r""":math:`a_l(\beta) = (2 \pi)^{d/2} \beta^{1-d/2} I_{l+d/2-1}(\beta)` (sympy; :math:`\beta > 0` for
+    half-integer orders).
 
-    int_{S^{d-1}} e^{beta<x,y>} Y_l(y) dy = a_l(beta) Y_l(x) for every spherical harmonic Y_l of degree l
-    (surface measure, not normalised). d = 2: a_l = 2 pi I_l(beta).
+    :math:`\int_{\mathbb{S}^{d-1}} e^{\beta\langle x, y\rangle} Y_l(y)\, dy = a_l(\beta) Y_l(x)` for every spherical
+    harmonic :math:`Y_l` of degree :math:`l` (surface measure, not normalised). :math:`d = 2`:
+    :math:`a_l = 2 \pi I_l(\beta)`.
 
     Verified by: meanfield.funk-hecke.
     """
@@ -115,10 +147,12 @@ def funk_hecke_closed_form(d: int, l=sym.l, beta=sym.beta) -> sp.Expr:
 
 
 def funk_hecke_integral(d: int, l: int, beta=sym.beta) -> sp.Integral:
-    """The defining Funk-Hecke integral of e^{beta t} for degree l, unevaluated, in the angle t = cos(theta).
+    r"""The defining Funk-Hecke integral of :math:`e^{\beta t}` for degree :math:`l`, unevaluated, in the angle
+    :math:`t = \cos\theta`.
 
-    |S^{d-2}| int_0^pi e^{beta cos th} P(cos th) sin(th)^{d-2} d th, P = :func:`zonal_profile` (the
-    substitution t = cos th removes the endpoint singularity of (1-t^2)^{(d-3)/2} at d = 2).
+    :math:`\lvert\mathbb{S}^{d-2}\rvert \int_0^\pi e^{\beta \cos \theta} P(\cos \theta) \sin(\theta)^{d-2}\,
+    d\theta`, :math:`P` = :func:`zonal_profile` (the substitution :math:`t = \cos \theta` removes the endpoint
+    singularity of :math:`(1-t^2)^{(d-3)/2}` at :math:`d = 2`).
     """
     th = sp.Symbol("vartheta", real=True)
     profile = zonal_profile(d, l, sym.s).subs(sym.s, sp.cos(th))
@@ -126,7 +160,7 @@ def funk_hecke_integral(d: int, l: int, beta=sym.beta) -> sp.Integral:
 
 
 def funk_hecke_quadrature(d: int, l: int, beta, dps: int = 30) -> mp.mpf:
-    """a_l(beta) by mpmath tanh-sinh quadrature of :func:`funk_hecke_integral` at ``dps`` digits."""
+    r""":math:`a_l(\beta)` by mpmath tanh-sinh quadrature of :func:`funk_hecke_integral` at ``dps`` digits."""
     d, l = _check_d(d), _check_l(l)
     with mp.workdps(dps):
         b = mp.mpf(beta)
@@ -157,8 +191,10 @@ def _gegenbauer_ratio(l: int, lam, x):
 
 
 def funk_hecke_value(d: int, l: int, beta, dps: int = 30) -> mp.mpf:
-    """a_l(beta) from the closed form (mpmath), valid for any real beta (a_l(-b) = (-1)^l a_l(b)); a_l(0) = 0
-    for l >= 1 and |S^{d-1}| for l = 0."""
+    r""":math:`a_l(\beta)` from the closed form (mpmath), valid for any real :math:`\beta`
+    (:math:`a_l(-b) = (-1)^l a_l(b)`); :math:`a_l(0) = 0` for :math:`l \ge 1` and
+    :math:`\lvert\mathbb{S}^{d-1}\rvert` for :math:`l = 0`.
+    """
     d, l = _check_d(d), _check_l(l)
     with mp.workdps(dps):
         b = mp.mpf(beta)
@@ -171,12 +207,14 @@ def funk_hecke_value(d: int, l: int, beta, dps: int = 30) -> mp.mpf:
 
 
 def funk_hecke_series_derivation(d: int, l: int, order: int = 12) -> Derivation:
-    """Exact Taylor coefficients (in beta, up to ``order``) of the Funk-Hecke integral and of the Bessel form.
+    r"""Exact Taylor coefficients (in :math:`\beta`, up to ``order``) of the Funk-Hecke integral and of the Bessel
+    form.
 
-    Left: |S^{d-2}| sum_m beta^m/m! int_{-1}^1 t^m P_l(t) (1-t^2)^{(d-3)/2} dt, each moment computed exactly with
-    int_{-1}^1 t^{2q} (1-t^2)^a dt = Gamma(q+1/2) Gamma(a+1) / Gamma(q+a+3/2). Right: the power series
-    I_nu(beta) = sum_j (beta/2)^{2j+nu} / (j! Gamma(j+nu+1)) in the closed form. Two independent routes; the
-    identity holds coefficient by coefficient (``verify()`` proves it by simplification).
+    Left: :math:`\lvert\mathbb{S}^{d-2}\rvert \sum_m \tfrac{\beta^m}{m!} \int_{-1}^1 t^m P_l(t) (1-t^2)^{(d-3)/2}\,
+    dt`, each moment computed exactly with
+    :math:`\int_{-1}^1 t^{2q} (1-t^2)^a\, dt = \Gamma(q+1/2) \Gamma(a+1) / \Gamma(q+a+3/2)`. Right: the power series
+    :math:`I_\nu(\beta) = \sum_j (\beta/2)^{2j+\nu} / (j!\, \Gamma(j+\nu+1))` in the closed form. Two independent
+    routes; the identity holds coefficient by coefficient (``verify()`` proves it by simplification).
     """
     d, l = _check_d(d), _check_l(l)
     t, b = sym.s, sym.beta
@@ -236,13 +274,16 @@ def _abstract_linearisation(model: str):
 
 
 def linearization_derivation(model: str, d: int) -> Derivation:
-    """Linearise d rho/dt = -div(rho X[rho]) at the uniform density on S^{d-1}; degree-l rate in closed form.
+    r"""Linearise :math:`\partial_t \rho = -\operatorname{div}(\rho X[\rho])` at the uniform density on
+    :math:`\mathbb{S}^{d-1}`; degree-:math:`l` rate in closed form.
 
-    Identity proved: d/d eps [ -div(rho X[rho]) ] at eps = 0 equals lambda_l(beta) Y for rho = rho_0 + eps Y,
-    Y a spherical harmonic of degree l (abstract symbols Y, G = |grad Y|^2; Lap Y = -l(l+d-2) Y), after
-    substituting the Funk-Hecke eigenvalue w = a_l(beta)/beta and F0 = W * rho_0 = rho_0 a_0(beta)/beta.
-    Steps record that the right-hand side vanishes at eps = 0 (stationarity) and, for sa, that freezing the
-    denominator at its uniform value Z_0 gives the same derivative (the denominator does not contribute).
+    Identity proved: :math:`\tfrac{d}{d\varepsilon} \big[ -\operatorname{div}(\rho X[\rho]) \big]` at
+    :math:`\varepsilon = 0` equals :math:`\lambda_l(\beta) Y` for :math:`\rho = \rho_0 + \varepsilon Y`, :math:`Y` a
+    spherical harmonic of degree :math:`l` (abstract symbols :math:`Y`, :math:`G = \lvert\nabla Y\rvert^2`;
+    :math:`\Delta Y = -l(l+d-2) Y`), after substituting the Funk-Hecke eigenvalue :math:`w = a_l(\beta)/\beta` and
+    :math:`F_0 = W * \rho_0 = \rho_0 a_0(\beta)/\beta`. Steps record that the right-hand side vanishes at
+    :math:`\varepsilon = 0` (stationarity) and, for ``sa``, that freezing the denominator at its uniform value
+    :math:`Z_0` gives the same derivative (the denominator does not contribute).
 
     Verified by: meanfield.pde-rates (numerically), tests/theory/test_meanfield_theory.py (symbolically).
     """
@@ -284,8 +325,11 @@ def _frozen_denominator_rhs(S) -> sp.Expr:
 
 
 def denominator_derivation(d: int) -> Derivation:
-    """The sa denominator does not contribute: d/d eps of -div(rho grad F / Z[rho]) at eps = 0 equals that of
-    -div(rho grad F / Z_0). Reason: grad F vanishes at the uniform density, so d/d eps (1/Z) multiplies zero."""
+    r"""The ``sa`` denominator does not contribute: :math:`\tfrac{d}{d\varepsilon}` of
+    :math:`-\operatorname{div}(\rho \nabla F / Z[\rho])` at :math:`\varepsilon = 0` equals that of
+    :math:`-\operatorname{div}(\rho \nabla F / Z_0)`. Reason: :math:`\nabla F` vanishes at the uniform density, so
+    :math:`\tfrac{d}{d\varepsilon} (1/Z)` multiplies zero.
+    """
     d = _check_d(d)
     rhs_eps, S = _abstract_linearisation("sa")
     eps = S["eps"]
@@ -299,13 +343,15 @@ def denominator_derivation(d: int) -> Derivation:
 
 
 def stationarity_derivation(d: int) -> Derivation:
-    """The mean-field velocity vanishes at the uniform measure (both models: the sa denominator is positive).
+    r"""The mean-field velocity vanishes at the uniform measure (both models: the ``sa`` denominator is positive).
 
-    d = 2: at x = (cos th, sin th), X[rho_0](x) is the tangent vector times (1/2pi) int_0^{2pi} e^{beta cos u}
-    sin u du, computed by sympy (= 0). d = 3: at the north pole, P_x y = sqrt(1-t^2)(cos ph, sin ph, 0), and
-    (1/4pi) int int e^{beta t} P_x y dph dt is computed by sympy (= 0). d >= 4: with y = t x + sqrt(1-t^2) w,
-    w in S^{d-2} orthogonal to x, the projected integrand e^{beta t} sqrt(1-t^2) w is odd in w; the identity
-    proved is g(w) + g(-w) = 0, so its integral over S^{d-2} vanishes.
+    :math:`d = 2`: at :math:`x = (\cos\theta, \sin\theta)`, :math:`X[\rho_0](x)` is the tangent vector times
+    :math:`\tfrac{1}{2\pi} \int_0^{2\pi} e^{\beta \cos u} \sin u\, du`, computed by sympy (:math:`= 0`).
+    :math:`d = 3`: at the north pole, :math:`P_x y = \sqrt{1-t^2}(\cos\phi, \sin\phi, 0)`, and
+    :math:`\tfrac{1}{4\pi} \iint e^{\beta t} P_x y\, d\phi\, dt` is computed by sympy (:math:`= 0`).
+    :math:`d \ge 4`: with :math:`y = t x + \sqrt{1-t^2}\, w`, :math:`w \in \mathbb{S}^{d-2}` orthogonal to
+    :math:`x`, the projected integrand :math:`e^{\beta t} \sqrt{1-t^2}\, w` is odd in :math:`w`; the identity proved
+    is :math:`g(w) + g(-w) = 0`, so its integral over :math:`\mathbb{S}^{d-2}` vanishes.
     """
     d = _check_d(d)
     u, ph = sp.symbols("u varphi", real=True)
@@ -331,12 +377,15 @@ def stationarity_derivation(d: int) -> Derivation:
 
 
 def circle_linearization_derivation(model: str) -> Derivation:
-    """The S^1 path in Fourier modes: rho = 1/(2 pi) + eps cos(k th), velocity from the particle kernel.
+    r"""The :math:`\mathbb{S}^1` path in Fourier modes: :math:`\rho = 1/(2 \pi) + \varepsilon \cos(k \theta)`,
+    velocity from the particle kernel.
 
-    usa: v(th) = int e^{beta cos(ph-th)} sin(ph-th) rho(ph) d ph = d/d th (W * rho)(th), W(u) = e^{beta cos u}/beta
-    (docs/conventions.md's d = 2 form); the Fourier multiplier of W is 2 pi I_k(beta)/beta (Funk-Hecke on S^1, Chebyshev
-    path). sa divides by Z = beta (W * rho). The identity proved: the first-order coefficient of
-    -d/d th (rho v) equals lambda_k cos(k th), with lambda_k from :func:`growth_rate_expr` at d = 2.
+    ``usa``: :math:`v(\theta) = \int e^{\beta \cos(\phi-\theta)} \sin(\phi-\theta) \rho(\phi)\, d\phi
+    = \tfrac{d}{d\theta} (W * \rho)(\theta)`, :math:`W(u) = e^{\beta \cos u}/\beta` (docs/conventions.md's
+    :math:`d = 2` form); the Fourier multiplier of :math:`W` is :math:`2 \pi I_k(\beta)/\beta` (Funk-Hecke on
+    :math:`\mathbb{S}^1`, Chebyshev path). ``sa`` divides by :math:`Z = \beta (W * \rho)`. The identity proved: the
+    first-order coefficient of :math:`-\tfrac{d}{d\theta} (\rho v)` equals :math:`\lambda_k \cos(k \theta)`, with
+    :math:`\lambda_k` from :func:`growth_rate_expr` at :math:`d = 2`.
     """
     model = _check_model(model)
     eps, ph = sp.symbols("epsilon varphi", real=True)
@@ -366,10 +415,12 @@ def circle_linearization_derivation(model: str) -> Derivation:
 
 # -- growth rates ----------------------------------------------------------------------------------------------
 def growth_rate_expr(model: str, d: int, l=sym.l, beta=sym.beta) -> sp.Expr:
-    """lambda_l(beta) (natural time unit) as a sympy expression (beta > 0 form with besseli).
+    r""":math:`\lambda_l(\beta)` (natural time unit) as a sympy expression (:math:`\beta > 0` form with
+    ``besseli``).
 
-    usa: l(l+d-2) Gamma(d/2) (2/beta)^{d/2-1} I_{l+d/2-1}(beta)/beta; sa: the same over Gamma(d/2)(2/beta)^{d/2-1}
-    I_{d/2-1}(beta), i.e. l(l+d-2) I_{l+d/2-1}(beta) / (beta I_{d/2-1}(beta)).
+    ``usa``: :math:`l(l+d-2)\, \Gamma(d/2) (2/\beta)^{d/2-1} I_{l+d/2-1}(\beta)/\beta`; ``sa``: the same over
+    :math:`\Gamma(d/2)(2/\beta)^{d/2-1} I_{d/2-1}(\beta)`, i.e.
+    :math:`l(l+d-2) I_{l+d/2-1}(\beta) / (\beta I_{d/2-1}(\beta))`.
     """
     model, d = _check_model(model), _check_d(d)
     lam = gegenbauer_parameter(d)
@@ -385,12 +436,21 @@ def _rate_sampler(rng: random.Random):
 
 
 def scaled_growth_rate_expr(model: str, d: int, time_unit: str = "natural") -> sp.Expr:
-    """lambda_l(beta) for any real beta != 0, overflow safe, in (l, beta): the form the generated code uses.
+    r""":math:`\lambda_l(\beta)` for any real :math:`\beta \ne 0`, overflow safe, in :math:`(l, \beta)`: the form
+    the generated code uses.
 
-    With nu = l + d/2 - 1 and I_nu(|beta|) = ive(nu, |beta|) e^{|beta|} (``codegen.besselie``):
-    usa: l(l+d-2) Gamma(d/2) 2^{d/2-1} sign(beta)^{l+1} |beta|^{-d/2} ive(nu,|beta|) e^{|beta| - c beta},
-    c = 0 (natural) or 1 (rescaled time t' = e^beta t); sa: l(l+d-2) sign(beta)^{l+1} ive(nu,|beta|)/(|beta|
-    ive(d/2-1,|beta|)). Uses beta^{-mu} I_{l+mu}(beta) = sign(beta)^l |beta|^{-mu} I_{l+mu}(|beta|).
+    With :math:`\nu = l + d/2 - 1` and :math:`I_\nu(\lvert\beta\rvert) = \operatorname{ive}(\nu, \lvert\beta\rvert)
+    e^{\lvert\beta\rvert}` (``codegen.besselie``): ``usa``:
+
+    .. math::
+
+        l(l+d-2)\, \Gamma(d/2)\, 2^{d/2-1} \operatorname{sign}(\beta)^{l+1} \lvert\beta\rvert^{-d/2}
+        \operatorname{ive}(\nu, \lvert\beta\rvert)\, e^{\lvert\beta\rvert - c \beta},
+
+    :math:`c = 0` (natural) or 1 (rescaled time :math:`t' = e^\beta t`); ``sa``: :math:`l(l+d-2)
+    \operatorname{sign}(\beta)^{l+1} \operatorname{ive}(\nu, \lvert\beta\rvert) / \big(\lvert\beta\rvert
+    \operatorname{ive}(d/2-1, \lvert\beta\rvert)\big)`. Uses :math:`\beta^{-\mu} I_{l+\mu}(\beta) =
+    \operatorname{sign}(\beta)^l \lvert\beta\rvert^{-\mu} I_{l+\mu}(\lvert\beta\rvert)`.
     """
     model, d = _check_model(model), _check_d(d)
     if time_unit not in TIME_UNITS:
@@ -421,10 +481,10 @@ def growth_rate_function(model: str, d: int, time_unit: str = "natural"):
 
 
 def growth_rates_module_source(dims=(2, 3), time_unit: str = "natural") -> str:
-    """Source of a standalone NumPy/SciPy module with ``rate_<model>_d<d>(l, beta)`` for the given dimensions.
+    r"""Source of a standalone NumPy/SciPy module with ``rate_<model>_d<d>(l, beta)`` for the given dimensions.
 
     Write it with :func:`theory.codegen.write_module`; each function is the generated form of
-    :func:`scaled_growth_rate_expr` (argument order (l, beta), beta != 0).
+    :func:`scaled_growth_rate_expr` (argument order ``(l, beta)``, :math:`\beta \ne 0`).
     """
     chunks = []
     for d in dims:
@@ -457,13 +517,17 @@ def convolution_multiplier_function(d: int = 2):
 
 
 def growth_rate_at_beta_zero(l: int, d: int) -> sp.Rational:
-    """lim_{beta -> 0} lambda_l (same for usa and sa): (d-1)/d for l = 1 and 0 for l >= 2."""
+    r""":math:`\lim_{\beta \to 0} \lambda_l` (same for ``usa`` and ``sa``): :math:`(d-1)/d` for :math:`l = 1` and 0
+    for :math:`l \ge 2`.
+    """
     l, d = _check_l(l), _check_d(d)
     return sp.Rational(d - 1, d) if l == 1 else sp.Integer(0)
 
 
 def growth_rate(model: str, d: int, l: int, beta, time_unit: str = "natural", dps: int = 20) -> mp.mpf:
-    """lambda_l(beta) in mpmath at ``dps`` digits, any real beta (time_unit only matters for usa)."""
+    r""":math:`\lambda_l(\beta)` in mpmath at ``dps`` digits, any real :math:`\beta` (``time_unit`` only matters for
+    ``usa``).
+    """
     model, d, l = _check_model(model), _check_d(d), _check_l(l)
     with mp.workdps(dps):
         b = mp.mpf(beta)
@@ -478,7 +542,7 @@ def growth_rate(model: str, d: int, l: int, beta, time_unit: str = "natural", dp
 
 
 def growth_rates(model: str, d: int, beta, lmax: int, time_unit: str = "natural") -> list[float]:
-    """[lambda_1, ..., lambda_lmax] as floats (index 0 is l = 1)."""
+    r""":math:`[\lambda_1, \dots, \lambda_{l_{\max}}]` as floats (index 0 is :math:`l = 1`)."""
     if isinstance(lmax, bool) or not isinstance(lmax, int) or lmax < 1:
         raise ValueError(f"lmax must be an integer >= 1, got {lmax!r}")
     return [float(growth_rate(model, d, l, beta, time_unit)) for l in range(1, lmax + 1)]
@@ -499,9 +563,11 @@ class DominantDegree:
 
 def dominant_degree(model: str, d: int, beta, *, near_tie_ratio: float = NEAR_TIE_RATIO,
                     time_unit: str = "natural") -> DominantDegree:
-    """l_max(beta) = argmax_l lambda_l(beta) over l >= 1, with the runner-up and the ratio of their rates.
+    r""":math:`l_{\max}(\beta) = \operatorname{argmax}_l \lambda_l(\beta)` over :math:`l \ge 1`, with the runner-up
+    and the ratio of their rates.
 
-    The search runs to l = 4 sqrt(|beta|) + 12, far beyond the peak (rates decay like (beta/2)^l / l! there).
+    The search runs to :math:`l = 4 \sqrt{\lvert\beta\rvert} + 12`, far beyond the peak (rates decay like
+    :math:`(\beta/2)^l / l!` there).
     """
     b = float(beta)
     top = int(4 * math.sqrt(abs(b))) + 12
@@ -521,10 +587,12 @@ def _log_pair_ratio(d: int, l: int, beta: mp.mpf) -> mp.mpf:
 
 
 def switch_point(d: int, l: int, dps: int = 30) -> float:
-    """The unique beta > 0 where lambda_{l+1}(beta) = lambda_l(beta) (root of a Bessel-ratio equation).
+    r"""The unique :math:`\beta > 0` where :math:`\lambda_{l+1}(\beta) = \lambda_l(\beta)` (root of a Bessel-ratio
+    equation).
 
-    I_{nu+1}/I_nu is increasing in beta from 0 to 1, so log(lambda_{l+1}/lambda_l) increases from -inf to
-    log((l+1)(l+d-1)/(l(l+d-2))) > 0: exactly one root, bracketed by doubling and refined by mpmath.
+    :math:`I_{\nu+1}/I_\nu` is increasing in :math:`\beta` from 0 to 1, so :math:`\log(\lambda_{l+1}/\lambda_l)`
+    increases from :math:`-\infty` to :math:`\log\big((l+1)(l+d-1)/(l(l+d-2))\big) > 0`: exactly one root, bracketed
+    by doubling and refined by mpmath.
     """
     d, l = _check_d(d), _check_l(l)
     if l < 1:
@@ -538,9 +606,11 @@ def switch_point(d: int, l: int, dps: int = 30) -> float:
 
 
 def switch_points(d: int, beta_max: float) -> list[tuple[float, int, int]]:
-    """All switch points in (0, beta_max]: [(beta_l, l, l+1), ...] where l_max changes from l to l+1.
+    r"""All switch points in :math:`(0, \beta_{\max}]`: ``[(beta_l, l, l+1), ...]`` where :math:`l_{\max}` changes
+    from :math:`l` to :math:`l+1`.
 
-    Valid for both models (same l_max for beta > 0). Relies on beta_l increasing in l, which is checked.
+    Valid for both models (same :math:`l_{\max}` for :math:`\beta > 0`). Relies on :math:`\beta_l` increasing in
+    :math:`l`, which is checked.
     """
     d = _check_d(d)
     out: list[tuple[float, int, int]] = []

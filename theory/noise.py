@@ -1,55 +1,77 @@
-"""Noisy self-attention: Brownian tokens on S^{d-1} and the Fokker-Planck equation.
+r"""Noisy self-attention: Brownian tokens on :math:`\mathbb{S}^{d-1}` and the Fokker-Planck equation.
 
-Particles (Stratonovich; B_i standard Brownian motions of R^d):
+Particles (Stratonovich; :math:`B_i` standard Brownian motions of :math:`\mathbb{R}^d`):
 
-    dx_i = v_i(X) dt + sqrt(2 D) P_{x_i} o dB_i,      P_x = I - x x^T,
+.. math::
 
-which in Ito form reads dx_i = (v_i - D (d - 1) x_i) dt + sqrt(2 D) P_{x_i} dB_i (the Ito-Stratonovich drift
-correction, :func:`ito_correction_derivation`); the noise part is Brownian motion on S^{d-1} with generator
-D Lap_S. The mean-field limit is the Fokker-Planck equation
+    dx_i = v_i(X)\, dt + \sqrt{2 D}\, P_{x_i} \circ dB_i, \qquad P_x = I - x x^\top,
 
-    d rho/dt + div_S( rho X[rho] ) = D Lap_S rho          (density w.r.t. the surface measure),
+which in Ito form reads :math:`dx_i = (v_i - D (d - 1) x_i)\, dt + \sqrt{2 D}\, P_{x_i} dB_i` (the Ito-Stratonovich
+drift correction, :func:`ito_correction_derivation`); the noise part is Brownian motion on :math:`\mathbb{S}^{d-1}`
+with generator :math:`D \Delta_S`. The mean-field limit is the Fokker-Planck equation
 
-with X[rho] the mean-field velocity of :mod:`theory.meanfield`. (The survey arXiv 2512.01868 writes this
+.. math::
+
+    \partial_t \rho + \operatorname{div}_S\big(\rho\, X[\rho]\big) = D \Delta_S \rho
+    \qquad \text{(density w.r.t. the surface measure)},
+
+with :math:`X[\rho]` the mean-field velocity of :mod:`theory.meanfield`. (The survey arXiv 2512.01868 writes this
 equation with both signs flipped and without the projection; the form above is what the particle system
-gives: the drift transports mass along X, the noise diffuses it.)
+gives: the drift transports mass along :math:`X`, the noise diffuses it.)
 
-Linear stability of the uniform density (the Laplacian is diagonal on spherical harmonics, -l(l+d-2)):
+Linear stability of the uniform density (the Laplacian is diagonal on spherical harmonics, :math:`-l(l+d-2)`):
 
-    mu_l(beta, D) = lambda_l(beta) - D l (l + d - 2),
+.. math::
 
-so degree l is unstable iff D < lambda_l / (l(l+d-2)) = rho_0 a_l(beta) / beta (usa; divide by Z_0 for sa).
-Because I_nu(beta) decreases in nu, the largest of these is always l = 1: the linear-stability threshold of
-the uniform state is
+    \mu_l(\beta, D) = \lambda_l(\beta) - D l (l + d - 2),
 
-    usa: D_c(beta) = Gamma(d/2) (2/beta)^{d/2-1} I_{d/2}(beta) / beta,    sa: D_c = I_{d/2}(beta) / (beta I_{d/2-1}(beta)),
+so degree :math:`l` is unstable iff :math:`D < \lambda_l / (l(l+d-2)) = \rho_0 a_l(\beta) / \beta` (``usa``; divide
+by :math:`Z_0` for ``sa``). Because :math:`I_\nu(\beta)` decreases in :math:`\nu`, the largest of these is always
+:math:`l = 1`: the linear-stability threshold of the uniform state is
 
-and the first mode to become unstable when D decreases through D_c is l = 1 (whatever l_max(beta) is without
-noise). At beta = 0 both give D_c = 1/d; on the circle this is the noisy Kuramoto threshold K_c = 2 D with
-this project's coupling K = 1 (D_c = 1/2). D_c is where the uniform state loses *linear* stability; it is the
-phase transition only for beta <= beta*(d) (continuous case). Above beta* the transition is first order, at the
-equal-free-energy noise D_1st > D_c (theory.noise_global, numerics.noise.transitions). Mun and Rosenzweig
-(arXiv 2604.16288, 2606.05140) write the coupling K = 1/(2D): their K_# is 1/(2 D_c).
+.. math::
 
-usa is the Wasserstein gradient flow of the free energy
+    \texttt{usa}: D_c(\beta) = \Gamma(d/2) (2/\beta)^{d/2-1} \frac{I_{d/2}(\beta)}{\beta}, \qquad
+    \texttt{sa}: D_c = \frac{I_{d/2}(\beta)}{\beta I_{d/2-1}(\beta)},
 
-    F[rho] = D int rho log rho - E[rho],    E[rho] = (1/2) int int W(<x,y>) rho(x) rho(y),  W(s) = e^{beta s}/beta,
+and the first mode to become unstable when :math:`D` decreases through :math:`D_c` is :math:`l = 1` (whatever
+:math:`l_{\max}(\beta)` is without noise). At :math:`\beta = 0` both give :math:`D_c = 1/d`; on the circle this is
+the noisy Kuramoto threshold :math:`K_c = 2 D` with this project's coupling :math:`K = 1` (:math:`D_c = 1/2`).
+:math:`D_c` is where the uniform state loses *linear* stability; it is the phase transition only for
+:math:`\beta \le \beta^*(d)` (continuous case). Above :math:`\beta^*` the transition is first order, at the
+equal-free-energy noise :math:`D_{1\text{st}} > D_c` (theory.noise_global, numerics.noise.transitions). Mun and
+Rosenzweig (arXiv 2604.16288, 2606.05140) write the coupling :math:`K = 1/(2D)`: their :math:`K_\#` is
+:math:`1/(2 D_c)`.
 
-(:func:`free_energy_derivation`); its stationary points satisfy rho = exp((W * rho)/D) / Z. For zonal
-densities (axially symmetric about e) this is a fixed point in the moments m_l = E_rho[P_l(<x, e>)]
-(P_l = C_l^{(d-2)/2}/C_l^{(d-2)/2}(1), T_l on the circle):
+``usa`` is the Wasserstein gradient flow of the free energy
 
-    rho(t) proportional to exp( sum_l g_l N_l m_l P_l(t) / D ),   g_l = rho_0 a_l(beta)/beta,  N_l = dim H_l,
+.. math::
 
-(on the circle: r = I_1(r/D)/I_0(r/D) at beta = 0, the Kuramoto self-consistency). The Landau expansion of
-F along the first unstable direction (:func:`landau_derivation`) gives the bifurcating branch
-r^2 = (D_c - D) / (4 d^3 c_4) with
+    F[\rho] = D \int \rho \log \rho - E[\rho], \qquad
+    E[\rho] = \tfrac{1}{2} \iint W(\langle x, y\rangle) \rho(x) \rho(y), \qquad W(s) = e^{\beta s}/\beta,
 
-    c_4 = D_c / (4 d (d+2)) * (1 - (d - 1) / (d (1 - q))),    q = g_2/g_1 = I_{d/2+1}(beta) / I_{d/2}(beta),
+(:func:`free_energy_derivation`); its stationary points satisfy :math:`\rho = e^{(W * \rho)/D} / Z`. For zonal
+densities (axially symmetric about :math:`e`) this is a fixed point in the moments
+:math:`m_l = \mathbb{E}_\rho[P_l(\langle x, e\rangle)]` (:math:`P_l = C_l^{(d-2)/2}/C_l^{(d-2)/2}(1)`, :math:`T_l` on
+the circle):
 
-so the transition is continuous (supercritical) iff q < 1/d and discontinuous (subcritical, with hysteresis)
-iff q > 1/d; q increases from 0 to 1 with beta, so it is continuous for beta < beta*(d) and discontinuous
-above (:func:`discontinuity_threshold`).
+.. math::
+
+    \rho(t) \propto \exp\Big( \sum_l g_l N_l m_l P_l(t) / D \Big), \qquad g_l = \rho_0 a_l(\beta)/\beta, \qquad
+    N_l = \dim H_l,
+
+(on the circle: :math:`r = I_1(r/D)/I_0(r/D)` at :math:`\beta = 0`, the Kuramoto self-consistency). The Landau
+expansion of :math:`F` along the first unstable direction (:func:`landau_derivation`) gives the bifurcating branch
+:math:`r^2 = (D_c - D) / (4 d^3 c_4)` with
+
+.. math::
+
+    c_4 = \frac{D_c}{4 d (d+2)} \Big(1 - \frac{d - 1}{d (1 - q)}\Big), \qquad
+    q = \frac{g_2}{g_1} = \frac{I_{d/2+1}(\beta)}{I_{d/2}(\beta)},
+
+so the transition is continuous (supercritical) iff :math:`q < 1/d` and discontinuous (subcritical, with hysteresis)
+iff :math:`q > 1/d`; :math:`q` increases from 0 to 1 with :math:`\beta`, so it is continuous for
+:math:`\beta < \beta^*(d)` and discontinuous above (:func:`discontinuity_threshold`).
 
 Verified by: noise.brownian-moments, noise.kuramoto, noise.threshold, noise.bifurcation (numerics.noise.claims);
 tests/theory/test_noise_theory.py. Notes: ``proofs_notes/noise-*.md``.
@@ -81,16 +103,20 @@ def _check_d(d) -> int:
 
 
 def laplacian_eigenvalue(l: int, d: int) -> int:
-    """l (l + d - 2): minus the eigenvalue of Lap_S on degree-l spherical harmonics of S^{d-1}."""
+    r""":math:`l (l + d - 2)`: minus the eigenvalue of :math:`\Delta_S` on degree-:math:`l` spherical harmonics of
+    :math:`\mathbb{S}^{d-1}`.
+    """
     return l * (l + _check_d(d) - 2)
 
 
 # -- Ito correction ----------------------------------------------------------------------------------------
 def ito_correction_derivation(d: int) -> Derivation:
-    """Stratonovich sqrt(2D) P_x o dB has the Ito drift (1/2) sum_k (Db_k) b_k = -D (d-1) x on the sphere.
+    r"""Stratonovich :math:`\sqrt{2D} P_x \circ dB` has the Ito drift
+    :math:`\tfrac{1}{2} \sum_k (Db_k) b_k = -D (d-1) x` on the sphere.
 
-    b_k(x) = sqrt(2 D) P_x e_k with P_x = I - x x^T extended off the sphere by the same formula; the identity
-    proved is D sum_{j,k} d_j(P)_{ik} P_{jk} = -D (d - 1 + ... ) x_i evaluated at |x|^2 = 1.
+    :math:`b_k(x) = \sqrt{2 D} P_x e_k` with :math:`P_x = I - x x^\top` extended off the sphere by the same formula;
+    the identity proved is :math:`D \sum_{j,k} \partial_j(P)_{ik} P_{jk} = -D (d - 1 + \dots) x_i` evaluated at
+    :math:`\lVert x\rVert^2 = 1`.
     """
     d = _check_d(d)
     x = sym.vector("x", d)
@@ -110,21 +136,25 @@ def ito_correction_derivation(d: int) -> Derivation:
 
 # -- linear stability with noise ----------------------------------------------------------------------------
 def noisy_growth_rate_expr(model: str, d: int, l=sym.l, beta=sym.beta) -> sp.Expr:
-    """mu_l(beta, D) = lambda_l(beta) - D l(l+d-2) (sympy, beta > 0 form)."""
+    r""":math:`\mu_l(\beta, D) = \lambda_l(\beta) - D l(l+d-2)` (sympy, :math:`\beta > 0` form)."""
     return growth_rate_expr(model, d, l, beta) - D * l * (l + d - 2)
 
 
 def critical_noise_expr(model: str, d: int, beta=sym.beta) -> sp.Expr:
-    """D_c(beta) = lambda_1(beta)/(d-1): usa Gamma(d/2)(2/beta)^{d/2-1} I_{d/2}(beta)/beta; sa I_{d/2}/(beta I_{d/2-1})."""
+    r""":math:`D_c(\beta) = \lambda_1(\beta)/(d-1)`: ``usa``
+    :math:`\Gamma(d/2)(2/\beta)^{d/2-1} I_{d/2}(\beta)/\beta`; ``sa`` :math:`I_{d/2}/(\beta I_{d/2-1})`.
+    """
     d = _check_d(d)
     return sp.simplify(growth_rate_expr(model, d, 1, beta) / (d - 1))
 
 
 def linear_stability_derivation(model: str, d: int) -> Derivation:
-    """The degree-l rate with noise: linearising D Lap_S rho at rho_0 + eps Y_l adds -D l(l+d-2) to lambda_l.
+    r"""The degree-:math:`l` rate with noise: linearising :math:`D \Delta_S \rho` at
+    :math:`\rho_0 + \varepsilon Y_l` adds :math:`-D l(l+d-2)` to :math:`\lambda_l`.
 
-    Identity proved: d/d eps of D Lap(rho_0 + eps Y) = -D L Y with L = l(l+d-2) (abstract harmonic Y), plus the
-    noiseless rate of :func:`theory.meanfield.linearization_derivation`; and mu_1(beta, D_c) = 0.
+    Identity proved: :math:`\tfrac{d}{d\varepsilon}` of :math:`D \Delta(\rho_0 + \varepsilon Y) = -D L Y` with
+    :math:`L = l(l+d-2)` (abstract harmonic :math:`Y`), plus the noiseless rate of
+    :func:`theory.meanfield.linearization_derivation`; and :math:`\mu_1(\beta, D_c) = 0`.
     """
     from .meanfield import linearization_derivation
 
@@ -145,13 +175,13 @@ def linear_stability_derivation(model: str, d: int) -> Derivation:
 
 
 def critical_noise(model: str, d: int, beta, lmax: int = 40, dps: int = 20) -> tuple[float, int]:
-    """(D_c, l*): the linear-stability threshold of the uniform state, max over 1 <= l <= lmax of
-    lambda_l(beta)/(l(l+d-2)), and the degree attaining it (mpmath).
+    r""":math:`(D_c, l^*)`: the linear-stability threshold of the uniform state, the maximum over
+    :math:`1 \le l \le l_{\max}` of :math:`\lambda_l(\beta)/(l(l+d-2))`, and the degree attaining it (mpmath).
 
-    For every real beta the maximiser is l* = 1 (checked here over l <= lmax, not assumed); D_c <= 0 means no
-    degree is unstable for any D >= 0. D_c is the noise of the phase transition only for beta <= beta*(d);
-    above, the transition (first order) happens at a larger noise. Also available as
-    :func:`linear_stability_threshold`, the name used in the documentation.
+    For every real :math:`\beta` the maximiser is :math:`l^* = 1` (checked here over :math:`l \le l_{\max}`, not
+    assumed); :math:`D_c \le 0` means no degree is unstable for any :math:`D \ge 0`. :math:`D_c` is the noise of the
+    phase transition only for :math:`\beta \le \beta^*(d)`; above, the transition (first order) happens at a larger
+    noise. Also available as :func:`linear_stability_threshold`, the name used in the documentation.
     """
     d = _check_d(d)
     vals = [(float(growth_rate(model, d, l, beta, dps=dps) / laplacian_eigenvalue(l, d)), l)
@@ -165,7 +195,9 @@ linear_stability_threshold = critical_noise
 
 
 def first_unstable_degree(model: str, d: int, beta, D_value: float, lmax: int = 40) -> int | None:
-    """The degree with the largest mu_l(beta, D) if it is positive, else None (the uniform state is stable)."""
+    r"""The degree with the largest :math:`\mu_l(\beta, D)` if it is positive, else None (the uniform state is
+    stable).
+    """
     d = _check_d(d)
     mus = [float(growth_rate(model, d, l, beta)) - D_value * laplacian_eigenvalue(l, d) for l in range(1, lmax + 1)]
     i = max(range(len(mus)), key=lambda j: mus[j])
@@ -174,13 +206,21 @@ def first_unstable_degree(model: str, d: int, beta, D_value: float, lmax: int = 
 
 # -- free energy ---------------------------------------------------------------------------------------------
 def free_energy_derivation() -> Derivation:
-    """usa Fokker-Planck = Wasserstein gradient flow of F = D int rho log rho - (1/2) int int W rho rho.
+    r"""``usa`` Fokker-Planck = Wasserstein gradient flow of
+    :math:`F = D \int \rho \log \rho - \tfrac{1}{2} \iint W \rho \rho`.
 
-    With Phi = W * rho (so that X_usa[rho] = grad Phi) and delta F/delta rho = D(log rho + 1) - Phi, proved in
-    one variable on the circle with abstract functions rho(theta), Phi(theta):
-    d/dtheta( rho d/dtheta(delta F/delta rho) ) = D rho'' - d/dtheta(rho Phi'), the right-hand side of the
-    Fokker-Planck equation. (The same computation holds on S^{d-1} with div and grad: div(rho grad log rho) =
-    Lap rho.) Hence dF/dt = - int rho |grad(delta F/delta rho)|^2 <= 0.
+    With :math:`\Phi = W * \rho` (so that :math:`X_{\texttt{usa}}[\rho] = \nabla \Phi`) and
+    :math:`\delta F/\delta \rho = D(\log \rho + 1) - \Phi`, proved in one variable on the circle with abstract
+    functions :math:`\rho(\theta)`, :math:`\Phi(\theta)`:
+
+    .. math::
+
+        \frac{d}{d\theta}\Big( \rho \frac{d}{d\theta} \frac{\delta F}{\delta \rho} \Big)
+        = D \rho'' - \frac{d}{d\theta}(\rho \Phi'),
+
+    the right-hand side of the Fokker-Planck equation. (The same computation holds on :math:`\mathbb{S}^{d-1}` with
+    div and grad: :math:`\operatorname{div}(\rho \nabla \log \rho) = \Delta \rho`.) Hence
+    :math:`dF/dt = - \int \rho \lvert\nabla(\delta F/\delta \rho)\rvert^2 \le 0`.
     """
     th = sym.theta
     rho, Phi = sp.Function("rho")(th), sp.Function("Phi")(th)
@@ -197,12 +237,15 @@ def free_energy_derivation() -> Derivation:
 
 # -- zonal moments and the Landau expansion ----------------------------------------------------------------
 def sphere_moment(d: int, power: int) -> sp.Expr:
-    """E[x_1^power] for x uniform on S^{d-1}; 0 for odd powers.
+    r""":math:`\mathbb{E}[x_1^p]` (``power`` :math:`= p`) for :math:`x` uniform on :math:`\mathbb{S}^{d-1}`; 0 for
+    odd powers.
 
-    d = 2: (1/2pi) int_0^{2pi} cos^p (sympy). d >= 3: t = x_1 has density proportional to (1-t^2)^{(d-3)/2}, and
-    int_{-1}^{1} t^{2k} (1-t^2)^a dt = B(k + 1/2, a + 1), so the moment is B(k+1/2, a+1)/B(1/2, a+1) with
-    a = (d-3)/2. The closed form Gamma(d/2) Gamma((p+1)/2)/(sqrt(pi) Gamma((p+d)/2)) and mpmath quadrature are
-    compared with it in tests/theory/test_noise_theory.py.
+    :math:`d = 2`: :math:`\tfrac{1}{2\pi} \int_0^{2\pi} \cos^p` (sympy). :math:`d \ge 3`: :math:`t = x_1` has
+    density proportional to :math:`(1-t^2)^{(d-3)/2}`, and
+    :math:`\int_{-1}^{1} t^{2k} (1-t^2)^a\, dt = B(k + 1/2, a + 1)`, so the moment is
+    :math:`B(k+1/2, a+1)/B(1/2, a+1)` with :math:`a = (d-3)/2`. The closed form
+    :math:`\Gamma(d/2) \Gamma((p+1)/2)/(\sqrt{\pi}\, \Gamma((p+d)/2))` and mpmath quadrature are compared with it in
+    tests/theory/test_noise_theory.py.
     """
     d = _check_d(d)
     if power % 2:
@@ -216,14 +259,27 @@ def sphere_moment(d: int, power: int) -> sp.Expr:
 
 
 def landau_derivation(d: int) -> Derivation:
-    """Quartic Landau coefficient of F along the first unstable mode, and the branch near D_c (usa).
+    r"""Quartic Landau coefficient of :math:`F` along the first unstable mode, and the branch near :math:`D_c`
+    (``usa``).
 
-    rho = rho_0 (1 + eps Y + eps^2 h), Y = x_1 (degree 1), h slaved in degree 2 (Y^2 = 1/d + (x_1^2 - 1/d)).
-    F/|S| = (1/2) sum_l (D - g_l) <u_l^2> + D <-u^3/6 + u^4/12> + O(u^5) (uniform averages <.>, g_l = rho_0 a_l/beta).
-    Minimising over h gives F = (1/2)(D - g_1)<Y^2> eps^2 + c_4 eps^4 with
-    c_4 = D<Y^4>/12 - D^2 <(P_2 Y^2)^2> / (8 (D - g_2)). The identity proved: c_4 at D = g_1 equals
-    g_1/(4d(d+2)) (1 - (d-1)/(d(1-q))) with q = g_2/g_1; and the branch r = <x_1> = eps/d satisfies
-    r^2 = (g_1 - D)/(4 d^3 c_4).
+    :math:`\rho = \rho_0 (1 + \varepsilon Y + \varepsilon^2 h)`, :math:`Y = x_1` (degree 1), :math:`h` slaved in
+    degree 2 (:math:`Y^2 = 1/d + (x_1^2 - 1/d)`).
+
+    .. math::
+
+        F/\lvert S\rvert = \tfrac{1}{2} \sum_l (D - g_l) \langle u_l^2\rangle
+        + D \langle -u^3/6 + u^4/12\rangle + O(u^5)
+
+    (uniform averages :math:`\langle\cdot\rangle`, :math:`g_l = \rho_0 a_l/\beta`). Minimising over :math:`h` gives
+    :math:`F = \tfrac{1}{2}(D - g_1)\langle Y^2\rangle \varepsilon^2 + c_4 \varepsilon^4` with
+
+    .. math::
+
+        c_4 = D\langle Y^4\rangle/12 - D^2 \langle (P_2 Y^2)^2\rangle / (8 (D - g_2)).
+
+    The identity proved: :math:`c_4` at :math:`D = g_1` equals
+    :math:`\tfrac{g_1}{4d(d+2)} \big(1 - \tfrac{d-1}{d(1-q)}\big)` with :math:`q = g_2/g_1`; and the branch
+    :math:`r = \langle x_1\rangle = \varepsilon/d` satisfies :math:`r^2 = (g_1 - D)/(4 d^3 c_4)`.
     """
     d = _check_d(d)
     u = sp.Symbol("u")
@@ -254,12 +310,16 @@ def landau_derivation(d: int) -> Derivation:
 
 
 def quartic_sign_threshold(d: int) -> sp.Rational:
-    """The critical value 1/d of q = I_{d/2+1}(beta)/I_{d/2}(beta): continuous below, discontinuous above."""
+    r"""The critical value :math:`1/d` of :math:`q = I_{d/2+1}(\beta)/I_{d/2}(\beta)`: continuous below,
+    discontinuous above.
+    """
     return sp.Rational(1, _check_d(d))
 
 
 def coupling(d: int, l: int, beta, dps: int = 20) -> mp.mpf:
-    """g_l(beta) = rho_0 a_l(beta)/beta = lambda_l^usa(beta)/(l(l+d-2)) (beta = 0: 1/d for l = 1, 0 for l >= 2)."""
+    r""":math:`g_l(\beta) = \rho_0 a_l(\beta)/\beta = \lambda_l^{\texttt{usa}}(\beta)/(l(l+d-2))`
+    (:math:`\beta = 0`: :math:`1/d` for :math:`l = 1`, 0 for :math:`l \ge 2`).
+    """
     d = _check_d(d)
     if l == 0:
         raise ValueError("g_0 is not used (mass conservation)")
@@ -268,7 +328,7 @@ def coupling(d: int, l: int, beta, dps: int = 20) -> mp.mpf:
 
 
 def bessel_ratio(d: int, beta, dps: int = 30) -> mp.mpf:
-    """q(beta) = g_2/g_1 = I_{d/2+1}(beta)/I_{d/2}(beta) (beta > 0; 0 at beta = 0)."""
+    r""":math:`q(\beta) = g_2/g_1 = I_{d/2+1}(\beta)/I_{d/2}(\beta)` (:math:`\beta > 0`; 0 at :math:`\beta = 0`)."""
     d = _check_d(d)
     with mp.workdps(dps):
         b = mp.mpf(beta)
@@ -291,7 +351,9 @@ def discontinuity_threshold(d: int, dps: int = 30) -> float:
 
 @dataclass(frozen=True)
 class Bifurcation:
-    """The usa bifurcation at D_c: type, Landau coefficient and the branch slope r^2 = slope (D_c - D)."""
+    r"""The ``usa`` bifurcation at :math:`D_c`: type, Landau coefficient and the branch slope
+    :math:`r^2 = \text{slope}\,(D_c - D)`.
+    """
 
     d: int
     beta: float
@@ -308,11 +370,11 @@ BETA_STAR_TOLERANCE = 8 * 2.0 ** -52
 
 
 def bifurcation(d: int, beta: float) -> Bifurcation:
-    """Numbers of :func:`landau_derivation` at (d, beta), usa.
+    r"""Numbers of :func:`landau_derivation` at ``(d, beta)``, ``usa``.
 
-    At beta = beta*(d) (within :data:`BETA_STAR_TOLERANCE`) the quartic coefficient vanishes: the transition
-    is continuous there (Mun-Rosenzweig count the point as continuous; the branch is D_c - D ~ r^4, measured by
-    noise.global-first-order), ``quartic`` is 0 and ``slope`` infinite.
+    At :math:`\beta = \beta^*(d)` (within :data:`BETA_STAR_TOLERANCE`) the quartic coefficient vanishes: the
+    transition is continuous there (Mun-Rosenzweig count the point as continuous; the branch is
+    :math:`D_c - D \sim r^4`, measured by noise.global-first-order), ``quartic`` is 0 and ``slope`` infinite.
     """
     d = _check_d(d)
     g1 = float(coupling(d, 1, beta))
@@ -335,7 +397,9 @@ def _bisect(f, lo, hi, iterations: int = 200):
 
 
 def kuramoto_order_parameter(D_value: float, dps: int = 30) -> float:
-    """Positive root r of r = I_1(r/D)/I_0(r/D) (usa, beta = 0, d = 2); 0 for D >= 1/2 (= D_c)."""
+    r"""Positive root :math:`r` of :math:`r = I_1(r/D)/I_0(r/D)` (``usa``, :math:`\beta = 0`, :math:`d = 2`); 0 for
+    :math:`D \ge 1/2` (:math:`= D_c`).
+    """
     if D_value >= 0.5:
         return 0.0
     with mp.workdps(dps):
@@ -345,7 +409,9 @@ def kuramoto_order_parameter(D_value: float, dps: int = 30) -> float:
 
 
 def von_mises_order_parameter(d: int, D_value: float, dps: int = 30) -> float:
-    """beta = 0 in any d: r = A_d(r/D), A_d(k) = I_{d/2}(k)/I_{d/2-1}(k) (von Mises-Fisher); 0 for D >= 1/d."""
+    r""":math:`\beta = 0` in any :math:`d`: :math:`r = A_d(r/D)`, :math:`A_d(k) = I_{d/2}(k)/I_{d/2-1}(k)` (von
+    Mises-Fisher); 0 for :math:`D \ge 1/d`.
+    """
     d = _check_d(d)
     if D_value >= 1.0 / d:
         return 0.0
@@ -357,14 +423,21 @@ def von_mises_order_parameter(d: int, D_value: float, dps: int = 30) -> float:
 
 # -- the weak-order-2 geodesic step --------------------------------------------------------------------------
 def zonal_taylor_derivation(d: int) -> Derivation:
-    """Spherical means: the normalised zonal profile g(psi) = P_l(cos psi) = 1 + a psi^2 + b psi^4 + O(psi^6) with
-    a = -kappa/(2(d-1)), b = kappa(kappa - 2(d-2)/3)/(8(d-1)(d+1)), kappa = l(l+d-2).
+    r"""Spherical means: the normalised zonal profile
+    :math:`g(\psi) = P_l(\cos \psi) = 1 + a \psi^2 + b \psi^4 + O(\psi^6)` with :math:`a = -\kappa/(2(d-1))`,
+    :math:`b = \kappa(\kappa - 2(d-2)/3)/(8(d-1)(d+1))`, :math:`\kappa = l(l+d-2)`.
 
-    Derived from g'' + (d-2) cot(psi) g' + kappa g = 0 (Lap in geodesic polar coordinates) by series; checked
-    here against the Gegenbauer polynomial for l = 1..4. Consequence (weak order 2 of the isotropic geodesic
-    step with squared length s): E g = 1 - D kappa h + D^2 kappa^2 h^2/2 + O(h^3) for all l iff
-    E s = 2(d-1)D h - (2/3)(d-1)(d-2) D^2 h^2 + O(h^3) and E s^2 = 4(d-1)(d+1) D^2 h^2 + O(h^3); the tangent
-    Gaussian of variance 2 D h (1 - (d-2) D h/3) per direction does both.
+    Derived from :math:`g'' + (d-2) \cot(\psi) g' + \kappa g = 0` (Laplacian in geodesic polar coordinates) by
+    series; checked here against the Gegenbauer polynomial for :math:`l = 1, \dots, 4`. Consequence (weak order 2 of
+    the isotropic geodesic step with squared length :math:`s`):
+    :math:`\mathbb{E} g = 1 - D \kappa h + D^2 \kappa^2 h^2/2 + O(h^3)` for all :math:`l` iff
+
+    .. math::
+
+        \mathbb{E} s = 2(d-1)D h - \tfrac{2}{3}(d-1)(d-2) D^2 h^2 + O(h^3), \qquad
+        \mathbb{E} s^2 = 4(d-1)(d+1) D^2 h^2 + O(h^3);
+
+    the tangent Gaussian of variance :math:`2 D h (1 - (d-2) D h/3)` per direction does both.
     """
     from .meanfield import zonal_profile
 
@@ -392,5 +465,7 @@ def zonal_taylor_derivation(d: int) -> Derivation:
 
 
 def brownian_correlation(d: int, D_value: float, t: float) -> float:
-    """E<x(t), x(0)> = exp(-D (d-1) t) for Brownian motion on S^{d-1} with generator D Lap_S."""
+    r""":math:`\mathbb{E}\langle x(t), x(0)\rangle = e^{-D (d-1) t}` for Brownian motion on :math:`\mathbb{S}^{d-1}`
+    with generator :math:`D \Delta_S`.
+    """
     return math.exp(-D_value * (_check_d(d) - 1) * t)

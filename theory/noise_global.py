@@ -1,39 +1,55 @@
-"""The global phase transition of noisy usa: Mun and Rosenzweig's coupling, the branches of every degree, the
+r"""The global phase transition of noisy ``usa``: Mun and Rosenzweig's coupling, the branches of every degree, the
 Doi-Onsager model and the first-order (equal free energy) noise at high precision.
 
-Conventions (docs/conventions.md, section "Noise"). attnflow's free energy of a probability density rho on
-S^{d-1} (w.r.t. the surface measure) is F = D int rho log rho - (1/2) int int W(<x,y>) rho(x) rho(y),
-W(s) = e^{beta s}/beta (:func:`theory.noise.free_energy_derivation`). Mun and Rosenzweig (arXiv 2604.16288 on
-the circle T = R/Z, arXiv 2606.05140 on S^{d-1}) study the free energy with a coupling K in front of the
-interaction; their linear-stability thresholds K_# = 3 pi/4 (Doi-Onsager, W(theta) = -|sin 2 pi theta|) and
-K_#^{(d)}(beta) = beta^{d/2} / (2^{d/2} Gamma(d/2) I_{d/2}(beta)) (noisy transformer) are both reproduced by
-F_K = int rho log rho - K int int W rho rho, which is F / D with
+Conventions (docs/conventions.md, section "Noise"). attnflow's free energy of a probability density :math:`\rho` on
+:math:`\mathbb{S}^{d-1}` (w.r.t. the surface measure) is
+:math:`F = D \int \rho \log \rho - \tfrac{1}{2} \iint W(\langle x, y\rangle) \rho(x) \rho(y)`,
+:math:`W(s) = e^{\beta s}/\beta` (:func:`theory.noise.free_energy_derivation`). Mun and Rosenzweig (arXiv 2604.16288
+on the circle :math:`\mathbb{T} = \mathbb{R}/\mathbb{Z}`, arXiv 2606.05140 on :math:`\mathbb{S}^{d-1}`) study the free
+energy with a coupling :math:`K` in front of the interaction; their linear-stability thresholds
+:math:`K_\# = 3 \pi/4` (Doi-Onsager, :math:`W(\theta) = -\lvert\sin 2 \pi \theta\rvert`) and
+:math:`K_\#^{(d)}(\beta) = \beta^{d/2} / \big(2^{d/2} \Gamma(d/2) I_{d/2}(\beta)\big)` (noisy transformer) are both
+reproduced by :math:`F_K = \int \rho \log \rho - K \iint W \rho \rho`, which is :math:`F / D` with
 
-    K = 1/(2 D),   so   K_# D_c = 1/2   (:func:`coupling_conversion_derivation`).
+.. math::
 
-(We read the abstracts and the first page of arXiv 2606.05140, not the definition of F_K in the body: the form
-above is inferred from the two thresholds, which it reproduces exactly; ``proofs_notes/noise-global-*.md``.)
+    K = \frac{1}{2 D}, \qquad \text{so} \qquad K_\# D_c = \frac{1}{2}
 
-Zonal states. With u = rho/rho_0 = sum_l f_l P_l (P_l = C_l^{(d-2)/2}/C_l^{(d-2)/2}(1), T_l on the circle),
-m_l = E_rho[P_l] = f_l / N_l (N_l = dim H_l) and g_l the Funk-Hecke eigenvalue of the interaction w.r.t. the
-uniform probability measure (g_l = rho_0 a_l(beta)/beta for usa), the free energy difference to the uniform
-state is
+(:func:`coupling_conversion_derivation`). (We read the abstracts and the first page of arXiv 2606.05140, not the
+definition of :math:`F_K` in the body: the form above is inferred from the two thresholds, which it reproduces
+exactly; ``proofs_notes/noise-global-*.md``.)
 
-    Delta F = F[rho] - F[rho_0] = D E_u[u log u] - (1/2) sum_{l >= 1} g_l N_l m_l^2 .
+Zonal states. With :math:`u = \rho/\rho_0 = \sum_l f_l P_l` (:math:`P_l = C_l^{(d-2)/2}/C_l^{(d-2)/2}(1)`,
+:math:`T_l` on the circle), :math:`m_l = \mathbb{E}_\rho[P_l] = f_l / N_l` (:math:`N_l = \dim H_l`) and :math:`g_l` the
+Funk-Hecke eigenvalue of the interaction w.r.t. the uniform probability measure
+(:math:`g_l = \rho_0 a_l(\beta)/\beta` for ``usa``), the free energy difference to the uniform state is
 
-At a stationary state u = e^phi / Z, phi = sum_l g_l N_l m_l P_l / D, Z = E_u[e^phi], this is
-(1/2) sum_l g_l N_l m_l^2 - D log Z. The first-order noise of a branch is the D at which Delta F = 0 on it away
-from the uniform state; :func:`first_order_noise_mp` solves (m = G(m, D), Delta F = 0) in mpmath.
+.. math::
 
-Branches of degree l (Lyapunov-Schmidt in the zonal class, u = 1 + eps P_l + eps^2 h, h orthogonal to P_l):
+    \Delta F = F[\rho] - F[\rho_0] = D\, \mathbb{E}_u[u \log u] - \frac{1}{2} \sum_{l \ge 1} g_l N_l m_l^2 .
 
-    F   = (1/2)(D - g_l) <P_l^2> eps^2 + c_3 eps^3 + c_4 eps^4 + ...,    c_3 = -D <P_l^3>/6,
-    c_4 = D <P_l^4>/12 - sum_j D^2 <P_l^2 P_j>^2 / (8 (D - g_j) <P_j^2>)      (j over the degrees of P_l^2),
+At a stationary state :math:`u = e^\phi / Z`, :math:`\phi = \sum_l g_l N_l m_l P_l / D`,
+:math:`Z = \mathbb{E}_u[e^\phi]`, this is :math:`\tfrac{1}{2} \sum_l g_l N_l m_l^2 - D \log Z`. The first-order noise
+of a branch is the :math:`D` at which :math:`\Delta F = 0` on it away from the uniform state;
+:func:`first_order_noise_mp` solves (:math:`m = G(m, D)`, :math:`\Delta F = 0`) in mpmath.
 
-(<.> the uniform average). <P_l^3> = 0 for odd l and on the circle (pitchfork: continuous iff c_4 > 0 at
-D = g_l), and is positive for even l on S^{d-1}, d >= 3 (transcritical: a branch on both sides of g_l, first
-order within the zonal class). :func:`mode_landau_derivation` derives c_4 by eliminating the slaved amplitudes
-and checks the closed form; for l = 1 it is :func:`theory.noise.landau_derivation`'s coefficient.
+Branches of degree :math:`l` (Lyapunov-Schmidt in the zonal class,
+:math:`u = 1 + \varepsilon P_l + \varepsilon^2 h`, :math:`h` orthogonal to :math:`P_l`):
+
+.. math::
+
+    \begin{aligned}
+    F &= \tfrac{1}{2}(D - g_l) \langle P_l^2\rangle \varepsilon^2 + c_3 \varepsilon^3 + c_4 \varepsilon^4 + \dots,
+        \qquad c_3 = -D \langle P_l^3\rangle/6, \\
+    c_4 &= D \langle P_l^4\rangle/12 - \sum_j \frac{D^2 \langle P_l^2 P_j\rangle^2}{8 (D - g_j) \langle P_j^2\rangle}
+        \qquad (j \text{ over the degrees of } P_l^2),
+    \end{aligned}
+
+(:math:`\langle\cdot\rangle` the uniform average). :math:`\langle P_l^3\rangle = 0` for odd :math:`l` and on the
+circle (pitchfork: continuous iff :math:`c_4 > 0` at :math:`D = g_l`), and is positive for even :math:`l` on
+:math:`\mathbb{S}^{d-1}`, :math:`d \ge 3` (transcritical: a branch on both sides of :math:`g_l`, first order within
+the zonal class). :func:`mode_landau_derivation` derives :math:`c_4` by eliminating the slaved amplitudes and checks
+the closed form; for :math:`l = 1` it is :func:`theory.noise.landau_derivation`'s coefficient.
 
 Verified by: noise.global-conversion, noise.global-first-order, noise.global-higher-modes,
 noise.global-doi-onsager (numerics.noise.claims_global); tests/theory/test_noise_global_theory.py.
@@ -63,18 +79,22 @@ def coupling_of_noise(D_value):
 
 
 def mun_rosenzweig_threshold_expr(d: int, beta=sym.beta) -> sp.Expr:
-    """K_#^{(d)}(beta) = beta^{d/2} / (2^{d/2} Gamma(d/2) I_{d/2}(beta)) as printed in arXiv 2606.05140."""
+    r""":math:`K_\#^{(d)}(\beta) = \beta^{d/2} / \big(2^{d/2} \Gamma(d/2) I_{d/2}(\beta)\big)` as printed in arXiv
+    2606.05140.
+    """
     d = _check_d(d)
     h = sp.Rational(d, 2)
     return beta ** h / (2 ** h * sp.gamma(h) * sp.besseli(h, beta))
 
 
 def coupling_conversion_derivation(d: int) -> Derivation:
-    """K_#^{(d)}(beta) * D_c(beta) = 1/2 for usa on S^{d-1}, and F/D = F_K at K = 1/(2D).
+    r""":math:`K_\#^{(d)}(\beta)\, D_c(\beta) = 1/2` for ``usa`` on :math:`\mathbb{S}^{d-1}`, and :math:`F/D = F_K`
+    at :math:`K = 1/(2D)`.
 
-    The identity proved: K_# (their formula) times D_c = lambda_1/(d-1) (:func:`theory.noise.critical_noise_expr`)
-    simplifies to 1/2; and D^{-1} (D S - (1/2) E2) - (S - K E2) vanishes at K = 1/(2D) (S the entropy,
-    E2 = int int W rho rho, abstract symbols).
+    The identity proved: :math:`K_\#` (their formula) times :math:`D_c = \lambda_1/(d-1)`
+    (:func:`theory.noise.critical_noise_expr`) simplifies to :math:`1/2`; and
+    :math:`D^{-1} (D S - \tfrac{1}{2} E_2) - (S - K E_2)` vanishes at :math:`K = 1/(2D)` (:math:`S` the entropy,
+    :math:`E_2 = \iint W \rho \rho`, abstract symbols).
     """
     d = _check_d(d)
     Ks = mun_rosenzweig_threshold_expr(d)
@@ -93,7 +113,9 @@ def coupling_conversion_derivation(d: int) -> Derivation:
 
 # -- zonal averages and the Landau coefficients of every degree ----------------------------------------------
 def zonal_polynomial(d: int, l: int, t: sp.Symbol = sym.s) -> sp.Expr:
-    """P_l(t): C_l^{(d-2)/2}(t)/C_l^{(d-2)/2}(1) for d >= 3, T_l(t) on the circle (polynomial in t)."""
+    r""":math:`P_l(t)`: :math:`C_l^{(d-2)/2}(t)/C_l^{(d-2)/2}(1)` for :math:`d \ge 3`, :math:`T_l(t)` on the circle
+    (polynomial in :math:`t`).
+    """
     from .meanfield import zonal_profile
 
     return sp.expand(zonal_profile(_check_d(d), l, t))
@@ -109,7 +131,9 @@ def _moment(d: int, power: int) -> sp.Expr:
 
 
 def zonal_average(d: int, poly: sp.Expr, t: sp.Symbol = sym.s) -> sp.Expr:
-    """E[poly(<x, e>)] for x uniform on S^{d-1}, exactly, from the moments of t."""
+    r""":math:`\mathbb{E}[\operatorname{poly}(\langle x, e\rangle)]` for :math:`x` uniform on
+    :math:`\mathbb{S}^{d-1}`, exactly, from the moments of :math:`t`.
+    """
     p = sp.Poly(sp.expand(poly), t)
     return sp.nsimplify(sum(c * _moment(d, int(k[0])) for k, c in zip(p.monoms(), p.coeffs())))
 
@@ -136,7 +160,10 @@ def _g(j: int) -> sp.Symbol:
 
 
 def quartic_coefficient_expr(d: int, l: int) -> sp.Expr:
-    """c_4(D) = D <P_l^4>/12 - sum_j D^2 <P_l^2 P_j>^2 / (8 (D - g_j) <P_j^2>), j != l (closed form; g_j symbols)."""
+    r""":math:`c_4(D) = D \langle P_l^4\rangle/12
+    - \sum_j D^2 \langle P_l^2 P_j\rangle^2 / \big(8 (D - g_j) \langle P_j^2\rangle\big)`, :math:`j \ne l`
+    (closed form; :math:`g_j` symbols).
+    """
     pr = mode_products(d, l)
     slaved = sum(D ** 2 * pr["cross"][j] ** 2 / (8 * (D - _g(j)) * pr["norm"][j])
                  for j in pr["cross"] if j != l and pr["cross"][j] != 0)
@@ -144,12 +171,19 @@ def quartic_coefficient_expr(d: int, l: int) -> sp.Expr:
 
 
 def mode_landau_derivation(d: int, l: int) -> Derivation:
-    """Quartic Landau coefficient of the degree-l zonal branch by elimination of the slaved amplitudes.
+    r"""Quartic Landau coefficient of the degree-:math:`l` zonal branch by elimination of the slaved amplitudes.
 
-    F4(h) = sum_j [ (1/2)(D - g_j) h_j^2 <P_j^2> - (D/2) h_j <P_l^2 P_j> ] + D <P_l^4>/12 (the eps^4 terms of
-    D <(1+u) log(1+u)> - (1/2) sum g_j <u_j^2> with u = eps P_l + eps^2 sum_{j != l} h_j P_j); the stationary
-    point in h gives c_4. Identities proved: c_4 (elimination) = :func:`quartic_coefficient_expr` (closed form),
-    and for l = 1, c_4 at D = g_1, g_2 = q g_1 equals g_1 (1 - (d-1)/(d(1-q)))/(4 d (d+2)) (theory.noise).
+    .. math::
+
+        F_4(h) = \sum_j \Big[ \tfrac{1}{2}(D - g_j) h_j^2 \langle P_j^2\rangle
+        - \tfrac{D}{2} h_j \langle P_l^2 P_j\rangle \Big] + D \langle P_l^4\rangle/12
+
+    (the :math:`\varepsilon^4` terms of
+    :math:`D \langle (1+u) \log(1+u)\rangle - \tfrac{1}{2} \sum g_j \langle u_j^2\rangle` with
+    :math:`u = \varepsilon P_l + \varepsilon^2 \sum_{j \ne l} h_j P_j`); the stationary point in :math:`h` gives
+    :math:`c_4`. Identities proved: :math:`c_4` (elimination) = :func:`quartic_coefficient_expr` (closed form), and
+    for :math:`l = 1`, :math:`c_4` at :math:`D = g_1`, :math:`g_2 = q g_1` equals
+    :math:`g_1 \big(1 - (d-1)/(d(1-q))\big)/(4 d (d+2))` (theory.noise).
     """
     d = _check_d(d)
     pr = mode_products(d, l)
@@ -178,11 +212,13 @@ def mode_landau_derivation(d: int, l: int) -> Derivation:
 
 @dataclass(frozen=True)
 class ModeBifurcation:
-    """The degree-l branch at its threshold D_l = g_l: kind, Landau coefficients, the initial slope.
+    r"""The degree-:math:`l` branch at its threshold :math:`D_l = g_l`: kind, Landau coefficients, the initial
+    slope.
 
-    ``kind``: "continuous" (pitchfork, c_4 > 0), "discontinuous" (pitchfork, c_4 < 0), "degenerate"
-    (c_4 = 0: decided by higher orders), "transcritical" (c_3 != 0) or "none" (g_l <= 0: no instability for D > 0).
-    ``slope``: pitchfork s^2 = slope (g_l - D); transcritical D - g_l = slope s (s = m_l = E_rho[P_l]).
+    ``kind``: "continuous" (pitchfork, :math:`c_4 > 0`), "discontinuous" (pitchfork, :math:`c_4 < 0`), "degenerate"
+    (:math:`c_4 = 0`: decided by higher orders), "transcritical" (:math:`c_3 \ne 0`) or "none" (:math:`g_l \le 0`:
+    no instability for :math:`D > 0`). ``slope``: pitchfork :math:`s^2 = \text{slope}\,(g_l - D)`; transcritical
+    :math:`D - g_l = \text{slope}\, s` (:math:`s = m_l = \mathbb{E}_\rho[P_l]`).
     """
 
     d: int
@@ -214,16 +250,21 @@ def mode_bifurcation(d: int, l: int, g) -> ModeBifurcation:
 
 # -- the Doi-Onsager model on the circle ---------------------------------------------------------------------
 def doi_onsager_kernel(s: sp.Expr = sym.s) -> sp.Expr:
-    """W(s) = -sqrt(1 - s^2): Mun-Rosenzweig's W(theta) = -|sin(2 pi theta)| on T = R/Z written on S^1 with
-    s = cos(u), u = 2 pi theta the angle between the two directions (-|sin u| = -sqrt(1 - cos^2 u))."""
+    r""":math:`W(s) = -\sqrt{1 - s^2}`: Mun-Rosenzweig's :math:`W(\theta) = -\lvert\sin(2 \pi \theta)\rvert` on
+    :math:`\mathbb{T} = \mathbb{R}/\mathbb{Z}` written on :math:`\mathbb{S}^1` with :math:`s = \cos(u)`,
+    :math:`u = 2 \pi \theta` the angle between the two directions
+    (:math:`-\lvert\sin u\rvert = -\sqrt{1 - \cos^2 u}`).
+    """
     return -sp.sqrt(1 - s ** 2)
 
 
 def doi_onsager_coefficient(k: int) -> sp.Expr:
-    """g_k = (1/2pi) int_0^{2pi} -|sin u| cos(k u) du (exact): 2/(pi (k^2 - 1)) for even k >= 2, 0 for odd k.
+    r""":math:`g_k = \tfrac{1}{2\pi} \int_0^{2\pi} -\lvert\sin u\rvert \cos(k u)\, du` (exact):
+    :math:`2/(\pi (k^2 - 1))` for even :math:`k \ge 2`, 0 for odd :math:`k`.
 
-    |sin u| on [pi, 2pi] is sin(u - pi), and cos(k(v + pi)) = (-1)^k cos(k v), so the integral is
-    (1 + (-1)^k) int_0^pi -sin(v) cos(k v) dv / (2 pi); sympy integrates the last one exactly.
+    :math:`\lvert\sin u\rvert` on :math:`[\pi, 2\pi]` is :math:`\sin(u - \pi)`, and
+    :math:`\cos(k(v + \pi)) = (-1)^k \cos(k v)`, so the integral is
+    :math:`(1 + (-1)^k) \int_0^\pi -\sin(v) \cos(k v)\, dv / (2 \pi)`; sympy integrates the last one exactly.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
@@ -233,12 +274,14 @@ def doi_onsager_coefficient(k: int) -> sp.Expr:
 
 
 def doi_onsager_derivation(kmax: int = 12) -> Derivation:
-    """Doi-Onsager on S^1 (noise D, coupling K = 1/(2D)): D_# = max_k g_k = g_2 = 2/(3 pi), so K_# = 3 pi/4;
-    the degree-2 branch is a pitchfork with q = g_4/g_2 = 1/5 < 1/2, continuous.
+    r"""Doi-Onsager on :math:`\mathbb{S}^1` (noise :math:`D`, coupling :math:`K = 1/(2D)`):
+    :math:`D_\# = \max_k g_k = g_2 = 2/(3 \pi)`, so :math:`K_\# = 3 \pi/4`; the degree-2 branch is a pitchfork with
+    :math:`q = g_4/g_2 = 1/5 < 1/2`, continuous.
 
-    Identities proved: g_k (sympy integral) = 2/(pi(k^2 - 1)) for even k and 0 for odd k (k <= kmax);
-    1/(2 g_2) = 3 pi/4; g_4/g_2 = 1/5; the degree-2 quartic coefficient c_4 at D = g_2 equals
-    (g_2/32)(1 - 1/(2(1 - q))) with q = 1/5 (positive).
+    Identities proved: :math:`g_k` (sympy integral) :math:`= 2/(\pi(k^2 - 1))` for even :math:`k` and 0 for odd
+    :math:`k` (:math:`k \le k_{\max}`); :math:`1/(2 g_2) = 3 \pi/4`; :math:`g_4/g_2 = 1/5`; the degree-2 quartic
+    coefficient :math:`c_4` at :math:`D = g_2` equals :math:`\tfrac{g_2}{32}\big(1 - \tfrac{1}{2(1 - q)}\big)` with
+    :math:`q = 1/5` (positive).
     """
     gs = {k: doi_onsager_coefficient(k) for k in range(1, kmax + 1)}
     closed = {k: (2 / (sp.pi * (k ** 2 - 1)) if k % 2 == 0 else sp.Integer(0)) for k in gs}
@@ -261,7 +304,9 @@ def doi_onsager_derivation(kmax: int = 12) -> Derivation:
 # -- the equal-free-energy noise at high precision -------------------------------------------------------------
 @dataclass(frozen=True)
 class FirstOrderPoint:
-    """(D, m) with m = G(m, D) and Delta F(m, D) = 0 (mpmath), and the residual of the system."""
+    r""":math:`(D, m)` with :math:`m = G(m, D)` and :math:`\Delta F(m, D) = 0` (mpmath), and the residual of the
+    system.
+    """
 
     D: mp.mpf
     moments: list
@@ -305,20 +350,25 @@ class _ZonalQuadrature:
 
 
 def harmonic_dimensions(d: int, L: int) -> list[int]:
-    """N_l = dim H_l, the dimension of the spherical harmonics of degree l on S^{d-1}, for l = 1..L:
-    C(l + d - 1, d - 1) - C(l + d - 3, d - 1) (the second term for l >= 2); N_l = 2 on the circle (d = 2)."""
+    r""":math:`N_l = \dim H_l`, the dimension of the spherical harmonics of degree :math:`l` on
+    :math:`\mathbb{S}^{d-1}`, for :math:`l = 1, \dots, L`:
+    :math:`\binom{l + d - 1}{d - 1} - \binom{l + d - 3}{d - 1}` (the second term for :math:`l \ge 2`);
+    :math:`N_l = 2` on the circle (:math:`d = 2`).
+    """
     from math import comb
 
     return [comb(l + d - 1, d - 1) - (comb(l + d - 3, d - 1) if l >= 2 else 0) if d > 2 else 2 for l in range(1, L + 1)]
 
 
 def first_order_noise_mp(d: int, g, D0, m0, *, dps: int = 30, degree: int = 6, tol=None) -> FirstOrderPoint:
-    """Solve m_l = E_u[P_l e^phi]/E_u[e^phi] (l = 1..L) and Delta F = (1/2) sum g_l N_l m_l^2 - D log Z = 0 in
-    mpmath at ``dps`` digits, by Newton with the analytic Jacobian from the guess (D0, m0); the quadrature has
-    3 2^(degree-1) nodes (96 for degree 6).
+    r"""Solve :math:`m_l = \mathbb{E}_u[P_l e^\phi]/\mathbb{E}_u[e^\phi]` (:math:`l = 1, \dots, L`) and
+    :math:`\Delta F = \tfrac{1}{2} \sum g_l N_l m_l^2 - D \log Z = 0` in mpmath at ``dps`` digits, by Newton with
+    the analytic Jacobian from the guess ``(D0, m0)``; the quadrature has :math:`3 \cdot 2^{\text{degree}-1}` nodes
+    (96 for degree 6).
 
-    ``g`` = g_1..g_L (any kernel's Funk-Hecke eigenvalues), ``m0`` of length L; the truncation L and the
-    quadrature are the caller's (this compares the float solver with exact arithmetic at the same L).
+    ``g`` = :math:`g_1, \dots, g_L` (any kernel's Funk-Hecke eigenvalues), ``m0`` of length :math:`L`; the
+    truncation :math:`L` and the quadrature are the caller's (this compares the float solver with exact arithmetic
+    at the same :math:`L`).
     """
     d = _check_d(d)
     with mp.workdps(dps + 10):

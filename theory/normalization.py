@@ -1,65 +1,96 @@
-"""Normalisation schemes as dynamics: radius and direction equations derived from each layer's definition.
+r"""Normalisation schemes as dynamics: radius and direction equations derived from each layer's definition.
 
-A token is x = r theta with r > 0 and theta on S^{d-1}. Every scheme applies the same attention output
-A(theta) (the softmax or unnormalised attention of the *directions*, heads and MLP included; Karagodin, Ge,
-Polyanskiy, Rigollet, "Normalization in attention dynamics", arXiv 2510.22026, restated in the survey arXiv
-2512.01868, section "The impact of normalization"), and differs only in where the normalisation N(y) = y/|y|
-sits. One layer with step h (the residual branch multiplied by c, 1 for the plain schemes):
+A token is :math:`x = r \theta` with :math:`r > 0` and :math:`\theta` on :math:`\mathbb{S}^{d-1}`. Every scheme
+applies the same attention output :math:`A(\theta)` (the softmax or unnormalised attention of the *directions*,
+heads and MLP included; Karagodin, Ge, Polyanskiy, Rigollet, "Normalization in attention dynamics", arXiv
+2510.22026, restated in the survey arXiv 2512.01868, section "The impact of normalization"), and differs only in
+where the normalisation :math:`N(y) = y/\lVert y\rVert` sits. One layer with step :math:`h` (the residual branch
+multiplied by :math:`c`, 1 for the plain schemes):
 
-    post    x <- N(x + h c A)                          (the input is already on the sphere: r = 1)
-    pre     x <- x + h c A(N(x))
-    peri    x <- x + h c N(A(N(x)))
-    ngpt    x <- N(x + h alpha (N(A(x)) - x))          (nGPT, Loshchilov et al.; r = 1)
-    mix     post while t < T (the first layers), pre from t = T on (r(T) = 1)
-    sqrt    pre with c = c(t) = (1 + t/tau)^(-1/2)     (residual branch scaled by the square root of depth)
-    lnscale x <- x + h A(N(x) / sqrt(l)),  l = 1 + t/tau  (LayerNorm Scaling, Sun et al. arXiv 2502.05795)
+.. math::
+
+    \begin{aligned}
+    \texttt{post}:&\quad x \leftarrow N(x + h c A) && \text{(the input is already on the sphere: } r = 1) \\
+    \texttt{pre}:&\quad x \leftarrow x + h c A(N(x)) \\
+    \texttt{peri}:&\quad x \leftarrow x + h c N(A(N(x))) \\
+    \texttt{ngpt}:&\quad x \leftarrow N\big(x + h \alpha (N(A(x)) - x)\big)
+        && \text{(nGPT, Loshchilov et al.; } r = 1) \\
+    \texttt{mix}:&\quad \texttt{post} \text{ while } t < T \text{ (the first layers), } \texttt{pre} \text{ from }
+        t = T \text{ on } (r(T) = 1) \\
+    \texttt{sqrt}:&\quad \texttt{pre} \text{ with } c = c(t) = (1 + t/\tau)^{-1/2}
+        && \text{(residual branch scaled by the square root of depth)} \\
+    \texttt{lnscale}:&\quad x \leftarrow x + h A\big(N(x) / \sqrt{l}\big), \quad l = 1 + t/\tau
+        && \text{(LayerNorm Scaling, Sun et al. arXiv 2502.05795)}
+    \end{aligned}
 
 LayerNorm Scaling scales the *input* of attention, not its output: with linear query, key and value maps the
-logits <Q y_i, K y_j> of y = theta / sqrt(l) are those of theta divided by l and the values are divided by
-sqrt(l), so A_beta(theta / sqrt(l)) = A_{beta / l}(theta) / sqrt(l) (:func:`lnscale_attention_derivation`
-proves it with symbolic Q, K, V). The scheme is pre-LN with the branch factor c(t) of ``sqrt`` AND the
-depth-dependent inverse temperature beta(t) = beta / (1 + t/tau) (:func:`depth_beta`): a and m below are those
-of A at beta(t). Depth map: layer l sits at t = tau (l - 1) (tau = 1: one unit of time per layer).
+logits :math:`\langle Q y_i, K y_j\rangle` of :math:`y = \theta / \sqrt{l}` are those of :math:`\theta` divided by
+:math:`l` and the values are divided by :math:`\sqrt{l}`, so
+:math:`A_\beta(\theta / \sqrt{l}) = A_{\beta / l}(\theta) / \sqrt{l}` (:func:`lnscale_attention_derivation` proves it
+with symbolic :math:`Q, K, V`). The scheme is pre-LN with the branch factor :math:`c(t)` of ``sqrt`` AND the
+depth-dependent inverse temperature :math:`\beta(t) = \beta / (1 + t/\tau)` (:func:`depth_beta`): :math:`a` and
+:math:`m` below are those of :math:`A` at :math:`\beta(t)`. Depth map: layer :math:`l` sits at
+:math:`t = \tau (l - 1)` (:math:`\tau = 1`: one unit of time per layer).
 
-Derivation (:func:`scheme_derivation`). Write A = a theta + w e with a = <theta, A>, e a unit vector orthogonal
-to theta and w = |P_theta A| >= 0 (so |A| = m = sqrt(a^2 + w^2)). Every map above sends x into the plane
-spanned by (theta, e): x' = P(h) theta + Q(h) e with scalar P, Q (:data:`SCHEMES` gives them), and a map that
-ends with N puts the new radius back to 1. Then, as h -> 0,
+Derivation (:func:`scheme_derivation`). Write :math:`A = a \theta + w e` with :math:`a = \langle\theta, A\rangle`,
+:math:`e` a unit vector orthogonal to :math:`\theta` and :math:`w = \lVert P_\theta A\rVert \ge 0` (so
+:math:`\lVert A\rVert = m = \sqrt{a^2 + w^2}`). Every map above sends :math:`x` into the plane spanned by
+:math:`(\theta, e)`: :math:`x' = P(h) \theta + Q(h) e` with scalar :math:`P, Q` (:data:`SCHEMES` gives them), and a
+map that ends with :math:`N` puts the new radius back to 1. Then, as :math:`h \to 0`,
 
-    r' = |x'|,  angle of x' from theta = atan(Q / P),
-    dr/dt = lim (|x'| - r)/h,          dtheta/dt = (lim atan(Q/P)/h) e = g P_theta A,   g = lim atan(Q/P)/(h w),
+.. math::
 
-both limits taken by SymPy (``sympy.limit``), so the speed factor g (the survey's 1/s_i) and the radial law
-come out of the layer definitions, never typed in. Results (m = |A|):
+    \begin{aligned}
+    r' &= \lVert x'\rVert, \qquad \text{angle of } x' \text{ from } \theta = \arctan(Q / P), \\
+    \frac{dr}{dt} &= \lim \frac{\lVert x'\rVert - r}{h}, \qquad
+    \frac{d\theta}{dt} = \Big(\lim \frac{\arctan(Q/P)}{h}\Big) e = g P_\theta A, \qquad
+    g = \lim \frac{\arctan(Q/P)}{h w},
+    \end{aligned}
 
-    post  dr/dt = 0,        g = c          pre   dr/dt = c a,     g = c / r
-    peri  dr/dt = c a / m,  g = c / (r m)  ngpt  dr/dt = 0,       g = alpha / m
-    lnscale  dr/dt = c(t) a,  g = c(t) / r   (a, m at beta(t))
+both limits taken by SymPy (``sympy.limit``), so the speed factor :math:`g` (the survey's :math:`1/s_i`) and the
+radial law come out of the layer definitions, never typed in. Results (:math:`m = \lVert A\rVert`):
 
-Centring (LayerNorm) against RMSNorm: LayerNorm first subtracts the mean of the coordinates, y -> C y with
-C = I - 1 1^T / d (the orthogonal projector onto the hyperplane 1^perp), then divides by the norm. For every
-scheme above, the tracked part C x then obeys the same equations with A replaced by C A and theta on the unit
-sphere of 1^perp (a copy of S^{d-2}); the mean component (I - C) x of the schemes without a final N receives
-(I - C) A and is never read again (it is passive). So LayerNorm = RMSNorm on 1^perp with the value output
-projected by C; with V = I (and heads whose value maps preserve 1^perp) and tokens in 1^perp, centring changes
-nothing after the first layer. The gain sqrt(d) of an RMSNorm is absorbed in beta (attnflow's tokens have unit
-norm; a network whose LN output has norm sqrt(d) has beta_eff = beta d with unscaled scores).
+.. math::
 
-Equiangular reduction (:func:`equiangular_system`): if the directions are equiangular (<theta_i, theta_j> = s
-for i != j) and all radii equal r, the symmetry of theory.reductions persists (the speed factor and the radial
-law are the same function of (r, a, m) for every token), so s and r obey a closed 2-D system
+    \begin{aligned}
+    \texttt{post}:&\quad \frac{dr}{dt} = 0, \quad g = c, &\qquad
+    \texttt{pre}:&\quad \frac{dr}{dt} = c a, \quad g = c / r, \\
+    \texttt{peri}:&\quad \frac{dr}{dt} = c a / m, \quad g = c / (r m), &\qquad
+    \texttt{ngpt}:&\quad \frac{dr}{dt} = 0, \quad g = \alpha / m, \\
+    \texttt{lnscale}:&\quad \frac{dr}{dt} = c(t) a, \quad g = c(t) / r \quad (a, m \text{ at } \beta(t)).
+    \end{aligned}
 
-    ds/dt = g(r, a(s), m(s), t) F(s),     dr/dt = rdot(r, a(s), m(s), t),
+Centring (LayerNorm) against RMSNorm: LayerNorm first subtracts the mean of the coordinates, :math:`y \to C y` with
+:math:`C = I - \mathbf{1} \mathbf{1}^\top / d` (the orthogonal projector onto the hyperplane :math:`\mathbf{1}^\perp`),
+then divides by the norm. For every scheme above, the tracked part :math:`C x` then obeys the same equations with
+:math:`A` replaced by :math:`C A` and :math:`\theta` on the unit sphere of :math:`\mathbf{1}^\perp` (a copy of
+:math:`\mathbb{S}^{d-2}`); the mean component :math:`(I - C) x` of the schemes without a final :math:`N` receives
+:math:`(I - C) A` and is never read again (it is passive). So LayerNorm = RMSNorm on :math:`\mathbf{1}^\perp` with
+the value output projected by :math:`C`; with :math:`V = I` (and heads whose value maps preserve
+:math:`\mathbf{1}^\perp`) and tokens in :math:`\mathbf{1}^\perp`, centring changes nothing after the first layer.
+The gain :math:`\sqrt{d}` of an RMSNorm is absorbed in :math:`\beta` (attnflow's tokens have unit norm; a network
+whose LN output has norm :math:`\sqrt{d}` has :math:`\beta_{\text{eff}} = \beta d` with unscaled scores).
 
-with F the equiangular rate of the post-LN flow (:func:`theory.reductions.equiangular_rate`) and a(s), m(s)
-derived from the equiangular coefficients. Near s = 1 (epsilon = 1 - s) the linearised system solves in
-closed form (:func:`linearized_closed_form`): post epsilon_0 e^{-lambda t}; pre and peri epsilon_0
-(r_0 / r(t))^2 with r(t) = r_0 + a_1 t (sa: a_1 = 1; the survey's 1/t^2); ngpt epsilon_0 e^{-lambda alpha t / m_1};
-sqrt epsilon_0 (r_0 / r(t))^2 with r(t) = r_0 + 2 tau a_1 (sqrt(1 + t/tau) - 1), hence 1/t. lnscale (sa): the
-same as sqrt, because the softmax's lambda = 2 and a_1 = m_1 = 1 do not depend on beta (the depth-dependent
-beta acts at second order in epsilon only); lnscale (usa): lambda = 2 a_1 = 2 e^{beta(t)} still gives
-epsilon = epsilon_0 (r_0 / r(t))^2, but r(t) = r_0 + int_0^t c e^{beta(u)} du has no elementary closed form
-(the reduced ODE is the reference there).
+Equiangular reduction (:func:`equiangular_system`): if the directions are equiangular
+(:math:`\langle\theta_i, \theta_j\rangle = s` for :math:`i \ne j`) and all radii equal :math:`r`, the symmetry of
+theory.reductions persists (the speed factor and the radial law are the same function of :math:`(r, a, m)` for
+every token), so :math:`s` and :math:`r` obey a closed 2-D system
+
+.. math::
+
+    \frac{ds}{dt} = g(r, a(s), m(s), t) F(s), \qquad \frac{dr}{dt} = \dot r(r, a(s), m(s), t),
+
+with :math:`F` the equiangular rate of the post-LN flow (:func:`theory.reductions.equiangular_rate`) and
+:math:`a(s), m(s)` derived from the equiangular coefficients. Near :math:`s = 1` (:math:`\epsilon = 1 - s`) the
+linearised system solves in closed form (:func:`linearized_closed_form`): ``post`` :math:`\epsilon_0 e^{-\lambda t}`;
+``pre`` and ``peri`` :math:`\epsilon_0 (r_0 / r(t))^2` with :math:`r(t) = r_0 + a_1 t` (``sa``: :math:`a_1 = 1`; the
+survey's :math:`1/t^2`); ``ngpt`` :math:`\epsilon_0 e^{-\lambda \alpha t / m_1}`; ``sqrt``
+:math:`\epsilon_0 (r_0 / r(t))^2` with :math:`r(t) = r_0 + 2 \tau a_1 (\sqrt{1 + t/\tau} - 1)`, hence :math:`1/t`.
+``lnscale`` (``sa``): the same as ``sqrt``, because the softmax's :math:`\lambda = 2` and :math:`a_1 = m_1 = 1` do
+not depend on :math:`\beta` (the depth-dependent :math:`\beta` acts at second order in :math:`\epsilon` only);
+``lnscale`` (``usa``): :math:`\lambda = 2 a_1 = 2 e^{\beta(t)}` still gives
+:math:`\epsilon = \epsilon_0 (r_0 / r(t))^2`, but :math:`r(t) = r_0 + \int_0^t c\, e^{\beta(u)}\, du` has no
+elementary closed form (the reduced ODE is the reference there).
 
 Verified by: architectures.norm-post-exact, architectures.norm-derivation, architectures.norm-equiangular,
 architectures.norm-rates (numerics/architectures/norm_claims.py); tests/theory/test_normalization.py.
@@ -86,8 +117,10 @@ h = sp.Symbol("h", positive=True)
 
 
 def depth_beta(name: str) -> sp.Expr:
-    """The inverse temperature the attention of scheme ``name`` sees at time t: beta / (1 + t/tau) for
-    ``lnscale`` (the LN output scaled by 1/sqrt(l) divides the logits by l), beta for every other scheme."""
+    r"""The inverse temperature the attention of scheme ``name`` sees at time :math:`t`:
+    :math:`\beta / (1 + t/\tau)` for ``lnscale`` (the LN output scaled by :math:`1/\sqrt{l}` divides the logits by
+    :math:`l`), :math:`\beta` for every other scheme.
+    """
     return sym.beta / (1 + sym.t / sym.tau) if name == "lnscale" else sym.beta
 
 
@@ -98,7 +131,9 @@ def _depth_factor() -> sp.Expr:
 
 @dataclass(frozen=True)
 class LayerMap:
-    """One layer in the plane of (theta, e): x' = P theta + Q e, then N if ``normalised``."""
+    r"""One layer in the plane of :math:`(\theta, e)`: :math:`x' = P \theta + Q e`, then :math:`N` if
+    ``normalised``.
+    """
 
     P: sp.Expr
     Q: sp.Expr
@@ -195,10 +230,12 @@ _EXPECTED = {"post": "post-LN: the sphere flow (speed factor 1)", "pre": "pre-LN
 
 
 def lnscale_attention_derivation(model: str = "sa", n: int = 2, d: int = 2) -> Derivation:
-    """Derivation: A_beta(Y / sqrt(l)) = A_{beta / l}(Y) / sqrt(l) for attention with symbolic Q, K, V (d x d)
-    on n symbolic tokens, the identity that turns LayerNorm Scaling into a depth-dependent beta.
+    r"""Derivation: :math:`A_\beta(Y / \sqrt{l}) = A_{\beta / l}(Y) / \sqrt{l}` for attention with symbolic
+    :math:`Q, K, V` (:math:`d \times d`) on :math:`n` symbolic tokens, the identity that turns LayerNorm Scaling
+    into a depth-dependent :math:`\beta`.
 
-    A_beta(Y)_i = sum_j w_ij V y_j with w_ij = e^{beta <Q y_i, K y_j>} / Z_i (sa) or / n (usa).
+    :math:`A_\beta(Y)_i = \sum_j w_{ij} V y_j` with :math:`w_{ij} = e^{\beta \langle Q y_i, K y_j\rangle} / Z_i`
+    (``sa``) or :math:`/\, n` (``usa``).
     """
     ell = sp.Symbol("l", positive=True)
     Qm, Km, Vm = (sp.Matrix(d, d, lambda i, j, name=name: sp.Symbol(f"{name}{i}{j}", real=True))
@@ -225,11 +262,14 @@ def lnscale_attention_derivation(model: str = "sa", n: int = 2, d: int = 2) -> D
 
 # -- equiangular reduction ----------------------------------------------------------------------------------
 def equiangular_attention(kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> tuple[sp.Expr, sp.Expr]:
-    """(a(s), m(s)): <theta_i, A_i> and |A_i| on an equiangular configuration (all <theta_i, theta_j> = s).
+    r""":math:`(a(s), m(s))`: :math:`\langle\theta_i, A_i\rangle` and :math:`\lVert A_i\rVert` on an equiangular
+    configuration (all :math:`\langle\theta_i, \theta_j\rangle = s`).
 
-    A_i = k (w1 theta_i + ws sum_{j != i} theta_j) with k = 1/n (usa) or 1/Z (sa) (theory.reductions); its
-    norm from the Gram matrix (1 - s) I + s 1 1^T: |sum_j c_j theta_j|^2 = (1 - s) sum c_j^2 + s (sum c_j)^2.
-    (The tangential part is theory.reductions' coefficient c_same = k w1 - a; tests/theory check it.)
+    :math:`A_i = k \big(w_1 \theta_i + w_s \sum_{j \ne i} \theta_j\big)` with :math:`k = 1/n` (``usa``) or
+    :math:`1/Z` (``sa``) (theory.reductions); its norm from the Gram matrix
+    :math:`(1 - s) I + s \mathbf{1} \mathbf{1}^\top`:
+    :math:`\lVert\sum_j c_j \theta_j\rVert^2 = (1 - s) \sum c_j^2 + s (\sum c_j)^2`. (The tangential part is
+    theory.reductions' coefficient :math:`c_{\text{same}} = k w_1 - a`; tests/theory check it.)
     """
     kernel = kernel or exponential_kernel()
     s = sym.s
@@ -243,9 +283,10 @@ def equiangular_attention(kernel: PairKernel | None = None, model: str = "sa", n
 
 
 def shifted_kernel() -> PairKernel:
-    """phi(s) = e^{beta (s - 1)} / beta: the exponential kernel divided by e^{beta}. The softmax (``sa``) is a
-    ratio of weights, so its equiangular system is the same with this kernel, and emitted code never forms
-    e^{beta} (finite for every beta >= 0)."""
+    r""":math:`\phi(s) = e^{\beta (s - 1)} / \beta`: the exponential kernel divided by :math:`e^{\beta}`. The
+    softmax (``sa``) is a ratio of weights, so its equiangular system is the same with this kernel, and emitted code
+    never forms :math:`e^{\beta}` (finite for every :math:`\beta \ge 0`).
+    """
     return PairKernel(sp.exp(sym.beta * (sym.s - 1)) / sym.beta, name="shifted exponential")
 
 
@@ -262,13 +303,14 @@ def equiangular_system(name: str, kernel: PairKernel | None = None, model: str =
 
 
 def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: int | None = None) -> Derivation:
-    """Derivation: explicit symbolic tokens x_i = r theta_i (equiangular, equal radii) moving by the scheme's
-    laws give d<theta_i, theta_k>/dt and dr_i/dt equal to the reduced system, checked exactly at rational
-    equiangular points (the small-n path, independent of the Gram-matrix reduction).
+    r"""Derivation: explicit symbolic tokens :math:`x_i = r \theta_i` (equiangular, equal radii) moving by the
+    scheme's laws give :math:`d\langle\theta_i, \theta_k\rangle/dt` and :math:`dr_i/dt` equal to the reduced system,
+    checked exactly at rational equiangular points (the small-:math:`n` path, independent of the Gram-matrix
+    reduction).
 
-    The norm m = |A_i| enters both sides as the symbol m (so every residual is a rational function of
-    exponentials, decided exactly); further rows check |A_i|^2 = m^2 for every token, with the sampler's m the
-    reduced m(s) at the point.
+    The norm :math:`m = \lVert A_i\rVert` enters both sides as the symbol :math:`m` (so every residual is a rational
+    function of exponentials, decided exactly); further rows check :math:`\lVert A_i\rVert^2 = m^2` for every token,
+    with the sampler's :math:`m` the reduced :math:`m(s)` at the point.
     """
     import random
 
@@ -323,8 +365,10 @@ def equiangular_system_derivation(name: str, model: str = "sa", n: int = 3, d: i
 
 
 def linearized_rates(name: str, kernel: PairKernel | None = None, model: str = "sa", n=sym.n) -> dict:
-    """Coefficients of the system linearised at s = 1: lambda = -F'(1), a_1 = a(1), m_1 = m(1) (for
-    ``lnscale`` at beta(t), so functions of t when they depend on beta)."""
+    r"""Coefficients of the system linearised at :math:`s = 1`: :math:`\lambda = -F'(1)`, :math:`a_1 = a(1)`,
+    :math:`m_1 = m(1)` (for ``lnscale`` at :math:`\beta(t)`, so functions of :math:`t` when they depend on
+    :math:`\beta`).
+    """
     kernel = kernel or exponential_kernel()
     at_depth = {sym.beta: depth_beta(name)}
     a, m = (e.subs(at_depth) for e in equiangular_attention(kernel, model, n))
@@ -335,11 +379,13 @@ def linearized_rates(name: str, kernel: PairKernel | None = None, model: str = "
 
 def linearized_closed_form(name: str, kernel: PairKernel | None = None, model: str = "sa", n=sym.n
                            ) -> tuple[sp.Expr, sp.Expr]:
-    """(epsilon(t), r(t)) solving the system linearised at s = 1 (epsilon = 1 - s), from epsilon_0 and r_0 at t = 0.
+    r""":math:`(\epsilon(t), r(t))` solving the system linearised at :math:`s = 1` (:math:`\epsilon = 1 - s`), from
+    :math:`\epsilon_0` and :math:`r_0` at :math:`t = 0`.
 
-    d epsilon/dt = -lambda g(r, a_1, m_1, t) epsilon and dr/dt = rdot(r, a_1, m_1, t), solved by separation:
-    r first (it does not involve epsilon), then epsilon = epsilon_0 exp(-lambda int_0^t g). For ``mix`` the
-    solution is the post form up to T and the pre form from T on (radius 1 at T).
+    :math:`d\epsilon/dt = -\lambda g(r, a_1, m_1, t) \epsilon` and :math:`dr/dt = \dot r(r, a_1, m_1, t)`, solved by
+    separation: :math:`r` first (it does not involve :math:`\epsilon`), then
+    :math:`\epsilon = \epsilon_0 \exp\big(-\lambda \int_0^t g\big)`. For ``mix`` the solution is the post form up to
+    :math:`T` and the pre form from :math:`T` on (radius 1 at :math:`T`).
     """
     coeffs = linearized_rates(name, kernel, model, n)
     lam, a1, m1 = coeffs["lambda"], coeffs["a1"], coeffs["m1"]

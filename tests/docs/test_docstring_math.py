@@ -110,15 +110,9 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.trained.geometry",
     "numerics.trained.heads",
     "theory.common_noise",
-    "theory.gaussian",
-    "theory.harmonic",
     "theory.homogenized",
     "theory.longcontext",
-    "theory.meanfield",
-    "theory.noise",
-    "theory.noise_global",
     "theory.noise_nematic",
-    "theory.normalization",
 ]
 # (module, exact flagged text, why it is right as written)
 ALLOWED: list[tuple[str, str, str]] = []
