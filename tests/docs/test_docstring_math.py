@@ -45,7 +45,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.architectures.masked_meanfield",
     "numerics.architectures.positions_checks",
     "numerics.circle.angles",
-    "numerics.circle.fourier",
     "numerics.clusters.detection",
     "numerics.clusters.merge_tree",
     "numerics.clusters.reduced",
