@@ -72,7 +72,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.decoder.forward",
     "numerics.decoder.heads",
     "numerics.decoder.weights",
-    "numerics.harmonic.field",
     "numerics.harmonic.transforms",
     "numerics.longcontext.almost_simplex",
     "numerics.longcontext.fixed_query",
