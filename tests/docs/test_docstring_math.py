@@ -41,7 +41,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.architectures.causal",
     "numerics.architectures.deep",
     "numerics.architectures.gradient",
-    "numerics.architectures.lost_in_the_middle",
     "numerics.architectures.masked_meanfield",
     "numerics.architectures.positions_checks",
     "numerics.circle.angles",
