@@ -43,7 +43,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.architectures.gradient",
     "numerics.architectures.masked_meanfield",
     "numerics.architectures.positions_checks",
-    "numerics.circle.angles",
     "numerics.clusters.detection",
     "numerics.clusters.merge_tree",
     "numerics.clusters.reduced",
