@@ -41,7 +41,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.architectures.causal",
     "numerics.architectures.deep",
     "numerics.architectures.gradient",
-    "numerics.architectures.masked_meanfield",
     "numerics.architectures.positions_checks",
     "numerics.clusters.detection",
     "numerics.clusters.merge_tree",
