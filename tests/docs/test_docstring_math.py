@@ -69,7 +69,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.decoder.forward",
     "numerics.decoder.heads",
     "numerics.decoder.weights",
-    "numerics.harmonic.transforms",
     "numerics.longcontext.almost_simplex",
     "numerics.longcontext.fixed_query",
     "numerics.longcontext.flow",
