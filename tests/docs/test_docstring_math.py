@@ -89,7 +89,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.noise.zonal",
     "numerics.rd.consensus",
     "numerics.rd.dynamics",
-    "numerics.rd.frank_wolfe",
     "numerics.rd.geometry",
     "numerics.rd.model",
     "numerics.rd.stability",
