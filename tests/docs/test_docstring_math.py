@@ -89,7 +89,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.noise.zonal",
     "numerics.rd.dynamics",
     "numerics.rd.geometry",
-    "numerics.rd.stability",
     "numerics.sweeps.observables",
     "numerics.sweeps.runner",
     "numerics.sweeps.spec",
