@@ -87,7 +87,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.noise.stationary",
     "numerics.noise.transitions",
     "numerics.noise.zonal",
-    "numerics.rd.geometry",
     "numerics.sweeps.observables",
     "numerics.sweeps.runner",
     "numerics.sweeps.spec",
