@@ -40,7 +40,6 @@ ROOT = Path(__file__).resolve().parents[2]
 NOT_YET_TYPESET: list[str] = [
     "numerics.architectures.causal",
     "numerics.architectures.deep",
-    "numerics.architectures.gradient",
     "numerics.architectures.positions_checks",
     "numerics.clusters.detection",
     "numerics.clusters.merge_tree",
