@@ -64,8 +64,8 @@ def two_token_rate(theta: float, x1: np.ndarray, u: np.ndarray, beta: float, Q: 
 
 
 def two_token_merge_time(x1, x2, theta_eps: float, beta: float, Q=None, K=None) -> float:
-    r""":math:`T(\theta_0 \to \theta_\varepsilon)`: the time the second token needs to come within angle ``theta_eps`` of
-    the first.
+    r""":math:`T(\theta_0 \to \theta_\varepsilon)`: the time the second token needs to come within angle
+    ``theta_eps`` of the first.
 
     Adaptive Gauss-Kronrod quadrature (``scipy.integrate.quad``, ``epsabs = 0``, ``epsrel = 1e-12``) of the integral in
     the module docstring. Verified by: architectures.causal-collapse.
