@@ -102,7 +102,7 @@ def bessel_tail_bound(K: int, beta: float) -> float:
 
 
 def harmonics_for_tolerance(beta: float, tol: float = 1e-12, *, model: str = "usa") -> int:
-    r"""Number of harmonics K for which the truncated Fourier field is exact to ``tol``.
+    r"""Number of harmonics :math:`K` for which the truncated Fourier field is exact to ``tol``.
 
     Parameters
     ----------
@@ -124,14 +124,16 @@ def harmonics_for_tolerance(beta: float, tol: float = 1e-12, *, model: str = "us
         ``usa`` field is exact to :math:`\mathrm{tol}\, I_0(\lvert\beta\rvert)` (relative to the mean kernel weight).
         ``sa``: :math:`3\, \mathrm{bound}_K \le \mathrm{tol}\, g\, I_0(\lvert\beta\rvert) e^{-\lvert\beta\rvert}` with
         :math:`g` = :data:`SA_DENOMINATOR_GUARD`. The ``sa`` error of particle :math:`i` is at most
-        :math:`(\lvert dN_i\rvert + \lvert\omega_i\rvert \lvert dZ_i\rvert) / (Z_i/n) \le 3\, \mathrm{bound}_K / (Z_i/n)`
-        (scaled sums), and rows with :math:`Z_i/n < g I_0 e^{-\lvert\beta\rvert}` are recomputed directly, so every
-        angle velocity is exact to ``tol`` (absolute; :math:`\lvert\omega_i\rvert \le 1`) for every configuration.
+        :math:`(\lvert dN_i\rvert + \lvert\omega_i\rvert \lvert dZ_i\rvert) / (Z_i/n)
+        \le 3\, \mathrm{bound}_K / (Z_i/n)` (scaled sums), and rows with :math:`Z_i/n < g I_0 e^{-\lvert\beta\rvert}`
+        are recomputed directly, so every angle velocity is exact to ``tol`` (absolute;
+        :math:`\lvert\omega_i\rvert \le 1`) for every configuration.
 
     Notes
     -----
     The tail decays like a Gaussian :math:`e^{-K^2 / (2 \lvert\beta\rvert)}` for :math:`K \ll \lvert\beta\rvert` and
-    super-exponentially for :math:`K \gg \lvert\beta\rvert`, so :math:`K \sim \sqrt{2 \lvert\beta\rvert \log(1/\mathrm{tol})}`:
+    super-exponentially for :math:`K \gg \lvert\beta\rvert`, so
+    :math:`K \sim \sqrt{2 \lvert\beta\rvert \log(1/\mathrm{tol})}`:
     :math:`K` = 13, 28, 79, 247 at :math:`\beta` = 1, 10, 100, 1000 (``tol = 1e-12``, ``usa``) and 16, 33, 88, 264 for
     ``sa``.
     Source: docs/conventions.md (Fourier form on :math:`\mathbb{S}^1`); Amos (1974) for the ratio bound.
@@ -415,13 +417,14 @@ def circle_energy(theta, beta: float, *, normalization: str = "glpr-shifted", to
 
 def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit: str = "natural",
                        harmonics: int | None = None):
-    r"""Drop-in for :func:`numerics.core.field.make_field` at :math:`d = 2`: ``field(X) -> (n, 2)`` via the Fourier series.
+    r"""Drop-in for :func:`numerics.core.field.make_field` at :math:`d = 2`: ``field(X) -> (n, 2)`` via the
+    Fourier series.
 
-    ``field(X)`` returns :math:`v_i = \omega_i(\theta) J x_i` with :math:`\theta_i = \operatorname{atan2}(x_{i2}, x_{i1})`
-    and :math:`J` the rotation by +90 degrees, i.e. :math:`\omega_i (-\sin\theta_i, \cos\theta_i)` on the circle. Off
-    the circle (Runge-Kutta stage points) this extension keeps :math:`\lvert x_i\rvert` fixed and
-    :math:`d\theta_i/dt = \omega_i` exactly, a smooth extension under which the circle is invariant (as the
-    :math:`P_x` extension of :mod:`numerics.core.field`).
+    ``field(X)`` returns :math:`v_i = \omega_i(\theta) J x_i` with
+    :math:`\theta_i = \operatorname{atan2}(x_{i2}, x_{i1})` and :math:`J` the rotation by +90 degrees, i.e.
+    :math:`\omega_i (-\sin\theta_i, \cos\theta_i)` on the circle. Off the circle (Runge-Kutta stage points) this
+    extension keeps :math:`\lvert x_i\rvert` fixed and :math:`d\theta_i/dt = \omega_i` exactly, a smooth extension under
+    which the circle is invariant (as the :math:`P_x` extension of :mod:`numerics.core.field`).
 
     ``field.harmonics`` is the number of harmonics :math:`K` used. ``field.energy(X, normalization)`` is the interaction
     energy of a state from its order parameters (:func:`circle_energy`, :math:`O(nK)` instead of the direct

@@ -337,8 +337,8 @@ def harmonic_energy(X, beta: float, *, normalization: str = "glpr-shifted", tol:
 
     ``glpr-shifted`` (alias ``glpr``):
     :math:`E_\beta = \frac{\lambda_0 - 1}{2\beta} + \sum_{l\ge1} \frac{\lambda_l}{2\beta} R_l`
-    (:math:`= \frac{1}{2\beta n^2} \sum_{ij} (e^{\beta s_{ij}} - 1)`; :math:`\lvert \operatorname{mean} x\rvert^2 / 2` at
-    :math:`\beta = 0`), :math:`R_l` of :func:`degree_powers`.
+    (:math:`= \frac{1}{2\beta n^2} \sum_{ij} (e^{\beta s_{ij}} - 1)`;
+    :math:`\lvert \operatorname{mean} x\rvert^2 / 2` at :math:`\beta = 0`), :math:`R_l` of :func:`degree_powers`.
     ``gkpr``: :math:`\frac{1}{n^2} \sum_{ij} e^{\beta(s_{ij} - 1)} = \sum_l \lambda_l e^{-\beta} R_l`
     (:math:`\beta \ge 0`).
     ``log-mean-exp``: :math:`\frac{1}{\beta} \log\bigl(\frac{1}{n^2} \sum_{ij} e^{\beta s_{ij}}\bigr)` from the same sum
