@@ -1,22 +1,40 @@
-"""Causal attention on the sphere with V = I: two tokens, the merge time as a one-dimensional integral.
+r"""Causal attention on the sphere with :math:`V = I`: two tokens, the merge time as a one-dimensional integral.
 
-Model (Karagodin, Polyanskiy, Rigollet, arXiv 2411.04990, causal self-attention with V = I):
-dx_i/dt = P_{x_i}( sum_{j <= i} e^{beta <Q x_i, K x_j>} x_j / sum_{k <= i} e^{beta <Q x_i, K x_k>} ).
+Model (Karagodin, Polyanskiy, Rigollet, arXiv 2411.04990, causal self-attention with :math:`V = I`):
 
-Token 1 attends only to itself and P_{x_1} x_1 = 0, so x_1(t) = x_1(0). For token 2, with theta the angle
-between x_1 and x_2 and u the unit vector of x_2(0) - <x_1, x_2(0)> x_1,
+.. math::
 
-    x_2(t) = cos theta(t) x_1 + sin theta(t) u,
-    d theta/dt = - sigma( beta [<Q x_2, K x_1> - <Q x_2, K x_2>] ) sin theta,     sigma(z) = 1/(1 + e^{-z}),
+    \frac{dx_i}{dt} = P_{x_i}\Biggl(\frac{\sum_{j \le i} e^{\beta\langle Q x_i, K x_j\rangle} x_j}
+    {\sum_{k \le i} e^{\beta\langle Q x_i, K x_k\rangle}}\Biggr).
 
-(derivation: v_2 = p_21 P_{x_2} x_1 since P_{x_2} x_2 = 0; d cos theta/dt = <x_1, v_2> = p_21 sin^2 theta, and
-p_21 = sigma(s_21 - s_22)). The time for theta to fall from theta_0 to theta_eps is
+Token 1 attends only to itself and :math:`P_{x_1} x_1 = 0`, so :math:`x_1(t) = x_1(0)`. For token 2, with
+:math:`\theta` the angle between :math:`x_1` and :math:`x_2` and :math:`u` the unit vector of
+:math:`x_2(0) - \langle x_1, x_2(0)\rangle x_1`,
 
-    T(theta_0 -> theta_eps) = int_{theta_eps}^{theta_0} d theta / ( sigma(beta g(theta)) sin theta ),
-    g(theta) = <Q x(theta), K x_1> - <Q x(theta), K x(theta)>.
+.. math::
 
-Since the integrand ~ 1/(sigma(0) theta) near 0 the merge is asymptotic (T -> inf as theta_eps -> 0): the merge
-time to angle eps grows like 2 log(1/eps) for small eps. Note: proofs_notes/architectures-causal-collapse.md.
+    \begin{aligned}
+    x_2(t) &= \cos\theta(t)\, x_1 + \sin\theta(t)\, u, \\
+    \frac{d\theta}{dt} &= -\sigma\bigl(\beta [\langle Q x_2, K x_1\rangle - \langle Q x_2, K x_2\rangle]\bigr)
+      \sin\theta, \qquad \sigma(z) = \frac{1}{1 + e^{-z}},
+    \end{aligned}
+
+(derivation: :math:`v_2 = p_{21} P_{x_2} x_1` since :math:`P_{x_2} x_2 = 0`;
+:math:`d\cos\theta/dt = \langle x_1, v_2\rangle = p_{21} \sin^2\theta`, and
+:math:`p_{21} = \sigma(s_{21} - s_{22})`). The time for :math:`\theta` to fall from :math:`\theta_0` to
+:math:`\theta_\varepsilon` is
+
+.. math::
+
+    \begin{aligned}
+    T(\theta_0 \to \theta_\varepsilon) &= \int_{\theta_\varepsilon}^{\theta_0}
+      \frac{d\theta}{\sigma(\beta g(\theta)) \sin\theta}, \\
+    g(\theta) &= \langle Q x(\theta), K x_1\rangle - \langle Q x(\theta), K x(\theta)\rangle.
+    \end{aligned}
+
+Since the integrand :math:`\sim 1/(\sigma(0) \theta)` near 0 the merge is asymptotic (:math:`T \to \infty` as
+:math:`\theta_\varepsilon \to 0`): the merge time to angle :math:`\varepsilon` grows like
+:math:`2 \log(1/\varepsilon)` for small :math:`\varepsilon`. Note: proofs_notes/architectures-causal-collapse.md.
 """
 from __future__ import annotations
 
@@ -46,9 +64,10 @@ def two_token_rate(theta: float, x1: np.ndarray, u: np.ndarray, beta: float, Q: 
 
 
 def two_token_merge_time(x1, x2, theta_eps: float, beta: float, Q=None, K=None) -> float:
-    """T(theta_0 -> theta_eps): the time the second token needs to come within angle ``theta_eps`` of the first.
+    r""":math:`T(\theta_0 \to \theta_\varepsilon)`: the time the second token needs to come within angle
+    ``theta_eps`` of the first.
 
-    Adaptive Gauss-Kronrod quadrature (``scipy.integrate.quad``, epsabs = 0, epsrel = 1e-12) of the integral in
+    Adaptive Gauss-Kronrod quadrature (``scipy.integrate.quad``, ``epsabs = 0``, ``epsrel = 1e-12``) of the integral in
     the module docstring. Verified by: architectures.causal-collapse.
     """
     x1, x2 = np.asarray(x1, float), np.asarray(x2, float)

@@ -1,10 +1,11 @@
-"""The discrete deep transformer on the sphere: L applications of the attention map, written independently.
+r"""The discrete deep transformer on the sphere: :math:`L` applications of the attention map, written independently.
 
-Layer l maps x_i <- (x_i + v_i^{(l)}(X)) / |x_i + v_i^{(l)}(X)| with v^{(l)} the block velocity of
-:mod:`numerics.core.blocks` for that layer's heads and MLP (module docstring there). This module recomputes
-v^{(l)} with dense n x n matrices and ``scipy.special.softmax`` (no blocking, no shared code with
-:func:`numerics.core.blocks.block_velocity`), as the reference of claim architectures.schedule: the ``layer``
-integrator with step 1 on a schedule with layer times 0, 1, ..., L-1 must reproduce it to rounding.
+Layer :math:`l` maps :math:`x_i \leftarrow (x_i + v_i^{(l)}(X)) / \lvert x_i + v_i^{(l)}(X)\rvert` with
+:math:`v^{(l)}` the block velocity of :mod:`numerics.core.blocks` for that layer's heads and MLP (module docstring
+there). This module recomputes :math:`v^{(l)}` with dense :math:`n \times n` matrices and ``scipy.special.softmax``
+(no blocking, no shared code with :func:`numerics.core.blocks.block_velocity`), as the reference of claim
+architectures.schedule: the ``layer`` integrator with step 1 on a schedule with layer times
+:math:`0, 1, \dots, L-1` must reproduce it to rounding.
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from numerics.core.blocks import ACTIVATIONS, MLP, MultiHead, Schedule
 
 def dense_block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa", mlp: MLP | None = None,
                          causal: bool = False) -> np.ndarray:
-    """v_i = P_{x_i}( sum_h W_h^T V_h a_i^h ) (or the MLP form (1/H) sum_h MLP^{[h]}(H W_h^T V_h a_i^h), shared or
-    per-head MLP), dense, head by head, from Q, K, V, W and the MLP arrays directly."""
+    r""":math:`v_i = P_{x_i}\bigl(\sum_h W_h^\top V_h a_i^h\bigr)` (or the MLP form
+    :math:`\frac{1}{H} \sum_h \mathrm{MLP}^{[h]}(H W_h^\top V_h a_i^h)`, shared or per-head MLP), dense, head by head,
+    from ``Q``, ``K``, ``V``, ``W`` and the MLP arrays directly."""
     n, d = X.shape
     H = heads.Q.shape[0]
     total = np.zeros((n, d))

@@ -1,20 +1,25 @@
-"""Where the gradient-flow structure survives with several heads, and numerical counterexamples where it does not.
+r"""Where the gradient-flow structure survives with several heads, and numerical counterexamples where it does not.
 
 Survives (derived in :mod:`theory.architectures`, note ``proofs_notes/architectures-gradient-structure.md``):
 
-- ``usa``, heads with symmetric score maps B_h = c Q_h^T K_h and value maps W_h^T V_h = c_h B_h:
-  v_i = n grad_i E (Riemannian gradient on (S^{d-1})^n), E(X) = sum_h c_h / (2 beta n^2) sum_{i,j} e^{beta x_i^T B_h x_j}.
-  Heads with B_h = b_h I and value maps w_h I are the case c_h = w_h / b_h (the mixed kernel).
-- ``sa`` with one head Q = K = V = I: v_i = (n^2 / Z_i) grad_i E_beta (GLPR: a gradient flow for the metric
-  (Z_i / n^2) <., .> on the i-th sphere).
+- ``usa``, heads with symmetric score maps :math:`B_h = c Q_h^\top K_h` and value maps
+  :math:`W_h^\top V_h = c_h B_h`: :math:`v_i = n \operatorname{grad}_i E` (Riemannian gradient on
+  :math:`(\mathbb{S}^{d-1})^n`),
+  :math:`E(X) = \sum_h \frac{c_h}{2\beta n^2} \sum_{i,j} e^{\beta x_i^\top B_h x_j}`.
+  Heads with :math:`B_h = b_h I` and value maps :math:`w_h I` are the case :math:`c_h = w_h / b_h` (the mixed
+  kernel).
+- ``sa`` with one head :math:`Q = K = V = I`: :math:`v_i = (n^2 / Z_i) \operatorname{grad}_i E_\beta` (GLPR: a
+  gradient flow for the metric :math:`(Z_i / n^2) \langle\cdot, \cdot\rangle` on the :math:`i`-th sphere).
 
-Does not survive (checked by a nonzero circulation of the velocity 1-form omega = sum_i m_i <v_i, dx_i> around a
-small closed loop, which vanishes for v_i = m_i^{-1} grad_i F whatever F is): ``usa`` with V = I and a symmetric
-B != b I (round metric); ``sa`` with two heads at different temperatures for the metric factors m_i = Z_i^1,
-Z_i^2 and Z_i^1 + Z_i^2. The loops are taken on S^1 in two angle coordinates, theta_a(phi) = theta_a + r cos phi,
-theta_b(phi) = theta_b + r sin phi, with the periodic trapezoid rule (spectrally accurate), so that
-circulation / (pi r^2) = C_ab + O(r^2), C_ab = d a_b/d theta_a - d a_a/d theta_b the curl of omega at the centre
-(compared with the symbolic curl :func:`theory.architectures.curl_at` in the tests).
+Does not survive (checked by a nonzero circulation of the velocity 1-form
+:math:`\omega = \sum_i m_i \langle v_i, dx_i\rangle` around a small closed loop, which vanishes for
+:math:`v_i = m_i^{-1} \operatorname{grad}_i F` whatever :math:`F` is): ``usa`` with :math:`V = I` and a symmetric
+:math:`B \ne bI` (round metric); ``sa`` with two heads at different temperatures for the metric factors
+:math:`m_i = Z_i^1`, :math:`Z_i^2` and :math:`Z_i^1 + Z_i^2`. The loops are taken on :math:`\mathbb{S}^1` in two angle
+coordinates, :math:`\theta_a(\phi) = \theta_a + r \cos\phi`, :math:`\theta_b(\phi) = \theta_b + r \sin\phi`, with the
+periodic trapezoid rule (spectrally accurate), so that circulation :math:`/ (\pi r^2) = C_{ab} + O(r^2)`,
+:math:`C_{ab} = \partial a_b/\partial\theta_a - \partial a_a/\partial\theta_b` the curl of :math:`\omega` at the
+centre (compared with the symbolic curl :func:`theory.architectures.curl_at` in the tests).
 """
 from __future__ import annotations
 
@@ -45,13 +50,14 @@ def symmetric_energy_terms(heads: MultiHead, tol: float = 1e-13) -> list[tuple[n
 
 
 def heads_energy(X: np.ndarray, beta: float, terms: list[tuple[np.ndarray, float]]) -> float:
-    """E(X) = sum_h c_h / (2 beta n^2) sum_{i,j} e^{beta x_i^T B_h x_j} (defined on R^{n x d}, not only the sphere)."""
+    r""":math:`E(X) = \sum_h \frac{c_h}{2\beta n^2} \sum_{i,j} e^{\beta x_i^\top B_h x_j}` (defined on
+    :math:`\mathbb{R}^{n \times d}`, not only the sphere)."""
     n = X.shape[0]
     return float(sum(c / (2.0 * beta * n * n) * np.exp(beta * (X @ B @ X.T)).sum() for B, c in terms))
 
 
 def fd_riemannian_gradient(energy: Callable[[np.ndarray], float], X: np.ndarray, h: float = FD_STEP) -> np.ndarray:
-    """P_{x_i} of the ambient central-difference gradient of ``energy`` (the Riemannian gradient on the product
+    r""":math:`P_{x_i}` of the ambient central-difference gradient of ``energy`` (the Riemannian gradient on the product
     of spheres: the energy's extension off the sphere does not matter after projection)."""
     G = np.empty_like(X)
     for idx in np.ndindex(X.shape):
@@ -68,11 +74,12 @@ def circle_points(thetas) -> np.ndarray:
 
 def angle_circulation(field: Callable[[np.ndarray], np.ndarray], thetas, a: int, b: int, r: float,
                       metric: Callable[[np.ndarray], np.ndarray] | None = None, nodes: int = 64) -> float:
-    """Circulation / (pi r^2) of omega = sum_i m_i v_i^theta d theta_i around the loop theta_a + r cos phi,
-    theta_b + r sin phi (other angles fixed) on (S^1)^n: the curl C_ab at the centre up to O(r^2).
+    r"""Circulation :math:`/ (\pi r^2)` of :math:`\omega = \sum_i m_i v_i^\theta\, d\theta_i` around the loop
+    :math:`\theta_a + r \cos\phi`, :math:`\theta_b + r \sin\phi` (other angles fixed) on :math:`(\mathbb{S}^1)^n`: the
+    curl :math:`C_{ab}` at the centre up to :math:`O(r^2)`.
 
-    ``field(X) -> (n, 2)`` the velocity, ``metric(X) -> (n,)`` the factors m_i (default 1, the round metric).
-    Periodic trapezoid rule with ``nodes`` points (exact for trigonometric polynomials of degree < nodes).
+    ``field(X) -> (n, 2)`` the velocity, ``metric(X) -> (n,)`` the factors :math:`m_i` (default 1, the round metric).
+    Periodic trapezoid rule with ``nodes`` points (exact for trigonometric polynomials of degree < ``nodes``).
     """
     thetas = np.asarray(thetas, float)
     if a == b or not (0 <= a < thetas.size and 0 <= b < thetas.size):

@@ -1,45 +1,71 @@
-"""Lost in the middle: the retrieval profile of causal attention with ALiBi on the circle, and its threshold.
+r"""Lost in the middle: the retrieval profile of causal attention with ALiBi on the circle, and its threshold.
 
 Model (Duerinckx, Geshkovski, Rossi, arXiv 2605.09213; we read the abstract and the authors' public scripts, not
-the full text): N tokens theta_1, ..., theta_N on the circle, iid uniform at t = 0, token j at position s = j/N
-attends causally to the earlier tokens with ALiBi weights q_jm = e^{-lambda (j - m)/N} normalised over m:
+the full text): :math:`N` tokens :math:`\theta_1, \dots, \theta_N` on the circle, iid uniform at :math:`t = 0`, token
+:math:`j` at position :math:`s = j/N` attends causally to the earlier tokens with ALiBi weights
+:math:`q_{jm} = e^{-\lambda (j - m)/N}` normalised over :math:`m`:
 
-    d theta_j/dt = sum_{m < j} q_jm W'(theta_j - theta_m) / sum_{m < j} q_jm,        W(u) = e^{beta cos u}.
+.. math::
 
-The uniform measure is stationary; the fluctuations are of order N^{-1/2} and the correlations of order 1/N. At
-leading order the mode-n correlation c_n(t; j, k) = E[e^{i n (theta_j(t) - theta_k(0))}] (k < j) obeys the
-linear triangular system (our derivation, ``proofs_notes/architectures-lost-in-the-middle.md``)
+    \frac{d\theta_j}{dt} = \frac{\sum_{m < j} q_{jm} W'(\theta_j - \theta_m)}{\sum_{m < j} q_{jm}}, \qquad
+    W(u) = e^{\beta\cos u}.
 
-    d/dt c_n(j, k) = a_n sum_{m < j} w_jm c_n(m, k),   c_n(k, k) = 1,   a_n = n^2 I_n(beta),
+The uniform measure is stationary; the fluctuations are of order :math:`N^{-1/2}` and the correlations of order
+:math:`1/N`. At leading order the mode-:math:`n` correlation
+:math:`c_n(t; j, k) = \mathbb{E}[e^{in(\theta_j(t) - \theta_k(0))}]` (:math:`k < j`) obeys the linear triangular
+system (our derivation, ``proofs_notes/architectures-lost-in-the-middle.md``)
 
-with w_jm the normalised weights: c_n(t) = exp(t a_n W) (:func:`discrete_correlation`). In the kinetic limit
-N c_n(t; j, k) -> G_n(t, s; sigma) solves the Volterra equation in the position label
+.. math::
 
-    d/dt G = a_n [ kappa(s, sigma) + int_sigma^s kappa(s, tau) G(t, tau; sigma) d tau ],
-    kappa(s, tau) = lambda e^{lambda tau} / (e^{lambda s} - 1),
+    \frac{d}{dt} c_n(j, k) = a_n \sum_{m < j} w_{jm} c_n(m, k), \qquad c_n(k, k) = 1, \qquad a_n = n^2 I_n(\beta),
 
-whose m-fold iterated kernels are K_m(s, sigma) = lambda e^{lambda sigma} Y^{m - 1} / ((e^{lambda s} - 1)(m-1)!),
-Y = log((e^{lambda s} - 1)/(e^{lambda sigma} - 1)); summing the series at s = 1:
+with :math:`w_{jm}` the normalised weights: :math:`c_n(t) = \exp(t a_n W)` (:func:`discrete_correlation`). In the
+kinetic limit :math:`N c_n(t; j, k) \to G_n(t, s; \sigma)` solves the Volterra equation in the position label
 
-    G_n(t, 1; sigma) = kappa(1, sigma) psi_{a_n t}(Y_lambda(sigma)),   psi_c(y) = sum_k c^{k+1} y^k / (k! (k+1)!)
-                     = sqrt(c / y) I_1(2 sqrt(c y)),   Y_lambda(sigma) = log((e^lambda - 1)/(e^{lambda sigma} - 1)).
+.. math::
 
-The retrieval profile is S_t(sigma) = sum_{n=1}^{n_max} omega_n G_n(t, 1; sigma) with the window
-omega_n = e^{-pi^2 n^2 / (2 M^2)} (the Fourier coefficients of a wrapped Gaussian of width pi/M). It diverges at
-sigma -> 0 (primacy) and its slope at sigma = 1 is kappa(1,1) t [lambda sum omega_n a_n -
-t lambda sum omega_n a_n^2 / (2(1 - e^{-lambda}))], positive (recency, a U shape) exactly for t < t_crit,
+    \begin{aligned}
+    \frac{d}{dt} G &= a_n \Bigl[\kappa(s, \sigma) + \int_\sigma^s \kappa(s, \tau)\, G(t, \tau; \sigma)\, d\tau\Bigr], \\
+    \kappa(s, \tau) &= \frac{\lambda e^{\lambda\tau}}{e^{\lambda s} - 1},
+    \end{aligned}
 
-    t_crit = 2 (1 - e^{-lambda}) sum_n omega_n a_n / sum_n omega_n a_n^2.
+whose :math:`m`-fold iterated kernels are
+:math:`K_m(s, \sigma) = \lambda e^{\lambda\sigma} Y^{m - 1} / ((e^{\lambda s} - 1)(m-1)!)`,
+:math:`Y = \log((e^{\lambda s} - 1)/(e^{\lambda\sigma} - 1))`; summing the series at :math:`s = 1`:
 
-Time units: ``time="paper"`` uses the force W' (rates a_n = n^2 I_n(beta)); attnflow's ``sa`` with a causal mask
-and ALiBi has, at leading order, the force W'/(beta I_0(beta)) (the softmax normaliser averages to I_0(beta)), so
-``time="sa"`` uses a_n = n^2 I_n(beta) / (beta I_0(beta)) and t_crit is beta I_0(beta) times larger.
+.. math::
 
-Routes (claim architectures.lost-in-the-middle): the closed form (Bessel) against the series, the finite-N matrix
-exponential, the masked mean field of :mod:`numerics.architectures.masked_meanfield` (ALiBi kernel, linear
-response of M curves) and the causal ALiBi particle system of :mod:`numerics.core` (Monte Carlo over iid uniform
-starts with the exact estimator E[dtheta_N(t)/dtheta_k(0) e^{i n (theta_N(t) - theta_k(0))}] = c_n(t; N, k),
-integration by parts in theta_k(0)).
+    \begin{aligned}
+    G_n(t, 1; \sigma) &= \kappa(1, \sigma)\, \psi_{a_n t}(Y_\lambda(\sigma)), \qquad
+    \psi_c(y) = \sum_k \frac{c^{k+1} y^k}{k!\,(k+1)!} = \sqrt{c / y}\, I_1(2\sqrt{c y}), \\
+    Y_\lambda(\sigma) &= \log\frac{e^\lambda - 1}{e^{\lambda\sigma} - 1}.
+    \end{aligned}
+
+The retrieval profile is :math:`S_t(\sigma) = \sum_{n=1}^{n_{\max}} \omega_n G_n(t, 1; \sigma)` with the window
+:math:`\omega_n = e^{-\pi^2 n^2 / (2 M^2)}` (the Fourier coefficients of a wrapped Gaussian of width :math:`\pi/M`).
+It diverges at :math:`\sigma \to 0` (primacy) and its slope at :math:`\sigma = 1` is
+
+.. math::
+
+    \kappa(1,1)\, t \Bigl[\lambda \sum \omega_n a_n - \frac{t \lambda \sum \omega_n a_n^2}{2(1 - e^{-\lambda})}\Bigr],
+
+positive (recency, a U shape) exactly for :math:`t < t_{\text{crit}}`,
+
+.. math::
+
+    t_{\text{crit}} = 2 (1 - e^{-\lambda}) \frac{\sum_n \omega_n a_n}{\sum_n \omega_n a_n^2}.
+
+Time units: ``time="paper"`` uses the force :math:`W'` (rates :math:`a_n = n^2 I_n(\beta)`); attnflow's ``sa`` with
+a causal mask and ALiBi has, at leading order, the force :math:`W'/(\beta I_0(\beta))` (the softmax normaliser
+averages to :math:`I_0(\beta)`), so ``time="sa"`` uses :math:`a_n = n^2 I_n(\beta) / (\beta I_0(\beta))` and
+:math:`t_{\text{crit}}` is :math:`\beta I_0(\beta)` times larger.
+
+Routes (claim architectures.lost-in-the-middle): the closed form (Bessel) against the series, the finite-:math:`N`
+matrix exponential, the masked mean field of :mod:`numerics.architectures.masked_meanfield` (ALiBi kernel, linear
+response of :math:`M` curves) and the causal ALiBi particle system of :mod:`numerics.core` (Monte Carlo over iid
+uniform starts with the exact estimator
+:math:`\mathbb{E}[\partial\theta_N(t)/\partial\theta_k(0)\, e^{in(\theta_N(t) - \theta_k(0))}] = c_n(t; N, k)`,
+integration by parts in :math:`\theta_k(0)`).
 """
 from __future__ import annotations
 
@@ -133,7 +159,8 @@ def correlation(t: float, sigma, a: float, lam: float) -> np.ndarray:
 
 def profile(sigma, t: float, beta: float, lam: float = DEFAULT_LAMBDA, M: float = DEFAULT_M,
             n_max: int = DEFAULT_NMAX, time: str = "paper") -> np.ndarray:
-    """S_t(sigma) = sum_{n <= n_max} omega_n G_n(t, 1; sigma): the retrieval profile over source positions sigma."""
+    r""":math:`S_t(\sigma) = \sum_{n \le n_{\max}} \omega_n G_n(t, 1; \sigma)`: the retrieval profile over source
+    positions :math:`\sigma`."""
     beta, lam, M, n_max = validate(beta, lam, M, n_max)
     sigma = np.asarray(sigma, float)
     if np.any(sigma <= 0) or np.any(sigma > 1):
@@ -149,7 +176,8 @@ def profile(sigma, t: float, beta: float, lam: float = DEFAULT_LAMBDA, M: float 
 
 def threshold(beta: float, lam: float = DEFAULT_LAMBDA, M: float = DEFAULT_M, n_max: int = DEFAULT_NMAX,
               time: str = "paper") -> float:
-    """t_crit = 2 (1 - e^{-lambda}) sum omega_n a_n / sum omega_n a_n^2 (0 for lambda = 0: no recency)."""
+    r""":math:`t_{\text{crit}} = 2 (1 - e^{-\lambda}) \sum \omega_n a_n / \sum \omega_n a_n^2` (0 for
+    :math:`\lambda = 0`: no recency)."""
     beta, lam, M, n_max = validate(beta, lam, M, n_max)
     b, w = _scaled_rates(beta, n_max, time), window(n_max, M)
     # a_n = e^beta b_n in paper time (b_n = n^2 ive(n, beta)): the ratio is formed without overflow
@@ -316,13 +344,15 @@ class ParticleProfile:
 def particle_profile(N: int, t: float, beta: float, lam: float, *, runs: int = 16, bins: int = 8,
                      M: float = DEFAULT_M, n_max: int = DEFAULT_NMAX, modes=None, dt: float = 0.05, seed: int = 0,
                      progress: Callable[[float, float], None] | None = None) -> ParticleProfile:
-    """The retrieval profile of the causal ALiBi sa particle system (attnflow time; labels j/N, slope lambda).
+    r"""The retrieval profile of the causal ALiBi ``sa`` particle system (attnflow time; labels :math:`j/N`, slope
+    :math:`\lambda`).
 
-    Estimator (exact at finite N, integration by parts in the uniform theta_k(0)): for each run and source k < N,
-    N J_k sum_n omega_n cos(n (theta_N(t) - theta_k(0))), J_k = d theta_N(t) / d theta_k(0); averaged over the
-    tokens of each bin (tokens 1..N-1 split into ``bins`` consecutive groups) and over ``runs`` independent iid
-    uniform starts (``numpy.random.default_rng(seed)``). ``modes`` (a list of n) replaces the window by those
-    modes with weight 1 (e.g. ``[1]`` for G_1 alone). Work: runs x steps x 4 N^3.
+    Estimator (exact at finite :math:`N`, integration by parts in the uniform :math:`\theta_k(0)`): for each run and
+    source :math:`k < N`, :math:`N J_k \sum_n \omega_n \cos(n (\theta_N(t) - \theta_k(0)))`,
+    :math:`J_k = \partial\theta_N(t) / \partial\theta_k(0)`; averaged over the tokens of each bin (tokens
+    :math:`1, \dots, N-1` split into ``bins`` consecutive groups) and over ``runs`` independent iid uniform starts
+    (``numpy.random.default_rng(seed)``). ``modes`` (a list of :math:`n`) replaces the window by those modes with
+    weight 1 (e.g. ``[1]`` for :math:`G_1` alone). Work: ``runs`` :math:`\times` steps :math:`\times\, 4 N^3`.
     """
     N = require_int(N, "N", minimum=4, maximum=512)
     runs = require_int(runs, "runs", minimum=2, maximum=100000)

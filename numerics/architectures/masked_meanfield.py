@@ -1,33 +1,46 @@
-"""Masked (causal) mean-field self-attention with a position label: a spectral solver in the label.
+r"""Masked (causal) mean-field self-attention with a position label: a spectral solver in the label.
 
 Model (the masked mean-field self-attention of arXiv 2501.18322; causal mean-field form of Karagodin, Polyanskiy,
-Rigollet, arXiv 2411.04990): a token is a pair (x, s), x in S^{d-1}, s in [0, 1] its position, and attends to the
-positions tau <= s only,
+Rigollet, arXiv 2411.04990): a token is a pair :math:`(x, s)`, :math:`x \in \mathbb{S}^{d-1}`, :math:`s \in [0, 1]`
+its position, and attends to the positions :math:`\tau \le s` only,
 
-    dx/dt = v[mu_t](x, s) = P_x( V int 1{tau <= s} e^{beta <Q x, K y>} y dmu_t(y, tau) / Z(x, s) ),
-    Z(x, s) = int 1{tau <= s} e^{beta <Q x, K y>} dmu_t(y, tau)                    (sa; usa: Z = 1),
+.. math::
 
-with P_x y = y - <x, y> x; labels do not move, so the s-marginal of mu_t stays the uniform measure on [0, 1].
-The n-token causal particle system with labels j/n (token i attends to j <= i) is this equation on the empirical
-measure (1/n) sum_j delta_{(x_j, j/n)} (``theory.architectures.causal_meanfield_derivation``).
+    \begin{aligned}
+    \frac{dx}{dt} = v[\mu_t](x, s) &= P_x\Bigl(V \int 1\{\tau \le s\}\, e^{\beta\langle Q x, K y\rangle}\, y \,
+      d\mu_t(y, \tau) \Big/ Z(x, s)\Bigr), \\
+    Z(x, s) &= \int 1\{\tau \le s\}\, e^{\beta\langle Q x, K y\rangle}\, d\mu_t(y, \tau)
+      \qquad (\texttt{sa};\ \texttt{usa}: Z = 1),
+    \end{aligned}
 
-Initial measures solved here: a mixture of M curves, mu_0 = sum_a w_a (X_a(0, s), s)_# ds, each curve a smooth map
-s -> X_a(0, s) in S^{d-1} (tokens initialised by position; M = 1: a deterministic initialisation). The flow keeps
-this form: mu_t = sum_a w_a (X_a(t, s), s)_# ds with
+with :math:`P_x y = y - \langle x, y\rangle x`; labels do not move, so the :math:`s`-marginal of :math:`\mu_t` stays
+the uniform measure on :math:`[0, 1]`. The :math:`n`-token causal particle system with labels :math:`j/n` (token
+:math:`i` attends to :math:`j \le i`) is this equation on the empirical measure
+:math:`\frac{1}{n} \sum_j \delta_{(x_j, j/n)}` (``theory.architectures.causal_meanfield_derivation``).
 
-    d/dt X_a(t, s) = P_{X_a}( V sum_b w_b int_0^s e^{beta <Q X_a(t,s), K X_b(t,tau)>} X_b(t, tau) d tau / Z ),
+Initial measures solved here: a mixture of :math:`M` curves, :math:`\mu_0 = \sum_a w_a (X_a(0, s), s)_\# ds`, each
+curve a smooth map :math:`s \mapsto X_a(0, s)` in :math:`\mathbb{S}^{d-1}` (tokens initialised by position;
+:math:`M = 1`: a deterministic initialisation). The flow keeps this form:
+:math:`\mu_t = \sum_a w_a (X_a(t, s), s)_\# ds` with
 
-a system of integro-differential equations of Volterra type in s.
+.. math::
 
-Discretisation (method of lines): X_a(t, .) is represented by its values at N Chebyshev points of the first kind
-s_i = (1 - cos(pi (2i + 1) / (2N))) / 2 (interior of [0, 1]); the integrals int_0^{s_i} f(tau) d tau are replaced
-by the exact integrals of the degree N-1 interpolant, (S f)_i with the N x N Chebyshev integration matrix S
-(:func:`integration_matrix`). For curves analytic in s the error decays geometrically in N (spectral order);
-time is integrated with Dormand-Prince 8(5,3) (``scipy.integrate.solve_ivp``, method DOP853, tolerances
-``rtol``/``atol``). The solution is evaluated at any label by Chebyshev interpolation (:meth:`MaskedSolution.at`).
+    \frac{d}{dt} X_a(t, s) = P_{X_a}\Bigl(V \sum_b w_b \int_0^s e^{\beta\langle Q X_a(t,s), K X_b(t,\tau)\rangle}
+    X_b(t, \tau)\, d\tau \Big/ Z\Bigr),
 
-Finite n: the causal particle system with x_j(0) = X(0, j/n) is the right-endpoint rule (1/n) sum_{j <= i} f(j/n)
-for int_0^{i/n} f, first order: |x_j(t) - X(t, j/n)| = O(1/n) (claim architectures.masked-meanfield).
+a system of integro-differential equations of Volterra type in :math:`s`.
+
+Discretisation (method of lines): :math:`X_a(t, \cdot)` is represented by its values at :math:`N` Chebyshev points
+of the first kind :math:`s_i = (1 - \cos(\pi (2i + 1) / (2N))) / 2` (interior of :math:`[0, 1]`); the integrals
+:math:`\int_0^{s_i} f(\tau)\, d\tau` are replaced by the exact integrals of the degree :math:`N-1` interpolant,
+:math:`(S f)_i` with the :math:`N \times N` Chebyshev integration matrix :math:`S` (:func:`integration_matrix`). For
+curves analytic in :math:`s` the error decays geometrically in :math:`N` (spectral order); time is integrated with
+Dormand-Prince 8(5,3) (``scipy.integrate.solve_ivp``, method DOP853, tolerances ``rtol``/``atol``). The solution is
+evaluated at any label by Chebyshev interpolation (:meth:`MaskedSolution.at`).
+
+Finite :math:`n`: the causal particle system with :math:`x_j(0) = X(0, j/n)` is the right-endpoint rule
+:math:`\frac{1}{n} \sum_{j \le i} f(j/n)` for :math:`\int_0^{i/n} f`, first order:
+:math:`\lvert x_j(t) - X(t, j/n)\rvert = O(1/n)` (claim architectures.masked-meanfield).
 Note: proofs_notes/architectures-masked-meanfield.md.
 """
 from __future__ import annotations
@@ -74,10 +87,11 @@ def _vandermonde(s: np.ndarray, N: int) -> np.ndarray:
 
 
 def integration_matrix(N: int) -> np.ndarray:
-    """S (N x N) with (S f)_i = int_0^{s_i} p(tau) d tau, p the interpolant of f at :func:`chebyshev_labels`.
+    r""":math:`S` (:math:`N \times N`) with :math:`(S f)_i = \int_0^{s_i} p(\tau)\, d\tau`, :math:`p` the interpolant of
+    :math:`f` at :func:`chebyshev_labels`.
 
-    Built in the Chebyshev basis: coefficients c = T^{-1} f (T_ik = T_k(2 s_i - 1)), antiderivatives of T_k from
-    -1 (``numpy.polynomial.chebyshev.chebint``), d tau = dy / 2.
+    Built in the Chebyshev basis: coefficients :math:`c = T^{-1} f` (:math:`T_{ik} = T_k(2 s_i - 1)`), antiderivatives
+    of :math:`T_k` from :math:`-1` (``numpy.polynomial.chebyshev.chebint``), :math:`d\tau = dy / 2`.
     """
     s = chebyshev_labels(N)
     T = _vandermonde(s, N)
@@ -167,7 +181,7 @@ def _initial_curves(initial, labels: np.ndarray) -> np.ndarray:
 def solve_masked_meanfield(initial: Callable[[np.ndarray], np.ndarray], t_end: float, beta: float, *,
                            kind: str = "sa", N: int = 32, weights=None, Q=None, K=None, V=None, times=None,
                            rtol: float = 1e-11, atol: float = 1e-13, alibi: float = 0.0) -> MaskedSolution:
-    """Solve the masked mean-field equation (module docstring) from the curves ``initial``.
+    r"""Solve the masked mean-field equation (module docstring) from the curves ``initial``.
 
     Parameters
     ----------
@@ -189,9 +203,10 @@ def solve_masked_meanfield(initial: Callable[[np.ndarray], np.ndarray], t_end: f
     rtol, atol : float
         Tolerances of the DOP853 time integration.
     alibi : float
-        lambda >= 0: the ALiBi label kernel e^{-lambda (s - tau)} multiplies the integrand (tau <= s; written
-        without the absolute value so that it stays analytic for the Chebyshev rule). Labels in [0, 1]: the
-        particle system with labels j/n and ``Model(alibi=lambda, positions=j/n)``.
+        :math:`\lambda \ge 0`: the ALiBi label kernel :math:`e^{-\lambda (s - \tau)}` multiplies the integrand
+        (:math:`\tau \le s`; written without the absolute value so that it stays analytic for the Chebyshev rule).
+        Labels in :math:`[0, 1]`: the particle system with labels :math:`j/n` and
+        ``Model(alibi=lambda, positions=j/n)``.
     """
     kind = require_choice(kind, "model", MODELS)
     beta = require_real(beta, "beta")
@@ -240,10 +255,11 @@ def causal_particles(initial: Callable[[np.ndarray], np.ndarray], n: int, t_end:
                      kind: str = "sa", Q=None, K=None, V=None, reverse: bool = False,
                      rtol: float = 1e-11, atol: float = 1e-13,
                      progress: Callable[[float, float], None] | None = None) -> np.ndarray:
-    """The n-token causal particle system at t_end, token j at label j/n starting at ``initial(j/n)`` (one curve):
-    ``numerics.core`` model with ``causal=True`` (backend blocks, adaptive Dormand-Prince). ``reverse``: the mask
-    reversed (token j attends to labels >= j/n), for the planted-error test. ``progress(t, t_end)`` is passed to
-    :func:`numerics.core.trajectory.simulate`. Returns (n, d) in label order."""
+    r"""The n-token causal particle system at ``t_end``, token :math:`j` at label :math:`j/n` starting at
+    ``initial(j/n)`` (one curve): ``numerics.core`` model with ``causal=True`` (backend blocks, adaptive
+    Dormand-Prince). ``reverse``: the mask reversed (token :math:`j` attends to labels :math:`\ge j/n`), for the
+    planted-error test. ``progress(t, t_end)`` is passed to
+    :func:`numerics.core.trajectory.simulate`. Returns ``(n, d)`` in label order."""
     from numerics.core.model import Model, SaveAt, Solver
     from numerics.core.trajectory import simulate
 

@@ -1,18 +1,27 @@
-"""What survives of the 2023 idealisation once tokens carry positions (ALiBi, RoPE): the experiments behind the
+r"""What survives of the 2023 idealisation once tokens carry positions (ALiBi, RoPE): the experiments behind the
 claims ``architectures.alibi-*`` and ``architectures.rope-*``.
 
-- ALiBi, no mask: the pair weight e^{beta <x_i, x_j> - lambda |p_i - p_j|} is symmetric in (i, j), so ``usa`` with
-  Q = K = V = I is v_i = n grad_i E_lambda, E_lambda = 1/(2 beta n^2) sum_{ij} (e^{beta<x_i,x_j>} - 1) e^{-lambda|p_i-p_j|}
-  (:func:`theory.architectures.alibi_gradient_derivation`), and ``sa`` is Z_i v_i = n^2 grad_i E_lambda (GLPR's
-  metric); both make E_lambda a Lyapunov function (dE/dt = sum_i m_i |v_i|^2 >= 0).
-- RoPE: scores depend on p_j - p_i only (translation invariance of the labels) and the field is equivariant under
-  the rotations that commute with every R(p) (block-diagonal plane rotations, SO(2)^{d/2} for distinct
-  frequencies), not under O(d). ``usa`` with *rotated values* R(p_i)^T R(p_j) x_j is n grad E_R,
-  E_R = 1/(2 beta n^2) sum_{ij} e^{beta <R(p_i) x_i, R(p_j) x_j>}; with plain values it is not
-  (:func:`theory.architectures.rope_gradient_derivation` and the planted test).
-- Causal mask, V = I: the first token attends to itself only and stays fixed; token 2 merges into token 1 with the
-  weight sigma(s_21 - s_22 - lambda |p_2 - p_1|) in (0, 1): KPR's collapse to the first token survives (checked).
-- No mask, d >= 3: one cluster from random starts in every run (numerical evidence, not a theorem).
+- ALiBi, no mask: the pair weight :math:`e^{\beta\langle x_i, x_j\rangle - \lambda \lvert p_i - p_j\rvert}` is
+  symmetric in :math:`(i, j)`, so ``usa`` with :math:`Q = K = V = I` is :math:`v_i = n \operatorname{grad}_i E_\lambda`,
+
+  .. math::
+
+      E_\lambda = \frac{1}{2\beta n^2} \sum_{ij} \bigl(e^{\beta\langle x_i, x_j\rangle} - 1\bigr)
+      e^{-\lambda \lvert p_i - p_j\rvert}
+
+  (:func:`theory.architectures.alibi_gradient_derivation`), and ``sa`` is
+  :math:`Z_i v_i = n^2 \operatorname{grad}_i E_\lambda` (GLPR's metric); both make :math:`E_\lambda` a Lyapunov
+  function (:math:`dE/dt = \sum_i m_i \lvert v_i\rvert^2 \ge 0`).
+- RoPE: scores depend on :math:`p_j - p_i` only (translation invariance of the labels) and the field is equivariant
+  under the rotations that commute with every :math:`R(p)` (block-diagonal plane rotations, :math:`SO(2)^{d/2}` for
+  distinct frequencies), not under :math:`O(d)`. ``usa`` with *rotated values* :math:`R(p_i)^\top R(p_j) x_j` is
+  :math:`n \operatorname{grad} E_R`,
+  :math:`E_R = \frac{1}{2\beta n^2} \sum_{ij} e^{\beta\langle R(p_i) x_i, R(p_j) x_j\rangle}`; with plain values it
+  is not (:func:`theory.architectures.rope_gradient_derivation` and the planted test).
+- Causal mask, :math:`V = I`: the first token attends to itself only and stays fixed; token 2 merges into token 1
+  with the weight :math:`\sigma(s_{21} - s_{22} - \lambda \lvert p_2 - p_1\rvert) \in (0, 1)`: KPR's collapse to the
+  first token survives (checked).
+- No mask, :math:`d \ge 3`: one cluster from random starts in every run (numerical evidence, not a theorem).
 """
 from __future__ import annotations
 
@@ -25,14 +34,15 @@ from numerics.core.trajectory import simulate, uniform_sphere
 
 
 def alibi_energy(X: np.ndarray, beta: float, lam: float, labels: np.ndarray) -> float:
-    """E_lambda = 1/(2 beta n^2) sum_{ij} (e^{beta <x_i, x_j>} - 1) e^{-lambda |p_i - p_j|} (same gradient as without -1)."""
+    r""":math:`E_\lambda = \frac{1}{2\beta n^2} \sum_{ij} (e^{\beta\langle x_i, x_j\rangle} - 1)
+    e^{-\lambda \lvert p_i - p_j\rvert}` (same gradient as without :math:`-1`)."""
     n = X.shape[0]
     w = np.exp(-lam * np.abs(labels[:, None] - labels[None, :]))
     return float(np.sum(np.expm1(beta * (X @ X.T)) * w) / (2.0 * beta * n * n))
 
 
 def rope_energy(X: np.ndarray, beta: float, base: float, labels: np.ndarray) -> float:
-    """E_R = 1/(2 beta n^2) sum_{ij} (e^{beta <R(p_i) x_i, R(p_j) x_j>} - 1)."""
+    r""":math:`E_R = \frac{1}{2\beta n^2} \sum_{ij} (e^{\beta\langle R(p_i) x_i, R(p_j) x_j\rangle} - 1)`."""
     n = X.shape[0]
     Y = rotate(X, labels, base)
     return float(np.sum(np.expm1(beta * (Y @ Y.T))) / (2.0 * beta * n * n))

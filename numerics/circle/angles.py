@@ -1,20 +1,22 @@
-"""Self-attention dynamics on the circle in angle form: integrators, order parameters, energy, simulations.
+r"""Self-attention dynamics on the circle in angle form: integrators, order parameters, energy, simulations.
 
-On S^1 (d = 2), x_i = (cos theta_i, sin theta_i) and the ``sa``/``usa`` dynamics are the angle equations
-d theta_i/dt = omega_i(theta) (:mod:`theory.circle`; at beta = 0 the Kuramoto model with identical frequencies and
-coupling 1). The angle velocity comes from the O(n K) Fourier series (:mod:`numerics.circle.fourier`, default) or from
-the direct O(n^2) sphere field (:func:`numerics.core.field.attention_field`, as a cross-check).
+On :math:`\mathbb{S}^1` (:math:`d = 2`), :math:`x_i = (\cos\theta_i, \sin\theta_i)` and the ``sa``/``usa`` dynamics
+are the angle equations :math:`d\theta_i/dt = \omega_i(\theta)` (:mod:`theory.circle`; at :math:`\beta = 0` the
+Kuramoto model with identical frequencies and coupling 1). The angle velocity comes from the :math:`O(nK)` Fourier
+series (:mod:`numerics.circle.fourier`, default) or from the direct :math:`O(n^2)` sphere field
+(:func:`numerics.core.field.attention_field`, as a cross-check).
 
 Integrators (the methods of :mod:`numerics.core.integrators`, in angle coordinates):
 
-- ``layer``: the transformer layer x <- (x + h v)/|x + h v| written in angles. Since v_i = omega_i tau_i,
-  x_i + h v_i has angle theta_i + arctan(h omega_i): theta <- theta + arctan(h omega(theta)). This is the same
-  map as :func:`numerics.core.integrators.step_layer` on the circle (no approximation).
-- ``rk4``: classical Runge-Kutta on theta (the angle equations are an ODE on the flat torus; nothing to
+- ``layer``: the transformer layer :math:`x \leftarrow (x + h v)/\lvert x + h v\rvert` written in angles. Since
+  :math:`v_i = \omega_i \tau_i`, :math:`x_i + h v_i` has angle :math:`\theta_i + \arctan(h \omega_i)`:
+  :math:`\theta \leftarrow \theta + \arctan(h \omega(\theta))`. This is the same map as
+  :func:`numerics.core.integrators.step_layer` on the circle (no approximation).
+- ``rk4``: classical Runge-Kutta on :math:`\theta` (the angle equations are an ODE on the flat torus; nothing to
   renormalise).
 - ``dp5``, ``dop853``, ``adaptive``: the error-controlled methods of :mod:`numerics.core.integrators` without
   projection (``dp5`` hits every save time exactly, ``dop853`` interpolates them; ``adaptive`` runs ``dop853`` for
-  rtol <= 1e-3 and ``dp5`` above); they stop at the work limit (:func:`numerics.common.limits.evaluation_budget`).
+  ``rtol <= 1e-3`` and ``dp5`` above); they stop at the work limit (:func:`numerics.common.limits.evaluation_budget`).
 
 Angles are kept unwrapped (continuous in time); wrap with ``np.angle(np.exp(1j * theta))`` when needed.
 """
@@ -44,9 +46,10 @@ AngleField = Callable[[np.ndarray], np.ndarray]
 
 # -- order parameters and energy ---------------------------------------------------------------------------------
 def order_parameters(theta, harmonics: int) -> np.ndarray:
-    """r_k = (1/n) sum_j e^{i k theta_j} for k = 1..harmonics (complex array).
+    r""":math:`r_k = \frac{1}{n} \sum_j e^{ik\theta_j}` for :math:`k = 1, \dots,` ``harmonics`` (complex array).
 
-    |r_1| is the Kuramoto order parameter (1 iff all angles coincide). Verified by: circle.energy-order-parameters.
+    :math:`\lvert r_1\rvert` is the Kuramoto order parameter (1 iff all angles coincide). Verified by:
+    circle.energy-order-parameters.
     """
     theta = require_finite_array(theta, "theta", ndim=1)
     harmonics = require_int(harmonics, "harmonics", minimum=1)
@@ -56,7 +59,8 @@ def order_parameters(theta, harmonics: int) -> np.ndarray:
 
 
 def kuramoto_order_parameter(theta) -> np.ndarray:
-    """|r_1| = |(1/n) sum_j e^{i theta_j}| over the last axis (theta of shape (n,) or (m, n))."""
+    r""":math:`\lvert r_1\rvert = \bigl\lvert \frac{1}{n} \sum_j e^{i\theta_j} \bigr\rvert` over the last axis
+    (``theta`` of shape ``(n,)`` or ``(m, n)``)."""
     theta = require_finite_array(theta, "theta")
     return np.abs(np.exp(1j * theta).mean(axis=-1))
 
@@ -64,10 +68,11 @@ def kuramoto_order_parameter(theta) -> np.ndarray:
 # -- angle velocity fields -----------------------------------------------------------------------------------------
 def make_angle_field(beta: float, model: str, *, backend: str = "fourier", tol: float = 1e-12,
                      harmonics: int | None = None, time_unit: str = "natural") -> AngleField:
-    """``omega(theta) -> (n,)``: the angle velocity of ``sa``/``usa`` (no per-call validation; for integrators).
+    r"""``omega(theta) -> (n,)``: the angle velocity of ``sa``/``usa`` (no per-call validation; for integrators).
 
-    ``fourier``: :func:`numerics.circle.fourier.fourier_angle_velocity` (O(n K)); ``direct``: the tangential component
-    <tau_i, v_i> of :func:`numerics.core.field.attention_field` at x_i = (cos theta_i, sin theta_i) (O(n^2)).
+    ``fourier``: :func:`numerics.circle.fourier.fourier_angle_velocity` (:math:`O(nK)`); ``direct``: the tangential
+    component :math:`\langle \tau_i, v_i\rangle` of :func:`numerics.core.field.attention_field` at
+    :math:`x_i = (\cos\theta_i, \sin\theta_i)` (:math:`O(n^2)`).
     """
     backend = require_choice(backend, "backend", BACKENDS)
     if backend == "fourier":
@@ -108,16 +113,16 @@ ANGLE_STEPPERS = {"layer": step_angle_layer, "rk4": step_angle_rk4}
 # -- simulations -------------------------------------------------------------------------------------------------
 @dataclass
 class CircleTrajectory:
-    """Angles over time of one circle simulation.
+    r"""Angles over time of one circle simulation.
 
     Attributes
     ----------
     times : (m,) ndarray
         Save times in the unit named by ``meta["time_unit"]``.
     theta : (m, n) ndarray
-        Unwrapped angles theta_i(t) of x_i = (cos theta_i, sin theta_i).
+        Unwrapped angles :math:`\theta_i(t)` of :math:`x_i = (\cos\theta_i, \sin\theta_i)`.
     order_parameter : (m,) ndarray
-        Kuramoto order parameter |r_1(t)|.
+        Kuramoto order parameter :math:`\lvert r_1(t)\rvert`.
     energy : (m,) ndarray
         Interaction energy (normalisation in ``meta["energy_normalization"]``).
     meta : dict
@@ -148,7 +153,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
                     save_times=None, time_unit: str = "natural", backend: str = "fourier", tol: float = 1e-12,
                     harmonics: int | None = None, rtol: float = 1e-9, atol: float = 1e-12,
                     progress: Callable[[float, float], None] | None = None) -> CircleTrajectory:
-    """Simulate d theta_i/dt = omega_i(theta) for ``sa``/``usa`` on the circle.
+    r"""Simulate :math:`d\theta_i/dt = \omega_i(\theta)` for ``sa``/``usa`` on the circle.
 
     Parameters
     ----------
@@ -156,7 +161,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
     beta : float
         Inverse temperature.
     t_end : float
-        Final time (> 0) in ``time_unit`` (``usa`` only: ``rescaled`` means t' = e^{beta} t).
+        Final time (> 0) in ``time_unit`` (``usa`` only: ``rescaled`` means :math:`t' = e^{\beta} t`).
     n : int, optional
         Number of particles (with ``seed``, uniform angles as :func:`initial_angles`).
     theta0 : (n,) array_like, optional
@@ -164,7 +169,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
     method : {"layer", "rk4", "adaptive", "dp5", "dop853"}
         See the module docstring; ``dt`` is required for ``layer``/``rk4``.
     backend : {"fourier", "direct"}
-        O(n K) Fourier field (default) or the direct O(n^2) sphere field.
+        :math:`O(nK)` Fourier field (default) or the direct :math:`O(n^2)` sphere field.
     tol, harmonics : truncation of the Fourier series (see :func:`numerics.circle.fourier.harmonics_for_tolerance`).
 
     Returns
@@ -173,7 +178,7 @@ def simulate_circle(model: str, beta: float, t_end: float, *, n: int | None = No
 
     Notes
     -----
-    Source: GLPR (arXiv 2312.10794), SA/USA on S^1 and the Kuramoto model.
+    Source: GLPR (arXiv 2312.10794), SA/USA on :math:`\mathbb{S}^1` and the Kuramoto model.
     Verified by: circle.sphere-vs-angle, circle.kuramoto-two-particles.
     """
     model = require_choice(model, "model", MODELS)

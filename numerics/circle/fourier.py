@@ -1,41 +1,66 @@
-"""The O(n K) Fourier fast path for self-attention dynamics on the circle S^1 (d = 2).
+r"""The :math:`O(nK)` Fourier fast path for self-attention dynamics on the circle :math:`\mathbb{S}^1` (:math:`d = 2`).
 
-For x_i = (cos theta_i, sin theta_i) the ``sa`` and ``usa`` fields of :mod:`numerics.core.field` are
-v_i = omega_i (-sin theta_i, cos theta_i) with the angle velocities (docs/conventions.md, GLPR arXiv 2312.10794)
+For :math:`x_i = (\cos\theta_i, \sin\theta_i)` the ``sa`` and ``usa`` fields of :mod:`numerics.core.field` are
+:math:`v_i = \omega_i (-\sin\theta_i, \cos\theta_i)` with the angle velocities (docs/conventions.md, GLPR arXiv
+2312.10794)
 
-    usa:  omega_i = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i)
-    sa:   omega_i = sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i) / Z_i,
-          Z_i = sum_j e^{beta cos(theta_j - theta_i)}.
+.. math::
 
-With the modified Bessel functions I_k (generating function e^{(beta/2)(z + 1/z)} = sum_k I_k(beta) z^k,
-derived and checked in :mod:`theory.circle`)
+    \begin{aligned}
+    \texttt{usa}:\quad \omega_i &= \frac{1}{n} \sum_j e^{\beta\cos(\theta_j - \theta_i)} \sin(\theta_j - \theta_i), \\
+    \texttt{sa}:\quad \omega_i &= \frac{1}{Z_i} \sum_j e^{\beta\cos(\theta_j - \theta_i)} \sin(\theta_j - \theta_i),
+    \qquad Z_i = \sum_j e^{\beta\cos(\theta_j - \theta_i)}.
+    \end{aligned}
 
-    e^{beta cos u}       = I_0(beta) + 2 sum_{k>=1} I_k(beta) cos(k u),
-    e^{beta cos u} sin u = sum_{k>=1} b_k(beta) sin(k u),   b_k = I_{k-1}(beta) - I_{k+1}(beta) = 2 k I_k(beta)/beta,
+With the modified Bessel functions :math:`I_k` (generating function
+:math:`e^{(\beta/2)(z + 1/z)} = \sum_k I_k(\beta) z^k`, derived and checked in :mod:`theory.circle`)
 
-so with the order parameters r_k = (1/n) sum_j e^{i k theta_j}
+.. math::
 
-    usa:  omega_i = sum_{k>=1} b_k Im(r_k e^{-i k theta_i}),
-    sa:   omega_i = [sum_k b_k Im(r_k e^{-i k theta_i})] / [I_0 + 2 sum_k I_k Re(r_k e^{-i k theta_i})].
+    \begin{aligned}
+    e^{\beta\cos u} &= I_0(\beta) + 2 \sum_{k\ge1} I_k(\beta) \cos(ku), \\
+    e^{\beta\cos u} \sin u &= \sum_{k\ge1} b_k(\beta) \sin(ku), \qquad
+    b_k = I_{k-1}(\beta) - I_{k+1}(\beta) = 2k I_k(\beta)/\beta,
+    \end{aligned}
 
-Every I_k is replaced by the scaled ``ive(k, beta) = I_k(beta) e^{-|beta|}`` (finite for any beta): ``sa`` is a ratio
-of two sums with the same scale, so it is exact; ``usa`` is multiplied back by e^{|beta|} in the natural time unit
-and by e^{|beta| - beta} in the rescaled unit t' = e^{beta} t (as in :mod:`numerics.core.field`).
+so with the order parameters :math:`r_k = \frac{1}{n} \sum_j e^{ik\theta_j}`
 
-Truncation (:func:`harmonics_for_tolerance`): keeping k <= K changes e^{beta cos u} sin u by at most
-sum_{k>K} |b_k| <= sum_{k>=K} I_k(|beta|) (since 0 <= b_k <= I_{k-1} for beta >= 0) and e^{beta cos u} by at most
-2 sum_{k>K} I_k(|beta|) <= 2 sum_{k>=K} I_k; with Amos' ratio bound (Amos 1974, Math. Comp. 28)
-I_{k+1}(x)/I_k(x) <= q_k = x / (k + 1/2 + sqrt(x^2 + (k + 1/2)^2)) < 1, decreasing in k,
-sum_{k>=K} I_k <= I_K / (1 - q_K). K is the smallest with 3 I_K/(1 - q_K) <= tol I_0(|beta|): both truncated
-kernels are then uniformly within tol I_0(|beta|) of the exact ones, so the ``usa`` field is exact to
-tol I_0(|beta|) (the mean kernel weight of a uniform configuration). For ``sa`` the error of particle i is at
-most 3 (tail) / (Z_i / n), and rounding in the cancelling sums (about 1e-16 I_0) is amplified by the same
-factor I_0 / (Z_i / n). Rows with Z_i / n < 1e-4 I_0 (isolated particles; most particles when beta << 0, where
-Z_i / n can be as small as e^{-2|beta|} / n) are therefore recomputed directly in O(n) each, and K is chosen so that
-3 (tail) <= 1e-4 tol I_0: every sa angle velocity is exact to tol for every configuration.
+.. math::
 
-Cost: two passes over the particles with K harmonics each (order parameters by running powers, the field by
-Horner's rule in e^{-i theta_i}), i.e. O(n K) time and O(n) memory.
+    \begin{aligned}
+    \texttt{usa}:\quad \omega_i &= \sum_{k\ge1} b_k \operatorname{Im}(r_k e^{-ik\theta_i}), \\
+    \texttt{sa}:\quad \omega_i &= \frac{\sum_k b_k \operatorname{Im}(r_k e^{-ik\theta_i})}
+    {I_0 + 2 \sum_k I_k \operatorname{Re}(r_k e^{-ik\theta_i})}.
+    \end{aligned}
+
+Every :math:`I_k` is replaced by the scaled ``ive(k, beta)`` :math:`= I_k(\beta) e^{-\lvert\beta\rvert}` (finite for
+any :math:`\beta`): ``sa`` is a ratio of two sums with the same scale, so it is exact; ``usa`` is multiplied back by
+:math:`e^{\lvert\beta\rvert}` in the natural time unit and by :math:`e^{\lvert\beta\rvert - \beta}` in the rescaled
+unit :math:`t' = e^{\beta} t` (as in :mod:`numerics.core.field`).
+
+Truncation (:func:`harmonics_for_tolerance`): keeping :math:`k \le K` changes :math:`e^{\beta\cos u} \sin u` by at
+most :math:`\sum_{k>K} \lvert b_k\rvert \le \sum_{k\ge K} I_k(\lvert\beta\rvert)` (since
+:math:`0 \le b_k \le I_{k-1}` for :math:`\beta \ge 0`) and :math:`e^{\beta\cos u}` by at most
+:math:`2 \sum_{k>K} I_k(\lvert\beta\rvert) \le 2 \sum_{k\ge K} I_k`; with Amos' ratio bound (Amos 1974, Math.
+Comp. 28)
+
+.. math::
+
+    \frac{I_{k+1}(x)}{I_k(x)} \le q_k = \frac{x}{k + 1/2 + \sqrt{x^2 + (k + 1/2)^2}} < 1, \quad \text{decreasing in } k,
+
+:math:`\sum_{k\ge K} I_k \le I_K / (1 - q_K)`. :math:`K` is the smallest with
+:math:`3 I_K/(1 - q_K) \le \mathrm{tol}\, I_0(\lvert\beta\rvert)`: both truncated kernels are then uniformly within
+:math:`\mathrm{tol}\, I_0(\lvert\beta\rvert)` of the exact ones, so the ``usa`` field is exact to
+:math:`\mathrm{tol}\, I_0(\lvert\beta\rvert)` (the mean kernel weight of a uniform configuration). For ``sa`` the
+error of particle :math:`i` is at most :math:`3\,(\text{tail}) / (Z_i / n)`, and rounding in the cancelling sums
+(about :math:`10^{-16} I_0`) is amplified by the same factor :math:`I_0 / (Z_i / n)`. Rows with
+:math:`Z_i / n < 10^{-4} I_0` (isolated particles; most particles when :math:`\beta \ll 0`, where :math:`Z_i / n`
+can be as small as :math:`e^{-2\lvert\beta\rvert} / n`) are therefore recomputed directly in :math:`O(n)` each, and
+:math:`K` is chosen so that :math:`3\,(\text{tail}) \le 10^{-4}\, \mathrm{tol}\, I_0`: every ``sa`` angle velocity is
+exact to ``tol`` for every configuration.
+
+Cost: two passes over the particles with :math:`K` harmonics each (order parameters by running powers, the field by
+Horner's rule in :math:`e^{-i\theta_i}`), i.e. :math:`O(nK)` time and :math:`O(n)` memory.
 """
 from __future__ import annotations
 
@@ -77,12 +102,12 @@ def bessel_tail_bound(K: int, beta: float) -> float:
 
 
 def harmonics_for_tolerance(beta: float, tol: float = 1e-12, *, model: str = "usa") -> int:
-    """Number of harmonics K for which the truncated Fourier field is exact to ``tol``.
+    r"""Number of harmonics :math:`K` for which the truncated Fourier field is exact to ``tol``.
 
     Parameters
     ----------
     beta : float
-        Inverse temperature (any finite real; only |beta| matters for the tail).
+        Inverse temperature (any finite real; only :math:`\lvert\beta\rvert` matters for the tail).
     tol : float
         Tolerance in (0, 1).
     model : {"usa", "sa"}
@@ -91,21 +116,27 @@ def harmonics_for_tolerance(beta: float, tol: float = 1e-12, *, model: str = "us
     Returns
     -------
     int
-        ``usa``: the smallest K >= 1 with 3 * bound_K <= tol * I_0(|beta|) e^{-|beta|}, where bound_K >=
-        e^{-|beta|} sum_{k>=K} I_k(|beta|) is :func:`bessel_tail_bound`. Both truncated kernels
-        (e^{beta cos u} sin u and e^{beta cos u}) are then within tol I_0(|beta|) of the exact ones, uniformly in u,
-        so the ``usa`` field is exact to tol I_0(|beta|) (relative to the mean kernel weight).
-        ``sa``: 3 * bound_K <= tol * g * I_0(|beta|) e^{-|beta|} with g = :data:`SA_DENOMINATOR_GUARD`. The sa error
-        of particle i is at most (|dN_i| + |omega_i| |dZ_i|) / (Z_i/n) <= 3 bound_K / (Z_i/n) (scaled sums), and
-        rows with Z_i/n < g I_0 e^{-|beta|} are recomputed directly, so every angle velocity is exact to ``tol``
-        (absolute; |omega_i| <= 1) for every configuration.
+        ``usa``: the smallest :math:`K \ge 1` with
+        :math:`3\, \mathrm{bound}_K \le \mathrm{tol}\, I_0(\lvert\beta\rvert) e^{-\lvert\beta\rvert}`, where
+        :math:`\mathrm{bound}_K \ge e^{-\lvert\beta\rvert} \sum_{k\ge K} I_k(\lvert\beta\rvert)` is
+        :func:`bessel_tail_bound`. Both truncated kernels (:math:`e^{\beta\cos u} \sin u` and :math:`e^{\beta\cos u}`)
+        are then within :math:`\mathrm{tol}\, I_0(\lvert\beta\rvert)` of the exact ones, uniformly in :math:`u`, so the
+        ``usa`` field is exact to :math:`\mathrm{tol}\, I_0(\lvert\beta\rvert)` (relative to the mean kernel weight).
+        ``sa``: :math:`3\, \mathrm{bound}_K \le \mathrm{tol}\, g\, I_0(\lvert\beta\rvert) e^{-\lvert\beta\rvert}` with
+        :math:`g` = :data:`SA_DENOMINATOR_GUARD`. The ``sa`` error of particle :math:`i` is at most
+        :math:`(\lvert dN_i\rvert + \lvert\omega_i\rvert \lvert dZ_i\rvert) / (Z_i/n)
+        \le 3\, \mathrm{bound}_K / (Z_i/n)` (scaled sums), and rows with :math:`Z_i/n < g I_0 e^{-\lvert\beta\rvert}`
+        are recomputed directly, so every angle velocity is exact to ``tol`` (absolute;
+        :math:`\lvert\omega_i\rvert \le 1`) for every configuration.
 
     Notes
     -----
-    The tail decays like a Gaussian exp(-K^2 / (2 |beta|)) for K << |beta| and super-exponentially for K >> |beta|,
-    so K ~ sqrt(2 |beta| log(1/tol)): K = 13, 28, 79, 247 at beta = 1, 10, 100, 1000 (tol = 1e-12, usa) and
-    16, 33, 88, 264 for sa.
-    Source: docs/conventions.md (Fourier form on S^1); Amos (1974) for the ratio bound.
+    The tail decays like a Gaussian :math:`e^{-K^2 / (2 \lvert\beta\rvert)}` for :math:`K \ll \lvert\beta\rvert` and
+    super-exponentially for :math:`K \gg \lvert\beta\rvert`, so
+    :math:`K \sim \sqrt{2 \lvert\beta\rvert \log(1/\mathrm{tol})}`:
+    :math:`K` = 13, 28, 79, 247 at :math:`\beta` = 1, 10, 100, 1000 (``tol = 1e-12``, ``usa``) and 16, 33, 88, 264 for
+    ``sa``.
+    Source: docs/conventions.md (Fourier form on :math:`\mathbb{S}^1`); Amos (1974) for the ratio bound.
     Verified by: circle.fourier-field.
     """
     beta = require_real(beta, "beta", minimum=-MAX_BETA, maximum=MAX_BETA)
@@ -266,35 +297,37 @@ class _Coefficients:
 
 def fourier_angle_velocity(theta, beta: float, model: str = "usa", *, tol: float = 1e-12,
                            harmonics: int | None = None, time_unit: str = "natural") -> np.ndarray:
-    """Angle velocities d theta_i / dt of ``sa`` / ``usa`` on the circle in O(n K) operations.
+    r"""Angle velocities :math:`d\theta_i / dt` of ``sa`` / ``usa`` on the circle in :math:`O(nK)` operations.
 
     Parameters
     ----------
     theta : (n,) array_like
-        Angles theta_i of x_i = (cos theta_i, sin theta_i).
+        Angles :math:`\theta_i` of :math:`x_i = (\cos\theta_i, \sin\theta_i)`.
     beta : float
-        Inverse temperature (|beta| <= 1e6; tested up to 1e3).
+        Inverse temperature (:math:`\lvert\beta\rvert \le 10^6`; tested up to :math:`10^3`).
     model : {"sa", "usa"}
-        usa: omega_i = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i);
-        sa: the same sum divided by Z_i / n = (1/n) sum_j e^{beta cos(theta_j - theta_i)}.
+        ``usa``: :math:`\omega_i = \frac{1}{n} \sum_j e^{\beta\cos(\theta_j - \theta_i)} \sin(\theta_j - \theta_i)`;
+        ``sa``: the same sum divided by :math:`Z_i / n = \frac{1}{n} \sum_j e^{\beta\cos(\theta_j - \theta_i)}`.
     tol : float
-        Truncation tolerance (see :func:`harmonics_for_tolerance`: usa exact to tol I_0(|beta|); sa exact to tol
-        absolute for any configuration); ignored if ``harmonics`` is given.
+        Truncation tolerance (see :func:`harmonics_for_tolerance`: ``usa`` exact to
+        :math:`\mathrm{tol}\, I_0(\lvert\beta\rvert)`; ``sa`` exact to ``tol`` absolute for any configuration);
+        ignored if ``harmonics`` is given.
     harmonics : int, optional
-        Number of harmonics K to keep (overrides ``tol``).
+        Number of harmonics :math:`K` to keep (overrides ``tol``).
     time_unit : {"natural", "rescaled"}
-        ``usa`` only: ``rescaled`` gives d theta / dt' with t' = e^{beta} t (finite for any beta).
+        ``usa`` only: ``rescaled`` gives :math:`d\theta / dt'` with :math:`t' = e^{\beta} t` (finite for any
+        :math:`\beta`).
 
     Returns
     -------
     (n,) ndarray
-        omega_i = sum_{k=1}^K b_k Im(r_k e^{-ik theta_i}) (usa, times the unit's scale) or that sum over
-        a_0 + 2 sum_k a_k Re(r_k e^{-ik theta_i}) (sa), r_k = (1/n) sum_j e^{ik theta_j}, with the Bessel
-        coefficients of the module docstring.
+        :math:`\omega_i = \sum_{k=1}^K b_k \operatorname{Im}(r_k e^{-ik\theta_i})` (``usa``, times the unit's scale) or
+        that sum over :math:`a_0 + 2 \sum_k a_k \operatorname{Re}(r_k e^{-ik\theta_i})` (``sa``),
+        :math:`r_k = \frac{1}{n} \sum_j e^{ik\theta_j}`, with the Bessel coefficients of the module docstring.
 
     Notes
     -----
-    Source: GLPR (arXiv 2312.10794), the Kuramoto form at d = 2; docs/conventions.md.
+    Source: GLPR (arXiv 2312.10794), the Kuramoto form at :math:`d = 2`; docs/conventions.md.
     Verified by: circle.fourier-field, circle.angle-equations.
     """
     coef = _Coefficients(beta, model, tol, harmonics, time_unit)
@@ -326,19 +359,25 @@ def _half_i0_minus_one_over_beta(beta: float) -> float:
 
 
 def circle_energy(theta, beta: float, *, normalization: str = "glpr-shifted", tol: float = 1e-12) -> float:
-    """Interaction energy on the circle from the order parameters, O(n K).
+    r"""Interaction energy on the circle from the order parameters, :math:`O(nK)`.
 
-    ``glpr-shifted`` (alias ``glpr``): E_beta = (I_0(beta) - 1)/(2 beta) + sum_{k>=1} (I_k(beta)/beta) |r_k|^2 (= (1/(2 beta n^2))
-    sum_{ij} (e^{beta cos(theta_i - theta_j)} - 1), GLPR's energy minus 1/(2 beta); |r_1|^2 / 2 at beta = 0).
-    ``gkpr``: (1/n^2) sum_{ij} e^{beta(cos - 1)} = ive(0, beta) + 2 sum_k ive(k, beta) |r_k|^2 (beta >= 0).
-    Truncated at K = harmonics_for_tolerance(beta, tol) (tail below tol I_0(|beta|) / |beta| resp. tol ive_0).
-    For beta > 0 every term is positive (no cancellation). For beta < 0 the weights alternate in sign and a
-    small E (e.g. a clustered state at beta = -20: E ~ 1/(2|beta|) against terms ~ e^{|beta|}/|beta|) is lost to
-    rounding: then the direct O(n^2) sum is used (n <= 4096) or InputError is raised. ``log-mean-exp``
-    ((1/beta) log mean e^{beta cos}, every beta) is the blocked direct sum of
+    ``glpr-shifted`` (alias ``glpr``):
+    :math:`E_\beta = \frac{I_0(\beta) - 1}{2\beta} + \sum_{k\ge1} \frac{I_k(\beta)}{\beta} \lvert r_k\rvert^2`
+    (:math:`= \frac{1}{2\beta n^2} \sum_{ij} (e^{\beta\cos(\theta_i - \theta_j)} - 1)`, GLPR's energy minus
+    :math:`1/(2\beta)`; :math:`\lvert r_1\rvert^2 / 2` at :math:`\beta = 0`).
+    ``gkpr``: :math:`\frac{1}{n^2} \sum_{ij} e^{\beta(\cos - 1)} = \tilde I_0(\beta) + 2 \sum_k \tilde I_k(\beta)
+    \lvert r_k\rvert^2` (:math:`\beta \ge 0`), with :math:`\tilde I_k(\beta) = I_k(\beta) e^{-\lvert\beta\rvert}`
+    = ``ive(k, beta)``.
+    Truncated at :math:`K` = ``harmonics_for_tolerance(beta, tol)`` (tail below
+    :math:`\mathrm{tol}\, I_0(\lvert\beta\rvert) / \lvert\beta\rvert` resp. :math:`\mathrm{tol}\, \tilde I_0`).
+    For :math:`\beta > 0` every term is positive (no cancellation). For :math:`\beta < 0` the weights alternate in sign
+    and a small :math:`E` (e.g. a clustered state at :math:`\beta = -20`: :math:`E \sim 1/(2\lvert\beta\rvert)` against
+    terms :math:`\sim e^{\lvert\beta\rvert}/\lvert\beta\rvert`) is lost to rounding: then the direct :math:`O(n^2)` sum
+    is used (:math:`n \le 4096`) or InputError is raised. ``log-mean-exp``
+    (:math:`\frac{1}{\beta} \log \operatorname{mean} e^{\beta\cos}`, every :math:`\beta`) is the blocked direct sum of
     :func:`numerics.core.field.interaction_energy`.
 
-    Source: GLPR (arXiv 2312.10794) E_beta; the order-parameter form is docs/literature.md claim 7.
+    Source: GLPR (arXiv 2312.10794) :math:`E_\beta`; the order-parameter form is docs/literature.md claim 7.
     Verified by: circle.energy-order-parameters.
     """
     beta = require_real(beta, "beta")
@@ -378,16 +417,18 @@ def circle_energy(theta, beta: float, *, normalization: str = "glpr-shifted", to
 
 def make_fourier_field(beta: float, model: str, *, tol: float = 1e-12, time_unit: str = "natural",
                        harmonics: int | None = None):
-    """Drop-in for :func:`numerics.core.field.make_field` at d = 2: ``field(X) -> (n, 2)`` via the Fourier series.
+    r"""Drop-in for :func:`numerics.core.field.make_field` at :math:`d = 2`: ``field(X) -> (n, 2)`` via the
+    Fourier series.
 
-    ``field(X)`` returns v_i = omega_i(theta) J x_i with theta_i = atan2(x_i2, x_i1) and J the rotation by
-    +90 degrees, i.e. omega_i (-sin theta_i, cos theta_i) on the circle. Off the circle (Runge-Kutta stage
-    points) this extension keeps |x_i| fixed and d theta_i/dt = omega_i exactly, a smooth extension under
-    which the circle is invariant (as the P_x extension of :mod:`numerics.core.field`).
+    ``field(X)`` returns :math:`v_i = \omega_i(\theta) J x_i` with
+    :math:`\theta_i = \operatorname{atan2}(x_{i2}, x_{i1})` and :math:`J` the rotation by +90 degrees, i.e.
+    :math:`\omega_i (-\sin\theta_i, \cos\theta_i)` on the circle. Off the circle (Runge-Kutta stage points) this
+    extension keeps :math:`\lvert x_i\rvert` fixed and :math:`d\theta_i/dt = \omega_i` exactly, a smooth extension under
+    which the circle is invariant (as the :math:`P_x` extension of :mod:`numerics.core.field`).
 
-    ``field.harmonics`` is the number of harmonics K used. ``field.energy(X, normalization)`` is the interaction
-    energy of a state from its order parameters (:func:`circle_energy`, O(n K) instead of the direct O(n^2)
-    sum); :func:`numerics.core.trajectory.simulate` uses it for the energy column of Fourier runs.
+    ``field.harmonics`` is the number of harmonics :math:`K` used. ``field.energy(X, normalization)`` is the interaction
+    energy of a state from its order parameters (:func:`circle_energy`, :math:`O(nK)` instead of the direct
+    :math:`O(n^2)` sum); :func:`numerics.core.trajectory.simulate` uses it for the energy column of Fourier runs.
 
     Verified by: circle.fourier-field, circle.sphere-vs-angle.
     """
@@ -422,13 +463,14 @@ FOURIER_HARMONIC_OVERHEAD = 6e-6
 
 
 def fourier_is_faster(n: int, beta: float, tol: float = 1e-12) -> bool:
-    """Whether the Fourier field is predicted faster than the direct O(n^2) field for n particles at beta.
+    r"""Whether the Fourier field is predicted faster than the direct :math:`O(n^2)` field for n particles at ``beta``.
 
-    Cost model (seconds): direct ~ c_0 + c_d n^2; Fourier ~ f_0 + c_f n (K + 1) (+ c_h (K + 1) ceil(n / block)
-    when n K > :data:`SMALL_TABLE`), with K = harmonics_for_tolerance(beta, tol, model="sa") and the constants
-    above. (sa rows recomputed directly, see :data:`SA_DENOMINATOR_GUARD`, are not modelled.)
-    Measured on the development machine (noisy, shared cores) the Fourier field wins for every n >= 8 at
-    beta <= 10; at beta = 100 (K ~ 80) the crossover is near n ~ 100.
+    Cost model (seconds): direct :math:`\sim c_0 + c_d n^2`; Fourier :math:`\sim f_0 + c_f n (K + 1)`
+    (:math:`+\, c_h (K + 1) \lceil n / \mathrm{block}\rceil` when :math:`nK >` :data:`SMALL_TABLE`), with
+    :math:`K` = ``harmonics_for_tolerance(beta, tol, model="sa")`` and the constants above. (``sa`` rows recomputed
+    directly, see :data:`SA_DENOMINATOR_GUARD`, are not modelled.)
+    Measured on the development machine (noisy, shared cores) the Fourier field wins for every :math:`n \ge 8` at
+    :math:`\beta \le 10`; at :math:`\beta = 100` (:math:`K \sim 80`) the crossover is near :math:`n \sim 100`.
     """
     n = require_int(n, "n", minimum=1)
     K = harmonics_for_tolerance(beta, tol, model="sa")  # the larger K of the two models

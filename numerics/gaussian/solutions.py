@@ -1,18 +1,29 @@
-"""Gaussian solutions in R^d: moment ODEs, closed forms, particle simulations and their comparison.
+r"""Gaussian solutions in :math:`\mathbb{R}^d`: moment ODEs, closed forms, particle simulations and their comparison.
 
-Conventions (arXiv 2501.18322, CACP; tokens in R^d, no sphere, no projection, time = depth). The velocity of a
-token x under a measure mu is Gamma[mu](x) = int V y w(x, y) dmu(y) / int w(x, y) dmu(y), A = K^T Q, with
-``softmax`` w = exp(y^T A x), ``l2`` w = exp(-|Qx - Ky|^2/2), ``sinkhorn``: the conditional expectation of V y
-given x under the entropic OT plan between mu and itself for the kernel exp(y^T A x). For mu = N(alpha, Sigma),
-Gamma(x) = b + J x is affine and (derived in :mod:`theory.gaussian`)
+Conventions (arXiv 2501.18322, CACP; tokens in :math:`\mathbb{R}^d`, no sphere, no projection, time = depth). The
+velocity of a token :math:`x` under a measure :math:`\mu` is
 
-    d alpha/dt = b + J alpha,   d Sigma/dt = J Sigma + Sigma J^T,
-    softmax   b = V alpha,                 J = V Sigma A
-    l2        b = V St Sigma^{-1} alpha,   J = V St A,     St = (Sigma^{-1} + K^T K)^{-1}
-    sinkhorn  b = V (I - S A) alpha,       J = V S A,      S A Sigma A^T S + S = Sigma
+.. math::
 
-The particle system is dx_i/dt = sum_j P_ij V x_j with P the row-stochastic (softmax, L2) or doubly stochastic
-(Sinkhorn, rows and columns summing to 1 after scaling by n) attention matrix, self-interaction included.
+    \Gamma[\mu](x) = \frac{\int V y\, w(x, y)\, d\mu(y)}{\int w(x, y)\, d\mu(y)}, \qquad A = K^\top Q,
+
+with ``softmax`` :math:`w = e^{y^\top A x}`, ``l2`` :math:`w = e^{-\lvert Qx - Ky\rvert^2/2}`, ``sinkhorn``: the
+conditional expectation of :math:`V y` given :math:`x` under the entropic OT plan between :math:`\mu` and itself
+for the kernel :math:`e^{y^\top A x}`. For :math:`\mu = N(\alpha, \Sigma)`, :math:`\Gamma(x) = b + J x` is affine
+and (derived in :mod:`theory.gaussian`)
+
+.. math::
+
+    \begin{aligned}
+    &\frac{d\alpha}{dt} = b + J \alpha, \qquad \frac{d\Sigma}{dt} = J \Sigma + \Sigma J^\top, \\
+    &\text{softmax:} && b = V \alpha, && J = V \Sigma A, \\
+    &\text{l2:} && b = V S_t \Sigma^{-1} \alpha, && J = V S_t A, \quad S_t = (\Sigma^{-1} + K^\top K)^{-1}, \\
+    &\text{sinkhorn:} && b = V (I - S A) \alpha, && J = V S A, \quad S A \Sigma A^\top S + S = \Sigma.
+    \end{aligned}
+
+The particle system is :math:`dx_i/dt = \sum_j P_{ij} V x_j` with :math:`P` the row-stochastic (softmax, L2) or
+doubly stochastic (Sinkhorn, rows and columns summing to 1 after scaling by :math:`n`) attention matrix,
+self-interaction included.
 """
 from __future__ import annotations
 
@@ -67,9 +78,10 @@ class GaussianAttention:
 
 
 def gaussian_attention(attention: str, d: int, *, V, A=None, Q=None, K=None) -> GaussianAttention:
-    """Validate an attention type and its matrices (no defaults for the physical parameters).
+    r"""Validate an attention type and its matrices (no defaults for the physical parameters).
 
-    softmax and sinkhorn need A (d x d) and V; l2 needs Q, K and V (A = K^T Q is derived).
+    ``softmax`` and ``sinkhorn`` need ``A`` (:math:`d \times d`) and ``V``; ``l2`` needs ``Q``, ``K`` and ``V``
+    (:math:`A = K^\top Q` is derived).
     """
     attention = require_choice(attention, "attention", ATTENTIONS)
     d = require_int(d, "d", minimum=1)
@@ -92,10 +104,11 @@ def gaussian_attention(attention: str, d: int, *, V, A=None, Q=None, K=None) -> 
 
 @dataclass(frozen=True)
 class GaussianHeads:
-    """H softmax heads acting together: Gamma(x) = sum_h Gamma_h(x), Gamma_h the one-head softmax velocity with
-    (A_h, V_h) (A_h = c K_h^T Q_h, V_h = W_h^T V_h of a transformer head). For mu = N(alpha, Sigma) each
-    Gamma_h = V_h alpha + V_h Sigma A_h x is affine, so the sum is affine with b = sum_h V_h alpha and
-    J = sum_h V_h Sigma A_h (derived in :mod:`theory.architectures`, ``multihead_gaussian_derivation``).
+    r"""H softmax heads acting together: :math:`\Gamma(x) = \sum_h \Gamma_h(x)`, :math:`\Gamma_h` the one-head softmax
+    velocity with :math:`(A_h, V_h)` (:math:`A_h = c K_h^\top Q_h`, :math:`V_h = W_h^\top V_h` of a transformer head).
+    For :math:`\mu = N(\alpha, \Sigma)` each :math:`\Gamma_h = V_h \alpha + V_h \Sigma A_h x` is affine, so the sum is
+    affine with :math:`b = \sum_h V_h \alpha` and :math:`J = \sum_h V_h \Sigma A_h` (derived in
+    :mod:`theory.architectures`, ``multihead_gaussian_derivation``).
 
     Verified by: architectures.gaussian-heads
     """
@@ -112,7 +125,8 @@ class GaussianHeads:
 
 
 def gaussian_heads(As, Vs) -> GaussianHeads:
-    """Validated softmax heads from sequences of A_h and V_h (each d x d, H >= 1)."""
+    r"""Validated softmax heads from sequences of :math:`A_h` and :math:`V_h` (each :math:`d \times d`,
+    :math:`H \ge 1`)."""
     As, Vs = list(As), list(Vs)
     if not As or len(As) != len(Vs):
         raise InputError(f"gaussian heads need as many A_h as V_h (at least one), got {len(As)} and {len(Vs)}")
@@ -154,8 +168,10 @@ def _sqrt_spd(M: np.ndarray) -> np.ndarray:
 
 
 def sinkhorn_conditional_covariance(Sigma: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """S = Cov(Y | X) under the Gaussian entropic plan: S = Sigma^{1/2} f(G) Sigma^{1/2}, f(g) = 2/(1+sqrt(1+4g)),
-    G = Sigma^{1/2} A Sigma A^T Sigma^{1/2}; the unique SPD solution of S A Sigma A^T S + S = Sigma.
+    r""":math:`S = \operatorname{Cov}(Y \mid X)` under the Gaussian entropic plan:
+    :math:`S = \Sigma^{1/2} f(G) \Sigma^{1/2}`, :math:`f(g) = 2/(1+\sqrt{1+4g})`,
+    :math:`G = \Sigma^{1/2} A \Sigma A^\top \Sigma^{1/2}`; the unique SPD solution of
+    :math:`S A \Sigma A^\top S + S = \Sigma`.
 
     Source: derived in theory.gaussian.sinkhorn_riccati_derivation (arXiv 2501.18322, Sinkhorn attention).
     Verified by: gaussian.ode-vs-quadrature
@@ -187,7 +203,7 @@ def affine_velocity(model: GaussianAttention, alpha: np.ndarray, Sigma: np.ndarr
 
 
 def moment_rhs(model: GaussianAttention, alpha: np.ndarray, Sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(d alpha/dt, d Sigma/dt) = (b + J alpha, J Sigma + Sigma J^T), symmetrised.
+    r""":math:`(d\alpha/dt, d\Sigma/dt) = (b + J \alpha, J \Sigma + \Sigma J^\top)`, symmetrised.
 
     Verified by: gaussian.ode-vs-quadrature (and against theory.gaussian.moment_rhs_function in tests)
     """
@@ -238,15 +254,17 @@ class GaussianODESolution:
 def solve_moment_ode(model: GaussianAttention, mean, cov, t_end: float, *, save_times: Sequence[float] | None = None,
                      rtol: float = 1e-10, atol: float = 1e-12, blowup_factor: float = BLOWUP_FACTOR
                      ) -> GaussianODESolution:
-    """Integrate the Gaussian moment ODE from N(mean, cov) to ``t_end`` (time = depth, CACP units).
+    r"""Integrate the Gaussian moment ODE from N(``mean``, ``cov``) to ``t_end`` (time = depth, CACP units).
 
-    The state is (alpha, upper triangle of Sigma), so Sigma is symmetric by construction. Integrator: SciPy
-    DOP853 with ``rtol``/``atol``. Monitoring: the smallest eigenvalue of Sigma at every right-hand-side call
-    (a terminal event when it reaches 0) and tr Sigma (a terminal event when it grows by ``blowup_factor``).
-    At such a stop t_s the remaining time to a simple pole tr Sigma ~ c / (t* - t) is tau = tr Sigma /
-    (d tr Sigma/dt); if tau < POLE_RATIO max(1, t_s) the solution blows up (the generic Riccati blow-up, exact for
-    softmax with V = I) and t* = t_s + tau is reported; otherwise (e.g. exponential growth, tau = 1/rate) the
-    integration continues. The solution keeps the saved states up to t_s.
+    The state is (:math:`\alpha`, upper triangle of :math:`\Sigma`), so :math:`\Sigma` is symmetric by construction.
+    Integrator: SciPy DOP853 with ``rtol``/``atol``. Monitoring: the smallest eigenvalue of :math:`\Sigma` at every
+    right-hand-side call (a terminal event when it reaches 0) and :math:`\operatorname{tr} \Sigma` (a terminal event
+    when it grows by ``blowup_factor``). At such a stop :math:`t_s` the remaining time to a simple pole
+    :math:`\operatorname{tr} \Sigma \sim c / (t^* - t)` is
+    :math:`\tau = \operatorname{tr} \Sigma / (d \operatorname{tr} \Sigma/dt)`; if
+    :math:`\tau <` ``POLE_RATIO`` :math:`\max(1, t_s)` the solution blows up (the generic Riccati blow-up, exact for
+    softmax with :math:`V = I`) and :math:`t^* = t_s + \tau` is reported; otherwise (e.g. exponential growth,
+    :math:`\tau = 1/\text{rate}`) the integration continues. The solution keeps the saved states up to :math:`t_s`.
 
     Verified by: gaussian.softmax-closed-form, gaussian.ode-vs-particles
     """
@@ -357,10 +375,17 @@ def moment_flow(model: GaussianAttention, mean, cov, t: float, rtol: float = 1e-
 
 # -- closed forms -------------------------------------------------------------------------------------------------
 def softmax_identity_value_closed_form(mean0, cov0, A, t: float) -> tuple[np.ndarray | None, np.ndarray]:
-    """Softmax with V = I: Sigma(t) = (Sigma_0^{-1} - 2 t S_A)^{-1}, S_A = (A + A^T)/2; when A is symmetric also
-    alpha(t) = e^t Sigma_0^{1/2} (I - 2 t H)^{-1/2} Sigma_0^{-1/2} alpha_0, H = Sigma_0^{1/2} S_A Sigma_0^{1/2}
-    (= e^t (I - 2 t Sigma_0 A)^{-1/2} alpha_0). Returns (alpha or None if A is not symmetric, Sigma). Valid for
-    t < blow-up time. Derived in theory.gaussian.softmax_closed_form_derivation. Verified by: gaussian.softmax-closed-form
+    r"""Softmax with :math:`V = I`: :math:`\Sigma(t) = (\Sigma_0^{-1} - 2 t S_A)^{-1}`, :math:`S_A = (A + A^\top)/2`;
+    when :math:`A` is symmetric also
+
+    .. math::
+
+        \alpha(t) = e^t \Sigma_0^{1/2} (I - 2 t H)^{-1/2} \Sigma_0^{-1/2} \alpha_0, \qquad
+        H = \Sigma_0^{1/2} S_A \Sigma_0^{1/2}
+
+    (:math:`= e^t (I - 2 t \Sigma_0 A)^{-1/2} \alpha_0`). Returns (:math:`\alpha` or None if :math:`A` is not symmetric,
+    :math:`\Sigma`). Valid for :math:`t` < blow-up time. Derived in theory.gaussian.softmax_closed_form_derivation.
+    Verified by: gaussian.softmax-closed-form
     """
     SA = _sym(np.asarray(A, dtype=float))
     Sigma = _sym(np.linalg.inv(np.linalg.inv(cov0) - 2 * t * SA))
@@ -375,8 +400,9 @@ def softmax_identity_value_closed_form(mean0, cov0, A, t: float) -> tuple[np.nda
 
 
 def softmax_blowup_time(cov0, A, V=None) -> float | None:
-    """Softmax attention with V = I: t* = 1 / (2 lambda_max(Sigma_0^{1/2} S_A Sigma_0^{1/2})), None if
-    lambda_max <= 0 (no blow-up). For V != I there is no closed form: use :func:`solve_moment_ode`.
+    r"""Softmax attention with :math:`V = I`:
+    :math:`t^* = 1 / (2 \lambda_{\max}(\Sigma_0^{1/2} S_A \Sigma_0^{1/2}))`, None if :math:`\lambda_{\max} \le 0`
+    (no blow-up). For :math:`V \ne I` there is no closed form: use :func:`solve_moment_ode`.
 
     Derived in theory.gaussian.softmax_blowup_derivation. Verified by: gaussian.softmax-closed-form
     """
@@ -389,8 +415,9 @@ def softmax_blowup_time(cov0, A, V=None) -> float | None:
 
 
 def softmax_low_rank_limit(cov0, A, tol: float = 1e-10) -> np.ndarray:
-    """Softmax, V = I, S_A negative semi-definite: lim_{t->oo} Sigma(t) = N (N^T Sigma_0^{-1} N)^{-1} N^T with N an
-    orthonormal basis of ker S_A (zero if S_A is negative definite): rank = dim ker S_A.
+    r"""Softmax, :math:`V = I`, :math:`S_A` negative semi-definite:
+    :math:`\lim_{t\to\infty} \Sigma(t) = N (N^\top \Sigma_0^{-1} N)^{-1} N^\top` with :math:`N` an orthonormal basis of
+    :math:`\ker S_A` (zero if :math:`S_A` is negative definite): rank :math:`= \dim \ker S_A`.
 
     Derived in theory.gaussian.softmax_low_rank_limit_derivation. Verified by: gaussian.softmax-closed-form
     """
@@ -473,15 +500,17 @@ def _logits(model: GaussianAttention, X: np.ndarray, rows: slice) -> np.ndarray:
 def particle_velocity(model: GaussianAttention, X: np.ndarray, *, causal: bool = False, block: int | None = None,
                       sinkhorn_tol: float = 1e-9, sinkhorn_max_iter: int = 2000,
                       state: SinkhornState | None = None) -> np.ndarray:
-    """Velocities dx_i/dt = sum_j P_ij V x_j of n tokens in R^d (self-interaction included).
+    r"""Velocities :math:`dx_i/dt = \sum_j P_{ij} V x_j` of :math:`n` tokens in :math:`\mathbb{R}^d`
+    (self-interaction included).
 
-    softmax/l2: P_ij = w(x_i, x_j) / sum_k w(x_i, x_k) (logsumexp-stabilised). ``causal`` (softmax only, a
-    documented extension with no Gaussian closure claimed): token i attends to j <= i.
-    sinkhorn: pi_ij = exp(f_i + g_j + x_j^T A x_i) with log-domain potentials (f, g) such that every row and
-    column of pi sums to 1/n, and P = n pi; iterated until the largest potential update max_i |f_i^new - f_i|
-    (the log of the worst row-marginal ratio) is below ``sinkhorn_tol``; P is row-normalised exactly, its
-    columns to that tolerance. ``state`` carries potentials between calls (warm start) and records iterations.
-    Blocked by rows: memory O(block n). Verified by: gaussian.ode-vs-particles
+    softmax/l2: :math:`P_{ij} = w(x_i, x_j) / \sum_k w(x_i, x_k)` (logsumexp-stabilised). ``causal`` (softmax only, a
+    documented extension with no Gaussian closure claimed): token :math:`i` attends to :math:`j \le i`.
+    sinkhorn: :math:`\pi_{ij} = e^{f_i + g_j + x_j^\top A x_i}` with log-domain potentials :math:`(f, g)` such that
+    every row and column of :math:`\pi` sums to :math:`1/n`, and :math:`P = n \pi`; iterated until the largest potential
+    update :math:`\max_i \lvert f_i^{\text{new}} - f_i\rvert` (the log of the worst row-marginal ratio) is below
+    ``sinkhorn_tol``; :math:`P` is row-normalised exactly, its columns to that tolerance. ``state`` carries potentials
+    between calls (warm start) and records iterations.
+    Blocked by rows: memory :math:`O(\mathrm{block}\, n)`. Verified by: gaussian.ode-vs-particles
     """
     if isinstance(model, GaussianHeads):
         return sum(particle_velocity(h, X, causal=causal, block=block) for h in model.heads)
@@ -541,12 +570,13 @@ def particle_velocity(model: GaussianAttention, X: np.ndarray, *, causal: bool =
 
 def attention_matrix(model: GaussianAttention, X: np.ndarray, *, state: SinkhornState | None = None,
                      sinkhorn_tol: float = 1e-9) -> np.ndarray:
-    """The dense (n, n) attention matrix P of :func:`particle_velocity` (same logits, same normalisation).
+    r"""The dense (n, n) attention matrix :math:`P` of :func:`particle_velocity` (same logits, same normalisation).
 
-    softmax/l2: P_ij = exp(L_ij - max_k L_ik) / sum_k exp(L_ik - max_k L_ik) (row-stochastic).
-    sinkhorn: P_ij = n exp(f_i + g_j + L_ij) with the potentials of ``state`` (converged first by one call of
-    :func:`particle_velocity`, which also warm-starts from ``state``), rows renormalised exactly.
-    Memory O(n^2): meant for n up to a few thousand (the R^d area stores P(t) for n <= 2000).
+    softmax/l2: :math:`P_{ij} = e^{L_{ij} - \max_k L_{ik}} / \sum_k e^{L_{ik} - \max_k L_{ik}}` (row-stochastic).
+    sinkhorn: :math:`P_{ij} = n e^{f_i + g_j + L_{ij}}` with the potentials of ``state`` (converged first by one call
+    of :func:`particle_velocity`, which also warm-starts from ``state``), rows renormalised exactly.
+    Memory :math:`O(n^2)`: meant for :math:`n` up to a few thousand (the :math:`\mathbb{R}^d` area stores :math:`P(t)`
+    for :math:`n \le 2000`).
     """
     n = X.shape[0]
     L = _logits(model, X, slice(0, n))
@@ -587,11 +617,13 @@ def simulate_particles(model: GaussianAttention, mean, cov, t_end: float, *, n: 
                        method: str = "rk4", causal: bool = False, sinkhorn_tol: float = 1e-9,
                        block: int | None = None, progress: Callable[[float, float], None] | None = None
                        ) -> ParticleRun:
-    """n tokens drawn from N(mean, cov) (``numpy.random.default_rng(seed)``), moved to ``t_end`` in ``steps``
-    equal steps of the particle field of :func:`particle_velocity` (no renormalisation: tokens live in R^d).
+    r"""n tokens drawn from N(``mean``, ``cov``) (``numpy.random.default_rng(seed)``), moved to ``t_end`` in ``steps``
+    equal steps of the particle field of :func:`particle_velocity` (no renormalisation: tokens live in
+    :math:`\mathbb{R}^d`).
 
-    ``method``: ``rk4`` (classical Runge-Kutta, approximates the ODE) or ``layer`` (x <- x + h Gamma(x), one
-    residual attention layer per step; its Gaussian closure is :func:`layer_gaussian_map`, exact for any h).
+    ``method``: ``rk4`` (classical Runge-Kutta, approximates the ODE) or ``layer``
+    (:math:`x \leftarrow x + h \Gamma(x)`, one residual attention layer per step; its Gaussian closure is
+    :func:`layer_gaussian_map`, exact for any :math:`h`).
     Verified by: gaussian.ode-vs-particles
     """
     method = require_choice(method, "method", PARTICLE_METHODS)
@@ -650,9 +682,10 @@ def _sampling_covariance(mean: np.ndarray, cov: np.ndarray, n: int) -> np.ndarra
 
 def layer_gaussian_map(model: GaussianAttention, mean, cov, h: float, steps: int = 1
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact Gaussian closure of ``steps`` residual layers x <- x + h Gamma(x): with Gamma = b + J x affine, the
-    pushforward of N(alpha, Sigma) is N(alpha + h (b + J alpha), (I + h J) Sigma (I + h J)^T) (the Euler step
-    of the moment ODE plus the h^2 J Sigma J^T term). Verified by: gaussian.ode-vs-particles
+    r"""Exact Gaussian closure of ``steps`` residual layers :math:`x \leftarrow x + h \Gamma(x)`: with
+    :math:`\Gamma = b + J x` affine, the pushforward of :math:`N(\alpha, \Sigma)` is
+    :math:`N(\alpha + h (b + J \alpha), (I + h J) \Sigma (I + h J)^\top)` (the Euler step of the moment ODE plus the
+    :math:`h^2 J \Sigma J^\top` term). Verified by: gaussian.ode-vs-particles
     """
     alpha, Sigma = np.asarray(mean, float), np.asarray(cov, float)
     I = np.eye(model.d)
@@ -686,19 +719,20 @@ def moment_map_jacobian(predict: Callable, mean, cov, rel_step: float = 1e-5) ->
 
 
 def compare_particles_to_ode(model: GaussianAttention, run: ParticleRun, mean0, cov0) -> dict:
-    """Empirical moments at the end of ``run`` vs the Gaussian prediction from the population (mean0, cov0), in
-    standard errors. The prediction is the moment ODE at t_end for ``rk4`` runs (RK4 error reported separately by
-    the caller if needed) and the exact Gaussian closure :func:`layer_gaussian_map` for ``layer`` runs; the ODE
-    value at t_end is always included (``ode_mean``, ``ode_cov``).
+    r"""Empirical moments at the end of ``run`` vs the Gaussian prediction from the population (``mean0``, ``cov0``), in
+    standard errors. The prediction is the moment ODE at ``t_end`` for ``rk4`` runs (RK4 error reported separately by
+    the caller if needed) and the exact Gaussian closure :func:`layer_gaussian_map` for ``layer`` runs; the ODE value at
+    ``t_end`` is always included (``ode_mean``, ``ode_cov``).
 
-    Standard error: the sampling distribution of the initial empirical moments of n iid N(mean0, cov0) draws
-    (see _sampling_covariance) propagated to t by the linearised prediction map (delta method):
-    Cov_t = Phi Cov_0 Phi^T, Phi = :func:`moment_map_jacobian`. This neglects the O(t/sqrt(n)) fluctuation of
-    the interaction itself (the empirical field differs from the Gaussian one), small for short t.
-    ``max_deviation_in_standard_errors`` is compared with K_STANDARD_ERRORS = 4 by the checks (5 statistics at
-    d = 2: the chance that a correct model exceeds 4 is about 3e-4). ``motion_in_standard_errors`` is how far
-    the predicted moments moved from their initial values, in the same units: the check is informative when
-    it is well above 4.
+    Standard error: the sampling distribution of the initial empirical moments of :math:`n` iid N(``mean0``, ``cov0``)
+    draws (see ``_sampling_covariance``) propagated to :math:`t` by the linearised prediction map (delta method):
+    :math:`\operatorname{Cov}_t = \Phi \operatorname{Cov}_0 \Phi^\top`, :math:`\Phi` = :func:`moment_map_jacobian`. This
+    neglects the :math:`O(t/\sqrt{n})` fluctuation of the interaction itself (the empirical field differs from the
+    Gaussian one), small for short :math:`t`.
+    ``max_deviation_in_standard_errors`` is compared with ``K_STANDARD_ERRORS`` = 4 by the checks (5 statistics at
+    :math:`d = 2`: the chance that a correct model exceeds 4 is about :math:`3 \times 10^{-4}`).
+    ``motion_in_standard_errors`` is how far the predicted moments moved from their initial values, in the same units:
+    the check is informative when it is well above 4.
     """
     n = run.meta["n"]
     mean0, cov0 = np.asarray(mean0, float), np.asarray(cov0, float)
@@ -721,10 +755,11 @@ def compare_particles_to_ode(model: GaussianAttention, run: ParticleRun, mean0, 
 
 def velocity_by_quadrature(model: GaussianAttention, alpha: np.ndarray, Sigma: np.ndarray, nodes: int = 40
                            ) -> tuple[np.ndarray, np.ndarray]:
-    """(d alpha/dt, d Sigma/dt) from the definition of Gamma by tensor Gauss-Hermite quadrature, independent of
-    the Gaussian closure: d alpha/dt = E[Gamma(X)], d Sigma/dt = E[Gamma(X)(X - alpha)^T] + transpose (valid
-    for any field), with Gamma(x) itself a quadrature over y (softmax, l2) or the velocity of the discrete
-    Sinkhorn plan on the weighted quadrature nodes (log domain, tolerance 1e-13). d <= 3.
+    r""":math:`(d\alpha/dt, d\Sigma/dt)` from the definition of :math:`\Gamma` by tensor Gauss-Hermite quadrature,
+    independent of the Gaussian closure: :math:`d\alpha/dt = \mathbb{E}[\Gamma(X)]`,
+    :math:`d\Sigma/dt = \mathbb{E}[\Gamma(X)(X - \alpha)^\top]` + transpose (valid for any field), with
+    :math:`\Gamma(x)` itself a quadrature over :math:`y` (softmax, l2) or the velocity of the discrete Sinkhorn plan on
+    the weighted quadrature nodes (log domain, tolerance :math:`10^{-13}`). :math:`d \le 3`.
 
     Several heads (:class:`GaussianHeads`): the quadrature of each head's velocity, summed (the definition of
     the multi-head velocity, not its Gaussian closure).

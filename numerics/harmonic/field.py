@@ -1,35 +1,58 @@
-"""The O(n L^2) spherical-harmonic field, attention output and energy of ``sa`` / ``usa`` on S^2.
+r"""The :math:`O(nL^2)` spherical-harmonic field, attention output and energy of ``sa`` / ``usa`` on
+:math:`\mathbb{S}^2`.
 
-For Q^T K = a I and V = b I the weights e^{beta <Q x_i, K x_j>} = e^{kappa <x_i, x_j>}, kappa = a beta, depend on
-<x_i, x_j> only. With the expansion of :mod:`numerics.harmonic.expansion` truncated at degree L,
+For :math:`Q^\top K = aI` and :math:`V = bI` the weights
+:math:`e^{\beta\langle Q x_i, K x_j\rangle} = e^{\kappa\langle x_i, x_j\rangle}`, :math:`\kappa = a\beta`, depend on
+:math:`\langle x_i, x_j\rangle` only. With the expansion of :mod:`numerics.harmonic.expansion` truncated at degree
+:math:`L`,
 
-    Z_i / n = (1/n) sum_j e^{kappa <x_i, x_j>} ~ sum_{l<=L} lambda_l sum_m M^1_lm Y_lm(x_i),
-    N_i / n = (1/n) sum_j e^{kappa <x_i, x_j>} x_j ~ sum_{l<=L} lambda_l sum_m M^x_lm Y_lm(x_i),
+.. math::
 
-with the weighted moments M^f_lm = (1/n) sum_j f(x_j) Y_lm(x_j) for f = 1, x_1, x_2, x_3 (one pass over the tokens
-for the four moment sets, one pass for the evaluation: O(n L^2) work, memory one block). Then
+    \begin{aligned}
+    Z_i / n &= \frac{1}{n} \sum_j e^{\kappa\langle x_i, x_j\rangle}
+      \approx \sum_{l\le L} \lambda_l \sum_m M^1_{lm} Y_{lm}(x_i), \\
+    N_i / n &= \frac{1}{n} \sum_j e^{\kappa\langle x_i, x_j\rangle} x_j
+      \approx \sum_{l\le L} \lambda_l \sum_m M^x_{lm} Y_{lm}(x_i),
+    \end{aligned}
 
-    attention output:  usa  b N_i / n,         sa  b N_i / Z_i,
-    field:             v_i = P_{x_i}(attention output),   P_x y = y - <x, y> x,
+with the weighted moments :math:`M^f_{lm} = \frac{1}{n} \sum_j f(x_j) Y_{lm}(x_j)` for :math:`f = 1, x_1, x_2, x_3`
+(one pass over the tokens for the four moment sets, one pass for the evaluation: :math:`O(nL^2)` work, memory one
+block). Then
 
-and the energy (Q = K = V = I, our E_beta = GLPR's minus 1/(2 beta); docs/conventions.md) is
+.. math::
 
-    E_beta = (lambda_0 - 1) / (2 beta) + sum_{l=1}^L (lambda_l / (2 beta)) sum_m (M^1_lm)^2.
+    \begin{aligned}
+    &\text{attention output:} && \texttt{usa}\ \ b N_i / n, \qquad \texttt{sa}\ \ b N_i / Z_i, \\
+    &\text{field:} && v_i = P_{x_i}(\text{attention output}), \qquad P_x y = y - \langle x, y\rangle x,
+    \end{aligned}
 
-Guarantees (kernel tail T_L of :func:`numerics.harmonic.expansion.tail_bound`, in e^{-|kappa|} units, and delta the
-transform error: rounding for the ``numpy`` engine, ducc0's epsilon for ``ducc0``):
+and the energy (:math:`Q = K = V = I`, our :math:`E_\beta` = GLPR's minus :math:`1/(2\beta)`; docs/conventions.md)
+is
 
-- ``usa``: |v_i - v_i^exact| <= |b| (T_L + 2 delta) e^{|kappa|} (natural unit), and L is the smallest degree with
-  T_L <= tol lambda_0 e^{-|kappa|} / 2: the field is exact to ``tol`` relative to the mean kernel weight lambda_0
-  (the scale of the usa field; the circle's Fourier field uses the same scale, I_0).
-- ``sa``: |v_i - v_i^exact| <= 2 |b| (T_L + 2 delta) / (Z_i^H / n) (ratio of two sums, |N_i / Z_i| <= 1), checked
-  per row; rows where it exceeds ``tol`` (isolated tokens, Z_i / n small) are recomputed directly in O(n) each.
-  L is the smallest degree with T_L <= tol SA_GUARD lambda_0 e^{-|kappa|} / 4, so that every row with
-  Z_i / n >= SA_GUARD lambda_0 / 2 passes: ``tol`` is absolute (|v_i| <= |b|).
-- energy: |E^H - E| <= T_L / (2 |beta|), L with T_L <= tol lambda_0 min(1, |beta|) e^{-|beta|}.
+.. math::
 
-Points off the sphere (Runge-Kutta stages) are evaluated at x_i / |x_i| and projected tangentially at x_i: |x_i|
-is invariant, as for the direct field's extension.
+    E_\beta = \frac{\lambda_0 - 1}{2\beta} + \sum_{l=1}^L \frac{\lambda_l}{2\beta} \sum_m (M^1_{lm})^2.
+
+Guarantees (kernel tail :math:`T_L` of :func:`numerics.harmonic.expansion.tail_bound`, in
+:math:`e^{-\lvert\kappa\rvert}` units, and :math:`\delta` the transform error: rounding for the ``numpy`` engine,
+ducc0's accuracy :math:`\varepsilon` for ``ducc0``):
+
+- ``usa``: :math:`\lvert v_i - v_i^{\text{exact}}\rvert \le \lvert b\rvert (T_L + 2\delta) e^{\lvert\kappa\rvert}`
+  (natural unit), and :math:`L` is the smallest degree with
+  :math:`T_L \le \mathrm{tol}\, \lambda_0 e^{-\lvert\kappa\rvert} / 2`: the field is exact to ``tol`` relative to the
+  mean kernel weight :math:`\lambda_0` (the scale of the ``usa`` field; the circle's Fourier field uses the same
+  scale, :math:`I_0`).
+- ``sa``: :math:`\lvert v_i - v_i^{\text{exact}}\rvert \le 2 \lvert b\rvert (T_L + 2\delta) / (Z_i^H / n)` (ratio of
+  two sums, :math:`\lvert N_i / Z_i\rvert \le 1`), checked per row; rows where it exceeds ``tol`` (isolated tokens,
+  :math:`Z_i / n` small) are recomputed directly in :math:`O(n)` each. :math:`L` is the smallest degree with
+  :math:`T_L \le \mathrm{tol}\, \mathrm{SA\_GUARD}\, \lambda_0 e^{-\lvert\kappa\rvert} / 4`, so that every row with
+  :math:`Z_i / n \ge \mathrm{SA\_GUARD}\, \lambda_0 / 2` passes: ``tol`` is absolute
+  (:math:`\lvert v_i\rvert \le \lvert b\rvert`).
+- energy: :math:`\lvert E^H - E\rvert \le T_L / (2 \lvert\beta\rvert)`, :math:`L` with
+  :math:`T_L \le \mathrm{tol}\, \lambda_0 \min(1, \lvert\beta\rvert) e^{-\lvert\beta\rvert}`.
+
+Points off the sphere (Runge-Kutta stages) are evaluated at :math:`x_i / \lvert x_i\rvert` and projected
+tangentially at :math:`x_i`: :math:`\lvert x_i\rvert` is invariant, as for the direct field's extension.
 
 Verified by: harmonic.field-agrees, harmonic.degree-too-low-fails, harmonic.bound-holds, harmonic.energy-agrees.
 """
@@ -61,9 +84,9 @@ MAX_EXPONENT = 709.0
 
 
 def supported_matrices(Q, K, V, d: int = 3) -> tuple[float, float]:
-    """(a, b) with Q^T K = a I and V = b I, or :class:`InputError` naming the direct path.
+    r"""(a, b) with :math:`Q^\top K = aI` and :math:`V = bI`, or :class:`InputError` naming the direct path.
 
-    ``None`` stands for the identity. The test is exact up to 1e-12 of the largest entry (a matrix of the
+    ``None`` stands for the identity. The test is exact up to :math:`10^{-12}` of the largest entry (a matrix of the
     supported form read from a file is accepted; a perturbed one is refused, not approximated).
     """
     eye = np.eye(d)
@@ -100,7 +123,8 @@ def choose_engine(engine: str, n: int | None, kappa: float, tol: float, model: s
 
 
 def field_degree(kappa: float, tol: float, model: str) -> int:
-    """The degree L of the guarantees of the module docstring for the field of ``model`` at kernel exponent kappa."""
+    r"""The degree :math:`L` of the guarantees of the module docstring for the field of ``model`` at kernel exponent
+    :math:`\kappa` (``kappa``)."""
     factor = 0.5 if model == "usa" else SA_GUARD / 4
     return degree_for_tolerance(kappa, tol * factor * scaled_mean_weight(kappa))
 
@@ -143,7 +167,8 @@ def direct_sums(U: np.ndarray, targets: np.ndarray, kappa: float, model: str, *,
 
 
 class HarmonicField:
-    """``field(X) -> (n, 3)``: the ``sa`` / ``usa`` field on S^2 through spherical harmonics (module docstring).
+    r"""``field(X) -> (n, 3)``: the ``sa`` / ``usa`` field on :math:`\mathbb{S}^2` through spherical harmonics (module
+    docstring).
 
     Parameters
     ----------
@@ -151,14 +176,17 @@ class HarmonicField:
         Inverse temperature of the model.
     model : {"sa", "usa"}
     a, b : float
-        Q^T K = a I (kernel e^{a beta <x, y>}) and V = b I; 1 and 1 for Q = K = V = I.
+        :math:`Q^\top K = aI` (kernel :math:`e^{a\beta\langle x, y\rangle}`) and :math:`V = bI`; 1 and 1 for
+        :math:`Q = K = V = I`.
     tol : float
-        Tolerance relative to the field's scale (usa: the mean kernel weight; sa: absolute), default 1e-10.
+        Tolerance relative to the field's scale (``usa``: the mean kernel weight; ``sa``: absolute), default
+        :math:`10^{-10}`.
     degree : int, optional
-        Force the degree L: no truncation guarantee (the sa rows are then recomputed directly only where rounding,
-        not truncation, could exceed ``tol``).
+        Force the degree :math:`L`: no truncation guarantee (the ``sa`` rows are then recomputed directly only where
+        rounding, not truncation, could exceed ``tol``).
     time_unit : {"natural", "rescaled"}
-        usa only: ``rescaled`` is the field in t' = e^{beta} t (weights e^{beta <Qx, Ky> - beta}).
+        ``usa`` only: ``rescaled`` is the field in :math:`t' = e^{\beta} t` (weights
+        :math:`e^{\beta\langle Qx, Ky\rangle - \beta}`).
     engine : {"auto", "numpy", "ducc0"}
         Transforms of :mod:`numerics.harmonic.transforms`; ``auto`` (:func:`choose_engine`) picks ducc0 where it
         is installed and accurate enough for ``tol``.
@@ -167,9 +195,10 @@ class HarmonicField:
 
     Attributes
     ----------
-    degree, engine, kappa, tail : the degree L, the engine, a beta and the kernel tail bound T_L (scaled).
+    degree, engine, kappa, tail
+        The degree :math:`L`, the engine, :math:`\kappa = a\beta` and the kernel tail bound :math:`T_L` (scaled).
     stats : dict
-        Evaluations and sa rows recomputed directly.
+        Evaluations and ``sa`` rows recomputed directly.
     """
 
     def __init__(self, beta: float, model: str = "sa", *, a: float = 1.0, b: float = 1.0, tol: float = DEFAULT_TOL,
@@ -304,16 +333,22 @@ def degree_powers(X: np.ndarray, L: int, engine: str = "numpy") -> np.ndarray:
 
 def harmonic_energy(X, beta: float, *, normalization: str = "glpr-shifted", tol: float = DEFAULT_TOL,
                     degree: int | None = None, engine: str = "auto") -> float:
-    """Interaction energy of tokens on S^2 from their harmonic moments, O(n L^2).
+    r"""Interaction energy of tokens on :math:`\mathbb{S}^2` from their harmonic moments, :math:`O(nL^2)`.
 
-    ``glpr-shifted`` (alias ``glpr``): E_beta = (lambda_0 - 1)/(2 beta) + sum_{l>=1} lambda_l/(2 beta) R_l
-    (= 1/(2 beta n^2) sum_ij (e^{beta s_ij} - 1); |mean x|^2 / 2 at beta = 0), R_l of :func:`degree_powers`.
-    ``gkpr``: (1/n^2) sum_ij e^{beta(s_ij - 1)} = sum_l lambda_l e^{-beta} R_l (beta >= 0).
-    ``log-mean-exp``: (1/beta) log((1/n^2) sum_ij e^{beta s_ij}) from the same sum (beta > 0).
-    For beta < 0 the weights alternate in sign; where rounding could exceed 1e-12 |E| the blocked direct sum of
-    :func:`numerics.core.field.interaction_energy` is used (n <= 4096), else :class:`InputError`.
+    ``glpr-shifted`` (alias ``glpr``):
+    :math:`E_\beta = \frac{\lambda_0 - 1}{2\beta} + \sum_{l\ge1} \frac{\lambda_l}{2\beta} R_l`
+    (:math:`= \frac{1}{2\beta n^2} \sum_{ij} (e^{\beta s_{ij}} - 1)`;
+    :math:`\lvert \operatorname{mean} x\rvert^2 / 2` at :math:`\beta = 0`), :math:`R_l` of :func:`degree_powers`.
+    ``gkpr``: :math:`\frac{1}{n^2} \sum_{ij} e^{\beta(s_{ij} - 1)} = \sum_l \lambda_l e^{-\beta} R_l`
+    (:math:`\beta \ge 0`).
+    ``log-mean-exp``: :math:`\frac{1}{\beta} \log\bigl(\frac{1}{n^2} \sum_{ij} e^{\beta s_{ij}}\bigr)` from the same sum
+    (:math:`\beta > 0`).
+    For :math:`\beta < 0` the weights alternate in sign; where rounding could exceed :math:`10^{-12} \lvert E\rvert` the
+    blocked direct sum of :func:`numerics.core.field.interaction_energy` is used (:math:`n \le 4096`), else
+    :class:`InputError`.
 
-    Truncation: L with T_L <= tol lambda_0 min(1, |beta|) (:func:`energy_degree`), so |E^H - E| <= T_L / (2|beta|).
+    Truncation: :math:`L` with :math:`T_L \le \mathrm{tol}\, \lambda_0 \min(1, \lvert\beta\rvert)`
+    (:func:`energy_degree`), so :math:`\lvert E^H - E\rvert \le T_L / (2\lvert\beta\rvert)`.
     Verified by: harmonic.energy-agrees.
     """
     from numerics.core.field import ENERGY_ALIASES, interaction_energy

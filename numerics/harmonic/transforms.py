@@ -1,40 +1,60 @@
-"""Real spherical harmonics on S^2 at arbitrary points: moments (analysis) and evaluation (synthesis).
+r"""Real spherical harmonics on :math:`\mathbb{S}^2` at arbitrary points: moments (analysis) and evaluation (synthesis).
 
 Convention (the one of :mod:`numerics.noise.sphere`, which uses these recursions; pinned against
 ``scipy.special.sph_harm_y`` in tests/numerics/test_harmonic_transforms.py):
 
-    Y_lm(x) = Lam_l^{|m|}(cos theta) * {1 (m = 0), sqrt(2) cos(m phi) (m > 0), sqrt(2) sin(|m| phi) (m < 0)},
-    Lam_l^m = sqrt((2l+1)(l-m)!/(l+m)!) P_l^m,   P_l^m without the Condon-Shortley phase (-1)^m,
+.. math::
 
-orthonormal in L^2 of the uniform *probability* measure mu of S^2 (E_mu[Y_lm Y_l'm'] = delta, Y_00 = 1).
-theta is the polar angle from e_3, x = (sin theta cos phi, sin theta sin phi, cos theta).
+    \begin{aligned}
+    Y_{lm}(x) &= \Lambda_l^{\lvert m\rvert}(\cos\theta) \cdot
+      \begin{cases} 1 & (m = 0), \\ \sqrt{2} \cos(m\phi) & (m > 0), \\
+        \sqrt{2} \sin(\lvert m\rvert\phi) & (m < 0), \end{cases} \\
+    \Lambda_l^m &= \sqrt{\frac{(2l+1)(l-m)!}{(l+m)!}}\, P_l^m, \qquad
+      P_l^m \text{ without the Condon-Shortley phase } (-1)^m,
+    \end{aligned}
 
-No angles are formed: with z = x_3 and w = x_1 + i x_2 = sin(theta) e^{i phi},
+orthonormal in :math:`L^2` of the uniform *probability* measure :math:`\mu` of :math:`\mathbb{S}^2`
+(:math:`\mathbb{E}_\mu[Y_{lm} Y_{l'm'}] = \delta`, :math:`Y_{00} = 1`). :math:`\theta` is the polar angle from
+:math:`e_3`, :math:`x = (\sin\theta \cos\phi, \sin\theta \sin\phi, \cos\theta)`.
 
-    Y_lm(x) = Q_l^m(z) sqrt(2) Re(w^m),  Y_l,-m(x) = Q_l^m(z) sqrt(2) Im(w^m),  Y_l0 = Q_l^0(z),
+No angles are formed: with :math:`z = x_3` and :math:`w = x_1 + i x_2 = \sin(\theta) e^{i\phi}`,
 
-where Q_l^m = Lam_l^m / sin^m(theta) is a polynomial in z of degree l - m (so r^l Y_lm is the solid harmonic).
-Q follows the stable, fully normalised three-term recursion (the one of Lam_l^m with the factor sin^m taken out):
+.. math::
 
-    Q_m^m = prod_{k=1}^m sqrt((2k+1)/(2k)),  Q_{m+1}^m = sqrt(2m+3) z Q_m^m,
-    Q_l^m = a_lm (z Q_{l-1}^m - b_lm Q_{l-2}^m),  a_lm = sqrt((4l^2-1)/(l^2-m^2)), b_lm = sqrt(((l-1)^2-m^2)/(4(l-1)^2-1)).
+    Y_{lm}(x) = Q_l^m(z) \sqrt{2} \operatorname{Re}(w^m), \qquad Y_{l,-m}(x) = Q_l^m(z) \sqrt{2} \operatorname{Im}(w^m),
+    \qquad Y_{l0} = Q_l^0(z),
 
-Coefficients of a set of k functions are stored as an array ``C`` of shape (k, 2, L+1, L+1): ``C[c, 0, l, m]`` is
-the coefficient of Y_lm (m >= 0) and ``C[c, 1, l, m]`` that of Y_l,-m (m >= 1); entries with m > l (and the sin
-part of m = 0) are zero. :func:`to_noise_pair` / :func:`from_noise_pair` convert to the (cos, sin) pair of
+where :math:`Q_l^m = \Lambda_l^m / \sin^m(\theta)` is a polynomial in :math:`z` of degree :math:`l - m` (so
+:math:`r^l Y_{lm}` is the solid harmonic). :math:`Q` follows the stable, fully normalised three-term recursion (the
+one of :math:`\Lambda_l^m` with the factor :math:`\sin^m` taken out):
+
+.. math::
+
+    \begin{aligned}
+    Q_m^m &= \prod_{k=1}^m \sqrt{\frac{2k+1}{2k}}, \qquad Q_{m+1}^m = \sqrt{2m+3}\, z Q_m^m, \\
+    Q_l^m &= a_{lm} (z Q_{l-1}^m - b_{lm} Q_{l-2}^m), \qquad a_{lm} = \sqrt{\frac{4l^2-1}{l^2-m^2}}, \qquad
+      b_{lm} = \sqrt{\frac{(l-1)^2-m^2}{4(l-1)^2-1}}.
+    \end{aligned}
+
+Coefficients of a set of :math:`k` functions are stored as an array ``C`` of shape ``(k, 2, L+1, L+1)``:
+``C[c, 0, l, m]`` is the coefficient of :math:`Y_{lm}` (:math:`m \ge 0`) and ``C[c, 1, l, m]`` that of
+:math:`Y_{l,-m}` (:math:`m \ge 1`); entries with :math:`m > l` (and the sin part of :math:`m = 0`) are zero.
+:func:`to_noise_pair` / :func:`from_noise_pair` convert to the (cos, sin) pair of
 :class:`numerics.noise.sphere.SphereGrid`.
 
 Engines
 -------
-``numpy`` (reference; exact to rounding): per block of points the table Q_l^m(z_j) for every l, m is built by the
-recursion, vectorised over the orders m (one NumPy call per degree), and contracted per order m with one matrix
-product against the longitude factors Re/Im(w^m) times the weights. Cost about 2.5 (L+1)^2 flops per point and
-weight function, memory one table of (L+1)^2 per point of a block (:data:`TABLE_BYTES`).
+``numpy`` (reference; exact to rounding): per block of points the table :math:`Q_l^m(z_j)` for every :math:`l, m`
+is built by the recursion, vectorised over the orders :math:`m` (one NumPy call per degree), and contracted per
+order :math:`m` with one matrix product against the longitude factors :math:`\operatorname{Re}/\operatorname{Im}(w^m)`
+times the weights. Cost about :math:`2.5 (L+1)^2` flops per point and weight function, memory one table of
+:math:`(L+1)^2` per point of a block (:data:`TABLE_BYTES`).
 
 ``ducc0`` (optional extra ``harmonic``): ``ducc0.sht.experimental.adjoint_synthesis_general`` and
 ``synthesis_general`` (spherical harmonic transforms at arbitrary points through a non-uniform FFT; M. Reinecke's
 ducc0). Their accuracy is ``epsilon`` (an L2-relative target, not a pointwise guarantee; :data:`DUCC0_EPSILON`):
-about 10x faster than ``numpy`` at n = 10^6 and nearly independent of L up to L ~ 100 (benchmarks/bench_harmonic.py).
+about 10x faster than ``numpy`` at :math:`n = 10^6` and nearly independent of :math:`L` up to :math:`L \sim 100`
+(benchmarks/bench_harmonic.py).
 """
 from __future__ import annotations
 
@@ -106,7 +126,8 @@ def _unit_parts(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def point_moments(X: np.ndarray, weights: np.ndarray, L: int, *, engine: str = "numpy",
                   epsilon: float = DUCC0_EPSILON) -> np.ndarray:
-    """Moments sum_j weights[j, c] Y_lm(x_j) for l <= L, as coefficients C (k, 2, L+1, L+1) (not divided by n).
+    r"""Moments :math:`\sum_j` ``weights[j, c]`` :math:`Y_{lm}(x_j)` for :math:`l \le L`, as coefficients ``C``
+    ``(k, 2, L+1, L+1)`` (not divided by :math:`n`).
 
     Parameters
     ----------
@@ -151,7 +172,7 @@ def point_moments(X: np.ndarray, weights: np.ndarray, L: int, *, engine: str = "
 
 def point_synthesis(C: np.ndarray, X: np.ndarray, *, engine: str = "numpy",
                     epsilon: float = DUCC0_EPSILON) -> np.ndarray:
-    """Values sum_lm C[c, ., l, m] Y_lm(x_i) at the rows of X: an (n, k) array.
+    r"""Values :math:`\sum_{lm}` ``C[c, ., l, m]`` :math:`Y_{lm}(x_i)` at the rows of ``X``: an ``(n, k)`` array.
 
     Parameters
     ----------

@@ -1,16 +1,21 @@
-"""Self-attention in R^d in its consensus (Frank-Wolfe) form, at a fixed inverse temperature or at zero temperature.
+r"""Self-attention in :math:`\mathbb{R}^d` in its consensus (Frank-Wolfe) form, at a fixed inverse temperature or at
+zero temperature.
 
-A token z is moved toward the attention-weighted mean of the tokens,
+A token :math:`z` is moved toward the attention-weighted mean of the tokens,
 
-    m_beta(z) = sum_j w_j e^{beta z_j^T A z} z_j / sum_j w_j e^{beta z_j^T A z},     A = K^T Q,
+.. math::
 
-by the flow dz_i/dt = V (m_beta(z_i) - z_i) or by the layer map z_i <- z_i + gamma (m_beta(z_i) - z_i) (V = I; a
-convex combination, so tokens stay in the convex hull of the current tokens). This is the rescaled R^d equation of
-:mod:`numerics.rd.dynamics` with its logit scale frozen (there the logits grow like e^{2 lambda t}); at
-``beta = inf`` m is the hardmax token z_{j*}, j* = argmax_j z_j^T A z (the first index on ties), and the layer
-map is a Frank-Wolfe step for f(y) = -y^T A y / 2 over conv{z_j} (arXiv 2508.09628: the linear minimisation of
-<grad f(z_i), y> = -<A z_i, y> over the hull is attained at a token). ``w`` are particle masses (default equal):
-with masses the same code is the mean-field velocity of a weighted empirical measure.
+    m_\beta(z) = \frac{\sum_j w_j e^{\beta z_j^\top A z} z_j}{\sum_j w_j e^{\beta z_j^\top A z}}, \qquad A = K^\top Q,
+
+by the flow :math:`dz_i/dt = V (m_\beta(z_i) - z_i)` or by the layer map
+:math:`z_i \leftarrow z_i + \gamma (m_\beta(z_i) - z_i)` (:math:`V = I`; a convex combination, so tokens stay in the
+convex hull of the current tokens). This is the rescaled :math:`\mathbb{R}^d` equation of :mod:`numerics.rd.dynamics`
+with its logit scale frozen (there the logits grow like :math:`e^{2\lambda t}`); at ``beta = inf`` :math:`m` is the
+hardmax token :math:`z_{j^*}`, :math:`j^* = \operatorname{argmax}_j z_j^\top A z` (the first index on ties), and the
+layer map is a Frank-Wolfe step for :math:`f(y) = -y^\top A y / 2` over :math:`\operatorname{conv}\{z_j\}` (arXiv
+2508.09628: the linear minimisation of :math:`\langle \nabla f(z_i), y\rangle = -\langle A z_i, y\rangle` over the
+hull is attained at a token). ``w`` are particle masses (default equal): with masses the same code is the
+mean-field velocity of a weighted empirical measure.
 
 Verified by: rd.frank-wolfe-step, rd.frank-wolfe-voronoi, rd.frank-wolfe-nsd-contraction,
 rd.frank-wolfe-persistence, meanfield.low-temperature-concentration.
@@ -38,10 +43,12 @@ def _masses(weights, n: int) -> np.ndarray | None:
 
 
 def attention_mean(Z: np.ndarray, A: np.ndarray, beta: float, weights=None, block: int | None = None) -> np.ndarray:
-    """m_beta(z_i) for every token (rows of the (n, d) array ``Z``); ``beta = inf`` gives the hardmax token.
+    r""":math:`m_\beta(z_i)` for every token (rows of the ``(n, d)`` array ``Z``); ``beta = inf`` gives the hardmax
+    token.
 
-    Logits L_ij = beta z_j^T A z_i, shifted by their row maximum before exponentiation (no overflow for any
-    finite beta); blocked by rows (memory O(block n)). Masses ``weights`` enter as log-weights.
+    Logits :math:`L_{ij} = \beta z_j^\top A z_i`, shifted by their row maximum before exponentiation (no overflow for
+    any finite :math:`\beta`); blocked by rows (memory :math:`O(\mathrm{block}\, n)`). Masses ``weights`` enter as
+    log-weights.
     """
     n, d = Z.shape
     w = _masses(weights, n)
@@ -68,13 +75,14 @@ def attention_mean(Z: np.ndarray, A: np.ndarray, beta: float, weights=None, bloc
 
 def consensus_velocity(Z: np.ndarray, A: np.ndarray, beta: float, V: np.ndarray | None = None,
                        weights=None) -> np.ndarray:
-    """dz_i/dt = V (m_beta(z_i) - z_i) (rows)."""
+    r""":math:`dz_i/dt = V (m_\beta(z_i) - z_i)` (rows)."""
     D = attention_mean(Z, A, beta, weights) - Z
     return D if V is None else D @ V.T
 
 
 def frank_wolfe_layer(Z: np.ndarray, A: np.ndarray, beta: float, step: float, weights=None) -> np.ndarray:
-    """One layer z_i <- z_i + step (m_beta(z_i) - z_i): a Frank-Wolfe step of size ``step`` at beta = inf."""
+    r"""One layer :math:`z_i \leftarrow z_i + \mathrm{step}\, (m_\beta(z_i) - z_i)`: a Frank-Wolfe step of size ``step``
+    at :math:`\beta = \infty`."""
     return Z + step * (attention_mean(Z, A, beta, weights) - Z)
 
 
@@ -123,11 +131,11 @@ def iterate_layers(Z0, A, beta: float, step: float, layers: int, *, every: int =
 def integrate_flow(Z0, A, beta: float, t_end: float, dt: float, *, V=None, saves: int = 101, weights=None,
                    observe: Callable[[np.ndarray], object] | None = None,
                    progress: Callable[[float, float], None] | None = None):
-    """RK4 for dz/dt = V (m_beta(z) - z) from Z0 to ``t_end`` with steps <= dt.
+    r"""RK4 for :math:`dz/dt = V (m_\beta(z) - z)` from ``Z0`` to ``t_end`` with steps :math:`\le` ``dt``.
 
-    Returns (times (saves,), frames): the states (saves, n, d), or ``observe(Z)`` of each saved state when given
-    (large n: only what is needed is kept). At beta = inf the field switches where a token's target changes; RK4
-    is then first order at the switches (use the layer map for exact hardmax statements).
+    Returns (times ``(saves,)``, frames): the states ``(saves, n, d)``, or ``observe(Z)`` of each saved state when given
+    (large :math:`n`: only what is needed is kept). At ``beta = inf`` the field switches where a token's target changes;
+    RK4 is then first order at the switches (use the layer map for exact hardmax statements).
     """
     Z, A, beta = _validate(Z0, A, beta)
     n, d = Z.shape

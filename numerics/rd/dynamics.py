@@ -1,11 +1,15 @@
-"""Integration of the R^d self-attention dynamics in the rescaled variables z = e^{-tV} x.
+r"""Integration of the :math:`\mathbb{R}^d` self-attention dynamics in the rescaled variables :math:`z = e^{-tV} x`.
 
 Rescaled equation (derived and checked in :mod:`theory.rd`, note ``proofs_notes/rd-rescaled-equation.md``):
 
-    dz_i/dt = V ( sum_j P_ij(t) z_j - z_i ),   P(t) = attention of x = e^{tV} z,
+.. math::
 
-with the logits <Q x_i, K x_j> = z_j^T e^{tV^T} A e^{tV} z_i. The z stay bounded (conv{z_j} is invariant for
-V = I), and the growth e^{tV} enters only through the logit scale, which is applied in log form and capped
+    \frac{dz_i}{dt} = V \Bigl(\sum_j P_{ij}(t) z_j - z_i\Bigr), \qquad
+    P(t) = \text{attention of } x = e^{tV} z,
+
+with the logits :math:`\langle Q x_i, K x_j\rangle = z_j^\top e^{tV^\top} A e^{tV} z_i`. The :math:`z` stay bounded
+(:math:`\operatorname{conv}\{z_j\}` is invariant for :math:`V = I`), and the growth :math:`e^{tV}` enters only
+through the logit scale, which is applied in log form and capped
 (:meth:`numerics.rd.model.RdModel.rescaled_attention`), so long horizons neither overflow nor lose precision.
 """
 from __future__ import annotations
@@ -32,8 +36,8 @@ SINKHORN_MAX_ITER = 5_000
 
 @dataclass(frozen=True)
 class RdRun:
-    """A saved R^d run: times (m,), rescaled Z (m, n, d), X = e^{tV} Z (m, n, d; inf where it overflows),
-    P (m, n, n) or None, and the metadata (model, solver, seeds)."""
+    r"""A saved :math:`\mathbb{R}^d` run: ``times`` ``(m,)``, rescaled ``Z`` ``(m, n, d)``, :math:`X = e^{tV} Z`
+    ``(m, n, d)`` (inf where it overflows), ``P`` ``(m, n, n)`` or None, and the metadata (model, solver, seeds)."""
 
     times: np.ndarray
     Z: np.ndarray
@@ -93,13 +97,16 @@ def step_count(t_end: float, dt: float) -> int:
 
 def simulate_rd(model: RdModel, X0, t_end: float, *, solver: Solver, save: SaveAt = SaveAt(),
                 keep_P: bool | None = None, progress: Callable[[float, float], None] | None = None) -> RdRun:
-    """Integrate dx_i/dt = V sum_j P_ij x_j from X0 (z(0) = x(0)) to ``t_end`` in the rescaled variables.
+    r"""Integrate :math:`dx_i/dt = V \sum_j P_{ij} x_j` from ``X0`` (:math:`z(0) = x(0)`) to ``t_end`` in the rescaled
+    variables.
 
-    ``solver``: ``rk4`` with step ``dt`` (the field is smooth but switches fast once P is nearly Boolean;
-    RK4 with dt <= 0.05 / ||V|| resolves it, see the note) or ``layer`` (explicit Euler in z). ``save``:
-    every k-th step of the uniform grid h = t_end / ceil(t_end / dt), or explicit times, which are hit exactly:
-    the run then steps from one save time to the next with equal steps h_i <= dt (a requested t = 4.0 is saved
-    at t = 4.0, not at the nearest grid point). ``keep_P``: store P(t) (default: when n <= 2000).
+    ``solver``: ``rk4`` with step ``dt`` (the field is smooth but switches fast once :math:`P` is nearly Boolean;
+    RK4 with :math:`dt \le 0.05 / \lVert V\rVert` resolves it, see the note) or ``layer`` (explicit Euler in
+    :math:`z`). ``save``: every :math:`k`-th step of the uniform grid
+    :math:`h = t_{\text{end}} / \lceil t_{\text{end}} / dt\rceil`, or explicit times, which are hit exactly: the run
+    then steps from one save time to the next with equal steps :math:`h_i \le dt` (a requested :math:`t = 4.0` is
+    saved at :math:`t = 4.0`, not at the nearest grid point). ``keep_P``: store :math:`P(t)` (default: when
+    :math:`n \le 2000`).
     """
     d = model.d
     Z = require_tokens(X0, d).copy()

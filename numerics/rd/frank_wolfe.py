@@ -1,22 +1,25 @@
-"""Hardmax self-attention as Frank-Wolfe (Alcalde, Geshkovski, Ruiz-Balet, arXiv 2508.09628).
+r"""Hardmax self-attention as Frank-Wolfe (Alcalde, Geshkovski, Ruiz-Balet, arXiv 2508.09628).
 
-The layer map of :mod:`numerics.rd.consensus` at beta = inf, z_i <- z_i + gamma (z_{j*(i)} - z_i) with
-j*(i) = argmax_j z_j^T A z_i, is a Frank-Wolfe step of size gamma for f(y) = -y^T A y / 2 over the convex hull of
-the current tokens. What this module computes (derivations in ``proofs_notes/rd-frank-wolfe-*.md``):
+The layer map of :mod:`numerics.rd.consensus` at :math:`\beta = \infty`,
+:math:`z_i \leftarrow z_i + \gamma (z_{j^*(i)} - z_i)` with :math:`j^*(i) = \operatorname{argmax}_j z_j^\top A z_i`,
+is a Frank-Wolfe step of size :math:`\gamma` for :math:`f(y) = -y^\top A y / 2` over the convex hull of the current
+tokens. What this module computes (derivations in ``proofs_notes/rd-frank-wolfe-*.md``):
 
-- :func:`definiteness`: the sign of the symmetric part of A (the statements need A symmetric);
+- :func:`definiteness`: the sign of the symmetric part of :math:`A` (the statements need :math:`A` symmetric);
 - :func:`hull_oracle`: the linear minimisation oracle of Frank-Wolfe solved as a linear programme over the hull
   (scipy HiGHS), independent of the argmax code;
-- A negative semi-definite, A = -B: the B-diameter of the tokens contracts at every layer by at least
-  :func:`nsd_contraction_factor` sqrt(1 - 2 gamma + 2 gamma^2) (the oracle is monotone:
-  <z_i - z_k, s_i - s_k>_B <= 0), to a single point of the initial hull (not the origin in general);
-- A positive semi-definite: :func:`voronoi_cells` (each point of the hull belongs to the cell of the vertex v
-  maximising v^T A y; a vertex is *self-inclusive* when it lies in its own cell) and :func:`voronoi_prediction`:
-  with every vertex self-inclusive, vertices never move and a token of the cell of v is v + (1 - gamma)^k (z - v)
-  after k layers (a straight line, exponential convergence);
-- finite beta: tokens gather at the vertices in a number of layers independent of beta, then the vertex
-  clusters drift at the exponentially small velocity of :func:`cluster_drift` (logit gaps
-  Delta_ml = v_m^T A (v_m - v_l)), so they persist for times of order e^{beta min Delta} (:func:`persistence_time`).
+- :math:`A` negative semi-definite, :math:`A = -B`: the :math:`B`-diameter of the tokens contracts at every layer by
+  at least :func:`nsd_contraction_factor` :math:`\sqrt{1 - 2\gamma + 2\gamma^2}` (the oracle is monotone:
+  :math:`\langle z_i - z_k, s_i - s_k\rangle_B \le 0`), to a single point of the initial hull (not the origin in
+  general);
+- :math:`A` positive semi-definite: :func:`voronoi_cells` (each point of the hull belongs to the cell of the vertex
+  :math:`v` maximising :math:`v^\top A y`; a vertex is *self-inclusive* when it lies in its own cell) and
+  :func:`voronoi_prediction`: with every vertex self-inclusive, vertices never move and a token of the cell of
+  :math:`v` is :math:`v + (1 - \gamma)^k (z - v)` after :math:`k` layers (a straight line, exponential convergence);
+- finite :math:`\beta`: tokens gather at the vertices in a number of layers independent of :math:`\beta`, then the
+  vertex clusters drift at the exponentially small velocity of :func:`cluster_drift` (logit gaps
+  :math:`\Delta_{ml} = v_m^\top A (v_m - v_l)`), so they persist for times of order :math:`e^{\beta \min \Delta}`
+  (:func:`persistence_time`).
 
 Verified by: rd.frank-wolfe-step, rd.frank-wolfe-voronoi, rd.frank-wolfe-nsd-contraction,
 rd.frank-wolfe-persistence.
@@ -51,8 +54,9 @@ def definiteness(A, rtol: float = DEFINITENESS_RTOL) -> dict:
 
 
 def hull_oracle(Z: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, float]:
-    """argmax of <c, y> over conv{z_j} by linear programming over the barycentric weights (scipy HiGHS):
-    the Frank-Wolfe linear minimisation oracle for the gradient -c. Returns (maximiser, value)."""
+    r""":math:`\operatorname{argmax}` of :math:`\langle c, y\rangle` over :math:`\operatorname{conv}\{z_j\}` by linear
+    programming over the barycentric weights (scipy HiGHS): the Frank-Wolfe linear minimisation oracle for the
+    gradient :math:`-c`. Returns (maximiser, value)."""
     from scipy.optimize import linprog
 
     Z = np.asarray(Z, float)
@@ -77,16 +81,18 @@ def b_diameter(Z: np.ndarray, B: np.ndarray) -> float:
 
 
 def nsd_contraction_factor(step: float) -> float:
-    """sqrt(1 - 2 gamma + 2 gamma^2): the per-layer bound on the B-diameter ratio when A = -B, B >= 0."""
+    r""":math:`\sqrt{1 - 2\gamma + 2\gamma^2}`: the per-layer bound on the :math:`B`-diameter ratio when :math:`A = -B`,
+    :math:`B \succeq 0`."""
     return math.sqrt(1.0 - 2.0 * step + 2.0 * step * step)
 
 
 def voronoi_cells(Z: np.ndarray, A: np.ndarray) -> dict:
-    """The hardmax cells of the hull's vertices: for every token the vertex maximising v^T A z and its gap.
+    r"""The hardmax cells of the hull's vertices: for every token the vertex maximising :math:`v^\top A z` and its gap.
 
     Returns ``vertices`` (token indices), ``cell`` (vertex token index of each token), ``gap`` (best minus
-    second-best v^T A z, 0 when fewer than two vertices), ``self_inclusive`` (per vertex: v^T A v > w^T A v for
-    every other vertex w, i.e. the vertex is in the interior of its own cell) and ``all_self_inclusive``.
+    second-best :math:`v^\top A z`, 0 when fewer than two vertices), ``self_inclusive`` (per vertex:
+    :math:`v^\top A v > w^\top A v` for every other vertex :math:`w`, i.e. the vertex is in the interior of its own
+    cell) and ``all_self_inclusive``.
     """
     Z = np.asarray(Z, float)
     verts = hull_vertices(Z)
@@ -102,8 +108,9 @@ def voronoi_cells(Z: np.ndarray, A: np.ndarray) -> dict:
 
 
 def voronoi_prediction(Z0: np.ndarray, A: np.ndarray, step: float, layers) -> np.ndarray:
-    """Closed form of the hardmax layers when every vertex is self-inclusive: z_i(k) = v + (1 - step)^k (z_i - v),
-    v the vertex of z_i's cell (vertices have v = z_i and stay put). Shape (len(layers), n, d)."""
+    r"""Closed form of the hardmax layers when every vertex is self-inclusive:
+    :math:`z_i(k) = v + (1 - \mathrm{step})^k (z_i - v)`, :math:`v` the vertex of :math:`z_i`'s cell (vertices have
+    :math:`v = z_i` and stay put). Shape ``(len(layers), n, d)``."""
     Z0 = np.asarray(Z0, float)
     cells = voronoi_cells(Z0, A)
     if not cells["all_self_inclusive"]:
@@ -193,10 +200,10 @@ def persistence_run(beta: float, Z0: np.ndarray, A: np.ndarray) -> dict:
 
 
 def polygon_tokens(angles, interior: int, seed: int, A=None, margin: float = 0.3) -> np.ndarray:
-    """d = 2 test configurations: vertices on the unit A-sphere {v^T A v = 1} (so every vertex is self-inclusive)
-    at the given angles, then ``interior`` tokens drawn uniformly in their hull whose best cell score beats the
-    second by at least ``margin`` (rejection sampling, seeded). Returns the (k + interior, 2) tokens, vertices
-    first."""
+    r""":math:`d = 2` test configurations: vertices on the unit :math:`A`-sphere :math:`\{v^\top A v = 1\}` (so every
+    vertex is self-inclusive) at the given angles, then ``interior`` tokens drawn uniformly in their hull whose best
+    cell score beats the second by at least ``margin`` (rejection sampling, seeded). Returns the ``(k + interior, 2)``
+    tokens, vertices first."""
     from scipy.spatial import ConvexHull
 
     U = np.c_[np.cos(angles), np.sin(angles)]
@@ -222,8 +229,8 @@ def polygon_tokens(angles, interior: int, seed: int, A=None, margin: float = 0.3
 
 
 def collapse_point(centres: np.ndarray, masses, A: np.ndarray, beta: float, width: float = 1e-6) -> dict:
-    """Where point clusters of the given masses end at finite beta: the reduced consensus flow (LSODA) run until
-    their diameter is below ``width``. Returns the final point, the time and the evaluations used."""
+    r"""Where point clusters of the given masses end at finite :math:`\beta`: the reduced consensus flow (LSODA) run
+    until their diameter is below ``width``. Returns the final point, the time and the evaluations used."""
     from scipy.integrate import solve_ivp
 
     C = np.asarray(centres, float)

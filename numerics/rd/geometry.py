@@ -1,14 +1,15 @@
-"""The limit geometry of the rescaled R^d dynamics (GLPR arXiv 2305.05465).
+r"""The limit geometry of the rescaled :math:`\mathbb{R}^d` dynamics (GLPR arXiv 2305.05465).
 
-- :func:`boolean_limit`: leaders, assignment, Boolean gap and rank of P(t_end).
-- :func:`hull_vertices`: vertices of conv{z_i(0)} (d = 1: the two extreme tokens).
-- :func:`predicted_limit`: the hardmax prediction from the initial geometry: token i is predicted to attend
-  to j*(i) = argmax_j z_j^T A z_i(0); the predicted leaders are the *self-attending* tokens j*(j) = j. In the
-  hardmax (zero-temperature) dynamics this prediction is exact for A symmetric positive semi-definite (the
-  segment from z_i to its leader stays in the leader's cell: arXiv 2508.09628); for softmax attention it is
-  exact once the initial logit gaps are large and is measured, not assumed, otherwise (``proofs_notes/rd-polytope-leaders.md``).
-- :func:`hyperplane_coordinates`: w^T z_i with w the left eigenvector of a simple positive top eigenvalue of V
-  (the tokens cluster on at most three hyperplanes {w^T z = c}).
+- :func:`boolean_limit`: leaders, assignment, Boolean gap and rank of :math:`P(t_{\text{end}})`.
+- :func:`hull_vertices`: vertices of :math:`\operatorname{conv}\{z_i(0)\}` (:math:`d = 1`: the two extreme tokens).
+- :func:`predicted_limit`: the hardmax prediction from the initial geometry: token :math:`i` is predicted to attend
+  to :math:`j^*(i) = \operatorname{argmax}_j z_j^\top A z_i(0)`; the predicted leaders are the *self-attending*
+  tokens :math:`j^*(j) = j`. In the hardmax (zero-temperature) dynamics this prediction is exact for :math:`A`
+  symmetric positive semi-definite (the segment from :math:`z_i` to its leader stays in the leader's cell: arXiv
+  2508.09628); for softmax attention it is exact once the initial logit gaps are large and is measured, not
+  assumed, otherwise (``proofs_notes/rd-polytope-leaders.md``).
+- :func:`hyperplane_coordinates`: :math:`w^\top z_i` with :math:`w` the left eigenvector of a simple positive top
+  eigenvalue of :math:`V` (the tokens cluster on at most three hyperplanes :math:`\{w^\top z = c\}`).
 - :func:`cluster_values` and :func:`limit_codimension`: clusters of scalar values and the codimension of the
   limit set (the largest affine dimension of a cluster of tokens sharing a Boolean row).
 """
@@ -54,13 +55,15 @@ def logits(Z: np.ndarray, A: np.ndarray) -> np.ndarray:
 
 
 def predicted_limit(Z0: np.ndarray, A: np.ndarray, margin: float = PREDICTION_MARGIN) -> dict:
-    """Hardmax prediction from the initial tokens: j*(i) = argmax_j z_j^T A z_i, leaders = {j : j*(j) = j}.
+    r"""Hardmax prediction from the initial tokens: :math:`j^*(i) = \operatorname{argmax}_j z_j^\top A z_i`,
+    leaders :math:`= \{j : j^*(j) = j\}`.
 
-    Row i is ``determined`` when its logit gap (best minus second best, at t = 0) is at least ``margin`` and
-    j*(i) is a self-attending token whose own gap is at least ``margin``: then softmax and hardmax agree from
-    the start (weights off the winner below e^{-margin}, shrinking like e^{-margin e^{2t}} for V = I) and the
-    segment argument of the hardmax dynamics applies. Other rows are not predicted (a weak leader can be
-    absorbed by a stronger one; tokens with a small gap drift before they lock).
+    Row :math:`i` is ``determined`` when its logit gap (best minus second best, at :math:`t = 0`) is at least
+    ``margin`` and :math:`j^*(i)` is a self-attending token whose own gap is at least ``margin``: then softmax and
+    hardmax agree from the start (weights off the winner below :math:`e^{-\mathrm{margin}}`, shrinking like
+    :math:`e^{-\mathrm{margin}\, e^{2t}}` for :math:`V = I`) and the segment argument of the hardmax dynamics applies.
+    Other rows are not predicted (a weak leader can be absorbed by a stronger one; tokens with a small gap drift
+    before they lock).
     """
     L = logits(np.asarray(Z0, float), np.asarray(A, float))
     best = np.argmax(L, axis=1)
@@ -98,7 +101,7 @@ def cluster_values(c: np.ndarray, rel_gap: float = 1e-2) -> list[np.ndarray]:
 
 
 def hyperplane_coordinates(Z: np.ndarray, V: np.ndarray) -> dict:
-    """w^T z_i, the hyperplane clusters {w^T z = c_k} and the largest within-cluster spread."""
+    r""":math:`w^\top z_i`, the hyperplane clusters :math:`\{w^\top z = c_k\}` and the largest within-cluster spread."""
     lam, w = top_left_eigenvector(V)
     c = np.asarray(Z, dtype=float) @ w
     groups = cluster_values(c)

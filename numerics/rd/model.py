@@ -1,10 +1,13 @@
-"""The R^d self-attention model without normalisation (GLPR arXiv 2305.05465; CACP arXiv 2501.18322).
+r"""The :math:`\mathbb{R}^d` self-attention model without normalisation (GLPR arXiv 2305.05465; CACP arXiv 2501.18322).
 
-    dx_i/dt = V sum_j P_ij(X) x_j,    P = softmax, L2 or Sinkhorn attention of the tokens X,
+.. math::
 
-with the logits of :mod:`numerics.gaussian.solutions` (softmax and Sinkhorn: L_ij = x_j^T A x_i, A = K^T Q;
-L2: L_ij = -|Q x_i - K x_j|^2 / 2). :class:`RdModel` is the frozen, validated description (the counterpart of
-the sphere's :class:`numerics.core.model.Model`); the rescaled integration lives in :mod:`numerics.rd.dynamics`.
+    \frac{dx_i}{dt} = V \sum_j P_{ij}(X) x_j, \qquad P = \text{softmax, L2 or Sinkhorn attention of the tokens } X,
+
+with the logits of :mod:`numerics.gaussian.solutions` (softmax and Sinkhorn: :math:`L_{ij} = x_j^\top A x_i`,
+:math:`A = K^\top Q`; L2: :math:`L_{ij} = -\lvert Q x_i - K x_j\rvert^2 / 2`). :class:`RdModel` is the frozen,
+validated description (the counterpart of the sphere's :class:`numerics.core.model.Model`); the rescaled
+integration lives in :mod:`numerics.rd.dynamics`.
 """
 from __future__ import annotations
 
@@ -34,22 +37,24 @@ def _readonly(M):
 
 @dataclass(frozen=True, eq=False)
 class RdModel:
-    """Tokens in R^d moved by unnormalised self-attention: dx_i/dt = V sum_j P_ij x_j.
+    r"""Tokens in :math:`\mathbb{R}^d` moved by unnormalised self-attention: :math:`dx_i/dt = V \sum_j P_{ij} x_j`.
 
     Parameters
     ----------
     attention : {"softmax", "l2", "sinkhorn"}
-        softmax: P_ij = exp(x_j^T A x_i) / sum_k exp(x_k^T A x_i); l2: weights exp(-|Q x_i - K x_j|^2 / 2);
-        sinkhorn: the doubly stochastic scaling of exp(x_j^T A x_i) (rows and columns of P sum to 1 after n P /
-        n; see :func:`numerics.gaussian.solutions.particle_velocity`).
+        softmax: :math:`P_{ij} = e^{x_j^\top A x_i} / \sum_k e^{x_k^\top A x_i}`; l2: weights
+        :math:`e^{-\lvert Q x_i - K x_j\rvert^2 / 2}`; sinkhorn: the doubly stochastic scaling of
+        :math:`e^{x_j^\top A x_i}` (rows and columns of :math:`P` sum to 1 after :math:`n P / n`; see
+        :func:`numerics.gaussian.solutions.particle_velocity`).
     d : int
-        Dimension of the token space (d >= 1).
+        Dimension of the token space (:math:`d \ge 1`).
     V : (d, d) array_like
         Value matrix (required: no default for a physical parameter).
     A : (d, d) array_like, optional
-        A = K^T Q (softmax, sinkhorn), so that <Q x, K y> = y^T A x.
+        :math:`A = K^\top Q` (softmax, sinkhorn), so that :math:`\langle Q x, K y\rangle = y^\top A x`.
     Q, K : (d, d) array_like, optional
-        Query and key matrices (l2 needs both; softmax and sinkhorn accept them instead of A and use A = K^T Q).
+        Query and key matrices (l2 needs both; softmax and sinkhorn accept them instead of ``A`` and use
+        :math:`A = K^\top Q`).
 
     Notes
     -----

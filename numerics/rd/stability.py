@@ -1,17 +1,32 @@
-"""Mean-field well-posedness bounds of CACP (arXiv 2501.18322) measured on particle systems.
+r"""Mean-field well-posedness bounds of CACP (arXiv 2501.18322) measured on particle systems.
 
-- Support radius: |dx_i/dt| = |V sum_j P_ij x_j| <= ||V||_2 max_j |x_j|, hence R(t) <= exp(int_0^t ||V||_2) R_0.
+- Support radius:
+  :math:`\lvert dx_i/dt\rvert = \lvert V \sum_j P_{ij} x_j\rvert \le \lVert V\rVert_2 \max_j \lvert x_j\rvert`, hence
+  :math:`R(t) \le \exp\bigl(\int_0^t \lVert V\rVert_2\bigr) R_0`.
 - Wasserstein stability (softmax attention): along the coupling of the optimal initial plan, with
-  Gamma[mu](x) = V E_mu^x[y] and both supports in the ball of radius R(t) = e^{t ||V||} R_0,
+  :math:`\Gamma[\mu](x) = V \mathbb{E}_\mu^x[y]` and both supports in the ball of radius
+  :math:`R(t) = e^{t \lVert V\rVert} R_0`,
 
-      |Gamma[mu](x) - Gamma[mu](y)| <= ||V|| a R^2 |x - y|                    (Cov_x(y) A, |Cov| <= R^2)
-      |Gamma[mu](x) - Gamma[nu](x)| <= ||V|| e^{2 a R^2} (1 + 2 a R^2) W_1(mu, nu)   (ratio of two integrals)
+  .. math::
 
-  with a = ||A||_2, and Gronwall gives W_p(mu_t, nu_t) <= C(t) W_p(mu_0, nu_0),
-  log C(t) = int_0^t ||V|| ( a R(s)^2 + e^{2 a R(s)^2} (1 + 2 a R(s)^2) ) ds
+      \begin{aligned}
+      \lvert\Gamma[\mu](x) - \Gamma[\mu](y)\rvert &\le \lVert V\rVert a R^2 \lvert x - y\rvert
+        && (\operatorname{Cov}_x(y) A,\ \lvert\operatorname{Cov}\rvert \le R^2), \\
+      \lvert\Gamma[\mu](x) - \Gamma[\nu](x)\rvert &\le \lVert V\rVert e^{2 a R^2} (1 + 2 a R^2) W_1(\mu, \nu)
+        && (\text{ratio of two integrals}),
+      \end{aligned}
+
+  with :math:`a = \lVert A\rVert_2`, and Gronwall gives
+  :math:`W_p(\mu_t, \nu_t) \le C(t) W_p(\mu_0, \nu_0)`,
+
+  .. math::
+
+      \log C(t) = \int_0^t \lVert V\rVert \bigl(a R(s)^2 + e^{2 a R(s)^2} (1 + 2 a R(s)^2)\bigr)\, ds
+
   (derivation: ``proofs_notes/rd-well-posedness.md``; the structure of the CACP proof, constants ours).
-- W_p between two empirical measures with n equal weights: exact optimal transport with POT (``ot.emd2``),
-  cross-checked by the assignment problem (``scipy.optimize.linear_sum_assignment``; a Birkhoff vertex is optimal).
+- :math:`W_p` between two empirical measures with :math:`n` equal weights: exact optimal transport with POT
+  (``ot.emd2``), cross-checked by the assignment problem (``scipy.optimize.linear_sum_assignment``; a Birkhoff
+  vertex is optimal).
 """
 from __future__ import annotations
 
@@ -54,10 +69,11 @@ def check_transport_cost(n: int, m: int, d: int, count: int = 1) -> None:
 
 
 def wasserstein(X: np.ndarray, Y: np.ndarray, p: float = 2.0, backend: str = "pot") -> float:
-    """W_p between the empirical measures (1/n) sum delta_{x_i} and (1/m) sum delta_{y_j}, exactly.
+    r""":math:`W_p` between the empirical measures :math:`\frac{1}{n} \sum \delta_{x_i}` and
+    :math:`\frac{1}{m} \sum \delta_{y_j}`, exactly.
 
-    ``pot``: ``ot.emd2`` (network simplex) with cost |x - y|^p; ``assignment``: equal sizes only, the optimal
-    permutation (an optimal plan between uniform measures of equal size is a permutation, Birkhoff).
+    ``pot``: ``ot.emd2`` (network simplex) with cost :math:`\lvert x - y\rvert^p`; ``assignment``: equal sizes only, the
+    optimal permutation (an optimal plan between uniform measures of equal size is a permutation, Birkhoff).
     """
     X, Y = np.asarray(X, float), np.asarray(Y, float)
     p = require_real(p, "p", minimum=1.0)
@@ -79,7 +95,7 @@ def wasserstein(X: np.ndarray, Y: np.ndarray, p: float = 2.0, backend: str = "po
 
 
 def log_stability_constant(model: RdModel, t: float, R0: float) -> float:
-    """log C(t) of the coupling proof (module docstring); softmax attention only."""
+    r""":math:`\log C(t)` of the coupling proof (module docstring); softmax attention only."""
     if model.attention != "softmax":
         raise InputError("the Wasserstein constant is derived for softmax attention only")
     v = float(np.linalg.norm(model.V, 2))
@@ -95,7 +111,7 @@ def log_stability_constant(model: RdModel, t: float, R0: float) -> float:
 
 def stability_ratios(model: RdModel, X0, Y0, t_end: float, *, dt: float, p: float = 2.0,
                      every: int = 1, backend: str = "pot") -> dict:
-    """Run both particle systems; W_p(t) / W_p(0) against C(t), the radius against its bound."""
+    r"""Run both particle systems; :math:`W_p(t) / W_p(0)` against :math:`C(t)`, the radius against its bound."""
     solver = Solver("rk4", dt=dt)
     X0, Y0 = np.asarray(X0, float), np.asarray(Y0, float)
     frames = step_count(t_end, dt) // max(int(every), 1) + 2 if t_end > 0 else 1
@@ -131,11 +147,13 @@ def check_search_cost(n: int, d: int, t_end: float, dt: float, starts: int, max_
 
 def adversarial_search(model: RdModel, n: int, t_end: float, *, R0: float, eps: float = 1e-3, dt: float = 0.05,
                        p: float = 2.0, starts: int = 3, max_evals: int = 120, seed: int = 0) -> dict:
-    """Search initial measures that maximise W_p(t_end) / W_p(0) (Nelder-Mead from ``starts`` random starts).
+    r"""Search initial measures that maximise :math:`W_p(t_{\text{end}}) / W_p(0)` (Nelder-Mead from ``starts`` random
+    starts).
 
-    The parameters are n tokens (mapped into the ball of radius R0 by y -> R0 y / max(R0, max|y|)) and a
-    perturbation direction (the first start: a common translation); nu_0 = mu_0 + eps * direction / |direction|_max. Returns the best ratio, the
-    configuration and the constant C(t_end) of the proof.
+    The parameters are :math:`n` tokens (mapped into the ball of radius :math:`R_0` by
+    :math:`y \mapsto R_0 y / \max(R_0, \max\lvert y\rvert)`) and a perturbation direction (the first start: a common
+    translation); :math:`\nu_0 = \mu_0 + \varepsilon\, \mathrm{direction} / \lvert\mathrm{direction}\rvert_{\max}`.
+    Returns the best ratio, the configuration and the constant :math:`C(t_{\text{end}})` of the proof.
     """
     n = require_int(n, "n", minimum=2)
     d = model.d
