@@ -124,7 +124,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.homogenized",
     "theory.jacobian",
     "theory.kernels",
-    "theory.longcontext",
     "theory.meanfield",
     "theory.noise",
     "theory.noise_global",
