@@ -113,7 +113,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.circle",
     "theory.circle_anisotropic",
     "theory.codegen",
-    "theory.common_noise",
     "theory.derivation",
     "theory.energy",
     "theory.expression_parser",
