@@ -90,7 +90,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.noise.diagram",
     "numerics.noise.phase",
     "numerics.noise.sde",
-    "numerics.noise.sphere",
     "numerics.noise.stationary",
     "numerics.noise.transitions",
     "numerics.noise.zonal",
