@@ -119,7 +119,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.gaussian",
     "theory.harmonic",
     "theory.hessian",
-    "theory.homogenized",
     "theory.jacobian",
     "theory.kernels",
     "theory.meanfield",
