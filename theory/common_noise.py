@@ -38,8 +38,8 @@ Derived here (each identity is a polynomial identity on the sphere, proved by re
 - the top Lyapunov exponent (rate of synchronisation of two nearby tokens) :math:`\lambda = -a`
   (:func:`lyapunov_derivation`): :math:`\log \theta` has drift :math:`-a` near :math:`\theta = 0`.
 
-The constants :math:`a` and :math:`c` are the author's derivations (this module); the papers' abstracts state only that the one-point
-motion is Brownian and the two-point motion synchronises.
+The constants :math:`a` and :math:`c` are the author's derivations (this module); the papers' abstracts state only
+that the one-point motion is Brownian and the two-point motion synchronises.
 
 Verified by: tests/theory/test_common_noise_theory.py (symbolic identities, finite differences of the flows);
 numerics.noise.claims_common (the integrator against these closed forms).
