@@ -85,7 +85,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.meanfield.metastable",
     "numerics.meanfield.moderate",
     "numerics.meanfield.pde",
-    "numerics.meanfield.quantitative",
     "numerics.noise.diagram",
     "numerics.noise.phase",
     "numerics.noise.sde",
