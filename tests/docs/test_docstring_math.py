@@ -79,7 +79,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.longcontext.almost_simplex",
     "numerics.longcontext.flow",
     "numerics.longcontext.gaps",
-    "numerics.longcontext.simplex",
     "numerics.meanfield.growth",
     "numerics.meanfield.low_temperature",
     "numerics.meanfield.metastable",
