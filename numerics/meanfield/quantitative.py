@@ -13,10 +13,11 @@ sharp asymptotic rate (derived in ``proofs_notes/meanfield-quantitative-rate.md`
   :math:`\lvert r_1(t)\rvert^2 = u_0 e^t / (1 - u_0 + u_0 e^t)`, :math:`u_0 = \rho_0^2`, and
   :math:`W_2^2 = 2 (1 - \lvert r_1\rvert)`;
 - :func:`lagrangian_circle`: the mean field by characteristics: angles on a uniform grid carrying the masses
-  :math:`f_0(\theta_j)\, 2 \pi / m`, moved by the exact field of the weighted measure (its Fourier series truncated as in
-  :mod:`numerics.circle.fourier`, RK4); the uniform grid resolves the antipode, where the slow mass sits;
-- particles (the equal-mass quantiles of f_0 moved by :func:`numerics.meanfield.growth.simulate_circle_angles`)
-  and the Eulerian PDE (:func:`numerics.meanfield.pde.solve_continuity_circle`) in the claims.
+  :math:`f_0(\theta_j)\, 2 \pi / m`, moved by the exact field of the weighted measure (its Fourier series
+  truncated as in :mod:`numerics.circle.fourier`, RK4); the uniform grid resolves the antipode, where the slow
+  mass sits;
+- particles (the equal-mass quantiles of :math:`f_0` moved by
+  :func:`numerics.meanfield.growth.simulate_circle_angles`) and the Eulerian PDE (:func:`numerics.meanfield.pde.solve_continuity_circle`) in the claims.
 
 The sharp rate (:func:`sharp_w2_rate`): a density positive near the antipode :math:`-x_\infty` loses mass there at
 the repulsion rate of the antipode, :math:`e^{-\beta}` (``usa``) or 1 (``sa``), in each of :math:`d - 1`
@@ -141,8 +142,8 @@ def lagrangian_circle(beta: float, model: str, density: Callable[[np.ndarray], n
     r"""The mean field from a density on :math:`\mathbb{S}^1` by characteristics: ``grid`` angles of
     :func:`antipode_grid` (for a density symmetric about :math:`\theta = 0`, whose limit is
     :math:`x_\infty = (1, 0)`: the slow mass sits at the antipode) with masses
-    :math:`\text{density}(\theta_j)\, d\theta_j`, moved by the exact field of that weighted measure (RK4, steps :math:`\le` ``dt``).
-    Returns (times ``(saves,)``, :math:`W_2` to the nearest Dirac ``(saves,)``). ``K`` defaults to
+    :math:`\text{density}(\theta_j)\, d\theta_j`, moved by the exact field of that weighted measure (RK4, steps
+    :math:`\le` ``dt``). Returns (times ``(saves,)``, :math:`W_2` to the nearest Dirac ``(saves,)``). ``K`` defaults to
     :func:`numerics.circle.fourier.harmonics_for_tolerance` at 1e-13."""
     from numerics.circle.fourier import fourier_coefficients, harmonics_for_tolerance
 

@@ -82,7 +82,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.meanfield.growth",
     "numerics.meanfield.low_temperature",
     "numerics.meanfield.metastable",
-    "numerics.meanfield.pde",
     "numerics.noise.diagram",
     "numerics.noise.phase",
     "numerics.noise.sde",
