@@ -78,7 +78,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.harmonic.transforms",
     "numerics.longcontext.almost_simplex",
     "numerics.longcontext.flow",
-    "numerics.meanfield.low_temperature",
     "numerics.meanfield.metastable",
     "numerics.noise.diagram",
     "numerics.noise.phase",
