@@ -84,7 +84,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.noise.sde",
     "numerics.noise.stationary",
     "numerics.noise.transitions",
-    "numerics.noise.zonal",
     "numerics.rd.consensus",
     "numerics.rd.dynamics",
     "numerics.rd.frank_wolfe",
