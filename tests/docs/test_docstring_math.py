@@ -114,7 +114,6 @@ NOT_YET_TYPESET: list[str] = [
     "theory.meanfield",
     "theory.noise",
     "theory.noise_global",
-    "theory.noise_nematic",
     "theory.normalization",
     "theory.rd",
     "theory.reductions",
