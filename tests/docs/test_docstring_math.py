@@ -80,7 +80,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.meanfield.metastable",
     "numerics.noise.diagram",
     "numerics.noise.phase",
-    "numerics.noise.sde",
     "numerics.noise.stationary",
     "numerics.noise.transitions",
     "numerics.rd.consensus",
