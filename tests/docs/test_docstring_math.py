@@ -76,7 +76,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.gaussian.solutions",
     "numerics.harmonic.field",
     "numerics.harmonic.transforms",
-    "numerics.longcontext.flow",
     "numerics.meanfield.metastable",
     "numerics.noise.diagram",
     "numerics.noise.phase",
