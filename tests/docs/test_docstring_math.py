@@ -77,7 +77,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.harmonic.field",
     "numerics.harmonic.transforms",
     "numerics.meanfield.metastable",
-    "numerics.noise.diagram",
     "numerics.noise.phase",
     "numerics.noise.stationary",
     "numerics.noise.transitions",
