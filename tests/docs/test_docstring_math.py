@@ -78,7 +78,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.harmonic.transforms",
     "numerics.meanfield.metastable",
     "numerics.noise.phase",
-    "numerics.noise.transitions",
     "numerics.rd.consensus",
     "numerics.rd.dynamics",
     "numerics.rd.frank_wolfe",
