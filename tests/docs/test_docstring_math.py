@@ -77,7 +77,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.harmonic.field",
     "numerics.harmonic.transforms",
     "numerics.meanfield.metastable",
-    "numerics.noise.phase",
     "numerics.rd.consensus",
     "numerics.rd.dynamics",
     "numerics.rd.frank_wolfe",
