@@ -76,7 +76,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.gaussian.solutions",
     "numerics.harmonic.field",
     "numerics.harmonic.transforms",
-    "numerics.meanfield.metastable",
     "numerics.rd.consensus",
     "numerics.rd.dynamics",
     "numerics.rd.frank_wolfe",
