@@ -1,36 +1,45 @@
-"""Common noise on the sphere: every token driven by the same matrix-valued Brownian motion.
+r"""Common noise on the sphere: every token driven by the same matrix-valued Brownian motion.
 
 The SDE (Stratonovich, as in Engel and Shalova, arXiv 2603.06187, equation (1)):
 
-    dx_i = v_i(X) dt - P_{x_i} o dQ_t x_i,        P_x = I - x x^T,
+.. math::
 
-the same increment dQ_t for every token i. Two laws of the matrix Brownian motion are covered (sigma >= 0):
+    dx_i = v_i(X)\, dt - P_{x_i} \circ dQ_t\, x_i, \qquad P_x = I - x x^T,
 
-- ``goe``: Q_t symmetric, E[dQ_ab dQ_ce] = sigma^2 (delta_ac delta_be + delta_ae delta_bc) dt, i.e.
-  Q_t = sigma (B_t + B_t^T)/sqrt(2) with B_t a d x d matrix of independent standard Brownian motions (the GOE
-  normalisation: diagonal variance 2 sigma^2 t, off-diagonal sigma^2 t). Engel-Shalova's Q_t = (B_t + B_t^T)/2 is
-  sigma = 1/sqrt(2).
-- ``values``: Q_t = sigma W_t / sqrt(d) with W_t a d x d matrix of independent standard Brownian motions (no
-  symmetry): the Gaussian value-matrix increments of Fedorov et al. (arXiv 2601.21942) with the RMS
-  normalisation E|dQ x|^2 = sigma^2 |x|^2 dt that keeps the size of a token's update independent of d. (Here
-  the matrix acts on the token itself; the paper's matrix acts on the attention output, see
-  ``proofs_notes/noise-common-noise-orders.md`` for what was read and what is encoded.)
+the same increment :math:`dQ_t` for every token :math:`i`. Two laws of the matrix Brownian motion are covered
+(:math:`\sigma \ge 0`):
 
-Derived here (each identity is a polynomial identity on the sphere, proved by reduction modulo |x|^2 - 1):
+- ``goe``: :math:`Q_t` symmetric,
+  :math:`E[dQ_{ab}\, dQ_{ce}] = \sigma^2 (\delta_{ac} \delta_{be} + \delta_{ae} \delta_{bc})\, dt`, i.e.
+  :math:`Q_t = \sigma (B_t + B_t^T)/\sqrt{2}` with :math:`B_t` a :math:`d \times d` matrix of independent
+  standard Brownian motions (the GOE normalisation: diagonal variance :math:`2 \sigma^2 t`, off-diagonal
+  :math:`\sigma^2 t`). Engel-Shalova's :math:`Q_t = (B_t + B_t^T)/2` is :math:`\sigma = 1/\sqrt{2}`.
+- ``values``: :math:`Q_t = \sigma W_t / \sqrt{d}` with :math:`W_t` a :math:`d \times d` matrix of independent
+  standard Brownian motions (no symmetry): the Gaussian value-matrix increments of Fedorov et al.
+  (arXiv 2601.21942) with the RMS normalisation
+  :math:`E \lVert dQ\, x\rVert^2 = \sigma^2 \lVert x\rVert^2 dt` that keeps the size of a token's update
+  independent of :math:`d`. (Here the matrix acts on the token itself; the paper's matrix acts on the attention
+  output, see ``proofs_notes/noise-common-noise-orders.md`` for what was read and what is encoded.)
 
-- the Ito-Stratonovich correction (1/2) sum_a DV_a V_a = -c (d-1) x, purely normal (:func:`ito_correction_derivation`);
-- the one-point generator (1/2) sum_a V_a V_a = c Lap_S, a Brownian motion on S^{d-1}, with
-  c = sigma^2/2 (goe) and c = sigma^2/(2d) (values) (:func:`one_point_generator_derivation`);
-- the two-point motion of rho = <x, y> has generator A(rho) g'' + B(rho) g' with A = a (1 - rho^2)^2 and
-  B = -a rho (1 - rho^2), a = 2 sigma^2 (goe) and a = sigma^2/d (values) (:func:`two_point_generator_derivation`);
-  in the angle theta = arccos rho it is a sin^2(theta) d^2/dtheta^2: theta is a martingale (no drift), so
-  without attention the pair merges (theta -> 0) with probability 1 - theta_0/pi and becomes antipodal
-  (theta -> pi) with probability theta_0/pi;
-- the top Lyapunov exponent (rate of synchronisation of two nearby tokens) lambda = -a
-  (:func:`lyapunov_derivation`): log theta has drift -a near theta = 0.
+Derived here (each identity is a polynomial identity on the sphere, proved by reduction modulo
+:math:`\lVert x\rVert^2 - 1`):
 
-The constants a and c are the author's derivations (this module); the papers' abstracts state only that the one-point
-motion is Brownian and the two-point motion synchronises.
+- the Ito-Stratonovich correction :math:`\tfrac{1}{2} \sum_a DV_a V_a = -c (d-1) x`, purely normal
+  (:func:`ito_correction_derivation`);
+- the one-point generator :math:`\tfrac{1}{2} \sum_a V_a V_a = c \Delta_S`, a Brownian motion on
+  :math:`\mathbb{S}^{d-1}`, with :math:`c = \sigma^2/2` (goe) and :math:`c = \sigma^2/(2d)` (values)
+  (:func:`one_point_generator_derivation`);
+- the two-point motion of :math:`\rho = \langle x, y\rangle` has generator :math:`A(\rho) g'' + B(\rho) g'` with
+  :math:`A = a (1 - \rho^2)^2` and :math:`B = -a \rho (1 - \rho^2)`, :math:`a = 2 \sigma^2` (goe) and
+  :math:`a = \sigma^2/d` (values) (:func:`two_point_generator_derivation`); in the angle
+  :math:`\theta = \arccos \rho` it is :math:`a \sin^2(\theta)\, d^2/d\theta^2`: :math:`\theta` is a martingale
+  (no drift), so without attention the pair merges (:math:`\theta \to 0`) with probability
+  :math:`1 - \theta_0/\pi` and becomes antipodal (:math:`\theta \to \pi`) with probability :math:`\theta_0/\pi`;
+- the top Lyapunov exponent (rate of synchronisation of two nearby tokens) :math:`\lambda = -a`
+  (:func:`lyapunov_derivation`): :math:`\log \theta` has drift :math:`-a` near :math:`\theta = 0`.
+
+The constants :math:`a` and :math:`c` are the author's derivations (this module); the papers' abstracts state only
+that the one-point motion is Brownian and the two-point motion synchronises.
 
 Verified by: tests/theory/test_common_noise_theory.py (symbolic identities, finite differences of the flows);
 numerics.noise.claims_common (the integrator against these closed forms).
@@ -58,9 +67,11 @@ def _check(law: str, d) -> tuple[str, int]:
 
 
 def noise_basis(law: str, d: int, s: sp.Expr = sigma) -> list[sp.Matrix]:
-    """Matrices E_a with Q_t = sum_a E_a W^a_t (W^a independent standard Brownian motions) for ``law``.
+    r"""Matrices :math:`E_a` with :math:`Q_t = \sum_a E_a W^a_t` (:math:`W^a` independent standard Brownian
+    motions) for ``law``.
 
-    goe: sqrt(2) s e_i e_i^T and s (e_i e_j^T + e_j e_i^T), i < j; values: (s / sqrt(d)) e_i e_j^T, all (i, j).
+    goe: :math:`\sqrt{2}\, s\, e_i e_i^T` and :math:`s (e_i e_j^T + e_j e_i^T)`, :math:`i < j`; values:
+    :math:`(s / \sqrt{d})\, e_i e_j^T`, all :math:`(i, j)`.
     """
     law, d = _check(law, d)
     basis = []
@@ -80,13 +91,15 @@ def noise_basis(law: str, d: int, s: sp.Expr = sigma) -> list[sp.Matrix]:
 
 
 def diffusion_constant(law: str, d: int, s=sigma) -> sp.Expr:
-    """c of the one-point generator c Lap_S: sigma^2/2 (goe), sigma^2/(2d) (values)."""
+    r""":math:`c` of the one-point generator :math:`c \Delta_S`: :math:`\sigma^2/2` (goe), :math:`\sigma^2/(2d)`
+    (values)."""
     law, d = _check(law, d)
     return s ** 2 / 2 if law == "goe" else s ** 2 / (2 * d)
 
 
 def angle_coefficient(law: str, d: int, s=sigma) -> sp.Expr:
-    """a of the two-point generator a sin^2(theta) d^2/dtheta^2 (and of lambda = -a): 2 sigma^2, sigma^2/d."""
+    r""":math:`a` of the two-point generator :math:`a \sin^2(\theta)\, d^2/d\theta^2` (and of
+    :math:`\lambda = -a`): :math:`2 \sigma^2`, :math:`\sigma^2/d`."""
     law, d = _check(law, d)
     return 2 * s ** 2 if law == "goe" else s ** 2 / d
 
@@ -114,7 +127,8 @@ def _reduce(expr: sp.Expr, points) -> sp.Expr:
 
 
 def ito_correction_derivation(law: str, d: int) -> Derivation:
-    """(1/2) sum_a DV_a V_a = -c (d-1) x on S^{d-1}, V_a(x) = -P_x E_a x (:func:`noise_basis`)."""
+    r""":math:`\tfrac{1}{2} \sum_a DV_a V_a = -c (d-1) x` on :math:`\mathbb{S}^{d-1}`,
+    :math:`V_a(x) = -P_x E_a x` (:func:`noise_basis`)."""
     law, d = _check(law, d)
     x = sp.Matrix(sp.symbols(f"x1:{d + 1}", real=True))
     drift = sp.zeros(d, 1)
@@ -141,7 +155,8 @@ def _generic_polynomial(x, degree: int):
 
 
 def sphere_laplacian(f: sp.Expr, x) -> sp.Expr:
-    """Lap_S of the restriction of f to S^{d-1}: Lap f - x^T (Hess f) x - (d-1) x . grad f at |x| = 1."""
+    r""":math:`\Delta_S` of the restriction of :math:`f` to :math:`\mathbb{S}^{d-1}`:
+    :math:`\Delta f - x^T (\operatorname{Hess} f) x - (d-1)\, x \cdot \nabla f` at :math:`\lVert x\rVert = 1`."""
     d = len(x)
     H = sp.hessian(f, list(x))
     grad = sp.Matrix([sp.diff(f, c) for c in x])
@@ -150,10 +165,11 @@ def sphere_laplacian(f: sp.Expr, x) -> sp.Expr:
 
 
 def one_point_generator_derivation(law: str, d: int, degree: int = 3) -> Derivation:
-    """(1/2) sum_a V_a V_a f = c Lap_S f on S^{d-1} for a generic polynomial f of degree ``degree``.
+    r""":math:`\tfrac{1}{2} \sum_a V_a V_a f = c \Delta_S f` on :math:`\mathbb{S}^{d-1}` for a generic polynomial
+    :math:`f` of degree ``degree``.
 
-    Degree 2 already identifies a second-order operator without constant term (its action on x_k and x_k x_l
-    gives every coefficient); degree 3 is checked as well by default.
+    Degree 2 already identifies a second-order operator without constant term (its action on :math:`x_k` and
+    :math:`x_k x_l` gives every coefficient); degree 3 is checked as well by default.
     """
     law, d = _check(law, d)
     x = sp.symbols(f"x1:{d + 1}", real=True)
@@ -173,17 +189,21 @@ def one_point_generator_derivation(law: str, d: int, degree: int = 3) -> Derivat
 
 
 def two_point_coefficients(law: str, d: int) -> tuple[sp.Expr, sp.Expr, sp.Symbol]:
-    """(A(rho), B(rho), rho) of the two-point generator A g'' + B g' acting on g(<x, y>)."""
+    r""":math:`(A(\rho), B(\rho), \rho)` of the two-point generator :math:`A g'' + B g'` acting on
+    :math:`g(\langle x, y\rangle)`."""
     a = angle_coefficient(law, d)
     rho = sp.Symbol("rho", real=True)
     return a * (1 - rho ** 2) ** 2, -a * rho * (1 - rho ** 2), rho
 
 
 def two_point_generator_derivation(law: str, d: int) -> Derivation:
-    """The two-point motion (x, y) under the same noise, acting on g(<x, y>): A g'' + B g' (both sides).
+    r"""The two-point motion :math:`(x, y)` under the same noise, acting on :math:`g(\langle x, y\rangle)`:
+    :math:`A g'' + B g'` (both sides).
 
-    With W_a = V_a(x) . grad_x + V_a(y) . grad_y, (1/2) sum_a W_a W_a g(rho) = g'' (1/2) sum_a (W_a rho)^2
-    + g' (1/2) sum_a W_a W_a rho; the identity proved is the pair (A, B) on S^{d-1} x S^{d-1}.
+    With :math:`W_a = V_a(x) \cdot \nabla_x + V_a(y) \cdot \nabla_y`,
+    :math:`\tfrac{1}{2} \sum_a W_a W_a g(\rho) = g'' \tfrac{1}{2} \sum_a (W_a \rho)^2
+    + g' \tfrac{1}{2} \sum_a W_a W_a \rho`; the identity proved is the pair :math:`(A, B)` on
+    :math:`\mathbb{S}^{d-1} \times \mathbb{S}^{d-1}`.
     """
     law, d = _check(law, d)
     x = sp.symbols(f"x1:{d + 1}", real=True)
@@ -207,7 +227,8 @@ def two_point_generator_derivation(law: str, d: int) -> Derivation:
 
 
 def angle_generator(law: str, d: int) -> tuple[sp.Expr, sp.Expr]:
-    """(coefficient of h''(theta), coefficient of h'(theta)) of the two-point generator in theta = arccos rho."""
+    r"""(coefficient of :math:`h''(\theta)`, coefficient of :math:`h'(\theta)`) of the two-point generator in
+    :math:`\theta = \arccos \rho`."""
     A, B, rho = two_point_coefficients(law, d)
     theta = sp.Symbol("theta", positive=True)
     # g(rho) = h(arccos rho): g' = -h'/sqrt(1 - rho^2), g'' = h''/(1 - rho^2) - rho h'/(1 - rho^2)^(3/2)
@@ -220,7 +241,8 @@ def angle_generator(law: str, d: int) -> tuple[sp.Expr, sp.Expr]:
 
 
 def lyapunov_derivation(law: str, d: int) -> Derivation:
-    """Top Lyapunov exponent lambda = lim_{theta -> 0} L(log theta) = -a of two tokens under the common noise."""
+    r"""Top Lyapunov exponent :math:`\lambda = \lim_{\theta \to 0} L(\log \theta) = -a` of two tokens under the
+    common noise."""
     law, d = _check(law, d)
     theta = sp.Symbol("theta", positive=True)
     second, first = angle_generator(law, d)
@@ -235,12 +257,15 @@ def lyapunov_derivation(law: str, d: int) -> Derivation:
 
 
 def antipodal_exponent(law: str, d: int, s, beta, model: str = "usa", n: int = 2) -> sp.Expr:
-    """Growth rate of phi = pi - theta near the antipodal pair: attention repulsion minus the noise's a.
+    r"""Growth rate of :math:`\phi = \pi - \theta` near the antipodal pair: attention repulsion minus the noise's
+    :math:`a`.
 
-    Two tokens with identity Q, K, V: dtheta/dt = -w(theta) sin(theta), w = e^{beta cos theta} (usa, n = 2:
-    each token moves with (1/2) e^{beta rho} sin theta) and w = 2 e^{beta rho}/(e^beta + e^{beta rho}) (sa).
-    Near theta = pi, d log phi = (w(pi) - a) dt + martingale: the antipodal pair attracts with positive
-    probability iff w(pi) < a (derived here, not read in the paper).
+    Two tokens with identity :math:`Q, K, V`: :math:`d\theta/dt = -w(\theta) \sin(\theta)`,
+    :math:`w = e^{\beta \cos \theta}` (``usa``, :math:`n = 2`: each token moves with
+    :math:`\tfrac{1}{2} e^{\beta \rho} \sin \theta`) and :math:`w = 2 e^{\beta \rho}/(e^\beta + e^{\beta \rho})`
+    (``sa``). Near :math:`\theta = \pi`, :math:`d \log \phi = (w(\pi) - a)\, dt + \text{martingale}`: the
+    antipodal pair attracts with positive probability iff :math:`w(\pi) < a` (derived here, not read in the
+    paper).
     """
     a = angle_coefficient(law, d, s)
     if model == "usa":
@@ -251,22 +276,26 @@ def antipodal_exponent(law: str, d: int, s, beta, model: str = "usa", n: int = 2
 
 
 def two_token_threshold(law: str, d: int, s, model: str = "usa") -> sp.Expr:
-    """The beta at which the antipodal pair turns attracting (:func:`antipodal_exponent` = 0), closed form.
+    r"""The :math:`\beta` at which the antipodal pair turns attracting (:func:`antipodal_exponent` = 0), closed
+    form.
 
-    usa (n = 2): e^{-beta} = a, beta_c = log(1/a); sa: 2/(e^{2 beta} + 1) = a, beta_c = log(2/a - 1)/2 (needs
-    a < 2; for a >= 1 it is <= 0). Above beta_c the pair ends antipodal with positive probability.
+    ``usa`` (:math:`n = 2`): :math:`e^{-\beta} = a`, :math:`\beta_c = \log(1/a)`; ``sa``:
+    :math:`2/(e^{2 \beta} + 1) = a`, :math:`\beta_c = \log(2/a - 1)/2` (needs :math:`a < 2`; for :math:`a \ge 1`
+    it is :math:`\le 0`). Above :math:`\beta_c` the pair ends antipodal with positive probability.
     """
     a = angle_coefficient(law, d, s)
     return sp.log(1 / a) if model == "usa" else sp.log(2 / a - 1) / 2
 
 
 def dissipation_derivation(law: str, d: int) -> Derivation:
-    """L (sin theta)^p = -p (sin theta)^p kappa(theta) for two tokens under attention (dtheta/dt = -w sin theta,
-    w any function of theta) and the common noise: kappa = a ((1-p) cos^2 theta + sin^2 theta) + w cos theta.
+    r""":math:`L (\sin \theta)^p = -p (\sin \theta)^p \kappa(\theta)` for two tokens under attention
+    (:math:`d\theta/dt = -w \sin \theta`, :math:`w` any function of :math:`\theta`) and the common noise:
+    :math:`\kappa = a ((1-p) \cos^2 \theta + \sin^2 \theta) + w \cos \theta`.
 
-    Hence E V(t) <= exp(-p kappa_min t) V(0) for V = sin^p theta whenever kappa_min = min kappa > 0 (the noise
-    coercive relative to the attention drift; derived here, in the spirit of Agazzi et al. arXiv 2604.26898,
-    whose own condition and energy were not read), and E V grows at first from any theta_0 with kappa < 0.
+    Hence :math:`E\, V(t) \le e^{-p \kappa_{\min} t} V(0)` for :math:`V = \sin^p \theta` whenever
+    :math:`\kappa_{\min} = \min \kappa > 0` (the noise coercive relative to the attention drift; derived here, in
+    the spirit of Agazzi et al. arXiv 2604.26898, whose own condition and energy were not read), and
+    :math:`E\, V` grows at first from any :math:`\theta_0` with :math:`\kappa < 0`.
     """
     law, d = _check(law, d)
     theta = sp.Symbol("theta", positive=True)

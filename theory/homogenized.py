@@ -1,33 +1,42 @@
-"""The homogenized Gaussian random transformer: zero drift, common-noise covariance, two-point drift, collapse ratio.
+r"""The homogenized Gaussian random transformer: zero drift, common-noise covariance, two-point drift, collapse ratio.
 
 The discrete network (attnflow's definition; Koubbi, Geshkovski and Rigollet, arXiv 2604.01978, were read in the
 abstract only: weights resampled across layers and heads, joint scalings of depth, step and heads giving a
-deterministic or a common-noise limit, zero drift in the Gaussian case). Layer l moves the n unit tokens by
+deterministic or a common-noise limit, zero drift in the Gaussian case). Layer :math:`l` moves the :math:`n` unit
+tokens by
 
-    x_i <- (x_i + (eta/H) sum_h sum_j A^h_ij V^h x_j) / |...|,   A^h_ij = softmax_j(beta <Q^h x_i, K^h x_j>),
+.. math::
 
-with Q^h, K^h, V^h d x d matrices of independent N(0, 1/d) entries, drawn afresh for every layer l and head h.
+    x_i \leftarrow \frac{x_i + (\eta/H) \sum_h \sum_j A^h_{ij} V^h x_j}{\lVert \cdots \rVert}, \qquad
+    A^h_{ij} = \operatorname{softmax}_j(\beta \langle Q^h x_i, K^h x_j\rangle),
+
+with :math:`Q^h, K^h, V^h` :math:`d \times d` matrices of independent :math:`N(0, 1/d)` entries, drawn afresh for
+every layer :math:`l` and head :math:`h`.
 
 Derived here (the author's own algebra):
 
-- the drift vanishes: E_V[V a] = 0, so the mean update of a layer is 0 before the normalisation
+- the drift vanishes: :math:`E_V[V a] = 0`, so the mean update of a layer is 0 before the normalisation
   (:func:`value_moments_derivation`, first part);
-- the common-noise covariance: E_V[(V a)(V b)^T] = (a . b)/d I (second part), hence the kicks u_i of one head have
-  E[u_i u_k^T] = (C_ik/d) I with C_ik = E_{Q,K} <y_i, y_k>, y_i = sum_j A_ij x_j the attention-averaged token;
-  the heads are independent, so a layer's kick has covariance (eta^2/H) (C_ik/d) I;
-- the scalings: a layer's mean displacement is eta E[V] (0 here) and its variance eta^2/H; over depth L the limit
-  is deterministic when L eta -> T with eta/H -> 0 (noise L eta^2/H -> 0; with Gaussian weights the tokens then do
-  not move at all) and a common-noise SDE in the time t = L eta^2/H when that product stays finite
-  (:func:`homogenized_time`);
-- the two-point drift of rho = <x, y> under a projected step with kick covariances s_xx I, s_yy I, s_xy I:
-  E d rho = [(d - 2 + rho^2) s_xy - (d - 1) rho (s_xx + s_yy)/2] dt (:func:`two_point_drift_derivation`); a token's
-  own squared displacement grows as (d - 1) s_xx dt;
-- the collapse ratio at orthonormal tokens: R = (d - 2) C_ik / ((d - 1) C_ii), the growth of the mean pairwise
-  cosine per unit of a token's own squared displacement (:func:`collapse_ratio`). With orthonormal tokens the
-  scores are the entries of U W^T / sqrt(d) ... precisely beta <u_i, w_j> with u_i, w_j independent N(0, I/d), and
-  for large n and d, C_ik -> 1/n, C_ii -> e^{beta^2/d}/n, so R -> (d - 2)/(d - 1) e^{-beta^2/d}
-  (:func:`large_n_collapse_ratio`): the trade-off beta_c(R*) = sqrt(d log((d - 2)/((d - 1) R*))); at finite n the
-  softmax condenses once beta^2/d is of order 2 log n and R falls to its floor (d - 2)/((d - 1) n).
+- the common-noise covariance: :math:`E_V[(V a)(V b)^T] = (a \cdot b)/d\, I` (second part), hence the kicks
+  :math:`u_i` of one head have :math:`E[u_i u_k^T] = (C_{ik}/d)\, I` with
+  :math:`C_{ik} = E_{Q,K} \langle y_i, y_k\rangle`, :math:`y_i = \sum_j A_{ij} x_j` the attention-averaged
+  token; the heads are independent, so a layer's kick has covariance :math:`(\eta^2/H) (C_{ik}/d)\, I`;
+- the scalings: a layer's mean displacement is :math:`\eta E[V]` (0 here) and its variance :math:`\eta^2/H`; over
+  depth :math:`L` the limit is deterministic when :math:`L \eta \to T` with :math:`\eta/H \to 0` (noise
+  :math:`L \eta^2/H \to 0`; with Gaussian weights the tokens then do not move at all) and a common-noise SDE in
+  the time :math:`t = L \eta^2/H` when that product stays finite (:func:`homogenized_time`);
+- the two-point drift of :math:`\rho = \langle x, y\rangle` under a projected step with kick covariances
+  :math:`s_{xx} I, s_{yy} I, s_{xy} I`:
+  :math:`E\, d\rho = [(d - 2 + \rho^2) s_{xy} - (d - 1) \rho (s_{xx} + s_{yy})/2]\, dt`
+  (:func:`two_point_drift_derivation`); a token's own squared displacement grows as :math:`(d - 1) s_{xx}\, dt`;
+- the collapse ratio at orthonormal tokens: :math:`R = (d - 2) C_{ik} / ((d - 1) C_{ii})`, the growth of the mean
+  pairwise cosine per unit of a token's own squared displacement (:func:`collapse_ratio`). With orthonormal
+  tokens the scores are the entries of :math:`U W^T / \sqrt{d}` ... precisely
+  :math:`\beta \langle u_i, w_j\rangle` with :math:`u_i, w_j` independent :math:`N(0, I/d)`, and for large
+  :math:`n` and :math:`d`, :math:`C_{ik} \to 1/n`, :math:`C_{ii} \to e^{\beta^2/d}/n`, so
+  :math:`R \to \frac{d - 2}{d - 1} e^{-\beta^2/d}` (:func:`large_n_collapse_ratio`): the trade-off
+  :math:`\beta_c(R^*) = \sqrt{d \log((d - 2)/((d - 1) R^*))}`; at finite :math:`n` the softmax condenses once
+  :math:`\beta^2/d` is of order :math:`2 \log n` and :math:`R` falls to its floor :math:`(d - 2)/((d - 1) n)`.
 
 Verified by: tests/theory/test_homogenized_theory.py; numerics.noise.claims_homogenized (the network against these).
 """
@@ -48,10 +57,11 @@ def _check_d(d) -> int:
 
 
 def value_moments_derivation(d: int) -> Derivation:
-    """E_V[V a] = 0 and E_V[(V a)(V b)^T] = (a . b)/d I for V with independent N(0, 1/d) entries (exact in d).
+    r""":math:`E_V[V a] = 0` and :math:`E_V[(V a)(V b)^T] = (a \cdot b)/d\, I` for :math:`V` with independent
+    :math:`N(0, 1/d)` entries (exact in :math:`d`).
 
-    The moments are taken with Isserlis' rule E[V_pq V_rs] = delta_pr delta_qs / d, written as a formal
-    expectation: a polynomial in the entries is linear (first moment 0) or a sum of pairs (second moment).
+    The moments are taken with Isserlis' rule :math:`E[V_{pq} V_{rs}] = \delta_{pr} \delta_{qs} / d`, written as a
+    formal expectation: a polynomial in the entries is linear (first moment 0) or a sum of pairs (second moment).
     """
     d = _check_d(d)
     V = sp.Matrix(d, d, lambda p, q: sp.Symbol(f"V{p}{q}"))
@@ -88,22 +98,27 @@ def value_moments_derivation(d: int) -> Derivation:
 
 
 def homogenized_time(depth, eta, heads):
-    """t = L eta^2 / H: the time of the common-noise limit (a layer's kick variance is eta^2/H times C/d)."""
+    r""":math:`t = L \eta^2 / H`: the time of the common-noise limit (a layer's kick variance is :math:`\eta^2/H`
+    times :math:`C/d`)."""
     return depth * eta ** 2 / heads
 
 
 def two_point_drift(d, rho, s_xx, s_yy, s_xy):
-    """E d rho / dt = (d - 2 + rho^2) s_xy - (d - 1) rho (s_xx + s_yy)/2 (:func:`two_point_drift_derivation`)."""
+    r""":math:`E\, d\rho / dt = (d - 2 + \rho^2) s_{xy} - (d - 1) \rho (s_{xx} + s_{yy})/2`
+    (:func:`two_point_drift_derivation`)."""
     return (d - 2 + rho ** 2) * s_xy - (d - 1) * rho * (s_xx + s_yy) / 2
 
 
 def two_point_drift_derivation(d: int) -> Derivation:
-    """The O(h) mean change of rho = <x', y'> for x' = (x + D)/|x + D|, y' = (y + G)/|y + G|, with D, G centred,
-    E[D D^T] = s_xx h I, E[G G^T] = s_yy h I, E[D G^T] = s_xy h I, x and y on S^{d-1}.
+    r"""The :math:`O(h)` mean change of :math:`\rho = \langle x', y'\rangle` for
+    :math:`x' = (x + D)/\lVert x + D\rVert`, :math:`y' = (y + G)/\lVert y + G\rVert`, with :math:`D, G` centred,
+    :math:`E[D D^T] = s_{xx} h I`, :math:`E[G G^T] = s_{yy} h I`, :math:`E[D G^T] = s_{xy} h I`, :math:`x` and
+    :math:`y` on :math:`\mathbb{S}^{d-1}`.
 
-    D = e xi, G = e zeta with e = sqrt(h); rho' is expanded to order e^2, the first order has mean 0 and the
-    second order's mean is its Hessian contracted with the covariance; the result is reduced modulo |x|^2 = |y|^2
-    = 1 and compared with :func:`two_point_drift`.
+    :math:`D = e \xi`, :math:`G = e \zeta` with :math:`e = \sqrt{h}`; :math:`\rho'` is expanded to order
+    :math:`e^2`, the first order has mean 0 and the second order's mean is its Hessian contracted with the
+    covariance; the result is reduced modulo :math:`\lVert x\rVert^2 = \lVert y\rVert^2 = 1` and compared with
+    :func:`two_point_drift`.
     """
     d = _check_d(d)
     x = sp.symbols(f"x1:{d + 1}", real=True)
@@ -143,16 +158,19 @@ def two_point_drift_derivation(d: int) -> Derivation:
 
 
 def collapse_ratio(d, c_cross, c_self):
-    """R = (d - 2) C_ik / ((d - 1) C_ii): d(mean cosine) over d(mean squared displacement) at orthonormal tokens."""
+    r""":math:`R = (d - 2) C_{ik} / ((d - 1) C_{ii})`: d(mean cosine) over d(mean squared displacement) at
+    orthonormal tokens."""
     return (d - 2) * c_cross / ((d - 1) * c_self)
 
 
 def large_n_collapse_ratio(d, beta):
-    """R for n, d -> infinity: C_ik -> 1/n, C_ii -> e^{beta^2/d}/n (scores N(0, beta^2/d), law of large numbers
-    in the softmax denominator), so R -> (d - 2)/(d - 1) e^{-beta^2/d}."""
+    r""":math:`R` for :math:`n, d \to \infty`: :math:`C_{ik} \to 1/n`, :math:`C_{ii} \to e^{\beta^2/d}/n` (scores
+    :math:`N(0, \beta^2/d)`, law of large numbers in the softmax denominator), so
+    :math:`R \to \frac{d - 2}{d - 1} e^{-\beta^2/d}`."""
     return sp.Rational(1, 1) * (d - 2) / (d - 1) * sp.exp(-sp.sympify(beta) ** 2 / d)
 
 
 def large_n_threshold(d, level):
-    """beta at which :func:`large_n_collapse_ratio` equals ``level``: sqrt(d log((d - 2)/((d - 1) level)))."""
+    r""":math:`\beta` at which :func:`large_n_collapse_ratio` equals ``level``:
+    :math:`\sqrt{d \log((d - 2)/((d - 1)\, \text{level}))}`."""
     return sp.sqrt(d * sp.log(sp.Rational(1, 1) * (d - 2) / ((d - 1) * sp.sympify(level))))

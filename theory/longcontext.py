@@ -1,37 +1,48 @@
-"""Long contexts: attention whose inverse temperature grows with the number of tokens (sympy and mpmath).
+r"""Long contexts: attention whose inverse temperature grows with the number of tokens (sympy and mpmath).
 
 Two models of arXiv 2510.05554 (Chen, Lin, Polyanskiy, Rigollet, "Critical attention scaling in long-context
 transformers", ICLR 2026; "CLPR-LC" in the notes) and arXiv 2605.08505 ("Scaling limits of long-context
 transformers"), and the gap-counting view of arXiv 2605.12697 (Karakida, Hayase). Conventions
 (docs/conventions.md, section "Long contexts"):
 
-- ``beta_n = gamma log n`` with the natural logarithm and n the number of tokens (keys) that a query attends to,
-  its own key included;
-- **the simplex layer.** Tokens x_i = sqrt(q) y_i with unit directions y_i whose pairwise inner products all
-  equal rho. One layer with Q = K = V = I and pre-layer normalisation,
+- :math:`\beta_n = \gamma \log n` with the natural logarithm and :math:`n` the number of tokens (keys) that a
+  query attends to, its own key included;
+- **the simplex layer.** Tokens :math:`x_i = \sqrt{q}\, y_i` with unit directions :math:`y_i` whose pairwise
+  inner products all equal :math:`\rho`. One layer with :math:`Q = K = V = I` and pre-layer normalisation,
 
-      x_i' = sum_j A_ij y_j + alpha x_i,        A_ij = e^{beta <y_i, y_j>} / sum_k e^{beta <y_i, y_k>},
+  .. math::
 
-  with the residual coefficient alpha (alpha = 0: the layer without residual of the paper's figures). Only
-  ``r = alpha sqrt(q)`` enters the directions. By symmetry the output is again a simplex: the map
-  (q, rho) -> (q', rho') is derived here with symbolic n (:func:`simplex_layer_gram`), checked against an
-  explicit n x n Gram computation and against the spectral form (:func:`simplex_layer_derivation`);
-- the self weight is p_n = A_ii = 1 / (1 + (n - 1) n^{-gamma (1 - rho)}); the off-diagonal mass
-  R_n = (n - 1) n^{-gamma (1 - rho)} has log R_n / log n -> 1 - gamma (1 - rho), so the **critical gamma is
-  1/(1 - rho)** (:func:`critical_gamma`); p_n -> 0 below it (attention averages: the attention outputs collapse),
-  -> 1 above it (attention acts as the identity), and -> 1/2 at it, where
+      x_i' = \sum_j A_{ij} y_j + \alpha x_i, \qquad
+      A_{ij} = \frac{e^{\beta \langle y_i, y_j\rangle}}{\sum_k e^{\beta \langle y_i, y_k\rangle}},
 
-      rho' -> (1 + r)^2 rho / ((1 + r)^2 rho + (p + r)^2 (1 - rho))          (p = 1/2; 0 below, 1 above),
+  with the residual coefficient :math:`\alpha` (:math:`\alpha = 0`: the layer without residual of the paper's
+  figures). Only :math:`r = \alpha \sqrt{q}` enters the directions. By symmetry the output is again a simplex:
+  the map :math:`(q, \rho) \mapsto (q', \rho')` is derived here with symbolic :math:`n`
+  (:func:`simplex_layer_gram`), checked against an explicit :math:`n \times n` Gram computation and against the
+  spectral form (:func:`simplex_layer_derivation`);
+- the self weight is :math:`p_n = A_{ii} = 1 / (1 + (n - 1) n^{-\gamma (1 - \rho)})`; the off-diagonal mass
+  :math:`R_n = (n - 1) n^{-\gamma (1 - \rho)}` has :math:`\log R_n / \log n \to 1 - \gamma (1 - \rho)`, so the
+  **critical** :math:`\gamma` **is** :math:`1/(1 - \rho)` (:func:`critical_gamma`); :math:`p_n \to 0` below it
+  (attention averages: the attention outputs collapse), :math:`\to 1` above it (attention acts as the identity),
+  and :math:`\to 1/2` at it, where
 
-  which is 4 rho / (1 + 3 rho) without residual (:func:`limit_inner_products`);
+  .. math::
+
+      \rho' \to \frac{(1 + r)^2 \rho}{(1 + r)^2 \rho + (p + r)^2 (1 - \rho)}
+      \qquad (p = 1/2;\ 0 \text{ below}, 1 \text{ above}),
+
+  which is :math:`4 \rho / (1 + 3 \rho)` without residual (:func:`limit_inner_products`);
 - **the flow.** The continuous-time ``sa`` flow from an equiangular start (theory.reductions, the equiangular
-  ODE ds/dt = F(s)) with beta = gamma log n has the initial speed F(rho) -> 2 rho (1 - rho), rho (1 - rho), 0
-  below, at and above the same critical gamma (:func:`flow_speed_limits`);
-- **a fixed query against n iid uniform keys on S^{d-1}.** The score t = <q, k> has the density
-  c_d (1 - t^2)^{(d-3)/2}; u = 1 - t has P(u <= x) ~ kappa_d x^{(d-1)/2} as x -> 0 (:func:`poisson_constant`),
-  so the n u_k rescaled by n^{2/(d-1)} converge to a Poisson process of intensity measure kappa_d s^{(d-1)/2}
-  and the critical scale is beta*_n ~ n^{2/(d-1)}. Below it the output's component along q tends to
-  M_d'(beta)/M_d(beta) = I_{d/2}(beta)/I_{d/2-1}(beta) with M_d(beta) = E e^{beta t}
+  ODE :math:`ds/dt = F(s)`) with :math:`\beta = \gamma \log n` has the initial speed
+  :math:`F(\rho) \to 2 \rho (1 - \rho)`, :math:`\rho (1 - \rho)`, :math:`0` below, at and above the same critical
+  :math:`\gamma` (:func:`flow_speed_limits`);
+- **a fixed query against** :math:`n` **iid uniform keys on** :math:`\mathbb{S}^{d-1}`. The score
+  :math:`t = \langle q, k\rangle` has the density :math:`c_d (1 - t^2)^{(d-3)/2}`; :math:`u = 1 - t` has
+  :math:`P(u \le x) \sim \kappa_d x^{(d-1)/2}` as :math:`x \to 0` (:func:`poisson_constant`), so the
+  :math:`n u_k` rescaled by :math:`n^{2/(d-1)}` converge to a Poisson process of intensity measure
+  :math:`\kappa_d s^{(d-1)/2}` and the critical scale is :math:`\beta^*_n \sim n^{2/(d-1)}`. Below it the
+  output's component along :math:`q` tends to
+  :math:`M_d'(\beta)/M_d(\beta) = I_{d/2}(\beta)/I_{d/2-1}(\beta)` with :math:`M_d(\beta) = E\, e^{\beta t}`
   (:func:`sphere_moment`, :func:`mean_resultant`).
 
 Closed forms are plain functions of floats (:func:`critical_gamma`, :func:`limit_inner_products`,
@@ -73,16 +84,19 @@ REGIMES = ("subcritical", "critical", "supercritical")
 
 # -- the simplex layer ----------------------------------------------------------------------------------------
 def self_weight(n=sym.n, beta=sym.beta, rho_=rho) -> sp.Expr:
-    """A_ii = e^{beta} / (e^{beta} + (n - 1) e^{beta rho}) on a simplex (softmax row of token i)."""
+    r""":math:`A_{ii} = e^{\beta} / (e^{\beta} + (n - 1) e^{\beta \rho})` on a simplex (softmax row of token
+    :math:`i`)."""
     return sp.exp(beta) / (sp.exp(beta) + (n - 1) * sp.exp(beta * rho_))
 
 
 def simplex_layer_gram(n=sym.n, p_=p, rho_=rho, r_=r) -> tuple[sp.Expr, sp.Expr]:
-    """(diagonal, off-diagonal) of the Gram matrix of x_i' = sum_j A_ij y_j + r y_i on a simplex.
+    r"""(diagonal, off-diagonal) of the Gram matrix of :math:`x_i' = \sum_j A_{ij} y_j + r y_i` on a simplex.
 
-    With A_ii = p and A_ij = e = (1 - p)/(n - 1), x_i' = u y_i + e S with u = p - e + r and S = sum_j y_j;
-    the Gram rules <y_i, y_j> = rho (i != j), <y_i, S> = 1 + (n - 1) rho and |S|^2 = n (1 + (n - 1) rho) give both
-    entries with n symbolic (no expression grows with n).
+    With :math:`A_{ii} = p` and :math:`A_{ij} = e = (1 - p)/(n - 1)`, :math:`x_i' = u y_i + e S` with
+    :math:`u = p - e + r` and :math:`S = \sum_j y_j`; the Gram rules :math:`\langle y_i, y_j\rangle = \rho`
+    (:math:`i \ne j`), :math:`\langle y_i, S\rangle = 1 + (n - 1) \rho` and
+    :math:`\lVert S\rVert^2 = n (1 + (n - 1) \rho)` give both entries with :math:`n` symbolic (no expression grows
+    with :math:`n`).
     """
     e = (1 - p_) / (n - 1)
     u = p_ - e + r_
@@ -93,10 +107,12 @@ def simplex_layer_gram(n=sym.n, p_=p, rho_=rho, r_=r) -> tuple[sp.Expr, sp.Expr]
 
 
 def simplex_spectral_gram(n=sym.n, p_=p, rho_=rho, r_=r) -> tuple[sp.Expr, sp.Expr]:
-    """The same two entries from the spectra: G = (1 - rho) I + rho 1 1^T and A + r I share the eigenvectors
-    1 (eigenvalues 1 + (n - 1) rho and 1 + r: A is row-stochastic) and 1^perp (1 - rho and p - e + r), so
-    G' = (A + r I) G (A + r I)^T has eigenvalues lam_1 = (1 + r)^2 (1 + (n - 1) rho) and
-    lam_perp = (p - e + r)^2 (1 - rho); diagonal (lam_1 + (n - 1) lam_perp)/n, off-diagonal (lam_1 - lam_perp)/n.
+    r"""The same two entries from the spectra: :math:`G = (1 - \rho) I + \rho \mathbf{1} \mathbf{1}^T` and
+    :math:`A + r I` share the eigenvectors :math:`\mathbf{1}` (eigenvalues :math:`1 + (n - 1) \rho` and
+    :math:`1 + r`: :math:`A` is row-stochastic) and :math:`\mathbf{1}^\perp` (:math:`1 - \rho` and
+    :math:`p - e + r`), so :math:`G' = (A + r I) G (A + r I)^T` has eigenvalues
+    :math:`\lambda_1 = (1 + r)^2 (1 + (n - 1) \rho)` and :math:`\lambda_\perp = (p - e + r)^2 (1 - \rho)`;
+    diagonal :math:`(\lambda_1 + (n - 1) \lambda_\perp)/n`, off-diagonal :math:`(\lambda_1 - \lambda_\perp)/n`.
     """
     e = (1 - p_) / (n - 1)
     lam1 = (1 + r_) ** 2 * (1 + (n - 1) * rho_)
@@ -115,8 +131,9 @@ def _explicit_gram(n: int) -> tuple[sp.Expr, sp.Expr]:
 
 
 def simplex_layer_derivation(n: int = 4) -> Derivation:
-    """Derivation: the Gram-algebra entries (:func:`simplex_layer_gram`, symbolic n) equal the explicit n x n
-    product and the spectral form at this n (both sides proved by simplification, symbols p, rho, r)."""
+    r"""Derivation: the Gram-algebra entries (:func:`simplex_layer_gram`, symbolic :math:`n`) equal the explicit
+    :math:`n \times n` product and the spectral form at this ``n`` (both sides proved by simplification, symbols
+    :math:`p, \rho, r`)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"n must be an integer >= 2, got {n!r}")
     algebra = simplex_layer_gram(sp.Integer(n))
@@ -132,14 +149,16 @@ def simplex_layer_derivation(n: int = 4) -> Derivation:
 
 
 def simplex_inner_product(n=sym.n, p_=p, rho_=rho, r_=r) -> sp.Expr:
-    """rho' = <x_i', x_j'> / |x_i'|^2 of the simplex layer (spectral form, symbolic n)."""
+    r""":math:`\rho' = \langle x_i', x_j'\rangle / \lVert x_i'\rVert^2` of the simplex layer (spectral form,
+    symbolic :math:`n`)."""
     diag, off = simplex_spectral_gram(n, p_, rho_, r_)
     return off / diag
 
 
 @lru_cache(maxsize=None)
 def off_diagonal_mass_exponent() -> sp.Expr:
-    """lim_{n -> oo} log R_n / log n for R_n = (n - 1) e^{-beta_n (1 - rho)}, beta_n = gamma log n (sympy limit)."""
+    r""":math:`\lim_{n \to \infty} \log R_n / \log n` for :math:`R_n = (n - 1) e^{-\beta_n (1 - \rho)}`,
+    :math:`\beta_n = \gamma \log n` (sympy limit)."""
     nn = sp.Symbol("n", positive=True)
     expr = sp.log(nn - 1) / sp.log(nn) - gamma * (1 - rho)
     return sp.simplify(sp.limit(expr, nn, sp.oo))
@@ -147,7 +166,7 @@ def off_diagonal_mass_exponent() -> sp.Expr:
 
 @lru_cache(maxsize=None)
 def critical_gamma_expr() -> sp.Expr:
-    """The root in gamma of the exponent of :func:`off_diagonal_mass_exponent` (the critical scaling)."""
+    r"""The root in :math:`\gamma` of the exponent of :func:`off_diagonal_mass_exponent` (the critical scaling)."""
     roots = sp.solve(sp.Eq(off_diagonal_mass_exponent(), 0), gamma)
     if len(roots) != 1:
         raise ArithmeticError(f"expected one critical gamma, got {roots}")
@@ -156,27 +175,30 @@ def critical_gamma_expr() -> sp.Expr:
 
 @lru_cache(maxsize=None)
 def critical_off_diagonal_mass_limit() -> sp.Expr:
-    """lim R_n at gamma = 1/(1 - rho): (n - 1) n^{-1} -> 1, hence p_n -> 1/2 (sympy limit)."""
+    r""":math:`\lim R_n` at :math:`\gamma = 1/(1 - \rho)`: :math:`(n - 1) n^{-1} \to 1`, hence
+    :math:`p_n \to 1/2` (sympy limit)."""
     nn = sp.Symbol("n", positive=True)
     R = (nn - 1) * sp.exp(-critical_gamma_expr() * sp.log(nn) * (1 - rho))
     return sp.limit(sp.simplify(R), nn, sp.oo)
 
 
 def limit_self_weights() -> dict[str, sp.Expr]:
-    """p_oo in each regime: R_n -> oo (exponent > 0), R_n -> lim at the critical gamma, R_n -> 0 (exponent < 0)."""
+    r""":math:`p_\infty` in each regime: :math:`R_n \to \infty` (exponent :math:`> 0`), :math:`R_n \to \lim` at
+    the critical :math:`\gamma`, :math:`R_n \to 0` (exponent :math:`< 0`)."""
     R_crit = critical_off_diagonal_mass_limit()
     return {"subcritical": sp.Integer(0), "critical": sp.simplify(1 / (1 + R_crit)), "supercritical": sp.Integer(1)}
 
 
 def limit_inner_product_expr(p_inf) -> sp.Expr:
-    """lim_{n -> oo} rho'(n, p) at a fixed self weight p = p_inf (sympy limit of the symbolic-n map)."""
+    r""":math:`\lim_{n \to \infty} \rho'(n, p)` at a fixed self weight :math:`p` = ``p_inf`` (sympy limit of the
+    symbolic-:math:`n` map)."""
     nn = sp.Symbol("n", positive=True)
     ratio = sp.cancel(sp.together(simplex_inner_product(nn, sp.sympify(p_inf))))  # rational in n
     return sp.factor(sp.limit(ratio, nn, sp.oo))
 
 
 def limit_inner_products_expr() -> dict[str, sp.Expr]:
-    """rho'_oo in the three regimes as expressions of rho and r = alpha sqrt(q)."""
+    r""":math:`\rho'_\infty` in the three regimes as expressions of :math:`\rho` and :math:`r = \alpha \sqrt{q}`."""
     return {k: limit_inner_product_expr(v) for k, v in limit_self_weights().items()}
 
 
@@ -188,18 +210,23 @@ def _check_rho(value) -> float:
 
 
 def critical_gamma(rho_value: float) -> float:
-    """gamma_c = 1/(1 - rho): the critical scaling beta_n = gamma_c log n of the simplex layer (closed form of
-    :func:`critical_gamma_expr`). Verified by: longcontext.simplex-critical-gamma."""
+    r""":math:`\gamma_c = 1/(1 - \rho)`: the critical scaling :math:`\beta_n = \gamma_c \log n` of the simplex layer
+    (closed form of :func:`critical_gamma_expr`). Verified by: longcontext.simplex-critical-gamma."""
     return 1.0 / (1.0 - _check_rho(rho_value))
 
 
 def limit_inner_products(rho_value: float, alpha_value: float = 0.0, q_value: float = 1.0) -> dict[str, float]:
-    """The n -> oo limits of rho' below, at and above gamma_c (closed forms of :func:`limit_inner_products_expr`):
+    r"""The :math:`n \to \infty` limits of :math:`\rho'` below, at and above :math:`\gamma_c` (closed forms of
+    :func:`limit_inner_products_expr`):
 
-    rho'_oo(p) = (1 + r)^2 rho / ((1 + r)^2 rho + (p + r)^2 (1 - rho)), r = alpha sqrt(q), p = 0, 1/2, 1.
+    .. math::
 
-    For rho = 0 and r = 0 the subcritical value is 0/0 and returned as nan: orthogonal tokens give rho' -> 1 for
-    gamma < 1/2 and rho' -> 0 for 1/2 < gamma < 1 (the self weight p_n^2 against 1/n), not one limit.
+        \rho'_\infty(p) = \frac{(1 + r)^2 \rho}{(1 + r)^2 \rho + (p + r)^2 (1 - \rho)}, \qquad
+        r = \alpha \sqrt{q}, \quad p = 0, \tfrac{1}{2}, 1.
+
+    For :math:`\rho = 0` and :math:`r = 0` the subcritical value is :math:`0/0` and returned as nan: orthogonal
+    tokens give :math:`\rho' \to 1` for :math:`\gamma < 1/2` and :math:`\rho' \to 0` for
+    :math:`1/2 < \gamma < 1` (the self weight :math:`p_n^2` against :math:`1/n`), not one limit.
     """
     x = _check_rho(rho_value)
     if not float(q_value) > 0:
@@ -214,7 +241,8 @@ def limit_inner_products(rho_value: float, alpha_value: float = 0.0, q_value: fl
 
 
 def simplex_layer_mp(n, gamma_value, rho_value, alpha_value=0, q_value=1, dps: int = 50) -> tuple:
-    """(p, q', rho') of one simplex layer at beta = gamma log n in mpmath (reference; the spectral route)."""
+    r""":math:`(p, q', \rho')` of one simplex layer at :math:`\beta = \gamma \log n` in mpmath (reference; the
+    spectral route)."""
     with mp.workdps(dps):
         n, g, x = mp.mpf(n), mp.mpf(gamma_value), mp.mpf(rho_value)
         rr = mp.mpf(alpha_value) * mp.sqrt(mp.mpf(q_value))
@@ -237,15 +265,17 @@ def simplex_map_function():
 
 # -- the continuous-time flow from an equiangular start --------------------------------------------------------
 def flow_speed(n=sym.n, gamma_=gamma, rho_=rho) -> sp.Expr:
-    """F(rho) of the sa equiangular ODE (theory.reductions.equiangular_rate) at beta = gamma log n."""
+    r""":math:`F(\rho)` of the ``sa`` equiangular ODE (theory.reductions.equiangular_rate) at
+    :math:`\beta = \gamma \log n`."""
     F = equiangular_rate(exponential_kernel(), "sa", n)
     return F.subs(sym.beta, gamma_ * sp.log(n)).subs(sym.s, rho_)
 
 
 @lru_cache(maxsize=None)
 def flow_speed_limits() -> dict[str, sp.Expr]:
-    """lim_{n -> oo} F(rho) at gamma = gamma_c / 2, gamma_c and 2 gamma_c (sympy limits; 2 rho (1 - rho),
-    rho (1 - rho), 0): the equiangular flow has the same critical gamma as the layer."""
+    r""":math:`\lim_{n \to \infty} F(\rho)` at :math:`\gamma = \gamma_c / 2`, :math:`\gamma_c` and
+    :math:`2 \gamma_c` (sympy limits; :math:`2 \rho (1 - \rho)`, :math:`\rho (1 - \rho)`, :math:`0`): the
+    equiangular flow has the same critical :math:`\gamma` as the layer."""
     nn = sp.Symbol("n", positive=True)
     w = sp.Symbol("w", positive=True)  # w = 1 - rho > 0: the limits need the sign of 1 - rho
     gc = critical_gamma_expr()
@@ -264,13 +294,15 @@ def _check_d(d) -> int:
 
 
 def score_density_constant(d: int) -> sp.Expr:
-    """c_d with density c_d (1 - t^2)^{(d-3)/2} of t = <q, k> for k uniform on S^{d-1}."""
+    r""":math:`c_d` with density :math:`c_d (1 - t^2)^{(d-3)/2}` of :math:`t = \langle q, k\rangle` for :math:`k`
+    uniform on :math:`\mathbb{S}^{d-1}`."""
     d = _check_d(d)
     return sp.gamma(sp.Rational(d, 2)) / (sp.sqrt(sp.pi) * sp.gamma(sp.Rational(d - 1, 2)))
 
 
 def poisson_constant(d: int) -> sp.Expr:
-    """kappa_d = lim_{x -> 0} P(1 - t <= x) / x^{(d-1)/2} (sympy limit of the exact integral's ratio)."""
+    r""":math:`\kappa_d = \lim_{x \to 0} P(1 - t \le x) / x^{(d-1)/2}` (sympy limit of the exact integral's
+    ratio)."""
     d = _check_d(d)
     x, v = sp.Symbol("x", positive=True), sp.Symbol("v", positive=True)
     m = sp.Rational(d - 1, 2)
@@ -281,20 +313,21 @@ def poisson_constant(d: int) -> sp.Expr:
 
 
 def poisson_constant_value(d: int) -> float:
-    """kappa_d = c_d 2^{(d-1)/2} / (d - 1) as a float (closed form of :func:`poisson_constant`)."""
+    r""":math:`\kappa_d = c_d 2^{(d-1)/2} / (d - 1)` as a float (closed form of :func:`poisson_constant`)."""
     d = _check_d(d)
     return float(score_density_constant(d) * sp.Integer(2) ** sp.Rational(d - 1, 2) / (d - 1))
 
 
 def sphere_moment(d: int, beta=sym.beta) -> sp.Expr:
-    """M_d(beta) = E e^{beta t} = Gamma(d/2) (2/beta)^{d/2-1} I_{d/2-1}(beta) (Funk-Hecke degree 0)."""
+    r""":math:`M_d(\beta) = E\, e^{\beta t} = \Gamma(d/2) (2/\beta)^{d/2-1} I_{d/2-1}(\beta)` (Funk-Hecke degree
+    0)."""
     d = _check_d(d)
     nu = sp.Rational(d, 2) - 1
     return sp.gamma(sp.Rational(d, 2)) * (2 / beta) ** nu * sp.besseli(nu, beta)
 
 
 def sphere_moment_mp(d: int, beta, dps: int = 30):
-    """E e^{beta t} by mpmath quadrature of c_d (1 - t^2)^{(d-3)/2} e^{beta t} (reference)."""
+    r""":math:`E\, e^{\beta t}` by mpmath quadrature of :math:`c_d (1 - t^2)^{(d-3)/2} e^{\beta t}` (reference)."""
     d = _check_d(d)
     with mp.workdps(dps):
         c = mp.gamma(mp.mpf(d) / 2) / (mp.sqrt(mp.pi) * mp.gamma(mp.mpf(d - 1) / 2))
@@ -303,15 +336,16 @@ def sphere_moment_mp(d: int, beta, dps: int = 30):
 
 
 def mean_resultant(d: int, beta=sym.beta) -> sp.Expr:
-    """E[t e^{beta t}] / E[e^{beta t}] = d/dbeta log M_d(beta) (unsimplified; equal to
-    I_{d/2}(beta)/I_{d/2-1}(beta) by :func:`mean_resultant_derivation`): the component along q of the
-    subcritical attention output (the deterministic bias is 1 minus it)."""
+    r""":math:`E[t e^{\beta t}] / E[e^{\beta t}] = \frac{d}{d\beta} \log M_d(\beta)` (unsimplified; equal to
+    :math:`I_{d/2}(\beta)/I_{d/2-1}(\beta)` by :func:`mean_resultant_derivation`): the component along :math:`q`
+    of the subcritical attention output (the deterministic bias is 1 minus it)."""
     M = sphere_moment(d, beta)
     return sp.diff(M, beta) / M
 
 
 def mean_resultant_derivation(d: int) -> Derivation:
-    """Derivation: d/dbeta log M_d = I_{d/2}(beta) / I_{d/2-1}(beta) (checked at random rational beta > 0)."""
+    r"""Derivation: :math:`\frac{d}{d\beta} \log M_d = I_{d/2}(\beta) / I_{d/2-1}(\beta)` (checked at random
+    rational :math:`\beta > 0`)."""
     d = _check_d(d)
     nu = sp.Rational(d, 2) - 1
     rhs = sp.besseli(nu + 1, sym.beta) / sp.besseli(nu, sym.beta)
@@ -326,7 +360,7 @@ def mean_resultant_derivation(d: int) -> Derivation:
 
 
 def mean_resultant_mp(d: int, beta, dps: int = 30):
-    """I_{d/2}(beta)/I_{d/2-1}(beta) in mpmath (reference)."""
+    r""":math:`I_{d/2}(\beta)/I_{d/2-1}(\beta)` in mpmath (reference)."""
     d = _check_d(d)
     with mp.workdps(dps):
         nu = mp.mpf(d) / 2 - 1
@@ -335,15 +369,19 @@ def mean_resultant_mp(d: int, beta, dps: int = 30):
 
 # -- the gap-counting accumulation scale ----------------------------------------------------------------------------
 def accumulation_scale_laws() -> dict[str, sp.Expr]:
-    """Leading laws of A_n = sup_{delta > 0} log Nbar_n(delta) / delta for the score families of
-    :mod:`numerics.longcontext.gaps` (Nbar_n: expected number of scores within delta of the typical maximum
-    a_n, n Fbar(a_n) = 1). For a log-concave tail the sup is the slope at delta = 0, the hazard rate at a_n:
+    r"""Leading laws of :math:`A_n = \sup_{\delta > 0} \log \bar N_n(\delta) / \delta` for the score families of
+    :mod:`numerics.longcontext.gaps` (:math:`\bar N_n`: expected number of scores within :math:`\delta` of the
+    typical maximum :math:`a_n`, :math:`n \bar F(a_n) = 1`). For a log-concave tail the sup is the slope at
+    :math:`\delta = 0`, the hazard rate at :math:`a_n`:
 
-    - gaussian N(0, 1): hazard(a_n) ~ a_n ~ sqrt(2 log n);
-    - simplex (one score 1, n - 1 scores rho): Nbar = 1 + (n - 1) 1{delta >= 1 - rho}, sup at delta = 1 - rho:
-      log n / (1 - rho);
-    - flat edge (a = -1/Y, Y ~ Exp(1), Fbar(-x) = e^{-1/x}): a_n = -1/log n, hazard 1/a_n^2 = (log n)^2;
-    - sphere (t = <q, k>, d): P(1 - t <= x) ~ kappa_d x^m, m = (d-1)/2: hazard m / u_n = m (kappa_d n)^{1/m}.
+    - gaussian :math:`N(0, 1)`: :math:`\text{hazard}(a_n) \sim a_n \sim \sqrt{2 \log n}`;
+    - simplex (one score 1, :math:`n - 1` scores :math:`\rho`):
+      :math:`\bar N = 1 + (n - 1) \mathbf{1}\{\delta \ge 1 - \rho\}`, sup at :math:`\delta = 1 - \rho`:
+      :math:`\log n / (1 - \rho)`;
+    - flat edge (:math:`a = -1/Y`, :math:`Y \sim \mathrm{Exp}(1)`, :math:`\bar F(-x) = e^{-1/x}`):
+      :math:`a_n = -1/\log n`, hazard :math:`1/a_n^2 = (\log n)^2`;
+    - sphere (:math:`t = \langle q, k\rangle`, :math:`d`): :math:`P(1 - t \le x) \sim \kappa_d x^m`,
+      :math:`m = (d-1)/2`: hazard :math:`m / u_n = m (\kappa_d n)^{1/m}`.
     """
     nn = sp.Symbol("n", positive=True)
     xx = sp.Symbol("x", positive=True)

@@ -1,23 +1,30 @@
-"""The Maier-Saupe transition on S^2 in closed form: mpmath quadrature and Arb-certified roots.
+r"""The Maier-Saupe transition on :math:`\mathbb{S}^2` in closed form: mpmath quadrature and Arb-certified roots.
 
-With W(s) = P_2(s) = (3 s^2 - 1)/2 on S^2 (Funk-Hecke eigenvalue g_2 = 1/5, harmonic dimension N_2 = 5, so
-g_2 N_2 = 1) and noise D, a head-tail symmetric stationary density is rho = e^{x P_2(t)}/Z(x), t = <x, e>
-uniform on [-1, 1] under the uniform measure of S^2, with x = S/D and the order parameter S = E_rho[P_2]:
+With :math:`W(s) = P_2(s) = (3 s^2 - 1)/2` on :math:`\mathbb{S}^2` (Funk-Hecke eigenvalue :math:`g_2 = 1/5`,
+harmonic dimension :math:`N_2 = 5`, so :math:`g_2 N_2 = 1`) and noise :math:`D`, a head-tail symmetric stationary
+density is :math:`\rho = e^{x P_2(t)}/Z(x)`, :math:`t = \langle x, e\rangle` uniform on :math:`[-1, 1]` under the
+uniform measure of :math:`\mathbb{S}^2`, with :math:`x = S/D` and the order parameter :math:`S = E_\rho[P_2]`:
 
-    Z(x) = int_0^1 e^{x P_2(t)} dt,    S(x) = Z'(x)/Z(x),    D(x) = S(x)/x.
+.. math::
 
-The free energy difference to the uniform state at such a state is Delta F = S^2/2 - D log Z
-(theory.noise_global), so Delta F = 0 reads h(x) = x S(x)/2 - log Z(x) = 0 (x > 0), and the fold (the largest
-D on the branch) is dD/dx = 0: k(x) = x V(x) - S(x) = 0 with V = S' the variance of P_2 under rho. h' = k/2 and
-k' = x kappa_3 (the third cumulant of P_2). As x -> 0, S ~ x/5: D -> 1/5, the linear-stability threshold.
+    Z(x) = \int_0^1 e^{x P_2(t)}\, dt, \qquad S(x) = \frac{Z'(x)}{Z(x)}, \qquad D(x) = \frac{S(x)}{x}.
 
-Two independent evaluations of Z and its moments:
+The free energy difference to the uniform state at such a state is :math:`\Delta F = S^2/2 - D \log Z`
+(theory.noise_global), so :math:`\Delta F = 0` reads :math:`h(x) = x S(x)/2 - \log Z(x) = 0` (:math:`x > 0`), and
+the fold (the largest :math:`D` on the branch) is :math:`dD/dx = 0`: :math:`k(x) = x V(x) - S(x) = 0` with
+:math:`V = S'` the variance of :math:`P_2` under :math:`\rho`. :math:`h' = k/2` and :math:`k' = x \kappa_3` (the
+third cumulant of :math:`P_2`). As :math:`x \to 0`, :math:`S \sim x/5`: :math:`D \to 1/5`, the linear-stability
+threshold.
 
-- mpmath quadrature of int_0^1 P_2^j e^{x P_2} dt (:func:`reference_point`, 30 digits);
-- closed forms in erfi: with a = 3x/2 and J_n = int_0^1 t^{2n} e^{a t^2} dt, J_0 = sqrt(pi) erfi(sqrt a)/(2 sqrt a)
-  and J_{n+1} = (e^a - (2n + 1) J_n)/(2a) (integration by parts), P_2 = (3t^2 - 1)/2, evaluated in Arb ball
-  arithmetic: :func:`certified_points` certifies the roots of h and k (sign change, f' bounded away from 0,
-  interval Newton; theory.certified.roots) and encloses D and S there.
+Two independent evaluations of :math:`Z` and its moments:
+
+- mpmath quadrature of :math:`\int_0^1 P_2^j e^{x P_2}\, dt` (:func:`reference_point`, 30 digits);
+- closed forms in erfi: with :math:`a = 3x/2` and :math:`J_n = \int_0^1 t^{2n} e^{a t^2}\, dt`,
+  :math:`J_0 = \sqrt{\pi}\, \operatorname{erfi}(\sqrt{a})/(2 \sqrt{a})` and
+  :math:`J_{n+1} = (e^a - (2n + 1) J_n)/(2a)` (integration by parts), :math:`P_2 = (3t^2 - 1)/2`, evaluated in
+  Arb ball arithmetic: :func:`certified_points` certifies the roots of :math:`h` and :math:`k` (sign change,
+  :math:`f'` bounded away from 0, interval Newton; theory.certified.roots) and encloses :math:`D` and :math:`S`
+  there.
 
 Verified by: noise.maier-saupe.
 """
@@ -51,7 +58,7 @@ def _k_mp(x):
 
 @dataclass(frozen=True)
 class MaierSaupePoint:
-    """x = S/D, D and S at a root (transition or fold)."""
+    """:math:`x = S/D`, :math:`D` and :math:`S` at a root (transition or fold)."""
 
     x: object
     D: object
@@ -59,8 +66,8 @@ class MaierSaupePoint:
 
 
 def reference_point(which: str, dps: int = 30) -> MaierSaupePoint:
-    """The transition (``which = "transition"``: h(x) = 0) or the fold (``"fold"``: k(x) = 0) by mpmath
-    findroot on quadrature (independent of every numerics.noise routine)."""
+    """The transition (``which = "transition"``: :math:`h(x) = 0`) or the fold (``"fold"``: :math:`k(x) = 0`) by
+    mpmath findroot on quadrature (independent of every numerics.noise routine)."""
     with mp.workdps(dps):
         f, x0 = (_h_mp, mp.mpf("1.95")) if which == "transition" else (_k_mp, mp.mpf("1.45"))
         x = mp.findroot(f, x0)
@@ -93,20 +100,21 @@ def _stats(x):
 
 
 def h_arb(x):
-    """h(x) = x S/2 - log Z in Arb (log Z = log(e^{x/2} Z) - x/2)."""
+    r""":math:`h(x) = x S/2 - \log Z` in Arb (:math:`\log Z = \log(e^{x/2} Z) - x/2`)."""
     Z, S, _, _ = _stats(x)
     return x * S / 2 - (Z.log() - x / 2)
 
 
 def k_arb(x):
-    """k(x) = x V - S in Arb."""
+    """:math:`k(x) = x V - S` in Arb."""
     _, S, V, _ = _stats(x)
     return x * V - S
 
 
 def certified_points(prec: int = 128) -> dict:
-    """Certified roots of h on [9/5, 21/10] and of k on [7/5, 3/2] (unique there), and enclosures of D = S/x
-    and S at each: ``{"transition": (RootCertificate, D ball, S ball), "fold": (...)}``."""
+    """Certified roots of :math:`h` on :math:`[9/5, 21/10]` and of :math:`k` on :math:`[7/5, 3/2]` (unique there),
+    and enclosures of :math:`D = S/x` and :math:`S` at each:
+    ``{"transition": (RootCertificate, D ball, S ball), "fold": (...)}``."""
     from flint import fmpq
 
     from theory.certified.balls import Interval, working_precision

@@ -1,24 +1,34 @@
-"""The simplex transition at finite n and d: random almost-simplex tokens in R^d.
+r"""The simplex transition at finite :math:`n` and :math:`d`: random almost-simplex tokens in :math:`\mathbb{R}^d`.
 
-An exact simplex of n tokens needs d >= n; in a fixed dimension d the closest model is (our construction; the
-paper's "almost-simplex" experiments are described only in words in the parts we could read)
+An exact simplex of :math:`n` tokens needs :math:`d \ge n`; in a fixed dimension :math:`d` the closest model is
+(our construction; the paper's "almost-simplex" experiments are described only in words in the parts we could
+read)
 
-    y_k = sqrt(rho) e_0 + sqrt(1 - rho) z_k,    z_k iid uniform on the unit sphere S^{d-2} of e_0^perp,
+.. math::
 
-so that <y_i, y_k> = rho + (1 - rho) t_ik with t_ik = <z_i, z_k> of mean 0 and variance 1/(d - 1). The self weight
-of token i at beta = gamma log n is p_i = 1/(1 + S_i(b)), S_i(b) = sum_{k != i} e^{-b (1 - t_ik)},
-b = gamma (1 - rho) log n. Per query token, O(n d) work (the scores) and O(n) per Newton pass; the n scores of a
-group of query tokens are held in memory (bounded by :data:`MEMORY_BYTES`), keys are regenerated per group from
-per-block seeds, so the same seed gives the same numbers whatever the grouping of the queries.
+    y_k = \sqrt{\rho}\, e_0 + \sqrt{1 - \rho}\, z_k, \qquad
+    z_k \text{ iid uniform on the unit sphere } \mathbb{S}^{d-2} \text{ of } e_0^\perp,
 
-Measured per query: gamma_{1/2,i} (p_i = 1/2), gamma_{0.1,i} and gamma_{0.9,i}; reported with the mean, its
-standard error over configurations (independent key sets), the spread over queries (the disorder width) and the
-median per-query 10-90 width (the intrinsic width, 2 log 9 / ((1 - rho) log n) for an exact simplex).
+so that :math:`\langle y_i, y_k\rangle = \rho + (1 - \rho) t_{ik}` with :math:`t_{ik} = \langle z_i, z_k\rangle`
+of mean 0 and variance :math:`1/(d - 1)`. The self weight of token :math:`i` at :math:`\beta = \gamma \log n` is
+:math:`p_i = 1/(1 + S_i(b))`, :math:`S_i(b) = \sum_{k \ne i} e^{-b (1 - t_{ik})}`,
+:math:`b = \gamma (1 - \rho) \log n`. Per query token, :math:`O(n d)` work (the scores) and :math:`O(n)` per
+Newton pass; the :math:`n` scores of a group of query tokens are held in memory (bounded by
+:data:`MEMORY_BYTES`), keys are regenerated per group from per-block seeds, so the same seed gives the same
+numbers whatever the grouping of the queries.
 
-Prediction (annealed): E S_i(b) = (n - 1) e^{-b} M_{d-1}(b), M_m(b) = Gamma(m/2) (2/b)^{m/2-1} I_{m/2-1}(b) (the
-moment of t on S^{m-1}); its root b_ann gives gamma_ann = b_ann / ((1 - rho) log n) -> 1/(1 - rho) as d -> oo,
-with the shift gamma_ann (1 - rho) ~ 1 + log n / (2 (d - 1)) at large d. It is a good prediction while
-S_i concentrates (log n well below d - 1); beyond, the extremes of t_ik dominate (a random-energy regime).
+Measured per query: :math:`\gamma_{1/2,i}` (:math:`p_i = 1/2`), :math:`\gamma_{0.1,i}` and
+:math:`\gamma_{0.9,i}`; reported with the mean, its standard error over configurations (independent key sets),
+the spread over queries (the disorder width) and the median per-query 10-90 width (the intrinsic width,
+:math:`2 \log 9 / ((1 - \rho) \log n)` for an exact simplex).
+
+Prediction (annealed): :math:`E S_i(b) = (n - 1) e^{-b} M_{d-1}(b)`,
+:math:`M_m(b) = \Gamma(m/2) (2/b)^{m/2-1} I_{m/2-1}(b)` (the moment of :math:`t` on :math:`\mathbb{S}^{m-1}`); its
+root :math:`b_{\text{ann}}` gives :math:`\gamma_{\text{ann}} = b_{\text{ann}} / ((1 - \rho) \log n) \to
+1/(1 - \rho)` as :math:`d \to \infty`, with the shift
+:math:`\gamma_{\text{ann}} (1 - \rho) \sim 1 + \log n / (2 (d - 1))` at large :math:`d`. It is a good prediction
+while :math:`S_i` concentrates (:math:`\log n` well below :math:`d - 1`); beyond, the extremes of :math:`t_{ik}`
+dominate (a random-energy regime).
 
 Verified by: longcontext.almost-simplex-finite-d.
 """
@@ -51,9 +61,10 @@ def _unit_rows(rng, rows: int, m: int) -> np.ndarray:
 
 
 def log_moment_shifted(m: int, b: float) -> float:
-    """log(e^{-b} M_m(b)) = log(e^{-b} E e^{b t}) for t = <z, z'> on S^{m-1}: gammaln(m/2) + log of
-    (2/b)^nu e^{-b} I_nu(b), nu = m/2 - 1, from ``ive`` or, where it underflows (b small against nu), from the
-    series sum_k (b/2)^{2k} / (k! Gamma(nu + k + 1))."""
+    r""":math:`\log(e^{-b} M_m(b)) = \log(e^{-b} E e^{b t})` for :math:`t = \langle z, z'\rangle` on
+    :math:`\mathbb{S}^{m-1}`: ``gammaln(m/2)`` + log of :math:`(2/b)^\nu e^{-b} I_\nu(b)`, :math:`\nu = m/2 - 1`,
+    from ``ive`` or, where it underflows (:math:`b` small against :math:`\nu`), from the series
+    :math:`\sum_k (b/2)^{2k} / (k!\, \Gamma(\nu + k + 1))`."""
     nu = m / 2.0 - 1.0
     if b >= 0.5 * (nu + 1.0):
         return gammaln(m / 2.0) + nu * math.log(2.0 / b) + math.log(ive(nu, b))
@@ -63,7 +74,8 @@ def log_moment_shifted(m: int, b: float) -> float:
 
 
 def annealed_gamma(n: float, d: int, rho: float, level: float = 0.5) -> float:
-    """gamma at which 1/(1 + E S(b)) = level, E S(b) = (n - 1) e^{-b} M_{d-1}(b) (overflow-safe)."""
+    r""":math:`\gamma` at which :math:`1/(1 + E S(b))` = ``level``, :math:`E S(b) = (n - 1) e^{-b} M_{d-1}(b)`
+    (overflow-safe)."""
     rho = _rho(rho)
     m = d - 1
     target = math.log((1.0 - level) / level)
@@ -79,8 +91,9 @@ def annealed_gamma(n: float, d: int, rho: float, level: float = 0.5) -> float:
 
 
 def quenched_gamma(n: float, d: int, rho: float, level: float = 0.5) -> float:
-    """The annealed root corrected at second order for the randomness of S (a sum of n - 1 iid terms given the
-    query): E log S ~ log E S - Var S / (2 (E S)^2), Var S = (n - 1) (e^{-2b} M(2b) - (e^{-b} M(b))^2)."""
+    r"""The annealed root corrected at second order for the randomness of :math:`S` (a sum of :math:`n - 1` iid
+    terms given the query): :math:`E \log S \sim \log E S - \operatorname{Var} S / (2 (E S)^2)`,
+    :math:`\operatorname{Var} S = (n - 1) (e^{-2b} M(2b) - (e^{-b} M(b))^2)`."""
     rho = _rho(rho)
     m = d - 1
     target = math.log((1.0 - level) / level)
@@ -112,8 +125,8 @@ def work_estimate(n: int, d: int, queries: int, configurations: int) -> float:
 
 def crossing_gammas(n: int, d: int, rho: float, queries: int = 8, configurations: int = 4, seed: int = 0,
                     progress=None) -> dict:
-    """gamma_{level,i} for every query token i of every configuration (arrays of shape (configurations,
-    queries) per level), with the annealed prediction; see the module docstring."""
+    r""":math:`\gamma_{\text{level},i}` for every query token :math:`i` of every configuration (arrays of shape
+    ``(configurations, queries)`` per level), with the annealed prediction; see the module docstring."""
     n = require_int(n, "n", minimum=12)  # the 10% level needs S(0) = n - 1 > 9
     d = require_int(d, "d", minimum=3)
     rho = _rho(rho)
@@ -157,8 +170,8 @@ def crossing_gammas(n: int, d: int, rho: float, queries: int = 8, configurations
 
 
 def summarise(result: dict) -> dict:
-    """Mean gamma_{1/2} with its standard error over configurations, the spread over all queries, the median
-    per-query 10-90 width, and the annealed and exact-simplex values beside them."""
+    r"""Mean :math:`\gamma_{1/2}` with its standard error over configurations, the spread over all queries, the
+    median per-query 10-90 width, and the annealed and exact-simplex values beside them."""
     g = result["gammas"][0.5]
     per_config = g.mean(axis=1)
     cfg = per_config.size

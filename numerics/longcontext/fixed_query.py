@@ -1,24 +1,31 @@
-"""A fixed query against n iid uniform keys on S^{d-1} (arXiv 2605.08505): the critical beta*_n ~ n^{2/(d-1)}.
+r"""A fixed query against :math:`n` iid uniform keys on :math:`\mathbb{S}^{d-1}` (arXiv 2605.08505): the critical
+:math:`\beta^*_n \sim n^{2/(d-1)}`.
 
-Only the distances u_k = 1 - <q, k_k> matter (the weights are e^{-beta u_k} / sum), and by rotation invariance
-u = 2 B with B ~ Beta((d-1)/2, (d-1)/2) (d >= 3; on S^1, u = 2 sin^2(theta/2) with theta uniform): the scores are
-drawn directly, O(n) per query, without drawing the keys, and with full relative precision near u = 0. Three
-routes to the same statistics (top weight W_1, entropy, output component along q):
+Only the distances :math:`u_k = 1 - \langle q, k_k\rangle` matter (the weights are
+:math:`e^{-\beta u_k} / \sum`), and by rotation invariance :math:`u = 2 B` with
+:math:`B \sim \mathrm{Beta}((d-1)/2, (d-1)/2)` (:math:`d \ge 3`; on :math:`\mathbb{S}^1`,
+:math:`u = 2 \sin^2(\theta/2)` with :math:`\theta` uniform): the scores are drawn directly, :math:`O(n)` per
+query, without drawing the keys, and with full relative precision near :math:`u = 0`. Three routes to the same
+statistics (top weight :math:`W_1`, entropy, output component along :math:`q`):
 
-- **direct**: all n distances per query (:func:`direct_distances`), blocked; n up to ~1e6 per query;
-- **order statistics**: the K smallest distances of n, exactly in distribution (U_(k) = G_k / G_{n+1} with
-  partial sums of exponentials, u = 2 I^{-1}(U)), and the other n - K keys through their conditional mean given
-  u_(K) (Gauss-Laguerre in the gap beyond u_(K)); any n (1e12 costs what 1e3 costs);
-- **Poisson limit**: s_k = n^{2/(d-1)} u_(k) converge to the points of a Poisson process with intensity measure
-  kappa_d s^{m}, m = (d-1)/2 (theory.longcontext.poisson_constant), i.e. s_k = (G_k / kappa_d)^{1/m}; at
-  beta_n = c n^{2/(d-1)} the weights are e^{-c s_k} / sum: a non-degenerate limit (the critical regime).
+- **direct**: all :math:`n` distances per query (:func:`direct_distances`), blocked; :math:`n` up to
+  :math:`\sim 10^6` per query;
+- **order statistics**: the :math:`K` smallest distances of :math:`n`, exactly in distribution
+  (:math:`U_{(k)} = G_k / G_{n+1}` with partial sums of exponentials, :math:`u = 2 I^{-1}(U)`), and the other
+  :math:`n - K` keys through their conditional mean given :math:`u_{(K)}` (Gauss-Laguerre in the gap beyond
+  :math:`u_{(K)}`); any :math:`n` (:math:`10^{12}` costs what :math:`10^3` costs);
+- **Poisson limit**: :math:`s_k = n^{2/(d-1)} u_{(k)}` converge to the points of a Poisson process with intensity
+  measure :math:`\kappa_d s^{m}`, :math:`m = (d-1)/2` (theory.longcontext.poisson_constant), i.e.
+  :math:`s_k = (G_k / \kappa_d)^{1/m}`; at :math:`\beta_n = c\, n^{2/(d-1)}` the weights are
+  :math:`e^{-c s_k} / \sum`: a non-degenerate limit (the critical regime).
 
-The constant the paper leaves open, made definite here: C_d such that E W_1 = 1/2 at beta_n = C_d n^{2/(d-1)}
-as n -> oo (:func:`poisson_half_constant`), with a Monte Carlo standard error; finite n by
-:func:`finite_n_half_constant`. Three regimes (:func:`regime_table`): beta_n = c n^{a}, E W_1 -> 0 for
-a < 2/(d-1), -> 1 for a > 2/(d-1), and to the Poisson value at a = 2/(d-1). Subcritical output
-(:func:`subcritical_output`): at fixed beta, sum_k w_k <q, k_k> -> I_{d/2}(beta)/I_{d/2-1}(beta) with Gaussian
-fluctuations of variance E[w^2 (t - A)^2] / (n E[w]^2) (w = e^{beta t}).
+The constant the paper leaves open, made definite here: :math:`C_d` such that :math:`E W_1 = 1/2` at
+:math:`\beta_n = C_d n^{2/(d-1)}` as :math:`n \to \infty` (:func:`poisson_half_constant`), with a Monte Carlo
+standard error; finite :math:`n` by :func:`finite_n_half_constant`. Three regimes (:func:`regime_table`):
+:math:`\beta_n = c\, n^{a}`, :math:`E W_1 \to 0` for :math:`a < 2/(d-1)`, :math:`\to 1` for :math:`a > 2/(d-1)`,
+and to the Poisson value at :math:`a = 2/(d-1)`. Subcritical output (:func:`subcritical_output`): at fixed
+:math:`\beta`, :math:`\sum_k w_k \langle q, k_k\rangle \to I_{d/2}(\beta)/I_{d/2-1}(\beta)` with Gaussian
+fluctuations of variance :math:`E[w^2 (t - A)^2] / (n E[w]^2)` (:math:`w = e^{\beta t}`).
 
 Verified by: longcontext.fixed-query-critical-constant, longcontext.fixed-query-regimes,
 longcontext.fixed-query-subcritical.
@@ -166,18 +173,26 @@ class TopKeys:
 
 
 def poisson_top_weight(d: int, c: float, nodes: tuple[int, int, int] = (48, 48, 72)) -> float:
-    """E W_1 in the Poisson limit at beta_n = c n^{2/(d-1)}, by quadrature (no Monte Carlo).
+    r""":math:`E W_1` in the Poisson limit at :math:`\beta_n = c\, n^{2/(d-1)}`, by quadrature (no Monte Carlo).
 
-    Mecke's formula for the point x of the process that is the smallest, and the Laplace functional of the
-    points beyond it (independent of the empty interval [0, x)), give, with Lambda(x) = kappa_d x^m,
+    Mecke's formula for the point :math:`x` of the process that is the smallest, and the Laplace functional of the
+    points beyond it (independent of the empty interval :math:`[0, x)`), give, with
+    :math:`\Lambda(x) = \kappa_d x^m`,
 
-        E W_1 = int_0^oo Lambda'(x) e^{-Lambda(x)} int_0^oo e^{-lam} e^{-J(x, lam)} dlam dx,
-        J(x, lam) = int_0^oo (Lambda(x + w/c) - Lambda(x)) lam e^{-w} exp(-lam e^{-w}) dw
+    .. math::
 
-    (1/(1 + S) = int e^{-lam (1 + S)} dlam; J after an integration by parts). Gauss-Legendre in y = sqrt(x)
-    (two panels to Lambda = 60), Gauss-Laguerre in lam, and in w two panels around log lam (the first in
-    sqrt(w), smooth at the square-root edge of S^1). For d = 3 (Lambda linear) it reduces to
-    int e^{-lam - kappa Ein(lam)/c} dlam. Agreement with doubled nodes: about 1e-13 (tests).
+        \begin{aligned}
+        E W_1 &= \int_0^\infty \Lambda'(x) e^{-\Lambda(x)} \int_0^\infty e^{-\lambda} e^{-J(x, \lambda)}\,
+        d\lambda\, dx, \\
+        J(x, \lambda) &= \int_0^\infty (\Lambda(x + w/c) - \Lambda(x))\, \lambda e^{-w} e^{-\lambda e^{-w}}\, dw
+        \end{aligned}
+
+    (:math:`1/(1 + S) = \int e^{-\lambda (1 + S)}\, d\lambda`; :math:`J` after an integration by parts).
+    Gauss-Legendre in :math:`y = \sqrt{x}` (two panels to :math:`\Lambda = 60`), Gauss-Laguerre in
+    :math:`\lambda`, and in :math:`w` two panels around :math:`\log \lambda` (the first in :math:`\sqrt{w}`,
+    smooth at the square-root edge of :math:`\mathbb{S}^1`). For :math:`d = 3` (:math:`\Lambda` linear) it
+    reduces to :math:`\int e^{-\lambda - \kappa \operatorname{Ein}(\lambda)/c}\, d\lambda`. Agreement with doubled
+    nodes: about 1e-13 (tests).
     """
     d = require_int(d, "d", minimum=2)
     c = require_real(c, "c", minimum=0.0, strict_minimum=True)
@@ -215,7 +230,8 @@ def scale_guess(d: int) -> float:
 
 @lru_cache(maxsize=None)
 def poisson_half_constant_quadrature(d: int) -> float:
-    """C_d with E W_1 = 1/2 in the Poisson limit, by root-finding on :func:`poisson_top_weight` (cached)."""
+    """:math:`C_d` with :math:`E W_1 = 1/2` in the Poisson limit, by root-finding on :func:`poisson_top_weight`
+    (cached)."""
     return half_root(lambda c: poisson_top_weight(d, c), scale_guess(d), rtol=1e-12)
 
 
@@ -224,9 +240,9 @@ def _scale(n, d) -> float:
 
 
 def poisson_half_constant(d: int, replicates: int = 20000, seed: int = 0, K: int = TOP_K) -> dict:
-    """C_d = lim_n beta_{1/2} / n^{2/(d-1)} with E W_1 = 1/2, from simulated Poisson processes (Monte Carlo,
-    standard error by the delta method over ``replicates`` independent processes; the quadrature route is
-    :func:`poisson_half_constant_quadrature`)."""
+    r""":math:`C_d = \lim_n \beta_{1/2} / n^{2/(d-1)}` with :math:`E W_1 = 1/2`, from simulated Poisson processes
+    (Monte Carlo, standard error by the delta method over ``replicates`` independent processes; the quadrature
+    route is :func:`poisson_half_constant_quadrature`)."""
     d = require_int(d, "d", minimum=2)
     replicates = require_int(replicates, "replicates", minimum=10)
     check_array((replicates, K + 1), f"Poisson limit with {replicates} replicates", copies=6)
@@ -238,8 +254,9 @@ def poisson_half_constant(d: int, replicates: int = 20000, seed: int = 0, K: int
 
 def finite_n_half_constant(n: int, d: int, replicates: int = 4000, seed: int = 0, route: str = "order",
                            K: int = TOP_K, progress=None) -> dict:
-    """beta_{1/2}(n) / n^{2/(d-1)} with E W_1 = 1/2 at finite n: ``order`` (top K exact + conditional tail, any
-    n) or ``direct`` (all n distances, O(n) per replicate, rows held in memory)."""
+    r""":math:`\beta_{1/2}(n) / n^{2/(d-1)}` with :math:`E W_1 = 1/2` at finite :math:`n`: ``order`` (top
+    :math:`K` exact + conditional tail, any :math:`n`) or ``direct`` (all :math:`n` distances, :math:`O(n)` per
+    replicate, rows held in memory)."""
     n = require_int(n, "n", minimum=2)
     d = require_int(d, "d", minimum=2)
     replicates = require_int(replicates, "replicates", minimum=10)

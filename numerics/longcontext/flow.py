@@ -1,16 +1,23 @@
-"""The continuous-time ``sa`` flow from a simplex start with beta = gamma log n: the same critical gamma.
+r"""The continuous-time ``sa`` flow from a simplex start with :math:`\beta = \gamma \log n`: the same critical
+:math:`\gamma`.
 
-From equal inner products rho the configuration stays equiangular and s(t) = <x_i, x_j> solves the equiangular
-ODE of theory.reductions (docs/literature.md claim 6), here for ``sa`` with the exponential kernel:
+From equal inner products :math:`\rho` the configuration stays equiangular and
+:math:`s(t) = \langle x_i, x_j\rangle` solves the equiangular ODE of theory.reductions (docs/literature.md claim
+6), here for ``sa`` with the exponential kernel:
 
-    ds/dt = F_n(s) = 2 (1 - s) (1 + (n - 1) s) / (n - 1 + e^{beta (1 - s)}),    beta = gamma log n,
+.. math::
 
-O(1) per step for any n (:func:`flow_speed`, overflow-safe in log space). As n -> oo the initial speed F_n(rho)
-tends to 2 rho (1 - rho), rho (1 - rho) and 0 below, at and above gamma_c = 1/(1 - rho)
+    \frac{ds}{dt} = F_n(s) = \frac{2 (1 - s) (1 + (n - 1) s)}{n - 1 + e^{\beta (1 - s)}}, \qquad
+    \beta = \gamma \log n,
+
+:math:`O(1)` per step for any :math:`n` (:func:`flow_speed`, overflow-safe in log space). As
+:math:`n \to \infty` the initial speed :math:`F_n(\rho)` tends to :math:`2 \rho (1 - \rho)`,
+:math:`\rho (1 - \rho)` and :math:`0` below, at and above :math:`\gamma_c = 1/(1 - \rho)`
 (theory.longcontext.flow_speed_limits): collapse in a time of order one below, a frozen start above (times of
-order n^{gamma (1 - rho) - 1}). :func:`reduced_trajectory` integrates the ODE; :func:`particle_trajectory` runs
-the O(n^2 d) particle system through ``simulate(Model("sa", beta_scaling="log", gamma=...))`` from explicit simplex
-tokens, the path the reduction is checked against.
+order :math:`n^{\gamma (1 - \rho) - 1}`). :func:`reduced_trajectory` integrates the ODE;
+:func:`particle_trajectory` runs the :math:`O(n^2 d)` particle system through
+``simulate(Model("sa", beta_scaling="log", gamma=...))`` from explicit simplex tokens, the path the reduction is
+checked against.
 
 Verified by: longcontext.flow-transition.
 """
@@ -29,7 +36,8 @@ RTOL, ATOL = 1e-12, 1e-14
 
 
 def flow_speed(s, n, gamma) -> np.ndarray:
-    """F_n(s) of the sa equiangular ODE at beta = gamma log n (vectorised; n may be a float up to ~1e300)."""
+    r""":math:`F_n(s)` of the ``sa`` equiangular ODE at :math:`\beta = \gamma \log n` (vectorised; ``n`` may be a
+    float up to :math:`\sim 10^{300}`)."""
     s = np.asarray(s, dtype=float)
     n = float(n)
     log_den = np.logaddexp(math.log(n - 1.0), gamma * math.log(n) * (1.0 - s))
@@ -37,7 +45,8 @@ def flow_speed(s, n, gamma) -> np.ndarray:
 
 
 def reduced_trajectory(n, gamma: float, rho: float, times) -> np.ndarray:
-    """s(t) at the given increasing ``times`` (from t = 0, s(0) = rho) by DOP853 on the reduced ODE."""
+    r""":math:`s(t)` at the given increasing ``times`` (from :math:`t = 0`, :math:`s(0) = \rho`) by DOP853 on the
+    reduced ODE."""
     rho = _rho(rho)
     gamma = require_real(gamma, "gamma", minimum=0.0, strict_minimum=True)
     times = np.asarray(times, dtype=float)
@@ -49,7 +58,8 @@ def reduced_trajectory(n, gamma: float, rho: float, times) -> np.ndarray:
 
 
 def collapse_time(n, gamma: float, rho: float, target: float | None = None) -> float:
-    """The time for s to rise from rho to ``target`` (default (1 + rho)/2): int ds / F_n(s) by quadrature."""
+    r"""The time for :math:`s` to rise from :math:`\rho` to ``target`` (default :math:`(1 + \rho)/2`):
+    :math:`\int ds / F_n(s)` by quadrature."""
     rho = _rho(rho)
     target = (1.0 + rho) / 2.0 if target is None else require_real(target, "target", minimum=rho, maximum=1.0)
     val, _ = integrate.quad(lambda s: 1.0 / float(flow_speed(s, n, gamma)), rho, target, limit=200)
@@ -57,9 +67,9 @@ def collapse_time(n, gamma: float, rho: float, target: float | None = None) -> f
 
 
 def particle_trajectory(n: int, gamma: float, rho: float, times, dt: float = 0.01, seed: int = 0) -> dict:
-    """The particle system from n explicit simplex tokens in R^{n+1} (randomly rotated, ``seed``) under
-    ``Model("sa", beta_scaling="log", gamma=gamma)``, RK4 with step ``dt`` and the direct field (pinned): the mean
-    and the spread of the pairwise inner products at ``times`` (saved exactly there)."""
+    r"""The particle system from :math:`n` explicit simplex tokens in :math:`\mathbb{R}^{n+1}` (randomly rotated,
+    ``seed``) under ``Model("sa", beta_scaling="log", gamma=gamma)``, RK4 with step ``dt`` and the direct field
+    (pinned): the mean and the spread of the pairwise inner products at ``times`` (saved exactly there)."""
     from numerics.core.model import Model, SaveAt, Solver
     from numerics.core.trajectory import simulate
 

@@ -1,32 +1,39 @@
-"""The gap-counting view of the critical inverse temperature (Karakida and Hayase, arXiv 2605.12697).
+r"""The gap-counting view of the critical inverse temperature (Karakida and Hayase, arXiv 2605.12697).
 
-One softmax row with scores a_1 >= a_2 >= ... >= a_n puts the weight 1/(1 + sum_{k>=2} e^{-beta g_k}) on its top
-key, g_k = a_1 - a_k. Counting the competitors within delta of the top, N(delta) = #{k : g_k <= delta}, the
-level delta holds about N(delta) e^{-beta delta} of the top key's mass; attention concentrates once
-e^{beta delta} beats N(delta) at every level, i.e. beyond the **accumulation scale**
+One softmax row with scores :math:`a_1 \ge a_2 \ge \dots \ge a_n` puts the weight
+:math:`1/(1 + \sum_{k \ge 2} e^{-\beta g_k})` on its top key, :math:`g_k = a_1 - a_k`. Counting the competitors
+within :math:`\delta` of the top, :math:`N(\delta) = \#\{k : g_k \le \delta\}`, the level :math:`\delta` holds
+about :math:`N(\delta) e^{-\beta \delta}` of the top key's mass; attention concentrates once
+:math:`e^{\beta \delta}` beats :math:`N(\delta)` at every level, i.e. beyond the **accumulation scale**
 
-    A_n = sup_{delta > 0} log Nbar_n(delta) / delta,
+.. math::
 
-with Nbar_n the expected count within delta of the typical maximum a_n (n Fbar(a_n) = 1). This is our reading of
-the abstract (the full text was not at hand); for a log-concave tail the sup is the slope at 0, the hazard
-rate at a_n, and the classical extreme-value scale of the top spacings. Four score families give the four laws
-(theory.longcontext.accumulation_scale_laws):
+    A_n = \sup_{\delta > 0} \frac{\log \bar N_n(\delta)}{\delta},
 
-| family | scores | A_n (exact here) | law |
-|---|---|---|---|
-| ``gaussian`` | iid N(0, 1) | n phi(a_n) | (2 log n)^{1/2} |
-| ``simplex`` | one score 1, n - 1 scores rho (arXiv 2510.05554) | log n / (1 - rho) | log n |
-| ``flat-edge`` | -1/Y, Y ~ Exp(1) (Fbar(-x) = e^{-1/x}) | (log n)^2 | (log n)^2 |
-| ``sphere`` | <q, k>, k uniform on S^{d-1} (arXiv 2605.08505) | n f_u(u_n) | m (kappa_d n)^{1/m}, m = (d-1)/2 |
+with :math:`\bar N_n` the expected count within :math:`\delta` of the typical maximum :math:`a_n`
+(:math:`n \bar F(a_n) = 1`). This is our reading of the abstract (the full text was not at hand); for a
+log-concave tail the sup is the slope at 0, the hazard rate at :math:`a_n`, and the classical extreme-value
+scale of the top spacings. Four score families give the four laws (theory.longcontext.accumulation_scale_laws;
+:math:`A_n` as computed exactly here, and its law):
 
-The measured critical beta_{1/2}(n) (E W_1 = 1/2 over independent rows) divided by A_n tends to a constant:
-1 for the simplex, the Gumbel-domain constant c_G for the Gaussian and the flat edge (both have the Poisson
-process of intensity e^{-x} as limit of their rescaled top scores; with beta = c A_n the top weights are
-Poisson-Dirichlet(1/c), and c_G solves E V_1 = int_0^oo e^{-l} / (1 + a l^a G_a(l)) dl = 1/2, a = 1/c,
-G_a(l) = int_0^l (1 - e^{-z}) z^{-a-1} dz: :func:`gumbel_half_constant`), and C_d / (m kappa_d^{1/m}) for the
-sphere (:func:`numerics.longcontext.fixed_query.poisson_half_constant_quadrature`). The first two families
-reach their limit slowly (corrections of order 1/log n): the measured ratios are reported with their standard
-errors and a fit c + b / log n over the stated window.
+- ``gaussian``: scores iid :math:`N(0, 1)`; :math:`A_n = n \varphi(a_n)`; law :math:`(2 \log n)^{1/2}`;
+- ``simplex``: one score 1, :math:`n - 1` scores :math:`\rho` (arXiv 2510.05554);
+  :math:`A_n = \log n / (1 - \rho)`; law :math:`\log n`;
+- ``flat-edge``: scores :math:`-1/Y`, :math:`Y \sim \mathrm{Exp}(1)` (:math:`\bar F(-x) = e^{-1/x}`);
+  :math:`A_n = (\log n)^2`; law :math:`(\log n)^2`;
+- ``sphere``: scores :math:`\langle q, k\rangle`, :math:`k` uniform on :math:`\mathbb{S}^{d-1}`
+  (arXiv 2605.08505); :math:`A_n = n f_u(u_n)`; law :math:`m (\kappa_d n)^{1/m}`, :math:`m = (d-1)/2`.
+
+The measured critical :math:`\beta_{1/2}(n)` (:math:`E W_1 = 1/2` over independent rows) divided by :math:`A_n`
+tends to a constant: 1 for the simplex, the Gumbel-domain constant :math:`c_G` for the Gaussian and the flat edge
+(both have the Poisson process of intensity :math:`e^{-x}` as limit of their rescaled top scores; with
+:math:`\beta = c A_n` the top weights are Poisson-Dirichlet(:math:`1/c`), and :math:`c_G` solves
+:math:`E V_1 = \int_0^\infty e^{-l} / (1 + a l^a G_a(l))\, dl = 1/2`, :math:`a = 1/c`,
+:math:`G_a(l) = \int_0^l (1 - e^{-z}) z^{-a-1}\, dz`: :func:`gumbel_half_constant`), and
+:math:`C_d / (m \kappa_d^{1/m})` for the sphere
+(:func:`numerics.longcontext.fixed_query.poisson_half_constant_quadrature`). The first two families reach their
+limit slowly (corrections of order :math:`1/\log n`): the measured ratios are reported with their standard errors
+and a fit :math:`c + b / \log n` over the stated window.
 
 Verified by: longcontext.gap-counting.
 """
@@ -161,10 +168,12 @@ class ScoreFamily:
 
 
 def gumbel_top_weight(c: float) -> float:
-    """E V_1 of Poisson-Dirichlet(a, 0), a = 1/c (c > 1): the limit of the mean top weight at beta = c A_n for a
-    tail in the Gumbel domain. By Mecke's formula, E V_1 = int_0^oo e^{-l} / (1 + a l^a G_a(l)) dl with
-    a l^a G_a(l) = l^a Gamma(1 - a) P(1 - a, l) - (1 - e^{-l}) (integration by parts; P the regularised lower
-    incomplete gamma). 0 for c <= 1 (the sum of the weights diverges: no macroscopic top weight)."""
+    r""":math:`E V_1` of Poisson-Dirichlet(:math:`a, 0`), :math:`a = 1/c` (:math:`c > 1`): the limit of the mean
+    top weight at :math:`\beta = c A_n` for a tail in the Gumbel domain. By Mecke's formula,
+    :math:`E V_1 = \int_0^\infty e^{-l} / (1 + a l^a G_a(l))\, dl` with
+    :math:`a l^a G_a(l) = l^a \Gamma(1 - a) P(1 - a, l) - (1 - e^{-l})` (integration by parts; :math:`P` the
+    regularised lower incomplete gamma). 0 for :math:`c \le 1` (the sum of the weights diverges: no macroscopic top
+    weight)."""
     c = require_real(c, "c", minimum=0.0)
     if c <= 1.0:
         return 0.0
@@ -186,8 +195,8 @@ def gumbel_half_constant() -> float:
 
 
 def measure_family(family: ScoreFamily, n: int, rows: int, seed: int = 0, progress=None) -> dict:
-    """beta_{1/2}(n) (E W_1 = 1/2 over ``rows`` independent rows; standard error by the delta method), its
-    ratio to A_n, and the mean entropy at beta = A_n / 2 and 2 A_n."""
+    r""":math:`\beta_{1/2}(n)` (:math:`E W_1 = 1/2` over ``rows`` independent rows; standard error by the
+    delta method), its ratio to :math:`A_n`, and the mean entropy at :math:`\beta = A_n / 2` and :math:`2 A_n`."""
     n = require_int(n, "n", minimum=3)
     rows = require_int(rows, "rows", minimum=10)
     check_work(rows * n * 60.0, f"gap-counting rows with n={n} x {rows}")

@@ -1,19 +1,27 @@
-"""The simplex layer of arXiv 2510.05554 at beta = gamma log n: the O(1) reduction, the particle layer, the
-transition over decades of n and its finite-size width.
+r"""The simplex layer of arXiv 2510.05554 at :math:`\beta = \gamma \log n`: the :math:`O(1)` reduction, the
+particle layer, the transition over decades of :math:`n` and its finite-size width.
 
-Tokens x_i = sqrt(q) y_i, unit directions with <y_i, y_j> = rho (i != j). One layer (Q = K = V = I, pre-LN):
+Tokens :math:`x_i = \sqrt{q}\, y_i`, unit directions with :math:`\langle y_i, y_j\rangle = \rho`
+(:math:`i \ne j`). One layer (:math:`Q = K = V = I`, pre-LN):
 
-    x_i' = sum_j A_ij y_j + alpha x_i,     A_ij = softmax_j(beta <y_i, y_j>),     beta = gamma log n.
+.. math::
 
-The output is again a simplex (theory.longcontext.simplex_layer_gram), so the layer is the O(1) map
-(q, rho) -> (q', rho') of :func:`simplex_layer`, computed in the spectral form (eigenvalues on 1 and 1^perp) with
-the self weight p = A_ii = expit(gamma (1 - rho) log n - log(n - 1)) (no overflow for any n, even 1e300).
-:func:`particle_layer` is the O(n^2 d) layer on explicit vectors (blocked rows, memory O(block n)) that the
-reduction is checked against. :func:`transition_table` measures the transition in gamma over decades of n:
+    x_i' = \sum_j A_{ij} y_j + \alpha x_i, \qquad
+    A_{ij} = \operatorname{softmax}_j(\beta \langle y_i, y_j\rangle), \qquad \beta = \gamma \log n.
 
-- the midpoint gamma_{1/2}(n) where p = 1/2, exactly log(n - 1) / ((1 - rho) log n) -> 1/(1 - rho);
-- the 10-90 width of p (and of rho') in gamma; p is a logistic function of gamma (1 - rho) log n, so the width
-  of p is exactly 2 log 9 / ((1 - rho) log n): the transition sharpens only like 1/log n.
+The output is again a simplex (theory.longcontext.simplex_layer_gram), so the layer is the :math:`O(1)` map
+:math:`(q, \rho) \mapsto (q', \rho')` of :func:`simplex_layer`, computed in the spectral form (eigenvalues on
+:math:`\mathbf{1}` and :math:`\mathbf{1}^\perp`) with the self weight
+:math:`p = A_{ii} = \operatorname{expit}(\gamma (1 - \rho) \log n - \log(n - 1))` (no overflow for any :math:`n`,
+even :math:`10^{300}`). :func:`particle_layer` is the :math:`O(n^2 d)` layer on explicit vectors (blocked rows,
+memory :math:`O(\text{block}\, n)`) that the reduction is checked against. :func:`transition_table` measures the
+transition in :math:`\gamma` over decades of :math:`n`:
+
+- the midpoint :math:`\gamma_{1/2}(n)` where :math:`p = 1/2`, exactly
+  :math:`\log(n - 1) / ((1 - \rho) \log n) \to 1/(1 - \rho)`;
+- the 10-90 width of :math:`p` (and of :math:`\rho'`) in :math:`\gamma`; :math:`p` is a logistic function of
+  :math:`\gamma (1 - \rho) \log n`, so the width of :math:`p` is exactly :math:`2 \log 9 / ((1 - \rho) \log n)`:
+  the transition sharpens only like :math:`1/\log n`.
 
 Verified by: longcontext.simplex-reduction, longcontext.simplex-transition.
 """
@@ -48,7 +56,8 @@ def check_parameters(rho, gamma=None, alpha=0.0, q=1.0) -> tuple:
 
 
 def self_weight(n, gamma, rho) -> np.ndarray:
-    """p_n = A_ii = 1/(1 + (n - 1) n^{-gamma (1 - rho)}) = expit(gamma (1 - rho) log n - log(n - 1)) (broadcasts)."""
+    r""":math:`p_n = A_{ii} = 1/(1 + (n - 1) n^{-\gamma (1 - \rho)})
+    = \operatorname{expit}(\gamma (1 - \rho) \log n - \log(n - 1))` (broadcasts)."""
     n = np.asarray(n, dtype=float)
     return expit(np.asarray(gamma, float) * (1.0 - np.asarray(rho, float)) * np.log(n) - np.log(n - 1.0))
 
@@ -63,11 +72,13 @@ class SimplexLayer:
 
 
 def simplex_layer(n, gamma, rho, alpha=0.0, q=1.0) -> SimplexLayer:
-    """(p, q', rho') of one layer at beta = gamma log n (O(1), vectorised; n may be a float up to ~1e300).
+    r""":math:`(p, q', \rho')` of one layer at :math:`\beta = \gamma \log n` (:math:`O(1)`, vectorised; ``n`` may
+    be a float up to :math:`\sim 10^{300}`).
 
-    Spectral form: lam_1 = (1 + r)^2 (1 + (n - 1) rho) on the all-ones vector, lam_perp = (p - e + r)^2 (1 - rho)
-    on its complement, e = (1 - p)/(n - 1), r = alpha sqrt(q); q' = (lam_1 + (n - 1) lam_perp)/n and
-    rho' = (lam_1 - lam_perp)/(n q').
+    Spectral form: :math:`\lambda_1 = (1 + r)^2 (1 + (n - 1) \rho)` on the all-ones vector,
+    :math:`\lambda_\perp = (p - e + r)^2 (1 - \rho)` on its complement, :math:`e = (1 - p)/(n - 1)`,
+    :math:`r = \alpha \sqrt{q}`; :math:`q' = (\lambda_1 + (n - 1) \lambda_\perp)/n` and
+    :math:`\rho' = (\lambda_1 - \lambda_\perp)/(n q')`.
     """
     n = np.asarray(n, dtype=float)
     rho = np.asarray(rho, dtype=float)
@@ -81,8 +92,9 @@ def simplex_layer(n, gamma, rho, alpha=0.0, q=1.0) -> SimplexLayer:
 
 
 def simplex_tokens(n: int, rho: float, d: int | None = None, rng=None) -> np.ndarray:
-    """n unit vectors in R^d (d >= n + 1, default n + 1) with all pairwise inner products rho:
-    y_i = sqrt(1 - rho) e_i + sqrt(rho) e_0, rotated by a random orthogonal matrix when ``rng`` is given."""
+    r""":math:`n` unit vectors in :math:`\mathbb{R}^d` (:math:`d \ge n + 1`, default :math:`n + 1`) with all
+    pairwise inner products :math:`\rho`: :math:`y_i = \sqrt{1 - \rho}\, e_i + \sqrt{\rho}\, e_0`, rotated by a
+    random orthogonal matrix when ``rng`` is given."""
     n = require_int(n, "n", minimum=2)
     rho = _rho(rho)
     d = n + 1 if d is None else require_int(d, "d", minimum=n + 1)
@@ -97,10 +109,11 @@ def simplex_tokens(n: int, rho: float, d: int | None = None, rng=None) -> np.nda
 
 
 def particle_layer(X, beta: float, alpha: float = 0.0) -> np.ndarray:
-    """The layer x_i' = sum_j softmax_j(beta <y_i, y_j>) y_j + alpha x_i on explicit tokens X (n, d), y = X/|X|.
+    r"""The layer :math:`x_i' = \sum_j \operatorname{softmax}_j(\beta \langle y_i, y_j\rangle) y_j + \alpha x_i`
+    on explicit tokens ``X`` ``(n, d)``, :math:`y = X/\lVert X\rVert`.
 
-    Blocked over rows (memory O(BLOCK n)); logsumexp-stable; O(n^2 d) work. This is the full particle system
-    that :func:`simplex_layer` reduces.
+    Blocked over rows (memory :math:`O(\texttt{BLOCK}\, n)`); logsumexp-stable; :math:`O(n^2 d)` work. This is
+    the full particle system that :func:`simplex_layer` reduces.
     """
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[0] < 2:
@@ -167,7 +180,8 @@ def transition_width(n, rho, alpha: float = 0.0, q: float = 1.0, quantity: str =
 
 
 def transition_table(ns, rho: float, alpha: float = 0.0, q: float = 1.0) -> list[dict]:
-    """One row per n: midpoint gamma_{1/2}, the widths of p and rho' (10-90) and width * log n."""
+    r"""One row per :math:`n`: midpoint :math:`\gamma_{1/2}`, the widths of :math:`p` and :math:`\rho'` (10-90)
+    and width :math:`\times \log n`."""
     rho, alpha, q = check_parameters(rho, None, alpha, q)
     rows = []
     for n in ns:

@@ -1,17 +1,23 @@
-"""Measured growth rates of the modes of a perturbed uniform measure: from the PDE and from particles.
+r"""Measured growth rates of the modes of a perturbed uniform measure: from the PDE and from particles.
 
 In the linear phase around the uniform measure (BPA arXiv 2410.23228; :mod:`theory.meanfield`) every Fourier mode
-(S^1) or spherical-harmonic degree l (S^{d-1}) grows like e^{lambda_l t}. We measure lambda_l by least squares
-on the log-amplitude over an automatically chosen window: from ``start`` to the last frame before the largest
-relative perturbation exceeds ``threshold`` (after that, quadratic terms are no longer negligible). The window,
-the number of frames and the standard error of each slope are reported.
+(:math:`\mathbb{S}^1`) or spherical-harmonic degree :math:`l` (:math:`\mathbb{S}^{d-1}`) grows like
+:math:`e^{\lambda_l t}`. We measure :math:`\lambda_l` by least squares on the log-amplitude over an
+automatically chosen window: from ``start`` to the last frame before the largest relative perturbation exceeds
+``threshold`` (after that, quadratic terms are no longer negligible). The window, the number of frames and the
+standard error of each slope are reported.
 
 Amplitudes:
-- PDE on S^1: |c_k| / c_0 = 2 pi |c_k| (relative to the uniform density).
-- particles on S^1: |r_k| with r_k = (1/n) sum_j e^{i k theta_j} (same normalisation: 2 pi c_k for a density).
-- particles on S^{d-1}: the degree-l power P_l = (1/n^2) sum_{i,j} Z_l(<x_i, x_j>) with the zonal profile
-  Z_l = C_l^{(d-2)/2}/C_l^{(d-2)/2}(1) (Legendre P_l on S^2, T_l on S^1); by the addition theorem P_l is a sum
-  of squared harmonic coefficients, so it grows at 2 lambda_l and the amplitude is sqrt(P_l).
+
+- PDE on :math:`\mathbb{S}^1`: :math:`\lvert c_k\rvert / c_0 = 2 \pi \lvert c_k\rvert` (relative to the uniform
+  density).
+- particles on :math:`\mathbb{S}^1`: :math:`\lvert r_k\rvert` with :math:`r_k = \frac{1}{n} \sum_j e^{i k \theta_j}`
+  (same normalisation: :math:`2 \pi c_k` for a density).
+- particles on :math:`\mathbb{S}^{d-1}`: the degree-:math:`l` power
+  :math:`P_l = \frac{1}{n^2} \sum_{i,j} Z_l(\langle x_i, x_j\rangle)` with the zonal profile
+  :math:`Z_l = C_l^{(d-2)/2}/C_l^{(d-2)/2}(1)` (Legendre :math:`P_l` on :math:`\mathbb{S}^2`, :math:`T_l` on
+  :math:`\mathbb{S}^1`); by the addition theorem :math:`P_l` is a sum of squared harmonic coefficients, so it grows
+  at :math:`2 \lambda_l` and the amplitude is :math:`\sqrt{P_l}`.
 
 Verified by: meanfield.pde-rates, meanfield.particle-rates.
 """
@@ -121,15 +127,17 @@ def predicted_rates(model: str, d: int, beta: float, modes, time_unit: str = "na
 
 
 def fastest_predicted_rate(model: str, d: int, beta: float, time_unit: str = "natural") -> float:
-    """max_l lambda_l(beta), searched over l <= 4 sqrt(|beta|) + 11 (far past the peak)."""
+    r""":math:`\max_l \lambda_l(\beta)`, searched over :math:`l \le 4 \sqrt{\lvert\beta\rvert} + 11` (far past the
+    peak)."""
     return max(predicted_rates(model, d, beta, range(1, 4 * int(math.sqrt(abs(beta))) + 12), time_unit))
 
 
 def pde_growth_rates(history: DensityHistory, modes=None, threshold: float = 1e-2) -> MeasuredGrowth:
-    """Fit the growth of Fourier modes of a :class:`numerics.meanfield.pde.DensityHistory` over its linear phase.
+    r"""Fit the growth of Fourier modes of a :class:`numerics.meanfield.pde.DensityHistory` over its linear phase.
 
-    ``modes`` default: the perturbed modes 1..K. Amplitude of mode k: 2 pi |c_k(t)| (relative to the mean);
-    the linear phase ends when the largest relative amplitude over all modes exceeds ``threshold``.
+    ``modes`` default: the perturbed modes :math:`1, \dots, K`. Amplitude of mode :math:`k`:
+    :math:`2 \pi \lvert c_k(t)\rvert` (relative to the mean); the linear phase ends when the largest relative
+    amplitude over all modes exceeds ``threshold``.
     Verified by: meanfield.pde-rates.
     """
     threshold = require_real(threshold, "threshold", minimum=0.0, strict_minimum=True)
@@ -222,9 +230,11 @@ def _linear_phase_end(n: int, rate: float, threshold: float, margin: float = 1.5
 def particle_growth_rates_circle(beta: float, model: str, n: int, *, seed, modes: int = 8, threshold: float = 0.05,
                                  saves: int = 60, tol: float = 1e-10, time_unit: str = "natural",
                                  progress=None) -> MeasuredGrowth:
-    """Growth rates of |r_k| from n uniform random particles on S^1 (Fourier fast path).
+    r"""Growth rates of :math:`\lvert r_k\rvert` from :math:`n` uniform random particles on :math:`\mathbb{S}^1`
+    (Fourier fast path).
 
-    The initial sampling noise gives |r_k(0)| ~ 1/sqrt(n) in every mode; each grows like e^{lambda_k t} until
+    The initial sampling noise gives :math:`\lvert r_k(0)\rvert \sim 1/\sqrt{n}` in every mode; each grows like
+    :math:`e^{\lambda_k t}` until
     the largest reaches ``threshold`` (the end of the fitted window). Simulated to 1.5 times the predicted
     end of the linear phase.
     Verified by: meanfield.particle-rates.
@@ -273,10 +283,13 @@ def zonal_profile_sums(G: np.ndarray, d: int, lmax: int) -> np.ndarray:
 
 
 def degree_power_spectrum(X: np.ndarray, lmax: int) -> np.ndarray:
-    """P_l = (1/n^2) sum_{i,j} Z_l(<x_i, x_j>), l = 1..lmax (blocked: no n x n array).
+    r""":math:`P_l = \frac{1}{n^2} \sum_{i,j} Z_l(\langle x_i, x_j\rangle)`, :math:`l = 1, \dots,` ``lmax``
+    (blocked: no :math:`n \times n` array).
 
-    For iid uniform points E[P_l] = 1/n (the diagonal); P_l = |S^{d-1}|/(n^2 N_l) sum_m |sum_i Y_lm(x_i)|^2 by the
-    addition theorem (N_l harmonics of degree l), so P_l >= 0 and grows at 2 lambda_l in the linear phase.
+    For iid uniform points :math:`E[P_l] = 1/n` (the diagonal);
+    :math:`P_l = \frac{\lvert \mathbb{S}^{d-1}\rvert}{n^2 N_l} \sum_m \big\lvert \sum_i Y_{lm}(x_i)\big\rvert^2` by
+    the addition theorem (:math:`N_l` harmonics of degree :math:`l`), so :math:`P_l \ge 0` and grows at
+    :math:`2 \lambda_l` in the linear phase.
     """
     X = np.asarray(X, float)
     n, d = X.shape
@@ -291,10 +304,11 @@ def degree_power_spectrum(X: np.ndarray, lmax: int) -> np.ndarray:
 def particle_growth_rates_sphere(beta: float, model: str, n: int, d: int, *, seed, lmax: int = 8,
                                  threshold: float = 0.2, saves: int = 40, time_unit: str = "natural",
                                  progress=None) -> MeasuredGrowth:
-    """Growth rates of sqrt(P_l) from a direct simulation of n uniform random particles on S^{d-1}.
+    r"""Growth rates of :math:`\sqrt{P_l}` from a direct simulation of :math:`n` uniform random particles on
+    :math:`\mathbb{S}^{d-1}`.
 
-    Direct O(n^2) field (:func:`numerics.core.field.make_field`), RK4, renormalised. The window ends when
-    max_l sqrt(P_l) exceeds ``threshold``; rates are slopes of log(P_l)/2.
+    Direct :math:`O(n^2)` field (:func:`numerics.core.field.make_field`), RK4, renormalised. The window ends when
+    :math:`\max_l \sqrt{P_l}` exceeds ``threshold``; rates are slopes of :math:`\log(P_l)/2`.
     Verified by: meanfield.particle-rates.
     """
     beta, model, time_unit = _check_common(beta, model, time_unit)

@@ -1,25 +1,33 @@
-"""Low-temperature concentration of the mean-field consensus flow (Alcalde, Bungert, Riedl, Roith, arXiv 2605.10931).
+r"""Low-temperature concentration of the mean-field consensus flow (Alcalde, Bungert, Riedl, Roith, arXiv 2605.10931).
 
-The flow is the consensus form of :mod:`numerics.rd.consensus` for a measure mu_t on R^d:
+The flow is the consensus form of :mod:`numerics.rd.consensus` for a measure :math:`\mu_t` on
+:math:`\mathbb{R}^d`:
 
-    dz/dt = V (m_beta[mu_t](z) - z),   m_beta[mu](z) = int y e^{beta y^T A z} dmu(y) / int e^{beta y^T A z} dmu(y).
+.. math::
 
-At zero temperature m is the maximiser T(z) of y^T A z over the support; with A = V = I and mu_0 uniform on the
-unit disc, T(z) = z/|z| and every point moves straight to the circle: |z(t)| = 1 - e^{-t}(1 - |z_0|), so
-W_2(mu_t, T#mu_0) = e^{-t}/sqrt(6) (T#mu_0 is the uniform measure on the circle). At finite beta the circle is
-only metastable: this module measures how close mu_t gets to T#mu_0 and when, and the terminal phase set by V.
+    \frac{dz}{dt} = V (m_\beta[\mu_t](z) - z), \qquad
+    m_\beta[\mu](z) = \frac{\int y\, e^{\beta y^T A z}\, d\mu(y)}{\int e^{\beta y^T A z}\, d\mu(y)}.
+
+At zero temperature :math:`m` is the maximiser :math:`T(z)` of :math:`y^T A z` over the support; with
+:math:`A = V = I` and :math:`\mu_0` uniform on the unit disc, :math:`T(z) = z/\lvert z\rvert` and every point
+moves straight to the circle: :math:`\lvert z(t)\rvert = 1 - e^{-t}(1 - \lvert z_0\rvert)`, so
+:math:`W_2(\mu_t, T_\#\mu_0) = e^{-t}/\sqrt{6}` (:math:`T_\#\mu_0` is the uniform measure on the circle). At
+finite :math:`\beta` the circle is only metastable: this module measures how close :math:`\mu_t` gets to
+:math:`T_\#\mu_0` and when, and the terminal phase set by :math:`V`.
 
 Routes (derivations in ``proofs_notes/meanfield-low-temperature-*.md``):
 
 - :func:`radial_flow`: the rotation-invariant mean field reduced exactly to its radial law. With rings of radii
-  s_k and equal masses, m_beta(r e) = e sum_k s_k I_1(beta r s_k) / sum_k I_0(beta r s_k), so
-  dr/dt = g(r) - r (V = A = I; Bessel functions as i0e, i1e: no overflow);
+  :math:`s_k` and equal masses,
+  :math:`m_\beta(r e) = e \sum_k s_k I_1(\beta r s_k) / \sum_k I_0(\beta r s_k)`, so
+  :math:`dr/dt = g(r) - r` (:math:`V = A = I`; Bessel functions as ``i0e``, ``i1e``: no overflow);
 - :func:`ring_particles`: the same measure as rings of equally spaced points, moved by the 2-D consensus field of
   :func:`numerics.rd.consensus.integrate_flow` (no symmetry used in the field);
-- :func:`consensus_gaussian_moments`: for mu_0 = N(alpha, Sigma) the flow keeps mu_t Gaussian (m is affine,
-  m(z) = alpha + beta Sigma A z), d alpha/dt = beta V Sigma A alpha, d Sigma/dt = J Sigma + Sigma J^T with
-  J = V(beta Sigma A - I); for small beta Sigma the spread decays like e^{-tV} Sigma e^{-tV^T}: the terminal
-  phase is set by the spectrum of V.
+- :func:`consensus_gaussian_moments`: for :math:`\mu_0 = N(\alpha, \Sigma)` the flow keeps :math:`\mu_t`
+  Gaussian (:math:`m` is affine, :math:`m(z) = \alpha + \beta \Sigma A z`),
+  :math:`d\alpha/dt = \beta V \Sigma A \alpha`, :math:`d\Sigma/dt = J \Sigma + \Sigma J^T` with
+  :math:`J = V(\beta \Sigma A - I)`; for small :math:`\beta \Sigma` the spread decays like
+  :math:`e^{-tV} \Sigma e^{-tV^T}`: the terminal phase is set by the spectrum of :math:`V`.
 
 Verified by: meanfield.low-temperature-concentration, meanfield.low-temperature-terminal.
 """
@@ -101,8 +109,8 @@ def radial_time_step(beta: float) -> float:
 
 def radial_flow(beta: float, rings: int, t_end: float, saves: int = 201, *, stretch: float = EDGE_STRETCH,
                 progress: Callable[[float, float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """RK4 of the radial reduction from the uniform disc (:func:`disc_rings`, steps :func:`radial_time_step`);
-    returns (times, W_2(mu_t, uniform measure on the circle) at each saved time)."""
+    r"""RK4 of the radial reduction from the uniform disc (:func:`disc_rings`, steps :func:`radial_time_step`);
+    returns (times, :math:`W_2(\mu_t, \text{uniform measure on the circle})` at each saved time)."""
     beta = require_real(beta, "beta", minimum=0.0, strict_minimum=True)
     rings = require_int(rings, "rings", minimum=2)
     t_end = require_real(t_end, "t_end", minimum=0.0)
@@ -135,8 +143,9 @@ def ring_points(rings: int, per_ring: int, seed: int = 0,
 
 def ring_particles(beta: float, rings: int, per_ring: int, t_end: float, saves: int = 201, *, seed: int = 0,
                    progress=None) -> tuple[np.ndarray, np.ndarray]:
-    """The 2-D consensus flow (A = V = I) of the weighted points of :func:`ring_points`, RK4 with the steps of
-    :func:`radial_time_step`; returns (times, W_2(mu_t, uniform on the circle)) (weighted radial defect)."""
+    r"""The 2-D consensus flow (:math:`A = V = I`) of the weighted points of :func:`ring_points`, RK4 with the
+    steps of :func:`radial_time_step`; returns (times, :math:`W_2(\mu_t, \text{uniform on the circle})`)
+    (weighted radial defect)."""
     from numerics.rd.consensus import integrate_flow
 
     Z, w = ring_points(rings, per_ring, seed)
@@ -202,9 +211,9 @@ def refined_approach(beta: float, rings: int) -> dict[str, float]:
 
 
 def consensus_gaussian_moments(alpha0, Sigma0, A, V, beta: float, t_end: float, saves: int = 101):
-    """The exact Gaussian solution of the consensus flow: (times, alpha (saves, d), Sigma (saves, d, d)) by
-    scipy's DOP853 (rtol 1e-11): d alpha/dt = beta V Sigma A alpha, d Sigma/dt = J Sigma + Sigma J^T,
-    J = V(beta Sigma A - I)."""
+    r"""The exact Gaussian solution of the consensus flow: (times, :math:`\alpha` ``(saves, d)``, :math:`\Sigma`
+    ``(saves, d, d)``) by scipy's DOP853 (rtol 1e-11): :math:`d\alpha/dt = \beta V \Sigma A \alpha`,
+    :math:`d\Sigma/dt = J \Sigma + \Sigma J^T`, :math:`J = V(\beta \Sigma A - I)`."""
     from scipy.integrate import solve_ivp
 
     alpha0, Sigma0 = np.asarray(alpha0, float), np.asarray(Sigma0, float)

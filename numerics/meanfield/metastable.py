@@ -1,17 +1,20 @@
-"""The metastable cluster count from uniform random starts on S^1, against the mean-field prediction l_max(beta).
+r"""The metastable cluster count from uniform random starts on :math:`\mathbb{S}^1`, against the mean-field
+prediction :math:`l_{\max}(\beta)`.
 
-BPA (arXiv 2410.23228) predict that, starting near the uniform measure, the fastest-growing degree l_max(beta)
-(:func:`theory.meanfield.dominant_degree`) fixes the structure of the metastable state: on the circle, l_max
-roughly equally spaced clusters. Here n iid uniform angles are evolved with the Fourier fast path
-(:mod:`numerics.circle.fourier`, O(n K) per step, RK4 on the angles) through the linear phase and the collapse of the
-clusters, then clusters are counted by gaps in the sorted angles (:func:`count_clusters_by_gaps`: a gap wider
-than ``min_gap`` separates clusters; groups holding less than ``min_fraction`` of the particles are stragglers,
-not clusters). The dominant mode of each seed is argmax_k |r_k| at the end of the linear phase, r_k =
-(1/n) sum_j e^{ik theta_j}.
+BPA (arXiv 2410.23228) predict that, starting near the uniform measure, the fastest-growing degree
+:math:`l_{\max}(\beta)` (:func:`theory.meanfield.dominant_degree`) fixes the structure of the metastable state: on
+the circle, :math:`l_{\max}` roughly equally spaced clusters. Here :math:`n` iid uniform angles are evolved with
+the Fourier fast path (:mod:`numerics.circle.fourier`, :math:`O(n K)` per step, RK4 on the angles) through the
+linear phase and the collapse of the clusters, then clusters are counted by gaps in the sorted angles
+(:func:`count_clusters_by_gaps`: a gap wider than ``min_gap`` separates clusters; groups holding less than
+``min_fraction`` of the particles are stragglers, not clusters). The dominant mode of each seed is
+:math:`\operatorname{argmax}_k \lvert r_k\rvert` at the end of the linear phase,
+:math:`r_k = \frac{1}{n} \sum_j e^{ik \theta_j}`.
 
-Time budget per seed: the linear phase lasts about log(sqrt(n)/2)/lambda_max, then clusters contract at rate
-~1 (sa; e^{|beta| - c beta} for usa); we observe at the end of the linear phase plus ``collapse_time`` contraction
-units, long before the first merger (log T ~ beta, GKPR arXiv 2410.06833).
+Time budget per seed: the linear phase lasts about :math:`\log(\sqrt{n}/2)/\lambda_{\max}`, then clusters
+contract at rate :math:`\sim 1` (``sa``; :math:`e^{\lvert\beta\rvert - c \beta}` for ``usa``); we observe at the
+end of the linear phase plus ``collapse_time`` contraction units, long before the first merger
+(:math:`\log T \sim \beta`, GKPR arXiv 2410.06833).
 
 Verified by: meanfield.metastable-count.
 """
@@ -171,7 +174,8 @@ def metastable_run(beta: float, model: str, n: int, seed: int, *, collapse_time:
 def metastable_experiment(beta: float, n: int, *, model: str = "sa", seeds=5, collapse_time: float = 10.0,
                           min_gap: float = 0.05, min_fraction: float = 0.01, tol: float = 1e-6,
                           time_unit: str = "natural", progress=None) -> MetastableResult:
-    """The number of metastable clusters from uniform random starts on S^1 over several seeds vs l_max(beta).
+    r"""The number of metastable clusters from uniform random starts on :math:`\mathbb{S}^1` over several seeds vs
+    :math:`l_{\max}(\beta)`.
 
     Parameters
     ----------

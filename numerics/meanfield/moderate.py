@@ -1,21 +1,23 @@
-"""The moderate interaction regime: beta growing with n, three separated phases (Bruno, Pasqualotto, Agazzi,
-arXiv 2509.25040).
+r"""The moderate interaction regime: :math:`\beta` growing with :math:`n`, three separated phases (Bruno,
+Pasqualotto, Agazzi, arXiv 2509.25040).
 
-For ``sa`` on S^{d-1} with Q = K = I and a value matrix V, when beta is large but the kernel window (angular width
-beta^{-1/2}) still holds many tokens (moderate interaction: beta << n^{2/(d-1)}), the attention average of token i
-is x_i + O(1/beta) (a mean shift (1/beta) grad log rho). Derived in ``proofs_notes/meanfield-moderate-*.md``:
+For ``sa`` on :math:`\mathbb{S}^{d-1}` with :math:`Q = K = I` and a value matrix :math:`V`, when :math:`\beta` is
+large but the kernel window (angular width :math:`\beta^{-1/2}`) still holds many tokens (moderate interaction:
+:math:`\beta \ll n^{2/(d-1)}`), the attention average of token :math:`i` is :math:`x_i + O(1/\beta)` (a mean
+shift :math:`(1/\beta) \nabla \log \rho`). Derived in ``proofs_notes/meanfield-moderate-*.md``:
 
-1. alignment, time O(1): dx/dt = P_x(V x) + O(1/beta), the projected linear (Oja) flow
-   x(t) = e^{tV} x_0 / |e^{tV} x_0| (:func:`oja_flow`): tokens collapse onto the great sphere of the top
-   eigenspace of V (symmetric V) at rate lambda_1 - lambda_{k+1};
-2. clustering, time O(log n): on that sphere the linearisation of the mean field is a backward heat equation,
-   rates lambda_k ~ k^2/beta for k << sqrt(beta) (:func:`heat_limit_ratio`), saturating at 2/e near
-   k = sqrt(2 beta); the sqrt(1/n) fluctuations of iid tokens are amplified until clusters form at
-   t ~ log(sqrt n)/lambda_max (:func:`clustering_run`);
-3. pairing, time e^{beta(1 - cos theta)}: clusters (point masses alpha_c) interact through
-   e^{-beta(1 - <c, c'>)}; the closest pair moves first, cluster i at speed (alpha_j/alpha_i) e^{-beta(1 - cos
-   theta)} sin theta, and merges after T ~ e^{beta(1 - cos theta_0)} / ((alpha_i/alpha_j + alpha_j/alpha_i) beta
-   sin^2 theta_0) (:func:`pair_merge_time`, :func:`pairing_run`).
+1. alignment, time :math:`O(1)`: :math:`dx/dt = P_x(V x) + O(1/\beta)`, the projected linear (Oja) flow
+   :math:`x(t) = e^{tV} x_0 / \lVert e^{tV} x_0\rVert` (:func:`oja_flow`): tokens collapse onto the great sphere
+   of the top eigenspace of :math:`V` (symmetric :math:`V`) at rate :math:`\lambda_1 - \lambda_{k+1}`;
+2. clustering, time :math:`O(\log n)`: on that sphere the linearisation of the mean field is a backward heat
+   equation, rates :math:`\lambda_k \sim k^2/\beta` for :math:`k \ll \sqrt{\beta}` (:func:`heat_limit_ratio`),
+   saturating at :math:`2/e` near :math:`k = \sqrt{2 \beta}`; the :math:`\sqrt{1/n}` fluctuations of iid tokens
+   are amplified until clusters form at :math:`t \sim \log(\sqrt{n})/\lambda_{\max}` (:func:`clustering_run`);
+3. pairing, time :math:`e^{\beta(1 - \cos \theta)}`: clusters (point masses :math:`\alpha_c`) interact through
+   :math:`e^{-\beta(1 - \langle c, c'\rangle)}`; the closest pair moves first, cluster :math:`i` at speed
+   :math:`(\alpha_j/\alpha_i) e^{-\beta(1 - \cos \theta)} \sin \theta`, and merges after
+   :math:`T \sim e^{\beta(1 - \cos \theta_0)} / ((\alpha_i/\alpha_j + \alpha_j/\alpha_i) \beta \sin^2 \theta_0)`
+   (:func:`pair_merge_time`, :func:`pairing_run`).
 
 Verified by: meanfield.moderate-alignment, meanfield.moderate-clustering, meanfield.moderate-pairing.
 """
@@ -30,7 +32,8 @@ from numerics.common.limits import check_work
 
 
 def oja_flow(X0: np.ndarray, V: np.ndarray, t: float) -> np.ndarray:
-    """x(t) = e^{tV} x_0 / |e^{tV} x_0| for every row of X0 (the solution of dx/dt = P_x(V x) on the sphere)."""
+    r""":math:`x(t) = e^{tV} x_0 / \lVert e^{tV} x_0\rVert` for every row of ``X0`` (the solution of
+    :math:`dx/dt = P_x(V x)` on the sphere)."""
     from scipy.linalg import expm
 
     Y = np.asarray(X0, float) @ expm(t * np.asarray(V, float)).T
@@ -59,9 +62,10 @@ def distance_to_subspace(X: np.ndarray, basis: np.ndarray) -> np.ndarray:
 
 def alignment_run(n: int, d: int, beta: float, V, t_end: float, *, seed: int = 0, dt: float = 0.05,
                   saves: int = 21, progress=None) -> dict:
-    """``sa`` with Q = K = I and value matrix V from n iid uniform tokens on S^{d-1} (RK4, direct field): at each
-    saved time the root-mean-square distance of the tokens to the top eigenspace of V, the same for the Oja flow of
-    the same tokens, and the root-mean-square deviation of the tokens from their Oja trajectories."""
+    r"""``sa`` with :math:`Q = K = I` and value matrix :math:`V` from :math:`n` iid uniform tokens on
+    :math:`\mathbb{S}^{d-1}` (RK4, direct field): at each saved time the root-mean-square distance of the tokens
+    to the top eigenspace of :math:`V`, the same for the Oja flow of the same tokens, and the root-mean-square
+    deviation of the tokens from their Oja trajectories."""
     from numerics.core.model import Model, SaveAt, Solver
     from numerics.core.trajectory import simulate, uniform_sphere
 
@@ -92,10 +96,11 @@ def heat_limit_ratio(beta: float, ks) -> np.ndarray:
 
 def clustering_run(n: int, beta: float, *, seed: int = 0, threshold: float = 0.5, kmax: int | None = None,
                    t_max: float | None = None, refine: int = 1, progress=None) -> dict:
-    """n iid uniform angles under ``sa`` on S^1 (Fourier field, RK4): the first time max_k |r_k| reaches
-    ``threshold`` (clusters have formed), the dominant mode then, and the cluster count (gaps, as
-    :func:`numerics.meanfield.metastable.count_clusters_by_gaps`) shortly after; ``initial_amplitudes`` are the
-    |r_k(0)|, k = 1..kmax, of the observed modes.
+    r""":math:`n` iid uniform angles under ``sa`` on :math:`\mathbb{S}^1` (Fourier field, RK4): the first time
+    :math:`\max_k \lvert r_k\rvert` reaches ``threshold`` (clusters have formed), the dominant mode then, and the
+    cluster count (gaps, as :func:`numerics.meanfield.metastable.count_clusters_by_gaps`) shortly after;
+    ``initial_amplitudes`` are the :math:`\lvert r_k(0)\rvert`, :math:`k = 1, \dots,` ``kmax``, of the observed
+    modes.
 
     The discretisation is RK4 at step 0.05 / ``refine`` with frames 0.1 / ``refine`` apart (the formation time
     interpolates log max_k |r_k| linearly between frames); ``refine = 2`` halves both, on the same frames' grid
@@ -136,10 +141,11 @@ def clustering_run(n: int, beta: float, *, seed: int = 0, threshold: float = 0.5
 
 
 def pair_merge_time(theta0: float, beta: float, masses=(0.5, 0.5), end: float | None = None) -> dict:
-    """Two point clusters of masses (a_i, a_j) at angle theta0 on S^1 under ``sa``, alone: the angle obeys
-    d theta/dt = -(a_j/a_i + a_i/a_j) w(theta) sin(theta) / (1 + ...) exactly (:func:`_pair_rate`); returns the
-    time to reach ``end`` (default theta0/10) by quadrature and the leading Laplace order
-    e^{beta(1 - cos theta0)} / ((a_i/a_j + a_j/a_i) beta sin^2 theta0)."""
+    r"""Two point clusters of masses :math:`(a_i, a_j)` at angle ``theta0`` on :math:`\mathbb{S}^1` under ``sa``,
+    alone: the angle obeys
+    :math:`d\theta/dt = -(a_j/a_i + a_i/a_j)\, w(\theta) \sin(\theta) / (1 + \dots)` exactly
+    (:func:`_pair_rate`); returns the time to reach ``end`` (default ``theta0/10``) by quadrature and the leading
+    Laplace order :math:`e^{\beta(1 - \cos \theta_0)} / ((a_i/a_j + a_j/a_i) \beta \sin^2 \theta_0)`."""
     from scipy.integrate import quad
 
     ai, aj = (float(m) for m in masses)
@@ -163,7 +169,8 @@ def _pair_rate(theta: float, beta: float, ai: float, aj: float) -> float:
 
 def pairing_run(centres, sizes, beta: float, t_end: float, *, spread: float = 1e-4, seed: int = 0,
                 saves: int = 201, progress=None) -> dict:
-    """Clusters of ``sizes`` particles (angular spread ``spread``) at the angles ``centres`` on S^1 under ``sa``
+    r"""Clusters of ``sizes`` particles (angular spread ``spread``) at the angles ``centres`` on
+    :math:`\mathbb{S}^1` under ``sa``
     (Fourier field, RK4): cluster centres (circular means) at each saved time."""
     from numerics.meanfield.growth import simulate_circle_angles
 

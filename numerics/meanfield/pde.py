@@ -1,24 +1,33 @@
-"""Pseudo-spectral solver of the mean-field continuity equation of self-attention on the circle S^1.
+r"""Pseudo-spectral solver of the mean-field continuity equation of self-attention on the circle
+:math:`\mathbb{S}^1`.
 
-The equation (GLPR arXiv 2312.10794, mean field; BPA arXiv 2410.23228), for a probability density rho(theta)
-w.r.t. d theta on [0, 2 pi):
+The equation (GLPR arXiv 2312.10794, mean field; BPA arXiv 2410.23228), for a probability density
+:math:`\rho(\theta)` w.r.t. :math:`d\theta` on :math:`[0, 2 \pi)`:
 
-    d rho/dt + d/d theta ( rho v ) = 0,
-    usa:  v(theta) = int e^{beta cos(phi - theta)} sin(phi - theta) rho(phi) d phi,
-    sa:   v(theta) = (same integral) / int e^{beta cos(phi - theta)} rho(phi) d phi,
+.. math::
 
-which is the n -> infinity limit of docs/conventions.md's particle models on S^1 (x = (cos theta, sin theta)).
+    \begin{aligned}
+    &\partial_t \rho + \partial_\theta (\rho v) = 0, \\
+    \texttt{usa}:\quad &v(\theta) = \int e^{\beta \cos(\phi - \theta)} \sin(\phi - \theta) \rho(\phi)\, d\phi, \\
+    \texttt{sa}:\quad &v(\theta) = \frac{\int e^{\beta \cos(\phi - \theta)} \sin(\phi - \theta) \rho(\phi)\, d\phi}
+    {\int e^{\beta \cos(\phi - \theta)} \rho(\phi)\, d\phi},
+    \end{aligned}
 
-Discretisation: rho on M uniform grid points; with rho = sum_k c_k e^{ik theta}, the convolutions are diagonal,
-(int e^{beta cos(theta-phi)} rho(phi) d phi)_k = 2 pi I_k(beta) c_k, and v_k = i k 2 pi I_k(beta) c_k / beta
-(usa). The multipliers I_k(beta) e^{-|beta|} come from the generated code of
-:func:`theory.meanfield.convolution_multiplier_function` (``scipy.special.ive``: no overflow). Products are
-dealiased with the 2/3 rule (both factors and the flux truncated to |k| <= M/3), so the k = 0 coefficient of
-d rho/dt is exactly zero and mass is conserved to rounding. Time stepping: Dormand-Prince 5(4) with error
+which is the :math:`n \to \infty` limit of docs/conventions.md's particle models on :math:`\mathbb{S}^1`
+(:math:`x = (\cos \theta, \sin \theta)`).
+
+Discretisation: :math:`\rho` on :math:`M` uniform grid points; with :math:`\rho = \sum_k c_k e^{ik \theta}`, the
+convolutions are diagonal,
+:math:`\big(\int e^{\beta \cos(\theta-\phi)} \rho(\phi)\, d\phi\big)_k = 2 \pi I_k(\beta) c_k`, and
+:math:`v_k = i k\, 2 \pi I_k(\beta) c_k / \beta` (``usa``). The multipliers :math:`I_k(\beta) e^{-\lvert\beta\rvert}`
+come from the generated code of :func:`theory.meanfield.convolution_multiplier_function`
+(``scipy.special.ive``: no overflow). Products are dealiased with the 2/3 rule (both factors and the flux
+truncated to :math:`\lvert k\rvert \le M/3`), so the :math:`k = 0` coefficient of :math:`\partial_t \rho` is
+exactly zero and mass is conserved to rounding. Time stepping: Dormand-Prince 5(4) with error
 control (``scipy.integrate.solve_ivp``, method RK45). Monitored at every saved frame: mass, minimum density;
 at every step: spectral resolution (the solve stops when the top fifth of the retained band carries a coefficient above
 ``resolution_tol`` times the mean: the density has concentrated below grid scale,
-which happens soon after clusters form) and, for sa, positivity of the partition function.
+which happens soon after clusters form) and, for ``sa``, positivity of the partition function.
 
 Verified by: meanfield.pde-rates.
 """
@@ -174,7 +183,7 @@ def solve_continuity_circle(beta: float, model: str, *, grid: int = 512, t_end: 
                             seed=0, perturbation_modes: int | None = None, rho0=None, saves: int = 201,
                             rtol: float = 1e-8, atol: float = 1e-13, time_unit: str = "natural",
                             resolution_tol: float = 1e-6, progress=None, noise: float = 0.0) -> DensityHistory:
-    """Solve the S^1 continuity equation from the uniform density plus a seeded small perturbation.
+    r"""Solve the :math:`\mathbb{S}^1` continuity equation from the uniform density plus a seeded small perturbation.
 
     Parameters
     ----------
@@ -182,28 +191,31 @@ def solve_continuity_circle(beta: float, model: str, *, grid: int = 512, t_end: 
         Inverse temperature (any real).
     model : {"sa", "usa"}
     grid : int
-        Number of grid points M (even, >= 8); modes |k| <= M/3 are kept (2/3 dealiasing).
+        Number of grid points :math:`M` (even, :math:`\ge 8`); modes :math:`\lvert k\rvert \le M/3` are kept (2/3
+        dealiasing).
     t_end : float
         Final time (> 0); the run stops earlier if the density leaves the resolved band.
     amplitude : float
-        Relative amplitude of each perturbed mode (0 < amplitude, amplitude * modes < 1 keeps rho > 0).
+        Relative amplitude of each perturbed mode (0 < ``amplitude``, ``amplitude * modes < 1`` keeps
+        :math:`\rho > 0`).
     seed : int or numpy.random.Generator
         Seed of the phases of the perturbation.
     perturbation_modes : int, optional
-        Perturb modes 1..K (default min(32, M/6): below the monitored tail band).
+        Perturb modes :math:`1, \dots, K` (default :math:`\min(32, M/6)`: below the monitored tail band).
     rho0 : (M,) array_like, optional
         Explicit initial density (overrides amplitude/seed); must integrate to 1.
     saves : int
         Number of equally spaced saved frames in [0, t_end].
     rtol, atol : float
-        Error tolerances of the embedded Runge-Kutta pair (atol absolute on rho).
+        Error tolerances of the embedded Runge-Kutta pair (``atol`` absolute on :math:`\rho`).
     time_unit : {"natural", "rescaled"}
-        usa only: "rescaled" is t' = e^beta t.
+        ``usa`` only: "rescaled" is :math:`t' = e^\beta t`.
     resolution_tol : float
         Stop when the spectral tail fraction exceeds this (see the module docstring).
     noise : float
-        D >= 0: solve the Fokker-Planck equation d rho/dt + d/d theta(rho v) = D d^2 rho/d theta^2 (noisy
-        particles, :mod:`theory.noise`); mode k then grows at lambda_k - D k^2.
+        :math:`D \ge 0`: solve the Fokker-Planck equation
+        :math:`\partial_t \rho + \partial_\theta(\rho v) = D\, \partial_\theta^2 \rho` (noisy particles,
+        :mod:`theory.noise`); mode :math:`k` then grows at :math:`\lambda_k - D k^2`.
 
     Returns
     -------

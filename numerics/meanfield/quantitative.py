@@ -1,26 +1,31 @@
-"""Quantitative clustering of the mean-field dynamics on S^1 (Chen, Lin, Polyanskiy, Rigollet, arXiv 2504.14697).
+r"""Quantitative clustering of the mean-field dynamics on :math:`\mathbb{S}^1` (Chen, Lin, Polyanskiy, Rigollet,
+arXiv 2504.14697).
 
-CLPR prove, for the ``usa`` continuity equation on S^{d-1} (d >= 2) from a density f_0 in L^2 with
-R_0 = |int x dmu_0|^2 > 0 and |beta| < beta_0(mu_0), that W_2(mu_t, delta_{x_inf}) <= C_0 e^{-t/100} for
-t >= T_0 (as restated in the survey arXiv 2512.01868, section "Global rates of clustering in the mean-field
+CLPR prove, for the ``usa`` continuity equation on :math:`\mathbb{S}^{d-1}` (:math:`d \ge 2`) from a density
+:math:`f_0` in :math:`L^2` with :math:`R_0 = \lvert \int x\, d\mu_0\rvert^2 > 0` and
+:math:`\lvert\beta\rvert < \beta_0(\mu_0)`, that :math:`W_2(\mu_t, \delta_{x_\infty}) \le C_0 e^{-t/100}` for
+:math:`t \ge T_0` (as restated in the survey arXiv 2512.01868, section "Global rates of clustering in the mean-field
 limit"). This module computes the distance to the nearest Dirac mass along the flow by three routes and the
 sharp asymptotic rate (derived in ``proofs_notes/meanfield-quantitative-rate.md``):
 
-- :func:`ott_antonsen_w2`: beta = 0, ``usa``, d = 2 from a wrapped Cauchy (Poisson kernel) density of mean
-  resultant rho_0: the Ott-Antonsen reduction is exact, |r_1(t)|^2 = u_0 e^t / (1 - u_0 + u_0 e^t),
-  u_0 = rho_0^2, and W_2^2 = 2 (1 - |r_1|);
+- :func:`ott_antonsen_w2`: :math:`\beta = 0`, ``usa``, :math:`d = 2` from a wrapped Cauchy (Poisson kernel)
+  density of mean resultant :math:`\rho_0`: the Ott-Antonsen reduction is exact,
+  :math:`\lvert r_1(t)\rvert^2 = u_0 e^t / (1 - u_0 + u_0 e^t)`, :math:`u_0 = \rho_0^2`, and
+  :math:`W_2^2 = 2 (1 - \lvert r_1\rvert)`;
 - :func:`lagrangian_circle`: the mean field by characteristics: angles on a uniform grid carrying the masses
-  f_0(theta_j) 2 pi / m, moved by the exact field of the weighted measure (its Fourier series truncated as in
-  :mod:`numerics.circle.fourier`, RK4); the uniform grid resolves the antipode, where the slow mass sits;
-- particles (the equal-mass quantiles of f_0 moved by :func:`numerics.meanfield.growth.simulate_circle_angles`)
-  and the Eulerian PDE (:func:`numerics.meanfield.pde.solve_continuity_circle`) in the claims.
+  :math:`f_0(\theta_j)\, 2 \pi / m`, moved by the exact field of the weighted measure (its Fourier series
+  truncated as in :mod:`numerics.circle.fourier`, RK4); the uniform grid resolves the antipode, where the slow
+  mass sits;
+- particles (the equal-mass quantiles of :math:`f_0` moved by
+  :func:`numerics.meanfield.growth.simulate_circle_angles`) and the Eulerian PDE (:func:`numerics.meanfield.pde.solve_continuity_circle`) in the claims.
 
-The sharp rate (:func:`sharp_w2_rate`): a density positive near the antipode -x_inf loses mass there at the
-repulsion rate of the antipode, e^{-beta} (``usa``) or 1 (``sa``), in each of d - 1 directions, while mass near
-x_inf contracts at e^{beta} (``usa``) or 1 (``sa``); so W_2 decays like e^{-lambda t} with
-lambda = min((d - 1) e^{-beta} / 2, e^{beta}) (``usa``) and min((d - 1) / 2, 1) (``sa``). At beta = 0, d = 2 the
-Ott-Antonsen formula gives exactly 1/2. A finite particle system is faster once its last particle has left the
-antipode (near time log n / e^{-beta}): then only the contraction rate remains.
+The sharp rate (:func:`sharp_w2_rate`): a density positive near the antipode :math:`-x_\infty` loses mass there at
+the repulsion rate of the antipode, :math:`e^{-\beta}` (``usa``) or 1 (``sa``), in each of :math:`d - 1`
+directions, while mass near :math:`x_\infty` contracts at :math:`e^{\beta}` (``usa``) or 1 (``sa``); so
+:math:`W_2` decays like :math:`e^{-\lambda t}` with :math:`\lambda = \min((d - 1) e^{-\beta} / 2, e^{\beta})`
+(``usa``) and :math:`\min((d - 1) / 2, 1)` (``sa``). At :math:`\beta = 0`, :math:`d = 2` the Ott-Antonsen
+formula gives exactly 1/2. A finite particle system is faster once its last particle has left the antipode (near
+time :math:`\log n / e^{-\beta}`): then only the contraction rate remains.
 
 Verified by: meanfield.quantitative-ott-antonsen, meanfield.quantitative-rate.
 """
@@ -41,8 +46,9 @@ CLPR_RATE = 0.01
 
 
 def sharp_w2_rate(beta: float, model: str, d: int = 2) -> float:
-    """lambda = min((d-1) e^{-beta}/2, e^{beta}) (usa) or min((d-1)/2, 1) (sa): the asymptotic decay rate of
-    W_2(mu_t, delta_{x_inf}) for a density positive near the antipode of x_inf (natural time)."""
+    r""":math:`\lambda = \min((d-1) e^{-\beta}/2, e^{\beta})` (``usa``) or :math:`\min((d-1)/2, 1)` (``sa``): the
+    asymptotic decay rate of :math:`W_2(\mu_t, \delta_{x_\infty})` for a density positive near the antipode of
+    :math:`x_\infty` (natural time)."""
     model = require_choice(model, "model", MODELS)
     d = require_int(d, "d", minimum=2)
     if model == "sa":
@@ -51,8 +57,9 @@ def sharp_w2_rate(beta: float, model: str, d: int = 2) -> float:
 
 
 def wrapped_cauchy_density(theta, rho0: float) -> np.ndarray:
-    """The Poisson kernel (1 - rho0^2) / (2 pi (1 - 2 rho0 cos theta + rho0^2)): density w.r.t. d theta with mean
-    resultant int e^{i theta} f = rho0 (in L^2 for rho0 < 1; R_0 = rho0^2)."""
+    r"""The Poisson kernel :math:`(1 - \rho_0^2) / (2 \pi (1 - 2 \rho_0 \cos \theta + \rho_0^2))`: density w.r.t.
+    :math:`d\theta` with mean resultant :math:`\int e^{i \theta} f = \rho_0` (in :math:`L^2` for
+    :math:`\rho_0 < 1`; :math:`R_0 = \rho_0^2`)."""
     theta = np.asarray(theta, float)
     return (1 - rho0 ** 2) / (2 * math.pi * (1 - 2 * rho0 * np.cos(theta) + rho0 ** 2))
 
@@ -72,8 +79,9 @@ def _check_rho0(rho0) -> float:
 
 
 def ott_antonsen_w2(t, rho0: float) -> np.ndarray:
-    """Exact W_2(mu_t, delta_{x_inf}) for usa at beta = 0 on S^1 from the wrapped Cauchy density (see module).
-    1 - |r_1| is evaluated as (1 - u)/(1 + sqrt(u)) with 1 - u = (1 - u_0)/(1 - u_0 + u_0 e^t), no cancellation."""
+    r"""Exact :math:`W_2(\mu_t, \delta_{x_\infty})` for ``usa`` at :math:`\beta = 0` on :math:`\mathbb{S}^1` from
+    the wrapped Cauchy density (see module). :math:`1 - \lvert r_1\rvert` is evaluated as
+    :math:`(1 - u)/(1 + \sqrt{u})` with :math:`1 - u = (1 - u_0)/(1 - u_0 + u_0 e^t)`, no cancellation."""
     rho0 = _check_rho0(rho0)
     t = np.asarray(t, float)
     u0 = rho0 ** 2
@@ -131,10 +139,11 @@ def lagrangian_circle(beta: float, model: str, density: Callable[[np.ndarray], n
                       t_end: float, dt: float, saves: int = 101, K: int | None = None,
                       stretch: float = ANTIPODE_STRETCH,
                       progress: Callable[[float, float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The mean field from a density on S^1 by characteristics: ``grid`` angles of :func:`antipode_grid` (for a
-    density symmetric about theta = 0, whose limit is x_inf = (1, 0): the slow mass sits at the antipode) with masses
-    density(theta_j) d theta_j, moved by the exact field of that weighted measure (RK4, steps <= dt).
-    Returns (times (saves,), W_2 to the nearest Dirac (saves,)). K defaults to
+    r"""The mean field from a density on :math:`\mathbb{S}^1` by characteristics: ``grid`` angles of
+    :func:`antipode_grid` (for a density symmetric about :math:`\theta = 0`, whose limit is
+    :math:`x_\infty = (1, 0)`: the slow mass sits at the antipode) with masses
+    :math:`\text{density}(\theta_j)\, d\theta_j`, moved by the exact field of that weighted measure (RK4, steps
+    :math:`\le` ``dt``). Returns (times ``(saves,)``, :math:`W_2` to the nearest Dirac ``(saves,)``). ``K`` defaults to
     :func:`numerics.circle.fourier.harmonics_for_tolerance` at 1e-13."""
     from numerics.circle.fourier import fourier_coefficients, harmonics_for_tolerance
 

@@ -1,14 +1,18 @@
-"""The phase diagram of noisy usa in the (beta, D) plane, and its curves for overlays.
+r"""The phase diagram of noisy ``usa`` in the :math:`(\beta, D)` plane, and its curves for overlays.
 
-For each beta of a grid, :func:`beta_noise_diagram` computes the transitions of the modes 1..K
-(:mod:`numerics.noise.transitions`). :func:`plot_beta_noise_diagram` draws, against beta (D on a log scale, and
-D / D_c(beta) in a second panel so that the bistable window stays visible):
+For each :math:`\beta` of a grid, :func:`beta_noise_diagram` computes the transitions of the modes
+:math:`1, \dots, K` (:mod:`numerics.noise.transitions`). :func:`plot_beta_noise_diagram` draws, against
+:math:`\beta` (:math:`D` on a log scale, and :math:`D / D_c(\beta)` in a second panel so that the bistable window
+stays visible):
 
-- the linear-stability threshold D_c(beta) of the uniform state (mode 1) and the thresholds D_k of k >= 2;
-- the fold D_fold(beta) of the clustered branch (beta > beta*): the clustered states exist below it;
-- the first-order noise D_1st(beta): the clustered state has the lower free energy below it (= D_c for
-  beta <= beta*; strictly between D_c and D_fold above: Mun and Rosenzweig's K_c < K_#, K = 1/(2D));
-- beta*(d), where the transition changes from continuous to discontinuous.
+- the linear-stability threshold :math:`D_c(\beta)` of the uniform state (mode 1) and the thresholds :math:`D_k`
+  of :math:`k \ge 2`;
+- the fold :math:`D_{\text{fold}}(\beta)` of the clustered branch (:math:`\beta > \beta^*`): the clustered states
+  exist below it;
+- the first-order noise :math:`D_{\text{1st}}(\beta)`: the clustered state has the lower free energy below it
+  (:math:`= D_c` for :math:`\beta \le \beta^*`; strictly between :math:`D_c` and :math:`D_{\text{fold}}` above:
+  Mun and Rosenzweig's :math:`K_c < K_\#`, :math:`K = 1/(2D)`);
+- :math:`\beta^*(d)`, where the transition changes from continuous to discontinuous.
 
 :func:`overlay_curves` gives the same curves on a grid for other plots (the noisy sweeps' phase diagrams).
 """
@@ -23,7 +27,7 @@ from numerics.common.errors import InputError
 
 def beta_noise_diagram(d: int, betas, modes: int = 2, *, L: int = 32, accuracy: bool = False,
                        progress=None) -> list:
-    """[(beta, [ModeTransition for k = 1..modes])] over ``betas`` (the cost is checked first)."""
+    """``[(beta, [ModeTransition for k = 1..modes])]`` over ``betas`` (the cost is checked first)."""
     from numerics.noise.phase import check_transition_cost
     from numerics.noise.transitions import transitions
 

@@ -1,11 +1,12 @@
-"""The phase diagram of noisy usa: stationary branch, linear threshold and particle averages against D.
+r"""The phase diagram of noisy ``usa``: stationary branch, linear threshold and particle averages against :math:`D`.
 
-:func:`phase_diagram` collects, at fixed (d, beta): the linear-stability threshold D_c of the uniform state,
-the type of the transition (theory.noise.bifurcation), the continued stationary branch
-(numerics.noise.stationary), the transitions of the modes k = 1..K with their refined folds and first-order
-(equal free energy) noises (numerics.noise.transitions) and, optionally, long-time particle averages of
-r = |mean_i x_i| from a clustered and from a uniform start at given noise values. :func:`plot_phase_diagram`
-draws r against D. Mun and Rosenzweig's coupling is K = 1/(2D) (theory.noise_global).
+:func:`phase_diagram` collects, at fixed :math:`(d, \beta)`: the linear-stability threshold :math:`D_c` of the
+uniform state, the type of the transition (theory.noise.bifurcation), the continued stationary branch
+(numerics.noise.stationary), the transitions of the modes :math:`k = 1, \dots, K` with their refined folds and
+first-order (equal free energy) noises (numerics.noise.transitions) and, optionally, long-time particle averages
+of :math:`r = \lvert \operatorname{mean}_i x_i\rvert` from a clustered and from a uniform start at given noise
+values. :func:`plot_phase_diagram` draws :math:`r` against :math:`D`. Mun and Rosenzweig's coupling is
+:math:`K = 1/(2D)` (theory.noise_global).
 """
 from __future__ import annotations
 
@@ -128,11 +129,11 @@ def phase_diagram(d: int, beta: float, noise_values=(), *, n: int = 0, t_end: fl
                   seed: int = 0, L: int = 32, pde_L: int = 0, pde_t_end: float = 40.0,
                   progress=None, modes: int = 1, accuracy: bool = True,
                   trace_continuous: bool = True) -> PhaseDiagram:
-    """Branch, threshold and (if ``n`` > 0) particle averages at each D of ``noise_values``, both starts; with
-    ``pde_L`` > 0 (d = 3 only) also the S^2 Fokker-Planck state at ``pde_t_end`` from both starts; the
-    transitions of the modes 1..``modes`` (:func:`numerics.noise.transitions.transitions`: refined fold,
-    first-order noise, with ``accuracy`` their truncation check; continuous branches are traced only with
-    ``trace_continuous``, for the plot). ``fold`` is the refined fold of mode 1."""
+    r"""Branch, threshold and (if ``n`` > 0) particle averages at each :math:`D` of ``noise_values``, both starts;
+    with ``pde_L`` > 0 (:math:`d = 3` only) also the :math:`\mathbb{S}^2` Fokker-Planck state at ``pde_t_end``
+    from both starts; the transitions of the modes 1..``modes`` (:func:`numerics.noise.transitions.transitions`:
+    refined fold, first-order noise, with ``accuracy`` their truncation check; continuous branches are traced only
+    with ``trace_continuous``, for the plot). ``fold`` is the refined fold of mode 1."""
     from theory.noise import bifurcation, discontinuity_threshold
     from numerics.noise.transitions import MAX_MODES, transitions
 
@@ -200,9 +201,9 @@ def check_transition_cost(d: int, n_betas: int, modes: int, L: int = 32) -> None
 
 
 def plot_phase_diagram(ph: PhaseDiagram, path: str) -> str:
-    """r against D: stable (solid) and unstable (dashed) branches, the uniform state, D_c, the fold and the
-    first-order noise, particle averages; with the transitions of modes k >= 2, a second panel with every
-    mode's branch (amplitude m_k = E P_k against D)."""
+    r""":math:`r` against :math:`D`: stable (solid) and unstable (dashed) branches, the uniform state,
+    :math:`D_c`, the fold and the first-order noise, particle averages; with the transitions of modes
+    :math:`k \ge 2`, a second panel with every mode's branch (amplitude :math:`m_k = E P_k` against :math:`D`)."""
     import matplotlib.pyplot as plt
 
     from numerics.common.provenance import atomic_write

@@ -1,24 +1,30 @@
-"""Stochastic integrators for noisy self-attention on (S^{d-1})^n.
+r"""Stochastic integrators for noisy self-attention on :math:`(\mathbb{S}^{d-1})^n`.
 
-The SDE (Stratonovich; B_i independent standard Brownian motions of R^d)
+The SDE (Stratonovich; :math:`B_i` independent standard Brownian motions of :math:`\mathbb{R}^d`)
 
-    dx_i = v_i(X) dt + sqrt(2 D) P_{x_i} o dB_i,        P_x = I - x x^T,
+.. math::
 
-whose noise part is Brownian motion on S^{d-1} with generator D Lap_S (E<x(t), x(0)> = exp(-D (d-1) t)).
-Its Ito form has the extra normal drift -D (d-1) x_i (:func:`theory.noise.ito_correction_derivation`).
+    dx_i = v_i(X)\, dt + \sqrt{2 D}\, P_{x_i} \circ dB_i, \qquad P_x = I - x x^T,
 
-Schemes (``xi`` are standard normal (n, d) arrays; h the step):
+whose noise part is Brownian motion on :math:`\mathbb{S}^{d-1}` with generator :math:`D \Delta_S`
+(:math:`E\langle x(t), x(0)\rangle = e^{-D (d-1) t}`). Its Ito form has the extra normal drift
+:math:`-D (d-1) x_i` (:func:`theory.noise.ito_correction_derivation`).
 
-- ``euler-maruyama`` (projected): x <- (x + h v(x) + sqrt(2 D h) P_x xi) / |...|. The renormalisation
-  supplies the Ito-Stratonovich correction: |x + eta|^{-1} = 1 - |eta|^2/2 + ..., E|eta|^2 = 2 D h (d-1), so the
-  mean normal drift is -D (d-1) x h, exactly the Ito correction; adding it explicitly as well doubles it (the
-  planted error of the note). Weak order 1, strong order 1/2 (the noise P_x dB is not commutative for d >= 3).
-  With D = 0 this is the ``layer`` step of :mod:`numerics.core.integrators`.
+Schemes (``xi`` are standard normal ``(n, d)`` arrays; :math:`h` the step):
+
+- ``euler-maruyama`` (projected):
+  :math:`x \leftarrow (x + h v(x) + \sqrt{2 D h}\, P_x \xi) / \lVert \cdots \rVert`. The renormalisation supplies
+  the Ito-Stratonovich correction: :math:`\lVert x + \eta\rVert^{-1} = 1 - \lVert\eta\rVert^2/2 + \dots`,
+  :math:`E \lVert\eta\rVert^2 = 2 D h (d-1)`, so the mean normal drift is :math:`-D (d-1) x h`, exactly the Ito
+  correction; adding it explicitly as well doubles it (the planted error of the note). Weak order 1, strong order
+  1/2 (the noise :math:`P_x\, dB` is not commutative for :math:`d \ge 3`). With :math:`D = 0` this is the
+  ``layer`` step of :mod:`numerics.core.integrators`.
 - ``geodesic-weak2``: Strang splitting, half a midpoint-RK2 step of the drift (renormalised), then the geodesic
-  noise step x <- cos|eta| x + sin|eta| eta/|eta| with eta = sqrt(2 D h (1 - (d-2) D h / 3)) P_x xi, then half a
-  drift step. The curvature-corrected variance makes the isotropic step match the heat semigroup to O(h^3)
-  on every spherical harmonic (:func:`theory.noise.zonal_taylor_derivation`), hence weak order 2. It samples
-  the law of a step, not a Brownian path: no strong order is claimed.
+  noise step :math:`x \leftarrow \cos\lVert\eta\rVert\, x + \sin\lVert\eta\rVert\, \eta/\lVert\eta\rVert` with
+  :math:`\eta = \sqrt{2 D h (1 - (d-2) D h / 3)}\, P_x \xi`, then half a drift step. The curvature-corrected
+  variance makes the isotropic step match the heat semigroup to :math:`O(h^3)` on every spherical harmonic
+  (:func:`theory.noise.zonal_taylor_derivation`), hence weak order 2. It samples the law of a step, not a
+  Brownian path: no strong order is claimed.
 
 Verified by: noise.brownian-moments (claim), tests/numerics/test_noise_sde.py (weak and strong orders).
 """
@@ -169,10 +175,11 @@ def integrate_sde(field: Field, X0: np.ndarray, t_end: float, dt: float, D: floa
                   scheme: str = "euler-maruyama", save_every: int = 1, t0: float = 0.0, progress=None):
     """Fixed-step integration of the noisy dynamics; returns ``(times, states, stats)``.
 
-    ``seed`` is an int or a ``numpy.random.Generator`` (the only source of randomness). N = ceil((t_end - t0)/dt)
-    equal steps h <= dt, as :func:`numerics.core.integrators.integrate_fixed`; each step draws one standard normal
-    (n, d) array. ``stats["noise_state"]`` is the generator's state at the end (:func:`generator_state`): a run
-    continued from it with the same step draws the same numbers as the run in one piece.
+    ``seed`` is an int or a ``numpy.random.Generator`` (the only source of randomness).
+    ``N = ceil((t_end - t0)/dt)`` equal steps ``h <= dt``, as :func:`numerics.core.integrators.integrate_fixed`;
+    each step draws one standard normal ``(n, d)`` array. ``stats["noise_state"]`` is the generator's state at the
+    end (:func:`generator_state`): a run continued from it with the same step draws the same numbers as the run
+    in one piece.
     """
     from numerics.core.integrators import integrate
 
@@ -200,9 +207,11 @@ def initial_particles(n: int, d: int, start: str, seed) -> np.ndarray:
 
 def brownian_correlation_mc(d: int, D: float, t: float, dt: float, samples: int, seed=0,
                             scheme: str = "euler-maruyama", correction: bool = True) -> tuple[float, float]:
-    """Monte Carlo E<x(t), x(0)> of pure Brownian motion on S^{d-1} (v = 0): (mean, standard error).
+    r"""Monte Carlo :math:`E\langle x(t), x(0)\rangle` of pure Brownian motion on :math:`\mathbb{S}^{d-1}`
+    (:math:`v = 0`): (mean, standard error).
 
-    ``samples`` independent walkers from x(0) = e_1 (the law of <x(t), x(0)> does not depend on x(0)).
+    ``samples`` independent walkers from :math:`x(0) = e_1` (the law of :math:`\langle x(t), x(0)\rangle` does not
+    depend on :math:`x(0)`).
     """
     X = np.zeros((samples, d))
     X[:, 0] = 1.0

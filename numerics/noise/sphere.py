@@ -1,35 +1,54 @@
-"""The Fokker-Planck equation of noisy self-attention on S^2 in real spherical harmonics (non-zonal densities).
+r"""The Fokker-Planck equation of noisy self-attention on :math:`\mathbb{S}^2` in real spherical harmonics
+(non-zonal densities).
 
-Equation (density u = rho / rho_0 relative to the uniform probability measure mu of S^2, rho_0 = 1/(4 pi)):
+Equation (density :math:`u = \rho / \rho_0` relative to the uniform probability measure :math:`\mu` of
+:math:`\mathbb{S}^2`, :math:`\rho_0 = 1/(4 \pi)`):
 
-    du/dt = D Lap_S u - div_S(u X[rho]),      X_usa = grad_S Phi,   X_sa = grad_S Phi / (beta Phi),
-    Phi(x) = int W(<x, y>) rho(y) dsigma(y),  W(s) = e^{beta s} / beta
+.. math::
 
-(the mean-field limit of dx_i = v_i dt + sqrt(2D) P_{x_i} o dB_i; :mod:`theory.noise`). Basis and convention
-(pinned; tests/numerics/test_noise_sphere.py compares it with ``scipy.special.sph_harm_y``):
+    \begin{aligned}
+    \partial_t u &= D \Delta_S u - \operatorname{div}_S(u X[\rho]), \qquad
+    X_{\texttt{usa}} = \nabla_S \Phi, \quad X_{\texttt{sa}} = \nabla_S \Phi / (\beta \Phi), \\
+    \Phi(x) &= \int W(\langle x, y\rangle) \rho(y)\, d\sigma(y), \qquad W(s) = e^{\beta s} / \beta
+    \end{aligned}
 
-    Y_lm(theta, phi) = Lam_l^{|m|}(cos theta) * {1 (m = 0), sqrt(2) cos(m phi) (m > 0), sqrt(2) sin(|m| phi) (m < 0)},
-    Lam_l^m = sqrt((2l+1)(l-m)!/(l+m)!) P_l^m   (no Condon-Shortley phase),
+(the mean-field limit of :math:`dx_i = v_i\, dt + \sqrt{2D}\, P_{x_i} \circ dB_i`; :mod:`theory.noise`). Basis
+and convention (pinned; tests/numerics/test_noise_sphere.py compares it with ``scipy.special.sph_harm_y``):
 
-orthonormal in L^2(mu): E_mu[Y_lm Y_l'm'] = delta. theta is the polar angle from e_3 = (0, 0, 1), x = (sin theta
-cos phi, sin theta sin phi, cos theta). u = sum_{l <= L} c_lm Y_lm, with c_00 = 1 for a probability density.
+.. math::
 
-- Interaction (Funk-Hecke): Phi = sum_lm g_l c_lm Y_lm with g_l = rho_0 a_l(beta)/beta = (1/2) int_{-1}^{1} W(t)
-  P_l(t) dt (:func:`numerics.noise.zonal.couplings`, d = 3): diagonal in the harmonics, l-dependent only.
-- Laplacian: Lap_S Y_lm = -l(l+1) Y_lm (diagonal).
-- Transport (Galerkin, weak form): (Y_lm, -div(u X))_mu = E_mu[grad Y_lm . u X], evaluated pseudo-spectrally:
-  u and the two components of X are synthesised on a Gauss-Legendre (in cos theta) x uniform-longitude grid,
-  the products formed there and projected back with the grid's quadrature. The grid has n_lat >= (3L+1)/2 and
-  n_lon >= 3L+1 points, so the usa integrand (a polynomial of degree <= 3L on the sphere) is integrated exactly:
-  the semi-discrete system is the exact Galerkin truncation of the PDE (no aliasing), hence equivariant under
-  rotations and mass-conserving (grad Y_00 = 0). For sa the division by Phi is not polynomial and the grid
-  only resolves it (the residual aliasing is reported by the rotation check).
+    \begin{aligned}
+    Y_{lm}(\theta, \phi) &= \Lambda_l^{|m|}(\cos \theta) \times
+    \begin{cases} 1 & (m = 0), \\ \sqrt{2} \cos(m \phi) & (m > 0), \\ \sqrt{2} \sin(|m| \phi) & (m < 0), \end{cases} \\
+    \Lambda_l^m &= \sqrt{\frac{(2l+1)(l-m)!}{(l+m)!}}\, P_l^m \qquad \text{(no Condon-Shortley phase)},
+    \end{aligned}
+
+orthonormal in :math:`L^2(\mu)`: :math:`E_\mu[Y_{lm} Y_{l'm'}] = \delta_{ll'} \delta_{mm'}`. :math:`\theta` is
+the polar angle from :math:`e_3 = (0, 0, 1)`,
+:math:`x = (\sin \theta \cos \phi, \sin \theta \sin \phi, \cos \theta)`.
+:math:`u = \sum_{l \le L} c_{lm} Y_{lm}`, with :math:`c_{00} = 1` for a probability density.
+
+- Interaction (Funk-Hecke): :math:`\Phi = \sum_{lm} g_l c_{lm} Y_{lm}` with
+  :math:`g_l = \rho_0 a_l(\beta)/\beta = \tfrac{1}{2} \int_{-1}^{1} W(t) P_l(t)\, dt`
+  (:func:`numerics.noise.zonal.couplings`, :math:`d = 3`): diagonal in the harmonics, :math:`l`-dependent only.
+- Laplacian: :math:`\Delta_S Y_{lm} = -l(l+1) Y_{lm}` (diagonal).
+- Transport (Galerkin, weak form):
+  :math:`(Y_{lm}, -\operatorname{div}(u X))_\mu = E_\mu[\nabla Y_{lm} \cdot u X]`, evaluated pseudo-spectrally:
+  :math:`u` and the two components of :math:`X` are synthesised on a Gauss-Legendre (in :math:`\cos \theta`)
+  :math:`\times` uniform-longitude grid, the products formed there and projected back with the grid's
+  quadrature. The grid has :math:`n_{\text{lat}} \ge (3L+1)/2` and :math:`n_{\text{lon}} \ge 3L+1` points, so
+  the ``usa`` integrand (a polynomial of degree :math:`\le 3L` on the sphere) is integrated exactly: the
+  semi-discrete system is the exact Galerkin truncation of the PDE (no aliasing), hence equivariant under
+  rotations and mass-conserving (:math:`\nabla Y_{00} = 0`). For ``sa`` the division by :math:`\Phi` is not
+  polynomial and the grid only resolves it (the residual aliasing is reported by the rotation check).
 - Time stepping: exponential time differencing ETDRK4 (Cox-Matthews 2002, J. Comput. Phys. 176; coefficients by
   the contour integrals of Kassam-Trefethen 2005, SIAM J. Sci. Comput. 26) with the diagonal stiff part
-  -D l(l+1) exact and the transport explicit: fourth order in the step (tests: observed order by step halving).
+  :math:`-D l(l+1)` exact and the transport explicit: fourth order in the step (tests: observed order by step
+  halving).
 
-Zonal data (c_lm = 0 for m != 0) stay zonal, and c_l0 = f_l / sqrt(2l+1) in terms of the zonal solver's
-coefficients f_l of u = sum f_l P_l(cos theta) (:mod:`numerics.noise.zonal`).
+Zonal data (:math:`c_{lm} = 0` for :math:`m \ne 0`) stay zonal, and :math:`c_{l0} = f_l / \sqrt{2l+1}` in terms
+of the zonal solver's coefficients :math:`f_l` of :math:`u = \sum f_l P_l(\cos \theta)`
+(:mod:`numerics.noise.zonal`).
 
 Verified by: noise.sphere-pde, noise.sphere-pde-steady (claims); tests/numerics/test_noise_sphere.py;
 proofs_notes/noise-sphere-pde.md.
@@ -105,10 +124,12 @@ def _legendre(L: int, t: np.ndarray, derivatives: bool):
 
 @dataclass(frozen=True)
 class SphereGrid:
-    """Gauss-Legendre x uniform-longitude grid and the transforms between coefficients and grid values.
+    r"""Gauss-Legendre :math:`\times` uniform-longitude grid and the transforms between coefficients and grid
+    values.
 
-    Coefficients are two (L+1, L+1) arrays indexed [l, m], ``cos`` (m >= 0) and ``sin`` (m >= 1; column 0 unused,
-    kept zero): c_{l,m} = cos[l, m], c_{l,-m} = sin[l, m].
+    Coefficients are two ``(L+1, L+1)`` arrays indexed ``[l, m]``, ``cos`` (:math:`m \ge 0`) and ``sin``
+    (:math:`m \ge 1`; column 0 unused, kept zero): :math:`c_{l,m}` = ``cos[l, m]``, :math:`c_{l,-m}` =
+    ``sin[l, m]``.
     """
 
     L: int
@@ -241,8 +262,9 @@ def orders_of(L: int) -> np.ndarray:
 
 # -- the right-hand side -------------------------------------------------------------------------------------
 class SphereFokkerPlanck:
-    """du/dt = D Lap u - div(u X[rho]) in the packed coefficients: ``linear`` (the diagonal -D l(l+1)) and
-    :meth:`transport` (the Galerkin projection of -div(u X), evaluated on the grid)."""
+    r""":math:`\partial_t u = D \Delta u - \operatorname{div}(u X[\rho])` in the packed coefficients: ``linear``
+    (the diagonal :math:`-D l(l+1)`) and :meth:`transport` (the Galerkin projection of
+    :math:`-\operatorname{div}(u X)`, evaluated on the grid)."""
 
     def __init__(self, beta: float, noise: float, L: int, model: str = "usa", n_lat: int | None = None,
                  n_lon: int | None = None):
@@ -330,29 +352,32 @@ class SphereHistory:
 def solve_sphere(beta: float, noise: float, *, L: int = 16, t_end: float, c0: np.ndarray, dt: float = 0.01,
                  model: str = "usa", saves: int = 101, n_lat: int | None = None, n_lon: int | None = None,
                  progress=None) -> SphereHistory:
-    """Integrate du/dt = D Lap u - div(u X[rho]) on S^2 with ETDRK4 (fixed step h = t_end / ceil(t_end / dt)).
+    r"""Integrate :math:`\partial_t u = D \Delta u - \operatorname{div}(u X[\rho])` on :math:`\mathbb{S}^2` with
+    ETDRK4 (fixed step ``h = t_end / ceil(t_end / dt)``).
 
     Parameters
     ----------
     beta : float
-        Inverse temperature, |beta| <= 50 (kernel e^{beta <x, y>}).
+        Inverse temperature, :math:`|\beta| \le 50` (kernel :math:`e^{\beta \langle x, y\rangle}`).
     noise : float
-        D >= 0, the diffusion coefficient (generator D Lap_S of each token's Brownian motion).
+        :math:`D \ge 0`, the diffusion coefficient (generator :math:`D \Delta_S` of each token's Brownian
+        motion).
     L : int
         Largest spherical-harmonic degree kept.
     t_end : float
         Final time (> 0), natural time unit.
     c0 : (L+1)^2 array_like
-        Packed initial coefficients of u = rho / rho_uniform with c_00 = 1 (:func:`initial_coefficients`,
+        Packed initial coefficients of :math:`u = \rho / \rho_{\text{uniform}}` with :math:`c_{00} = 1`
+        (:func:`initial_coefficients`,
         :func:`zonal_to_packed`, :func:`pack`).
     dt : float
         Largest step; the transport is explicit, so concentrated states need small steps.
     model : {"usa", "sa"}
-        usa: X = grad Phi; sa: X = grad Phi / (beta Phi) (beta != 0).
+        ``usa``: :math:`X = \nabla \Phi`; ``sa``: :math:`X = \nabla \Phi / (\beta \Phi)` (:math:`\beta \ne 0`).
     saves : int
         Number of (roughly equally spaced) saved frames, the first and the last included.
     n_lat, n_lon : int, optional
-        Grid size (default: the dealiased floor((3L+2)/2)+1 and 3L+2).
+        Grid size (default: the dealiased :math:`\lfloor (3L+2)/2 \rfloor + 1` and :math:`3L+2`).
     progress : callable, optional
         ``progress(t, t_end)``.
 
@@ -436,9 +461,10 @@ def check_sphere_cost(L: int, steps: float, saves: int, n_lat: int | None = None
 
 def initial_coefficients(L: int, amplitude: float = 1e-4, seed=0, modes: str = "all",
                          degrees=None) -> np.ndarray:
-    """c_00 = 1 plus ``amplitude`` times iid standard normal coefficients on the chosen harmonics.
+    r""":math:`c_{00} = 1` plus ``amplitude`` times iid standard normal coefficients on the chosen harmonics.
 
-    ``modes``: ``all`` (every (l, m), l >= 1), ``zonal`` (m = 0 only) or ``nonzonal`` (m != 0 only);
+    ``modes``: ``all`` (every :math:`(l, m)`, :math:`l \ge 1`), ``zonal`` (:math:`m = 0` only) or ``nonzonal``
+    (:math:`m \ne 0` only);
     ``degrees`` restricts the degrees (default 1..L).
     """
     L = require_int(L, "L", minimum=1)

@@ -1,20 +1,24 @@
-"""Stationary states of the noisy usa mean-field equation: the self-consistency equation and its branch.
+r"""Stationary states of the noisy ``usa`` mean-field equation: the self-consistency equation and its branch.
 
-A stationary zonal density of d rho/dt + div(rho grad(W * rho)) = D Lap rho is a critical point of the free
-energy F = D int rho log rho - E[rho] (theory.noise), rho = exp((W * rho)/D)/Z. In the moments
-m_l = E_rho[P_l(<x, e>)] (numerics.noise.zonal) this is the fixed point
+A stationary zonal density of :math:`\partial_t \rho + \operatorname{div}(\rho \nabla(W * \rho)) = D \Delta \rho`
+is a critical point of the free energy :math:`F = D \int \rho \log \rho - E[\rho]` (theory.noise),
+:math:`\rho = e^{(W * \rho)/D}/Z`. In the moments :math:`m_l = E_\rho[P_l(\langle x, e\rangle)]`
+(numerics.noise.zonal) this is the fixed point
 
-    m_l = E_u[ P_l e^{phi} ] / E_u[ e^{phi} ],     phi(t) = sum_{l=1}^{L} g_l N_l m_l P_l(t) / D,
+.. math::
 
-(E_u: uniform measure; g_l = rho_0 a_l(beta)/beta; N_l = dim H_l). On the circle at beta = 0 it is the
-Kuramoto equation r = I_1(r/D)/I_0(r/D).
+    m_l = \frac{E_u[P_l e^{\phi}]}{E_u[e^{\phi}]}, \qquad \phi(t) = \sum_{l=1}^{L} g_l N_l m_l P_l(t) / D,
 
-Continuation: the non-uniform branch is traced as a graph over the order parameter r = m_1 (natural
-continuation in r, Newton on (m_2..m_L, D) from the previous point). A fold in D (the discontinuous case) is
-passed without arclength because the branch is a graph over r; the first point starts from the Landau
-prediction D = D_c - r^2 / slope (theory.noise.bifurcation). Stability within the branch (for the
-gradient flow restricted to the branch's symmetry): stable where dD/dr < 0, unstable where dD/dr > 0 (the
-free energy's second variation changes sign at folds); this is reported as ``stable_guess``.
+(:math:`E_u`: uniform measure; :math:`g_l = \rho_0 a_l(\beta)/\beta`; :math:`N_l = \dim H_l`). On the circle at
+:math:`\beta = 0` it is the Kuramoto equation :math:`r = I_1(r/D)/I_0(r/D)`.
+
+Continuation: the non-uniform branch is traced as a graph over the order parameter :math:`r = m_1` (natural
+continuation in :math:`r`, Newton on :math:`(m_2, \dots, m_L, D)` from the previous point). A fold in :math:`D`
+(the discontinuous case) is passed without arclength because the branch is a graph over :math:`r`; the first
+point starts from the Landau prediction :math:`D = D_c - r^2 / \text{slope}` (theory.noise.bifurcation).
+Stability within the branch (for the gradient flow restricted to the branch's symmetry): stable where
+:math:`dD/dr < 0`, unstable where :math:`dD/dr > 0` (the free energy's second variation changes sign at folds);
+this is reported as ``stable_guess``.
 
 Verified by: noise.kuramoto, noise.bifurcation.
 """
@@ -68,10 +72,11 @@ class Branch:
 
 def stationary_branch(d: int, beta: float, *, L: int = 24, r_max: float = 0.95, points: int = 60,
                       r_min: float = 1e-3, model: str = "usa") -> Branch:
-    """Trace the stationary branch bifurcating from the uniform state at D_c = g_1 (usa), r from r_min to r_max.
+    r"""Trace the stationary branch bifurcating from the uniform state at :math:`D_c = g_1` (``usa``), :math:`r`
+    from ``r_min`` to ``r_max``.
 
-    Stops early (and says so in ``meta["stopped"]``) if Newton fails or the last retained term of phi,
-    |g_L N_L m_L|/D, exceeds 1e-8 (truncation).
+    Stops early (and says so in ``meta["stopped"]``) if Newton fails or the last retained term of :math:`\phi`,
+    :math:`\lvert g_L N_L m_L\rvert/D`, exceeds 1e-8 (truncation).
     """
     if model != "usa":
         raise InputError("the self-consistency branch is implemented for usa (the gradient flow of F)")
@@ -127,7 +132,8 @@ def stationary_branch(d: int, beta: float, *, L: int = 24, r_max: float = 0.95, 
 
 
 def stationary_moments(d: int, beta: float, D: float, guess: np.ndarray) -> np.ndarray:
-    """The fixed point m = G(m) at noise D, by Newton (scipy fsolve) from ``guess`` (length L); residual <= 1e-11."""
+    r"""The fixed point :math:`m = G(m)` at noise :math:`D`, by Newton (scipy fsolve) from ``guess`` (length
+    :math:`L`); residual :math:`\le 10^{-11}`."""
     guess = np.asarray(guess, dtype=float)
     L = guess.size
     basis = ZonalBasis.build(d, L, nodes=4 * L + 8)

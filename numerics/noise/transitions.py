@@ -1,24 +1,29 @@
-"""The transitions of noisy usa at fixed (d, beta), mode by mode: threshold, type, fold, first-order noise.
+r"""The transitions of noisy ``usa`` at fixed :math:`(d, \beta)`, mode by mode: threshold, type, fold, first-order
+noise.
 
-For each mode k (degree l = k on S^{d-1}; k-fold states on the circle) :func:`mode_transition` returns
+For each mode :math:`k` (degree :math:`l = k` on :math:`\mathbb{S}^{d-1}`; :math:`k`-fold states on the circle)
+:func:`mode_transition` returns
 
-- the **linear-stability threshold** D_k = g_k: the uniform state is unstable in mode k for D < D_k (for
-  k = 1 this is D_c, the threshold of the uniform state itself; Mun and Rosenzweig's K_# = 1/(2 D_c));
-- the **type** of the branch leaving the uniform state at D_k (theory.noise_global.mode_bifurcation):
+- the **linear-stability threshold** :math:`D_k = g_k`: the uniform state is unstable in mode :math:`k` for
+  :math:`D < D_k` (for :math:`k = 1` this is :math:`D_c`, the threshold of the uniform state itself; Mun and
+  Rosenzweig's :math:`K_\# = 1/(2 D_c)`);
+- the **type** of the branch leaving the uniform state at :math:`D_k` (theory.noise_global.mode_bifurcation):
   continuous (supercritical pitchfork), discontinuous (subcritical pitchfork, with a fold), transcritical
-  (even degrees on S^{d-1}, d >= 3), or none (g_k <= 0); at beta = beta*(d) exactly, mode 1 is continuous
-  (the quartic coefficient vanishes; the papers count the point as continuous, and the branch is
-  D_c - D ~ r^4, measured by noise.global-first-order);
-- the **fold**: the largest D on the branch (refined by Brent's method in the amplitude; the grid value of
-  the continuation is up to 5e-5 relative low), with an accuracy: the change when the truncation grows from
-  L to L + 8 and the quadrature to twice its nodes, plus Newton's and Brent's parts;
-- the **first-order noise**: the largest D at which the branch state and the uniform state have equal free
-  energy (theory.noise_global). For a continuous branch it is D_k; for a discontinuous one it lies strictly
-  between D_k and the fold (Mun and Rosenzweig's K_c = 1/(2 D_1st) < K_#), same accuracy rule.
+  (even degrees on :math:`\mathbb{S}^{d-1}`, :math:`d \ge 3`), or none (:math:`g_k \le 0`); at
+  :math:`\beta = \beta^*(d)` exactly, mode 1 is continuous (the quartic coefficient vanishes; the papers count
+  the point as continuous, and the branch is :math:`D_c - D \sim r^4`, measured by noise.global-first-order);
+- the **fold**: the largest :math:`D` on the branch (refined by Brent's method in the amplitude; the grid value
+  of the continuation is up to 5e-5 relative low), with an accuracy: the change when the truncation grows from
+  :math:`L` to :math:`L + 8` and the quadrature to twice its nodes, plus Newton's and Brent's parts;
+- the **first-order noise**: the largest :math:`D` at which the branch state and the uniform state have equal
+  free energy (theory.noise_global). For a continuous branch it is :math:`D_k`; for a discontinuous one it lies
+  strictly between :math:`D_k` and the fold (Mun and Rosenzweig's :math:`K_c = 1/(2 D_{\text{1st}}) < K_\#`),
+  same accuracy rule.
 
-For k >= 2 the branch bifurcates from a uniform state that is already unstable in mode 1 (D_k < D_1): it is
-a stationary state in its symmetry class (k-fold on the circle, even on S^{d-1} for even degrees), relevant
-for metastability, not for the global transition; its first-order noise compares it with the uniform state.
+For :math:`k \ge 2` the branch bifurcates from a uniform state that is already unstable in mode 1
+(:math:`D_k < D_1`): it is a stationary state in its symmetry class (:math:`k`-fold on the circle, even on
+:math:`\mathbb{S}^{d-1}` for even degrees), relevant for metastability, not for the global transition; its
+first-order noise compares it with the uniform state.
 
 Verified by: noise.global-first-order, noise.global-higher-modes.
 """
@@ -178,12 +183,12 @@ def _accuracy(point: RefinedPoint, other: RefinedPoint | None) -> float:
 
 def mode_transition(d: int, beta: float, mode: int = 1, *, L: int = 32, points: int = 400,
                     accuracy: bool = True, progress=None, trace_continuous: bool = True) -> ModeTransition:
-    """Threshold, type, refined fold and first-order noise of the mode-``mode`` branch of usa (see the module).
+    r"""Threshold, type, refined fold and first-order noise of the mode-``mode`` branch of ``usa`` (see the module).
 
     If a branch stops on its truncation tail or its quadrature's resolution before its fold or its
-    equal-free-energy point is found (the stable states at large beta are concentrated), L is doubled, up to
-    :data:`MAX_L` and within the work limit (checked before each doubling); ``meta["L"]`` is the truncation
-    used. With ``trace_continuous`` false a continuous branch is not traced (its first-order noise is its
+    equal-free-energy point is found (the stable states at large :math:`\beta` are concentrated), ``L`` is
+    doubled, up to :data:`MAX_L` and within the work limit (checked before each doubling); ``meta["L"]`` is the
+    truncation used. With ``trace_continuous`` false a continuous branch is not traced (its first-order noise is its
     threshold; only a plot needs the branch).
     """
     d = require_int(d, "d", minimum=2)

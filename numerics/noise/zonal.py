@@ -1,24 +1,34 @@
-"""Zonal (axially symmetric) densities on S^{d-1}: quadrature, Gegenbauer basis, and the Fokker-Planck solver.
+r"""Zonal (axially symmetric) densities on :math:`\mathbb{S}^{d-1}`: quadrature, Gegenbauer basis, and the
+Fokker-Planck solver.
 
-A zonal density depends on t = <x, e> only. Under the uniform probability measure of S^{d-1}, t has the law
-c_d (1 - t^2)^{(d-3)/2} dt (d >= 3; on the circle t = cos theta with theta uniform). With the normalised zonal
-profiles P_l = C_l^{(d-2)/2} / C_l^{(d-2)/2}(1) (T_l on the circle) every zonal function is sum_l f_l P_l(t),
-and the self-attention convolution and the Laplacian are diagonal (Funk-Hecke; theory.meanfield):
+A zonal density depends on :math:`t = \langle x, e\rangle` only. Under the uniform probability measure of
+:math:`\mathbb{S}^{d-1}`, :math:`t` has the law :math:`c_d (1 - t^2)^{(d-3)/2}\, dt` (:math:`d \ge 3`; on the
+circle :math:`t = \cos \theta` with :math:`\theta` uniform). With the normalised zonal profiles
+:math:`P_l = C_l^{(d-2)/2} / C_l^{(d-2)/2}(1)` (:math:`T_l` on the circle) every zonal function is
+:math:`\sum_l f_l P_l(t)`, and the self-attention convolution and the Laplacian are diagonal (Funk-Hecke;
+theory.meanfield):
 
-    W * P_l(<., e>) = (a_l(beta)/beta) P_l,       Lap_S P_l = -l (l + d - 2) P_l.
+.. math::
 
-The Fokker-Planck equation d rho/dt = -div(rho X[rho]) + D Lap rho for zonal rho reads, with
-w(t) = (1 - t^2)^{(d-3)/2},
+    W * P_l(\langle \cdot, e\rangle) = \frac{a_l(\beta)}{\beta} P_l, \qquad \Delta_S P_l = -l (l + d - 2) P_l.
 
-    d rho/dt = w^{-1} d/dt [ w (1 - t^2) (D rho' - rho Phi' / Zeta) ],   Phi = W * rho,
+The Fokker-Planck equation :math:`\partial_t \rho = -\operatorname{div}(\rho X[\rho]) + D \Delta \rho` for zonal
+:math:`\rho` reads, with :math:`w(t) = (1 - t^2)^{(d-3)/2}`,
 
-Zeta = 1 (usa) or beta Phi (sa). :class:`ZonalFokkerPlanck` is its Galerkin discretisation in P_0..P_L: the
-coefficient equations are (P_l, d rho/dt)_w = -(P_l', (1 - t^2)(D rho' - rho Phi'/Zeta))_w, the integrals by
-Gauss-Gegenbauer quadrature with 2L + 2 nodes (exact for the usa products of degree <= 3L). The diffusion is
-exactly diagonal, mass (l = 0) is conserved exactly. This covers the first unstable mode (degree 1) and the
-axially symmetric stationary branch; non-zonal perturbations are not represented.
+.. math::
 
-Verified by: noise.threshold (growth rates lambda_l - D l(l+d-2) in d = 3), tests/numerics/test_noise_zonal.py.
+    \partial_t \rho = w^{-1} \frac{d}{dt} \Big[ w (1 - t^2) \big(D \rho' - \rho \Phi' / Z\big) \Big], \qquad
+    \Phi = W * \rho,
+
+:math:`Z = 1` (``usa``) or :math:`\beta \Phi` (``sa``). :class:`ZonalFokkerPlanck` is its Galerkin discretisation
+in :math:`P_0, \dots, P_L`: the coefficient equations are
+:math:`(P_l, \partial_t \rho)_w = -(P_l', (1 - t^2)(D \rho' - \rho \Phi'/Z))_w`, the integrals by
+Gauss-Gegenbauer quadrature with :math:`2L + 2` nodes (exact for the ``usa`` products of degree :math:`\le 3L`).
+The diffusion is exactly diagonal, mass (:math:`l = 0`) is conserved exactly. This covers the first unstable mode
+(degree 1) and the axially symmetric stationary branch; non-zonal perturbations are not represented.
+
+Verified by: noise.threshold (growth rates :math:`\lambda_l - D l(l+d-2)` in :math:`d = 3`),
+tests/numerics/test_noise_zonal.py.
 """
 from __future__ import annotations
 
@@ -130,7 +140,8 @@ class ZonalBasis:
 
 @dataclass(frozen=True)
 class ZonalHistory:
-    """Solution of the zonal Fokker-Planck equation: coefficients f_l(t) of rho/rho_0 = sum_l f_l P_l."""
+    r"""Solution of the zonal Fokker-Planck equation: coefficients :math:`f_l(t)` of
+    :math:`\rho/\rho_0 = \sum_l f_l P_l`."""
 
     times: np.ndarray
     coefficients: np.ndarray       # (T, L+1); f_0 = 1
@@ -139,7 +150,8 @@ class ZonalHistory:
 
 
 class ZonalFokkerPlanck:
-    """Right-hand side of the Galerkin system for f = coefficients of rho/rho_0 (see the module docstring)."""
+    r"""Right-hand side of the Galerkin system for :math:`f` = coefficients of :math:`\rho/\rho_0` (see the module
+    docstring)."""
 
     def __init__(self, d: int, beta: float, noise: float, L: int, model: str = "usa"):
         self.model = require_choice(model, "model", ("usa", "sa"))
@@ -172,8 +184,8 @@ class ZonalFokkerPlanck:
 def solve_zonal(d: int, beta: float, noise: float, *, L: int = 24, t_end: float, f0=None, amplitude: float = 1e-4,
                 degrees=(1, 2, 3, 4), model: str = "usa", saves: int = 201, rtol: float = 1e-9,
                 atol: float = 1e-12) -> ZonalHistory:
-    """Integrate the zonal Fokker-Planck equation (Dormand-Prince 5(4), scipy RK45) from f0 or from
-    1 + amplitude * sum_{l in degrees} P_l."""
+    r"""Integrate the zonal Fokker-Planck equation (Dormand-Prince 5(4), scipy RK45) from ``f0`` or from
+    :math:`1 + \text{amplitude} \sum_{l \in \text{degrees}} P_l`."""
     d = require_int(d, "d", minimum=2)
     L = require_int(L, "L", minimum=2)
     t_end = require_real(t_end, "t_end", minimum=0.0, strict_minimum=True)
