@@ -30,10 +30,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 DOCS = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS.parent))  # the ASCII-math rules live with the Markdown lint in tests/docs
 PAGES = {
     "front": "index.html",
     "guide": "guide/harmonic.html",
@@ -44,10 +46,15 @@ PAGES = {
     "noise": "guide/noise.html",
     "meanfield": "guide/meanfield.html",
     "gallery-noise": "auto_examples/plot_noise_phase_diagram.html",
+    # a theory module's page: its functions' docstrings (typeset mathematics), not only the module docstring
+    "api-theory": "_generated/api/theory.gaussian.html",
+    "api-fourier": "_generated/api/numerics.circle.fourier.html",
 }
+# API pages and the smallest number of documented functions or classes each must show
+MIN_MEMBERS = {"api-theory": 10, "api-fourier": 5}
 # pages with equations, and the smallest number of typeset formulas each must show
 MIN_MATH = {"front": 1, "guide": 10, "conventions": 10, "api": 0, "gallery": 0, "noise": 10, "meanfield": 10,
-            "gallery-noise": 5}
+            "gallery-noise": 5, "api-theory": 20, "api-fourier": 20}
 # a source that needs the network: an absolute URL or a protocol-relative one
 _REMOTE = re.compile(r"(?:https?:)?//", re.I)
 _CODE = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1>", re.S | re.I)
@@ -131,6 +138,7 @@ def check_page(name: str, path: Path, out: Path) -> list[str]:
     dom = _browser(["--dump-dom"], url).stdout
     math = len(re.findall(r"<mjx-container", dom))
     problems += math_problems(name, dom)
+    problems += ascii_math_problems(name, dom)
     if math < MIN_MATH[name]:
         problems.append(f"{name}: {math} typeset formulas, expected at least {MIN_MATH[name]}")
     for src in re.findall(r'<img[^>]*\ssrc="([^"]+)"', dom):
@@ -139,6 +147,9 @@ def check_page(name: str, path: Path, out: Path) -> list[str]:
         target = Path(unquote(urlparse(src).path)) if src.startswith("file:") else (path.parent / unquote(src))
         if not target.exists():
             problems.append(f"{name}: missing image {src}")
+    members = len(re.findall(r'<dl class="py (?:function|class)', dom))
+    if members < MIN_MEMBERS.get(name, 0):
+        problems.append(f"{name}: {members} documented functions or classes, expected at least {MIN_MEMBERS[name]}")
     if name == "gallery" and "sphx-glr-single-img" not in dom:
         problems.append("gallery: the example's figure is not on the page")
     print(f"{name:12s} {path.name:45s} formulas {math:4d}  screenshot {shot}")
@@ -164,13 +175,86 @@ def math_problems(name: str, dom: str) -> list[str]:
     return problems
 
 
+class _Prose(HTMLParser):
+    """The prose of an HTML page: text outside code, math, navigation and signatures (one chunk per element)."""
+
+    # code and literals, typeset or untypeset math, the site's navigation, and <dt>: API signatures and the
+    # "name : type" lines of parameter lists (names and types are code, not prose)
+    SKIP = {"pre", "code", "script", "style", "textarea", "nav", "header", "footer", "mjx-container", "dt",
+            "svg", "math"}
+    SKIP_CLASSES = ("math", "highlight", "sig")
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[bool] = []  # per open element: whether it is skipped
+        self.chunks: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        classes = (dict(attrs).get("class") or "").split()
+        skipped = tag in self.SKIP or any(c.startswith(self.SKIP_CLASSES) for c in classes)
+        self.stack.append(skipped or (bool(self.stack) and self.stack[-1]))
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID and self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if not (self.stack and self.stack[-1]) and data.strip():
+            self.chunks.append(data)
+
+
+def prose_text(html_text: str) -> str:
+    """The prose of a page (see :class:`_Prose`), from its ``<body>`` (the ``<head>`` holds no prose)."""
+    body = html_text[html_text.find("<body"):] if "<body" in html_text else html_text
+    parser = _Prose()
+    parser.feed(body)
+    return "\n".join(parser.chunks)
+
+
+def ascii_math_problems(name: str, html_text: str) -> list[str]:
+    """ASCII mathematics (the rules of ``tests/docs/test_ascii_math.py``: ``beta`` as a word, ``S^2``,
+    ``sqrt(``, ``<x, y>``, ``<=``) and TeX left as text, in the prose of a page."""
+    from tests.docs.test_ascii_math import RULES
+
+    prose = prose_text(html_text)
+    found = []
+    for rule, pattern in RULES.items():
+        found += [f"[{rule}] ...{prose[max(0, m.start() - 20):m.end() + 20]}...".replace("\n", " ")
+                  for m in pattern.finditer(prose)]
+    found += [f"[raw TeX] ...{prose[max(0, m.start() - 20):m.end() + 20]}...".replace("\n", " ")
+              for m in _RAW_TEX.finditer(prose)]
+    return [f"{name}: ASCII mathematics or raw TeX in the prose: {f}" for f in found]
+
+
+#: the pages whose prose is held to typeset mathematics (the generated claims, errata and command-line pages
+#: quote registry text and --help output, which are plain text by design)
+PROSE_PAGES = ("index.html", "conventions.html", "literature.html", "getting_started.html", "guide/",
+               "auto_examples/plot_", "_generated/api/")
+
+
+def check_prose_everywhere(html: Path) -> list[str]:
+    """Every page of :data:`PROSE_PAGES` as built (before MathJax: Sphinx's math is in ``class="math"``
+    elements, which the prose leaves out): no ASCII mathematics and no raw TeX in its prose. Text only, fast."""
+    problems = []
+    for page in sorted(html.rglob("*.html")):
+        rel = str(page.relative_to(html))
+        if rel.startswith(PROSE_PAGES):
+            problems += ascii_math_problems(rel, page.read_text(encoding="utf-8", errors="replace"))
+    return problems
+
+
 def check_math_everywhere(html: Path, skip: set[str]) -> list[str]:
     """Every page whose HTML has math: open it and check that MathJax typeset all of it."""
     problems = []
     pages = [p for p in sorted(html.rglob("*.html"))
              if str(p.relative_to(html)) not in skip and 'class="math' in p.read_text(errors="replace")]
     for k, page in enumerate(pages, 1):
-        found = math_problems(str(page.relative_to(html)), _browser(["--dump-dom"], page.as_uri()).stdout)
+        rel = str(page.relative_to(html))
+        dom = _browser(["--dump-dom"], page.as_uri()).stdout
+        found = math_problems(rel, dom) + (ascii_math_problems(rel, dom) if rel.startswith(PROSE_PAGES) else [])
         problems += found
         print(f"[{k}/{len(pages)}] {page.relative_to(html)}: {'ok' if not found else found}", file=sys.stderr)
     return problems
@@ -191,6 +275,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     html = out / "html" if args.no_build else build(out)
     problems = [f"needs the network: {a}" for a in remote_assets(html)]
+    problems += check_prose_everywhere(html)
     for name, rel in PAGES.items():
         problems += check_page(name, html / rel, out)
     if args.all_pages:

@@ -53,3 +53,35 @@ def test_render_check_flags_raw_tex_commands():
     fine = ("<html><body><p><mjx-container><mjx-math>x</mjx-math></mjx-container> and "
             "<code>$x \\leftarrow y$</code> and $5 of prose</p></body></html>")
     assert check_render.math_problems("noise", fine) == []
+
+
+def _check_render():
+    spec = importlib.util.spec_from_file_location("check_render", ROOT / "docs" / "check_render.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_prose_check_finds_ascii_math_and_raw_tex():
+    """Shown to fail: ASCII mathematics and raw TeX in a page's prose are found; the same words in code, math,
+    a signature, a parameter's name line or the navigation are not (text only, no browser)."""
+    check = _check_render()
+    page = ('<html><body><nav>beta S^2</nav><p>The noise <span class="math notranslate">\\(D_c(\\beta)\\)</span>'
+            ' at beta = 2 on S^2, with \\frac{1}{2}.</p><dl class="py function"><dt class="sig">f(beta)</dt>'
+            '<dd><p>Uses <code>beta^2</code>.</p><dl><dt><strong>beta</strong> : float</dt><dd>temperature</dd>'
+            '</dl></dd></dl><pre>x^2 sqrt(d)</pre></body></html>')
+    found = " ".join(check.ascii_math_problems("page", page))
+    assert "[Greek letter as a word] ...The noise   at beta" in found
+    assert "[caret power]" in found and "[raw TeX]" in found
+    clean = page.replace(" at beta = 2 on S^2, with \\frac{1}{2}.", ".")
+    assert check.ascii_math_problems("page", clean) == []
+
+
+@needs_chromium
+def test_browser_check_fails_on_ascii_math_in_prose(tmp_path):
+    """Shown to fail: a page whose prose writes beta, S^2 and sqrt( in ASCII fails the browser check."""
+    check = _check_render()
+    page = tmp_path / "page.html"
+    page.write_text("<html><body><p>At beta = 2 on S^2 the rate is sqrt(d).</p></body></html>")
+    problems = check.check_page("api", page, tmp_path)
+    assert sum("ASCII mathematics" in p for p in problems) >= 3, problems
