@@ -1422,14 +1422,14 @@ MUTANTS += [
      "c = 1.02 * diffusion_constant(law, d, sigma) if correction else 0.0",
      "the Ito form's correction drift -c (d-1) x with c 2% high"),
 ]
-# the compiled connected components (issue 42: the one_cluster observable's graph without NetworkX)
+# the vectorised connected components (issue 42: the one_cluster observable without NetworkX)
 MUTANTS += [
     ("clusters-components-label-order", "numerics/clusters/detection.py",
      "rank[np.argsort(smallest, kind=\"stable\")] = np.arange(smallest.size)",
      "rank[np.argsort(smallest, kind=\"stable\")] = np.arange(smallest.size)[::-1]",
      "components labelled in the reverse order of their smallest vertex"),
-    ("clusters-components-directed", "numerics/clusters/detection.py",
-     "_, raw = connected_components(adjacency, directed=False)",
-     "_, raw = connected_components(adjacency, directed=True, connection=\"strong\")",
-     "strongly connected components of the directed edge list (an edge i -> j does not join j to i)"),
+    ("clusters-components-one-orientation", "numerics/clusters/detection.py",
+     "cross = lu != lv",
+     "cross = lu < lv",
+     "label propagation hooks only the edges whose first end has the smaller label (stops early)"),
 ]
