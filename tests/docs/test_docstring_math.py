@@ -58,7 +58,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.core.integrators",
     "numerics.core.kernel_field",
     "numerics.core.members",
-    "numerics.core.model",
     "numerics.core.positions",
     "numerics.core.record",
     "numerics.core.sampling",
