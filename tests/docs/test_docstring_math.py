@@ -54,7 +54,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.core.beta_scaling",
     "numerics.core.blocks",
     "numerics.core.ensemble",
-    "numerics.core.field",
     "numerics.core.integrators",
     "numerics.core.kernel_field",
     "numerics.core.members",
