@@ -55,7 +55,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.core.blocks",
     "numerics.core.ensemble",
     "numerics.core.integrators",
-    "numerics.core.kernel_field",
     "numerics.core.members",
     "numerics.core.positions",
     "numerics.core.record",
