@@ -48,7 +48,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.circle.fourier",
     "numerics.clusters.detection",
     "numerics.clusters.merge_tree",
-    "numerics.clusters.reduced",
     "numerics.clusters.staircase",
     "numerics.conjectures.catalogue",
     "numerics.core.beta_scaling",
