@@ -51,7 +51,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.clusters.staircase",
     "numerics.conjectures.catalogue",
     "numerics.core.beta_scaling",
-    "numerics.core.blocks",
     "numerics.core.ensemble",
     "numerics.core.integrators",
     "numerics.core.members",
