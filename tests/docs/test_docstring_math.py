@@ -62,7 +62,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.critical.configurations",
     "numerics.critical.hessian",
     "numerics.critical.newton",
-    "numerics.critical.report",
     "numerics.critical.stationary",
     "numerics.decoder.context",
     "numerics.decoder.forward",
