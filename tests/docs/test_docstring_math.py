@@ -65,7 +65,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.critical.stationary",
     "numerics.decoder.context",
     "numerics.decoder.forward",
-    "numerics.decoder.heads",
     "numerics.decoder.weights",
     "numerics.gaussian.solutions",
     "numerics.harmonic.field",
