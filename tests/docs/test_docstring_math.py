@@ -101,7 +101,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.trained.encoder",
     "numerics.trained.flows",
     "numerics.trained.geometry",
-    "numerics.trained.heads",
     "theory.architectures",
     "theory.circle",
     "theory.circle_anisotropic",
