@@ -54,7 +54,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.core.ensemble",
     "numerics.core.integrators",
     "numerics.core.members",
-    "numerics.core.positions",
     "numerics.core.record",
     "numerics.core.sampling",
     "numerics.core.simulate",
