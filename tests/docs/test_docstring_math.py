@@ -63,7 +63,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.critical.newton",
     "numerics.critical.stationary",
     "numerics.decoder.context",
-    "numerics.decoder.forward",
     "numerics.decoder.weights",
     "numerics.gaussian.solutions",
     "numerics.harmonic.field",
