@@ -49,7 +49,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.clusters.detection",
     "numerics.clusters.merge_tree",
     "numerics.clusters.staircase",
-    "numerics.conjectures.catalogue",
     "numerics.core.beta_scaling",
     "numerics.core.ensemble",
     "numerics.core.integrators",
