@@ -58,7 +58,6 @@ NOT_YET_TYPESET: list[str] = [
     "numerics.core.simulate",
     "numerics.core.taylor",
     "numerics.critical.configurations",
-    "numerics.critical.hessian",
     "numerics.critical.newton",
     "numerics.critical.stationary",
     "numerics.decoder.context",
