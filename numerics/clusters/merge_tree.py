@@ -15,12 +15,12 @@ a tracked cluster is not one eps-cluster at a later frame (it split again), this
 :class:`Violation` with its first and last frame times; the tree is not edited to hide it.
 
 Merge times: a merge is first seen at a frame :math:`t_k`; the true time lies in the bracket
-:math:`(t_{k-1}, t_k]`. With a
-``reintegrate`` callable, :func:`refine_frames` re-integrates each bracket from the earlier frame at a finer
-output resolution (``substeps`` equal sub-intervals), keeps the sub-frames, and repeats on the sub-brackets
-that still contain a merge until every bracket width is :math:`\le` ``time_atol + time_rtol * t``. Each merge time is then
-known to that tolerance (the bracket is reported with the event). Simultaneous merges in a coarse frame split
-into their pairwise order when they happen at times farther apart than the tolerance.
+:math:`(t_{k-1}, t_k]`. With a ``reintegrate`` callable, :func:`refine_frames` re-integrates each bracket from the
+earlier frame at a finer output resolution (``substeps`` equal sub-intervals), keeps the sub-frames, and repeats
+on the sub-brackets that still contain a merge until every bracket width is :math:`\le`
+``time_atol + time_rtol * t``. Each merge time is then known to that tolerance (the bracket is reported with the
+event). Simultaneous merges in a coarse frame split into their pairwise order when they happen at times farther
+apart than the tolerance.
 
 Verified by: clusters.pairwise-merging, clusters.two-cluster-merge-time.
 """
