@@ -475,12 +475,12 @@ def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa
     r"""The projected velocity :math:`v_i` of the transformer block (module docstring), at any
     :math:`X \in \mathbb{R}^{n \times d}`.
 
-    Per head the query side :math:`\beta c\, (X Q_h^\top) K_h` and the value side :math:`(a V_h^\top) W_h` are
-    computed through the ``(k, d)`` blocks (cost :math:`O(nkd)` each, never a :math:`d \times d` matrix), the
-    :math:`n \times n` logits blockwise. The projection is the exact orthogonal one,
+    Per head the query side :math:`\beta c\, (X Q_h^\top) K_h` and the value side :math:`(a V_h^\top) W_h` are computed
+    through the ``(k, d)`` blocks (cost :math:`O(nkd)` each, never a :math:`d \times d` matrix), the :math:`n \times n`
+    logits blockwise. The projection is the exact orthogonal one,
     :math:`y - (\langle x, y\rangle / \lVert x\rVert^2)\, x` (as in :func:`numerics.core.field.make_field`), so
-    Runge-Kutta stage points off the sphere keep :math:`\lVert x_i\rVert` fixed. One system (X[None] ... [0]) through the block prepare of
-    :class:`numerics.core.attention.Attention`.
+    Runge-Kutta stage points off the sphere keep :math:`\lVert x_i\rVert` fixed. One system (X[None] ... [0]) through
+    the block prepare of :class:`numerics.core.attention.Attention`.
     """
     from numerics.core.attention import Attention
 

@@ -20,14 +20,14 @@ What each member gets (``docs/guide/ensembles.md`` has the table and the tests t
 - energies per member and frame (:func:`ensemble_energies`), in the normalisation a single run would choose
   for the member's :math:`\beta`.
 
-Members reproduce single runs bit for bit (fixed steps, with and without noise) except where the single
-run's field also summed energy terms at saved frames (``RowSumMemo``; :math:`d \ge` about 8 from random starts),
-where they agree to rounding; adaptive members agree within the tolerance; energies agree to rounding.
-Features that cannot be batched (the Fourier and harmonic backends, model fields added later; the Numba backend
-with an MLP, schedule, mask, positions or a user kernel) are refused with one line. User kernels, ALiBi, RoPE,
-position labels (also with a depth schedule) and :math:`\beta = \gamma \log n` run for a batch through the same attention
-pipeline as for one system; the normalisation schemes run the single run's :math:`(\theta, r)` field
-(:class:`numerics.core.norms.NormField`) on the state (B, n, d + 1), their radii (B, n) saved per frame.
+Members reproduce single runs bit for bit (fixed steps, with and without noise) except where the single run's field also
+summed energy terms at saved frames (``RowSumMemo``; :math:`d \ge` about 8 from random starts), where they agree to
+rounding; adaptive members agree within the tolerance; energies agree to rounding. Features that cannot be batched (the
+Fourier and harmonic backends, model fields added later; the Numba backend with an MLP, schedule, mask, positions or a
+user kernel) are refused with one line. User kernels, ALiBi, RoPE, position labels (also with a depth schedule) and
+:math:`\beta = \gamma \log n` run for a batch through the same attention pipeline as for one system; the normalisation
+schemes run the single run's :math:`(\theta, r)` field (:class:`numerics.core.norms.NormField`) on the state
+(B, n, d + 1), their radii (B, n) saved per frame.
 """
 from __future__ import annotations
 

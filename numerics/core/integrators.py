@@ -11,14 +11,15 @@ All methods take a vector field ``field(X) -> (n, d)`` (the projected attention 
   formula :math:`P_x y = y - \langle x, y\rangle x` extends the field smoothly with the sphere invariant),
   renormalised after each full step. Fourth order.
 - ``dp5``: Dormand-Prince 5(4) embedded pair with error control on
-  :math:`\max_i \lvert \mathrm{err}_i\rvert / (\mathrm{atol} + \mathrm{rtol}\, \lvert x_i\rvert)`, renormalised after each accepted step, for long horizons. Hits every requested output time exactly.
+  :math:`\max_i \lvert \mathrm{err}_i\rvert / (\mathrm{atol} + \mathrm{rtol}\, \lvert x_i\rvert)`, renormalised after
+  each accepted step, for long horizons. Hits every requested output time exactly.
 - ``dop853``: Dormand-Prince 8(5,3) (Hairer, Norsett, Wanner, Solving ODEs I, section II.10; the DOP853 code)
   with its 7th-order dense output: steps are not shortened to land on output times, the outputs are
   interpolated (3 more evaluations in a step that holds output times). 12 evaluations a step (FSAL). Error
   in the RMS norm and the initial step of Hairer's ``hinit``, as in the DOP853 code and SciPy.
 - ``adaptive``: the one of the two with fewer field evaluations at the requested tolerance
-  (:func:`adaptive_scheme`: ``dop853`` for ``rtol`` :math:`\le 10^{-3}`, ``dp5`` above); the choice is returned in the run's
-  statistics (``method_used``) and recorded in trajectory metadata.
+  (:func:`adaptive_scheme`: ``dop853`` for ``rtol`` :math:`\le 10^{-3}`, ``dp5`` above); the choice is returned in the
+  run's statistics (``method_used``) and recorded in trajectory metadata.
 
 Time-dependent fields are called ``field(X, t)`` and carry the attribute ``field.time_dependent = True``
 (:func:`is_time_dependent`); plain fields stay ``field(X)``. Depth schedules (:mod:`numerics.core.blocks`) are

@@ -3,8 +3,8 @@ r"""The members of an ensemble: what differs between them (:class:`Members`), it
 run (:func:`member`).
 
 An ensemble is an ``X0`` of shape (B, n, d) given to :func:`numerics.core.simulate.simulate` (with ``members``
-optional). What may differ between members: :math:`\beta`, Q, K, V, the noise level D and the noise seeds, each given per
-member (a leading axis of length B) or shared (``None``: the model's value, the solver's seed).
+optional). What may differ between members: :math:`\beta`, Q, K, V, the noise level D and the noise seeds, each given
+per member (a leading axis of length B) or shared (``None``: the model's value, the solver's seed).
 """
 from __future__ import annotations
 

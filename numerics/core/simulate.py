@@ -2,10 +2,10 @@ r"""The one driver: :func:`simulate` runs one system or an ensemble of B systems
 
 The path of every run (one system, a batch, a continuation) is the same :class:`Run`:
 
-1. **prepare** (:meth:`Run.prepare`): validate the start and the time, B (1 for an ``X0`` of shape (n, d),
-   squeezed at the API and file boundary; B for (B, n, d)), the field (the one attention pipeline; the
-   normalisation schemes' :math:`(\theta, r)` field of :mod:`numerics.core.norms`; the Fourier or harmonic plug-in for one
-   system), the cost check and the number of BLAS threads;
+1. **prepare** (:meth:`Run.prepare`): validate the start and the time, B (1 for an ``X0`` of shape (n, d), squeezed at
+   the API and file boundary; B for (B, n, d)), the field (the one attention pipeline; the normalisation schemes'
+   :math:`(\theta, r)` field of :mod:`numerics.core.norms`; the Fourier or harmonic plug-in for one system), the cost
+   check and the number of BLAS threads;
 2. **integrate** (:meth:`Run.integrate`): one call into the integration loop (:mod:`numerics.core.loop`, through
    its wrappers) for every case: fixed steps, shared adaptive steps, per-member adaptive steps, the stochastic
    schemes (a random stream per member: B = 1 is the single run's generator), the normalisation schemes;
@@ -435,8 +435,8 @@ def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = Non
         The vector field (:class:`numerics.core.model.Model`: ``sa``/``usa``, :math:`\beta`, Q, K, V, kernel, time
         unit, ...).
     X0 : (n, d) or (B, n, d) array_like
-        Initial state, rows on :math:`\mathbb{S}^{d-1}` (see :func:`uniform_sphere`); of shape (B, n, d) an ensemble of B
-        systems integrated together.
+        Initial state, rows on :math:`\mathbb{S}^{d-1}` (see :func:`uniform_sphere`); of shape (B, n, d) an ensemble of
+        B systems integrated together.
     t_end : float
         Final time (> 0), in the model's time unit (``usa`` rescaled: :math:`t' = e^{\beta} t`).
     solver : Solver, optional
@@ -469,8 +469,8 @@ def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = Non
     Notes
     -----
     The energy column is :math:`E_\beta` minus :math:`1/(2\beta)` (``glpr``), or the normalised GKPR form above
-    :math:`\lvert\beta\rvert = 600` (recorded in ``meta["energy_normalization"]``), or the user kernel's pair energy. With the
-    ``fourier`` backend it comes from the order parameters (:func:`numerics.circle.fourier.circle_energy`).
+    :math:`\lvert\beta\rvert = 600` (recorded in ``meta["energy_normalization"]``), or the user kernel's pair energy.
+    With the ``fourier`` backend it comes from the order parameters (:func:`numerics.circle.fourier.circle_energy`).
     ``meta["seconds"]`` is the integration time; ``meta["timings"]`` splits integration and energy.
 
     A string first argument is the keyword form of the first release, ``simulate("sa", beta, t_end, n=...,
