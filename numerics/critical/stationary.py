@@ -1,11 +1,11 @@
-"""Stationary configurations of time-independent architecture models (several heads, MLP, causal mask).
+r"""Stationary configurations of time-independent architecture models (several heads, MLP, causal mask).
 
 Models with heads, an MLP or a mask are in general not gradient flows (theory.architectures), so "critical point"
-means a zero of the projected field v(X) = 0, and stability is read from the Jacobian of the flow in tangent
-coordinates: J = U^T Dv(X) U with U an orthonormal basis of the tangent space of (S^{d-1})^n, computed by
-central differences of :meth:`numerics.core.model.Model.vector_field` along retracted tangent directions.
-For Q = K = V = I this is the linearisation of :func:`numerics.critical.report.linearized_jacobian`
-(tests/numerics/test_architectures_stationary.py compares the two).
+means a zero of the projected field :math:`v(X) = 0`, and stability is read from the Jacobian of the flow in tangent
+coordinates: :math:`J = U^\top Dv(X)\, U` with :math:`U` an orthonormal basis of the tangent space of
+:math:`(\mathbb{S}^{d-1})^n`, computed by central differences of :meth:`numerics.core.model.Model.vector_field` along
+retracted tangent directions. For :math:`Q = K = V = I` this is the linearisation of
+:func:`numerics.critical.report.linearized_jacobian` (tests/numerics/test_architectures_stationary.py compares the two).
 """
 from __future__ import annotations
 
@@ -48,9 +48,9 @@ def check_size(model: Model, n: int, d: int) -> None:
 
 def field_jacobian(model: Model, X, h: float = FD_STEP,
                    progress: Callable[[float, float], None] | None = None) -> np.ndarray:
-    """J = U^T Dv U (n(d-1) square) by central differences along tangent directions with the retraction
-    x -> (x + h u)/|x + h u|. ``progress(columns done, n(d-1))`` is called after each column (two field
-    evaluations of O(n^2) each, so O(n^3) in all)."""
+    r""":math:`J = U^\top Dv\, U` (:math:`n(d-1)` square) by central differences along tangent directions with the
+    retraction :math:`x \mapsto (x + hu) / \lVert x + hu\rVert`. ``progress(columns done, n(d-1))`` is called after
+    each column (two field evaluations of :math:`O(n^2)` each, so :math:`O(n^3)` in all)."""
     X = require_points(X, "X")
     n, d = X.shape
     check_size(model, n, d)

@@ -26,7 +26,7 @@ FAMILIES = ("llama", "gpt2")
 
 @dataclass(frozen=True)
 class DecoderConfig:
-    """Shapes and constants of a decoder.
+    r"""Shapes and constants of a decoder.
 
     Attributes
     ----------
@@ -38,7 +38,8 @@ class DecoderConfig:
     norm_eps : float
         Epsilon of the RMSNorm (``llama``) or LayerNorm (``gpt2``).
     rope_base : float or None
-        Rotary base b: pair p of a head rotates by the angle t b^{-2p/k} at position t (``llama`` only).
+        Rotary base :math:`b`: pair :math:`p` of a head rotates by the angle :math:`t\, b^{-2p/k}` at position :math:`t`
+        (``llama`` only).
     tied : bool
         Whether the output head is the token embedding matrix.
     name : str
