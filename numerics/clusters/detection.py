@@ -45,7 +45,8 @@ KDTREE_MAX_DIM = 8
 
 
 def geodesic_distance(x, y) -> np.ndarray:
-    """Great-circle distance 2 arcsin(|x - y| / 2) between unit vectors (broadcasts over leading axes)."""
+    r"""Great-circle distance :math:`2 \arcsin(\lVert x - y\rVert / 2)` between unit vectors (broadcasts over
+    leading axes)."""
     chord = np.linalg.norm(np.asarray(x, float) - np.asarray(y, float), axis=-1)
     return 2.0 * np.arcsin(np.minimum(chord / 2.0, 1.0))
 

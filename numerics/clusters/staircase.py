@@ -99,7 +99,7 @@ def energy_staircase(times, X, beta: float, eps: float, *, energy=None, tol: flo
     beta : float
         Inverse temperature (>= 0) of the normalised energy.
     eps : float
-        Cluster threshold for the masses m_c (see :func:`numerics.clusters.find_clusters`).
+        Cluster threshold for the masses :math:`m_c` (see :func:`numerics.clusters.find_clusters`).
     energy : (m,) array_like, optional
         Precomputed normalised energies (default: computed from X).
     tol, min_ratio

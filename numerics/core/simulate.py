@@ -446,8 +446,8 @@ def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = Non
         Frames to keep (default every step of a fixed-step method, 101 times for the adaptive methods).
     progress : callable, optional
         ``progress(t, t_end)``, called as the integration advances. If it has an attribute ``energy`` (a
-        callable), ``progress.energy(frames_done, frames)`` is called as the energy column is computed (:math:`O(n^2)`
-        per frame with the direct sums, O(n K) with the circle's Fourier backend).
+        callable), ``progress.energy(frames_done, frames)`` is called as the energy column is computed
+        (:math:`O(n^2)` per frame with the direct sums, :math:`O(nK)` with the circle's Fourier backend).
     members : numerics.core.members.Members, optional
         Per-member :math:`\beta`, Q, K, V, noise and noise seeds of an ensemble (``X0`` then has shape (B, n, d)).
     events : numerics.core.events.Event or str, optional

@@ -3,12 +3,12 @@ r"""Builders for the structured configurations of the critical-point analysis, w
 Every builder returns an (n, d) float64 array of unit rows. A "mass" is the number of particles placed at one
 vertex (clusters of coincident particles, as in GKPR's k-group states). Families (names used by the CLI):
 
-- ``sync``: all n particles at e_1 (the synchronised state);
-- ``clusters``: :math:`k` clusters at angles :math:`2\pi c / k` on the great circle of the (e_1, e_2) plane;
-- ``polygon``: the regular n-gon (``clusters`` with k = n, masses 1);
-- ``antipodal``: two clusters at +e_1 and -e_1 (``clusters`` with k = 2);
+- ``sync``: all :math:`n` particles at :math:`e_1` (the synchronised state);
+- ``clusters``: :math:`k` clusters at angles :math:`2\pi c / k` on the great circle of the :math:`(e_1, e_2)` plane;
+- ``polygon``: the regular :math:`n`-gon (``clusters`` with :math:`k = n`, masses 1);
+- ``antipodal``: two clusters at :math:`+e_1` and :math:`-e_1` (``clusters`` with :math:`k = 2`);
 - ``simplex``: the :math:`d+1` vertices of the regular simplex (:math:`\langle x_a, x_b\rangle = -1/d`);
-- ``orthoplex``: the 2d vertices +-e_a of the cross-polytope;
+- ``orthoplex``: the :math:`2d` vertices :math:`\pm e_a` of the cross-polytope;
 - ``file``: an (n, d) ``.npy`` file (:func:`numerics.core.trajectory.load_initial`).
 
 Impossible requests (:math:`k` not dividing :math:`n` without masses, simplex with :math:`n \ne d+1`, masses not summing
@@ -63,13 +63,13 @@ def circle_clusters(d: int, *, k: int | None = None, n: int | None = None,
 
 
 def regular_polygon(n: int, d: int) -> np.ndarray:
-    """The regular n-gon on the (e_1, e_2) great circle."""
+    """The regular :math:`n`-gon on the :math:`(e_1, e_2)` great circle."""
     n = require_int(n, "n", minimum=1)
     return circle_clusters(d, k=n, n=n)
 
 
 def synchronized(n: int, d: int) -> np.ndarray:
-    """All n particles at e_1."""
+    """All :math:`n` particles at :math:`e_1`."""
     n, d = require_int(n, "n", minimum=1), require_int(d, "d", minimum=2)
     X = np.zeros((n, d))
     X[:, 0] = 1.0
@@ -97,7 +97,8 @@ def simplex(d: int, *, n: int | None = None, masses: Sequence[int] | None = None
 
 
 def orthoplex(d: int, *, n: int | None = None, masses: Sequence[int] | None = None) -> np.ndarray:
-    """The cross-polytope +-e_a (n = 2d, ordered e_1, -e_1, e_2, -e_2, ...), or clusters of sizes ``masses``."""
+    r"""The cross-polytope :math:`\pm e_a` (:math:`n = 2d`, ordered :math:`e_1, -e_1, e_2, -e_2, \dots`), or clusters
+    of sizes ``masses``."""
     d = require_int(d, "d", minimum=2)
     if masses is None:
         if n is not None and n != 2 * d:

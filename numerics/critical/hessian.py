@@ -112,7 +112,7 @@ def tangent_basis(X, rng: np.random.Generator | None = None) -> np.ndarray:
     r"""Orthonormal bases of the tangent spaces: U of shape ``(n, d, d-1)``, :math:`U_i^\top x_i = 0`,
     :math:`U_i^\top U_i = I`.
 
-    From a complete Householder QR of each x_i. With ``rng``, each basis is rotated by a random orthogonal
+    From a complete Householder QR of each :math:`x_i`. With ``rng``, each basis is rotated by a random orthogonal
     (d-1) x (d-1) matrix (to test that results do not depend on the choice of basis).
     """
     X = np.asarray(X, dtype=float)

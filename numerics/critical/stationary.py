@@ -70,12 +70,12 @@ def field_jacobian(model: Model, X, h: float = FD_STEP,
 def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_modes: int = 0,
                       residual_tolerance: float = 1e-9,
                       progress: Callable[[float, float], None] | None = None) -> dict:
-    """Residual max_i |v_i(X)| and the Jacobian spectrum at X: counts of eigenvalues with real part above,
-    below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``not stationary`` if the
-    residual exceeds ``residual_tolerance``, else ``unstable`` if some real part exceeds the tolerance, ``stable``
-    if the zero count is at most ``symmetry_modes`` (pass the dimension of the symmetry orbit, e.g. rotations of
-    an O(d)-equivariant model) and no real part is positive, else ``degenerate``. The finite-difference Jacobian
-    is accurate to about 1e-10 (FD_STEP). ``progress`` is passed to :func:`field_jacobian`."""
+    r"""Residual :math:`\max_i \lVert v_i(X)\rVert` and the Jacobian spectrum at X: counts of eigenvalues with real part
+    above, below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``not stationary`` if the
+    residual exceeds ``residual_tolerance``, else ``unstable`` if some real part exceeds the tolerance, ``stable`` if
+    the zero count is at most ``symmetry_modes`` (pass the dimension of the symmetry orbit, e.g. rotations of an
+    :math:`O(d)`-equivariant model) and no real part is positive, else ``degenerate``. The finite-difference Jacobian is
+    accurate to about 1e-10 (FD_STEP). ``progress`` is passed to :func:`field_jacobian`."""
     X = require_points(X, "X")
     n, d = X.shape
     residual = float(np.max(np.linalg.norm(_field(model, n, d)(X), axis=1)))
