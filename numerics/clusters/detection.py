@@ -1,20 +1,23 @@
-"""Clusters of a configuration on S^{d-1} at one time: components of the eps-neighbourhood graph.
+r"""Clusters of a configuration on :math:`\mathbb{S}^{d-1}` at one time: components of the eps-neighbourhood graph.
 
-Two particles are *eps-neighbours* when their geodesic distance d(x, y) = arccos<x, y> is at most eps; the
-clusters are the connected components of the eps-neighbour graph (built and split with NetworkX). This is
-single-linkage clustering cut at height eps (``scipy.cluster.hierarchy.fcluster(..., t=eps,
-criterion="distance")`` on geodesic distances), which :func:`single_linkage_labels` computes as an O(n^2)
-reference.
+Two particles are *eps-neighbours* when their geodesic distance :math:`d(x, y) = \arccos\langle x, y\rangle` is
+at most :math:`\varepsilon`; the clusters are the connected components of the eps-neighbour graph (built and
+split with NetworkX). This is single-linkage clustering cut at height :math:`\varepsilon`
+(``scipy.cluster.hierarchy.fcluster(..., t=eps, criterion="distance")`` on geodesic distances), which
+:func:`single_linkage_labels` computes as an :math:`O(n^2)` reference.
 
 Edges are found without an all-pairs Python loop:
 
-- ``kdtree``: :class:`scipy.spatial.cKDTree` ``query_pairs`` on the chord distance |x - y| <= 2 sin(eps / 2)
-  (chord and geodesic distance are increasing functions of each other for eps <= pi); fast in low d.
-- ``gram``: blocked Gram matrix, candidates <x_i, x_j> >= cos(eps) - slack, each candidate then confirmed with
-  the exact chord |x_i - x_j| (the Gram test alone loses accuracy for eps below about 1e-6); memory
-  O(block * n), for any d.
+- ``kdtree``: :class:`scipy.spatial.cKDTree` ``query_pairs`` on the chord distance
+  :math:`\lVert x - y\rVert \le 2 \sin(\varepsilon / 2)` (chord and geodesic distance are increasing functions of
+  each other for :math:`\varepsilon \le \pi`); fast in low :math:`d`.
+- ``gram``: blocked Gram matrix, candidates :math:`\langle x_i, x_j\rangle \ge \cos\varepsilon - \mathrm{slack}`,
+  each candidate then confirmed with the exact chord :math:`\lVert x_i - x_j\rVert` (the Gram test alone loses
+  accuracy for :math:`\varepsilon` below about :math:`10^{-6}`); memory :math:`O(\mathrm{block} \cdot n)`, for
+  any :math:`d`.
 
-Geodesic distances are computed as 2 arcsin(|x - y| / 2), accurate for tiny distances (arccos<x, y> is not).
+Geodesic distances are computed as :math:`2 \arcsin(\lVert x - y\rVert / 2)`, accurate for tiny distances
+(:math:`\arccos\langle x, y\rangle` is not).
 
 Source: the cluster notion of GLPR (arXiv 2312.10794) and GKPR (arXiv 2410.06833), made operational with a
 distance threshold. Verified by: clusters.single-linkage.
@@ -42,7 +45,8 @@ KDTREE_MAX_DIM = 8
 
 
 def geodesic_distance(x, y) -> np.ndarray:
-    """Great-circle distance 2 arcsin(|x - y| / 2) between unit vectors (broadcasts over leading axes)."""
+    r"""Great-circle distance :math:`2 \arcsin(\lVert x - y\rVert / 2)` between unit vectors (broadcasts over
+    leading axes)."""
     chord = np.linalg.norm(np.asarray(x, float) - np.asarray(y, float), axis=-1)
     return 2.0 * np.arcsin(np.minimum(chord / 2.0, 1.0))
 
@@ -157,14 +161,15 @@ def component_labels_networkx(n: int, edges: np.ndarray) -> np.ndarray:
 
 def find_clusters(X, eps: float, *, weights=None, method: str = "auto", block: int | None = None,
                   normalize: bool = False) -> Clusters:
-    """Clusters of X: connected components of the graph joining particles at geodesic distance <= eps.
+    r"""Clusters of X: connected components of the graph joining particles at geodesic distance
+    :math:`\le` ``eps``.
 
     Parameters
     ----------
     X : (n, d) array_like
         Unit vectors (checked to 1e-8 unless ``normalize``).
     eps : float
-        Threshold in radians, 0 <= eps (eps >= pi joins everything).
+        Threshold in radians, :math:`0 \le \varepsilon` (:math:`\varepsilon \ge \pi` joins everything).
     weights : (n,) array_like, optional
         Positive particle weights (e.g. the masses of reduced-model particles); sizes are then sums of weights
         and centres weighted means. Default: every particle counts 1.
@@ -230,7 +235,7 @@ def cluster_diameter(P: np.ndarray, entries: int = 1 << 21) -> float:
 
 def single_linkage_labels(X, eps: float) -> np.ndarray:
     """Reference: SciPy single-linkage clustering on geodesic distances, cut at eps, relabelled like
-    :func:`find_clusters` (order of smallest member). O(n^2) memory; for tests and checks."""
+    :func:`find_clusters` (order of smallest member). :math:`O(n^2)` memory; for tests and checks."""
     from scipy.cluster.hierarchy import fcluster, linkage
     from scipy.spatial.distance import pdist
 

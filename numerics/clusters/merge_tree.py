@@ -1,4 +1,4 @@
-"""Clusters over a trajectory: identities across time, the merge tree, merge events and their times.
+r"""Clusters over a trajectory: identities across time, the merge tree, merge events and their times.
 
 At every saved frame the eps-clusters are computed (:func:`numerics.clusters.find_clusters`). Identities are
 carried across frames with a union-find over particles: two particles belong to the same *tracked cluster*
@@ -14,12 +14,13 @@ Self-attention dynamics are expected to merge monotonically (GLPR arXiv 2312.107
 a tracked cluster is not one eps-cluster at a later frame (it split again), this is reported as a
 :class:`Violation` with its first and last frame times; the tree is not edited to hide it.
 
-Merge times: a merge is first seen at a frame t_k; the true time lies in the bracket (t_{k-1}, t_k]. With a
-``reintegrate`` callable, :func:`refine_frames` re-integrates each bracket from the earlier frame at a finer
-output resolution (``substeps`` equal sub-intervals), keeps the sub-frames, and repeats on the sub-brackets
-that still contain a merge until every bracket width is <= time_atol + time_rtol * t. Each merge time is then
-known to that tolerance (the bracket is reported with the event). Simultaneous merges in a coarse frame split
-into their pairwise order when they happen at times farther apart than the tolerance.
+Merge times: a merge is first seen at a frame :math:`t_k`; the true time lies in the bracket
+:math:`(t_{k-1}, t_k]`. With a ``reintegrate`` callable, :func:`refine_frames` re-integrates each bracket from the
+earlier frame at a finer output resolution (``substeps`` equal sub-intervals), keeps the sub-frames, and repeats
+on the sub-brackets that still contain a merge until every bracket width is :math:`\le`
+``time_atol + time_rtol * t``. Each merge time is then known to that tolerance (the bracket is reported with the
+event). Simultaneous merges in a coarse frame split into their pairwise order when they happen at times farther
+apart than the tolerance.
 
 Verified by: clusters.pairwise-merging, clusters.two-cluster-merge-time.
 """
@@ -160,7 +161,7 @@ def merge_history(times, X, eps: float, *, reintegrate: Reintegrator | None = No
                   time_atol: float = 1e-9, substeps: int = 16, max_rounds: int = 40,
                   progress: Callable[[float, float], None] | None = None,
                   refine_progress: Callable[[float, float], None] | None = None) -> MergeHistory:
-    """Track eps-clusters over saved frames and build the merge tree.
+    r"""Track eps-clusters over saved frames and build the merge tree.
 
     Parameters
     ----------
@@ -172,7 +173,7 @@ def merge_history(times, X, eps: float, *, reintegrate: Reintegrator | None = No
         Cluster threshold in radians (see :func:`numerics.clusters.find_clusters`).
     reintegrate : callable, optional
         ``reintegrate(X_start, save_times) -> states`` (e.g. :func:`reintegrator`); when given, merge brackets
-        are refined with :func:`refine_frames` to width <= time_atol + time_rtol * t.
+        are refined with :func:`refine_frames` to width :math:`\le` ``time_atol + time_rtol * t``.
     substeps : int
         Sub-intervals per refinement round.
     progress, refine_progress : callable, optional

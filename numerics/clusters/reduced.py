@@ -1,26 +1,46 @@
-"""The reduced model: clusters as weighted particles with the same attention kernel, and merge predictions.
+r"""The reduced model: clusters as weighted particles with the same attention kernel, and merge predictions.
 
-A configuration made of k groups of exactly coincident particles (n_a particles at y_a, masses
-m_a = n_a / n) stays so under ``sa`` and ``usa`` (Q = K = V = I), and the group positions follow
+A configuration made of :math:`k` groups of exactly coincident particles (:math:`n_a` particles at :math:`y_a`,
+masses :math:`m_a = n_a / n`) stays so under ``sa`` and ``usa`` (:math:`Q = K = V = I`), and the group positions
+follow
 
-- ``sa``:  dy_a/dt = P_{y_a}( sum_b m_b e^{beta<y_a,y_b>} y_b / sum_b m_b e^{beta<y_a,y_b>} )
-- ``usa``: dy_a/dt = P_{y_a}( sum_b m_b e^{beta<y_a,y_b>} y_b )    (rescaled unit: e^{beta(<y_a,y_b> - 1)})
+.. math::
 
-because the full field of particle i in group a is the same sum with the n_b equal terms of group b collected
-(self-interaction included, as in GLPR). For clustered (not coincident) states the reduced model is an
-approximation whose error is of the order of the cluster diameters.
+    \begin{aligned}
+    \texttt{sa}:\quad \dot y_a &= P_{y_a}\Big(\sum_b m_b e^{\beta\langle y_a, y_b\rangle} y_b
+        \Big/ \sum_b m_b e^{\beta\langle y_a, y_b\rangle}\Big), \\
+    \texttt{usa}:\quad \dot y_a &= P_{y_a}\Big(\sum_b m_b e^{\beta\langle y_a, y_b\rangle} y_b\Big)
+        \qquad (\text{rescaled unit: } e^{\beta(\langle y_a, y_b\rangle - 1)})
+    \end{aligned}
+
+because the full field of particle :math:`i` in group :math:`a` is the same sum with the :math:`n_b` equal terms
+of group :math:`b` collected (self-interaction included, as in GLPR). For clustered (not coincident) states the
+reduced model is an approximation whose error is of the order of the cluster diameters.
 
 Predicting merges: :func:`predict_merges` integrates the reduced model from the clusters of a state, and when
-two reduced particles come within geodesic distance eps (the same threshold that defines clusters) it locates
-the time by re-integration on finer sub-grids, replaces the pair by one particle of the summed mass at the
-normalised weighted mean, and continues: the predicted merge sequence and times.
+two reduced particles come within geodesic distance :math:`\varepsilon` (the same threshold that defines
+clusters) it locates the time by re-integration on finer sub-grids, replaces the pair by one particle of the
+summed mass at the normalised weighted mean, and continues: the predicted merge sequence and times.
 
-Two equal clusters on S^1 at angle theta (sa): with masses 1/2, dtheta/dt = -2 sin(theta) / (1 + e^{beta(1 -
-cos theta)}), so the time to go from theta_0 to eps is exactly
-T(theta_0, eps) = int_eps^{theta_0} (1 + e^{beta(1 - cos u)}) / (2 sin u) du (:func:`two_cluster_merge_time`),
-whose endpoint Laplace expansion is e^{beta(1 - cos theta_0)} / (2 beta sin^2 theta_0) * (1 + 2 cos theta_0 /
-(beta sin^2 theta_0) + O(beta^-2)) (:func:`two_cluster_laplace`; derivation in
-proofs_notes/clusters-two-cluster-merge-time.md).
+Two equal clusters on :math:`\mathbb{S}^1` at angle :math:`\theta` (``sa``): with masses :math:`1/2`,
+
+.. math::
+
+    \frac{d\theta}{dt} = -\frac{2 \sin\theta}{1 + e^{\beta(1 - \cos\theta)}},
+
+so the time to go from :math:`\theta_0` to :math:`\varepsilon` is exactly (:func:`two_cluster_merge_time`)
+
+.. math::
+
+    T(\theta_0, \varepsilon) = \int_\varepsilon^{\theta_0} \frac{1 + e^{\beta(1 - \cos u)}}{2 \sin u}\, du,
+
+whose endpoint Laplace expansion is (:func:`two_cluster_laplace`; derivation in
+proofs_notes/clusters-two-cluster-merge-time.md)
+
+.. math::
+
+    \frac{e^{\beta(1 - \cos\theta_0)}}{2\beta \sin^2\theta_0}
+    \Big(1 + \frac{2 \cos\theta_0}{\beta \sin^2\theta_0} + O(\beta^{-2})\Big).
 
 Source: GLPR (arXiv 2312.10794), GKPR (arXiv 2410.06833). Verified by: clusters.two-cluster-merge-time,
 clusters.staircase.
@@ -50,10 +70,11 @@ def _masses(sizes) -> np.ndarray:
 
 def make_reduced_field(beta: float, sizes, model: str = "sa", *, time_unit: str = "natural"
                        ) -> Callable[[np.ndarray], np.ndarray]:
-    """``field(Y) -> (k, d)`` of the reduced model for clusters of ``sizes`` particles (masses sizes / n).
+    r"""``field(Y) -> (k, d)`` of the reduced model for clusters of ``sizes`` particles (masses ``sizes / n``).
 
-    See the module docstring for the equations. Weights are e^{beta<y_a,y_b> + log m_b - c_a} with c_a the row
-    maximum (``sa``, exact) or beta (``usa``: the rescaled unit, times e^{beta} in the natural unit).
+    See the module docstring for the equations. Weights are :math:`e^{\beta\langle y_a, y_b\rangle + \log m_b - c_a}`
+    with :math:`c_a` the row maximum (``sa``, exact) or :math:`\beta` (``usa``: the rescaled unit, times
+    :math:`e^{\beta}` in the natural unit).
     Verified by: clusters.two-cluster-merge-time (coincident groups evolve like the reduced model).
     """
     beta = require_real(beta, "beta")
@@ -125,7 +146,7 @@ def predict_merges(Y, sizes, beta: float, *, eps: float, t_start: float, t_end: 
                    time_unit: str = "natural", frames: int = 400, time_rtol: float = 1e-6,
                    time_atol: float = 1e-9, substeps: int = 16,
                    progress: Callable[[float, float], None] | None = None) -> MergePrediction:
-    """Predicted merge sequence of the reduced model started from reduced particles Y with ``sizes``.
+    r"""Predicted merge sequence of the reduced model started from reduced particles Y with ``sizes``.
 
     Parameters
     ----------
@@ -134,14 +155,14 @@ def predict_merges(Y, sizes, beta: float, *, eps: float, t_start: float, t_end: 
     sizes : (k,) array_like
         Particles per cluster.
     beta, model, time_unit
-        As for :func:`numerics.core.field.attention_field` (Q = K = V = I).
+        As for :func:`numerics.core.field.attention_field` (:math:`Q = K = V = I`).
     eps : float
-        Two reduced particles merge when their geodesic distance is <= eps.
+        Two reduced particles merge when their geodesic distance is :math:`\le` ``eps``.
     t_start, t_end : float
         Time of the state Y and horizon.
     frames : int
-        Checks on a log-spaced grid t_start + geomspace(1e-3, t_end - t_start, frames); merge times are then
-        located to width <= time_atol + time_rtol * t by re-integration on ``substeps`` sub-intervals.
+        Checks on a log-spaced grid ``t_start + geomspace(1e-3, t_end - t_start, frames)``; merge times are then
+        located to width :math:`\le` ``time_atol + time_rtol * t`` by re-integration on ``substeps`` sub-intervals.
     progress : callable, optional
         ``progress(merges_done, k - 1)``, called as merges are located.
 
@@ -287,11 +308,13 @@ def compare_merges(prediction: MergePrediction, history: MergeHistory) -> list[d
 
 
 def two_cluster_merge_time(theta0: float, beta: float, eps: float) -> float:
-    """Exact time for two equal clusters (masses 1/2, ``sa``) on S^1 at angle theta0 to come within eps.
+    r"""Exact time for two equal clusters (masses 1/2, ``sa``) on :math:`\mathbb{S}^1` at angle ``theta0`` to come
+    within ``eps``.
 
-    T = int_eps^{theta0} (1 + e^{beta(1 - cos u)}) / (2 sin u) du, from dtheta/dt = -2 sin theta /
-    (1 + e^{beta(1 - cos theta)}) (reduced two-particle ODE; each cluster moves at half that speed). Evaluated
-    with the factor e^{beta(1 - cos theta0)} pulled out (no overflow inside the quadrature).
+    :math:`T = \int_\varepsilon^{\theta_0} \frac{1 + e^{\beta(1 - \cos u)}}{2 \sin u}\, du`, from
+    :math:`d\theta/dt = -2 \sin\theta / (1 + e^{\beta(1 - \cos\theta)})` (reduced two-particle ODE; each cluster
+    moves at half that speed). Evaluated with the factor :math:`e^{\beta(1 - \cos\theta_0)}` pulled out (no
+    overflow inside the quadrature).
     Verified by: clusters.two-cluster-merge-time.
     """
     theta0 = require_real(theta0, "theta0", minimum=0.0, strict_minimum=True, maximum=math.pi)
@@ -312,20 +335,21 @@ def two_cluster_merge_time(theta0: float, beta: float, eps: float) -> float:
 
 
 def two_cluster_laplace(theta0: float, beta: float, order: int = 1) -> float:
-    """Laplace asymptotics of :func:`two_cluster_merge_time` as beta -> oo (independent of eps):
-    ``order=1``: e^{beta(1 - cos theta0)} / (2 beta sin^2 theta0) (GKPR / survey);
-    ``order=2``: times (1 + 2 cos theta0 / (beta sin^2 theta0)) (next term, derived in the note)."""
+    r"""Laplace asymptotics of :func:`two_cluster_merge_time` as :math:`\beta \to \infty` (independent of ``eps``):
+    ``order=1``: :math:`e^{\beta(1 - \cos\theta_0)} / (2\beta \sin^2\theta_0)` (GKPR / survey);
+    ``order=2``: times :math:`1 + 2 \cos\theta_0 / (\beta \sin^2\theta_0)` (next term, derived in the note)."""
     s2 = math.sin(theta0) ** 2
     leading = math.exp(beta * (1.0 - math.cos(theta0))) / (2.0 * beta * s2)
     return leading if order == 1 else leading * (1.0 + 2.0 * math.cos(theta0) / (beta * s2))
 
 
 def closest_pair_order(Y, sizes) -> list[frozenset]:
-    """Hardmax merge order: repeatedly merge the two closest reduced particles (into their normalised weighted
+    r"""Hardmax merge order: repeatedly merge the two closest reduced particles (into their normalised weighted
     mean, masses added). Returns, for each merge, the frozenset of initial ids in the new cluster.
 
-    This is the merge order the reduced model should follow at large beta for well-separated configurations
-    (the closest pair's merge time e^{beta(1 - cos theta)} is exponentially shorter than every other pair's).
+    This is the merge order the reduced model should follow at large :math:`\beta` for well-separated
+    configurations (the closest pair's merge time :math:`e^{\beta(1 - \cos\theta)}` is exponentially shorter than
+    every other pair's).
     Verified by: clusters.staircase.
     """
     Y = require_points(Y, "Y").copy()

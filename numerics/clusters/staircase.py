@@ -1,14 +1,22 @@
-"""The metastable energy staircase: plateaus of the normalised energy and their predicted heights.
+r"""The metastable energy staircase: plateaus of the normalised energy and their predicted heights.
 
-The normalised energy (GKPR, arXiv 2410.06833) is E(X) = (1/n^2) sum_{i,j} e^{beta(<x_i,x_j> - 1)} in (0, 1]
-(:func:`numerics.core.field.interaction_energy` with ``normalization="gkpr"``). When X consists of k tight clusters
-with m_c particles each, E = sum_c (m_c/n)^2 + (1/n^2) sum_{c != c'} m_c m_c' e^{beta(<y_c,y_c'> - 1)} + O(diam^2
-beta): at large beta and well-separated clusters the cross term is exponentially small, so E sits on the
-plateau sum_c (m_c/n)^2 until the next merger, when it jumps by 2 m_a m_b / n^2. On a log time axis the
-energy is a staircase.
+The normalised energy (GKPR, arXiv 2410.06833) is
+:math:`E(X) = \frac{1}{n^2} \sum_{i,j} e^{\beta(\langle x_i, x_j\rangle - 1)} \in (0, 1]`
+(:func:`numerics.core.field.interaction_energy` with ``normalization="gkpr"``). When X consists of :math:`k`
+tight clusters with :math:`m_c` particles each,
 
-Plateau detection (:func:`detect_plateaus`): maximal runs of consecutive frames with t > 0 over which E varies
-by at most ``tol`` and which last at least a factor ``min_ratio`` in time (a fixed width on the log axis).
+.. math::
+
+    E = \sum_c (m_c/n)^2 + \frac{1}{n^2} \sum_{c \ne c'} m_c m_{c'} e^{\beta(\langle y_c, y_{c'}\rangle - 1)}
+        + O(\mathrm{diam}^2 \beta):
+
+at large :math:`\beta` and well-separated clusters the cross term is exponentially small, so :math:`E` sits on
+the plateau :math:`\sum_c (m_c/n)^2` until the next merger, when it jumps by :math:`2 m_a m_b / n^2`. On a
+logarithmic time axis the energy is a staircase.
+
+Plateau detection (:func:`detect_plateaus`): maximal runs of consecutive frames with :math:`t > 0` over which
+:math:`E` varies by at most ``tol`` and which last at least a factor ``min_ratio`` in time (a fixed width on the
+logarithmic axis).
 
 Verified by: clusters.staircase.
 """
@@ -26,11 +34,11 @@ from numerics.core.field import interaction_energy
 
 @dataclass(frozen=True)
 class Plateau:
-    """One step of the staircase.
+    r"""One step of the staircase.
 
     ``start``/``end``: first and last frame times; ``height``: median normalised energy over the plateau;
-    ``sizes``: cluster sizes at the plateau's middle frame; ``predicted``: sum_c (m_c/n)^2;
-    ``reduced_energy``: the energy of the clusters collapsed to their centres (sum_c (m_c/n)^2 plus the cross
+    ``sizes``: cluster sizes at the plateau's middle frame; ``predicted``: :math:`\sum_c (m_c/n)^2`;
+    ``reduced_energy``: the energy of the clusters collapsed to their centres (:math:`\sum_c (m_c/n)^2` plus the cross
     terms), the exact limit of the height when the clusters have zero diameter.
     """
 
@@ -47,16 +55,16 @@ class Plateau:
 
 
 def normalized_energies(X, beta: float) -> np.ndarray:
-    """(1/n^2) sum_{i,j} e^{beta(<x_i,x_j> - 1)} for every frame of X (m, n, d)."""
+    r""":math:`\frac{1}{n^2} \sum_{i,j} e^{\beta(\langle x_i, x_j\rangle - 1)}` for every frame of X ``(m, n, d)``."""
     X = require_finite_array(X, "X", ndim=3)
     return np.array([interaction_energy(Xk, beta, normalization="gkpr") for Xk in X])
 
 
 def detect_plateaus(times, energy, *, tol: float = 1e-3, min_ratio: float = 3.0) -> list[tuple[int, int]]:
-    """Index ranges [i, j] (inclusive) of the plateaus of ``energy`` against ``times`` (only t > 0 is used).
+    r"""Index ranges [i, j] (inclusive) of the plateaus of ``energy`` against ``times`` (only t > 0 is used).
 
-    A plateau is a maximal run of consecutive frames with max - min of the energy <= ``tol`` and
-    t_j / t_i >= ``min_ratio``. Runs are grown greedily from the left.
+    A plateau is a maximal run of consecutive frames with :math:`\max - \min` of the energy :math:`\le` ``tol`` and
+    :math:`t_j / t_i \ge` ``min_ratio``. Runs are grown greedily from the left.
     """
     times = require_finite_array(times, "times", ndim=1)
     energy = require_finite_array(energy, "energy", ndim=1)
@@ -82,7 +90,7 @@ def detect_plateaus(times, energy, *, tol: float = 1e-3, min_ratio: float = 3.0)
 
 def energy_staircase(times, X, beta: float, eps: float, *, energy=None, tol: float = 1e-3,
                      min_ratio: float = 3.0) -> list[Plateau]:
-    """Plateaus of the normalised energy of a trajectory with their heights beside sum_c (m_c/n)^2.
+    r"""Plateaus of the normalised energy of a trajectory with their heights beside :math:`\sum_c (m_c/n)^2`.
 
     Parameters
     ----------
@@ -91,7 +99,7 @@ def energy_staircase(times, X, beta: float, eps: float, *, energy=None, tol: flo
     beta : float
         Inverse temperature (>= 0) of the normalised energy.
     eps : float
-        Cluster threshold for the masses m_c (see :func:`numerics.clusters.find_clusters`).
+        Cluster threshold for the masses :math:`m_c` (see :func:`numerics.clusters.find_clusters`).
     energy : (m,) array_like, optional
         Precomputed normalised energies (default: computed from X).
     tol, min_ratio

@@ -1,28 +1,34 @@
-"""Runnable conjectures from the literature (``attnflow conjecture list``), each with a note in proofs_notes/.
+r"""Runnable conjectures from the literature (``attnflow conjecture list``), each with a note in proofs_notes/.
 
-Landscape conjectures share one outcome: from the drawn start X0, maximise E(X) = 1/(2 n^2) sum phi(<x_i,x_j>)
-(L-BFGS on the radial parametrisation x_i = y_i/|y_i|, i.e. the ascent that usa performs up to time change, then
-Riemannian Newton polishing, :func:`numerics.critical.newton.riemannian_newton`), and classify the critical
-point reached with :func:`numerics.critical.critical_point_report` (Hessian spectrum off the rotation orbit).
-A counterexample to "no spurious local maxima" is a critical point that is a strict local maximum (every
-non-rotational Hessian eigenvalue negative) and not synchronised (more than one cluster). Degenerate or
-non-converged examples are undecided. Since ``sa`` and ``usa`` share critical points and their
-stability (sa is a gradient flow of E in another metric), the landscape statements cover both models.
+Landscape conjectures share one outcome: from the drawn start X0, maximise
+:math:`E(X) = \frac{1}{2n^2} \sum \phi(\langle x_i, x_j\rangle)` (L-BFGS on the radial parametrisation
+:math:`x_i = y_i / \lVert y_i\rVert`, i.e. the ascent that ``usa`` performs up to time change, then Riemannian
+Newton polishing, :func:`numerics.critical.newton.riemannian_newton`), and classify the critical point reached
+with :func:`numerics.critical.critical_point_report` (Hessian spectrum off the rotation orbit). A counterexample
+to "no spurious local maxima" is a critical point that is a strict local maximum (every non-rotational Hessian
+eigenvalue negative) and not synchronised (more than one cluster). Degenerate or non-converged examples are
+undecided. Since ``sa`` and ``usa`` share critical points and their stability (``sa`` is a gradient flow of
+:math:`E` in another metric), the landscape statements cover both models.
 
 Catalogue (ids):
-- ``s1-sync-negative-beta``  (a) PRY arXiv 2507.22857: E_beta on S^1 has no spurious local maxima for beta in
-  [-2/3, -0.16) (open; PRY prove it for beta >= -0.16 and its failure below -2/3).
-- ``s1-no-spurious-maxima``  the same statement for beta in [-2, 1] (false below -2/3; the claim
-  conjecture.negative-beta-counterexample runs it on [-2, -0.7] and on [0, 1]).
-- ``landscape``              the same statement for a user kernel string, dimension and beta range
+
+- ``s1-sync-negative-beta``  (a) PRY arXiv 2507.22857: :math:`E_\beta` on :math:`\mathbb{S}^1` has no spurious
+  local maxima for :math:`\beta \in [-2/3, -0.16)` (open; PRY prove it for :math:`\beta \ge -0.16` and its
+  failure below :math:`-2/3`).
+- ``s1-no-spurious-maxima``  the same statement for :math:`\beta \in [-2, 1]` (false below :math:`-2/3`; the
+  claim conjecture.negative-beta-counterexample runs it on :math:`[-2, -0.7]` and on :math:`[0, 1]`).
+- ``landscape``              the same statement for a user kernel string, dimension and :math:`\beta` range
   (CLI: ``conjecture run landscape --kernel "exp(beta*s) + c*s**3" --param c=0.5 --beta-range -1 1 --d 2``).
-- ``crmb-taylor-benign``     (b) CRMB arXiv 2405.18273: no spurious local maxima on S^1 when the Taylor
-  coefficients of phi' are positive and non-increasing (exponential kernel with 0 < beta <= 1; polynomials).
-- ``crmb-convex-spurious``   (b') "increasing convex phi suffices on S^1", false by CRMB for n >= 5: the search
-  must find a counterexample (a smoothed step of phi', regular polygons).
-- ``metastable-lmax``        (c) BPA arXiv 2410.23228: from uniform random starts on S^1 the number of metastable
-  clusters equals l_max(beta) (theory.meanfield.dominant_degree; numerics.meanfield.metastable).
-- ``sphere-single-cluster``  (d) MTG/CRMB/GLPR: for d >= 3 and beta >= 0 every local maximum is synchronised.
+- ``crmb-taylor-benign``     (b) CRMB arXiv 2405.18273: no spurious local maxima on :math:`\mathbb{S}^1` when the
+  Taylor coefficients of :math:`\phi'` are positive and non-increasing (exponential kernel with
+  :math:`0 < \beta \le 1`; polynomials).
+- ``crmb-convex-spurious``   (b') "increasing convex :math:`\phi` suffices on :math:`\mathbb{S}^1`", false by CRMB
+  for :math:`n \ge 5`: the search must find a counterexample (a smoothed step of :math:`\phi'`, regular polygons).
+- ``metastable-lmax``        (c) BPA arXiv 2410.23228: from uniform random starts on :math:`\mathbb{S}^1` the
+  number of metastable clusters equals :math:`l_{\max}(\beta)` (theory.meanfield.dominant_degree;
+  numerics.meanfield.metastable).
+- ``sphere-single-cluster``  (d) MTG/CRMB/GLPR: for :math:`d \ge 3` and :math:`\beta \ge 0` every local maximum is
+  synchronised.
 """
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""An inverse temperature that grows with the context length: ``Model(beta_scaling="log", gamma=G)``.
+r"""An inverse temperature that grows with the context length: ``Model(beta_scaling="log", gamma=G)``.
 
 ``beta_scaling="fixed"`` (the default) is the model of every earlier release: ``beta`` as given.
-``beta_scaling="log"`` sets beta_n = gamma log n (natural logarithm) with n the number of tokens of the state
-the model is applied to (arXiv 2510.05554, "critical attention scaling"; the convention is in
-docs/conventions.md, "Long contexts"). The model then has no beta of its own (``Model.beta`` is None) and every
+``beta_scaling="log"`` sets :math:`\beta_n = \gamma \log n` (natural logarithm) with :math:`n` the number of tokens of
+the state the model is applied to (arXiv 2510.05554, "critical attention scaling"; the convention is in
+docs/conventions.md, "Long contexts"). The model then has no :math:`\beta` of its own (``Model.beta`` is None) and every
 layer that needs one asks :meth:`numerics.core.model.Model.effective_beta` (or works on
-:meth:`~numerics.core.model.Model.at_context_length`, the fixed-beta model at that n): the field, the energies of
-saved frames, resumed runs, merge-time refinement. Where no n exists (a mean-field computation, the symbolic
-``ModelSpec``) the request is refused with a one-line error.
+:meth:`~numerics.core.model.Model.at_context_length`, the fixed-beta model at that n): the field, the energies of saved
+frames, resumed runs, merge-time refinement. Where no n exists (a mean-field computation, the symbolic ``ModelSpec``)
+the request is refused with a one-line error.
 
 This module holds the validation and the rule itself; the CLI options (``--beta-scaling``, ``--gamma``) and their
 translation are in :mod:`numerics.core.options` (the CLI layer, above this module), so that each command hooks in

@@ -1,25 +1,38 @@
-"""The whole transformer block on the sphere: several heads, an MLP, depth schedules and causal masks.
+r"""The whole transformer block on the sphere: several heads, an MLP, depth schedules and causal masks.
 
 The field (the notes' continuous-time transformer, in the general head form of a trained network):
 
-    v_i = P_{x_i}( sum_h W_h^T V_h a_i^{[h]} )                              (no MLP)
-    v_i = P_{x_i}( (1/H) sum_h MLP^{[h]}( H W_h^T V_h a_i^{[h]} ) )         (with an MLP; MLP^{[h]} = MLP if shared)
+.. math::
 
-    sa:  a_i^{[h]} = sum_{j in J(i)} p_ij^{[h]} x_j,   p_ij^{[h]} = e^{s_ij^h} / sum_{k in J(i)} e^{s_ik^h}
-    usa: a_i^{[h]} = (1/n) sum_{j in J(i)} e^{s_ij^h} x_j
-    s_ij^h = beta * c * <Q_h x_i, K_h x_j>,  c = 1/sqrt(k) by default (``MultiHead.scale``)
+    \begin{aligned}
+    v_i &= P_{x_i}\Big(\sum_h W_h^\top V_h a_i^{[h]}\Big) && (\text{no MLP}), \\
+    v_i &= P_{x_i}\Big(\frac{1}{H} \sum_h \mathrm{MLP}^{[h]}\big(H W_h^\top V_h a_i^{[h]}\big)\Big)
+        && (\text{with an MLP; } \mathrm{MLP}^{[h]} = \mathrm{MLP} \text{ if shared}),
+    \end{aligned}
 
-with ``Q_h, K_h, V_h, W_h`` of shape (k, d), J(i) = {1..n} or, with a causal mask, {1..i}, and
-P_x y = y - <x, y> x. ``beta`` is the model's inverse temperature; a trained network has beta = 1. The notes'
-form (1/H) sum_h P_x(MLP^{[h]}(V^{[h]} a^{[h]})) is the special case W_h^T V_h = V^{[h]}/H (so H W_h^T V_h = V^{[h]}).
-With H = 1, W = I, ``scale = 1`` and no MLP the field is the one-head field of :mod:`numerics.core.field`.
-The MLP is the two-layer perceptron MLP(y) = W2 act(W1 y + b1) + b2, either shared by the heads or one per head
-(MLP^{[h]} in head h's term, weights with a leading head axis; the notes' form).
+.. math::
 
-A :class:`Schedule` makes the weights depend on depth: layer l (heads and optional MLP) acts on
-[t_l, t_{l+1}); weight sharing (ALBERT) is the constant schedule. A callable ``t -> (MultiHead, MLP | None)``
-is the general case. The field of a scheduled model is time dependent: it is called ``field(X, t)`` and has
-``field.time_dependent = True`` (see :mod:`numerics.core.integrators`).
+    \begin{aligned}
+    \texttt{sa}:\quad & a_i^{[h]} = \sum_{j \in J(i)} p_{ij}^{[h]} x_j, \quad
+        p_{ij}^{[h]} = e^{s_{ij}^h} \Big/ \sum_{k \in J(i)} e^{s_{ik}^h}, \\
+    \texttt{usa}:\quad & a_i^{[h]} = \frac{1}{n} \sum_{j \in J(i)} e^{s_{ij}^h} x_j, \\
+    & s_{ij}^h = \beta c \langle Q_h x_i, K_h x_j\rangle, \quad c = 1/\sqrt{k} \text{ by default}
+    \end{aligned}
+
+(:math:`c` is ``MultiHead.scale``) with ``Q_h, K_h, V_h, W_h`` of shape ``(k, d)``,
+:math:`J(i) = \{1, \dots, n\}` or, with a causal mask, :math:`\{1, \dots, i\}`, and
+:math:`P_x y = y - \langle x, y\rangle x`. ``beta`` is the model's inverse temperature; a trained network has
+:math:`\beta = 1`. The notes' form :math:`\frac{1}{H} \sum_h P_x\big(\mathrm{MLP}^{[h]}(V^{[h]} a^{[h]})\big)` is
+the special case :math:`W_h^\top V_h = V^{[h]}/H` (so :math:`H W_h^\top V_h = V^{[h]}`). With :math:`H = 1`,
+:math:`W = I`, ``scale = 1`` and no MLP the field is the one-head field of :mod:`numerics.core.field`. The MLP is
+the two-layer perceptron :math:`\mathrm{MLP}(y) = W_2\, \mathrm{act}(W_1 y + b_1) + b_2`, either shared by the
+heads or one per head (:math:`\mathrm{MLP}^{[h]}` in head :math:`h`'s term, weights with a leading head axis; the
+notes' form).
+
+A :class:`Schedule` makes the weights depend on depth: layer :math:`l` (heads and optional MLP) acts on
+:math:`[t_l, t_{l+1})`; weight sharing (ALBERT) is the constant schedule. A callable
+``t -> (MultiHead, MLP | None)`` is the general case. The field of a scheduled model is time dependent: it is
+called ``field(X, t)`` and has ``field.time_dependent = True`` (see :mod:`numerics.core.integrators`).
 
 Sources: Geshkovski, Letrouit, Polyanskiy, Rigollet (GLPR, arXiv 2312.10794), the multi-head/MLP form of their
 continuous-time transformer; causal attention: Karagodin, Polyanskiy, Rigollet (arXiv 2411.04990).
@@ -76,16 +89,17 @@ def _get(entry, arrays: dict | None, what: str):
 
 @dataclass(frozen=True, eq=False)
 class MultiHead:
-    """H attention heads with blocks ``Q, K, V, W`` of shape (H, k, d) (read-only copies).
+    r""":math:`H` attention heads with blocks ``Q, K, V, W`` of shape ``(H, k, d)`` (read-only copies).
 
-    Head h contributes W_h^T V_h a_i^{[h]} with scores s_ij = beta * scale * <Q_h x_i, K_h x_j>.
+    Head :math:`h` contributes :math:`W_h^\top V_h a_i^{[h]}` with scores
+    :math:`s_{ij} = \beta \cdot \mathrm{scale} \cdot \langle Q_h x_i, K_h x_j\rangle`.
 
     Parameters
     ----------
     Q, K, V, W : (H, k, d) array_like
         Query, key, value and output blocks (the layout of a trained transformer's heads).
     scale : float, optional
-        Score scale c; default 1/sqrt(k) (scaled dot-product attention).
+        Score scale :math:`c`; default :math:`1/\sqrt{k}` (scaled dot-product attention).
     """
 
     Q: Any
@@ -196,10 +210,12 @@ class MultiHead:
 
 @dataclass(frozen=True, eq=False)
 class MLP:
-    """The two-layer perceptron MLP(y) = W2 act(W1 y + b1) + b2 applied to each head's output.
+    r"""The two-layer perceptron :math:`\mathrm{MLP}(y) = W_2\, \mathrm{act}(W_1 y + b_1) + b_2` applied to each
+    head's output.
 
-    Shared (one MLP for every head; 2-D weights) or per head (MLP^{[h]} for head h, the notes' form
-    (1/H) sum_h P_x(MLP^{[h]}(V^{[h]} a^h)); weights with a leading head axis H).
+    Shared (one MLP for every head; 2-D weights) or per head (:math:`\mathrm{MLP}^{[h]}` for head :math:`h`, the
+    notes' form :math:`\frac{1}{H} \sum_h P_x\big(\mathrm{MLP}^{[h]}(V^{[h]} a^h)\big)`; weights with a leading
+    head axis :math:`H`).
 
     Parameters
     ----------
@@ -208,7 +224,7 @@ class MLP:
     W2 : (d, m) or (H, d, m) array_like
     b2 : (d,) or (H, d) array_like
     activation : {"relu", "gelu", "tanh", "identity"}
-        ``gelu`` is the exact one, z Phi(z). One activation for all heads.
+        ``gelu`` is the exact one, :math:`z\, \Phi(z)`. One activation for all heads.
     """
 
     W1: Any
@@ -300,7 +316,8 @@ class MLP:
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """Weights that change with depth: layer l = (heads[l], mlps[l]) acts on [times[l], times[l+1]).
+    r"""Weights that change with depth: layer :math:`l` = ``(heads[l], mlps[l])`` acts on
+    ``[times[l], times[l+1])``.
 
     Parameters
     ----------
@@ -311,15 +328,16 @@ class Schedule:
     mlps : sequence of MLP or None, optional
         One per layer (``None`` entries: no MLP in that layer).
     fn : callable, optional
-        Instead of the tables: ``fn(t) -> (MultiHead, MLP | None)`` for every t >= 0 (cannot be saved to a
+        Instead of the tables: ``fn(t) -> (MultiHead, MLP | None)`` for every :math:`t \ge 0` (cannot be saved to a
         trajectory file; a run with it cannot be resumed).
     d : int, optional
         Dimension (required with ``fn``).
 
     Notes
     -----
-    With the ``layer`` step, step size 1 and times 0, 1, ..., L-1, a simulation is L applications of the
-    discrete attention map x <- (x + v^{(l)}(x)) / |x + v^{(l)}(x)| (claim architectures.schedule).
+    With the ``layer`` step, step size 1 and times :math:`0, 1, \dots, L-1`, a simulation is :math:`L`
+    applications of the discrete attention map
+    :math:`x \leftarrow (x + v^{(l)}(x)) / \lVert x + v^{(l)}(x)\rVert` (claim architectures.schedule).
     """
 
     times: Any = None
@@ -454,13 +472,15 @@ def head_averages(X: np.ndarray, score_map: np.ndarray, beta: float, kind: str, 
 def block_velocity(X: np.ndarray, heads: MultiHead, beta: float, kind: str = "sa", mlp: MLP | None = None,
                    causal: bool = False, block: int | None = None, project: bool = True,
                    positions: PositionEncoding | None = None) -> np.ndarray:
-    """The projected velocity v_i of the transformer block (module docstring), at any X in R^{n x d}.
+    r"""The projected velocity :math:`v_i` of the transformer block (module docstring), at any
+    :math:`X \in \mathbb{R}^{n \times d}`.
 
-    Per head the query side beta c (X Q_h^T) K_h and the value side (a V_h^T) W_h are computed through the
-    (k, d) blocks (cost O(n k d) each, never a d x d matrix), the n x n logits blockwise. The projection is the
-    exact orthogonal one, y - (<x, y>/|x|^2) x (as in :func:`numerics.core.field.make_field`), so Runge-Kutta
-    stage points off the sphere keep |x_i| fixed. One system (X[None] ... [0]) through the block prepare of
-    :class:`numerics.core.attention.Attention`.
+    Per head the query side :math:`\beta c\, (X Q_h^\top) K_h` and the value side :math:`(a V_h^\top) W_h` are computed
+    through the ``(k, d)`` blocks (cost :math:`O(nkd)` each, never a :math:`d \times d` matrix), the :math:`n \times n`
+    logits blockwise. The projection is the exact orthogonal one,
+    :math:`y - (\langle x, y\rangle / \lVert x\rVert^2)\, x` (as in :func:`numerics.core.field.make_field`), so
+    Runge-Kutta stage points off the sphere keep :math:`\lVert x_i\rVert` fixed. One system (X[None] ... [0]) through
+    the block prepare of :class:`numerics.core.attention.Attention`.
     """
     from numerics.core.attention import Attention
 

@@ -1,10 +1,10 @@
-"""Ensembles: B systems integrated together, X0 of shape (B, n, d), one vectorised field evaluation per stage.
+r"""Ensembles: B systems integrated together, X0 of shape (B, n, d), one vectorised field evaluation per stage.
 
 ``simulate(model, X0, t_end, solver=..., save=..., members=Members(...))`` with a 3-D ``X0`` (or with
 ``members``) runs the one driver (:mod:`numerics.core.simulate`) with B members; this module holds what the
 driver needs for a batch (which models batch, the batched field, the cost check, the energies, the file
 validation). What may differ between members is in :class:`numerics.core.members.Members`:
-beta, Q, K, V, the noise level D and the noise seeds, each given per member (a leading axis of length B) or
+:math:`\beta`, Q, K, V, the noise level D and the noise seeds, each given per member (a leading axis of length B) or
 shared (``None``: the model's value, the solver's seed). Everything else (the model's kind, time unit, heads,
 MLP, schedule, mask, n, d, the solver and the saved times) is shared.
 
@@ -18,16 +18,16 @@ What each member gets (``docs/guide/ensembles.md`` has the table and the tests t
 - noise: member b draws its increments from ``numpy.random.default_rng(seed_b)`` exactly as a single run
   with that seed (one (n, d) normal array per step);
 - energies per member and frame (:func:`ensemble_energies`), in the normalisation a single run would choose
-  for the member's beta.
+  for the member's :math:`\beta`.
 
-Members reproduce single runs bit for bit (fixed steps, with and without noise) except where the single
-run's field also summed energy terms at saved frames (``RowSumMemo``; d >= about 8 from random starts),
-where they agree to rounding; adaptive members agree within the tolerance; energies agree to rounding.
-Features that cannot be batched (the Fourier and harmonic backends, model fields added later; the Numba backend
-with an MLP, schedule, mask, positions or a user kernel) are refused with one line. User kernels, ALiBi, RoPE,
-position labels (also with a depth schedule) and beta = gamma log n run for a batch through the same attention
-pipeline as for one system; the normalisation schemes run the single run's (theta, r) field
-(:class:`numerics.core.norms.NormField`) on the state (B, n, d + 1), their radii (B, n) saved per frame.
+Members reproduce single runs bit for bit (fixed steps, with and without noise) except where the single run's field also
+summed energy terms at saved frames (``RowSumMemo``; :math:`d \ge` about 8 from random starts), where they agree to
+rounding; adaptive members agree within the tolerance; energies agree to rounding. Features that cannot be batched (the
+Fourier and harmonic backends, model fields added later; the Numba backend with an MLP, schedule, mask, positions or a
+user kernel) are refused with one line. User kernels, ALiBi, RoPE, position labels (also with a depth schedule) and
+:math:`\beta = \gamma \log n` run for a batch through the same attention pipeline as for one system; the normalisation
+schemes run the single run's :math:`(\theta, r)` field (:class:`numerics.core.norms.NormField`) on the state
+(B, n, d + 1), their radii (B, n) saved per frame.
 """
 from __future__ import annotations
 

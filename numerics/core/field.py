@@ -1,25 +1,33 @@
-"""The self-attention vector field on the sphere and the interaction energy, blocked and overflow-safe.
+r"""The self-attention vector field on the sphere and the interaction energy, blocked and overflow-safe.
 
 Conventions are those of docs/conventions.md (GLPR, arXiv 2312.10794):
 
-- ``sa``:  v_i = P_{x_i}( sum_j e^{beta<Qx_i,Kx_j>} V x_j / sum_k e^{beta<Qx_i,Kx_k>} )
-- ``usa``: v_i = P_{x_i}( (1/n) sum_j e^{beta<Qx_i,Kx_j>} V x_j )
-- E_beta(X) = 1/(2 beta n^2) sum_{i,j} (e^{beta<x_i,x_j>} - 1)   (Q = K = V = I)
+.. math::
 
-The energy is GLPR's E_beta minus the constant 1/(2 beta): the gradient is unchanged and the limit beta -> 0 is
-(1/(2 n^2)) sum_{ij} <x_i, x_j> = |mean(X)|^2 / 2.
+    \begin{aligned}
+    \texttt{sa}:\quad & v_i = P_{x_i}\Big(\sum_j e^{\beta\langle Qx_i, Kx_j\rangle} V x_j
+        \Big/ \sum_k e^{\beta\langle Qx_i, Kx_k\rangle}\Big), \\
+    \texttt{usa}:\quad & v_i = P_{x_i}\Big(\frac{1}{n} \sum_j e^{\beta\langle Qx_i, Kx_j\rangle} V x_j\Big), \\
+    & E_\beta(X) = \frac{1}{2\beta n^2} \sum_{i,j} \big(e^{\beta\langle x_i, x_j\rangle} - 1\big)
+        \quad (Q = K = V = I).
+    \end{aligned}
 
-Memory: rows are processed in blocks so that no n x n array is ever allocated. For Q = K = I the weights are
-symmetric and only the upper block triangle is formed (half the exponentials). The field's blocks are sized
-for the cache (:func:`tile_rows`: a block of logits about half the L2 cache, so that the GEMM writes it, the
-exp rewrites it and the second GEMM reads it without a trip through DRAM); other kernels use
-:func:`block_rows` (about 4 million entries, 32 MB, per block).
+The energy is GLPR's :math:`E_\beta` minus the constant :math:`1/(2\beta)`: the gradient is unchanged and the
+limit :math:`\beta \to 0` is :math:`\frac{1}{2n^2} \sum_{ij} \langle x_i, x_j\rangle
+= \tfrac{1}{2} \lVert \operatorname{mean}(X)\rVert^2`.
 
-Overflow: weights are computed as e^{beta s_ij - c_i} with c_i = |beta| |M^T x_i| >= beta s_ij (M = Q^T K), so
-no exponent is positive. This is exact for ``sa`` (the shift cancels). For ``usa`` the shift is the constant
-beta when Q = K = I; in the ``rescaled`` time unit (t' = e^{beta} t, docs/conventions.md) the field is
-(1/n) sum_j e^{beta(s_ij - 1)} V x_j, finite for any beta; in the ``natural`` unit it is e^{beta} times that
-and an overflow raises :class:`InputError` instead of returning inf.
+Memory: rows are processed in blocks so that no :math:`n \times n` array is ever allocated. For
+:math:`Q = K = I` the weights are symmetric and only the upper block triangle is formed (half the exponentials).
+The field's blocks are sized for the cache (:func:`tile_rows`: a block of logits about half the L2 cache, so
+that the GEMM writes it, the exp rewrites it and the second GEMM reads it without a trip through DRAM); other
+kernels use :func:`block_rows` (about 4 million entries, 32 MB, per block).
+
+Overflow: weights are computed as :math:`e^{\beta s_{ij} - c_i}` with
+:math:`c_i = \lvert\beta\rvert\, \lVert M^\top x_i\rVert \ge \beta s_{ij}` (:math:`M = Q^\top K`), so no exponent
+is positive. This is exact for ``sa`` (the shift cancels). For ``usa`` the shift is the constant :math:`\beta`
+when :math:`Q = K = I`; in the ``rescaled`` time unit (:math:`t' = e^{\beta} t`, docs/conventions.md) the field
+is :math:`\frac{1}{n} \sum_j e^{\beta(s_{ij} - 1)} V x_j`, finite for any :math:`\beta`; in the ``natural`` unit
+it is :math:`e^{\beta}` times that and an overflow raises :class:`InputError` instead of returning inf.
 """
 from __future__ import annotations
 
@@ -62,28 +70,30 @@ def _matrices(d, Q, K, V):
 
 def attention_field(X, beta, model: str = "sa", Q=None, K=None, V=None, *, time_unit: str = "natural",
                     block: int | None = None, normalize: bool = False) -> np.ndarray:
-    """Velocity of every particle under self-attention dynamics on S^{d-1}.
+    r"""Velocity of every particle under self-attention dynamics on :math:`\mathbb{S}^{d-1}`.
 
     Parameters
     ----------
     X : (n, d) array_like
-        Rows are unit vectors x_i (checked to 1e-8 unless ``normalize``).
+        Rows are unit vectors :math:`x_i` (checked to 1e-8 unless ``normalize``).
     beta : float
         Inverse temperature (any finite real).
     model : {"sa", "usa"}
-        ``sa``: P_{x_i}( sum_j e^{beta<Qx_i,Kx_j>} V x_j / Z_i ), Z_i = sum_k e^{beta<Qx_i,Kx_k>};
-        ``usa``: P_{x_i}( (1/n) sum_j e^{beta<Qx_i,Kx_j>} V x_j ).
+        ``sa``: :math:`P_{x_i}\big(\sum_j e^{\beta\langle Qx_i, Kx_j\rangle} V x_j / Z_i\big)`,
+        :math:`Z_i = \sum_k e^{\beta\langle Qx_i, Kx_k\rangle}`;
+        ``usa``: :math:`P_{x_i}\big(\tfrac{1}{n} \sum_j e^{\beta\langle Qx_i, Kx_j\rangle} V x_j\big)`.
     Q, K, V : (d, d) array_like, optional
         Query, key and value matrices; identity when omitted.
     time_unit : {"natural", "rescaled"}
-        Only for ``usa``: ``rescaled`` returns the field in the time unit t' = e^{beta} t (finite for any beta).
+        Only for ``usa``: ``rescaled`` returns the field in the time unit :math:`t' = e^{\beta} t` (finite for any
+        :math:`\beta`).
     block : int, optional
         Rows per block (default: :func:`tile_rows`, sized for the L2 cache).
 
     Returns
     -------
     (n, d) ndarray
-        The projected velocities v_i (tangent: <v_i, x_i> = 0 up to rounding).
+        The projected velocities :math:`v_i` (tangent: :math:`\langle v_i, x_i\rangle = 0` up to rounding).
 
     Notes
     -----
@@ -105,13 +115,14 @@ ENGINES = ("numpy", "numba")
 
 def make_field(d: int, beta: float, model: str = "sa", Q=None, K=None, V=None, *, time_unit: str = "natural",
                block: int | None = None, engine: str = "numpy"):
-    """Validate the parameters once and return ``field(X) -> (n, d)`` without per-call checks.
+    r"""Validate the parameters once and return ``field(X) -> (n, d)`` without per-call checks.
 
-    This is what integrators call: ``field`` evaluates the formula of :func:`attention_field` at any X in
-    R^{n x d}. Stage points of Runge-Kutta methods are slightly off the sphere; there the projection is the
-    exact orthogonal one, y - (<x, y>/|x|^2) x, which equals P_x y on the sphere and keeps every |x_i|
-    constant along the extended flow. (The literal y - <x, y> x would add a radial mode, decaying at a rate
-    of about 2 for ``sa``, that caps adaptive steps near 1 on long metastable plateaus.)
+    This is what integrators call: ``field`` evaluates the formula of :func:`attention_field` at any
+    :math:`X \in \mathbb{R}^{n \times d}`. Stage points of Runge-Kutta methods are slightly off the sphere; there
+    the projection is the exact orthogonal one, :math:`y - (\langle x, y\rangle / \lVert x\rVert^2)\, x`, which
+    equals :math:`P_x y` on the sphere and keeps every :math:`\lVert x_i\rVert` constant along the extended flow.
+    (The literal :math:`y - \langle x, y\rangle x` would add a radial mode, decaying at a rate of about 2 for
+    ``sa``, that caps adaptive steps near 1 on long metastable plateaus.)
 
     ``engine="numba"`` computes the same sums with the fused compiled kernel of :mod:`numerics.core.fused`
     (logits, exp and the second product per L1-sized tile; equal to the NumPy path to rounding); it needs
@@ -308,7 +319,7 @@ def energy_normalization_for(beta: float) -> str:
 
 def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: int | None = None,
                        normalize: bool = False, backend: str = "numpy") -> float:
-    """Interaction energy of the configuration (Q = K = V = I).
+    r"""Interaction energy of the configuration (:math:`Q = K = V = I`).
 
     Parameters
     ----------
@@ -317,14 +328,19 @@ def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: i
     beta : float
         Inverse temperature.
     normalization : {"glpr-shifted", "gkpr", "log-mean-exp"}
-        ``glpr-shifted`` (alias ``glpr``): E(X) = 1/(2 beta n^2) sum_{i,j} (e^{beta<x_i,x_j>} - 1), GLPR's E_beta
-        minus the constant 1/(2 beta); at beta = 0 the limit |mean(X)|^2 / 2. Increases along ``usa`` and
-        ``sa``; overflows for |beta| > 600.
-        ``gkpr``: (1/n^2) sum_{i,j} e^{beta(<x_i,x_j> - 1)} in (0, 1] (GKPR, arXiv 2410.06833), finite for any
-        beta >= 0; for beta > 0 it is an increasing affine function of E_beta.
-        ``log-mean-exp``: L(X) = (1/beta) log((1/n^2) sum_{i,j} e^{beta<x_i,x_j>}), finite for every real beta
-        (|mean X|^2 at beta = 0). E_glpr-shifted = (e^{beta L} - 1)/(2 beta), so L increases with E_beta
-        for either sign of beta.
+        ``glpr-shifted`` (alias ``glpr``):
+        :math:`E(X) = \frac{1}{2\beta n^2} \sum_{i,j} \big(e^{\beta\langle x_i, x_j\rangle} - 1\big)`, GLPR's
+        :math:`E_\beta` minus the constant :math:`1/(2\beta)`; at :math:`\beta = 0` the limit
+        :math:`\tfrac{1}{2} \lVert \operatorname{mean}(X)\rVert^2`. Increases along ``usa`` and ``sa``; overflows
+        for :math:`\lvert\beta\rvert > 600`.
+        ``gkpr``: :math:`\frac{1}{n^2} \sum_{i,j} e^{\beta(\langle x_i, x_j\rangle - 1)} \in (0, 1]` (GKPR,
+        arXiv 2410.06833), finite for any :math:`\beta \ge 0`; for :math:`\beta > 0` it is an increasing affine
+        function of :math:`E_\beta`.
+        ``log-mean-exp``:
+        :math:`L(X) = \frac{1}{\beta} \log\big(\frac{1}{n^2} \sum_{i,j} e^{\beta\langle x_i, x_j\rangle}\big)`,
+        finite for every real :math:`\beta` (:math:`\lVert \operatorname{mean} X\rVert^2` at :math:`\beta = 0`).
+        :math:`E_{\text{glpr-shifted}} = (e^{\beta L} - 1)/(2\beta)`, so :math:`L` increases with
+        :math:`E_\beta` for either sign of :math:`\beta`.
     backend : {"numpy", "numba"}
         ``numpy`` (default): the bits a batch member gets. ``numba``: the compiled pair sum for ``glpr-shifted``
         (:func:`numerics.core.energy.standalone_energy`), within
@@ -339,7 +355,8 @@ def interaction_energy(X, beta, *, normalization: str = "glpr-shifted", block: i
     The pair sum of :func:`numerics.core.energy.pair_energies` for a batch of one (upper block triangle, rows in
     blocks of :func:`energy_block` unless ``block`` is given): a member of a batch gets this energy bit for bit.
 
-    Source: GLPR (arXiv 2312.10794) energy E_beta; GKPR normalised energy. Verified by: core.energy-identity.
+    Source: GLPR (arXiv 2312.10794) energy :math:`E_\beta`; GKPR normalised energy. Verified by:
+    core.energy-identity.
     """
     beta = require_real(beta, "beta")
     normalization = require_choice(ENERGY_ALIASES.get(normalization, normalization), "normalization",

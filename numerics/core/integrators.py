@@ -1,30 +1,32 @@
-"""Time steppers on the product of spheres (S^{d-1})^n.
+r"""Time steppers on the product of spheres :math:`(\mathbb{S}^{d-1})^n`.
 
 All methods take a vector field ``field(X) -> (n, d)`` (the projected attention field, see
 :func:`numerics.core.field.make_field`) and return points with unit rows.
 
 - ``layer``: the transformer layer, projected Euler with renormalisation
-  x <- (x + h v(x)) / |x + h v(x)|. First order. (The authors' code steps the *unprojected* field instead,
-  which distorts time by 1/(1 + h<x, v>); attnflow always steps the projected field.)
-- ``rk4``: classical Runge-Kutta on the projected field (stage points are off the sphere by O(h^2); the
-  formula P_x y = y - <x, y> x extends the field smoothly with the sphere invariant), renormalised after each
-  full step. Fourth order.
-- ``dp5``: Dormand-Prince 5(4) embedded pair with error control on max_i |err_i| / (atol + rtol |x_i|),
-  renormalised after each accepted step, for long horizons. Hits every requested output time exactly.
+  :math:`x \leftarrow (x + h v(x)) / \lVert x + h v(x)\rVert`. First order. (The authors' code steps the
+  *unprojected* field instead, which distorts time by :math:`1/(1 + h\langle x, v\rangle)`; attnflow always steps
+  the projected field.)
+- ``rk4``: classical Runge-Kutta on the projected field (stage points are off the sphere by :math:`O(h^2)`; the
+  formula :math:`P_x y = y - \langle x, y\rangle x` extends the field smoothly with the sphere invariant),
+  renormalised after each full step. Fourth order.
+- ``dp5``: Dormand-Prince 5(4) embedded pair with error control on
+  :math:`\max_i \lvert \mathrm{err}_i\rvert / (\mathrm{atol} + \mathrm{rtol}\, \lvert x_i\rvert)`, renormalised after
+  each accepted step, for long horizons. Hits every requested output time exactly.
 - ``dop853``: Dormand-Prince 8(5,3) (Hairer, Norsett, Wanner, Solving ODEs I, section II.10; the DOP853 code)
   with its 7th-order dense output: steps are not shortened to land on output times, the outputs are
   interpolated (3 more evaluations in a step that holds output times). 12 evaluations a step (FSAL). Error
   in the RMS norm and the initial step of Hairer's ``hinit``, as in the DOP853 code and SciPy.
 - ``adaptive``: the one of the two with fewer field evaluations at the requested tolerance
-  (:func:`adaptive_scheme`: ``dop853`` for rtol <= 1e-3, ``dp5`` above); the choice is returned in the run's
-  statistics (``method_used``) and recorded in trajectory metadata.
+  (:func:`adaptive_scheme`: ``dop853`` for ``rtol`` :math:`\le 10^{-3}`, ``dp5`` above); the choice is returned in the
+  run's statistics (``method_used``) and recorded in trajectory metadata.
 
 Time-dependent fields are called ``field(X, t)`` and carry the attribute ``field.time_dependent = True``
 (:func:`is_time_dependent`); plain fields stay ``field(X)``. Depth schedules (:mod:`numerics.core.blocks`) are
 *piecewise*: their layer times are breakpoints of the loop, no step straddles one, and every stage of a step uses
-the layer the step lies in (``layer`` with h = 1 and layer times 0, 1, ..., L-1 applies layer l on step l; RK4
-keeps its order 4). Other time-dependent fields are evaluated at each stage's time (``rk4``: t, t + h/2,
-t + h/2, t + h; ``dp5``, ``dop853``: t + c_i h).
+the layer the step lies in (``layer`` with :math:`h = 1` and layer times :math:`0, 1, \dots, L-1` applies layer
+:math:`l` on step :math:`l`; RK4 keeps its order 4). Other time-dependent fields are evaluated at each stage's time
+(``rk4``: :math:`t, t + h/2, t + h/2, t + h`; ``dp5``, ``dop853``: :math:`t + c_i h`).
 
 The integration itself is one loop, :func:`numerics.core.loop.integrate` (solvers :mod:`numerics.core.solvers`,
 step-size control :mod:`numerics.core.controllers`, spaces :mod:`numerics.core.space`); this module keeps the
@@ -84,7 +86,8 @@ def _start(t: float | None) -> float:
 
 
 def step_layer(field: Field, X: np.ndarray, h: float, t: float | None = None) -> np.ndarray:
-    """One transformer layer: x <- (x + h v(x, t)) / |x + h v(x, t)| (projected Euler; t for time-dependent fields)."""
+    r"""One transformer layer: :math:`x \leftarrow (x + h v(x, t)) / \lVert x + h v(x, t)\rVert` (projected Euler;
+    :math:`t` for time-dependent fields)."""
     return renormalize(_layer(_timed(field, t), X, _start(t), h))
 
 
@@ -131,7 +134,8 @@ def _fixed_solver(method: str, steppers):
 def integrate_fixed(field: Field, X0: np.ndarray, t_end: float, dt: float, method: str, save_every: int = 1,
                     progress: Callable[[float, float], None] | None = None, t0: float = 0.0, steppers=None,
                     on_save: Callable[[np.ndarray], None] | None = None):
-    """Fixed-step integration from t0 to t_end with N = ceil((t_end - t0) / dt) equal steps h <= dt.
+    r"""Fixed-step integration from ``t0`` to ``t_end`` with :math:`N = \lceil (t_{\mathrm{end}} - t_0) / dt\rceil`
+    equal steps :math:`h \le dt`.
 
     Returns ``(times, states)`` with a frame every ``save_every`` steps and always the last one. ``steppers``
     maps method names to ``step(field, X, h)`` (default: the sphere steppers :data:`FIXED_STEPPERS`).
@@ -157,13 +161,14 @@ def integrate_adaptive(field: Field, X0: np.ndarray, save_times: Sequence[float]
                        progress: Callable[[float, float], None] | None = None,
                        project: Callable[[np.ndarray], np.ndarray] | None = renormalize,
                        max_evaluations: float = math.inf):
-    """Dormand-Prince 5(4) with step-size control; returns ``(times, states, stats)`` at ``save_times``.
+    r"""Dormand-Prince 5(4) with step-size control; returns ``(times, states, stats)`` at ``save_times``.
 
-    ``save_times`` must be non-decreasing and start at the initial time. Error on max_i |err_i| / (atol + rtol
-    |x_i|). Each accepted step is followed by ``project`` (renormalisation onto the spheres; ``None`` for flat
-    state spaces such as angles); steps land on every save time and on every breakpoint of a piecewise field.
-    A run that needs more than ``max_steps`` steps or ``max_evaluations`` field evaluations (the work limit,
-    :func:`numerics.common.limits.evaluation_budget`) stops with :class:`InputError`.
+    ``save_times`` must be non-decreasing and start at the initial time. Error on
+    :math:`\max_i \lvert \mathrm{err}_i\rvert / (\mathrm{atol} + \mathrm{rtol}\, \lvert x_i\rvert)`. Each accepted step
+    is followed by ``project`` (renormalisation onto the spheres; ``None`` for flat state spaces such as angles); steps
+    land on every save time and on every breakpoint of a piecewise field. A run that needs more than ``max_steps`` steps
+    or ``max_evaluations`` field evaluations (the work limit, :func:`numerics.common.limits.evaluation_budget`) stops
+    with :class:`InputError`.
     """
     save_times = _check_save_times(save_times)
     safety, fac_min, fac_max = 0.9, 0.2, 5.0
@@ -178,17 +183,19 @@ def integrate_dop853(field: Field, X0: np.ndarray, save_times: Sequence[float], 
                      progress: Callable[[float, float], None] | None = None,
                      project: Callable[[np.ndarray], np.ndarray] | None = renormalize,
                      max_evaluations: float = math.inf):
-    """Dormand-Prince 8(5,3) with step-size control and dense output; returns ``(times, states, stats)``.
+    r"""Dormand-Prince 8(5,3) with step-size control and dense output; returns ``(times, states, stats)``.
 
-    Error norm: h |e5|^2 / sqrt(|e5|^2 + 0.01 |e3|^2) with |.| the root mean square of the components scaled
-    by atol + rtol max(|x|, |x_new|) (the DOP853 estimate and norm, as in Hairer's code and SciPy: for n
-    particles in R^d the largest component error can exceed the tolerance by up to sqrt(n d); ``dp5`` uses the
-    max norm). Initial step: Hairer's ``hinit`` (one more evaluation) unless ``h0`` is given. Output states
-    at ``save_times`` come from the 7th-order interpolant, then ``project``. The state is integrated without
-    projection between outputs: the exact orthogonal projection inside the field (:func:`make_field`) keeps
-    every |x_i| constant along the extended flow, so the norm drift is part of the controlled error, and the
-    first-same-as-last evaluation survives (12 evaluations a step instead of 13). The returned frames are
-    projected. Steps land on every breakpoint of a piecewise field (one more evaluation there: the next piece's
+    Error norm: :math:`h \lVert e_5\rVert^2 / \sqrt{\lVert e_5\rVert^2 + 0.01 \lVert e_3\rVert^2}` with
+    :math:`\lVert\cdot\rVert` the root mean square of the components scaled by
+    :math:`\mathrm{atol} + \mathrm{rtol} \max(\lvert x\rvert, \lvert x_{\mathrm{new}}\rvert)` (the DOP853 estimate
+    and norm, as in Hairer's code and SciPy: for :math:`n` particles in :math:`\mathbb{R}^d` the largest component
+    error can exceed the tolerance by up to :math:`\sqrt{nd}`; ``dp5`` uses the
+    max norm). Initial step: Hairer's ``hinit`` (one more evaluation) unless ``h0`` is given. Output states at
+    ``save_times`` come from the 7th-order interpolant, then ``project``. The state is integrated without projection
+    between outputs: the exact orthogonal projection inside the field (:func:`make_field`) keeps every
+    :math:`\lVert x_i\rVert` constant along the extended flow, so the norm drift is part of the controlled error, and
+    the first-same-as-last evaluation survives (12 evaluations a step instead of 13). The returned frames are projected.
+    Steps land on every breakpoint of a piecewise field (one more evaluation there: the next piece's
     first stage). ``max_steps`` and ``max_evaluations``: as in :func:`integrate_adaptive`.
     """
     save_times = _check_save_times(save_times)
@@ -275,12 +282,13 @@ def _initial_step(X, k, rtol, atol):
 
 def observed_order(field: Field, X0: np.ndarray, t_end: float, method: str, dts: Sequence[float],
                    reference: np.ndarray, steppers=None) -> tuple[float, list[float]]:
-    """Observed convergence order of a fixed-step method by step halving.
+    r"""Observed convergence order of a fixed-step method by step halving.
 
     Integrates to ``t_end`` with each step in ``dts`` (e.g. successive halvings), measures the error
-    max_i |x_i(t_end) - reference_i| and returns (least-squares slope of log error against log dt, errors).
-    Expected: 1 for ``layer``, 4 for ``rk4``; ``steppers`` (as in :func:`integrate_fixed`) runs others, such as
-    the fixed steps of ``dp5`` (5) and ``dop853`` (8). Verified by: core.integrator-orders.
+    :math:`\max_i \lVert x_i(t_{\mathrm{end}}) - \mathrm{reference}_i\rVert` and returns (least-squares slope of log
+    error against log dt, errors). Expected: 1 for ``layer``, 4 for ``rk4``; ``steppers`` (as in
+    :func:`integrate_fixed`) runs others, such as the fixed steps of ``dp5`` (5) and ``dop853`` (8). Verified by:
+    core.integrator-orders.
     """
     errors = []
     for dt in dts:

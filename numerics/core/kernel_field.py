@@ -1,19 +1,26 @@
-"""Fields, energies and Riemannian gradients for ANY pair kernel phi(s), s = <x_i, x_j>.
+r"""Fields, energies and Riemannian gradients for ANY pair kernel :math:`\phi(s)`, :math:`s = \langle x_i, x_j\rangle`.
 
-For a :class:`theory.kernels.PairKernel` phi (user kernels come from :func:`theory.expression_parser.parse_kernel`)
-and unit vectors x_1..x_n (docs/conventions.md, GLPR arXiv 2312.10794 with e^{beta s} replaced by phi'(s)):
+For a :class:`theory.kernels.PairKernel` :math:`\phi` (user kernels come from
+:func:`theory.expression_parser.parse_kernel`) and unit vectors :math:`x_1, \dots, x_n` (docs/conventions.md, GLPR
+arXiv 2312.10794 with :math:`e^{\beta s}` replaced by :math:`\phi'(s)`):
 
-    E(X)   = 1/(2 n^2) sum_{i,j} phi(s_ij)                                   (j = i included)
-    usa    v_i = P_{x_i}( (1/n) sum_j phi'(s_ij) x_j )  =  n grad_{x_i} E
-    sa     v_i = P_{x_i}( sum_j phi'(s_ij) x_j / sum_k phi'(s_ik) )         (needs phi' > 0 on [-1, 1])
+.. math::
 
-(the Riemannian Hessian of E for any kernel is :func:`numerics.critical.hessian.riemannian_hessian_tangent`). phi, phi',
-phi'' are derived
-once from the kernel's sympy expression and compiled by :mod:`numerics.core.kernels` (cached); nothing symbolic
-runs per call. The field is the weight phi' of the attention pipeline (:mod:`numerics.core.attention`).
+    \begin{aligned}
+    E(X) &= \frac{1}{2n^2} \sum_{i,j} \phi(s_{ij}) \qquad (j = i \text{ included}), \\
+    \texttt{usa}:\quad v_i &= P_{x_i}\Big(\frac{1}{n} \sum_j \phi'(s_{ij}) x_j\Big) = n \operatorname{grad}_{x_i} E, \\
+    \texttt{sa}:\quad v_i &= P_{x_i}\Big(\sum_j \phi'(s_{ij}) x_j \Big/ \sum_k \phi'(s_{ik})\Big)
+        \qquad (\text{needs } \phi' > 0 \text{ on } [-1, 1])
+    \end{aligned}
 
-Time unit: the natural one (no rescaling exists for a general kernel). Overflow of phi or phi' raises
-:class:`numerics.common.errors.InputError` rather than returning inf.
+(the Riemannian Hessian of :math:`E` for any kernel is
+:func:`numerics.critical.hessian.riemannian_hessian_tangent`). :math:`\phi`, :math:`\phi'`, :math:`\phi''` are
+derived once from the kernel's sympy expression and compiled by :mod:`numerics.core.kernels` (cached); nothing
+symbolic runs per call. The field is the weight :math:`\phi'` of the attention pipeline
+(:mod:`numerics.core.attention`).
+
+Time unit: the natural one (no rescaling exists for a general kernel). Overflow of :math:`\phi` or :math:`\phi'`
+raises :class:`numerics.common.errors.InputError` rather than returning inf.
 
 Verified by: tests/numerics/test_conjecture_kernel_field.py (against :func:`numerics.core.field.attention_field` for the
 exponential kernel, against Taylor remainders of the energy, and against numerics.critical.hessian).
@@ -34,8 +41,8 @@ from numerics.core.kernels import (POSITIVITY_GRID, CompiledKernel, check_kernel
 
 def make_kernel_field(kernel: PairKernel | CompiledKernel, beta: float, model: str = "usa", *,
                       block: int | None = None):
-    """Validate once and return ``field(X) -> (n, d)`` for integrators (formula of :func:`kernel_field`): the
-    weight phi' of the attention pipeline (:meth:`numerics.core.attention.Attention.kernel`), one system."""
+    r"""Validate once and return ``field(X) -> (n, d)`` for integrators (formula of :func:`kernel_field`): the
+    weight :math:`\phi'` of the attention pipeline (:meth:`numerics.core.attention.Attention.kernel`), one system."""
     from numerics.core.attention import Attention
 
     compiled = kernel if isinstance(kernel, CompiledKernel) else compile_kernel(kernel)
@@ -46,19 +53,20 @@ def make_kernel_field(kernel: PairKernel | CompiledKernel, beta: float, model: s
 
 def kernel_field(X, kernel: PairKernel | CompiledKernel, beta: float, model: str = "usa", *,
                  block: int | None = None, normalize: bool = False) -> np.ndarray:
-    """Velocity of every particle for the pair kernel phi.
+    r"""Velocity of every particle for the pair kernel :math:`\phi`.
 
     Parameters
     ----------
     X : (n, d) array_like
         Unit rows.
     kernel : PairKernel or CompiledKernel
-        phi(s); its derivative phi' is the attention weight.
+        :math:`\phi(s)`; its derivative :math:`\phi'` is the attention weight.
     beta : float
         Value of the symbol ``beta`` in the kernel.
     model : {"usa", "sa"}
-        ``usa``: P_{x_i}((1/n) sum_j phi'(s_ij) x_j) = n grad_i E;
-        ``sa``: P_{x_i}(sum_j phi'(s_ij) x_j / sum_k phi'(s_ik)), requires phi' > 0 on [-1, 1] (checked).
+        ``usa``: :math:`P_{x_i}\big(\tfrac{1}{n} \sum_j \phi'(s_{ij}) x_j\big) = n \operatorname{grad}_i E`;
+        ``sa``: :math:`P_{x_i}\big(\sum_j \phi'(s_{ij}) x_j / \sum_k \phi'(s_{ik})\big)`, requires
+        :math:`\phi' > 0` on :math:`[-1, 1]` (checked).
 
     Returns
     -------
@@ -66,7 +74,8 @@ def kernel_field(X, kernel: PairKernel | CompiledKernel, beta: float, model: str
 
     Notes
     -----
-    For phi_beta = (e^{beta s} - 1)/beta this is :func:`numerics.core.field.attention_field` (GLPR arXiv 2312.10794).
+    For :math:`\phi_\beta = (e^{\beta s} - 1)/\beta` this is :func:`numerics.core.field.attention_field` (GLPR
+    arXiv 2312.10794).
     Verified by: conjecture.equiangular-ode and tests/numerics/test_conjecture_kernel_field.py.
     """
     X = require_points(X, "X", normalize=normalize)
@@ -75,13 +84,14 @@ def kernel_field(X, kernel: PairKernel | CompiledKernel, beta: float, model: str
 
 def kernel_energy(X, kernel: PairKernel | CompiledKernel, beta: float, *, block: int | None = None,
                   normalize: bool = False) -> float:
-    """E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>) (self-interaction included).
+    r""":math:`E(X) = \frac{1}{2n^2} \sum_{i,j} \phi(\langle x_i, x_j\rangle)` (self-interaction included).
 
-    At beta = 0 a kernel singular there (like (e^{beta s} - 1)/beta) is replaced by its limit beta -> 0. So is a
-    subnormal beta (0 < |beta| < 2.2e-308): there beta * s cannot be resolved (5e-324 * 0.56 rounds to 5e-324 or
-    0), the direct formula is wrong by O(1), while the limit differs from the exact value by O(|beta|).
+    At :math:`\beta = 0` a kernel singular there (like :math:`(e^{\beta s} - 1)/\beta`) is replaced by its limit
+    :math:`\beta \to 0`. So is a subnormal :math:`\beta` (:math:`0 < \lvert\beta\rvert < 2.2 \cdot 10^{-308}`):
+    there :math:`\beta s` cannot be resolved (``5e-324 * 0.56`` rounds to ``5e-324`` or 0), the direct formula is
+    wrong by :math:`O(1)`, while the limit differs from the exact value by :math:`O(\lvert\beta\rvert)`.
     The pair sum is :func:`numerics.core.energy.pair_energies` with ``phi`` for a batch of one (upper block
-    triangle, phi(s_ij) = phi(s_ji) formed once): a member of a batch gets this energy bit for bit.
+    triangle, :math:`\phi(s_{ij}) = \phi(s_{ji})` formed once): a member of a batch gets this energy bit for bit.
     Verified by: tests/numerics/test_conjecture_kernel_field.py (Taylor remainder of the gradient),
     tests/numerics/test_core_energy.py.
     """
@@ -111,7 +121,8 @@ def _beta_zero_limit(compiled: CompiledKernel) -> CompiledKernel:
 
 def kernel_riemannian_gradient(X, kernel: PairKernel | CompiledKernel, beta: float, *,
                                normalize: bool = False) -> np.ndarray:
-    """grad_{x_i} E = P_{x_i}((1/n^2) sum_j phi'(s_ij) x_j), i.e. the ``usa`` field divided by n."""
+    r""":math:`\operatorname{grad}_{x_i} E = P_{x_i}\big(\frac{1}{n^2} \sum_j \phi'(s_{ij}) x_j\big)`, i.e. the ``usa``
+    field divided by :math:`n`."""
     X = require_points(X, "X", normalize=normalize)
     return make_kernel_field(kernel, beta, "usa")(X) / X.shape[0]
 

@@ -57,7 +57,8 @@ _COMPILED: dict[str, tuple] = {}
 
 
 def compile_kernel(kernel: PairKernel) -> CompiledKernel:
-    """Compile phi, phi', phi'' of ``kernel`` (cached by the kernel's expression and parameter names).
+    r"""Compile :math:`\phi`, :math:`\phi'`, :math:`\phi''` of ``kernel`` (cached by the kernel's expression and
+    parameter names).
 
     The parameter values are read from ``kernel.params`` (they must be numbers).
     """

@@ -1,10 +1,10 @@
-"""The members of an ensemble: what differs between them (:class:`Members`), its validation
+r"""The members of an ensemble: what differs between them (:class:`Members`), its validation
 (:func:`resolve_members`), their random streams (:class:`MemberStreams`) and the view of one member as a single
 run (:func:`member`).
 
 An ensemble is an ``X0`` of shape (B, n, d) given to :func:`numerics.core.simulate.simulate` (with ``members``
-optional). What may differ between members: beta, Q, K, V, the noise level D and the noise seeds, each given per
-member (a leading axis of length B) or shared (``None``: the model's value, the solver's seed).
+optional). What may differ between members: :math:`\beta`, Q, K, V, the noise level D and the noise seeds, each given
+per member (a leading axis of length B) or shared (``None``: the model's value, the solver's seed).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from numerics.core.norms import is_radial
 
 @dataclass(frozen=True, eq=False)
 class Members:
-    """What differs between the members of an ensemble; ``None`` means shared (the model's value).
+    r"""What differs between the members of an ensemble; ``None`` means shared (the model's value).
 
     Parameters
     ----------
@@ -29,7 +29,7 @@ class Members:
     Q, K, V : (B, d, d) array_like, optional
         Attention matrices of each member (one head, no heads/MLP/schedule).
     noise : (B,) array_like, optional
-        Noise level D_b >= 0 of each member (all zero or all positive).
+        Noise level :math:`D_b \ge 0` of each member (all zero or all positive).
     seeds : (B,) sequence of int, optional
         Noise seeds: member b's increments come from ``numpy.random.default_rng(seeds[b])`` (default: the
         solver's seed plus b).
@@ -152,7 +152,7 @@ class MemberStreams:
 
 
 def member(traj, b: int):
-    """Member ``b`` of an ensemble trajectory as the trajectory of a single run (its beta, noise, matrices and
+    r"""Member ``b`` of an ensemble trajectory as the trajectory of a single run (its :math:`\beta`, noise, matrices and
     seeds in ``meta``; the same class as ``traj``)."""
     batch = traj.meta.get("batch")
     if not isinstance(batch, dict) or traj.X.ndim != 4:

@@ -1,9 +1,9 @@
-"""The model object: everything that defines the vector field, separate from how it is integrated and saved.
+r"""The model object: everything that defines the vector field, separate from how it is integrated and saved.
 
 A simulation is ``simulate(model, X0, t_end, solver=Solver(...), save=SaveAt(...))`` (the layout of Diffrax's
 ``diffeqsolve(terms, solver, saveat=...)``):
 
-- :class:`Model` says *what* is integrated: the attention model (``sa`` or ``usa``), beta, Q, K, V, an optional
+- :class:`Model` says *what* is integrated: the attention model (``sa`` or ``usa``), :math:`\beta`, Q, K, V, an optional
   user pair kernel and the time unit. It is frozen and validated on construction; areas that add model
   features (several heads, MLP, depth schedules, causal masks, noise) add fields here, so that every layer of
   attnflow that takes a model accepts them.
@@ -48,53 +48,59 @@ def _matrix(M, name: str) -> np.ndarray | None:
 
 @dataclass(frozen=True, eq=False)
 class Model:
-    """A self-attention dynamics on the sphere S^{d-1}: the vector field and nothing else.
+    r"""A self-attention dynamics on the sphere :math:`\mathbb{S}^{d-1}`: the vector field and nothing else.
 
     Parameters
     ----------
     kind : {"sa", "usa"}
-        ``sa``: dx_i/dt = P_{x_i}( sum_j e^{beta<Qx_i,Kx_j>} V x_j / sum_k e^{beta<Qx_i,Kx_k>} );
-        ``usa``: dx_i/dt = P_{x_i}( (1/n) sum_j e^{beta<Qx_i,Kx_j>} V x_j ), with P_x y = y - <x,y> x
-        (GLPR, arXiv 2312.10794, the models SA and USA).
+        ``sa``: :math:`\dot x_i = P_{x_i}\big(\sum_j e^{\beta\langle Qx_i, Kx_j\rangle} V x_j
+        / \sum_k e^{\beta\langle Qx_i, Kx_k\rangle}\big)`;
+        ``usa``: :math:`\dot x_i = P_{x_i}\big(\tfrac{1}{n} \sum_j e^{\beta\langle Qx_i, Kx_j\rangle} V x_j\big)`,
+        with :math:`P_x y = y - \langle x, y\rangle x` (GLPR, arXiv 2312.10794, the models SA and USA).
     beta : float
-        Inverse temperature (any real; negative beta is meaningful).
+        Inverse temperature (any real; negative :math:`\beta` is meaningful).
     Q, K, V : (d, d) array_like, optional
         Query, key and value matrices; ``None`` is the identity. Stored read-only.
     kernel : theory.kernels.PairKernel, optional
-        A user pair kernel phi(s) instead of the attention weight: ``usa`` is then
-        v_i = P_{x_i}((1/n) sum_j phi'(s_ij) x_j) and ``sa`` normalises the weights phi'(s_ij); needs
-        Q = K = V = I and natural time.
+        A user pair kernel :math:`\phi(s)` instead of the attention weight: ``usa`` is then
+        :math:`v_i = P_{x_i}\big(\tfrac{1}{n} \sum_j \phi'(s_{ij}) x_j\big)` and ``sa`` normalises the weights
+        :math:`\phi'(s_{ij})`; needs :math:`Q = K = V = I` and natural time.
     time_unit : {"natural", "rescaled"}
-        ``rescaled`` (``usa`` only) integrates in t' = e^{beta} t, the overflow-safe unit.
+        ``rescaled`` (``usa`` only) integrates in :math:`t' = e^{\beta} t`, the overflow-safe unit.
     noise : float
-        D >= 0: each token also diffuses, dx_i = v_i dt + sqrt(2 D) P_{x_i} o dB_i (Stratonovich; Brownian motion
-        on S^{d-1} with generator D Lap_S). ``simulate`` then runs the stochastic integrators of
-        :mod:`numerics.noise.sde` with ``Solver.seed`` (see ``proofs_notes/noise-brownian-moments.md``).
+        :math:`D \ge 0`: each token also diffuses, :math:`dx_i = v_i\,dt + \sqrt{2D}\, P_{x_i} \circ dB_i`
+        (Stratonovich; Brownian motion on :math:`\mathbb{S}^{d-1}` with generator :math:`D \Delta_S`).
+        ``simulate`` then runs the stochastic integrators of :mod:`numerics.noise.sde` with ``Solver.seed``
+        (see ``proofs_notes/noise-brownian-moments.md``).
     heads : numerics.core.blocks.MultiHead, optional
-        H heads with blocks Q, K, V, W of shape (H, k, d) instead of Q, K, V: head h contributes
-        W_h^T V_h a_i^{[h]} with scores beta * scale * <Q_h x_i, K_h x_j> (scale = 1/sqrt(k) by default;
-        beta = 1 for a trained network). See :mod:`numerics.core.blocks`.
+        :math:`H` heads with blocks Q, K, V, W of shape ``(H, k, d)`` instead of Q, K, V: head :math:`h`
+        contributes :math:`W_h^\top V_h a_i^{[h]}` with scores
+        :math:`\beta \cdot \mathrm{scale} \cdot \langle Q_h x_i, K_h x_j\rangle` (:math:`\mathrm{scale} = 1/\sqrt{k}`
+        by default; :math:`\beta = 1` for a trained network). See :mod:`numerics.core.blocks`.
     mlp : numerics.core.blocks.MLP, optional
-        Two-layer perceptron applied to each head's output: v_i = P_{x_i}((1/H) sum_h MLP^{[h]}(H W_h^T V_h a_i^h)),
-        shared by the heads (2-D weights) or one per head (weights with a leading axis of size H).
+        Two-layer perceptron applied to each head's output:
+        :math:`v_i = P_{x_i}\big(\tfrac{1}{H} \sum_h \mathrm{MLP}^{[h]}(H W_h^\top V_h a_i^h)\big)`,
+        shared by the heads (2-D weights) or one per head (weights with a leading axis of size :math:`H`).
         With Q, K, V (or none) and no ``heads``, the one head (Q, K, V) with scale 1 is used.
     schedule : numerics.core.blocks.Schedule, optional
         Depth-dependent heads and MLPs (replaces ``heads``/``mlp``); the field is then time dependent.
     causal : bool
-        Causal mask: token i attends to tokens j <= i only (row order of X).
+        Causal mask: token :math:`i` attends to tokens :math:`j \le i` only (row order of X).
     norm : {"post", "pre", "peri", "mix", "ngpt", "sqrt", "lnscale"}
         Normalisation scheme (Karagodin, Ge, Polyanskiy, Rigollet, arXiv 2510.22026). ``post`` (default) is the
-        sphere flow above, bit for bit; the others move tokens x_i = r_i theta_i with a radius
+        sphere flow above, bit for bit; the others move tokens :math:`x_i = r_i \theta_i` with a radius
         (:mod:`numerics.core.norms`, laws derived in :mod:`theory.normalization`); ``simulate`` then also
         returns the radii (``Trajectory.radius``).
     norm_alpha : float
-        nGPT's step size alpha > 0 (``norm="ngpt"`` only; default 1).
+        nGPT's step size :math:`\alpha > 0` (``norm="ngpt"`` only; default 1).
     norm_switch : float, optional
-        Mix-LN: the time (depth) T > 0 at which post-LN layers give way to pre-LN ones (``norm="mix"``, required).
+        Mix-LN: the time (depth) :math:`T > 0` at which post-LN layers give way to pre-LN ones (``norm="mix"``,
+        required).
     norm_scale : float
-        ``norm="sqrt"``: the residual branch is scaled by (1 + t / norm_scale)^(-1/2) (default 1: layer l at
-        t = l - 1 gets 1/sqrt(l)); ``norm="lnscale"`` (LayerNorm Scaling): the LN output is scaled by
-        1/sqrt(l), l = 1 + t / norm_scale, i.e. attention at beta / l with values divided by sqrt(l).
+        ``norm="sqrt"``: the residual branch is scaled by :math:`(1 + t / \mathrm{norm\_scale})^{-1/2}` (default 1:
+        layer :math:`l` at :math:`t = l - 1` gets :math:`1/\sqrt{l}`); ``norm="lnscale"`` (LayerNorm Scaling): the
+        LN output is scaled by :math:`1/\sqrt{l}`, :math:`l = 1 + t / \mathrm{norm\_scale}`, i.e. attention at
+        :math:`\beta / l` with values divided by :math:`\sqrt{l}`.
     radius0 : float or (n,) array_like
         Initial radius of every token, or one radius per token (> 0; pre, peri, sqrt, lnscale; the schemes that
         normalise each layer need 1). An array's length is checked against X0 by ``simulate``.
@@ -102,29 +108,33 @@ class Model:
         LayerNorm with centring (subtract the coordinate mean first) instead of RMSNorm (default False); see
         :mod:`theory.normalization` for what centring does on the sphere.
     alibi : float or sequence of float, optional
-        ALiBi: the logits of head h get -lambda_h |p_i - p_j| (lambda >= 0; a scalar lambda gives the geometric
-        slopes lambda 2^{-8(h-1)/H} over H heads, a sequence one slope per head). See :mod:`numerics.core.positions`.
+        ALiBi: the logits of head :math:`h` get :math:`-\lambda_h \lvert p_i - p_j\rvert` (:math:`\lambda \ge 0`; a
+        scalar :math:`\lambda` gives the geometric slopes :math:`\lambda\, 2^{-8(h-1)/H}` over :math:`H` heads, a
+        sequence one slope per head). See :mod:`numerics.core.positions`.
     rope : float, optional
-        Rotary positions with this base: scores <R(p_i) Q_h x_i, R(p_j) K_h x_j>, frequencies base^{-2m/k}.
+        Rotary positions with this base: scores :math:`\langle R(p_i) Q_h x_i, R(p_j) K_h x_j\rangle`, frequencies
+        :math:`\mathrm{base}^{-2m/k}`.
     positions : (n,) array_like, optional
-        Position labels p_i of ALiBi and RoPE (default the row order p_i = i).
+        Position labels :math:`p_i` of ALiBi and RoPE (default the row order :math:`p_i = i`).
     beta_scaling : {"fixed", "log"}
-        ``log``: beta = gamma log n with n the number of tokens (arXiv 2510.05554); ``beta`` is then None and
-        every layer reads :meth:`effective_beta` (:mod:`numerics.core.beta_scaling`).
+        ``log``: :math:`\beta = \gamma \log n` with :math:`n` the number of tokens (arXiv 2510.05554); ``beta`` is
+        then None and every layer reads :meth:`effective_beta` (:mod:`numerics.core.beta_scaling`).
     gamma : float, optional
-        The constant of ``beta_scaling="log"`` (> 0).
+        The constant :math:`\gamma` of ``beta_scaling="log"`` (> 0).
     common_noise : float
-        sigma >= 0: every token also feels the same matrix Brownian motion, dx_i = v_i dt - sigma P_{x_i} o dQ x_i
-        (Stratonovich; one increment dQ per system and step, an ensemble member its own). ``simulate`` then runs
-        the schemes of :mod:`numerics.noise.common` with ``Solver.seed`` (``layer``: projected Euler-Maruyama,
-        ``rk4``: stochastic Heun). Not combined with ``noise``, a normalisation scheme or the rescaled time unit.
+        :math:`\sigma \ge 0`: every token also feels the same matrix Brownian motion,
+        :math:`dx_i = v_i\,dt - \sigma P_{x_i} \circ dQ\, x_i` (Stratonovich; one increment :math:`dQ` per system
+        and step, an ensemble member its own). ``simulate`` then runs the schemes of :mod:`numerics.noise.common`
+        with ``Solver.seed`` (``layer``: projected Euler-Maruyama, ``rk4``: stochastic Heun). Not combined with
+        ``noise``, a normalisation scheme or the rescaled time unit.
     common_noise_law : {"goe", "values"}
-        ``goe``: dQ = (dB + dB^T)/sqrt(2) (symmetric, E[dQ_ab dQ_ce] = (delta_ac delta_be + delta_ae delta_bc) dt;
-        Engel-Shalova, arXiv 2603.06187, is sigma = 1/sqrt(2)); ``values``: dQ = dB/sqrt(d), independent entries
-        (the random value matrices of arXiv 2601.21942 with the RMS normalisation E|dQ x|^2 = |x|^2 dt). One token
-        is then a Brownian motion with generator c Lap_S, c = sigma^2/2 (goe), sigma^2/(2d) (values)
+        ``goe``: :math:`dQ = (dB + dB^\top)/\sqrt{2}` (symmetric,
+        :math:`\mathbb{E}[dQ_{ab}\, dQ_{ce}] = (\delta_{ac}\delta_{be} + \delta_{ae}\delta_{bc})\, dt`;
+        Engel-Shalova, arXiv 2603.06187, is :math:`\sigma = 1/\sqrt{2}`); ``values``: :math:`dQ = dB/\sqrt{d}`,
+        independent entries (the random value matrices of arXiv 2601.21942 with the RMS normalisation
+        :math:`\mathbb{E}\lvert dQ\, x\rvert^2 = \lvert x\rvert^2 dt`). One token is then a Brownian motion with
+        generator :math:`c \Delta_S`, :math:`c = \sigma^2/2` (goe), :math:`\sigma^2/(2d)` (values)
         (:mod:`theory.common_noise`).
-    attention : bool
         False switches the attention field off (v = 0): the noise alone moves the tokens. Needs noise or
         common_noise > 0.
 
@@ -495,16 +505,17 @@ class Model:
 
 @dataclass(frozen=True)
 class Solver:
-    """How a :class:`Model` is integrated.
+    r"""How a :class:`Model` is integrated.
 
     Parameters
     ----------
     method : {"layer", "rk4", "adaptive", "dp5", "dop853"}
-        ``layer``: the projected Euler step x <- (x + h v)/|x + h v| (one transformer layer per step);
+        ``layer``: the projected Euler step :math:`x \leftarrow (x + hv)/\lvert x + hv\rvert` (one transformer
+        layer per step);
         ``rk4``: classical Runge-Kutta on the projected field, renormalised; ``dp5``: Dormand-Prince
         5(4) with error control; ``dop853``: Dormand-Prince 8(5,3) with dense output; ``adaptive``: ``dop853``
-        for rtol <= 1e-3 and ``dp5`` above (fewer field evaluations; recorded as ``method_used``; see
-        :mod:`numerics.core.integrators`).
+        for ``rtol`` :math:`\le 10^{-3}` and ``dp5`` above (fewer field evaluations; recorded as ``method_used``;
+        see :mod:`numerics.core.integrators`).
     dt : float, optional
         Step of ``layer`` and ``rk4`` (required for them); initial-step hint for ``adaptive``, ``dp5`` and
         ``dop853`` (default: their own initial step).
@@ -512,8 +523,8 @@ class Solver:
         Tolerances of ``adaptive``, ``dp5`` and ``dop853``.
     backend : {"auto", "direct", "fourier", "numba", "harmonic"}
         How the field is evaluated (:meth:`Model.vector_field`); ``numba`` is the fused compiled kernel
-        (optional dependency; equal to ``direct`` to rounding), chosen only explicitly; ``harmonic`` the S^2
-        spherical-harmonic field (tolerance 1e-10 relative to the field's scale).
+        (optional dependency; equal to ``direct`` to rounding), chosen only explicitly; ``harmonic`` the
+        :math:`\mathbb{S}^2` spherical-harmonic field (tolerance 1e-10 relative to the field's scale).
     seed : int
         Seed of the noise (``numpy.random.default_rng(seed)``), used only when ``Model.noise > 0``; recorded in
         the trajectory metadata as ``noise_seed``. With noise, ``layer`` runs projected Euler-Maruyama and

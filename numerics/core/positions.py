@@ -1,24 +1,31 @@
-"""Position mechanisms of decoders as dynamics: ALiBi biases and rotary positions (RoPE), with position labels.
+r"""Position mechanisms of decoders as dynamics: ALiBi biases and rotary positions (RoPE), with position labels.
 
-Every token carries a position label p_i (default p_i = i, the row order of X, counted from 0; only differences
-p_i - p_j enter). With a position mechanism the attention logits of head h become
+Every token carries a position label :math:`p_i` (default :math:`p_i = i`, the row order of X, counted from 0;
+only differences :math:`p_i - p_j` enter). With a position mechanism the attention logits of head :math:`h` become
 
-    ALiBi:  s_ij = beta c <Q_h x_i, K_h x_j> - lambda_h |p_i - p_j|,        lambda_h >= 0   (Press et al. 2021)
-    RoPE:   s_ij = beta c <R(p_i) Q_h x_i, R(p_j) K_h x_j> = beta c <Q_h x_i, R(p_j - p_i) K_h x_j>
-                                                                                       (Su et al. 2021)
+.. math::
 
-and both can be combined, with or without the causal mask. R(p) is block diagonal on the head space R^k: the
-coordinate pairs (2m, 2m + 1), m = 0, ..., floor(k/2) - 1, are rotated by the angle p theta_m with the
-frequencies theta_m = base^{-2m/k'} (k' = k for even k). For odd k the last coordinate is not rotated and
-k' = k - 1 (the pairs use the even-dimensional formula of the rotated part; partial rotary embeddings leave
-the remaining coordinates alone in the same way). The rotation is orthogonal, R(p)^T R(q) = R(q - p).
+    \begin{aligned}
+    \text{ALiBi:}\quad s_{ij} &= \beta c \langle Q_h x_i, K_h x_j\rangle - \lambda_h \lvert p_i - p_j\rvert,
+        \quad \lambda_h \ge 0 && (\text{Press et al. 2021}), \\
+    \text{RoPE:}\quad s_{ij} &= \beta c \langle R(p_i) Q_h x_i, R(p_j) K_h x_j\rangle
+        = \beta c \langle Q_h x_i, R(p_j - p_i) K_h x_j\rangle && (\text{Su et al. 2021})
+    \end{aligned}
 
-ALiBi slopes: a scalar lambda gives head h (1-based) of H the slope lambda 2^{-8 (h - 1)/H}: the geometric
-sequence of the ALiBi paper with ratio 2^{-8/H}, started at lambda (the paper's slopes 2^{-8h/H} are
-lambda = 2^{-8/H}, :func:`paper_slopes`); with one head the slope is lambda. A sequence gives one slope per head.
+and both can be combined, with or without the causal mask. :math:`R(p)` is block diagonal on the head space
+:math:`\mathbb{R}^k`: the coordinate pairs :math:`(2m, 2m + 1)`, :math:`m = 0, \dots, \lfloor k/2\rfloor - 1`, are
+rotated by the angle :math:`p\, \theta_m` with the frequencies :math:`\theta_m = \mathrm{base}^{-2m/k'}`
+(:math:`k' = k` for even :math:`k`). For odd :math:`k` the last coordinate is not rotated and :math:`k' = k - 1`
+(the pairs use the even-dimensional formula of the rotated part; partial rotary embeddings leave the remaining
+coordinates alone in the same way). The rotation is orthogonal, :math:`R(p)^\top R(q) = R(q - p)`.
 
-The sign convention: the bias is *subtracted*, so a larger lambda forgets distant tokens faster; lambda = 0 is
-today's field bit for bit.
+ALiBi slopes: a scalar :math:`\lambda` gives head :math:`h` (1-based) of :math:`H` the slope
+:math:`\lambda\, 2^{-8(h - 1)/H}`: the geometric sequence of the ALiBi paper with ratio :math:`2^{-8/H}`, started
+at :math:`\lambda` (the paper's slopes :math:`2^{-8h/H}` are :math:`\lambda = 2^{-8/H}`, :func:`paper_slopes`);
+with one head the slope is :math:`\lambda`. A sequence gives one slope per head.
+
+The sign convention: the bias is *subtracted*, so a larger :math:`\lambda` forgets distant tokens faster;
+:math:`\lambda = 0` is today's field bit for bit.
 
 Sources: Press, Smith, Lewis, "Train short, test long: attention with linear biases", arXiv 2108.12409 (ALiBi);
 Su et al., "RoFormer: enhanced transformer with rotary position embedding", arXiv 2104.09864 (RoPE).
@@ -37,12 +44,14 @@ ALIBI_RATIO_EXPONENT = 8.0
 
 
 def paper_slopes(H: int) -> np.ndarray:
-    """The ALiBi paper's slopes 2^{-8h/H}, h = 1, ..., H (1/2, 1/4, ..., 1/256 for H = 8)."""
+    r"""The ALiBi paper's slopes :math:`2^{-8h/H}`, :math:`h = 1, \dots, H` (1/2, 1/4, ..., 1/256 for
+    :math:`H = 8`)."""
     return 2.0 ** (-ALIBI_RATIO_EXPONENT * np.arange(1, H + 1) / H)
 
 
 def alibi_slopes(alibi, H: int) -> np.ndarray:
-    """Per-head slopes (H,): a scalar lambda -> lambda 2^{-8 (h - 1)/H}; a sequence of H slopes as given."""
+    r"""Per-head slopes ``(H,)``: a scalar :math:`\lambda \mapsto \lambda\, 2^{-8(h - 1)/H}`; a sequence of
+    :math:`H` slopes as given."""
     arr = np.asarray(alibi, dtype=float)
     if arr.ndim == 0:
         return float(arr) * 2.0 ** (-ALIBI_RATIO_EXPONENT * np.arange(H) / H)
@@ -85,7 +94,8 @@ def validate_labels(labels):
 
 
 def rope_frequencies(k: int, base: float) -> np.ndarray:
-    """theta_m = base^{-2m/k'} for m = 0, ..., floor(k/2) - 1, k' = 2 floor(k/2) (odd k: last coordinate fixed)."""
+    r""":math:`\theta_m = \mathrm{base}^{-2m/k'}` for :math:`m = 0, \dots, \lfloor k/2\rfloor - 1`,
+    :math:`k' = 2 \lfloor k/2\rfloor` (odd :math:`k`: last coordinate fixed)."""
     half = k // 2
     return float(base) ** (-2.0 * np.arange(half) / (2 * half)) if half else np.zeros(0)
 
@@ -116,16 +126,16 @@ def _rotate_rows(Y: np.ndarray, labels: np.ndarray, base: float) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class PositionEncoding:
-    """The position mechanism of a model, for the block field (:func:`numerics.core.blocks.block_velocity`).
+    r"""The position mechanism of a model, for the block field (:func:`numerics.core.blocks.block_velocity`).
 
     Parameters
     ----------
     alibi : float or (H,) array or None
-        Slope lambda (geometric over heads) or per-head slopes, all >= 0.
+        Slope :math:`\lambda` (geometric over heads) or per-head slopes, all :math:`\ge 0`.
     rope : float or None
         RoPE base (> 0).
     labels : (n,) array or None
-        Position labels; ``None`` is the row order p_i = i.
+        Position labels; ``None`` is the row order :math:`p_i = i`.
     """
 
     alibi: object = None

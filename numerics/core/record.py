@@ -28,7 +28,7 @@ ARCH_PREFIX = "arch."
 
 @dataclass
 class Trajectory:
-    """Saved states of one simulation.
+    r"""Saved states of one simulation.
 
     Attributes
     ----------
@@ -43,8 +43,9 @@ class Trajectory:
     arrays : dict
         Weight arrays of the model (heads, MLP, schedule) referenced from ``meta`` by key.
     radius : (m, n) ndarray or None
-        Radii r_i of the tokens x_i = r_i theta_i of a normalisation scheme (``Model(norm=...)`` other than
-        post-LN); ``X`` then holds the directions theta_i. None for the sphere flow. An ensemble's: (m, B, n).
+        Radii :math:`r_i` of the tokens :math:`x_i = r_i \theta_i` of a normalisation scheme (``Model(norm=...)`` other
+        than post-LN); ``X`` then holds the directions :math:`\theta_i`. None for the sphere flow. An ensemble's: (m, B,
+        n).
     """
 
     times: np.ndarray

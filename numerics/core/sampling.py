@@ -8,7 +8,7 @@ from numerics.common.limits import check_array
 
 
 def uniform_sphere(n: int, d: int, seed: int | np.random.Generator | None) -> np.ndarray:
-    """n iid uniform points of S^{d-1} (normalised standard Gaussians) from a seed or Generator."""
+    r"""n iid uniform points of :math:`\mathbb{S}^{d-1}` (normalised standard Gaussians) from a seed or Generator."""
     check_array((n, d), f"a uniform start with n={n}, d={d}", copies=2)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     G = rng.standard_normal((n, d))

@@ -1,11 +1,11 @@
-"""The one driver: :func:`simulate` runs one system or an ensemble of B systems, :func:`resume` continues a saved run.
+r"""The one driver: :func:`simulate` runs one system or an ensemble of B systems, :func:`resume` continues a saved run.
 
 The path of every run (one system, a batch, a continuation) is the same :class:`Run`:
 
-1. **prepare** (:meth:`Run.prepare`): validate the start and the time, B (1 for an ``X0`` of shape (n, d),
-   squeezed at the API and file boundary; B for (B, n, d)), the field (the one attention pipeline; the
-   normalisation schemes' (theta, r) field of :mod:`numerics.core.norms`; the Fourier or harmonic plug-in for one
-   system), the cost check and the number of BLAS threads;
+1. **prepare** (:meth:`Run.prepare`): validate the start and the time, B (1 for an ``X0`` of shape (n, d), squeezed at
+   the API and file boundary; B for (B, n, d)), the field (the one attention pipeline; the normalisation schemes'
+   :math:`(\theta, r)` field of :mod:`numerics.core.norms`; the Fourier or harmonic plug-in for one system), the cost
+   check and the number of BLAS threads;
 2. **integrate** (:meth:`Run.integrate`): one call into the integration loop (:mod:`numerics.core.loop`, through
    its wrappers) for every case: fixed steps, shared adaptive steps, per-member adaptive steps, the stochastic
    schemes (a random stream per member: B = 1 is the single run's generator), the normalisation schemes;
@@ -427,17 +427,18 @@ class Run:
 def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = None, save: SaveAt | None = None,
              progress: Callable[[float, float], None] | None = None, members: Members | None = None,
              events=None, **keywords) -> Trajectory:
-    """Integrate the dynamics of ``model`` from ``X0`` up to ``t_end`` and return the saved frames.
+    r"""Integrate the dynamics of ``model`` from ``X0`` up to ``t_end`` and return the saved frames.
 
     Parameters
     ----------
     model : Model
-        The vector field (:class:`numerics.core.model.Model`: sa/usa, beta, Q, K, V, kernel, time unit, ...).
+        The vector field (:class:`numerics.core.model.Model`: ``sa``/``usa``, :math:`\beta`, Q, K, V, kernel, time
+        unit, ...).
     X0 : (n, d) or (B, n, d) array_like
-        Initial state, rows on S^{d-1} (see :func:`uniform_sphere`); of shape (B, n, d) an ensemble of B
-        systems integrated together.
+        Initial state, rows on :math:`\mathbb{S}^{d-1}` (see :func:`uniform_sphere`); of shape (B, n, d) an ensemble of
+        B systems integrated together.
     t_end : float
-        Final time (> 0), in the model's time unit (``usa`` rescaled: t' = e^{beta} t).
+        Final time (> 0), in the model's time unit (``usa`` rescaled: :math:`t' = e^{\beta} t`).
     solver : Solver, optional
         Integrator, step, tolerances, field backend, noise seed and (ensembles) ``step="per-member"``
         (default ``Solver("rk4", dt=0.05)``).
@@ -445,10 +446,10 @@ def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = Non
         Frames to keep (default every step of a fixed-step method, 101 times for the adaptive methods).
     progress : callable, optional
         ``progress(t, t_end)``, called as the integration advances. If it has an attribute ``energy`` (a
-        callable), ``progress.energy(frames_done, frames)`` is called as the energy column is computed (O(n^2)
-        per frame with the direct sums, O(n K) with the circle's Fourier backend).
+        callable), ``progress.energy(frames_done, frames)`` is called as the energy column is computed
+        (:math:`O(n^2)` per frame with the direct sums, :math:`O(nK)` with the circle's Fourier backend).
     members : numerics.core.members.Members, optional
-        Per-member beta, Q, K, V, noise and noise seeds of an ensemble (``X0`` then has shape (B, n, d)).
+        Per-member :math:`\beta`, Q, K, V, noise and noise seeds of an ensemble (``X0`` then has shape (B, n, d)).
     events : numerics.core.events.Event or str, optional
         Stop each member when its observable is decided (``Event("one-cluster", 1e-3)`` or
         ``"one-cluster:1e-3"``; :mod:`numerics.core.events`): fixed steps (``layer``, ``rk4``), for an
@@ -467,9 +468,9 @@ def simulate(model, X0=None, t_end=None, /, *legacy, solver: Solver | None = Non
 
     Notes
     -----
-    The energy column is E_beta minus 1/(2 beta) (``glpr``), or the normalised GKPR form above
-    |beta| = 600 (recorded in ``meta["energy_normalization"]``), or the user kernel's pair energy. With the
-    ``fourier`` backend it comes from the order parameters (:func:`numerics.circle.fourier.circle_energy`).
+    The energy column is :math:`E_\beta` minus :math:`1/(2\beta)` (``glpr``), or the normalised GKPR form above
+    :math:`\lvert\beta\rvert = 600` (recorded in ``meta["energy_normalization"]``), or the user kernel's pair energy.
+    With the ``fourier`` backend it comes from the order parameters (:func:`numerics.circle.fourier.circle_energy`).
     ``meta["seconds"]`` is the integration time; ``meta["timings"]`` splits integration and energy.
 
     A string first argument is the keyword form of the first release, ``simulate("sa", beta, t_end, n=...,
@@ -511,10 +512,10 @@ def with_provenance(traj: Trajectory, **provenance) -> Trajectory:
 
 
 def resume(trajectory, t_end: float, *, progress: Callable[[float, float], None] | None = None) -> Trajectory:
-    """Continue a saved trajectory (a :class:`Trajectory` or the path of its ``.npz``) up to ``t_end``.
+    r"""Continue a saved trajectory (a :class:`Trajectory` or the path of its ``.npz``) up to ``t_end``.
 
     The model (:meth:`Model.from_meta`), the solver, the backend and, for an ensemble, the members (their
-    beta, noise, matrices and seeds, ``meta["batch"]``) are read from the trajectory's ``meta``; the run is
+    :math:`\beta`, noise, matrices and seeds, ``meta["batch"]``) are read from the trajectory's ``meta``; the run is
     prepared from its last frame at t0 = its last time through the same :class:`Run` as :func:`simulate`. The
     result holds the old frames followed by the new ones, with ``meta["resumed_from"]`` recording where the
     continuation started. Adaptive runs keep the spacing of the original save times; noisy runs continue their

@@ -1,13 +1,18 @@
-"""Taylor-remainder slope tests on the product of spheres and log-log slope fits.
+r"""Taylor-remainder slope tests on the product of spheres and log-log slope fits.
 
-For f on (S^{d-1})^n, a point X, a tangent direction xi and the retraction R_X(t xi) = rows of (X + t xi)
-normalised (a second-order retraction), the remainders
+For :math:`f` on :math:`(\mathbb{S}^{d-1})^n`, a point :math:`X`, a tangent direction :math:`\xi` and the
+retraction :math:`R_X(t\xi)` = rows of :math:`X + t\xi` normalised (a second-order retraction), the remainders
 
-    r1(t) = | f(R_X(t xi)) - f(X) - t <grad f(X), xi> |                              = O(t^2)
-    r2(t) = | f(R_X(t xi)) - f(X) - t <grad f(X), xi> - t^2/2 <xi, Hess f(X)[xi]> |  = O(t^3)
+.. math::
+
+    \begin{aligned}
+    r_1(t) &= \big\lvert f(R_X(t\xi)) - f(X) - t \langle \operatorname{grad} f(X), \xi\rangle\big\rvert = O(t^2), \\
+    r_2(t) &= \big\lvert f(R_X(t\xi)) - f(X) - t \langle \operatorname{grad} f(X), \xi\rangle
+        - \tfrac{t^2}{2} \langle \xi, \operatorname{Hess} f(X)[\xi]\rangle\big\rvert = O(t^3)
+    \end{aligned}
 
 have log-log slopes 2 and 3 exactly when the gradient and the Hessian are right (Boumal 2023, section 4.8 and
-6.8). Slopes are fitted by least squares on the window of t where the remainder is above the round-off floor;
+6.8). Slopes are fitted by least squares on the window of :math:`t` where the remainder is above the round-off floor;
 the window is reported.
 """
 from __future__ import annotations

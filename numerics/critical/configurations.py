@@ -1,19 +1,19 @@
-"""Builders for the structured configurations of the critical-point analysis, with cluster masses.
+r"""Builders for the structured configurations of the critical-point analysis, with cluster masses.
 
 Every builder returns an (n, d) float64 array of unit rows. A "mass" is the number of particles placed at one
 vertex (clusters of coincident particles, as in GKPR's k-group states). Families (names used by the CLI):
 
-- ``sync``: all n particles at e_1 (the synchronised state);
-- ``clusters``: k clusters at angles 2 pi c / k on the great circle of the (e_1, e_2) plane;
-- ``polygon``: the regular n-gon (``clusters`` with k = n, masses 1);
-- ``antipodal``: two clusters at +e_1 and -e_1 (``clusters`` with k = 2);
-- ``simplex``: the d+1 vertices of the regular simplex (<x_a, x_b> = -1/d);
-- ``orthoplex``: the 2d vertices +-e_a of the cross-polytope;
+- ``sync``: all :math:`n` particles at :math:`e_1` (the synchronised state);
+- ``clusters``: :math:`k` clusters at angles :math:`2\pi c / k` on the great circle of the :math:`(e_1, e_2)` plane;
+- ``polygon``: the regular :math:`n`-gon (``clusters`` with :math:`k = n`, masses 1);
+- ``antipodal``: two clusters at :math:`+e_1` and :math:`-e_1` (``clusters`` with :math:`k = 2`);
+- ``simplex``: the :math:`d+1` vertices of the regular simplex (:math:`\langle x_a, x_b\rangle = -1/d`);
+- ``orthoplex``: the :math:`2d` vertices :math:`\pm e_a` of the cross-polytope;
 - ``file``: an (n, d) ``.npy`` file (:func:`numerics.core.trajectory.load_initial`).
 
-Impossible requests (k not dividing n without masses, simplex with n != d+1, masses not summing to n) raise
-:class:`numerics.common.errors.InputError`. Source for the families: GLPR arXiv 2312.10794, CRMB arXiv 2405.18273,
-PRY arXiv 2507.22857. Verified by: critical.circle-polygons.
+Impossible requests (:math:`k` not dividing :math:`n` without masses, simplex with :math:`n \ne d+1`, masses not summing
+to :math:`n`) raise :class:`numerics.common.errors.InputError`. Source for the families: GLPR arXiv 2312.10794, CRMB
+arXiv 2405.18273, PRY arXiv 2507.22857. Verified by: critical.circle-polygons.
 """
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ def _repeat(vertices: np.ndarray, masses: list[int]) -> np.ndarray:
 
 def circle_clusters(d: int, *, k: int | None = None, n: int | None = None,
                     masses: Sequence[int] | None = None) -> np.ndarray:
-    """Clusters of sizes ``masses`` (or k equal clusters of n/k) at angles 2 pi c/k on the (e_1, e_2) circle."""
+    r"""Clusters of sizes ``masses`` (or :math:`k` equal clusters of :math:`n/k`) at angles :math:`2\pi c/k` on the
+    :math:`(e_1, e_2)` circle."""
     d = require_int(d, "d", minimum=2)
     k = None if k is None else require_int(k, "k", minimum=1)
     n = None if n is None else require_int(n, "n", minimum=1)
@@ -62,13 +63,13 @@ def circle_clusters(d: int, *, k: int | None = None, n: int | None = None,
 
 
 def regular_polygon(n: int, d: int) -> np.ndarray:
-    """The regular n-gon on the (e_1, e_2) great circle."""
+    """The regular :math:`n`-gon on the :math:`(e_1, e_2)` great circle."""
     n = require_int(n, "n", minimum=1)
     return circle_clusters(d, k=n, n=n)
 
 
 def synchronized(n: int, d: int) -> np.ndarray:
-    """All n particles at e_1."""
+    """All :math:`n` particles at :math:`e_1`."""
     n, d = require_int(n, "n", minimum=1), require_int(d, "d", minimum=2)
     X = np.zeros((n, d))
     X[:, 0] = 1.0
@@ -96,7 +97,8 @@ def simplex(d: int, *, n: int | None = None, masses: Sequence[int] | None = None
 
 
 def orthoplex(d: int, *, n: int | None = None, masses: Sequence[int] | None = None) -> np.ndarray:
-    """The cross-polytope +-e_a (n = 2d, ordered e_1, -e_1, e_2, -e_2, ...), or clusters of sizes ``masses``."""
+    r"""The cross-polytope :math:`\pm e_a` (:math:`n = 2d`, ordered :math:`e_1, -e_1, e_2, -e_2, \dots`), or clusters
+    of sizes ``masses``."""
     d = require_int(d, "d", minimum=2)
     if masses is None:
         if n is not None and n != 2 * d:

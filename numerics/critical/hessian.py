@@ -1,18 +1,28 @@
-"""Numeric Riemannian gradient and Hessian of a pair energy on (S^{d-1})^n, in an orthonormal tangent basis.
+r"""Numeric Riemannian gradient and Hessian of a pair energy on :math:`(\mathbb{S}^{d-1})^n`, in an orthonormal tangent basis.
 
-Energy (docs/conventions.md; :mod:`theory.kernels`): E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>), for the
-attention energy phi_beta(s) = (e^{beta s} - 1)/beta (GLPR's E_beta minus a constant: same gradient and Hessian).
+Energy (docs/conventions.md; :mod:`theory.kernels`):
+:math:`E(X) = \frac{1}{2n^2} \sum_{i,j} \phi(\langle x_i, x_j\rangle)`, for the attention energy
+:math:`\phi_\beta(s) = (e^{\beta s} - 1)/\beta` (GLPR's :math:`E_\beta` minus a constant: same gradient and
+Hessian).
 
 The Hessian blocks are those of :func:`theory.hessian.pair_hessian_blocks` (the one place they are written):
 
-    block (i, j), i != j:  (1/n^2) [ phi'(s_ij) P_i P_j + phi''(s_ij) (P_i x_j)(P_j x_i)^T ]
-    block (i, i):          (1/n^2) sum_{j != i} [ phi''(s_ij) (P_i x_j)(P_i x_j)^T - phi'(s_ij) s_ij P_i ]
+.. math::
 
-Here they are assembled for all pairs at once in the tangent coordinates u_i = U_i c_i, where the columns of
-U_i (d x (d-1)) are an orthonormal basis of T_{x_i} S^{d-1}; then U_i^T P_i = U_i^T and the (i, j) block becomes
-phi'(s_ij) U_i^T U_j + phi''(s_ij) (U_i^T x_j)(U_j^T x_i)^T. phi' and phi'' are generated once per kernel by
-:func:`theory.codegen.compile_function` (no sympy on the hot path). Cost O(n^2 d^2) memory and time to assemble,
-O((n(d-1))^3) to diagonalise: meant for n (d-1) up to a few thousand.
+    \begin{aligned}
+    \text{block } (i, j),\ i \ne j:&\quad \frac{1}{n^2} \Big[\phi'(s_{ij}) P_i P_j
+        + \phi''(s_{ij}) (P_i x_j)(P_j x_i)^\top\Big], \\
+    \text{block } (i, i):&\quad \frac{1}{n^2} \sum_{j \ne i} \Big[\phi''(s_{ij}) (P_i x_j)(P_i x_j)^\top
+        - \phi'(s_{ij})\, s_{ij} P_i\Big].
+    \end{aligned}
+
+Here they are assembled for all pairs at once in the tangent coordinates :math:`u_i = U_i c_i`, where the
+columns of :math:`U_i` (:math:`d \times (d-1)`) are an orthonormal basis of :math:`T_{x_i} \mathbb{S}^{d-1}`; then
+:math:`U_i^\top P_i = U_i^\top` and the :math:`(i, j)` block becomes
+:math:`\phi'(s_{ij}) U_i^\top U_j + \phi''(s_{ij}) (U_i^\top x_j)(U_j^\top x_i)^\top`. :math:`\phi'` and
+:math:`\phi''` are generated once per kernel by :func:`theory.codegen.compile_function` (no sympy on the hot
+path). Cost :math:`O(n^2 d^2)` memory and time to assemble, :math:`O((n(d-1))^3)` to diagonalise: meant for
+:math:`n(d-1)` up to a few thousand.
 
 Verified by: critical.hessian-formula.
 """
@@ -99,9 +109,10 @@ def pair_weights(X: np.ndarray, beta: float, kernel):
 
 
 def tangent_basis(X, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Orthonormal bases of the tangent spaces: U of shape (n, d, d-1), U[i]^T x_i = 0, U[i]^T U[i] = I.
+    r"""Orthonormal bases of the tangent spaces: U of shape ``(n, d, d-1)``, :math:`U_i^\top x_i = 0`,
+    :math:`U_i^\top U_i = I`.
 
-    From a complete Householder QR of each x_i. With ``rng``, each basis is rotated by a random orthogonal
+    From a complete Householder QR of each :math:`x_i`. With ``rng``, each basis is rotated by a random orthogonal
     (d-1) x (d-1) matrix (to test that results do not depend on the choice of basis).
     """
     X = np.asarray(X, dtype=float)
@@ -144,10 +155,11 @@ def riemannian_gradient(X, beta, kernel: PairKernel | None = None) -> np.ndarray
 
 
 def relative_residual(X, beta, kernel: PairKernel | None = None) -> float:
-    """Scale-free fixed-point residual max_i |P_i sum_j phi'(s_ij) x_j| / sum_j |phi'(s_ij)|.
+    r"""Scale-free fixed-point residual
+    :math:`\max_i \big\lVert P_i \sum_j \phi'(s_{ij}) x_j\big\rVert / \sum_j \lvert\phi'(s_{ij})\rvert`.
 
-    For phi' > 0 this is the largest speed of the ``sa`` field (a number in [0, 1]); it vanishes exactly at the
-    critical points of E, which are the fixed points of both ``sa`` and ``usa``.
+    For :math:`\phi' > 0` this is the largest speed of the ``sa`` field (a number in [0, 1]); it vanishes exactly at the
+    critical points of :math:`E`, which are the fixed points of both ``sa`` and ``usa``.
     """
     beta = require_real(beta, "beta")
     X = require_points(X, "X")

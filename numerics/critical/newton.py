@@ -1,15 +1,17 @@
-"""Riemannian Newton for grad E = 0 on (S^{d-1})^n, and a multi-start search for distinct critical points.
+r"""Riemannian Newton for :math:`\operatorname{grad} E = 0` on :math:`(\mathbb{S}^{d-1})^n`, and a multi-start search for distinct critical points.
 
-Newton step (Absil, Mahony, Sepulchre 2008, ch. 6): in the tangent basis U of :mod:`numerics.critical.hessian`, solve
-Hess E(X)[xi] = -grad E(X) on the orthogonal complement of the tangent space of the rotation orbit (where the
-Hessian is singular at critical points; least squares, minimum norm, for other degeneracies), then retract x_i <- (x_i + U_i xi_i)/|x_i + U_i xi_i|.
-Newton seeks critical points of every index (saddles included), which is what a landscape census needs. A
-trust region caps the step (largest per-particle displacement <= ``radius``); the radius halves when the
+Newton step (Absil, Mahony, Sepulchre 2008, ch. 6): in the tangent basis :math:`U` of
+:mod:`numerics.critical.hessian`, solve :math:`\operatorname{Hess} E(X)[\xi] = -\operatorname{grad} E(X)` on the
+orthogonal complement of the tangent space of the rotation orbit (where the Hessian is singular at critical points;
+least squares, minimum norm, for other degeneracies), then retract
+:math:`x_i \leftarrow (x_i + U_i \xi_i) / \lVert x_i + U_i \xi_i\rVert`. Newton seeks critical points of every
+index (saddles included), which is what a landscape census needs. A trust region caps the step (largest
+per-particle displacement :math:`\le` ``radius``); the radius halves when the
 residual grows and is restored after a successful step. Near a nondegenerate (modulo rotations) critical
 point the residual then decreases quadratically.
 
 Search: Newton from ``starts`` iid uniform configurations; converged points are deduplicated up to rotations
-and permutations by the sorted spectrum of the Gram matrix X X^T (invariant under both) together with the
+and permutations by the sorted spectrum of the Gram matrix :math:`XX^\top` (invariant under both) together with the
 energy, and each class is reported with its classification (:func:`numerics.critical.critical_point_report`).
 
 Verified by: critical.strict-saddles-d3.
@@ -58,7 +60,7 @@ def _retract(X, U, xi):
 
 def riemannian_newton(X0, beta, kernel: PairKernel | None = None, *, tol: float = NEWTON_TOLERANCE,
                       max_iter: int = 60, radius: float = 0.5) -> NewtonResult:
-    """Riemannian Newton iteration with a trust region for grad E = 0 from X0 (module docstring).
+    r"""Riemannian Newton iteration with a trust region for :math:`\operatorname{grad} E = 0` from X0 (module docstring).
 
     Parameters
     ----------
@@ -67,7 +69,7 @@ def riemannian_newton(X0, beta, kernel: PairKernel | None = None, *, tol: float 
     beta : float
         Inverse temperature.
     kernel : PairKernel, optional
-        Pair kernel (default phi_beta).
+        Pair kernel (default :math:`\phi_\beta`).
     tol : float
         Stop when :func:`numerics.critical.hessian.relative_residual` <= tol.
     max_iter : int
@@ -115,7 +117,7 @@ def riemannian_newton(X0, beta, kernel: PairKernel | None = None, *, tol: float 
 
 
 def gram_signature(X) -> np.ndarray:
-    """Sorted eigenvalues of the Gram matrix X X^T: invariant under rotations and permutations of X."""
+    r"""Sorted eigenvalues of the Gram matrix :math:`XX^\top`: invariant under rotations and permutations of X."""
     X = np.asarray(X, dtype=float)
     return np.sort(np.linalg.eigvalsh(X @ X.T))
 

@@ -1,35 +1,44 @@
-"""Is a configuration a fixed point of the attention dynamics, and is it stable? Residual, spectrum, classification.
+r"""Is a configuration a fixed point of the attention dynamics, and is it stable? Residual, spectrum, classification.
 
-Conventions (docs/conventions.md): E(X) = 1/(2 n^2) sum_{i,j} phi(<x_i, x_j>) with phi_beta(s) = (e^{beta s}-1)/beta
-by default; ``usa`` is the ascent dx_i/dt = n grad_i E, ``sa`` is v_i = (n^2 / Z_i) grad_i E with
-Z_i = sum_j phi'(s_ij) (:mod:`theory.jacobian`). Fixed points of both are the critical points of E. The ascent
-dynamics are unstable along POSITIVE Hessian eigenvalues; the synchronised state is a local maximum.
+Conventions (docs/conventions.md): :math:`E(X) = \frac{1}{2n^2} \sum_{i,j} \phi(\langle x_i, x_j\rangle)` with
+:math:`\phi_\beta(s) = (e^{\beta s} - 1)/\beta` by default; ``usa`` is the ascent
+:math:`\dot x_i = n \operatorname{grad}_i E`, ``sa`` is :math:`v_i = (n^2 / Z_i) \operatorname{grad}_i E` with
+:math:`Z_i = \sum_j \phi'(s_{ij})` (:mod:`theory.jacobian`). Fixed points of both are the critical points of
+:math:`E`. The ascent dynamics are unstable along POSITIVE Hessian eigenvalues; the synchronised state is a local
+maximum.
 
-Symmetry accounting. E is invariant under X -> X R^T, R in SO(d), so at a critical point the tangent space of the
-orbit, spanned by (Omega x_i)_i for the d(d-1)/2 generators Omega = e_a e_b^T - e_b e_a^T, lies in the kernel of
-the Hessian. Its dimension is computed numerically (rank of those vectors): d(d-1)/2 for a generic
-configuration, fewer when part of SO(d) fixes X (d-1 at the synchronised state, 2d-3 for points spanning a
-great circle). These modes are projected out EXACTLY (not by a threshold); the remaining Hessian H_perp decides:
+Symmetry accounting. :math:`E` is invariant under :math:`X \mapsto X R^\top`, :math:`R \in SO(d)`, so at a
+critical point the tangent space of the orbit, spanned by :math:`(\Omega x_i)_i` for the :math:`d(d-1)/2`
+generators :math:`\Omega = e_a e_b^\top - e_b e_a^\top`, lies in the kernel of the Hessian. Its dimension is
+computed numerically (rank of those vectors): :math:`d(d-1)/2` for a generic configuration, fewer when part of
+:math:`SO(d)` fixes :math:`X` (:math:`d-1` at the synchronised state, :math:`2d-3` for points spanning a great
+circle). These modes are projected out EXACTLY (not by a threshold); the remaining Hessian :math:`H_\perp`
+decides:
 
-- ``local maximum``: every eigenvalue of H_perp is negative (stable for the ascent dynamics; Morse-Bott maximum);
-- ``local minimum``: every eigenvalue of H_perp is positive;
-- ``strict saddle``: H_perp has a positive and a negative eigenvalue;
-- ``degenerate``: H_perp has eigenvalues within the zero tolerance (extra zero modes not forced by rotations,
-  e.g. the critical manifold {mean(X) = 0} at beta = 0); the reason says which sign information remains.
+- ``local maximum``: every eigenvalue of :math:`H_\perp` is negative (stable for the ascent dynamics; Morse-Bott
+  maximum);
+- ``local minimum``: every eigenvalue of :math:`H_\perp` is positive;
+- ``strict saddle``: :math:`H_\perp` has a positive and a negative eigenvalue;
+- ``degenerate``: :math:`H_\perp` has eigenvalues within the zero tolerance (extra zero modes not forced by
+  rotations, e.g. the critical manifold :math:`\{\operatorname{mean}(X) = 0\}` at :math:`\beta = 0`); the reason
+  says which sign information remains.
 
-``unstable`` is True when H_perp has a positive eigenvalue, i.e. the ascent dynamics leave the critical point
-along a strict ascent direction (the strict-saddle property of CRMB, arXiv 2405.18273, for maximisation).
+``unstable`` is True when :math:`H_\perp` has a positive eigenvalue, i.e. the ascent dynamics leave the critical
+point along a strict ascent direction (the strict-saddle property of CRMB, arXiv 2405.18273, for maximisation).
 
-Zero tolerance: eigenvalues with |mu| <= tol count as zero, tol = ||H||_2 * max(1e-10, 10 r) with r the relative
-residual. The first term is ~10^3 times the backward error of a symmetric eigensolver on matrices of the sizes
-used here (N eps ||H|| with N <= 4000); the second covers the first-order shift of eigenvalues when X is a
-critical point only to relative accuracy r (off critical points, where no classification is made, the counts use
-the first term only). Eigenvalues smaller than 1e-10 ||H|| (e.g. metastable rates e^{-2 beta}
-relative to e^{beta} at beta > 11) cannot be resolved in float64 and are reported as degenerate, never as a sign.
-An absolute floor completes it: tol >= 1e-13 K with K = max_{s in [-1,1]} (|phi'(s)| + |phi''(s)|) / n, the scale
-of the kernel itself, so that a Hessian that is (nearly) identically zero, e.g. phi(s) = e^{beta s} - 0.8 s^4 at
-beta = 0 at two orthogonal points (phi' = phi'' = 0 there), is degenerate rather than classified by the sign of
-its rounding noise. :func:`zero_tolerance` and :func:`classify_eigenvalues` are the one routine that
+Zero tolerance: eigenvalues with :math:`\lvert\mu\rvert \le \mathrm{tol}` count as zero,
+:math:`\mathrm{tol} = \lVert H\rVert_2 \max(10^{-10}, 10 r)` with :math:`r` the relative residual. The first term
+is :math:`\sim 10^3` times the backward error of a symmetric eigensolver on matrices of the sizes used here
+(:math:`N \epsilon \lVert H\rVert` with :math:`N \le 4000`); the second covers the first-order shift of
+eigenvalues when :math:`X` is a critical point only to relative accuracy :math:`r` (off critical points, where no
+classification is made, the counts use the first term only). Eigenvalues smaller than
+:math:`10^{-10} \lVert H\rVert` (e.g. metastable rates :math:`e^{-2\beta}` relative to :math:`e^{\beta}` at
+:math:`\beta > 11`) cannot be resolved in float64 and are reported as degenerate, never as a sign. An absolute
+floor completes it: :math:`\mathrm{tol} \ge 10^{-13} K` with
+:math:`K = \max_{s \in [-1, 1]} (\lvert\phi'(s)\rvert + \lvert\phi''(s)\rvert) / n`, the scale of the kernel
+itself, so that a Hessian that is (nearly) identically zero, e.g. :math:`\phi(s) = e^{\beta s} - 0.8 s^4` at
+:math:`\beta = 0` at two orthogonal points (:math:`\phi' = \phi'' = 0` there), is degenerate rather than classified
+by the sign of its rounding noise. :func:`zero_tolerance` and :func:`classify_eigenvalues` are the one routine that
 ``attnflow critical`` and the conjecture lab share.
 
 Verified by: critical.hessian-formula, critical.strict-saddles-d3, critical.circle-polygons,
@@ -149,10 +158,12 @@ def metric_weights(X, beta: float, model: str, kernel: PairKernel | None = None)
 
 def linearized_jacobian(X, beta, model: str = "usa", kernel: PairKernel | None = None,
                         U: np.ndarray | None = None) -> np.ndarray:
-    """Jacobian of the ``model`` field at a fixed point X in the tangent basis U: J = D H, D = diag(D_i) x I_{d-1}.
+    r"""Jacobian of the ``model`` field at a fixed point X in the tangent basis U: :math:`J = DH`,
+    :math:`D = \operatorname{diag}(D_i) \otimes I_{d-1}`.
 
-    Valid at critical points only (elsewhere the derivative of D_i times grad E adds a term). Its eigenvalues
-    are real: J is similar to D^{1/2} H D^{1/2}, congruent to H (Sylvester), see :mod:`theory.jacobian`.
+    Valid at critical points only (elsewhere the derivative of :math:`D_i` times :math:`\operatorname{grad} E` adds
+    a term). Its eigenvalues are real: :math:`J` is similar to :math:`D^{1/2} H D^{1/2}`, congruent to :math:`H`
+    (Sylvester), see :mod:`theory.jacobian`.
 
     Verified by: critical.hessian-formula (finite differences of numerics.core.field.attention_field).
     """
@@ -258,7 +269,7 @@ _zero_tolerance = zero_tolerance
 def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None = None, *,
                           critical_tolerance: float = CRITICAL_TOLERANCE, zero_tolerance: float | None = None,
                           U: np.ndarray | None = None) -> CriticalPointReport:
-    """Residual, Hessian spectrum, symmetry zero modes, classification and unstable rate of a configuration.
+    r"""Residual, Hessian spectrum, symmetry zero modes, classification and unstable rate of a configuration.
 
     Parameters
     ----------
@@ -268,14 +279,15 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
         Inverse temperature (any real).
     model : {"usa", "sa"}
         Dynamics whose linearisation gives ``unstable_rate`` (natural time unit; for ``usa`` the rescaled unit
-        t' = e^beta t divides rates by e^beta).
+        :math:`t' = e^\beta t` divides rates by :math:`e^\beta`).
     kernel : PairKernel, optional
-        Pair kernel phi (default phi_beta = (e^{beta s} - 1)/beta).
+        Pair kernel :math:`\phi` (default :math:`\phi_\beta = (e^{\beta s} - 1)/\beta`).
     critical_tolerance : float
         Largest relative residual (:func:`numerics.critical.hessian.relative_residual`) accepted as critical.
     zero_tolerance : float, optional
-        Absolute eigenvalue threshold; default :func:`zero_tolerance`: max(||H|| max(1e-10, 10 residual),
-        1e-13 K) with the kernel scale K of :func:`kernel_scale` (module docstring).
+        Absolute eigenvalue threshold; default :func:`zero_tolerance`:
+        :math:`\max(\lVert H\rVert \max(10^{-10}, 10\, \mathrm{residual}), 10^{-13} K)` with the kernel scale
+        :math:`K` of :func:`kernel_scale` (module docstring).
     U : (n, d, d-1) array, optional
         Tangent bases (default :func:`numerics.critical.hessian.tangent_basis`); results do not depend on it.
 
@@ -289,7 +301,7 @@ def critical_point_report(X, beta, model: str = "usa", kernel: PairKernel | None
     Notes
     -----
     Sources: GLPR arXiv 2312.10794 (energy, gradient structure), CRMB arXiv 2405.18273 (strict saddles),
-    PRY arXiv 2507.22857 (circle, negative beta). Verified by: critical.hessian-formula,
+    PRY arXiv 2507.22857 (circle, negative :math:`\beta`). Verified by: critical.hessian-formula,
     critical.strict-saddles-d3, critical.circle-polygons, critical.unstable-rate-decay.
     """
     model = require_choice(model, "model", MODELS)

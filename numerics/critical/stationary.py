@@ -1,11 +1,11 @@
-"""Stationary configurations of time-independent architecture models (several heads, MLP, causal mask).
+r"""Stationary configurations of time-independent architecture models (several heads, MLP, causal mask).
 
 Models with heads, an MLP or a mask are in general not gradient flows (theory.architectures), so "critical point"
-means a zero of the projected field v(X) = 0, and stability is read from the Jacobian of the flow in tangent
-coordinates: J = U^T Dv(X) U with U an orthonormal basis of the tangent space of (S^{d-1})^n, computed by
-central differences of :meth:`numerics.core.model.Model.vector_field` along retracted tangent directions.
-For Q = K = V = I this is the linearisation of :func:`numerics.critical.report.linearized_jacobian`
-(tests/numerics/test_architectures_stationary.py compares the two).
+means a zero of the projected field :math:`v(X) = 0`, and stability is read from the Jacobian of the flow in tangent
+coordinates: :math:`J = U^\top Dv(X)\, U` with :math:`U` an orthonormal basis of the tangent space of
+:math:`(\mathbb{S}^{d-1})^n`, computed by central differences of :meth:`numerics.core.model.Model.vector_field` along
+retracted tangent directions. For :math:`Q = K = V = I` this is the linearisation of
+:func:`numerics.critical.report.linearized_jacobian` (tests/numerics/test_architectures_stationary.py compares the two).
 """
 from __future__ import annotations
 
@@ -48,9 +48,9 @@ def check_size(model: Model, n: int, d: int) -> None:
 
 def field_jacobian(model: Model, X, h: float = FD_STEP,
                    progress: Callable[[float, float], None] | None = None) -> np.ndarray:
-    """J = U^T Dv U (n(d-1) square) by central differences along tangent directions with the retraction
-    x -> (x + h u)/|x + h u|. ``progress(columns done, n(d-1))`` is called after each column (two field
-    evaluations of O(n^2) each, so O(n^3) in all)."""
+    r""":math:`J = U^\top Dv\, U` (:math:`n(d-1)` square) by central differences along tangent directions with the
+    retraction :math:`x \mapsto (x + hu) / \lVert x + hu\rVert`. ``progress(columns done, n(d-1))`` is called after
+    each column (two field evaluations of :math:`O(n^2)` each, so :math:`O(n^3)` in all)."""
     X = require_points(X, "X")
     n, d = X.shape
     check_size(model, n, d)
@@ -70,12 +70,12 @@ def field_jacobian(model: Model, X, h: float = FD_STEP,
 def stationary_report(model: Model, X, zero_tolerance: float = 1e-7, symmetry_modes: int = 0,
                       residual_tolerance: float = 1e-9,
                       progress: Callable[[float, float], None] | None = None) -> dict:
-    """Residual max_i |v_i(X)| and the Jacobian spectrum at X: counts of eigenvalues with real part above,
-    below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``not stationary`` if the
-    residual exceeds ``residual_tolerance``, else ``unstable`` if some real part exceeds the tolerance, ``stable``
-    if the zero count is at most ``symmetry_modes`` (pass the dimension of the symmetry orbit, e.g. rotations of
-    an O(d)-equivariant model) and no real part is positive, else ``degenerate``. The finite-difference Jacobian
-    is accurate to about 1e-10 (FD_STEP). ``progress`` is passed to :func:`field_jacobian`."""
+    r"""Residual :math:`\max_i \lVert v_i(X)\rVert` and the Jacobian spectrum at X: counts of eigenvalues with real part
+    above, below and within ``zero_tolerance`` of 0, the largest real part, and a verdict: ``not stationary`` if the
+    residual exceeds ``residual_tolerance``, else ``unstable`` if some real part exceeds the tolerance, ``stable`` if
+    the zero count is at most ``symmetry_modes`` (pass the dimension of the symmetry orbit, e.g. rotations of an
+    :math:`O(d)`-equivariant model) and no real part is positive, else ``degenerate``. The finite-difference Jacobian is
+    accurate to about 1e-10 (FD_STEP). ``progress`` is passed to :func:`field_jacobian`."""
     X = require_points(X, "X")
     n, d = X.shape
     residual = float(np.max(np.linalg.norm(_field(model, n, d)(X), axis=1)))

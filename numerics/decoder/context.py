@@ -1,21 +1,23 @@
-"""Long contexts: attention entropy and token clustering of a decoder against the context length n.
+r"""Long contexts: attention entropy and token clustering of a decoder against the context length n.
 
 For each length n (prefixes of one text: the shipped ``data/long_text.txt``, 8519 tokens of SmolLM2, by
 default), one forward pass (:func:`numerics.decoder.forward.run_decoder` with ``keep="ends"``, no attention
-matrices) gives per block and head the entropy H_i = -sum_j p_ij log p_ij of every attention row. Measured:
+matrices) gives per block and head the entropy :math:`H_i = -\sum_j p_{ij} \log p_{ij}` of every attention row.
+Measured:
 
-- ``entropy``: the mean of H_i over the heads and over the late rows i >= n/2 (each sees at least n/2 keys),
-  per block and averaged over blocks; ``uniform``: the mean of log(i + 1) over the same rows (the entropy of
-  uniform attention); ``first``: the attention on the first token in those rows;
+- ``entropy``: the mean of :math:`H_i` over the heads and over the late rows :math:`i \ge n/2` (each sees at least
+  :math:`n/2` keys), per block and averaged over blocks; ``uniform``: the mean of :math:`\log(i + 1)` over the same
+  rows (the entropy of uniform attention); ``first``: the attention on the first token in those rows;
 - the mean pairwise cosine and the eps-cluster count of the last block's tokens.
 
 **The theory beside it.** With a fixed inverse temperature and scores that stay of order one as n grows, a
-softmax row spreads over the keys: for iid scores H = log n - O(1), a slope 1 against log n (Chen, Lin,
-Polyanskiy, Rigollet, arXiv 2510.05554: below the critical scaling beta_n = gamma log n attention becomes
-uniform over long contexts; at and above it, it stays concentrated). :func:`entropy_slopes` fits H against
-log n per block (least squares over the lengths): a slope near 1 is the uniform regime, a slope near 0 a
-bounded number of attended keys, i.e. a model that behaves as if its beta grew at least like log n.
-The scaling laws themselves (beta_n = gamma log n and the critical gamma) come from the long-context area of
+softmax row spreads over the keys: for iid scores :math:`H = \log n - O(1)`, a slope 1 against :math:`\log n`
+(Chen, Lin, Polyanskiy, Rigollet, arXiv 2510.05554: below the critical scaling :math:`\beta_n = \gamma \log n`
+attention becomes uniform over long contexts; at and above it, it stays concentrated). :func:`entropy_slopes` fits
+:math:`H` against :math:`\log n` per block (least squares over the lengths): a slope near 1 is the uniform regime,
+a slope near 0 a bounded number of attended keys, i.e. a model that behaves as if its :math:`\beta` grew at least
+like :math:`\log n`. The scaling laws themselves (:math:`\beta_n = \gamma \log n` and the critical :math:`\gamma`)
+come from the long-context area of
 attnflow when it is present (:data:`LONGCONTEXT_MODULE`, looked up by name at run time, never imported here
 statically); without it the slopes are reported alone.
 """

@@ -1,30 +1,53 @@
-"""NumPy float64 forward pass of a decoder: every layer's token states, every head's attention, the logits.
+r"""NumPy float64 forward pass of a decoder: every layer's token states, every head's attention, the logits.
 
 The documented block (Touvron et al., Llama, arXiv 2302.13971; Ainslie et al., grouped-query attention, arXiv
 2305.13245; Su et al., RoPE, arXiv 2104.09864; Radford et al., GPT-2; the layout of ``transformers``' Llama and
-GPT-2 models), for token states X in R^{n x d}, H query heads of width k, H_kv key/value heads:
+GPT-2 models), for token states :math:`X \in \mathbb{R}^{n \times d}`, :math:`H` query heads of width :math:`k`,
+:math:`H_{kv}` key/value heads:
 
-    embeddings  X^0 = E[ids]                                   (gpt2: + P[0 .. n-1], learned positions)
-    attention   Y = N_1(X);  q_i^h = R_i (W_q^h y_i + b_q^h),  k_i^g = R_i (W_k^g y_i + b_k^g),  v_i^g = W_v^g y_i + b_v^g
-                p^h_ij = softmax_{j <= i}( <q_i^h, k_j^{g(h)}> / sqrt(k) ),  g(h) = floor(h / (H / H_kv))
-                X' = X + W_o concat_h( sum_j p^h_ij v_j^{g(h)} ) + b_o                 (causal: j <= i)
-    MLP         Z = N_2(X');  X'' = X' + W_down( SiLU(W_gate z) * (W_up z) )          (llama)
-                                X'' = X' + W_2 GELU_tanh(W_1 z + b_1) + b_2                (gpt2)
-    output      logits = W_head N_f(X^L)   (W_head = E when tied)
+.. math::
 
-    N (llama)   RMSNorm(x) = g * x / sqrt(mean(x^2) + eps)
-    N (gpt2)    LayerNorm(x) = g * (x - mean x) / sqrt(var x + eps) + b
-    R_i         rotary: in each head, the pair (c_p, c_{p+k/2}) of coordinates is rotated by the angle
-                i theta_p, theta_p = base^{-2p/k}, p = 0 .. k/2 - 1 ("rotate half"); llama only
-    SiLU(z) = z / (1 + e^{-z});  GELU_tanh(z) = z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))) / 2
+    \begin{aligned}
+    &\text{embeddings} && X^0 = E[\mathrm{ids}] \qquad (\texttt{gpt2}: +\, P[0 .. n-1], \text{ learned positions}) \\
+    &\text{attention} && Y = N_1(X); \quad q_i^h = R_i (W_q^h y_i + b_q^h), \quad k_i^g = R_i (W_k^g y_i + b_k^g),
+        \quad v_i^g = W_v^g y_i + b_v^g \\
+    &&& p^h_{ij} = \operatorname{softmax}_{j \le i}\big(\langle q_i^h, k_j^{g(h)}\rangle / \sqrt{k}\big), \quad
+        g(h) = \lfloor h / (H / H_{kv}) \rfloor \\
+    &&& X' = X + W_o \operatorname{concat}_h\Big(\sum_j p^h_{ij} v_j^{g(h)}\Big) + b_o
+        \qquad (\text{causal: } j \le i) \\
+    &\text{MLP} && Z = N_2(X'); \quad
+        X'' = X' + W_{\mathrm{down}}\big(\mathrm{SiLU}(W_{\mathrm{gate}} z) \odot (W_{\mathrm{up}} z)\big)
+        \qquad (\texttt{llama}) \\
+    &&& X'' = X' + W_2\, \mathrm{GELU}_{\tanh}(W_1 z + b_1) + b_2 \qquad (\texttt{gpt2}) \\
+    &\text{output} && \mathrm{logits} = W_{\mathrm{head}} N_f(X^L) \qquad (W_{\mathrm{head}} = E \text{ when tied})
+    \end{aligned}
 
-Positions are 0-based; token i attends to tokens 0..i (rows of X in sequence order). Attention logits are
-shifted by their row maximum before the exponential (exact). Rows are processed in blocks so that one head's
-n x n scores never exist at once.
+with the norms
 
-Returned (:class:`DecoderTrace`): ``states`` X^0 .. X^L, ``mid`` (the residual stream between the attention and
-the MLP of each block), optionally the attention matrices, per head and row the attention entropy and the
-attention paid to the first token, and the logits of the last (or every) position.
+.. math::
+
+    \begin{aligned}
+    N\ (\texttt{llama}):\quad & \mathrm{RMSNorm}(x) = g \odot x / \sqrt{\operatorname{mean}(x^2) + \epsilon}, \\
+    N\ (\texttt{gpt2}):\quad & \mathrm{LayerNorm}(x) = g \odot (x - \operatorname{mean} x)
+        / \sqrt{\operatorname{var} x + \epsilon} + b,
+    \end{aligned}
+
+:math:`R_i` the rotary map (``llama`` only): in each head, the pair :math:`(c_p, c_{p+k/2})` of coordinates is
+rotated by the angle :math:`i\, \theta_p`, :math:`\theta_p = \mathrm{base}^{-2p/k}`,
+:math:`p = 0, \dots, k/2 - 1` ("rotate half"), and
+
+.. math::
+
+    \mathrm{SiLU}(z) = \frac{z}{1 + e^{-z}}, \qquad
+    \mathrm{GELU}_{\tanh}(z) = \tfrac{1}{2} z \Big(1 + \tanh\big(\sqrt{2/\pi}\, (z + 0.044715 z^3)\big)\Big).
+
+Positions are 0-based; token :math:`i` attends to tokens :math:`0, \dots, i` (rows of X in sequence order).
+Attention logits are shifted by their row maximum before the exponential (exact). Rows are processed in blocks
+so that one head's :math:`n \times n` scores never exist at once.
+
+Returned (:class:`DecoderTrace`): ``states`` :math:`X^0, \dots, X^L`, ``mid`` (the residual stream between the
+attention and the MLP of each block), optionally the attention matrices, per head and row the attention entropy
+and the attention paid to the first token, and the logits of the last (or every) position.
 
 Verified by: decoder.reference (transformers + torch on the same GGUF, slow), decoder.reference-recorded,
 decoder.block (every layer map against :mod:`numerics.decoder.reference_block`), decoder.greedy.
@@ -222,10 +245,11 @@ class DecoderTrace:
     ----------
     ids : (n,) int array
     states : (L + 1, n, d)
-        states[0] = X^0 (embeddings), states[l] = output of block l (1-based). With ``keep="ends"``: (2, n, d),
-        the embeddings and the output of the last block.
+        ``states[0]`` :math:`= X^0` (embeddings), ``states[l]`` = output of block :math:`l` (1-based). With
+        ``keep="ends"``: (2, n, d), the embeddings and the output of the last block.
     mid : (L, n, d)
-        mid[l] = X' of block l + 1 (after the attention residual, before the MLP); (0, n, d) with ``keep="ends"``.
+        ``mid[l]`` = :math:`X'` of block :math:`l + 1` (after the attention residual, before the MLP); (0, n, d)
+        with ``keep="ends"``.
     attentions : (L, H, n, n) or None
         Row-stochastic, zero above the diagonal.
     entropy, first : (L, H, n)

@@ -1,39 +1,56 @@
-"""A decoder's heads as attnflow parameters, their effective inverse temperature, rotary and value structure.
+r"""A decoder's heads as attnflow parameters, their effective inverse temperature, rotary and value structure.
 
-**From the block to unit tokens.** Write a token of the residual stream as x = r u, |u| = 1. The attention of a
-``llama`` block reads y = RMSNorm(x) = g * x / sqrt(|x|^2 / d + eps) = sqrt(d) G u / sqrt(1 + eps d / r^2) with
-G = diag(g); for r^2 >> eps d (r >= 2 in SmolLM2, eps d = 0.006) y = sqrt(d) G u. So query head h (key/value
-head g(h) = floor(h / (H / H_kv))) scores
+**From the block to unit tokens.** Write a token of the residual stream as :math:`x = ru`,
+:math:`\lVert u\rVert = 1`. The attention of a ``llama`` block reads
 
-    <W_q^h y_i, W_k^g y_j> / sqrt(k) = (d / sqrt(k)) <Q_h u_i, K_h u_j>,   Q_h = W_q^h G,  K_h = W_k^g G,
+.. math::
 
-and moves the direction u_i, to first order in the update, by (sqrt(d) / r_i) P_{u_i}( O_h V_h a_i^h ) with
-V_h = W_v^g G, O_h = W_o[:, h k:(h+1) k] and a_i^h the attention average of the u_j. In attnflow's layout
-(:class:`numerics.core.blocks.MultiHead`) the layer is the heads (Q_h, K_h, V_h, W_h = s O_h^T) with score
-scale d / sqrt(k), beta = 1 and speed s = sqrt(d) / r (:func:`layer_heads`). The rotary rotation of the
-queries and keys (scores <Q_h u_i, R_{j-i} K_h u_j>) and the MLP are not in this picture. For the ``gpt2``
-family the LayerNorm also centres: G is replaced by G C, C = I - 11^T / d, and its biases are dropped.
+    y = \mathrm{RMSNorm}(x) = \frac{g \odot x}{\sqrt{\lVert x\rVert^2 / d + \epsilon}}
+      = \frac{\sqrt{d}\, G u}{\sqrt{1 + \epsilon d / r^2}}
+
+with :math:`G = \operatorname{diag}(g)`; for :math:`r^2 \gg \epsilon d` (:math:`r \ge 2` in SmolLM2,
+:math:`\epsilon d = 0.006`) :math:`y = \sqrt{d}\, G u`. So query head :math:`h` (key/value head
+:math:`g(h) = \lfloor h / (H / H_{kv}) \rfloor`) scores
+
+.. math::
+
+    \frac{\langle W_q^h y_i, W_k^g y_j\rangle}{\sqrt{k}} = \frac{d}{\sqrt{k}} \langle Q_h u_i, K_h u_j\rangle,
+    \qquad Q_h = W_q^h G, \quad K_h = W_k^g G,
+
+and moves the direction :math:`u_i`, to first order in the update, by
+:math:`(\sqrt{d} / r_i)\, P_{u_i}(O_h V_h a_i^h)` with :math:`V_h = W_v^g G`, ``O_h = W_o[:, h k:(h+1) k]`` and
+:math:`a_i^h` the attention average of the :math:`u_j`. In attnflow's layout
+(:class:`numerics.core.blocks.MultiHead`) the layer is the heads :math:`(Q_h, K_h, V_h, W_h = s O_h^\top)` with
+score scale :math:`d / \sqrt{k}`, :math:`\beta = 1` and speed :math:`s = \sqrt{d} / r` (:func:`layer_heads`). The
+rotary rotation of the queries and keys (scores :math:`\langle Q_h u_i, R_{j-i} K_h u_j\rangle`) and the MLP are
+not in this picture. For the ``gpt2`` family the LayerNorm also centres: :math:`G` is replaced by :math:`GC`,
+:math:`C = I - \mathbf{1}\mathbf{1}^\top / d`, and its biases are dropped.
 
 **Per head** (:func:`head_reports`):
 
-- the score map S_h = (d / sqrt(k)) Q_h^T K_h; ``beta_spec`` = |S_h|_2 (the largest inverse temperature the
-  head reaches on unit tokens), ``beta_iso`` = tr(S_h) / d (the nearest multiple of the identity, attnflow's
-  Q^T K = beta I), as in :mod:`numerics.trained.heads`;
-- the spectrum of sym(A_h), A_h = K_h^T Q_h d / sqrt(k): k positive and k negative eigenvalues by structure
-  (signature (k, k), :func:`sym_spectrum`), their extremes and the dominant side
-  (CACP arXiv 2501.18322, Gaussian picture);
-- the rotary structure: pair p of the head (coordinates p and p + k/2) turns by theta_p = base^{-2p/k} per
-  position; its share of the head's scores is w_p = |Q_h rows p, p+k/2|_F |K_h rows p, p+k/2|_F / sum_p w_p.
-  ``rotary_slow_share`` is the share of pairs that turn by less than 2 pi over the model's context
-  (wavelength 2 pi / theta_p >= context): the position-blind part that attnflow's flow keeps;
-- the value-output map M_h = s O_h V_h (d x d, rank <= k): spectral radius, the leading eigenvalue (largest
-  modulus), how many of its k nonzero eigenvalues have positive and negative real part (computed on the k x k
-  matrix V_h s O_h, which has the same nonzero eigenvalues).
+- the score map :math:`S_h = (d / \sqrt{k})\, Q_h^\top K_h`; ``beta_spec`` :math:`= \lVert S_h\rVert_2` (the
+  largest inverse temperature the head reaches on unit tokens), ``beta_iso`` :math:`= \operatorname{tr}(S_h) / d`
+  (the nearest multiple of the identity, attnflow's :math:`Q^\top K = \beta I`), as in
+  :mod:`numerics.trained.heads`;
+- the spectrum of :math:`\operatorname{sym}(A_h)`, :math:`A_h = K_h^\top Q_h\, d / \sqrt{k}`: :math:`k` positive
+  and :math:`k` negative eigenvalues by structure (signature :math:`(k, k)`, :func:`sym_spectrum`), their extremes
+  and the dominant side (CACP arXiv 2501.18322, Gaussian picture);
+- the rotary structure: pair :math:`p` of the head (coordinates :math:`p` and :math:`p + k/2`) turns by
+  :math:`\theta_p = \mathrm{base}^{-2p/k}` per position; its share of the head's scores is
+  :math:`w_p = \lVert Q_h \text{ rows } p, p + k/2\rVert_F\, \lVert K_h \text{ rows } p, p + k/2\rVert_F
+  / \sum_p w_p`. ``rotary_slow_share`` is the share of pairs that turn by less than :math:`2\pi` over the
+  model's context (wavelength :math:`2\pi / \theta_p \ge` context): the position-blind part that attnflow's flow
+  keeps;
+- the value-output map :math:`M_h = s O_h V_h` (:math:`d \times d`, rank :math:`\le k`): spectral radius, the
+  leading eigenvalue (largest modulus), how many of its :math:`k` nonzero eigenvalues have positive and negative
+  real part (computed on the :math:`k \times k` matrix :math:`V_h s O_h`, which has the same nonzero
+  eigenvalues).
 
-**Per layer** (:func:`layer_values`): M = sum_h M_h and its eigenvalue of largest real part with eigenvector e
-(the direction a residual update x <- x + M x amplifies most; the power-method picture of Li and Altafini,
-arXiv 2605.25619), and the Rayleigh rate rho = <c, M c> at the mean token direction c: near a cluster at c the
-tangent differences of attnflow's flow shrink like e^{-rho t} (:mod:`numerics.decoder.predictions`).
+**Per layer** (:func:`layer_values`): :math:`M = \sum_h M_h` and its eigenvalue of largest real part with
+eigenvector :math:`e` (the direction a residual update :math:`x \leftarrow x + Mx` amplifies most; the
+power-method picture of Li and Altafini, arXiv 2605.25619), and the Rayleigh rate
+:math:`\rho = \langle c, Mc\rangle` at the mean token direction :math:`c`: near a cluster at :math:`c` the tangent
+differences of attnflow's flow shrink like :math:`e^{-\rho t}` (:mod:`numerics.decoder.predictions`).
 """
 from __future__ import annotations
 
@@ -70,7 +87,8 @@ def head_blocks(model: Decoder, layer: int) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def layer_heads(model: Decoder, layer: int, speed: float) -> MultiHead:
-    """Layer ``layer``'s heads as :class:`MultiHead` (W_h = speed O_h^T, score scale d / sqrt(k), beta = 1)."""
+    r"""Layer ``layer``'s heads as :class:`MultiHead` (:math:`W_h = \mathrm{speed} \cdot O_h^\top`, score scale
+    :math:`d / \sqrt{k}`, :math:`\beta = 1`)."""
     Q, K, V, O = head_blocks(model, layer)
     return MultiHead(Q, K, V, speed * O, scale=model.config.d / np.sqrt(model.config.d_head))
 

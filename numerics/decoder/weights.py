@@ -1,16 +1,16 @@
-"""The weights of a decoder-only transformer, independent of the file they came from.
+r"""The weights of a decoder-only transformer, independent of the file they came from.
 
 Two families are described by one set of arrays (float64, PyTorch layout ``y = x W^T + b``):
 
-- ``llama`` (Llama, Mistral, SmolLM): RMSNorm before attention and MLP, rotary positions, grouped-query
-  attention (``kv_heads`` key/value heads shared by ``heads / kv_heads`` query heads each), the gated MLP
-  W_down (SiLU(W_gate y) * (W_up y)), no biases (optional q/k/v/o biases), a final RMSNorm, the output head
-  (tied to the token embeddings or not);
-- ``gpt2``: LayerNorm (with bias) before attention and MLP, learned absolute position embeddings, one
-  key/value head per query head, biases everywhere, the MLP W_2 GELU_tanh(W_1 y + b_1) + b_2, a final LayerNorm
-  and the output head tied to the token embeddings.
+- ``llama`` (Llama, Mistral, SmolLM): RMSNorm before attention and MLP, rotary positions, grouped-query attention
+  (``kv_heads`` key/value heads shared by ``heads / kv_heads`` query heads each), the gated MLP
+  :math:`W_{\mathrm{down}}\big(\mathrm{SiLU}(W_{\mathrm{gate}} y) \odot (W_{\mathrm{up}} y)\big)`, no biases (optional
+  q/k/v/o biases), a final RMSNorm, the output head (tied to the token embeddings or not);
+- ``gpt2``: LayerNorm (with bias) before attention and MLP, learned absolute position embeddings, one key/value head per
+  query head, biases everywhere, the MLP :math:`W_2\, \mathrm{GELU}_{\tanh}(W_1 y + b_1) + b_2`, a final LayerNorm and
+  the output head tied to the token embeddings.
 
-Query and key rows of a head are in the order of ``transformers`` (the rotary pairs are (i, i + k/2), the
+Query and key rows of a head are in the order of ``transformers`` (the rotary pairs are :math:`(i, i + k/2)`, the
 "rotate half" convention); readers of files that store them otherwise (GGUF interleaves the pairs) put them in
 this order when loading (:func:`numerics.decoder.gguf_reader.unpermute_rotary_rows`).
 """
@@ -26,7 +26,7 @@ FAMILIES = ("llama", "gpt2")
 
 @dataclass(frozen=True)
 class DecoderConfig:
-    """Shapes and constants of a decoder.
+    r"""Shapes and constants of a decoder.
 
     Attributes
     ----------
@@ -38,7 +38,8 @@ class DecoderConfig:
     norm_eps : float
         Epsilon of the RMSNorm (``llama``) or LayerNorm (``gpt2``).
     rope_base : float or None
-        Rotary base b: pair p of a head rotates by the angle t b^{-2p/k} at position t (``llama`` only).
+        Rotary base :math:`b`: pair :math:`p` of a head rotates by the angle :math:`t\, b^{-2p/k}` at position :math:`t`
+        (``llama`` only).
     tied : bool
         Whether the output head is the token embedding matrix.
     name : str

@@ -1,4 +1,4 @@
-"""Observables of one run: registered functions with documented outputs, recorded per cell of a sweep.
+r"""Observables of one run: registered functions with documented outputs, recorded per cell of a sweep.
 
 An observable is a function ``f(run, **params) -> {output: value}`` registered with :func:`observable`, which
 declares its outputs: each is a scalar per run (a variable over the sweep's axes) or a curve over the saved
@@ -9,7 +9,7 @@ Users register their own in a module named in ``[run] imports`` (the workers imp
 ``observable`` decorator and ``Output`` descriptions; ``docs/guide/sweeps.md`` shows a complete example.
 
 Clusters are the components of the eps-graph of :func:`numerics.clusters.detection.find_clusters` (geodesic
-distance <= eps; GLPR arXiv 2312.10794, GKPR arXiv 2410.06833).
+distance :math:`\le` ``eps``; GLPR arXiv 2312.10794, GKPR arXiv 2410.06833).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Running a sweep: one task per block of cells on Dask (a local cluster of processes, an existing cluster,
+r"""Running a sweep: one task per block of cells on Dask (a local cluster of processes, an existing cluster,
 a SLURM cluster through dask-jobqueue, or in-process).
 
-A *block* is a chunk of the store (:func:`numerics.sweeps.store.store_layout`): cells that differ only in beta,
+A *block* is a chunk of the store (:func:`numerics.sweeps.store.store_layout`): cells that differ only in :math:`\beta`,
 the seed and the noise level, integrated as one ensemble (:func:`numerics.core.ensemble.simulate_ensemble`; a
 cell whose model cannot be batched runs alone). The driver submits every block still to do, writes each result
 into the store as one region as it arrives (in completion order; the store is keyed by cell, so the order does

@@ -1,4 +1,4 @@
-"""A sweep specification: the model with its swept parameters, how each run is integrated, what is recorded.
+r"""A sweep specification: the model with its swept parameters, how each run is integrated, what is recorded.
 
 A specification is a TOML file (or the same tables as a Python dict, or :class:`SweepSpec` built directly)::
 
@@ -14,12 +14,12 @@ A specification is a TOML file (or the same tables as a Python dict, or :class:`
     [observables]                #   root_seed (0), imports (modules registering user observables),
     clusters = { eps = 1e-3 }    #   stop_when_decided (false)
 
-The ``[model]`` table and the swept axes accept every field of :class:`numerics.core.model.Model` (so new model
-features such as noise or heads are sweepable as soon as ``Model`` has them), plus ``n`` and ``d``; an unknown
-key is an error naming the valid ones. Each run (a *cell*) draws its initial state, n iid uniform points of
-S^{d-1}, from ``numpy.random.SeedSequence(root_seed, spawn_key=(seed,))``: the same seed index gives the same
-draw whatever the scheduling or the number of workers (and, for the same n and d, the same initial state at
-every beta: common random numbers, which make differences across an axis less noisy).
+The ``[model]`` table and the swept axes accept every field of :class:`numerics.core.model.Model` (so new model features
+such as noise or heads are sweepable as soon as ``Model`` has them), plus ``n`` and ``d``; an unknown key is an error
+naming the valid ones. Each run (a *cell*) draws its initial state, n iid uniform points of :math:`\mathbb{S}^{d-1}`,
+from ``numpy.random.SeedSequence(root_seed, spawn_key=(seed,))``: the same seed index gives the same draw whatever the
+scheduling or the number of workers (and, for the same n and d, the same initial state at every :math:`\beta`: common
+random numbers, which make differences across an axis less noisy).
 
 ``[run] stop_when_decided = true`` stops each run once its observables are decided: every observable must declare
 the same event (:func:`numerics.sweeps.observables.decided_event`; ``one_cluster`` declares ``one-cluster`` with

@@ -92,7 +92,7 @@ class LayerWeights:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """A loaded BERT-style encoder: configuration, embeddings, layers and tokenizer.
+    r"""A loaded BERT-style encoder: configuration, embeddings, layers and tokenizer.
 
     Attributes
     ----------
@@ -101,7 +101,7 @@ class Checkpoint:
     d, layers, heads, d_head, intermediate : int
         Width, depth, heads per layer, head width d / heads and MLP width.
     ln_eps : float
-        LayerNorm epsilon.
+        LayerNorm :math:`\epsilon`.
     embeddings : dict
         ``word`` (V, d), ``position`` (P, d), ``token_type`` (T, d), ``ln_g``, ``ln_b`` (d,).
     layer_weights : tuple of LayerWeights

@@ -1,18 +1,20 @@
-"""An iterated trained layer against the theory of clustering: l_max, metastable plateaus, reduced-model merges.
+r"""An iterated trained layer against the theory of clustering: :math:`l_{\max}`, metastable plateaus, reduced-model merges.
 
 For a run of :func:`numerics.trained.flows.iterate_layer` (one layer applied again and again, the ALBERT setting of
 GLPR arXiv 2312.10794), this module measures
 
 - per iteration: the mean pairwise cosine and the eps-cluster count (:mod:`numerics.trained.geometry`);
-- the metastable plateaus: maximal runs of >= ``min_length`` iterations with the same count k, 2 <= k < n;
+- the metastable plateaus: maximal runs of :math:`\ge` ``min_length`` iterations with the same count :math:`k`,
+  :math:`2 \le k < n`;
 
-and sets them against what the theory predicts for attnflow's ``sa`` model with Q = K = V = I on S^{d-1} at the
-layer's effective inverse temperature (:mod:`numerics.trained.heads`: ``beta_iso``, the median over heads of the
-isotropic part, and ``beta_spec``, the largest score norm):
+and sets them against what the theory predicts for attnflow's ``sa`` model with :math:`Q = K = V = I` on
+:math:`\mathbb{S}^{d-1}` at the layer's effective inverse temperature (:mod:`numerics.trained.heads`: ``beta_iso``, the
+median over heads of the isotropic part, and ``beta_spec``, the largest score norm):
 
-- the mean-field dominant degree l_max(beta) (:func:`theory.meanfield.dominant_degree`, Bruno, Pasqualotto,
-  Agazzi arXiv 2410.23228): near the uniform measure the degree-l_max mode grows fastest; on S^{d-1} with
-  d = 384, l_max = 1 (a single cluster, no multi-cluster metastable state) up to beta = 256
+- the mean-field dominant degree :math:`l_{\max}(\beta)` (:func:`theory.meanfield.dominant_degree`, Bruno,
+  Pasqualotto, Agazzi arXiv 2410.23228): near the uniform measure the degree-:math:`l_{\max}` mode grows fastest;
+  on :math:`\mathbb{S}^{d-1}` with :math:`d = 384`, :math:`l_{\max} = 1` (a single cluster, no multi-cluster
+  metastable state) up to :math:`\beta = 256`
   (:func:`theory.meanfield.switch_point`);
 - the merge times of the reduced model (:func:`numerics.clusters.reduced.predict_merges`, GKPR arXiv
   2410.06833): started from the clusters of the first plateau, the time (in layers: the ``layer`` step has size

@@ -1,20 +1,30 @@
-"""NumPy forward pass of a BERT encoder (post-LayerNorm blocks), returning every layer's tokens and attentions.
+r"""NumPy forward pass of a BERT encoder (post-LayerNorm blocks), returning every layer's tokens and attentions.
 
 The documented block (Devlin et al., BERT, arXiv 1810.04805; Vaswani et al., arXiv 1706.03762; the layout of
-``transformers.BertModel``), for token states X in R^{n x d}, H heads of width k = d / H:
+``transformers.BertModel``), for token states :math:`X \in \mathbb{R}^{n \times d}`, :math:`H` heads of width
+:math:`k = d / H`:
 
-    embeddings   X^0 = LN(E_word[ids] + E_pos[0..n-1] + E_type[0])
-    attention    q_i = W_q x_i + b_q (and k, v likewise), per head h (rows h k .. (h+1) k - 1):
-                 P^h = softmax_j( <q_i^h, k_j^h> / sqrt(k) ),   c_i^h = sum_j P^h_ij v_j^h
-                 Y = LN_1( X + W_o concat_h(c^h) + b_o )                                   (attention sub-layer)
-    MLP          X' = LN_2( Y + W_2 GELU(W_1 Y + b_1) + b_2 ),  GELU(z) = z Phi(z) = z (1 + erf(z/sqrt 2)) / 2
-    LN           LN(z) = g * (z - mean(z)) / sqrt(var(z) + eps) + b  (over the d features of each token)
+.. math::
+
+    \begin{aligned}
+    &\text{embeddings} && X^0 = \mathrm{LN}\big(E_{\mathrm{word}}[\mathrm{ids}] + E_{\mathrm{pos}}[0 .. n-1]
+        + E_{\mathrm{type}}[0]\big) \\
+    &\text{attention} && q_i = W_q x_i + b_q \ (\text{and } k, v \text{ likewise}), \text{ per head } h
+        \ (\text{rows } hk .. (h+1)k - 1): \\
+    &&& P^h = \operatorname{softmax}_j\big(\langle q_i^h, k_j^h\rangle / \sqrt{k}\big), \quad
+        c_i^h = \sum_j P^h_{ij} v_j^h \\
+    &&& Y = \mathrm{LN}_1\big(X + W_o \operatorname{concat}_h(c^h) + b_o\big) \qquad (\text{attention sub-layer}) \\
+    &\text{MLP} && X' = \mathrm{LN}_2\big(Y + W_2\, \mathrm{GELU}(W_1 Y + b_1) + b_2\big), \quad
+        \mathrm{GELU}(z) = z\, \Phi(z) = \tfrac{1}{2} z \big(1 + \operatorname{erf}(z/\sqrt{2})\big) \\
+    &\text{LN} && \mathrm{LN}(z) = g \odot (z - \operatorname{mean}(z)) / \sqrt{\operatorname{var}(z) + \epsilon} + b
+        \qquad (\text{over the } d \text{ features of each token})
+    \end{aligned}
 
 Sentence embedding (sentence-transformers ``Pooling`` + ``Normalize``): the mean of the last layer's tokens
 over the sequence (one sentence, no padding, so every token counts), scaled to unit norm.
 
 Switches (for the idealisation study, :mod:`numerics.trained.flows`): ``mlp=False`` drops the MLP sub-layer,
-``centre=False`` replaces LN by its uncentred form g * z / sqrt(mean(z^2) + eps) + b.
+``centre=False`` replaces LN by its uncentred form :math:`g \odot z / \sqrt{\operatorname{mean}(z^2) + \epsilon} + b`.
 
 Notes: proofs_notes/trained-forward-pass.md (checked against the published sentence-transformers quick-start
 similarities; claim trained.quickstart).
@@ -93,7 +103,7 @@ class EncoderTrace:
     tokens : list of str
     ids : (n,) int array
     states : (L + 1, n, d)
-        states[0] is the embedding output X^0, states[l] the output of layer l (1-based).
+        ``states[0]`` is the embedding output :math:`X^0`, ``states[l]`` the output of layer :math:`l` (1-based).
     sublayer : (L, n, d)
         sublayer[l] is the attention sub-layer output Y of layer l + 1 (after LN_1).
     attentions : (L, H, n, n)

@@ -1,20 +1,26 @@
-"""The trained model next to attnflow's flow: the idealised attention sub-layer, its gap to BERT, depth and weight sharing.
+r"""The trained model next to attnflow's flow: the idealised attention sub-layer, its gap to BERT, depth and weight sharing.
 
 **The idealisation compared.** attnflow's ``layer`` step with step 1 and the heads of a trained layer
-(:func:`numerics.trained.heads.multihead`, scale beta / sqrt(k)) maps unit tokens u_i to
+(:func:`numerics.trained.heads.multihead`, scale :math:`\beta / \sqrt{k}`) maps unit tokens :math:`u_i` to
 
-    u_i <- N( u_i + P_{u_i}( sum_h W_h^T V_h a_i^h ) ),   a_i^h = sum_j softmax_j( beta <Q_h u_i, K_h u_j> / sqrt(k) ) u_j
+.. math::
 
-with N(y) = y / |y| and P_u y = y - <u, y> u (:mod:`numerics.core.blocks`, :mod:`numerics.core.integrators`).
-beta = r^2, the mean squared norm of the trained model's tokens at that layer's input, so that unit tokens see
-the scores of tokens of norm r. A BERT attention sub-layer (:mod:`numerics.trained.encoder`) differs in four
-ways, switched on one at a time by :func:`sublayer_ladder` on the same input (the model's own layer input):
+    u_i \leftarrow N\Big(u_i + P_{u_i}\Big(\sum_h W_h^\top V_h a_i^h\Big)\Big), \qquad
+    a_i^h = \sum_j \operatorname{softmax}_j\big(\beta \langle Q_h u_i, K_h u_j\rangle / \sqrt{k}\big)\, u_j
 
-1. ``token norms``: the scores and values use the tokens x_i themselves (norms vary around r), not r u_i;
-2. ``biases``: b_q, b_k, b_v, b_o (b_k cancels in the softmax; b_q does not: it adds <b_q^h, K_h x_j>);
-3. ``no projection``: the residual is x + attention output, without the tangent projection P_x;
-4. ``LayerNorm``: LN_1 (centring, division by the standard deviation, learned scale g and shift b) instead of
-   N; this step ends at the model's sub-layer output exactly.
+with :math:`N(y) = y / \lVert y\rVert` and :math:`P_u y = y - \langle u, y\rangle u` (:mod:`numerics.core.blocks`,
+:mod:`numerics.core.integrators`). :math:`\beta = r^2`, the mean squared norm of the trained model's tokens at that
+layer's input, so that unit tokens see the scores of tokens of norm :math:`r`. A BERT attention sub-layer
+(:mod:`numerics.trained.encoder`) differs in four ways, switched on one at a time by :func:`sublayer_ladder` on the same
+input (the model's own layer input):
+
+1. ``token norms``: the scores and values use the tokens :math:`x_i` themselves (norms vary around :math:`r`),
+   not :math:`r u_i`;
+2. ``biases``: :math:`b_q, b_k, b_v, b_o` (:math:`b_k` cancels in the softmax; :math:`b_q` does not: it adds
+   :math:`\langle b_q^h, K_h x_j\rangle`);
+3. ``no projection``: the residual is :math:`x` + attention output, without the tangent projection :math:`P_x`;
+4. ``LayerNorm``: :math:`\mathrm{LN}_1` (centring, division by the standard deviation, learned scale :math:`g` and
+   shift :math:`b`) instead of :math:`N`; this step ends at the model's sub-layer output exactly.
 
 The gap of each step is the mean angle (radians) between the directions of consecutive outputs, and of each
 variant to the model's output.
@@ -112,7 +118,8 @@ def layer_input_scales(trace: EncoderTrace) -> list[float]:
 
 
 def trained_schedule(ckpt: Checkpoint, r2s) -> Schedule:
-    """attnflow depth schedule of the first len(r2s) layers: layer l's heads with scale r2s[l] / sqrt(k)."""
+    r"""attnflow depth schedule of the first ``len(r2s)`` layers: layer :math:`l`'s heads with scale
+    ``r2s[l]`` :math:`/ \sqrt{k}`."""
     r2s = list(r2s)
     if not 1 <= len(r2s) <= ckpt.layers:
         raise InputError(f"need between 1 and {ckpt.layers} layer scales, got {len(r2s)}")
@@ -161,10 +168,10 @@ class IteratedRun:
 
 def iterate_layer(ckpt: Checkpoint, text: str, layer: int = 1, steps: int = 100, variant: str = "block",
                   progress=None) -> IteratedRun:
-    """Apply layer ``layer`` (1-based) ``steps`` times to the model's layer-0 tokens of ``text``.
+    r"""Apply layer ``layer`` (1-based) ``steps`` times to the model's layer-0 tokens of ``text``.
 
     ``block``: the full BERT layer (attention, LN_1, MLP, LN_2). ``attention``: attnflow's idealised attention
-    map of that layer (``layer`` step 1 of ``Model(heads=...)``) from the normalised tokens, with beta = r^2
+    map of that layer (``layer`` step 1 of ``Model(heads=...)``) from the normalised tokens, with :math:`\beta = r^2`
     of the model's input to that layer.
     """
     layer = require_int(layer, "layer", 1, ckpt.layers)

@@ -1,13 +1,14 @@
-"""Layer-by-layer geometry of token states: pairwise cosines, their histogram, mean cosine and eps-clusters.
+r"""Layer-by-layer geometry of token states: pairwise cosines, their histogram, mean cosine and eps-clusters.
 
-GLPR (arXiv 2312.10794, Figure 1 and its ALBERT experiment) plot, layer by layer, the histogram of the pairwise
-inner products <x_i, x_j> / (|x_i| |x_j|) of the tokens of one input: the mass moves to 1 as the tokens cluster.
-Here the same statistics are measured for any stack of token states (L + 1, n, d):
+GLPR (arXiv 2312.10794, Figure 1 and its ALBERT experiment) plot, layer by layer, the histogram of the pairwise inner
+products :math:`\langle x_i, x_j\rangle / (\lVert x_i\rVert\, \lVert x_j\rVert)` of the tokens of one input: the mass
+moves to 1 as the tokens cluster. Here the same statistics are measured for any stack of token states (L + 1, n, d):
 
-- the histogram of the n (n - 1) / 2 cosines of distinct pairs (fixed bins on [-1, 1]);
+- the histogram of the :math:`n(n - 1)/2` cosines of distinct pairs (fixed bins on [-1, 1]);
 - the mean cosine over distinct pairs;
-- the number of eps-clusters of the normalised tokens (components of the graph joining tokens at geodesic
-  distance <= eps, :func:`numerics.clusters.detection.find_clusters`; eps in radians, stated with every count).
+- the number of eps-clusters of the normalised tokens (components of the graph joining tokens at geodesic distance
+  :math:`\le \varepsilon`, :func:`numerics.clusters.detection.find_clusters`; :math:`\varepsilon` in radians, stated
+  with every count).
 """
 from __future__ import annotations
 

@@ -1,36 +1,42 @@
-"""A trained layer's heads as attnflow model parameters, their effective inverse temperature and sign structure.
+r"""A trained layer's heads as attnflow model parameters, their effective inverse temperature and sign structure.
 
-Head h of a BERT layer (weights in PyTorch layout y = x W^T + b, head width k = d / H) is, in the layout of
-:class:`numerics.core.blocks.MultiHead` (blocks of shape (H, k, d)):
+Head :math:`h` of a BERT layer (weights in PyTorch layout :math:`y = x W^\top + b`, head width :math:`k = d / H`)
+is, in the layout of :class:`numerics.core.blocks.MultiHead` (blocks of shape ``(H, k, d)``)::
 
     Q_h = W_q[h k:(h+1) k, :],  K_h = W_k[h k:(h+1) k, :],  V_h = W_v[h k:(h+1) k, :],  W_h = W_o[:, h k:(h+1) k]^T
 
-with scores <Q_h x_i, K_h x_j> / sqrt(k) (scale 1/sqrt(k)); the biases are dropped (they are not part of the
-attnflow model; :mod:`numerics.trained.flows` measures what they change).
+with scores :math:`\langle Q_h x_i, K_h x_j\rangle / \sqrt{k}` (scale :math:`1/\sqrt{k}`); the biases are dropped
+(they are not part of the attnflow model; :mod:`numerics.trained.flows` measures what they change).
 
-Effective inverse temperature. The score map is S_h = Q_h^T K_h / sqrt(k). For tokens of norm r (x = r u with
-u on the sphere) the scores are r^2 <u_i, S_h u_j>, so on the sphere the head acts with beta S_h / |S_h| where
-``beta_spec = r^2 |S_h|_2`` (largest singular value) is the largest inverse temperature it reaches and
-``beta_iso = r^2 tr(S_h) / d`` is the inverse temperature of the nearest multiple of the identity (Frobenius
-projection onto span{I}; the attnflow model Q^T K = beta I). ``isotropy = tr(S_h) / (sqrt(d) |S_h|_F)`` is the
-cosine between S_h and I (1 for beta I, ~0 for a head far from it). r^2 is the mean squared token norm at the
-layer's input.
+Effective inverse temperature. The score map is :math:`S_h = Q_h^\top K_h / \sqrt{k}`. For tokens of norm
+:math:`r` (:math:`x = ru` with :math:`u` on the sphere) the scores are :math:`r^2 \langle u_i, S_h u_j\rangle`,
+so on the sphere the head acts with :math:`\beta S_h / \lVert S_h\rVert` where
+``beta_spec`` :math:`= r^2 \lVert S_h\rVert_2` (largest singular value) is the largest inverse temperature it
+reaches and ``beta_iso`` :math:`= r^2 \operatorname{tr}(S_h) / d` is the inverse temperature of the nearest
+multiple of the identity (Frobenius projection onto :math:`\operatorname{span}\{I\}`; the attnflow model
+:math:`Q^\top K = \beta I`). ``isotropy`` :math:`= \operatorname{tr}(S_h) / (\sqrt{d}\, \lVert S_h\rVert_F)` is
+the cosine between :math:`S_h` and :math:`I` (1 for :math:`\beta I`, :math:`\approx 0` for a head far from it).
+:math:`r^2` is the mean squared token norm at the layer's input.
 
 Sign structure (the Gaussian picture of Castin, Ablin, Carrillo, Peyre, arXiv 2501.18322): with
-A_h = K_h^T Q_h / sqrt(k) (weights e^{y^T A x}, x the query) and V = I, a Gaussian N(alpha, Sigma) stays
-Gaussian with d Sigma/dt = Sigma (A + A^T) Sigma = 2 Sigma sym(A) Sigma. For Sigma_0 = I the solution is
-Sigma(t) = (I - 2 t sym(A))^{-1}: the variance along an eigenvector of sym(A) with eigenvalue lambda > 0 blows up
-at t = 1 / (2 lambda) (the first at t* = 1 / (2 lambda_max)), along lambda < 0 it collapses like
-1 / (1 + 2 |lambda| t) (low-rank collapse), and the kernel is left unchanged. A head is classified by the signs
-of sym(A_h) (eigenvalues with |lambda| <= 1e-9 max|lambda| count as zero):
+:math:`A_h = K_h^\top Q_h / \sqrt{k}` (weights :math:`e^{y^\top A x}`, :math:`x` the query) and :math:`V = I`, a
+Gaussian :math:`N(\alpha, \Sigma)` stays Gaussian with
+:math:`\dot\Sigma = \Sigma (A + A^\top) \Sigma = 2 \Sigma \operatorname{sym}(A) \Sigma`. For :math:`\Sigma_0 = I`
+the solution is :math:`\Sigma(t) = (I - 2t \operatorname{sym}(A))^{-1}`: the variance along an eigenvector of
+:math:`\operatorname{sym}(A)` with eigenvalue :math:`\lambda > 0` blows up at :math:`t = 1 / (2\lambda)` (the
+first at :math:`t^* = 1 / (2\lambda_{\max})`), along :math:`\lambda < 0` it collapses like
+:math:`1 / (1 + 2 \lvert\lambda\rvert t)` (low-rank collapse), and the kernel is left unchanged. A head is
+classified by the signs of :math:`\operatorname{sym}(A_h)` (eigenvalues with
+:math:`\lvert\lambda\rvert \le 10^{-9} \max\lvert\lambda\rvert` count as zero):
 
-- ``blow-up``: sym(A) positive semidefinite and nonzero;
+- ``blow-up``: :math:`\operatorname{sym}(A)` positive semidefinite and nonzero;
 - ``collapse``: negative semidefinite and nonzero;
-- ``mixed, blow-up dominant`` / ``mixed, collapse dominant``: indefinite, by whether lambda_max or |lambda_min| is
-  larger (the faster of the two effects for Sigma_0 = I).
+- ``mixed, blow-up dominant`` / ``mixed, collapse dominant``: indefinite, by whether :math:`\lambda_{\max}` or
+  :math:`\lvert\lambda_{\min}\rvert` is larger (the faster of the two effects for :math:`\Sigma_0 = I`).
 
-The value maps are ignored in this classification (V = I in CACP's picture); a trained head's W_h^T V_h is far
-from I, which the table reports (``value_trace``: tr(W_h^T V_h) / d).
+The value maps are ignored in this classification (:math:`V = I` in CACP's picture); a trained head's
+:math:`W_h^\top V_h` is far from :math:`I`, which the table reports (``value_trace``:
+:math:`\operatorname{tr}(W_h^\top V_h) / d`).
 """
 from __future__ import annotations
 
