@@ -112,9 +112,10 @@ mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[
 # _static/mathjax/tex-chtml.js and copies its bundled MathJax 3.2.2 there, so every page typesets its equations
 # without a network (file:// included). docs/check_render.py and tests/docs/test_offline_math.py check it.
 
-# The docstrings write mathematics in plain text (|x|, |r_k|^2, ...), which reStructuredText would read as
-# substitution references. Escape the bars before numpydoc parses the docstring (outside ``literals``,
-# doctest lines and literal blocks), so the text renders as written.
+# The docstrings write mathematics as reStructuredText math (:math:`...` roles and .. math:: blocks, as NumPy
+# and SciPy do; tests/docs/test_docstring_math.py). A bar outside them (an option list "a|b", a plain-text
+# method docstring) would be read as a substitution reference: escape the bars before numpydoc parses the
+# docstring, outside ``literals``, roles, doctest lines and literal or math blocks.
 import re as _re
 
 _LITERAL = _re.compile(r"(``.*?``|:\w+:`[^`]*`)")  # literals and roles (:math:`|x|` keeps its bars)
