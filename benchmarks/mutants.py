@@ -1433,3 +1433,9 @@ MUTANTS += [
      "cross = lu < lv",
      "label propagation hooks only the edges whose first end has the smaller label (stops early)"),
 ]
+MUTANTS += [
+    ("clusters-count-off-by-one", "numerics/clusters/detection.py",
+     "return int(component_labels(n, eps_graph_edges(X, eps, \"auto\", None)).max()) + 1 if n else 0",
+     "return int(component_labels(n, eps_graph_edges(X, eps, \"auto\", None)).max()) if n else 0",
+     "the cluster count is the largest label (one too few)"),
+]

@@ -200,6 +200,16 @@ def find_clusters(X, eps: float, *, weights=None, method: str = "auto", block: i
     return clusters_from_labels(X, labels, eps, w)
 
 
+def cluster_count(X, eps: float, *, normalize: bool = False) -> int:
+    """The number of eps-clusters of X: ``find_clusters(X, eps, normalize=normalize).count`` (the same edges and
+    components) without the sizes, centres and diameters, which a count does not need (the ``one_cluster`` and
+    ``first_merge`` observables of a sweep ask for nothing else, once per saved frame of every cell)."""
+    X = require_points(X, "X", normalize=normalize)
+    eps = require_real(eps, "eps", minimum=0.0)
+    n = X.shape[0]
+    return int(component_labels(n, eps_graph_edges(X, eps, "auto", None)).max()) + 1 if n else 0
+
+
 def clusters_from_labels(X: np.ndarray, labels: np.ndarray, eps: float, weights: np.ndarray | None = None
                          ) -> Clusters:
     """Sizes, centres and diameters for a given labelling 0..k-1 (no validation)."""

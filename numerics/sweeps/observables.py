@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numerics.clusters.detection import DEFAULT_EPS, cluster_diameter, find_clusters, geodesic_distance
+from numerics.clusters.detection import DEFAULT_EPS, cluster_count, cluster_diameter, find_clusters, geodesic_distance
 from numerics.common.errors import InputError, require_real
 
 
@@ -195,12 +195,13 @@ def cluster_counts(run: RunResult, eps: float = DEFAULT_EPS, min_fraction: float
 def one_cluster(run: RunResult, eps: float = DEFAULT_EPS) -> dict:
     """Whether (and when first, on the saved times) the particles form a single eps-cluster."""
     eps, _ = _eps(eps, 0.0)
-    first = np.nan
-    for t, X in zip(run.times, run.X):
-        if find_clusters(X, eps, normalize=True).count == 1:
-            first = float(t)
+    first, at = np.nan, None
+    for k, (t, X) in enumerate(zip(run.times, run.X)):
+        if cluster_count(X, eps, normalize=True) == 1:
+            first, at = float(t), k
             break
-    one = find_clusters(run.X[-1], eps, normalize=True).count == 1
+    # the last frame's verdict is known already when the first one-cluster frame is the last frame
+    one = at == len(run.X) - 1 or cluster_count(run.X[-1], eps, normalize=True) == 1
     return {"one_cluster": float(one), "time_to_one_cluster": first}
 
 
@@ -210,9 +211,9 @@ def one_cluster(run: RunResult, eps: float = DEFAULT_EPS) -> dict:
 def first_merge(run: RunResult, eps: float = DEFAULT_EPS) -> dict:
     """The first saved time at which two eps-clusters of the initial state have merged."""
     eps, _ = _eps(eps, 0.0)
-    start = find_clusters(run.X[0], eps, normalize=True).count
+    start = cluster_count(run.X[0], eps, normalize=True)
     for t, X in zip(run.times[1:], run.X[1:]):
-        if find_clusters(X, eps, normalize=True).count < start:
+        if cluster_count(X, eps, normalize=True) < start:
             return {"first_merge_time": float(t)}
     return {"first_merge_time": np.nan}
 

@@ -139,3 +139,11 @@ def test_component_labels_order_by_smallest_vertex():
     edges = np.array([[4, 1], [3, 0], [2, 5]])
     assert component_labels(6, edges).tolist() == [0, 1, 2, 0, 1, 2]
     assert component_labels(3, np.zeros((0, 2), int)).tolist() == [0, 1, 2]
+
+
+@given(X=sphere_points(n=st.integers(1, 40)), eps=eps_values)
+def test_cluster_count_equals_find_clusters(X, eps):
+    """The count without sizes and centres equals find_clusters' count (the sweeps' observables use it)."""
+    from numerics.clusters.detection import cluster_count
+
+    assert cluster_count(X, eps) == find_clusters(X, eps).count
