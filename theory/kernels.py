@@ -52,7 +52,7 @@ class PairKernel:
 
     @property
     def symbols(self) -> tuple[sp.Symbol, ...]:
-        """Argument order of generated code: (s, beta, *params sorted by name)."""
+        """Argument order of generated code: (``s``, ``beta``, ``*params`` sorted by name)."""
         return (sym.s, sym.beta, *sorted(self.params, key=str))
 
     def substituted(self) -> sp.Expr:
