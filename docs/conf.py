@@ -198,9 +198,28 @@ def _literal_formula_blocks(app, what, name, obj, options, lines):
     lines[:] = out
 
 
+def _prose_has_no_ascii_math(app, exception):
+    """After an HTML build: ASCII mathematics or raw TeX in the prose of a guide, gallery or API page is a warning
+    (an error under -W), found by the static check of docs/check_render.py (a headless browser is its slow test)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    import importlib.util
+    from pathlib import Path
+
+    from sphinx.util import logging
+
+    spec = importlib.util.spec_from_file_location("check_render", Path(__file__).with_name("check_render.py"))
+    check_render = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_render)
+    logger = logging.getLogger("attnflow.prose")
+    for problem in check_render.check_prose_everywhere(Path(app.outdir)):
+        logger.warning(problem)
+
+
 def setup(app):
     # MathJax on every page, not only on pages with equations: the navigation shows other pages' titles, some
     # with mathematics, which would otherwise stay raw TeX on a page without equations of its own
     app.set_html_assets_policy("always")
     app.connect("autodoc-process-docstring", _escape_bars, priority=100)
     app.connect("autodoc-process-docstring", _literal_formula_blocks, priority=90)
+    app.connect("build-finished", _prose_has_no_ascii_math)
