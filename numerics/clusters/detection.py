@@ -1,8 +1,8 @@
 r"""Clusters of a configuration on :math:`\mathbb{S}^{d-1}` at one time: components of the eps-neighbourhood graph.
 
 Two particles are *eps-neighbours* when their geodesic distance :math:`d(x, y) = \arccos\langle x, y\rangle` is
-at most :math:`\varepsilon`; the clusters are the connected components of the eps-neighbour graph (built and
-split with NetworkX). This is single-linkage clustering cut at height :math:`\varepsilon`
+at most :math:`\varepsilon`; the clusters are the connected components of the eps-neighbour graph (split by
+vectorised label propagation, :func:`component_labels`; NetworkX is the tests' reference). This is single-linkage clustering cut at height :math:`\varepsilon`
 (``scipy.cluster.hierarchy.fcluster(..., t=eps, criterion="distance")`` on geodesic distances), which
 :func:`single_linkage_labels` computes as an :math:`O(n^2)` reference.
 
