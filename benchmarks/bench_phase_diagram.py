@@ -15,6 +15,8 @@ batches), instead of RK4 at dt = 0.1: the plateaus of large beta then take long 
 prints the integrator's accuracy: the final-state error of a sample of 100 cells against dp5 at rtol 1e-11
 (measured 2026-12-07 on 1000 cells: RK4 dt = 0.1 4.4e-8 median, 1.2e-5 max; dp5 rtol 1e-7 8.6e-9 and 6.4e-7).
 
+``--with-events`` runs it once, with ``stop_when_decided`` (no comparison run).
+
 ``--stop-when-decided`` runs the phase diagram twice, without and with ``[run] stop_when_decided = true`` (each run
 stops once all its tokens lie within eps/2 of their mean direction: the event ``one-cluster:eps`` of
 ``numerics.core.events``), and compares the two stores cell by cell: every cell must have the same one-cluster
@@ -113,6 +115,8 @@ def main() -> None:
     ap.add_argument("--store", help="store path (default: a temporary folder, removed afterwards)")
     ap.add_argument("--stop-when-decided", action="store_true",
                     help="run it without and with stop_when_decided and compare the two stores cell by cell")
+    ap.add_argument("--with-events", action="store_true",
+                    help="one run, with stop_when_decided (no comparison run: for the 1e6 diagram)")
     ap.add_argument("--method", default="rk4", choices=("rk4", "dp5"),
                     help="rk4 at dt = 0.1 (the issue's diagram), or dp5 with per-member steps at --rtol")
     ap.add_argument("--rtol", type=float, default=1e-7, help="dp5's relative tolerance (atol = 1e-3 rtol)")
@@ -128,8 +132,8 @@ def main() -> None:
     load = os.getloadavg()
     start = time.perf_counter()
     try:
-        report = run_sweep(tables(args.betas, args.seeds, args.block, args.backend, False, args.method, args.rtol), store, scheduler=args.scheduler,
-                           workers=args.workers)
+        spec = tables(args.betas, args.seeds, args.block, args.backend, args.with_events, args.method, args.rtol)
+        report = run_sweep(spec, store, scheduler=args.scheduler, workers=args.workers)
         wall = time.perf_counter() - start
         import xarray as xr
 
@@ -142,16 +146,17 @@ def main() -> None:
             shutil.rmtree(folder, ignore_errors=True)
     picks = np.linspace(0, len(betas) - 1, min(6, len(betas))).astype(int)
     acc = accuracy(args.betas, args.seeds, args.method, args.rtol)
-    out = {"cells": args.betas * args.seeds, "wall_seconds": wall, "method": _label(args), "accuracy": acc, "setup_seconds": report.setup_seconds,
-           "cells_per_second": report.computed / wall, "files": files, "block": report.block, "tasks": report.tasks,
+    out = {"cells": args.betas * args.seeds, "wall_seconds": wall, "method": _label(args), "accuracy": acc,
+           "setup_seconds": report.setup_seconds, "cells_per_second": report.computed / wall,
+           "stop_when_decided": args.with_events, "files": files, "block": report.block, "tasks": report.tasks,
            "counts": report.counts, "workers": args.workers, "scheduler": args.scheduler, "backend": args.backend,
            "p_one_cluster": {f"{betas[i]:.3g}": float(p[i]) for i in picks},
            "load_average_before": load, "load_average_after": os.getloadavg(), "cores": os.cpu_count()}
     if args.json:
         print(json.dumps(out, indent=1))
         return
-    print(f"{out['cells']} trajectories (n=32, d=2, t=50, {_label(args)}, backend {args.backend}) on {args.workers} "
-          f"{args.scheduler} workers: "
+    print(f"{out['cells']} trajectories (n=32, d=2, t=50, {_label(args)}, backend {args.backend}"
+          f"{', stopping when decided' if args.with_events else ''}) on {args.workers} {args.scheduler} workers: "
           f"{wall:.1f} s wall ({report.setup_seconds:.1f} s set-up), {out['cells_per_second']:.1f} cells/s; "
           f"{report.tasks} tasks of {report.block} cells; {files} files in the store")
     print(_accuracy_line(out["accuracy"]))

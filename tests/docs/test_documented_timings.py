@@ -109,6 +109,8 @@ NOT_MEASURED: dict[tuple[str, str], str] = {
     ("docs/guide/meanfield.md", "t = 50, < 10 s)"): "a benchmark target, printed by benchmarks/bench_meanfield.py",
     ("docs/guide/sweeps.md", "estimated at about 26 min"): "an estimate of a run that was not made (the reason "
                                                            "it was not)",
+    ("docs/guide/sweeps.md", "(about 300 s for $10^5$)"): "ten times a recorded benchmark's time (the work is "
+                                                          "linear in the cells)",
 }
 
 
