@@ -916,9 +916,17 @@ _AREA_TESTS["core"].append("tests/numerics/test_core_energy.py")
 # the compiled standalone energy (numerics/core/_energy_kernels.py, interaction_energy(..., backend="numba"))
 MUTANTS += [
     ("energy-kernel-taylor", "numerics/core/_energy_kernels.py",
-     "        p = r * (c7 + p)", "        p = r * (c8 + p)", "compiled expm1: 1/8! in place of 1/7!"),
+     "    p = c7 + r * p", "    p = c8 + r * p", "compiled expm1: 1/8! in place of 1/7!"),
     ("energy-kernel-row-start", "numerics/core/_energy_kernels.py",
-     "rows[i] = 2.0 * _sum8(buf, 1, m)", "rows[i] = 2.0 * _sum8(buf, 2, m)", "compiled energy skips the pair (i, i+1)"),
+     "lo = max(J, i + 1)", "lo = max(J, i + 2)", "compiled energy skips the pairs (i, i+1)"),
+    ("energy-kernel-middle-group", "numerics/core/_energy_kernels.py",
+     "for h in range(1, groups - 1):", "for h in range(2, groups - 1):",
+     "compiled energy drops coordinates 4..7 of the inner products when d > 8"),
+    ("energy-kernel-tile-sum", "numerics/core/_energy_kernels.py",
+     "acc2[q] += acc2[q + h]", "acc2[q] = acc2[q + h]", "compiled energy's pairwise tile sum overwrites"),
+    ("energy-kernel-flush", "numerics/core/_energy_kernels.py",
+     "for i in range(i0, min(i0 + rows, E - 1)):", "for i in range(i0, min(i0 + rows - 1, E - 1)):",
+     "compiled energy skips the last row of each flush group"),
 ]
 _FILE_AREA.update({"numerics/core/_energy_kernels.py": "energy-kernel"})
 _AREA_TESTS["energy-kernel"] = ["tests/numerics/test_core_energy_kernel.py", "tests/numerics/test_core_energy.py"]

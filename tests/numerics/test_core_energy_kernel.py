@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("numba")
 
 from numerics.common.errors import InputError  # noqa: E402
-from numerics.core._energy_kernels import EXPM1_ULPS, Z_MAX, expm1_inplace  # noqa: E402
+from numerics.core._energy_kernels import (EXPM1_ULPS, Z_MAX, expm1_inplace, flush_rows, pack,  # noqa: E402
+                                           shifted_pair_sum, tile_width)
 from numerics.core.engines import choose_energy, energy_rounding_bound  # noqa: E402
 from numerics.core.field import interaction_energy  # noqa: E402
 from numerics.core.sampling import uniform_sphere  # noqa: E402
@@ -22,7 +23,7 @@ def test_expm1_within_its_ulps_of_mpmath():
     z = np.concatenate([rng.uniform(-1, 1, 2000), rng.uniform(-1e-6, 1e-6, 200), rng.uniform(-40, 40, 500),
                         [0.0, 5e-324, -1e-300, math.log(2) / 2, -math.log(2) / 2, 0.35, -0.35, Z_MAX, -Z_MAX]])
     out = z.copy()
-    expm1_inplace(out, np.empty(z.size), z.size)
+    expm1_inplace(out, z.size)
     with mpmath.workdps(40):
         exact = [mpmath.expm1(mpmath.mpf(float(v))) for v in z]
     for v, got, e in zip(z, out, exact):
@@ -50,13 +51,31 @@ def test_n5_against_mpmath(beta):
     assert abs(numpy - float(exact)) <= 16 * np.finfo(float).eps * scale
 
 
-@pytest.mark.parametrize("n,d,beta", [(1, 2, 1.0), (7, 2, 0.5), (64, 3, 1.0), (300, 16, -2.0), (1100, 32, 9.0)])
+@pytest.mark.parametrize("n,d,beta", [(1, 2, 1.0), (7, 2, 0.5), (64, 3, 1.0), (300, 16, -2.0), (1100, 32, 9.0),
+                                      (600, 4, 1.5), (530, 7, -1.0), (700, 12, 0.8)])
 def test_within_the_bound_of_numpy(n, d, beta):
     X = uniform_sphere(n, d, n + d)
     got = interaction_energy(X, beta, backend="numba")
     ref = interaction_energy(X, beta)
     assert abs(got - ref) <= energy_rounding_bound(beta, n, d)
     assert got != 0.0 or ref == 0.0
+
+
+@pytest.mark.parametrize("width,rows", [(8, 1), (8, 70), (16, 5), (64, 8), (128, 70)])
+def test_tiles_and_flushes_change_only_the_rounding(width, rows):
+    """Any column tiling and flush interval (one tile or nine; a flush after every row or none) sums every
+    ordered pair once: the energy stays within the bound of NumPy's (coordinates 5: a padded group of four)."""
+    n, d, beta = 70, 5, 2.0
+    X = uniform_sphere(n, d, 4)
+    B, P = pack(X, beta)
+    got = 0.5 * (shifted_pair_sum(B, P, d, width, rows) / beta) / n**2
+    assert abs(got - interaction_energy(X, beta)) <= energy_rounding_bound(beta, n, d)
+
+
+def test_tile_and_flush_sizes():
+    assert [tile_width(n, 3) for n in (1, 2, 9, 256, 4096)] == [8, 8, 16, 256, 512]
+    assert [tile_width(n, d) for n, d in ((4096, 4), (4096, 5), (4096, 64), (100, 64))] == [512, 256, 256, 128]
+    assert [flush_rows(n) for n in (1, 3, 4, 4096, 4097)] == [1, 1, 2, 64, 64]
 
 
 def test_routing_and_refusals():
