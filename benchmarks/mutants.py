@@ -925,8 +925,14 @@ MUTANTS += [
     ("energy-kernel-tile-sum", "numerics/core/_energy_kernels.py",
      "acc2[q] += acc2[q + h]", "acc2[q] = acc2[q + h]", "compiled energy's pairwise tile sum overwrites"),
     ("energy-kernel-flush", "numerics/core/_energy_kernels.py",
-     "for i in range(i0, min(i0 + rows, E - 1)):", "for i in range(i0, min(i0 + rows - 1, E - 1)):",
+     "i, stop = i0, min(i0 + rows, E - 1)", "i, stop = i0, min(i0 + rows - 1, E - 1)",
      "compiled energy skips the last row of each flush group"),
+    ("energy-kernel-two-rows", "numerics/core/_energy_kernels.py",
+     "bufb[q] = bufb[q] + b0 * x0[q]", "bufb[q] = bufa[q] + b0 * x0[q]",
+     "compiled energy: the second row of a pair continues the first row's inner products"),
+    ("energy-kernel-pair-lead", "numerics/core/_energy_kernels.py",
+     "if lo2 > lo:", "if lo2 > lo + 1:",
+     "compiled energy: a row pair drops the first row's pair (i, i+1)"),
 ]
 _FILE_AREA.update({"numerics/core/_energy_kernels.py": "energy-kernel"})
 _AREA_TESTS["energy-kernel"] = ["tests/numerics/test_core_energy_kernel.py", "tests/numerics/test_core_energy.py"]
