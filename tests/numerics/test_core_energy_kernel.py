@@ -1,5 +1,5 @@
 """The compiled standalone energy (numerics.core._energy_kernels, ``interaction_energy(..., backend="numba")``):
-its expm1 against mpmath, the energy of n = 5 against mpmath, and the NumPy energy within the stated bound."""
+its 2^y - 1 against mpmath, the energy of n = 5 against mpmath, and the NumPy energy within the stated bound."""
 from __future__ import annotations
 
 import math
@@ -11,24 +11,27 @@ import pytest
 pytest.importorskip("numba")
 
 from numerics.common.errors import InputError  # noqa: E402
-from numerics.core._energy_kernels import (EXPM1_ULPS, Z_MAX, expm1_inplace, flush_rows, pack,  # noqa: E402
-                                           shifted_pair_sum, tile_width)
+from numerics.core._energy_kernels import (EXP2M1_ULPS, LOG2E, Z_MAX, exp2m1_inplace, flush_rows,  # noqa: E402
+                                           pack, shifted_pair_sum, sum_additions, tile_width)
 from numerics.core.engines import choose_energy, energy_rounding_bound  # noqa: E402
 from numerics.core.field import interaction_energy  # noqa: E402
 from numerics.core.sampling import uniform_sphere  # noqa: E402
 
 
-def test_expm1_within_its_ulps_of_mpmath():
+def test_exp2m1_within_its_ulps_of_mpmath():
     rng = np.random.default_rng(3)
-    z = np.concatenate([rng.uniform(-1, 1, 2000), rng.uniform(-1e-6, 1e-6, 200), rng.uniform(-40, 40, 500),
-                        [0.0, 5e-324, -1e-300, math.log(2) / 2, -math.log(2) / 2, 0.35, -0.35, Z_MAX, -Z_MAX]])
-    out = z.copy()
-    expm1_inplace(out, z.size)
+    top = Z_MAX * LOG2E
+    y = np.concatenate([rng.uniform(-1.5, 1.5, 2000), rng.uniform(-1e-6, 1e-6, 200), rng.uniform(-60, 60, 500),
+                        rng.uniform(-top, top, 300),
+                        [0.0, 5e-324, -1e-300, 0.5, -0.5, 0.5000000000000001, -0.49999999999999994, 0.35, -0.35,
+                         top, -top]])
+    out = y.copy()
+    exp2m1_inplace(out, y.size)
     with mpmath.workdps(40):
-        exact = [mpmath.expm1(mpmath.mpf(float(v))) for v in z]
-    for v, got, e in zip(z, out, exact):
+        exact = [mpmath.expm1(mpmath.mpf(float(v)) * mpmath.ln2) for v in y]
+    for v, got, e in zip(y, out, exact):
         ulp = np.spacing(abs(float(e))) if e != 0 else 5e-324
-        assert abs(mpmath.mpf(float(got)) - e) <= EXPM1_ULPS * ulp, (v, got)
+        assert abs(mpmath.mpf(float(got)) - e) <= EXP2M1_ULPS * ulp, (v, got)
 
 
 def _mp_energy(X, beta):
@@ -76,6 +79,15 @@ def test_tile_and_flush_sizes():
     assert [tile_width(n, 3) for n in (1, 2, 9, 256, 4096)] == [8, 8, 16, 256, 512]
     assert [tile_width(n, d) for n, d in ((4096, 4), (4096, 5), (4096, 64), (100, 64))] == [512, 256, 256, 128]
     assert [flush_rows(n) for n in (1, 3, 4, 4096, 4097)] == [1, 1, 2, 64, 64]
+
+
+def test_sum_additions_within_the_previous_accounting():
+    """Each term's additions in the tiled sums stay within what energy_rounding_bound counts for the kernel's sums
+    (n/8 + 3 per row with eight accumulators, log2(n) + 8 for the rows: n/8 + log2(n) + 11), for every n."""
+    for d in (2, 3, 5):
+        for n in range(1, 20001):
+            assert sum_additions(n, d) <= n / 8 + math.log2(max(n, 2)) + 11, (n, d)
+    assert sum_additions(4096, 3) == 64 + 64 + 9 + 8
 
 
 def test_routing_and_refusals():
