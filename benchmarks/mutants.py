@@ -915,8 +915,8 @@ _AREA_TESTS["core"].append("tests/numerics/test_core_energy.py")
 
 # the compiled standalone energy (numerics/core/_energy_kernels.py, interaction_energy(..., backend="numba"))
 MUTANTS += [
-    ("energy-kernel-taylor", "numerics/core/_energy_kernels.py",
-     "    p = c7 + f * p", "    p = c8 + f * p", "compiled 2^f - 1: ln(2)^8/8! in place of ln(2)^7/7!"),
+    ("energy-kernel-coefficient", "numerics/core/_energy_kernels.py",
+     "    p = q6 + f * p", "    p = q7 + f * p", "compiled 2^f - 1: the coefficient of f^7 in place of f^6's"),
     ("energy-kernel-row-start", "numerics/core/_energy_kernels.py",
      "lo = max(J, i + 1)", "lo = max(J, i + 2)", "compiled energy skips the pairs (i, i+1)"),
     ("energy-kernel-middle-group", "numerics/core/_energy_kernels.py",

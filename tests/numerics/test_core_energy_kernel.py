@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("numba")
 
 from numerics.common.errors import InputError  # noqa: E402
-from numerics.core._energy_kernels import (EXP2M1_ULPS, LOG2E, Z_MAX, exp2m1_inplace, flush_rows,  # noqa: E402
+from numerics.core._energy_kernels import (_C, EXP2M1_ULPS, LOG2E, Z_MAX, exp2m1_inplace, flush_rows,  # noqa: E402
                                            pack, shifted_pair_sum, sum_additions, tile_width)
 from numerics.core.engines import choose_energy, energy_rounding_bound  # noqa: E402
 from numerics.core.field import interaction_energy  # noqa: E402
@@ -32,6 +32,15 @@ def test_exp2m1_within_its_ulps_of_mpmath():
     for v, got, e in zip(y, out, exact):
         ulp = np.spacing(abs(float(e))) if e != 0 else 5e-324
         assert abs(mpmath.mpf(float(got)) - e) <= EXP2M1_ULPS * ulp, (v, got)
+
+
+def test_exp2m1_coefficients_are_the_chebyshev_interpolant():
+    """_C re-derived: (2^f - 1)/f interpolated at the 12 Chebyshev nodes of [-1/2, 1/2], 40 digits, rounded once."""
+    with mpmath.workdps(40):
+        nodes = [mpmath.cos(mpmath.pi * (2 * k + 1) / 24) / 2 for k in range(12)]
+        A = mpmath.matrix([[x**j for j in range(12)] for x in nodes])
+        q = mpmath.lu_solve(A, mpmath.matrix([mpmath.expm1(x * mpmath.ln2) / x for x in nodes]))
+    assert tuple(float(v) for v in q) == _C
 
 
 def _mp_energy(X, beta):
