@@ -915,10 +915,26 @@ _AREA_TESTS["core"].append("tests/numerics/test_core_energy.py")
 
 # the compiled standalone energy (numerics/core/_energy_kernels.py, interaction_energy(..., backend="numba"))
 MUTANTS += [
-    ("energy-kernel-taylor", "numerics/core/_energy_kernels.py",
-     "        p = r * (c7 + p)", "        p = r * (c8 + p)", "compiled expm1: 1/8! in place of 1/7!"),
+    ("energy-kernel-coefficient", "numerics/core/_energy_kernels.py",
+     "    p = q6 + f * p", "    p = q7 + f * p", "compiled 2^f - 1: the coefficient of f^7 in place of f^6's"),
     ("energy-kernel-row-start", "numerics/core/_energy_kernels.py",
-     "rows[i] = 2.0 * _sum8(buf, 1, m)", "rows[i] = 2.0 * _sum8(buf, 2, m)", "compiled energy skips the pair (i, i+1)"),
+     "lo = max(J, i + 1)", "lo = max(J, i + 2)", "compiled energy skips the pairs (i, i+1)"),
+    ("energy-kernel-middle-group", "numerics/core/_energy_kernels.py",
+     "for h in range(1, groups - 1):", "for h in range(2, groups - 1):",
+     "compiled energy drops coordinates 4..7 of the inner products when d > 8"),
+    ("energy-kernel-tile-sum", "numerics/core/_energy_kernels.py",
+     "acc2[q] += acc2[q + h]", "acc2[q] = acc2[q + h]", "compiled energy's pairwise tile sum overwrites"),
+    ("energy-kernel-flush", "numerics/core/_energy_kernels.py",
+     "i, stop = i0, min(i0 + rows, E)", "i, stop = i0, min(i0 + rows - 1, E)",
+     "compiled energy skips the last row of each flush group"),
+    ("energy-kernel-two-rows", "numerics/core/_energy_kernels.py",
+     "bufb[q] = bufb[q] + b0 * x0[q]", "bufb[q] = bufa[q] + b0 * x0[q]",
+     "compiled energy: the second row of a pair continues the first row's inner products"),
+    ("energy-kernel-diagonal", "numerics/core/_energy_kernels.py",
+     "return 0.5 * exp2m1(s)", "return exp2m1(s)", "compiled energy counts the diagonal twice"),
+    ("energy-kernel-pair-lead", "numerics/core/_energy_kernels.py",
+     "if lo2 > lo:", "if lo2 > lo + 1:",
+     "compiled energy: a row pair drops the first row's pair (i, i+1)"),
 ]
 _FILE_AREA.update({"numerics/core/_energy_kernels.py": "energy-kernel"})
 _AREA_TESTS["energy-kernel"] = ["tests/numerics/test_core_energy_kernel.py", "tests/numerics/test_core_energy.py"]

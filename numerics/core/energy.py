@@ -98,18 +98,19 @@ def standalone_energy(X: np.ndarray, beta: float, normalization: str = "glpr-shi
     :func:`numerics.core.engines.choose_energy`.
 
     ``backend="numpy"`` (the default): :func:`batch_energies` of a batch of one, the bits every batch member gets.
-    ``backend="numba"``: the compiled pair sum (``numerics.core._energy_kernels``: one expm1 per unordered pair)
+    ``backend="numba"``: the compiled pair sum (``numerics.core._energy_kernels``: one expm1 per unordered pair,
+    in column tiles)
     for ``glpr-shifted`` at EXPREL_MAX_BETA <= |beta| <= 500 and d <= 32, within
     :func:`numerics.core.engines.energy_rounding_bound` of the NumPy value; other requests run on NumPy.
     Verified by: tests/numerics/test_core_energy_kernel.py (mpmath at n = 5, the bound against NumPy).
     """
     if choose_energy(backend, normalization, beta, small_beta=EXPREL_MAX_BETA, d=X.shape[1]) == "numpy":
         return float(batch_energies(X[None], np.array([beta]), normalization, block=block)[0])
-    from numerics.core._energy_kernels import shifted_row_sums  # only with Numba (choose_energy checked it)
+    from numerics.core import _energy_kernels as kernels  # only with Numba (choose_energy checked it)
 
-    n = X.shape[0]
-    X = np.ascontiguousarray(X, dtype=float)
-    total = float(np.sum(shifted_row_sums(X, np.ascontiguousarray(X.T), float(beta)))) / beta
+    n, d = X.shape
+    B, P = kernels.pack(np.ascontiguousarray(X, dtype=float), float(beta))
+    total = kernels.shifted_pair_sum(B, P, d, kernels.tile_width(n, d), kernels.flush_rows(n)) / beta
     if not math.isfinite(total):
         raise InputError(f"E_beta overflows at beta={beta:g}; use normalization='log-mean-exp' (any beta) "
                          f"or 'gkpr' (beta >= 0)")

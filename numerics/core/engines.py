@@ -186,13 +186,11 @@ def numba_heads(model) -> bool:
 
 # -- the standalone energy's engines (numerics.core.energy) ------------------------------------------------------------
 #: the standalone energy's engines: ``numpy`` (the pair sums of :mod:`numerics.core.energy`, upper block triangle of
-#: BLAS tiles; the default, and every batch) and ``compiled`` (``numerics.core._energy_kernels.shifted_row_sums``:
-#: one expm1 per unordered pair, the inner products formed in the kernel; ``glpr-shifted`` at
-#: EXPREL_MAX_BETA <= |beta| <= 500 and d <= 32 only). Measured (``attnflow bench --suite energy``, 2026-12-07,
-#: load average 6-8 on 2 shared cores, five runs): of a field evaluation at d = 3 the compiled energy costs
-#: 0.28-0.39 (NumPy 0.47-0.67) at n = 256, 0.27-0.96 (NumPy 0.46-1.12) at n = 1024, 0.82-1.10 (NumPy 0.97-1.19)
-#: at n = 4096; at d = 16 0.39-0.49 / 0.34-0.88 / 0.63-0.84 (NumPy 0.41-0.54 / 0.40-1.17 / 0.63-0.75). It pays
-#: at small n (no per-block NumPy calls); at n >= 1024 both are bound by one exponential per pair.
+#: BLAS tiles; the default, and every batch) and ``compiled`` (``numerics.core._energy_kernels.shifted_pair_sum``:
+#: one exponential per unordered pair in column tiles, the inner products formed in the kernel; ``glpr-shifted`` at
+#: EXPREL_MAX_BETA <= |beta| <= 500 and d <= 32 only). Measured by CPU time (2026-12-07, load average 3.5-10.5, two
+#: runs; proofs_notes/core-energy-kernel.md): 0.15-0.48 of a field evaluation at n = 256..4096, d = 3 and 16
+#: (the first compiled kernel 0.28-0.92, NumPy 0.48-1.20).
 ENERGY_ENGINES = ("numpy", "compiled")
 #: the largest |beta| of the compiled energy (its 2^k stays a normal number; E overflows at |beta| ~ 600 anyway)
 COMPILED_ENERGY_MAX_BETA = 500.0

@@ -186,3 +186,4 @@ def test_energy_benchmark_reports_interleaved_minima_and_medians():
     assert (row["n"], row["d"], row["block"]) == (32, 3, energy_block(32, 3))
     assert row["ratio"] == row["energy_seconds"] / row["field_seconds"] and row["ratio_median"] > 0
     assert row["within_target"] == (row["ratio"] <= row["target"])
+    assert row["ratio_cpu"] > 0 and (row["compiled_ratio_cpu"] is None or row["compiled_ratio_cpu"] > 0)
