@@ -230,7 +230,7 @@ def ascii_math_problems(name: str, html_text: str) -> list[str]:
 
 
 # words that the rules would take for mathematics but that are right as written (a method's name)
-_ALLOWED_PROSE = re.compile(r"\bdelta[ -]method\b")
+_ALLOWED_PROSE = re.compile(r"\bdelta[\s-]+method\b")
 
 #: the pages whose prose is held to typeset mathematics (the generated claims, errata and command-line pages
 #: quote registry text and --help output, which are plain text by design)
