@@ -52,7 +52,7 @@ from .derivation import Derivation, Step, sphere_point_sampler
 
 #: the laws of the common matrix Brownian motion
 LAWS = ("goe", "values")
-#: the noise strength sigma
+#: the noise strength :math:`\sigma`
 sigma = sp.Symbol("sigma", positive=True)
 _SOURCE = {"goe": "Engel-Shalova arXiv 2603.06187 (random quadratic form on the sphere), GOE normalisation",
            "values": "Fedorov-Sander-Elie-Marion-Lauriere arXiv 2601.21942 (random value matrices, RMS normalisation)"}

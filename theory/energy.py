@@ -50,7 +50,7 @@ from .kernels import PairKernel, exponential_kernel, kernel_at_beta_zero, pair_e
 from .spec import ModelSpec
 from .sphere import euclidean_gradient, tangent_projection
 
-#: the mean-field measure, as an undefined function (a density against the surface measure sigma)
+#: the mean-field measure, as an undefined function (a density against the surface measure :math:`\sigma`)
 mu = sp.Function("mu")
 
 

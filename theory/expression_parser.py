@@ -64,10 +64,11 @@ FUNCTIONS = {
     "abs": sp.Abs,
 }
 CONSTANTS = {"pi": sp.pi}
-#: the largest |argument| of a function applied to a constant (no s, beta or parameter in it). SymPy decides the
-#: sign of a constant by evaluating it, and sin/cos/tan of a huge constant need its reduction modulo pi at a
-#: precision that grows with its size: tan(cosh(10^40)) ran for minutes (found by the kernel fuzz). Beyond
-#: 10^15 a periodic function of a float64 argument has no correct digit anyway; e^(10^4) is 10^4343.
+#: the largest |argument| of a function applied to a constant (no ``s``, ``beta`` or parameter in it). SymPy
+#: decides the sign of a constant by evaluating it, and ``sin``/``cos``/``tan`` of a huge constant need its
+#: reduction modulo :math:`\pi` at a precision that grows with its size: ``tan(cosh(10^40))`` ran for minutes
+#: (found by the kernel fuzz). Beyond :math:`10^{15}` a periodic function of a float64 argument has no correct
+#: digit anyway; :math:`e^{10^4}` is :math:`10^{4343}`.
 MAX_CONSTANT_ARGUMENT = {"sin": 1e15, "cos": 1e15, "tan": 1e15, "exp": 1e4, "sinh": 1e4, "cosh": 1e4}
 RESERVED = frozenset({"s", "beta", *FUNCTIONS, *CONSTANTS})
 

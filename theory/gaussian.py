@@ -115,7 +115,8 @@ class GaussianSymbols:
 
 @cache
 def gaussian_symbols(d: int) -> GaussianSymbols:
-    """The symbols at explicit dimension d (1 <= d <= 3; derivations are symbolic at small d)."""
+    r"""The symbols at explicit dimension :math:`d` (:math:`1 \le d \le 3`; derivations are symbolic at small
+    :math:`d`)."""
     if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 3:
         raise ValueError(f"symbolic Gaussian derivations are built at d in {{1, 2, 3}}, got {d!r}")
     return GaussianSymbols(d, sym.vector("x", d), sym.vector("y", d), sym.vector("alpha", d),

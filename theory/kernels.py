@@ -56,15 +56,15 @@ class PairKernel:
         return (sym.s, sym.beta, *sorted(self.params, key=str))
 
     def substituted(self) -> sp.Expr:
-        """phi with declared parameter values substituted."""
+        r""":math:`\phi` with declared parameter values substituted."""
         return self.expr.xreplace(dict(self.params))
 
     def derivative(self, order: int = 1) -> sp.Expr:
-        """phi^{(order)}(s), simplified."""
+        r""":math:`\phi^{(k)}(s)` with :math:`k` = ``order``, simplified."""
         return sp.simplify(sp.diff(self.expr, sym.s, order))
 
     def weight(self) -> sp.Expr:
-        """The attention weight phi'(s) (e^{beta s} for the exponential kernel)."""
+        r"""The attention weight :math:`\phi'(s)` (:math:`e^{\beta s}` for the exponential kernel)."""
         return self.derivative(1)
 
     def __str__(self) -> str:

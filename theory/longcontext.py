@@ -67,16 +67,16 @@ SOURCE_SIMPLEX = ("arXiv 2510.05554 (Chen, Lin, Polyanskiy, Rigollet), simplex t
                   "residual coefficient alpha")
 SOURCE_FIXED_QUERY = "arXiv 2605.08505 (scaling limits of long-context transformers), fixed query, iid uniform keys"
 
-#: the scaling constant: beta = gamma log n
+#: the scaling constant: :math:`\beta = \gamma \log n`
 gamma = sp.Symbol("gamma", positive=True)
 #: the common inner product of the simplex tokens' directions
 rho = sp.Symbol("rho", real=True)
-#: the residual coefficient and the squared token norm (x_i = sqrt(q) y_i)
+#: the residual coefficient and the squared token norm (:math:`x_i = \sqrt{q}\, y_i`)
 alpha = sp.Symbol("alpha", real=True)
 q = sp.Symbol("q", positive=True)
-#: the self weight A_ii of the simplex layer
+#: the self weight :math:`A_{ii}` of the simplex layer
 p = sp.Symbol("p", positive=True)
-#: the residual weight r = alpha sqrt(q) of the directions
+#: the residual weight :math:`r = \alpha \sqrt{q}` of the directions
 r = sp.Symbol("r", real=True)
 
 REGIMES = ("subcritical", "critical", "supercritical")

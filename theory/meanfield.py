@@ -74,7 +74,7 @@ from .derivation import Derivation, Step
 
 GROWTH_MODELS = ("usa", "sa")
 TIME_UNITS = ("natural", "rescaled")
-#: ratio lambda_{l_max} / lambda_{runner-up} below which :func:`dominant_degree` reports a near tie
+#: ratio :math:`\lambda_{l_{\max}} / \lambda_{\text{runner-up}}` below which :func:`dominant_degree` reports a near tie
 NEAR_TIE_RATIO = 1.05
 
 _SOURCE = "BPA arXiv 2410.23228, linearisation around the uniform measure; GLPR arXiv 2312.10794, mean-field SA/USA"
@@ -468,9 +468,10 @@ def scaled_growth_rate_expr(model: str, d: int, time_unit: str = "natural") -> s
 
 @lru_cache(maxsize=64)
 def growth_rate_function(model: str, d: int, time_unit: str = "natural"):
-    """Generated NumPy callable ``rate(l, beta)`` (broadcasting, float arrays) of :func:`scaled_growth_rate_expr`.
+    r"""Generated NumPy callable ``rate(l, beta)`` (broadcasting, float arrays) of :func:`scaled_growth_rate_expr`.
 
-    Argument order: (l, beta). Valid for beta != 0 (use :func:`growth_rate_at_beta_zero` at beta = 0).
+    Argument order: ``(l, beta)``. Valid for :math:`\beta \ne 0` (use :func:`growth_rate_at_beta_zero` at
+    :math:`\beta = 0`).
     Memoised here because ``codegen.compile_function`` runs sympy's cse before its cache lookup.
     Verified by: meanfield.pde-rates (and tests against mpmath).
     """
@@ -500,11 +501,15 @@ def growth_rates_module_source(dims=(2, 3), time_unit: str = "natural") -> str:
 
 @lru_cache(maxsize=16)
 def convolution_multiplier_function(d: int = 2):
-    """Generated ``mult(l, beta)`` = a_l(beta) e^{-|beta|} / |S^{d-1}| (ive form, any real beta != 0).
+    r"""Generated ``mult(l, beta)`` :math:`= a_l(\beta) e^{-|\beta|} / |\mathbb{S}^{d-1}|` (``ive`` form, any
+    real :math:`\beta \ne 0`).
 
-    This is the eigenvalue of rho -> int e^{beta<x,y>} rho(y) dy / |S^{d-1}| on degree-l harmonics, scaled by
-    e^{-|beta|}. On S^1 it is I_k(beta) e^{-|beta|} = sign(beta)^k ive(k, |beta|): the Fourier multiplier of
-    rho -> (1/2pi) int e^{beta cos(th - ph)} rho(ph) d ph, scaled. Argument order: (l, beta).
+    This is the eigenvalue of
+    :math:`\rho \mapsto \int e^{\beta\langle x, y\rangle} \rho(y)\,dy / |\mathbb{S}^{d-1}|` on degree-:math:`l`
+    harmonics, scaled by :math:`e^{-|\beta|}`. On :math:`\mathbb{S}^1` it is
+    :math:`I_k(\beta) e^{-|\beta|} = \operatorname{sign}(\beta)^k` ``ive(k, |beta|)``: the Fourier multiplier of
+    :math:`\rho \mapsto \frac{1}{2\pi} \int e^{\beta \cos(\theta - \varphi)} \rho(\varphi)\,d\varphi`, scaled.
+    Argument order: ``(l, beta)``.
     Verified by: meanfield.pde-rates (and the trapezoid cross-check in tests/numerics/test_meanfield_pde.py).
     """
     d = _check_d(d)

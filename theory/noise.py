@@ -339,7 +339,8 @@ def bessel_ratio(d: int, beta, dps: int = 30) -> mp.mpf:
 
 @lru_cache(maxsize=32)
 def discontinuity_threshold(d: int, dps: int = 30) -> float:
-    """beta*(d) > 0 where q(beta) = 1/d: usa's transition at D_c is continuous for beta < beta*, discontinuous above."""
+    r""":math:`\beta^*(d) > 0` where :math:`q(\beta) = 1/d`: ``usa``'s transition at :math:`D_c` is continuous for
+    :math:`\beta < \beta^*`, discontinuous above."""
     d = _check_d(d)
     with mp.workdps(dps):
         f = lambda b: bessel_ratio(d, b, dps) - mp.mpf(1) / d  # noqa: E731
@@ -364,8 +365,8 @@ class Bifurcation:
     slope: float          # r^2 ~ slope * (D_c - D); negative: the branch exists for D > D_c (subcritical)
 
 
-#: |beta - beta*| <= this times beta* counts as beta = beta* (8 units of the last place: the sign of the quartic
-#: coefficient is not resolved closer in double precision)
+#: :math:`|\beta - \beta^*| \le` this times :math:`\beta^*` counts as :math:`\beta = \beta^*` (8 units of the last
+#: place: the sign of the quartic coefficient is not resolved closer in double precision)
 BETA_STAR_TOLERANCE = 8 * 2.0 ** -52
 
 

@@ -140,7 +140,9 @@ def zonal_average(d: int, poly: sp.Expr, t: sp.Symbol = sym.s) -> sp.Expr:
 
 @lru_cache(maxsize=64)
 def mode_products(d: int, l: int) -> dict:
-    """Exact uniform averages for degree l: <P_l^2>, <P_l^3>, <P_l^4>, and for j = 1..2l: <P_l^2 P_j>, <P_j^2>."""
+    r"""Exact uniform averages for degree :math:`l`: :math:`\langle P_l^2\rangle`, :math:`\langle P_l^3\rangle`,
+    :math:`\langle P_l^4\rangle`, and for :math:`j = 1, \dots, 2l`: :math:`\langle P_l^2 P_j\rangle`,
+    :math:`\langle P_j^2\rangle`."""
     d = _check_d(d)
     if l < 1:
         raise ValueError(f"degree l must be >= 1, got {l!r}")

@@ -163,10 +163,12 @@ def _layer_map(name: str) -> LayerMap:
 
 @functools.lru_cache(maxsize=None)
 def scheme_laws(name: str) -> tuple[sp.Expr, sp.Expr]:
-    """(dr/dt, g) of a scheme as expressions in r, a, m (= |A|), c, alpha and t: dtheta/dt = g P_theta A.
+    r"""(:math:`dr/dt`, :math:`g`) of a scheme as expressions in :math:`r`, :math:`a`, :math:`m` (:math:`= |A|`),
+    :math:`c`, :math:`\alpha` and :math:`t`: :math:`d\theta/dt = g P_\theta A`.
 
     ``mix`` and ``sqrt`` are the post/pre laws with the time-dependent switch or branch scale substituted
-    (``mix``: a Piecewise in t and the switch time T; ``sqrt``: c = (1 + t/tau)^(-1/2)).
+    (``mix``: a ``Piecewise`` in :math:`t` and the switch time :math:`T`; ``sqrt``:
+    :math:`c = (1 + t/\tau)^{-1/2}`).
     """
     if name not in SCHEMES:
         raise ValueError(f"unknown normalisation scheme {name!r}; choose one of {', '.join(SCHEMES)}")
@@ -446,10 +448,10 @@ def law_function(name: str):
 
 @functools.lru_cache(maxsize=None)
 def equiangular_function(name: str, model: str = "sa", variable: str = "s"):
-    """Vectorised ``rhs(y, r, beta, n, alpha, t, switch, tau) -> (dy/dt, dr/dt)`` of the equiangular reduction,
-    with y = s or, for ``variable="epsilon"``, y = epsilon = 1 - s (substituted symbolically, so that the
-    distance to the cluster keeps its relative precision far below 1e-16). ``sa`` uses
-    :func:`shifted_kernel` (no e^{beta} is formed)."""
+    r"""Vectorised ``rhs(y, r, beta, n, alpha, t, switch, tau) -> (dy/dt, dr/dt)`` of the equiangular reduction,
+    with :math:`y = s` or, for ``variable="epsilon"``, :math:`y = \epsilon = 1 - s` (substituted symbolically, so
+    that the distance to the cluster keeps its relative precision far below 1e-16). ``sa`` uses
+    :func:`shifted_kernel` (no :math:`e^{\beta}` is formed)."""
     from .codegen import compile_function
 
     kernel = shifted_kernel() if model == "sa" else exponential_kernel()

@@ -56,7 +56,8 @@ class ModelSpec:
     Q: sp.ImmutableMatrix | None = field(default=None)
     K: sp.ImmutableMatrix | None = field(default=None)
     V: sp.ImmutableMatrix | None = field(default=None)
-    #: a user pair kernel phi(s); None means the attention kernel phi_beta(s) = (e^{beta s} - 1)/beta
+    #: a user pair kernel :math:`\phi(s)`; ``None`` means the attention kernel
+    #: :math:`\phi_\beta(s) = (e^{\beta s} - 1)/\beta`
     kernel: PairKernel | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
@@ -83,21 +84,22 @@ class ModelSpec:
 
     @property
     def A(self) -> sp.ImmutableMatrix:
-        """A = K^T Q, so that <Q x, K y> = y^T A x."""
+        r""":math:`A = K^T Q`, so that :math:`\langle Q x, K y\rangle = y^T A x`."""
         return sp.ImmutableMatrix(self.K.T * self.Q)
 
     @property
     def is_identity(self) -> bool:
-        """True when Q = K = V = I (the case in which ``usa`` is a gradient flow of E_beta)."""
+        r"""True when :math:`Q = K = V = I` (the case in which ``usa`` is a gradient flow of :math:`E_\beta`)."""
         eye = sp.eye(self.d)
         return self.Q == eye and self.K == eye and self.V == eye
 
     def energy_kernel(self) -> PairKernel:
-        """The pair kernel phi of the energy E = 1/(2n^2) sum phi(<x_i, x_j>): the user's, or phi_beta."""
+        r"""The pair kernel :math:`\phi` of the energy
+        :math:`E = \frac{1}{2n^2} \sum_{i,j} \phi(\langle x_i, x_j\rangle)`: the user's, or :math:`\phi_\beta`."""
         from .kernels import exponential_kernel
 
         return self.kernel if self.kernel is not None else exponential_kernel()
 
     def pair_kernel(self) -> sp.Expr:
-        """The attention weight as a function of s = <Qx, Ky>: e^{beta s}."""
+        r"""The attention weight as a function of :math:`s = \langle Qx, Ky\rangle`: :math:`e^{\beta s}`."""
         return sp.exp(self.beta * sym.s)

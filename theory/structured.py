@@ -58,7 +58,7 @@ from .kernels import PairKernel, exponential_kernel
 
 Derivatives = Callable[[sp.Expr], tuple[sp.Expr, sp.Expr]]
 
-#: undefined functions standing for phi' and phi'' in kernel-free identities
+#: undefined functions standing for :math:`\phi'` and :math:`\phi''` in kernel-free identities
 dphi = sp.Function("dphi")
 ddphi = sp.Function("ddphi")
 

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 
 import sympy as sp
 
-#: inner product <x, y> of two points of the sphere (the argument of the pair kernel)
+#: inner product :math:`\langle x, y\rangle` of two points of the sphere (the argument of the pair kernel)
 s = sp.Symbol("s", real=True)
-#: inverse temperature; real, of any sign (beta = 0 is taken as a limit)
+#: inverse temperature; real, of any sign (:math:`\beta = 0` is taken as a limit)
 beta = sp.Symbol("beta", real=True)
 #: time (the depth of the transformer in the continuum limit)
 t = sp.Symbol("t", real=True)
@@ -27,7 +27,7 @@ u = sp.Symbol("u", real=True)
 #: harmonic / spherical-harmonic degree
 k = sp.Symbol("k", integer=True, nonnegative=True)
 l = sp.Symbol("l", integer=True, nonnegative=True)  # noqa: E741 - the standard name of a degree
-#: ambient dimension (the sphere is S^{d-1} in R^d)
+#: ambient dimension (the sphere is :math:`\mathbb{S}^{d-1}` in :math:`\mathbb{R}^d`)
 d = sp.Symbol("d", integer=True, positive=True)
 
 
@@ -65,19 +65,20 @@ def check_symbols(expr: sp.Basic, allowed: Iterable[sp.Symbol]) -> None:
 
 
 # -- normalisation schemes (theory.normalization): a token x = r theta, the attention output A(theta) ----------
-#: radius r = |x| of a token and its initial value
+#: radius :math:`r = |x|` of a token and its initial value
 radius = sp.Symbol("r", positive=True)
 radius0 = sp.Symbol("r_0", positive=True)
-#: a = <theta, A>: the radial component of the attention output
+#: :math:`a = \langle \theta, A\rangle`: the radial component of the attention output
 radial = sp.Symbol("a", real=True)
-#: w = |P_theta A| >= 0: its tangential magnitude, and m = |A| its norm
+#: :math:`w = |P_\theta A| \ge 0`: its tangential magnitude, and :math:`m = |A|` its norm
 tangential = sp.Symbol("w", positive=True)
 attention_norm = sp.Symbol("m", positive=True)
-#: c: the factor of the residual branch (1, or (1 + t/tau)^(-1/2) for the sqrt-scaled scheme); tau its scale
+#: :math:`c`: the factor of the residual branch (1, or :math:`(1 + t/\tau)^{-1/2}` for the sqrt-scaled scheme);
+#: :math:`\tau` its scale
 branch_scale = sp.Symbol("c", positive=True)
 tau = sp.Symbol("tau", positive=True)
-#: nGPT's step size alpha and the Mix-LN switch time T
+#: nGPT's step size :math:`\alpha` and the Mix-LN switch time :math:`T`
 alpha = sp.Symbol("alpha", positive=True)
 switch_time = sp.Symbol("T", nonnegative=True)
-#: epsilon_0 = 1 - rho(0) of an equiangular start
+#: :math:`\epsilon_0 = 1 - \rho(0)` of an equiangular start
 epsilon0 = sp.Symbol("epsilon_0", positive=True)

@@ -19,7 +19,7 @@ import math
 
 from numerics.common.errors import InputError, require_choice, require_int, require_real
 
-#: ``fixed``: beta as given; ``log``: beta = gamma log n
+#: ``fixed``: ``beta`` as given; ``log``: :math:`\beta = \gamma \log n`
 BETA_SCALINGS = ("fixed", "log")
 
 

@@ -71,7 +71,7 @@ def riemannian_newton(X0, beta, kernel: PairKernel | None = None, *, tol: float 
     kernel : PairKernel, optional
         Pair kernel (default :math:`\phi_\beta`).
     tol : float
-        Stop when :func:`numerics.critical.hessian.relative_residual` <= tol.
+        Stop when :func:`numerics.critical.hessian.relative_residual` is at most ``tol``.
     max_iter : int
         Iteration cap.
     radius : float

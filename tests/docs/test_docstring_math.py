@@ -2,7 +2,11 @@ r"""Mathematics in the docstrings shown on the API pages is typeset (reStructure
 ``.. math::`` blocks, as NumPy and SciPy write theirs), not written in ASCII.
 
 The API pages (``docs/tools/generate.py``: one page per module of ``attnflow._EXPORTS`` with its public names, and
-every ``theory`` module with its members) render these docstrings. ``D_c(beta)``, ``S^2``, ``beta*`` or a
+every ``theory`` module with its members) render these docstrings: on a numerical page the module's, each public
+function's and class's, and the ``#:`` comment of each public constant (``autodata``); on a theory page
+(``automodule :members:``) also each documented class member (methods, properties, fields with a ``#:`` comment)
+and each module constant with a ``#:`` comment (:func:`api_objects`; the comments are read as Sphinx reads them,
+``sphinx.pycode.ModuleAnalyzer``). ``D_c(beta)``, ``S^2``, ``beta*`` or a
 formula display indented in plain text read as code there, not as mathematics. The lint runs the rules of
 :mod:`tests.docs.test_ascii_math` over the prose of each docstring, after removing what is not prose:
 
@@ -21,6 +25,7 @@ Fast (text only), in the default run. A phrase that is right as written goes int
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import io
@@ -50,27 +55,94 @@ SECTIONS = ("Parameters", "Other Parameters", "Returns", "Yields", "Receives", "
             "See Also", "Methods")
 PROSE_SECTIONS = ("Notes", "Examples", "References", "Warnings")
 _DIRECTIVE = re.compile(r"^\s*\.\. [\w:-]+::")
+_ROLE_NAME = re.compile(r"(?<![\w`]):[\w.:+-]+:(?=`)")
+
+
+class AttrDoc:
+    """Stands for a documented attribute on a page: ``inspect.getdoc`` of it is the attribute's ``#:`` comment."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+
+def _attr_docs(analyzer) -> dict[tuple[str, str], AttrDoc]:
+    """(class qualname or "", name) -> the ``#:`` comment (or string after the assignment) that autodoc shows."""
+    return {key: AttrDoc("\n".join(lines).strip()) for key, lines in analyzer.find_attr_docs().items()}
+
+
+def _member_function(obj):
+    """The function whose docstring autodoc shows for a class member (method, property, static or class
+    method), else None."""
+    if isinstance(obj, (staticmethod, classmethod)):
+        obj = obj.__func__
+    if isinstance(obj, property):
+        obj = obj.fget
+    elif isinstance(obj, functools.cached_property):
+        obj = obj.func
+    return obj if obj is not None and inspect.isfunction(inspect.unwrap(obj)) else None
+
+
+def class_members(module: str, cls: type, attr_docs: dict[tuple[str, str], AttrDoc]) -> list[tuple[str, object]]:
+    """(qualified name, object) of the members ``automodule :members:`` shows under a class: its own public
+    methods and properties with a docstring, and its attributes (dataclass fields too) documented by ``#:``."""
+    out: dict[str, object] = {}
+    for name, obj in vars(cls).items():
+        function = None if name.startswith("_") else _member_function(obj)
+        if function is not None and function.__doc__:
+            out[name] = function
+    for (namespace, name), doc in attr_docs.items():
+        if namespace == cls.__qualname__ and not name.startswith("_") and doc.__doc__:
+            out.setdefault(name, doc)
+    return [(f"{module}.{cls.__qualname__}.{name}", obj) for name, obj in sorted(out.items())]
+
+
+def numerical_page(module: str, mod, names, attr_docs: dict[tuple[str, str], AttrDoc]) -> list[tuple[str, object]]:
+    """What a numerical page shows: the module docstring, each public function and class (``autofunction``,
+    ``autoclass`` without members) and each public non-callable (``autodata``: its ``#:`` comment, else the
+    docstring of the value)."""
+    entries: list[tuple[str, object]] = [(module, mod)]
+    for n in sorted(names):
+        obj = getattr(mod, n)
+        entries.append((f"{module}.{n}", obj if callable(obj) else attr_docs.get(("", n), obj)))
+    return entries
+
+
+def theory_page(module: str, mod, attr_docs: dict[tuple[str, str], AttrDoc]) -> list[tuple[str, object]]:
+    """What a ``theory`` page (``automodule :members: :no-undoc-members:``) shows: the module docstring, its
+    documented functions and classes, each class's documented members, and the module data documented by ``#:``."""
+    members: list[tuple[str, object]] = []
+    for n, obj in vars(mod).items():
+        if n.startswith("_"):
+            continue
+        # (a function under functools.cache is a function to autodoc too)
+        if (inspect.isfunction(inspect.unwrap(obj)) or inspect.isclass(obj)) \
+                and getattr(obj, "__module__", None) == module:
+            if obj.__doc__:
+                members.append((f"{module}.{n}", obj))
+            if inspect.isclass(obj):
+                members += class_members(module, obj, attr_docs)
+        elif ("", n) in attr_docs:
+            members.append((f"{module}.{n}", attr_docs[("", n)]))
+    return [(module, mod)] + sorted(members, key=lambda item: item[0])
 
 
 def api_objects() -> dict[str, list[tuple[str, object]]]:
-    """Module name -> (qualified name, object) of everything its API page renders (module docstring first)."""
+    """Module name -> (qualified name, object) of everything its API page renders (module docstring first; a
+    documented attribute is an :class:`AttrDoc`)."""
+    from sphinx.pycode import ModuleAnalyzer
+
     import attnflow
     import theory
 
     out: dict[str, list[tuple[str, object]]] = {}
     for module in sorted(attnflow._EXPORTS):
-        mod = importlib.import_module(module)
-        out[module] = [(module, mod)] + [(f"{module}.{n}", getattr(mod, n)) for n in sorted(attnflow._EXPORTS[module])
-                                         if callable(getattr(mod, n))]
+        out[module] = numerical_page(module, importlib.import_module(module), attnflow._EXPORTS[module],
+                                     _attr_docs(ModuleAnalyzer.for_module(module)))
     for info in pkgutil.iter_modules(theory.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = f"theory.{info.name}"
-        mod = importlib.import_module(module)
-        members = [(f"{module}.{n}", obj) for n, obj in vars(mod).items()
-                   if not n.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj))
-                   and getattr(obj, "__module__", None) == module and obj.__doc__]
-        out[module] = [(module, mod)] + sorted(members, key=lambda item: item[0])
+        if not info.name.startswith("_"):
+            module = f"theory.{info.name}"
+            out[module] = theory_page(module, importlib.import_module(module),
+                                      _attr_docs(ModuleAnalyzer.for_module(module)))
     return out
 
 
@@ -111,7 +183,8 @@ def docstring_prose(doc: str) -> str:
             out[k] = line[:-2] if not stripped == "::" else ""
             block_indent = indent
             continue
-    return "\n".join(out)
+    # a role's name goes with its text (the page shows only the text): ":func:`f` <= tol" is "f <= tol" there
+    return _ROLE_NAME.sub(lambda m: " " * len(m.group(0)), "\n".join(out))
 
 
 def docstring_hits(doc: str) -> list[tuple[int, str, str]]:
@@ -152,7 +225,8 @@ def _source_files() -> list[Path]:
 
 
 def raw_string_problems(source: str) -> list[int]:
-    """Line numbers of docstrings (module, class, function) that hold a backslash and are not raw strings."""
+    """Line numbers of docstrings (module, class, function, attribute) that hold a backslash and are not raw
+    strings."""
     tree = ast.parse(source)
     doc_lines = set()
     for node in ast.walk(tree):
@@ -161,6 +235,12 @@ def raw_string_problems(source: str) -> list[int]:
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
                     and isinstance(first.value.value, str):
                 doc_lines.add(first.lineno)
+        if isinstance(node, (ast.Module, ast.ClassDef)):
+            # an attribute's docstring: a string right after the assignment (autodoc shows it like a #: comment)
+            for before, after in zip(node.body, node.body[1:]):
+                if isinstance(before, (ast.Assign, ast.AnnAssign)) and isinstance(after, ast.Expr) \
+                        and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
+                    doc_lines.add(after.lineno)
     bad = []
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.STRING and tok.start[0] in doc_lines and "\\" in tok.string:
@@ -229,3 +309,95 @@ def test_raw_string_check_finds_a_plain_docstring_with_a_backslash():
     raw = 'def f():\n    r"""The kernel :math:`e^{\\beta s}`."""\n'
     assert raw_string_problems(plain) == [2]
     assert raw_string_problems(raw) == []
+    # an attribute's docstring (a string after the assignment, which autodoc shows) too
+    attribute = 'class A:\n    x: int = 0\n    """Its size :math:`\\beta n`."""\n'
+    assert raw_string_problems(attribute) == [3]
+    assert raw_string_problems(attribute.replace('    """', '    r"""')) == []
+
+
+PLANTED_MODULE = """\"\"\"A module.\"\"\"
+import dataclasses
+
+#: the inverse temperature beta
+beta = 1.0
+#: the schemes: fixed, or beta = gamma log n
+SCHEMES = ("fixed", "log")
+UNDOCUMENTED = 2.0
+
+
+@dataclasses.dataclass
+class Spec:
+    \"\"\"A spec.\"\"\"
+
+    #: the kernel phi(s) = e^{beta s}
+    kernel: object = None
+    size: int = 0
+    \"\"\"its size n^2\"\"\"
+
+    def weight(self):
+        \"\"\"The weight phi'(s) times sqrt(d).\"\"\"
+
+    @property
+    def power(self):
+        \"\"\"The power S^2.\"\"\"
+
+    @staticmethod
+    def bound():
+        \"\"\"True when x <= 1.\"\"\"
+
+    def _private(self):
+        \"\"\"beta, not on the page.\"\"\"
+"""
+
+PLANTED_TYPESET = {
+    "the inverse temperature beta": r"the inverse temperature :math:`\beta`",
+    "beta = gamma log n": r":math:`\beta = \gamma \log n`",
+    "phi(s) = e^{beta s}": r":math:`\phi(s) = e^{\beta s}`",
+    "n^2": ":math:`n^2`",
+    "phi'(s) times sqrt(d)": r":math:`\phi'(s)` times :math:`\sqrt{d}`",
+    "S^2": r":math:`\mathbb{S}^2`",
+    "x <= 1": r":math:`x \le 1`",
+}
+
+
+def _planted_module(source: str, name: str = "planted_page"):
+    import types
+
+    from sphinx.pycode import ModuleAnalyzer
+
+    import sys
+
+    mod = types.ModuleType(name)
+    sys.modules[name] = mod  # (dataclasses look their module up while the class is made)
+    try:
+        exec(compile(source, name, "exec"), mod.__dict__)  # noqa: S102 (a fixed source written above)
+    finally:
+        del sys.modules[name]
+    return mod, _attr_docs(ModuleAnalyzer.for_string(source, name))
+
+
+def test_lint_sees_class_members_and_module_data():
+    """Shown to fail: an ASCII formula planted in a #: comment of module data, a #: comment and a docstring of a
+    dataclass field, a method's, a property's and a static method's docstring is flagged on a theory page (not in
+    a private method's); on a numerical page, the autodata entry's #: comment is flagged. Typeset, none is."""
+    mod, attr_docs = _planted_module(PLANTED_MODULE)
+    hits = module_hits("planted_page", theory_page("planted_page", mod, attr_docs))
+    flagged = {h.split(",")[0].strip() for h in hits}
+    assert flagged == {f"planted_page.{n}" for n in ("beta", "SCHEMES", "Spec.kernel", "Spec.size", "Spec.weight",
+                                                     "Spec.power", "Spec.bound")}, flagged
+    data = module_hits("planted_page", numerical_page("planted_page", mod, ["SCHEMES", "UNDOCUMENTED"], attr_docs))
+    assert {h.split(",")[0].strip() for h in data} == {"planted_page.SCHEMES"}, data
+    typeset = PLANTED_MODULE
+    for ascii_text, rest in PLANTED_TYPESET.items():
+        typeset = typeset.replace(ascii_text, rest)
+    typeset = re.sub(r'(^|\n)(\s*)"""', r'\1\2r"""', typeset)  # docstrings with a backslash are raw
+    assert raw_string_problems(typeset) == []
+    mod, attr_docs = _planted_module(typeset)
+    assert module_hits("planted_page", theory_page("planted_page", mod, attr_docs)) == []
+    assert module_hits("planted_page", numerical_page("planted_page", mod, ["SCHEMES"], attr_docs)) == []
+
+
+def test_lint_reads_a_role_as_its_text():
+    """Shown to fail: ":func:`f` <= tol" shows "f <= tol" on the page, an ASCII comparison."""
+    assert docstring_hits("Stop when :func:`residual` <= tol.")
+    assert docstring_hits(r"Stop when :math:`\lVert r\rVert \le` ``tol``.") == []
