@@ -213,6 +213,8 @@ class exprel(sp.Function):
 
     @classmethod
     def eval(cls, x):
+        r"""Automatic evaluation: :math:`\operatorname{exprel}(0) = 1`; any other argument stays unevaluated (its
+        own docstring, not SymPy's, which the theory page would otherwise show with an unknown section)."""
         if x.is_zero:
             return sp.Integer(1)
         return None
