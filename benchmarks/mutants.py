@@ -1422,3 +1422,14 @@ MUTANTS += [
      "c = 1.02 * diffusion_constant(law, d, sigma) if correction else 0.0",
      "the Ito form's correction drift -c (d-1) x with c 2% high"),
 ]
+
+# issue 43, statistical windows: noise.common-noise-dissipation's initial rates were judged within 4 SE + 25% (a
+# forward difference over 0.1 of the saved means, SE 0.039 and 0.015); now a Richardson extrapolation in the span
+# (0.1, 0.2) and the step (0.01, 0.02) on one Brownian path with a mean-zero control variate, within 4 SE alone
+# (SE 0.0049 and 0.00065). An attention drift 5% strong moves the non-coercive rate by 0.0095 (7%): the old window
+# passes it, the new one fails it (about 15 SE)
+MUTANTS += [
+    ("common-noise-pair-drift-5pct", "numerics/noise/common.py",
+     "w = pair_weight(beta, model, rho) / 2 ", "w = pair_weight(beta, model, rho) / 1.9 ",
+     "the two-token attention drift 5% strong (each token's share of w taken as w/1.9)"),
+]

@@ -333,6 +333,85 @@ def pair_dissipation(law: str, d: int, sigma: float, beta: float, model: str, th
     return {"times": times, "mean": means, "se": ses}
 
 
+def pair_initial_rate(law: str, d: int, sigma: float, beta: float, model: str, theta0: float, p: float,
+                      span: float, dt: float, samples: int, seed=0) -> dict:
+    r"""The initial rate :math:`\frac{\mathrm{d}}{\mathrm{d}t} \log \mathbb{E} (\sin\theta)^p` at
+    :math:`t = 0` of pairs from ``theta0``, extrapolated in the difference's span and in the time step.
+
+    Two runs of projected Euler-Maruyama on one Brownian path, at step :math:`h` = ``dt`` and :math:`2h` (whose
+    increments are the sums of the fine run's pairs), each to :math:`2\Delta` (:math:`\Delta` = ``span``). On
+    every path the forward differences :math:`D(\Delta)` and :math:`D(2\Delta)` of
+    :math:`V = (\sin\theta)^p / V(0)` are formed, Richardson-extrapolated in the span,
+    :math:`R = 2 D(\Delta) - D(2\Delta)` (bias :math:`O(\Delta^2)` for :math:`O(\Delta)`), then in the step,
+    :math:`2 R(h) - R(2h)`. From every :math:`V` the sum of its noise increments to first order,
+    :math:`\sum_k \partial_\rho V \, (\langle \eta_1, x_2 \rangle + \langle x_1, \eta_2 \rangle)` at the start of
+    each step, is subtracted: its mean is exactly zero (the kicks :math:`\eta` are linear in a centred
+    :math:`\mathrm{d}Q` independent of the current state), so the estimate keeps its mean and loses most of its
+    variance (a control variate; measured: 13 to 40 times smaller standard errors).
+
+    Parameters
+    ----------
+    law, d, sigma, beta, model, theta0, p
+        As for :func:`pair_dissipation`.
+    span : float
+        :math:`\Delta`, a whole even number of steps ``dt``.
+    dt : float
+        The fine step :math:`h`.
+    samples : int
+        Pairs (one Brownian path each, shared by the two runs).
+    seed
+        Seed of the normal draws.
+
+    Returns
+    -------
+    dict
+        ``rate`` and ``se`` (the doubly extrapolated rate and its standard error, from the per-path values),
+        ``forward`` and ``forward_se`` (:math:`D(\Delta)` at :math:`h`), ``span_richardson`` (:math:`R(h)`),
+        ``coarse_richardson`` (:math:`R(2h)`), ``span_bias`` (:math:`D(\Delta) - R(h)`, the forward
+        difference's estimated bias), ``step_bias`` (:math:`R(h) - \text{rate}`), ``span``, ``dt``, ``samples``.
+    """
+    per_span = steps_of(span, dt)
+    if per_span % 2:
+        raise InputError(f"span {span} must be an even number of steps {dt}")
+    h = span / per_span
+    rng = np.random.default_rng(seed)
+    field = pair_field(beta, model)
+    V0 = math.sin(theta0) ** p
+    X = {1: start_pairs(samples, d, theta0), 2: start_pairs(samples, d, theta0)}
+    M = {1: np.zeros(samples), 2: np.zeros(samples)}
+    Y: dict[int, list] = {1: [], 2: []}
+
+    def advance(run: int, dQ: np.ndarray, step: float) -> None:
+        Z = X[run]
+        eta = kick(Z, dQ, sigma, False)
+        rho = np.sum(Z[:, 0] * Z[:, 1], axis=-1)
+        # dV/d rho for V = (1 - rho^2)^(p/2); any weight of the current state keeps the control variate's mean 0
+        weight = -p * rho * np.maximum(1.0 - rho * rho, 1e-300) ** (p / 2 - 1)
+        M[run] += weight * (np.sum(eta[:, 0] * Z[:, 1], axis=-1) + np.sum(Z[:, 0] * eta[:, 1], axis=-1))
+        X[run] = step_projected_em(field, Z, step, sigma, dQ, exact=False)
+
+    first = None
+    for k in range(1, 2 * per_span + 1):
+        dQ = increment(law, rng.standard_normal((samples, d, d)), h)
+        advance(1, dQ, h)
+        if k % 2:
+            first = dQ
+        else:  # the coarse run's increment is the sum of the fine run's two: the same Brownian path
+            advance(2, first + dQ, 2 * h)
+        if k % per_span == 0:
+            for run in (1, 2):
+                Y[run].append((np.sin(pair_angle(X[run])) ** p - M[run]) / V0 - 1.0)
+    forward = {run: Y[run][0] / span for run in (1, 2)}
+    richardson = {run: 2 * forward[run] - Y[run][1] / (2 * span) for run in (1, 2)}
+    rate = 2 * richardson[1] - richardson[2]
+    root = math.sqrt(samples)
+    return {"rate": float(rate.mean()), "se": float(rate.std(ddof=1) / root),
+            "forward": float(forward[1].mean()), "forward_se": float(forward[1].std(ddof=1) / root),
+            "span_richardson": float(richardson[1].mean()), "coarse_richardson": float(richardson[2].mean()),
+            "span_bias": float((forward[1] - richardson[1]).mean()),
+            "step_bias": float((richardson[1] - rate).mean()), "span": span, "dt": h, "samples": samples}
+
+
 def two_token_outcomes(law: str, d: int, sigma: float, beta: float, model: str, theta0: float, t: float,
                        dt: float, samples: int, seed=0) -> dict:
     """Pairs of tokens (attention with identity matrices plus the common noise) from angle theta0 to time t:
