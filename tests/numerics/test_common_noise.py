@@ -150,6 +150,25 @@ def test_lyapunov_rate_against_derived():
         assert abs(rate + 2 * a) > 4 * se  # the check can fail: a doubled exponent is rejected
 
 
+def test_lyapunov_extrapolated_rate_sees_a_two_percent_noise():
+    """noise.common-noise-lyapunov's window (issue 43): Richardson over h and 2 h on one path, with a mean-zero control
+    variate, 4 SE alone instead of 4 SE + 3%. The fine run is lyapunov_rate's own (same draws, no control variate:
+    same mean up to the variate's zero mean). A GOE noise of 2% more variance (mutant common-noise-goe-variance-2pct)
+    passes the old window and fails the new one."""
+    a = C.angle_coefficient("goe", 3, 0.8)
+    r = C.lyapunov_rate_extrapolated(3, 0.8, "goe", 2.0, 0.01, 6000, seed=4)  # the claim's run
+    assert abs(r["rate"] + a) < 4 * r["se"]
+    assert 0.02 * a < r["step_bias"] < 0.05 * a  # Heun's O(h) bias at h = 0.01: about 3.4%
+    noisy = 0.8 * math.sqrt(2 / 1.96)
+    bad = C.lyapunov_rate_extrapolated(3, noisy, "goe", 2.0, 0.01, 6000, seed=4)
+    old_rate, old_se = C.lyapunov_rate(3, noisy, "goe", 2.0, 0.01, 6000, seed=4)
+    assert abs(old_rate - bad["fine"]) < 4 * old_se and bad["fine_se"] < old_se / 4  # the same draws
+    assert abs(old_rate + a) < 4 * old_se + 0.03 * a      # the old window passes it
+    assert abs(bad["rate"] + a) > 4 * bad["se"]           # the new one fails it
+    with pytest.raises(InputError):
+        C.lyapunov_rate_extrapolated(3, 0.8, "goe", 0.05, 0.01, 10)  # 5 steps: no coarse run
+
+
 def test_resume_continues_the_common_stream(tmp_path):
     """A run resumed from its saved stream equals the run in one piece (fixed steps)."""
     from numerics.core.simulate import resume
