@@ -237,6 +237,11 @@ def lyapunov_rate_extrapolated(d: int, sigma: float, law: str, t: float, dt: flo
     centred :math:`\mathrm{d}Q` independent of the state, it has mean exactly zero, so it changes no mean and
     removes most of the variance (a control variate).
 
+    Parameters
+    ----------
+    d, sigma, law, t, dt, samples, theta0, seed, scheme
+        As for :func:`lyapunov_rate`; ``t`` must be an even number of steps ``dt``.
+
     Returns
     -------
     dict

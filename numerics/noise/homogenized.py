@@ -137,13 +137,10 @@ def predicted_collapse_ratio_se(n: int, d: int, beta: float, samples: int = 2000
 
 def measured_collapse_ratio(n: int, d: int, beta: float, eta: float = 0.1, samples: int = 20000, seed: int = 2,
                             batch: int = 2000, richardson: bool = False) -> dict:
-    """One projected layer x_i <- (x_i + eta u_i)/|...| of the random network from orthonormal tokens, each V paired
+    r"""One projected layer x_i <- (x_i + eta u_i)/|...| of the random network from orthonormal tokens, each V paired
     with -V: R = mean over pairs of the change of <x_i, x_k> / mean over tokens of |x_i' - x_i|^2, with its
-    standard error (delta method over the antithetic pairs).
-
-    With ``richardson`` the same draws also make the layer at step 2 eta: the pairing with -V makes R even in eta,
-    R(eta) = R + b eta^2 + O(eta^4), so ``R_extrapolated`` = (4 R(eta) - R(2 eta))/3 has no eta^2 term; returned
-    with ``R_2eta``, ``eta_bias`` = R(eta) - R_extrapolated and ``se_extrapolated`` (delta method, per draw)."""
+    standard error (delta method over the antithetic pairs). ``richardson``: also :math:`R(2\eta)` on the same draws
+    and ``R_extrapolated`` :math:`= (4R(\eta) - R(2\eta))/3`."""
     n, d, beta, samples = _check(n, d, beta, samples)
     eta = require_real(eta, "eta", minimum=0.0)
     rng = np.random.default_rng(seed)
@@ -175,6 +172,8 @@ def measured_collapse_ratio(n: int, d: int, beta: float, eta: float = 0.1, sampl
     out = {"R": ratio[eta], "se": float(resid[eta].std(ddof=1) / math.sqrt(samples)), "n": n, "d": d, "beta": beta,
            "eta": eta}
     if richardson:
+        # the pairing with -V makes R even in eta: R(eta) = R + b eta^2 + O(eta^4), so the combination has no eta^2
+        # term; its standard error from the same per-draw linearisation as R's
         extrapolated = (4 * ratio[eta] - ratio[2 * eta]) / 3
         out.update(R_2eta=ratio[2 * eta], R_extrapolated=extrapolated, eta_bias=ratio[eta] - extrapolated,
                    se_extrapolated=float(((4 * resid[eta] - resid[2 * eta]) / 3).std(ddof=1) / math.sqrt(samples)))
