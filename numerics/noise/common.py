@@ -228,62 +228,68 @@ def lyapunov_rate_extrapolated(d: int, sigma: float, law: str, t: float, dt: flo
                                theta0: float = 1e-6, seed=0, scheme: str = "heun") -> dict:
     r"""The rate of :func:`lyapunov_rate` (the same draws) with the step's bias removed in the run.
 
-    A second run at step :math:`2h` on the same Brownian path (each increment the sum of the fine run's two)
-    gives the rate :math:`r(2h)` of every path; both schemes have weak order 1, so
-    :math:`2 r(h) - r(2h)` has no :math:`O(h)` term. Its standard error comes from the per-path values (the two
-    runs are strongly correlated, which makes it small). From every path's :math:`\log\theta_t` the sum of its
-    first-order noise increments :math:`\langle \delta, \eta_1 - \eta_2 \rangle / |\delta|^2`
-    (:math:`\delta = x_1 - x_2`, :math:`\eta` the kicks at the start of each step) is subtracted: linear in a
+    Runs at steps :math:`2h` and :math:`4h` on the same Brownian path (each increment the sum of the fine run's)
+    give the rates :math:`r(2h)`, :math:`r(4h)` of every path; the schemes have weak order 1, so
+    :math:`(8 r(h) - 6 r(2h) + r(4h))/3` has no :math:`O(h)` and no :math:`O(h^2)` term. Its standard error comes
+    from the per-path values (the runs are strongly correlated, which makes it small). From every path's
+    :math:`\log\theta_t` the sum of its first-order noise increments
+    :math:`\langle \delta, \eta_1 - \eta_2 \rangle / |\delta|^2` (:math:`\delta = x_1 - x_2`, :math:`\eta` the
+    kicks at the start of each step) is subtracted: linear in a
     centred :math:`\mathrm{d}Q` independent of the state, it has mean exactly zero, so it changes no mean and
     removes most of the variance (a control variate).
 
     Parameters
     ----------
     d, sigma, law, t, dt, samples, theta0, seed, scheme
-        As for :func:`lyapunov_rate`; ``t`` must be an even number of steps ``dt``.
+        As for :func:`lyapunov_rate`; ``t`` must be a multiple of four steps ``dt``.
 
     Returns
     -------
     dict
-        ``rate``, ``se`` (extrapolated), ``fine``, ``fine_se`` (:math:`r(h)`), ``coarse`` (:math:`r(2h)`),
-        ``step_bias`` (:math:`r(h) -` ``rate``), ``dt`` (:math:`h`), ``samples``.
+        ``rate``, ``se`` (extrapolated), ``first_order``, ``first_order_se`` (:math:`2 r(h) - r(2h)`), ``fine``,
+        ``fine_se`` (:math:`r(h)`), ``coarse`` (:math:`r(2h)`), ``coarsest`` (:math:`r(4h)`), ``step_bias``
+        (:math:`r(h) -` ``rate``), ``dt`` (:math:`h`), ``samples``.
     """
     steps = steps_of(t, dt)
-    if steps % 2:
-        raise InputError(f"the horizon {t} must be an even number of steps {dt} (the coarse run takes two at once)")
+    if steps % 4:
+        raise InputError(f"the horizon {t} must be a multiple of 4 steps {dt} (the coarsest run takes four at once)")
     h = t / steps
     rng = np.random.default_rng(seed)
-    X = {"fine": start_pairs(samples, d, theta0), "coarse": start_pairs(samples, d, theta0)}
-    M = {"fine": np.zeros(samples), "coarse": np.zeros(samples)}
+    runs = (1, 2, 4)
+    X = {m: start_pairs(samples, d, theta0) for m in runs}
+    M = {m: np.zeros(samples) for m in runs}
+    acc = {m: 0.0 for m in runs}
     step = _STEPS[require_choice(scheme, "common-noise scheme", tuple(METHODS))]
-
-    def advance(run: str, dQ: np.ndarray, size: float) -> None:
-        # the first-order noise part of log|x_1 - x_2| over the step: <delta, eta_1 - eta_2>/|delta|^2 at its start,
-        # linear in the centred dQ, so its mean is exactly zero (a control variate: it removes most of the variance)
-        Z = X[run]
-        eta = kick(Z, dQ, sigma, False)
-        delta = Z[:, 0] - Z[:, 1]
-        M[run] += np.sum(delta * (eta[:, 0] - eta[:, 1]), axis=-1) / np.sum(delta * delta, axis=-1)
-        X[run] = step(zero_field, Z, size, sigma, dQ, exact=False)
-
-    first = None
     for k in range(steps):
         xi = rng.standard_normal((samples, d, d))
-        advance("fine", increment(law, xi, h), h)
-        if k % 2 == 0:
-            first = xi
-        else:  # (xi_a + xi_b)/sqrt(2) at step 2h: the increment is the sum of the fine ones
-            advance("coarse", increment(law, (first + xi) / np.sqrt(2.0), 2 * h), 2 * h)
-    rates = []
-    for run in ("fine", "coarse"):
-        chord = np.linalg.norm(X[run][:, 0] - X[run][:, 1], axis=-1)
-        rates.append((np.log(2 * np.arcsin(np.clip(chord / 2, 0.0, 1.0)) / theta0) - M[run]) / t)
-    extrapolated = 2 * rates[0] - rates[1]
+        for m in runs:
+            acc[m] = acc[m] + xi
+            if (k + 1) % m:
+                continue
+            # m fine normals summed and divided by sqrt(m): at step m h the increment is the sum of the fine ones
+            dQ = increment(law, acc[m] / np.sqrt(m), m * h) if m > 1 else increment(law, xi, h)
+            acc[m] = 0.0
+            Z = X[m]
+            # the first-order noise part of log|x_1 - x_2| over the step, <delta, eta_1 - eta_2>/|delta|^2 at its
+            # start: linear in the centred dQ, so its mean is exactly zero (a control variate)
+            eta = kick(Z, dQ, sigma, False)
+            delta = Z[:, 0] - Z[:, 1]
+            M[m] += np.sum(delta * (eta[:, 0] - eta[:, 1]), axis=-1) / np.sum(delta * delta, axis=-1)
+            X[m] = step(zero_field, Z, m * h, sigma, dQ, exact=False)
+    r = {}
+    for m in runs:
+        chord = np.linalg.norm(X[m][:, 0] - X[m][:, 1], axis=-1)
+        r[m] = (np.log(2 * np.arcsin(np.clip(chord / 2, 0.0, 1.0)) / theta0) - M[m]) / t
+    # Richardson twice: r(h) = r + c_1 h + c_2 h^2 + ..., so 2 r(h) - r(2h) = r - 2 c_2 h^2 + ... and
+    # (8 r(h) - 6 r(2h) + r(4h))/3 = r + O(h^3)
+    first = 2 * r[1] - r[2]
+    second = (8 * r[1] - 6 * r[2] + r[4]) / 3
     root = np.sqrt(samples)
-    return {"rate": float(extrapolated.mean()), "se": float(extrapolated.std(ddof=1) / root),
-            "fine": float(rates[0].mean()), "fine_se": float(rates[0].std(ddof=1) / root),
-            "coarse": float(rates[1].mean()), "step_bias": float((rates[0] - extrapolated).mean()), "dt": h,
-            "samples": samples}
+    return {"rate": float(second.mean()), "se": float(second.std(ddof=1) / root),
+            "first_order": float(first.mean()), "first_order_se": float(first.std(ddof=1) / root),
+            "fine": float(r[1].mean()), "fine_se": float(r[1].std(ddof=1) / root),
+            "coarse": float(r[2].mean()), "coarsest": float(r[4].mean()),
+            "step_bias": float((r[1] - second).mean()), "dt": h, "samples": samples}
 
 
 def ito_paths(d: int, sigma: float, law: str, t: float, dt: float, samples: int, seed=0,

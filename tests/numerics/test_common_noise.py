@@ -151,14 +151,15 @@ def test_lyapunov_rate_against_derived():
 
 
 def test_lyapunov_extrapolated_rate_sees_a_two_percent_noise():
-    """noise.common-noise-lyapunov's window (issue 43): Richardson over h and 2 h on one path, with a mean-zero control
-    variate, 4 SE alone instead of 4 SE + 3%. The fine run is lyapunov_rate's own (same draws, no control variate:
+    """noise.common-noise-lyapunov's window (issue 43): Richardson over h, 2 h, 4 h on one path, with a mean-zero
+    control variate, 4 SE alone instead of 4 SE + 3%. The fine run is lyapunov_rate's own (same draws, no control variate:
     same mean up to the variate's zero mean). A GOE noise of 2% more variance (mutant common-noise-goe-variance-2pct)
     passes the old window and fails the new one."""
     a = C.angle_coefficient("goe", 3, 0.8)
     r = C.lyapunov_rate_extrapolated(3, 0.8, "goe", 2.0, 0.01, 6000, seed=4)  # the claim's run
     assert abs(r["rate"] + a) < 4 * r["se"]
-    assert 0.02 * a < r["step_bias"] < 0.05 * a  # Heun's O(h) bias at h = 0.01: about 3.4%
+    assert 0.02 * a < r["step_bias"] < 0.05 * a  # Heun's bias at h = 0.01: about 3.6%
+    assert abs(r["first_order"] - r["rate"]) < 0.01 * a  # the h^2 term: small, but above a standard error
     noisy = 0.8 * math.sqrt(2 / 1.96)
     bad = C.lyapunov_rate_extrapolated(3, noisy, "goe", 2.0, 0.01, 6000, seed=4)
     old_rate, old_se = C.lyapunov_rate(3, noisy, "goe", 2.0, 0.01, 6000, seed=4)
@@ -166,7 +167,7 @@ def test_lyapunov_extrapolated_rate_sees_a_two_percent_noise():
     assert abs(old_rate + a) < 4 * old_se + 0.03 * a      # the old window passes it
     assert abs(bad["rate"] + a) > 4 * bad["se"]           # the new one fails it
     with pytest.raises(InputError):
-        C.lyapunov_rate_extrapolated(3, 0.8, "goe", 0.05, 0.01, 10)  # 5 steps: no coarse run
+        C.lyapunov_rate_extrapolated(3, 0.8, "goe", 0.06, 0.01, 10)  # 6 steps: no coarsest run
 
 
 def test_resume_continues_the_common_stream(tmp_path):
