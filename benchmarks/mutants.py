@@ -1454,4 +1454,37 @@ MUTANTS += [
      "return int(component_labels(n, eps_graph_edges(X, eps, \"auto\", None)).max()) + 1 if n else 0",
      "return int(component_labels(n, eps_graph_edges(X, eps, \"auto\", None)).max()) if n else 0",
      "the cluster count is the largest label (one too few)"),
+
+# issue 43, statistical windows: noise.common-noise-dissipation's initial rates were judged within 4 SE + 25% (a
+# forward difference over 0.1 of the saved means, SE 0.039 and 0.015); now a Richardson extrapolation in the span
+# (0.1, 0.2) and the step (0.01, 0.02) on one Brownian path with a mean-zero control variate, within 4 SE alone
+# (SE 0.0049 and 0.00065). An attention drift 5% strong moves the non-coercive rate by 0.0095 (7%): the old window
+# passes it, the new one fails it (about 15 SE)
+MUTANTS += [
+    ("common-noise-pair-drift-5pct", "numerics/noise/common.py",
+     "w = pair_weight(beta, model, rho) / 2 ", "w = pair_weight(beta, model, rho) / 1.9 ",
+     "the two-token attention drift 5% strong (each token's share of w taken as w/1.9)"),
+]
+
+# issue 43, statistical windows: noise.homogenized-gaussian's collapse ratio was judged within 4 SE + 1% (the 1% for
+# the layer's O(eta^2) bias and the derived side's sampling); now Richardson in eta (eta, 2 eta on the same draws)
+# and the derived side's standard error, 4 SE of both. A derived ratio 0.5% high (0.0047 at beta = 0) passes the old
+# window (0.0103), fails the new one (0.0010); slow-tier claim, so the kill is by pytest
+# (tests/numerics/test_homogenized.py: the beta = 0 ratio is 6/7 to 1e-6)
+MUTANTS += [
+    ("homogenized-ratio-half-percent", "numerics/noise/homogenized.py",
+     "return (d - 2) * c_cross / ((d - 1) * c_self)", "return 1.005 * (d - 2) * c_cross / ((d - 1) * c_self)",
+     "the derived collapse ratio 0.5% high (a constant carried to two digits)"),
+]
+
+# issue 43, statistical windows: noise.common-noise-lyapunov was judged within 4 SE + 3% of the rate (the 3% for
+# Heun's bias, in fact 3.6% at h = 0.01); now Richardson over h, 2 h and 4 h on one Brownian path with a mean-zero
+# control variate, 4 SE alone (windows 0.018 and 0.0033 for 0.095 and 0.030). A GOE increment of 2% more variance
+# moves the goe rate by 0.026: the old window passes it, the new one fails it; slow-tier claim, so the kill is by
+# pytest (tests/numerics/test_common_noise.py::test_lyapunov_extrapolated_rate_sees_a_two_percent_noise)
+MUTANTS += [
+    ("common-noise-goe-variance-2pct", "numerics/noise/common.py",
+     "return np.sqrt(h / 2.0) * (xi + np.swapaxes(xi, -1, -2))",
+     "return np.sqrt(h / 1.96) * (xi + np.swapaxes(xi, -1, -2))",
+     "GOE increment with 2% more variance (c = 1.02 sigma^2/2; the Lyapunov rate 2% fast)"),
 ]

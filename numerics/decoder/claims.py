@@ -17,6 +17,7 @@ import numpy as np
 from numerics.common.verification import CheckResult, claim
 from numerics.decoder import claims_untrained  # noqa: F401  (registers decoder.random-init-collapse)
 from numerics.decoder import claims_random_homogenized  # noqa: F401  (registers decoder.random-init-homogenized)
+from numerics.decoder import claims_random_init  # noqa: F401  (registers decoder.random-init-law)
 
 SOURCE_BLOCK = ("Touvron et al. arXiv 2302.13971 (Llama block); Ainslie et al. arXiv 2305.13245 (grouped-query "
                 "attention); Su et al. arXiv 2104.09864 (rotary positions); transformers' LlamaForCausalLM")

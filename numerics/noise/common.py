@@ -224,6 +224,74 @@ def lyapunov_rate(d: int, sigma: float, law: str, t: float, dt: float, samples: 
     return float(rate.mean()), float(rate.std(ddof=1) / np.sqrt(samples))
 
 
+def lyapunov_rate_extrapolated(d: int, sigma: float, law: str, t: float, dt: float, samples: int,
+                               theta0: float = 1e-6, seed=0, scheme: str = "heun") -> dict:
+    r"""The rate of :func:`lyapunov_rate` (the same draws) with the step's bias removed in the run.
+
+    Runs at steps :math:`2h` and :math:`4h` on the same Brownian path (each increment the sum of the fine run's)
+    give the rates :math:`r(2h)`, :math:`r(4h)` of every path; the schemes have weak order 1, so
+    :math:`(8 r(h) - 6 r(2h) + r(4h))/3` has no :math:`O(h)` and no :math:`O(h^2)` term. Its standard error comes
+    from the per-path values (the runs are strongly correlated, which makes it small). From every path's
+    :math:`\log\theta_t` the sum of its first-order noise increments
+    :math:`\langle \delta, \eta_1 - \eta_2 \rangle / |\delta|^2` (:math:`\delta = x_1 - x_2`, :math:`\eta` the
+    kicks at the start of each step) is subtracted: linear in a
+    centred :math:`\mathrm{d}Q` independent of the state, it has mean exactly zero, so it changes no mean and
+    removes most of the variance (a control variate).
+
+    Parameters
+    ----------
+    d, sigma, law, t, dt, samples, theta0, seed, scheme
+        As for :func:`lyapunov_rate`; ``t`` must be a multiple of four steps ``dt``.
+
+    Returns
+    -------
+    dict
+        ``rate``, ``se`` (extrapolated), ``first_order``, ``first_order_se`` (:math:`2 r(h) - r(2h)`), ``fine``,
+        ``fine_se`` (:math:`r(h)`), ``coarse`` (:math:`r(2h)`), ``coarsest`` (:math:`r(4h)`), ``step_bias``
+        (:math:`r(h) -` ``rate``), ``dt`` (:math:`h`), ``samples``.
+    """
+    steps = steps_of(t, dt)
+    if steps % 4:
+        raise InputError(f"the horizon {t} must be a multiple of 4 steps {dt} (the coarsest run takes four at once)")
+    h = t / steps
+    rng = np.random.default_rng(seed)
+    runs = (1, 2, 4)
+    X = {m: start_pairs(samples, d, theta0) for m in runs}
+    M = {m: np.zeros(samples) for m in runs}
+    acc = {m: 0.0 for m in runs}
+    step = _STEPS[require_choice(scheme, "common-noise scheme", tuple(METHODS))]
+    for k in range(steps):
+        xi = rng.standard_normal((samples, d, d))
+        for m in runs:
+            acc[m] = acc[m] + xi
+            if (k + 1) % m:
+                continue
+            # m fine normals summed and divided by sqrt(m): at step m h the increment is the sum of the fine ones
+            dQ = increment(law, acc[m] / np.sqrt(m), m * h) if m > 1 else increment(law, xi, h)
+            acc[m] = 0.0
+            Z = X[m]
+            # the first-order noise part of log|x_1 - x_2| over the step, <delta, eta_1 - eta_2>/|delta|^2 at its
+            # start: linear in the centred dQ, so its mean is exactly zero (a control variate)
+            eta = kick(Z, dQ, sigma, False)
+            delta = Z[:, 0] - Z[:, 1]
+            M[m] += np.sum(delta * (eta[:, 0] - eta[:, 1]), axis=-1) / np.sum(delta * delta, axis=-1)
+            X[m] = step(zero_field, Z, m * h, sigma, dQ, exact=False)
+    r = {}
+    for m in runs:
+        chord = np.linalg.norm(X[m][:, 0] - X[m][:, 1], axis=-1)
+        r[m] = (np.log(2 * np.arcsin(np.clip(chord / 2, 0.0, 1.0)) / theta0) - M[m]) / t
+    # Richardson twice: r(h) = r + c_1 h + c_2 h^2 + ..., so 2 r(h) - r(2h) = r - 2 c_2 h^2 + ... and
+    # (8 r(h) - 6 r(2h) + r(4h))/3 = r + O(h^3)
+    first = 2 * r[1] - r[2]
+    second = (8 * r[1] - 6 * r[2] + r[4]) / 3
+    root = np.sqrt(samples)
+    return {"rate": float(second.mean()), "se": float(second.std(ddof=1) / root),
+            "first_order": float(first.mean()), "first_order_se": float(first.std(ddof=1) / root),
+            "fine": float(r[1].mean()), "fine_se": float(r[1].std(ddof=1) / root),
+            "coarse": float(r[2].mean()), "coarsest": float(r[4].mean()),
+            "step_bias": float((r[1] - second).mean()), "dt": h, "samples": samples}
+
+
 def ito_paths(d: int, sigma: float, law: str, t: float, dt: float, samples: int, seed=0,
               correction: bool = True) -> dict:
     """One token from e_1, no attention, Euler-Maruyama on the Ito form (``ito-em``) with the derived drift
@@ -331,6 +399,85 @@ def pair_dissipation(law: str, d: int, sigma: float, beta: float, model: str, th
             means.append(float(V.mean()))
             ses.append(float(V.std(ddof=1) / math.sqrt(samples)))
     return {"times": times, "mean": means, "se": ses}
+
+
+def pair_initial_rate(law: str, d: int, sigma: float, beta: float, model: str, theta0: float, p: float,
+                      span: float, dt: float, samples: int, seed=0) -> dict:
+    r"""The initial rate :math:`\frac{\mathrm{d}}{\mathrm{d}t} \log \mathbb{E} (\sin\theta)^p` at
+    :math:`t = 0` of pairs from ``theta0``, extrapolated in the difference's span and in the time step.
+
+    Two runs of projected Euler-Maruyama on one Brownian path, at step :math:`h` = ``dt`` and :math:`2h` (whose
+    increments are the sums of the fine run's pairs), each to :math:`2\Delta` (:math:`\Delta` = ``span``). On
+    every path the forward differences :math:`D(\Delta)` and :math:`D(2\Delta)` of
+    :math:`V = (\sin\theta)^p / V(0)` are formed, Richardson-extrapolated in the span,
+    :math:`R = 2 D(\Delta) - D(2\Delta)` (bias :math:`O(\Delta^2)` for :math:`O(\Delta)`), then in the step,
+    :math:`2 R(h) - R(2h)`. From every :math:`V` the sum of its noise increments to first order,
+    :math:`\sum_k \partial_\rho V \, (\langle \eta_1, x_2 \rangle + \langle x_1, \eta_2 \rangle)` at the start of
+    each step, is subtracted: its mean is exactly zero (the kicks :math:`\eta` are linear in a centred
+    :math:`\mathrm{d}Q` independent of the current state), so the estimate keeps its mean and loses most of its
+    variance (a control variate; measured: 13 to 40 times smaller standard errors).
+
+    Parameters
+    ----------
+    law, d, sigma, beta, model, theta0, p
+        As for :func:`pair_dissipation`.
+    span : float
+        :math:`\Delta`, a whole even number of steps ``dt``.
+    dt : float
+        The fine step :math:`h`.
+    samples : int
+        Pairs (one Brownian path each, shared by the two runs).
+    seed
+        Seed of the normal draws.
+
+    Returns
+    -------
+    dict
+        ``rate`` and ``se`` (the doubly extrapolated rate and its standard error, from the per-path values),
+        ``forward`` and ``forward_se`` (:math:`D(\Delta)` at :math:`h`), ``span_richardson`` (:math:`R(h)`),
+        ``coarse_richardson`` (:math:`R(2h)`), ``span_bias`` (:math:`D(\Delta) - R(h)`, the forward
+        difference's estimated bias), ``step_bias`` (:math:`R(h) - \text{rate}`), ``span``, ``dt``, ``samples``.
+    """
+    per_span = steps_of(span, dt)
+    if per_span % 2:
+        raise InputError(f"span {span} must be an even number of steps {dt}")
+    h = span / per_span
+    rng = np.random.default_rng(seed)
+    field = pair_field(beta, model)
+    V0 = math.sin(theta0) ** p
+    X = {1: start_pairs(samples, d, theta0), 2: start_pairs(samples, d, theta0)}
+    M = {1: np.zeros(samples), 2: np.zeros(samples)}
+    Y: dict[int, list] = {1: [], 2: []}
+
+    def advance(run: int, dQ: np.ndarray, step: float) -> None:
+        Z = X[run]
+        eta = kick(Z, dQ, sigma, False)
+        rho = np.sum(Z[:, 0] * Z[:, 1], axis=-1)
+        # dV/d rho for V = (1 - rho^2)^(p/2); any weight of the current state keeps the control variate's mean 0
+        weight = -p * rho * np.maximum(1.0 - rho * rho, 1e-300) ** (p / 2 - 1)
+        M[run] += weight * (np.sum(eta[:, 0] * Z[:, 1], axis=-1) + np.sum(Z[:, 0] * eta[:, 1], axis=-1))
+        X[run] = step_projected_em(field, Z, step, sigma, dQ, exact=False)
+
+    first = None
+    for k in range(1, 2 * per_span + 1):
+        dQ = increment(law, rng.standard_normal((samples, d, d)), h)
+        advance(1, dQ, h)
+        if k % 2:
+            first = dQ
+        else:  # the coarse run's increment is the sum of the fine run's two: the same Brownian path
+            advance(2, first + dQ, 2 * h)
+        if k % per_span == 0:
+            for run in (1, 2):
+                Y[run].append((np.sin(pair_angle(X[run])) ** p - M[run]) / V0 - 1.0)
+    forward = {run: Y[run][0] / span for run in (1, 2)}
+    richardson = {run: 2 * forward[run] - Y[run][1] / (2 * span) for run in (1, 2)}
+    rate = 2 * richardson[1] - richardson[2]
+    root = math.sqrt(samples)
+    return {"rate": float(rate.mean()), "se": float(rate.std(ddof=1) / root),
+            "forward": float(forward[1].mean()), "forward_se": float(forward[1].std(ddof=1) / root),
+            "span_richardson": float(richardson[1].mean()), "coarse_richardson": float(richardson[2].mean()),
+            "span_bias": float((forward[1] - richardson[1]).mean()),
+            "step_bias": float((richardson[1] - rate).mean()), "span": span, "dt": h, "samples": samples}
 
 
 def two_token_outcomes(law: str, d: int, sigma: float, beta: float, model: str, theta0: float, t: float,

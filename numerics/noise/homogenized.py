@@ -109,39 +109,75 @@ def orthonormal_covariance(n: int, d: int, beta: float, samples: int = 20000, se
 def predicted_collapse_ratio(n: int, d: int, beta: float, samples: int = 20000, seed: int = 0) -> float:
     """The derived R = (d - 2) C_ik / ((d - 1) C_ii) at orthonormal tokens (:func:`theory.homogenized.collapse_ratio`)."""
     c_self, c_cross = orthonormal_covariance(n, d, beta, samples, seed)
+    return _ratio(d, c_self, c_cross)
+
+
+def _ratio(d: int, c_self, c_cross):
     return (d - 2) * c_cross / ((d - 1) * c_self)
 
 
+def predicted_collapse_ratio_se(n: int, d: int, beta: float, samples: int = 20000,
+                                seed: int = 0) -> tuple[float, float]:
+    r"""The derived :math:`R` of :func:`predicted_collapse_ratio` (the same draws, the same value) and its Monte Carlo
+    standard error (delta method over the draws of :math:`(Q, K)`)."""
+    n, d, beta, samples = _check(n, d, beta, samples)
+    rng = np.random.default_rng(seed)
+    U = rng.standard_normal((samples, n, d)) / math.sqrt(d)
+    W = rng.standard_normal((samples, n, d)) / math.sqrt(d)
+    A = _softmax_rows(beta * U @ W.transpose(0, 2, 1))
+    G = A @ A.transpose(0, 2, 1)
+    off = ~np.eye(n, dtype=bool)
+    mean = G.mean(axis=0)
+    R = _ratio(d, float(np.trace(mean) / n), float(mean[off].mean()))
+    # R = k c_cross / c_self: to first order its error is (k dc_cross - R dc_self) / c_self, one value per draw
+    c_self, c_cross = np.trace(G, axis1=1, axis2=2) / n, G[:, off].mean(axis=1)
+    resid = (_ratio(d, 1.0, c_cross) - R * c_self) / c_self.mean()
+    return R, float(resid.std(ddof=1) / math.sqrt(samples))
+
+
 def measured_collapse_ratio(n: int, d: int, beta: float, eta: float = 0.1, samples: int = 20000, seed: int = 2,
-                            batch: int = 2000) -> dict:
-    """One projected layer x_i <- (x_i + eta u_i)/|...| of the random network from orthonormal tokens, each V paired
+                            batch: int = 2000, richardson: bool = False) -> dict:
+    r"""One projected layer x_i <- (x_i + eta u_i)/|...| of the random network from orthonormal tokens, each V paired
     with -V: R = mean over pairs of the change of <x_i, x_k> / mean over tokens of |x_i' - x_i|^2, with its
-    standard error (delta method over the antithetic pairs)."""
+    standard error (delta method over the antithetic pairs). ``richardson``: also :math:`R(2\eta)` on the same draws
+    and ``R_extrapolated`` :math:`= (4R(\eta) - R(2\eta))/3`."""
     n, d, beta, samples = _check(n, d, beta, samples)
     eta = require_real(eta, "eta", minimum=0.0)
     rng = np.random.default_rng(seed)
     X = orthonormal_tokens(n, d)
     off = ~np.eye(n, dtype=bool)
-    num, den, done = [], [], 0
+    steps = (eta, 2 * eta) if richardson else (eta,)
+    num, den, done = {h: [] for h in steps}, {h: [] for h in steps}, 0
     while done < samples:
         b = min(batch, samples - done)
         Y = random_attention(X, beta, rng, b) @ X
         V = rng.standard_normal((b, d, d)) / math.sqrt(d)
         U = np.einsum("bac,bnc->bna", V, Y)
-        dr, dx = 0.0, 0.0
-        for sign in (1.0, -1.0):
-            Z = X + sign * eta * U
-            Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
-            G = Z @ Z.transpose(0, 2, 1)
-            dr = dr + G[:, off].mean(axis=1) / 2
-            dx = dx + ((Z - X) ** 2).sum(axis=-1).mean(axis=1) / 2
-        num.append(dr)
-        den.append(dx)
+        for h in steps:
+            dr, dx = 0.0, 0.0
+            for sign in (1.0, -1.0):
+                Z = X + sign * h * U
+                Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
+                G = Z @ Z.transpose(0, 2, 1)
+                dr = dr + G[:, off].mean(axis=1) / 2
+                dx = dx + ((Z - X) ** 2).sum(axis=-1).mean(axis=1) / 2
+            num[h].append(dr)
+            den[h].append(dx)
         done += b
-    num, den = np.concatenate(num), np.concatenate(den)
-    R = float(num.mean() / den.mean())
-    resid = (num - R * den) / den.mean()
-    return {"R": R, "se": float(resid.std(ddof=1) / math.sqrt(samples)), "n": n, "d": d, "beta": beta, "eta": eta}
+    ratio, resid = {}, {}
+    for h in steps:
+        nh, dh = np.concatenate(num[h]), np.concatenate(den[h])
+        ratio[h] = float(nh.mean() / dh.mean())
+        resid[h] = (nh - ratio[h] * dh) / dh.mean()
+    out = {"R": ratio[eta], "se": float(resid[eta].std(ddof=1) / math.sqrt(samples)), "n": n, "d": d, "beta": beta,
+           "eta": eta}
+    if richardson:
+        # the pairing with -V makes R even in eta: R(eta) = R + b eta^2 + O(eta^4), so the combination has no eta^2
+        # term; its standard error from the same per-draw linearisation as R's
+        extrapolated = (4 * ratio[eta] - ratio[2 * eta]) / 3
+        out.update(R_2eta=ratio[2 * eta], R_extrapolated=extrapolated, eta_bias=ratio[eta] - extrapolated,
+                   se_extrapolated=float(((4 * resid[eta] - resid[2 * eta]) / 3).std(ddof=1) / math.sqrt(samples)))
+    return out
 
 
 def predicted_threshold(n: int, d: int, level: float, samples: int = 20000, seed: int = 0,

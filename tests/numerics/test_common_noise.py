@@ -150,6 +150,26 @@ def test_lyapunov_rate_against_derived():
         assert abs(rate + 2 * a) > 4 * se  # the check can fail: a doubled exponent is rejected
 
 
+def test_lyapunov_extrapolated_rate_sees_a_two_percent_noise():
+    """noise.common-noise-lyapunov's window (issue 43): Richardson over h, 2 h, 4 h on one path, with a mean-zero
+    control variate, 4 SE alone instead of 4 SE + 3%. The fine run is lyapunov_rate's own (same draws, no control variate:
+    same mean up to the variate's zero mean). A GOE noise of 2% more variance (mutant common-noise-goe-variance-2pct)
+    passes the old window and fails the new one."""
+    a = C.angle_coefficient("goe", 3, 0.8)
+    r = C.lyapunov_rate_extrapolated(3, 0.8, "goe", 2.0, 0.01, 6000, seed=4)  # the claim's run
+    assert abs(r["rate"] + a) < 4 * r["se"]
+    assert 0.02 * a < r["step_bias"] < 0.05 * a  # Heun's bias at h = 0.01: about 3.6%
+    assert abs(r["first_order"] - r["rate"]) < 0.01 * a  # the h^2 term: small, but above a standard error
+    noisy = 0.8 * math.sqrt(2 / 1.96)
+    bad = C.lyapunov_rate_extrapolated(3, noisy, "goe", 2.0, 0.01, 6000, seed=4)
+    old_rate, old_se = C.lyapunov_rate(3, noisy, "goe", 2.0, 0.01, 6000, seed=4)
+    assert abs(old_rate - bad["fine"]) < 4 * old_se and bad["fine_se"] < old_se / 4  # the same draws
+    assert abs(old_rate + a) < 4 * old_se + 0.03 * a      # the old window passes it
+    assert abs(bad["rate"] + a) > 4 * bad["se"]           # the new one fails it
+    with pytest.raises(InputError):
+        C.lyapunov_rate_extrapolated(3, 0.8, "goe", 0.06, 0.01, 10)  # 6 steps: no coarsest run
+
+
 def test_resume_continues_the_common_stream(tmp_path):
     """A run resumed from its saved stream equals the run in one piece (fixed steps)."""
     from numerics.core.simulate import resume
@@ -209,10 +229,38 @@ def test_random_weight_layers_converge_to_the_sde():
 def test_dissipation_both_sides_of_the_coercivity_condition():
     from numerics.noise.claims_common import dissipation_measurements
 
-    mm = dissipation_measurements(samples=1500, t=1.0, dt=0.02)
+    mm = dissipation_measurements(samples=1500, t=1.0, dt=0.02, rate_samples=3000)
     co, nc = mm["coercive"], mm["not coercive"]
     assert co["kappa_min"] > 0 > nc["kappa_min"]
     for side in (co, nc):
         assert all(m <= b + 4 * s for m, b, s in zip(side["mean"], side["bound"], side["se"]))
+        # the extrapolated initial rate within 4 of its own standard errors, no fixed allowance
+        assert abs(side["initial_rate"] - side["predicted_initial_rate"]) < 4 * side["initial_rate_se"]
     assert co["mean"][-1] < co["mean"][0] - 4 * co["se"][-1]
     assert nc["mean"][-1] > nc["mean"][0] + 4 * nc["se"][-1]
+
+
+def test_dissipation_initial_rate_sees_a_five_percent_drift(monkeypatch):
+    """The attention drift 5% strong (mutant common-noise-pair-drift-5pct) moves the non-coercive initial rate by
+    about 7%: inside the old window (4 SE + 25%), many standard errors of the extrapolated rate."""
+    from numerics.noise.claims_common import DISSIPATION as c
+
+    field = C.pair_field
+
+    def rate(sigma):
+        return C.pair_initial_rate(c["law"], c["d"], sigma, c["beta"], c["model"], c["theta0"], c["p"], 0.1, 0.01,
+                                   3000, seed=3)
+
+    sigma = c["sigmas"]["not coercive"]
+    kappa0 = (C.angle_coefficient(c["law"], c["d"], sigma) * ((1 - c["p"]) * math.cos(3.0) ** 2 + math.sin(3.0) ** 2)
+              + float(C.pair_weight(c["beta"], c["model"], math.cos(3.0))) * math.cos(3.0))
+    predicted = -c["p"] * kappa0
+    good = rate(sigma)
+    assert abs(good["rate"] - predicted) < 4 * good["se"]
+    assert abs(good["forward"] - good["span_richardson"] - good["span_bias"]) < 1e-12
+    monkeypatch.setattr(C, "pair_field", lambda beta, model: (lambda Y, t=None: field(beta, model)(Y) / 0.95))
+    bad = rate(sigma)
+    assert abs(bad["rate"] - predicted) < 0.25 * abs(predicted)
+    assert abs(bad["rate"] - predicted) > 6 * bad["se"]
+    with pytest.raises(InputError):
+        C.pair_initial_rate("goe", 3, sigma, 1.0, "usa", 3.0, 0.5, 0.05, 0.01, 10)  # 5 steps: no coarse run

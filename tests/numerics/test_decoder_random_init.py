@@ -200,3 +200,19 @@ def test_the_at_birth_claim_and_its_failure_at_large_scores(monkeypatch):
     assert check_random_init_at_birth().status == "passed"
     monkeypatch.setattr(ri, "GPT2_STD", 0.2)  # scores of order sigma^2 d = 23: far from uniform rows
     assert check_random_init_at_birth().status == "failed"
+
+
+def test_the_init_law_claim_passes_and_sees_a_wrong_scale(monkeypatch):
+    """decoder.random-init-law (default run): each matrix's mean and mean square within 5 standard errors of the
+    stated law. The variance drawn for the standard deviation (mutant decoder-init-variance-for-std, which the block
+    check cannot see: both of its paths read the same weights) fails it, and so does a scale 3% high (the pooled
+    entries)."""
+    from numerics.decoder.claims_random_init import check_random_init_law, moment_scores
+
+    assert check_random_init_law().status == "passed"
+    z = moment_scores(np.random.default_rng(1).standard_normal(20000) * 0.3, 0.3)
+    assert abs(z["z_mean"]) < 5 and abs(z["z_scale"]) < 5 and z["entries"] == 20000
+    for wrong in (lambda std: std ** 2, lambda std: 1.03 * std):
+        monkeypatch.setattr(ri, "_normal", lambda rng, shape, std, f=wrong: ri.frozen64(rng.standard_normal(shape)
+                                                                                          * f(std)))
+        assert check_random_init_law().status == "failed"

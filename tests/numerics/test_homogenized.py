@@ -52,3 +52,26 @@ def test_scalings_of_depth_step_and_heads():
     near, _ = M.network_mean_cosine(4, 8, 2.0, 4, 0.25, 1, 800, seed=5)
     deep, _ = M.network_mean_cosine(4, 8, 2.0, 64, 1 / 64, 1, 800, seed=6)
     assert 0 < deep < near / 8
+
+
+def test_extrapolated_ratio_window_sees_a_half_percent_error():
+    """noise.homogenized-gaussian's ratio window (issue 43): Richardson in eta and the derived side's own standard
+    error, 4 SE of both, instead of 4 SE + 1%. The richardson keyword leaves R itself unchanged; the derived R with
+    its standard error is the derived R. A derived ratio 0.5% high (mutant homogenized-ratio-half-percent) passes
+    the old window and fails the new one."""
+    import math
+
+    m = M.measured_collapse_ratio(6, 12, 4.0, 0.1, 6000, seed=4, richardson=True)
+    assert m["R"] == M.measured_collapse_ratio(6, 12, 4.0, 0.1, 6000, seed=4)["R"]
+    p, pse = M.predicted_collapse_ratio_se(6, 12, 4.0, 20000, seed=0)
+    assert p == M.predicted_collapse_ratio(6, 12, 4.0, 20000, seed=0) and 0 < pse < 0.01 * p
+    assert abs(m["R_extrapolated"] - p) < 4 * math.hypot(m["se_extrapolated"], pse)
+    assert abs(m["R"] - m["R_extrapolated"] - m["eta_bias"]) < 1e-15
+    # beta = 0 (C exact, the derived side has no sampling error) at the claim's n = 8, d = 16
+    m = M.measured_collapse_ratio(8, 16, 0.0, 0.1, 5000, seed=2, richardson=True)
+    p, pse = M.predicted_collapse_ratio_se(8, 16, 0.0, 2000, seed=0)
+    assert p == pytest.approx(14 / 15) and pse < 1e-12
+    window = 4 * math.hypot(m["se_extrapolated"], pse)
+    assert abs(m["R_extrapolated"] - p) < window
+    assert abs(m["R"] - 1.005 * p) < 4 * m["se"] + 0.01 * 1.005 * p  # the old window passes the planted error
+    assert abs(m["R_extrapolated"] - 1.005 * p) > 2 * window        # the new one fails it, by far
