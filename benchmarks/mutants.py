@@ -1454,6 +1454,7 @@ MUTANTS += [
      "return int(component_labels(n, eps_graph_edges(X, eps, \"auto\", None)).max()) + 1 if n else 0",
      "return int(component_labels(n, eps_graph_edges(X, eps, \"auto\", None)).max()) if n else 0",
      "the cluster count is the largest label (one too few)"),
+]
 
 # issue 43, statistical windows: noise.common-noise-dissipation's initial rates were judged within 4 SE + 25% (a
 # forward difference over 0.1 of the saved means, SE 0.039 and 0.015); now a Richardson extrapolation in the span
