@@ -35,7 +35,8 @@ exact, :math:`|f| \le 1/2`; :math:`2^f - 1 = f\, Q(f)`, :math:`Q` the degree-11 
 rule; then :math:`2^y - 1 = 2^k (2^f - 1) + (2^k - 1)`: for :math:`k = 0` the polynomial alone, so no loss as
 :math:`y \to 0` (the reason for expm1: :math:`e^z - 1` would cancel); for :math:`k \ne 0`,
 :math:`|y| \ge 1/2` and the two terms cancel by at most a factor 4. :math:`2^k` is built from the bits of the
-shifter (:func:`_bits`, :func:`_double`: bit casts that vectorise), so the loop has no call and no branch. The
+shifter (``_bits``, ``_double``: the bit casts of
+:mod:`numerics.core._member_kernels`, which vectorise), so the loop has no call and no branch. The
 cost of :math:`\log_2 e` in the coordinates: one more rounding in each :math:`b_i` (:math:`\beta \log_2 e` is
 rounded, then its product with :math:`x_i`), so the inner product's error is that of :math:`d + 2` roundings
 instead of :math:`d + 1`; with :func:`exp2m1` stated at 3 ulp where the first kernel's expm1 was stated at 4, and
@@ -47,9 +48,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
+
+from numerics.core._member_kernels import _bits
+from numerics.core._member_kernels import _from_bits as _double
 
 #: :math:`\log_2 e`: the kernel's exponents are :math:`y = \beta \log_2(e) \langle x_i, x_j\rangle` and its terms
 #: :math:`2^y - 1 = e^{\beta s} - 1`
@@ -77,22 +79,6 @@ _C = (0.6931471805599453, 0.24022650695910072, 0.055504108664821625, 0.009618129
       7.0548973041554995e-09, 4.4558179083360645e-10, 2.5729324177362305e-11)
 
 _OPTS = dict(cache=True, fastmath={"contract"}, nogil=True, error_model="numpy", boundscheck=False)
-
-
-@intrinsic
-def _bits(typingctx, x):
-    """The bits of a float64 as an int64 (a bit cast: no conversion, vectorises)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return types.int64(types.float64), codegen
-
-
-@intrinsic
-def _double(typingctx, k):
-    """The float64 whose bits are the int64 k (a bit cast)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.int64), codegen
 
 
 @njit(inline="always", **_OPTS)
