@@ -36,11 +36,20 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from mutants import MUTANTS, tests_for  # noqa: E402
 
 _VERIFY = r"""
-import sys
+import inspect, re, sys
 from numerics.common.verification import select_claims, run_claim
-first = sys.argv[1:]
+prefix, stem = sys.argv[1], sys.argv[2]
 claims = select_claims()
-claims.sort(key=lambda c: (not any(c.id.startswith(p) for p in first), c.id))
+word = re.compile(r"\b" + re.escape(stem) + r"\b")
+texts = {}
+def mentions(c):
+    path = inspect.getsourcefile(c.check)
+    if path not in texts:
+        texts[path] = bool(word.search(open(path).read()))
+    return texts[path]
+# the order only decides how soon a kill is found, never whether: the claims of the area first, then those whose
+# module names the mutated module, then the rest
+claims.sort(key=lambda c: (not c.id.startswith(prefix), not mentions(c), c.id))
 for c in claims:
     r = run_claim(c).result
     if r.status == "failed":
@@ -87,8 +96,9 @@ def run_mutant(mutant, timeout: float, rev: str = "HEAD") -> dict:
         commit = _copy_tree(tree, rev)
         apply(tree, mutant)
         area = _FILE_AREA[path]
-        # the claims of the mutated file's area (prefix "<area>.") run first; the run stops at the first failure
-        code, vout, vsec = _run([sys.executable, "-c", _VERIFY, area + "."], tree, timeout)
+        # the claims of the mutated file's area (prefix "<area>.") run first, then those whose module names the
+        # mutated module; the run stops at the first failure
+        code, vout, vsec = _run([sys.executable, "-c", _VERIFY, area + ".", Path(path).stem], tree, timeout)
         pcode, pout, psec = _run([sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p",
                                   "no:cacheprovider", *tests_for(path)], tree, timeout)
     return {"id": mid, "file": path, "what": mutant[4], "commit": commit,
