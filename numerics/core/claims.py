@@ -225,6 +225,55 @@ def check_frame_energies() -> CheckResult:
                        "<= 1e-13", {**details, "worst_path_difference": worst_path})
 
 
+@claim(id="core.compiled-energy",
+       title="the compiled standalone energy (backend numba) equals mpmath's pair sum and NumPy's within their bounds",
+       source=f"{SOURCE_GLPR}, energy E_beta (the tiled kernel is attnflow's, issue 42)", note="core-compiled-energy.md")
+def check_compiled_energy() -> CheckResult:
+    import math
+
+    import mpmath
+
+    from numerics.core.engines import choose_energy, energy_rounding_bound
+    from numerics.core.fused import numba_available
+
+    if not numba_available():
+        return CheckResult("core.compiled-energy", "inconclusive", {}, {}, "needs Numba",
+                           {"reason": "Numba is not installed: interaction_energy(backend='numba') runs on NumPy"})
+    eps = float(np.finfo(float).eps)
+    # 1. n = 5 against the exact pair sum (mpmath, 50 digits): both energies a few eps e^|beta| from it; the
+    # kernel's 2^y - 1 polynomial would be off by ~1e-7 relative with one wrong coefficient
+    exact_cases = []
+    for beta in (1.0, -7.5):
+        X = uniform_sphere(5, 3, 11)
+        with mpmath.workdps(50):
+            rows = [[mpmath.mpf(float(v)) for v in x] for x in X]
+            b = mpmath.mpf(beta)
+            exact = float(mpmath.fsum(mpmath.expm1(b * mpmath.fsum(p * q for p, q in zip(x, y))) / b
+                                      for x in rows for y in rows) / (2 * len(rows) ** 2))
+        got, ref = interaction_energy(X, beta, backend="numba"), interaction_energy(X, beta)
+        bound = 16 * eps * math.exp(abs(beta))
+        exact_cases.append({"beta": beta, "compiled_error": abs(got - exact), "numpy_error": abs(ref - exact),
+                            "bound": bound, "ratio": max(abs(got - exact), abs(ref - exact)) / bound})
+    # 2. sizes that reach every path of the kernel against NumPy's pair sum, within energy_rounding_bound:
+    # several column tiles and flush groups, d = 4 (one group of four, single rows), d = 7 (a padded group, row
+    # pairs), d = 12 and 16 (a middle group of four), d = 32 (the largest d routed to the kernel)
+    size_cases = []
+    for n, d, beta in ((600, 4, 1.5), (530, 7, -1.0), (300, 16, -2.0), (700, 12, 0.8), (1100, 32, 3.0)):
+        X = uniform_sphere(n, d, n + d)
+        route = choose_energy("numba", "glpr-shifted", beta, small_beta=1e-6, d=d)
+        got, ref = interaction_energy(X, beta, backend="numba"), interaction_energy(X, beta)
+        bound = energy_rounding_bound(beta, n, d)
+        size_cases.append({"n": n, "d": d, "beta": beta, "route": route, "difference": abs(got - ref),
+                           "bound": bound, "ratio": abs(got - ref) / bound})
+    worst = max(c["ratio"] for c in exact_cases + size_cases)
+    routed = all(c["route"] == "compiled" for c in size_cases)
+    details = {"against_mpmath": exact_cases, "against_numpy": size_cases, "all_routed_to_the_kernel": routed,
+               "tolerance_note": "ratio = error / bound <= 1; bound 16 eps e^|beta| against mpmath (n = 5), "
+                                 "numerics.core.engines.energy_rounding_bound against NumPy (derived there)"}
+    ok = routed and worst <= 1.0
+    return CheckResult("core.compiled-energy", "passed" if ok else "failed", worst, 1.0, "<= 1", details)
+
+
 @claim(id="core.codegen", title="generated code = sympy evalf; gradient/Hessian Taylor slopes 2 and 3",
        source=f"{SOURCE_GLPR}, energy E_beta; Boumal 2023 (Taylor tests)", note="core-codegen.md")
 def check_codegen() -> CheckResult:
