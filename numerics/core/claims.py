@@ -487,6 +487,13 @@ def check_ensemble_members() -> CheckResult:
         cases.append(("sa, per-member beta, backend numba, B = 70 (member kernel, two blocks of lanes)",
                       Model("sa", 1.0), lambda b: Model("sa", wide[b]), 70, 8, 3,
                       Solver("rk4", dt=0.05, backend="numba"), Members(beta=wide), False))
+        # general, non-symmetric Q and K: the kernel's general branch (left and right factors of the logits; the
+        # identity cases above take its symmetric branch, where a row paired with the wrong column cannot show)
+        rng = np.random.default_rng(29)
+        Qg, Kg = np.eye(3) + 0.4 * rng.standard_normal((3, 3)), np.eye(3) + 0.4 * rng.standard_normal((3, 3))
+        cases.append(("sa, general non-symmetric Q, K, per-member beta, backend numba (member kernel)",
+                      Model("sa", 1.0, Q=Qg, K=Kg), lambda b: Model("sa", betas[b], Q=Qg, K=Kg), 4, 12, 3,
+                      Solver("rk4", dt=0.05, backend="numba"), Members(beta=betas), False))
     rows, bad_exact, worst_round, worst_energy = _members_against_single_runs(cases)
     ok = bad_exact == 0 and worst_round <= 1e-12 and worst_energy <= 1e-13
     measured = {"members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
