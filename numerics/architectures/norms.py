@@ -286,6 +286,79 @@ def lnscale_literal_rows(seed: int = 11, n: int = 6, d: int = 4, steps: int = 5,
     return rows
 
 
+def literal_layer_rows(schemes=("post", "pre", "peri", "ngpt"), seed: int = 5, n: int = 6, d: int = 4,
+                       steps: int = 4, h: float = 0.3) -> list[dict]:
+    """Each scheme's layer written out from its definition, x the token (direction times radius) and A the
+    attention output of :func:`numerics.core.blocks.block_velocity` (general Q, K, V; ``project=False``) at N(x):
+
+    post x <- N(x + h A(x)), pre x <- x + h A(N(x)), peri x <- x + h N(A(N(x))), ngpt x <- N(x + h alpha (N(A) - x))
+
+    (N the normalisation to the unit sphere), against ``NormField.layer`` layer by layer from a random start with
+    per-token radii (pre, peri; post and nGPT keep unit tokens). A large step (h = 0.3) makes the second-order
+    terms that distinguish a map from another with the same flow (e.g. N(x + h P_x A)) about 1e-2."""
+    from numerics.core.blocks import block_velocity
+
+    rng = np.random.default_rng(seed)
+    Q, K, V = (np.eye(d) + 0.4 * rng.standard_normal((d, d)) for _ in range(3))
+    X0 = uniform_sphere(n, d, rng)
+    radii = rng.uniform(0.5, 2.0, n)
+    rows = []
+    for norm in schemes:
+        extra = {"norm_alpha": 0.5} if norm == "ngpt" else {}
+        model = Model("sa", 1.3, Q=Q, K=K, V=V, norm=norm,
+                      radius0=radii if norm in ("pre", "peri") else 1.0, **extra)
+        run = RadialRun(model, X0)
+        Y = run.y0
+        start_ok = bool(np.array_equal(Y[:, d], model.radius0 if np.ndim(model.radius0) else np.full(n, 1.0)))
+        X = Y[:, :d] * Y[:, d:]
+        heads = model.block_heads(d)
+        worst = 0.0
+        for step in range(steps):
+            U = X / np.linalg.norm(X, axis=1, keepdims=True)
+            A = block_velocity(U, heads, model.beta, "sa", None, False, project=False)
+            if norm == "post":
+                Z = X + h * A
+                X = Z / np.linalg.norm(Z, axis=1, keepdims=True)
+            elif norm == "pre":
+                X = X + h * A
+            elif norm == "peri":
+                X = X + h * A / np.linalg.norm(A, axis=1, keepdims=True)
+            else:  # ngpt
+                Z = X + h * model.norm_alpha * (A / np.linalg.norm(A, axis=1, keepdims=True) - X)
+                X = Z / np.linalg.norm(Z, axis=1, keepdims=True)
+            Y = run.field.layer(Y, h, step * h)
+            worst = max(worst, float(np.max(np.abs(Y[:, :d] * Y[:, d:] - X))))
+        rows.append({"norm": norm, "steps": steps, "h": h, "max_difference": worst,
+                     "start_radii_are_radius0": start_ok})
+    return rows
+
+
+def batch_member_rows(schemes=("pre", "lnscale"), betas=(2.0, -1.0, 0.5), n: int = 7, d: int = 4) -> list[dict]:
+    """A batch of three members with their own beta (``Members(beta=...)``) and per-token initial radii
+    (``radius0``, one radius per token, the same for every member) against each member's single run: directions
+    and radii bit for bit, and the radii of the first frame equal to ``radius0`` in token order (batch and single)."""
+    from numerics.core.ensemble import Members
+
+    radii = np.linspace(0.5, 2.0, n)
+    starts = np.stack([uniform_sphere(n, d, s) for s in range(1, len(betas) + 1)])
+    solver = Solver("rk4", dt=0.05)
+    rows = []
+    for norm in schemes:
+        extra = {"norm_scale": 2.0} if norm == "lnscale" else {}
+        batch = simulate(Model("sa", 1.0, norm=norm, radius0=radii, **extra), starts, 0.3, solver=solver,
+                         members=Members(beta=list(betas)))
+        equal, first = [], [bool(np.array_equal(batch.radius[0, b], radii)) for b in range(len(betas))]
+        for b, beta in enumerate(betas):
+            single = simulate(Model("sa", beta, norm=norm, radius0=radii, **extra), starts[b], 0.3, solver=solver)
+            equal.append(bool(np.array_equal(batch.X[:, b], single.X)
+                              and np.array_equal(batch.radius[:, b], single.radius)))
+            first.append(bool(np.array_equal(single.radius[0], radii)))
+        rows.append({"norm": norm, "betas": list(betas), "members_equal_single_runs": equal,
+                     "first_radii_are_radius0": all(first),
+                     "radius_spread_at_end": float(np.ptp(batch.radius[-1]))})
+    return rows
+
+
 def lnscale_vs_sqrt(t_end: float = 4.0, seed: int = 4) -> dict:
     """How much the depth-dependent beta changes the trajectory: ``lnscale`` and ``sqrt`` (same branch factor,
     beta fixed) from the same iid start, n = 8, d = 4, beta = 2 (sa): max difference of the directions at t_end."""
