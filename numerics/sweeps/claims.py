@@ -8,6 +8,9 @@ and judges the store; the judging functions are separate so that tests can feed 
   points of l_max(beta) (the count itself is not l_max on S^2; the trend is what is claimed).
 - sweeps.one-cluster-probability: the probability of one cluster by time T is 1 at small beta for every n and
   falls with beta (GLPR arXiv 2312.10794 single-cluster convergence; GKPR arXiv 2410.06833 metastability).
+
+Two small ones are default claims: sweeps.one-cluster-observable (the store's one_cluster against single runs) and
+sweeps.stop-when-decided (a sweep that stops decided cells against the sweep to the end and against single runs).
 """
 from __future__ import annotations
 
@@ -193,6 +196,61 @@ def one_cluster_observable(eps: float = 1e-2) -> CheckResult:
                         "compared": "sweep store (numerics.sweeps.observables.one_cluster, single-linkage count "
                                     "at the last frame) vs numerics.core simulate of each cell alone and the "
                                     "diameter of its last frame"})
+
+
+def stop_when_decided_check() -> CheckResult:
+    """A sweep with ``stop_when_decided`` and two cluster observables of different eps against the same sweep run
+    to the end (every stored output equal, cell by cell) and against single runs of its cells (``numerics.core``
+    directly, every step saved): each cell's stored ``decision_time`` is the first step time at which every token
+    lies within angle eps/2 of the tokens' mean direction, with eps the smaller of the two (NaN if never)."""
+    from numerics.core.model import Model, SaveAt, Solver
+    from numerics.core.sampling import uniform_sphere
+    from numerics.core.trajectory import simulate
+    from numerics.sweeps.spec import SweepSpec
+
+    small, large = 1e-2, 0.5
+    tables = {"model": {"model": "sa", "d": 2, "n": 10}, "sweep": {"beta": [0.5, 9.0], "seeds": 2},
+              "run": {"t_end": 20.0, "dt": 0.1, "frames": 5, "root_seed": 3, "stop_when_decided": False},
+              "observables": {"one_cluster": {"eps": large}, "cluster_counts": {"eps": small}}}
+    plain = run_in_temp_store(tables)
+    decided = run_in_temp_store({**tables, "run": {**tables["run"], "stop_when_decided": True}})
+    spec = SweepSpec.from_dict(tables)
+    n, d, run = tables["model"]["n"], tables["model"]["d"], tables["run"]
+    outputs_equal = {name: bool(np.array_equal(plain[name].values, decided[name].values, equal_nan=True))
+                     for name in ("one_cluster", "time_to_one_cluster", "cluster_counts")}
+    stored, direct = [], []
+    for i, beta in enumerate(tables["sweep"]["beta"]):
+        for seed in range(tables["sweep"]["seeds"]):
+            X0 = uniform_sphere(n, d, np.random.default_rng(spec.seed_sequence(seed)))
+            tr = simulate(Model(kind="sa", beta=beta), X0, run["t_end"], solver=Solver("rk4", dt=run["dt"]),
+                          save=SaveAt(every=1))
+            w = tr.X.sum(axis=1)
+            w /= np.linalg.norm(w, axis=1, keepdims=True)
+            # the largest angle between a token and the mean direction, frame by frame
+            angle = np.arccos(np.clip(np.einsum("tnd,td->tn", tr.X, w), -1.0, 1.0)).max(axis=1)
+            inside = np.flatnonzero(angle <= small / 2)
+            direct.append(float(tr.times[inside[0]]) if inside.size else math.nan)
+            stored.append(float(decided["decision_time"].values[i, seed]))
+    times_equal = bool(np.allclose(stored, direct, rtol=0.0, atol=1e-9, equal_nan=True))
+    some = int(np.isfinite(direct).sum())
+    ok = all(outputs_equal.values()) and times_equal and 0 < some < len(direct)
+    return CheckResult("sweeps.stop-when-decided", "passed" if ok else "failed", stored, direct,
+                       "decision times equal (1e-9) in every cell, some decided and some not; outputs equal",
+                       {"cells": "beta = 0.5, 9 x seeds 0, 1 (S^1, n = 10, t = 20, RK4 dt 0.1, root_seed 3)",
+                        "eps": {"one_cluster": large, "cluster_counts": small}, "outputs_equal": outputs_equal,
+                        "decided_cells": some,
+                        "compared": "sweep store with stop_when_decided (numerics.core.events, the batch loop) vs "
+                                    "the same sweep to t_end (stored outputs) and vs numerics.core simulate of each "
+                                    "cell alone, every step saved, the cap angle computed here"})
+
+
+@claim(id="sweeps.stop-when-decided",
+       title="a sweep that stops each cell once decided stores the outputs of the run to the end, and each cell's "
+             "decision time is its single run's first time in the smallest eps-cap",
+       source="attnflow (issue 42: events; the one-cluster lemma of proofs_notes/core-events-one-cluster.md)",
+       note="sweeps-stop-when-decided.md")
+def check_stop_when_decided() -> CheckResult:
+    return stop_when_decided_check()
 
 
 @claim(id="sweeps.one-cluster-observable",
