@@ -56,6 +56,38 @@ def block_gaps(model: Decoder, text: str = BLOCK_TEXT, ids=None) -> dict:
             "min_probability": float(A.min()), "tokens": trace.n, "text": text}
 
 
+def head_score_gap(model: Decoder, layer: int = 1, text: str = BLOCK_TEXT, ids=None) -> dict:
+    """The heads on unit tokens (:func:`numerics.decoder.heads.head_blocks`, the normalisation's gain folded into
+    Q and K) against the block's own scores: for each head h, the largest relative gap between
+    (d / sqrt(k)) <Q_h u_i, K_h u_j> f_i f_j and <q_i, k_j> / sqrt(k), the forward pass's projections of the
+    normalised states without rotation (positions 0) and without biases, where u_i is the unit state and
+    f_i = 1 / sqrt(1 + eps d / r_i^2) the norm's epsilon factor (llama family: RMSNorm)."""
+    import dataclasses
+
+    from numerics.decoder import heads as hd
+    from numerics.decoder.forward import block_norm, projections
+
+    cfg = model.config
+    if cfg.family != "llama":
+        raise ValueError("head_score_gap compares RMSNorm blocks (llama family)")
+    if ids is None:
+        ids = model.tokenizer.encode(text)
+    X = run_decoder(model, ids, logits="none").states[layer]
+    w = dataclasses.replace(model.blocks[layer], bq=None, bk=None, bv=None)
+    q, k, _ = projections(block_norm(X, w.attn_norm_g, w.attn_norm_b, cfg), w,
+                          dataclasses.replace(cfg, rope_base=None), np.zeros(len(X), dtype=int))
+    Q, K, _, _ = hd.head_blocks(model, layer)
+    r2 = np.sum(X * X, axis=1)
+    f = 1.0 / np.sqrt(1.0 + cfg.norm_eps * cfg.d / r2)
+    U = X / np.sqrt(r2)[:, None]
+    gaps = []
+    for h in range(cfg.heads):
+        block = q[:, h] @ k[:, cfg.kv_head(h)].T / np.sqrt(cfg.d_head)
+        ours = (cfg.d / np.sqrt(cfg.d_head)) * (U @ Q[h].T) @ (K[h] @ U.T) * np.outer(f, f)
+        gaps.append(float(np.abs(block - ours).max() / np.abs(block).max()))
+    return {"layer": layer, "head_gaps": gaps, "gain_spread": float(np.ptp(w.attn_norm_g))}
+
+
 def greedy_answers(model: Decoder, limit: int | None = None, chat: bool = True) -> list[dict]:
     """Each factual prompt with the expected word, the greedy answer and whether it matches (module docstring);
     ``limit`` takes the first plain prompts only, ``chat=False`` leaves out the chat prompts."""

@@ -68,22 +68,29 @@ def _paragraph_trace(model):
        source=SOURCE_BLOCK, note="decoder-block.md")
 def check_block() -> CheckResult:
     cid = "decoder.block"
-    from numerics.decoder.checks import block_gaps
+    from numerics.decoder.checks import block_gaps, head_score_gap
     from numerics.decoder.random_init import CHECK_IDS, check_decoder
 
     # the random checkpoint needs no download: the check runs (and can fail) on every machine
-    runs = {"random check checkpoint": block_gaps(check_decoder(), ids=CHECK_IDS)}
+    checkpoint = check_decoder()
+    runs = {"random check checkpoint": block_gaps(checkpoint, ids=CHECK_IDS)}
+    # attnflow's view of the block: the heads on unit tokens (gain folded into Q, K) give the block's own scores
+    heads = {"random check checkpoint": head_score_gap(checkpoint, 1, ids=CHECK_IDS)}
     if _unavailable(cid) is None:
         runs["packaged"] = block_gaps(_model())
+        heads["packaged"] = head_score_gap(_model(), 1)
     worst = max(max(max(g["layer_gaps"]), g["row_sum_error"], g["above_diagonal"]) for g in runs.values())
+    worst = max(worst, max(max(h["head_gaps"]) for h in heads.values()))
     ok = worst <= BLOCK_TOLERANCE and min(g["min_probability"] for g in runs.values()) >= 0.0
     g = runs.get("packaged", runs["random check checkpoint"])
     return CheckResult(cid, "passed" if ok else "failed", worst, 0.0, BLOCK_TOLERANCE,
-                       {**g, "checkpoints": runs, "packaged_weights": "packaged" in runs,
+                       {**g, "checkpoints": runs, "packaged_weights": "packaged" in runs, "heads_on_unit_tokens": heads,
                         "random_checkpoint_gap": max(runs["random check checkpoint"]["layer_gaps"]),
                         "paths": "numerics.decoder.forward (grouped heads, rotate-half tables, blocked rows) vs "
                                  "numerics.decoder.reference_block (loop over heads, complex rotation, "
-                                 "scipy softmax, triu mask)"})
+                                 "scipy softmax, triu mask); heads on unit tokens: numerics.decoder.heads."
+                                 "head_blocks vs the forward pass's projections (numerics.decoder.checks."
+                                 "head_score_gap)"})
 
 
 @claim(id="decoder.reference-recorded", title="NumPy logits agree with the recorded transformers + torch logits of "
