@@ -493,7 +493,10 @@ def check_ensemble_members() -> CheckResult:
     from numerics.core.fused import numba_available
     from numerics.core.model import Model, Solver
 
+    from theory.expression_parser import parse_kernel
+
     heads, betas = _heads_model()
+    user_kernel, kernel_betas = parse_kernel("exp(beta*s)", {}), [0.5, -1.0, 2.0]
     cases = [  # (name, shared model, member b's model, B, n, d, solver, members, exact)
         ("sa, per-member beta, rk4", Model("sa", 1.0), lambda b: Model("sa", betas[b]), 4, 16, 3,
          Solver("rk4", dt=0.05), Members(beta=betas), True),
@@ -510,6 +513,10 @@ def check_ensemble_members() -> CheckResult:
         # each member its own dp5 step and accept/reject: its single run's steps, bit for bit
         ("sa, per-member beta, dp5 with per-member steps", Model("sa", 1.0), lambda b: Model("sa", betas[b]), 4,
          10, 3, Solver("dp5", rtol=1e-7, atol=1e-10, step="per-member"), Members(beta=betas), True),
+        # a user kernel's compiled weight takes one beta: a batch calls it member by member with each own beta
+        ("usa, user kernel exp(beta s), per-member beta", Model("usa", 1.0, kernel=user_kernel),
+         lambda b: Model("usa", kernel_betas[b], kernel=user_kernel), 3, 10, 3, Solver("rk4", dt=0.05),
+         Members(beta=kernel_betas), True),
     ]
     # the several-head member kernel (numerics.core._member_heads) is core.ensemble-members-heads (--all): its
     # compilation alone is about 5 s of CPU on a first run, and tests/numerics/test_core_member_heads.py (default
@@ -539,7 +546,7 @@ def check_ensemble_members() -> CheckResult:
                 "energy_error_over_abs_terms": worst_energy}
     return CheckResult("core.ensemble-members", "passed" if ok else "failed", measured,
                        {"members_not_bitwise": 0, "rounding_case_max_difference": 0.0},
-                       "bitwise (5 cases); 1e-12 (d = 64; backend numba); energies 1e-13 of sum |terms|",
+                       "bitwise (6 cases); 1e-12 (d = 64; backend numba); energies 1e-13 of sum |terms|",
                        {"cases": rows, "members_not_bitwise": bad_exact, "rounding_case_max_difference": worst_round,
                         "energy_error_over_abs_terms": worst_energy,
                         "paths": "numerics.core.batch_field (ensemble; NumPy tiles, and the one-head member "
