@@ -114,8 +114,8 @@ LITERAL_LAYER_TOLERANCE = 1e-13
 
 
 @claim(id="architectures.norm-literal-layers",
-       title="each scheme's layer map (post, pre, peri, nGPT) is its literal definition, with per-token radii in "
-             "token order",
+       title="each scheme's layer map (post, pre, peri, nGPT, Mix-LN) is its literal definition, with per-token "
+             "radii in token order",
        source=SOURCE + " (the layer definitions)", note="architectures-norm-literal-layers.md")
 def check_literal_layers() -> CheckResult:
     rows = experiments.literal_layer_rows()

@@ -286,12 +286,13 @@ def lnscale_literal_rows(seed: int = 11, n: int = 6, d: int = 4, steps: int = 5,
     return rows
 
 
-def literal_layer_rows(schemes=("post", "pre", "peri", "ngpt"), seed: int = 5, n: int = 6, d: int = 4,
+def literal_layer_rows(schemes=("post", "pre", "peri", "ngpt", "mix"), seed: int = 5, n: int = 6, d: int = 4,
                        steps: int = 4, h: float = 0.3) -> list[dict]:
     """Each scheme's layer written out from its definition, x the token (direction times radius) and A the
     attention output of :func:`numerics.core.blocks.block_velocity` (general Q, K, V; ``project=False``) at N(x):
 
-    post x <- N(x + h A(x)), pre x <- x + h A(N(x)), peri x <- x + h N(A(N(x))), ngpt x <- N(x + h alpha (N(A) - x))
+    post x <- N(x + h A(x)), pre x <- x + h A(N(x)), peri x <- x + h N(A(N(x))), ngpt x <- N(x + h alpha (N(A) - x)),
+    mix post for layers starting before the switch time (here 0.5: two layers of each), pre after
 
     (N the normalisation to the unit sphere), against ``NormField.layer`` layer by layer from a random start with
     per-token radii (pre, peri; post and nGPT keep unit tokens). A large step (h = 0.3) makes the second-order
@@ -304,7 +305,7 @@ def literal_layer_rows(schemes=("post", "pre", "peri", "ngpt"), seed: int = 5, n
     radii = rng.uniform(0.5, 2.0, n)
     rows = []
     for norm in schemes:
-        extra = {"norm_alpha": 0.5} if norm == "ngpt" else {}
+        extra = {"ngpt": {"norm_alpha": 0.5}, "mix": {"norm_switch": 0.5}}.get(norm, {})
         model = Model("sa", 1.3, Q=Q, K=K, V=V, norm=norm,
                       radius0=radii if norm in ("pre", "peri") else 1.0, **extra)
         run = RadialRun(model, X0)
@@ -316,12 +317,13 @@ def literal_layer_rows(schemes=("post", "pre", "peri", "ngpt"), seed: int = 5, n
         for step in range(steps):
             U = X / np.linalg.norm(X, axis=1, keepdims=True)
             A = block_velocity(U, heads, model.beta, "sa", None, False, project=False)
-            if norm == "post":
+            scheme = norm if norm != "mix" else ("post" if step * h < model.norm_switch else "pre")
+            if scheme == "post":
                 Z = X + h * A
                 X = Z / np.linalg.norm(Z, axis=1, keepdims=True)
-            elif norm == "pre":
+            elif scheme == "pre":
                 X = X + h * A
-            elif norm == "peri":
+            elif scheme == "peri":
                 X = X + h * A / np.linalg.norm(A, axis=1, keepdims=True)
             else:  # ngpt
                 Z = X + h * model.norm_alpha * (A / np.linalg.norm(A, axis=1, keepdims=True) - X)
