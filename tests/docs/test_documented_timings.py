@@ -57,7 +57,7 @@ def _certified(phrase_tail: str, *ids: str) -> Timing:
 
 
 TIMINGS: list[Timing] = [
-    Timing("README.md", "`attnflow verify` about 53 s of CPU time", "command", ("verify",)),
+    Timing("README.md", "`attnflow verify` about 65 s of CPU time", "command", ("verify",)),
     Timing("docs/guide/meanfield.md", "`metastable` with n = 1e5 takes about 7 s of CPU time per seed", "command",
            ("metastable", "--model", "sa", "--n", "100000", "--beta", "8.22", "--seeds", "1")),
     Timing("docs/guide/circle.md", "circle.sphere-vs-angle (`--all`, ~5 s of CPU)", "claims", ("circle.sphere-vs-angle",)),
