@@ -93,7 +93,7 @@ NOT_MEASURED: dict[tuple[str, str], str] = {
     ("README.md", "the install about 3.5 minutes"): "pip's downloads: network time, not this package's work",
     ("README.md", "about 1 minute of wall time on a free"): "the wall time of the run whose CPU time is measured",
     ("README.md", "about 6 minutes while other jobs"): "the wall time of the same run on a busy machine",
-    ("README.md", "`pytest -n 2` about 3.5 minutes"): "the whole test suite: a test cannot run the suite it is in",
+    ("README.md", "`pytest -n 2` about 5 minutes"): "the whole test suite: a test cannot run the suite it is in",
     ("docs/guide/circle.md", "(about 5 s at n = 16384"): "an extrapolation (by n^2) inside a recorded benchmark",
     ("docs/guide/core.md", "compile (about 4 s after install"): "a part of a command (Numba's first compile), "
                                                                  "measured by tests/numerics/test_numba_cache*",
