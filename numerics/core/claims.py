@@ -264,13 +264,24 @@ def check_frame_energies() -> CheckResult:
                        "<= 1e-13", {**details, "worst_path_difference": worst_path})
 
 
+def mpmath_shifted_energy(X, beta: float, dps: int = 50):
+    """The ``glpr-shifted`` energy (1/(2 beta n^2)) sum_ij expm1(beta <x_i, x_j>) of the float64 rows X in
+    ``dps``-digit arithmetic (exact products): the reference of core.compiled-energy and of the kernel's tests
+    (small n only: n^2 mpmath terms)."""
+    import mpmath
+
+    with mpmath.workdps(dps):
+        rows = [[mpmath.mpf(float(v)) for v in x] for x in X]
+        b = mpmath.mpf(beta)
+        total = mpmath.fsum(mpmath.expm1(b * mpmath.fsum(p * q for p, q in zip(x, y))) / b for x in rows for y in rows)
+        return total / (2 * len(rows) ** 2)
+
+
 @claim(id="core.compiled-energy",
        title="the compiled standalone energy (backend numba) equals mpmath's pair sum and NumPy's within their bounds",
        source=f"{SOURCE_GLPR}, energy E_beta (the tiled kernel is attnflow's, issue 42)", note="core-compiled-energy.md")
 def check_compiled_energy() -> CheckResult:
     import math
-
-    import mpmath
 
     from numerics.core.engines import choose_energy, energy_rounding_bound
     from numerics.core.fused import numba_available
@@ -284,11 +295,7 @@ def check_compiled_energy() -> CheckResult:
     exact_cases = []
     for beta in (1.0, -7.5):
         X = uniform_sphere(5, 3, 11)
-        with mpmath.workdps(50):
-            rows = [[mpmath.mpf(float(v)) for v in x] for x in X]
-            b = mpmath.mpf(beta)
-            exact = float(mpmath.fsum(mpmath.expm1(b * mpmath.fsum(p * q for p, q in zip(x, y))) / b
-                                      for x in rows for y in rows) / (2 * len(rows) ** 2))
+        exact = float(mpmath_shifted_energy(X, beta))
         got, ref = interaction_energy(X, beta, backend="numba"), interaction_energy(X, beta)
         bound = 16 * eps * math.exp(abs(beta))
         exact_cases.append({"beta": beta, "compiled_error": abs(got - exact), "numpy_error": abs(ref - exact),

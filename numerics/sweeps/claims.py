@@ -162,6 +162,23 @@ def check_one_cluster_probability() -> CheckResult:
                        result.tolerance, details)
 
 
+def cells_alone(tables: dict, save=None):
+    """Each cell (beta index i, seed, trajectory) of the sweep ``tables`` (model ``sa``, axes beta and seeds, RK4)
+    run alone with ``numerics.core`` from the store's draw: the independent side of the sweep claims."""
+    from numerics.core.model import Model, Solver
+    from numerics.core.sampling import uniform_sphere
+    from numerics.core.trajectory import simulate
+    from numerics.sweeps.spec import SweepSpec
+
+    spec = SweepSpec.from_dict(tables)
+    n, d, run = tables["model"]["n"], tables["model"]["d"], tables["run"]
+    for i, beta in enumerate(tables["sweep"]["beta"]):
+        for seed in range(tables["sweep"]["seeds"]):
+            X0 = uniform_sphere(n, d, np.random.default_rng(spec.seed_sequence(seed)))
+            yield i, seed, simulate(Model(kind="sa", beta=beta), X0, run["t_end"],
+                                    solver=Solver("rk4", dt=run["dt"]), save=save)
+
+
 #: the antipodal observable's eps in sweeps.one-cluster-observable: the beta = 20 cells end with largest angles 2.621
 #: and 2.675 (measured), on either side of pi - 0.5 = 2.642, so the flag takes both values there, and a threshold
 #: other than pi - eps (e.g. eps itself) changes it
@@ -175,31 +192,22 @@ def one_cluster_observable(eps: float = 1e-2) -> CheckResult:
 
     The cells (S^1, n = 16, t = 20): beta = 1 reaches one cluster, beta = 20 holds several metastable clusters,
     so both values occur and a wrong frame, threshold or count is seen."""
-    from numerics.core.model import Model, Solver
-    from numerics.core.sampling import uniform_sphere
-    from numerics.core.trajectory import simulate
-    from numerics.sweeps.spec import SweepSpec
-
     tables = {"model": {"model": "sa", "d": 2, "n": 16}, "sweep": {"beta": [1.0, 20.0], "seeds": 2},
               "run": {"t_end": 20.0, "dt": 0.05, "frames": 5, "root_seed": 7},
               "observables": {"one_cluster": {"eps": eps}, "antipodal": {"eps": ANTIPODAL_EPS}}}
     ds = run_in_temp_store(tables)
-    spec = SweepSpec.from_dict(tables)
-    n, d, run = tables["model"]["n"], tables["model"]["d"], tables["run"]
     stored, direct, diameters, angles = [], [], [], []
-    for i, beta in enumerate(tables["sweep"]["beta"]):
-        for seed in range(tables["sweep"]["seeds"]):
-            X0 = uniform_sphere(n, d, np.random.default_rng(spec.seed_sequence(seed)))
-            X = simulate(Model(kind="sa", beta=beta), X0, run["t_end"], solver=Solver("rk4", dt=run["dt"])).X[-1]
-            diameter = float(np.max(np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)))
-            diameters.append(diameter)
-            direct.append(float(diameter < eps))
-            stored.append(float(ds["one_cluster"].values[i, seed]))
-            # the antipodal observable: the largest pairwise angle (2 arcsin of half the chord: accurate near 0,
-            # where arccos of the inner product loses half the digits) and whether it is >= pi - eps
-            largest = float(2.0 * np.arcsin(np.minimum(1.0, np.linalg.norm(X[:, None] - X[None], axis=-1).max() / 2)))
-            angles.append({"stored": (float(ds["antipodal"].values[i, seed]), float(ds["max_angle"].values[i, seed])),
-                           "direct": (float(largest >= math.pi - ANTIPODAL_EPS), largest)})
+    for i, seed, tr in cells_alone(tables):
+        X = tr.X[-1]
+        diameter = float(np.max(np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)))
+        diameters.append(diameter)
+        direct.append(float(diameter < eps))
+        stored.append(float(ds["one_cluster"].values[i, seed]))
+        # the antipodal observable: the largest pairwise angle (2 arcsin of half the chord: accurate near 0,
+        # where arccos of the inner product loses half the digits) and whether it is >= pi - eps
+        largest = float(2.0 * np.arcsin(np.minimum(1.0, np.linalg.norm(X[:, None] - X[None], axis=-1).max() / 2)))
+        angles.append({"stored": (float(ds["antipodal"].values[i, seed]), float(ds["max_angle"].values[i, seed])),
+                       "direct": (float(largest >= math.pi - ANTIPODAL_EPS), largest)})
     # the store's batch runs the `direct` backend, the single runs the default one: the same flow in another
     # summation order, so the final positions agree to rounding accumulated over 400 steps (measured 5.8e-13 in
     # the angle of the beta = 1 cells, 1e-15 at beta = 20); 1e-10 is far below the 0.02 that separates the flags
@@ -221,10 +229,7 @@ def stop_when_decided_check() -> CheckResult:
     to the end (every stored output equal, cell by cell) and against single runs of its cells (``numerics.core``
     directly, every step saved): each cell's stored ``decision_time`` is the first step time at which every token
     lies within angle eps/2 of the tokens' mean direction, with eps the smaller of the two (NaN if never)."""
-    from numerics.core.model import Model, SaveAt, Solver
-    from numerics.core.sampling import uniform_sphere
-    from numerics.core.trajectory import simulate
-    from numerics.sweeps.spec import SweepSpec
+    from numerics.core.model import SaveAt
 
     small, large = 1e-2, 0.5
     tables = {"model": {"model": "sa", "d": 2, "n": 10}, "sweep": {"beta": [0.5, 9.0], "seeds": 2},
@@ -232,23 +237,17 @@ def stop_when_decided_check() -> CheckResult:
               "observables": {"one_cluster": {"eps": large}, "cluster_counts": {"eps": small}}}
     plain = run_in_temp_store(tables)
     decided = run_in_temp_store({**tables, "run": {**tables["run"], "stop_when_decided": True}})
-    spec = SweepSpec.from_dict(tables)
-    n, d, run = tables["model"]["n"], tables["model"]["d"], tables["run"]
     outputs_equal = {name: bool(np.array_equal(plain[name].values, decided[name].values, equal_nan=True))
                      for name in ("one_cluster", "time_to_one_cluster", "cluster_counts")}
     stored, direct = [], []
-    for i, beta in enumerate(tables["sweep"]["beta"]):
-        for seed in range(tables["sweep"]["seeds"]):
-            X0 = uniform_sphere(n, d, np.random.default_rng(spec.seed_sequence(seed)))
-            tr = simulate(Model(kind="sa", beta=beta), X0, run["t_end"], solver=Solver("rk4", dt=run["dt"]),
-                          save=SaveAt(every=1))
-            w = tr.X.sum(axis=1)
-            w /= np.linalg.norm(w, axis=1, keepdims=True)
-            # the largest angle between a token and the mean direction, frame by frame
-            angle = np.arccos(np.clip(np.einsum("tnd,td->tn", tr.X, w), -1.0, 1.0)).max(axis=1)
-            inside = np.flatnonzero(angle <= small / 2)
-            direct.append(float(tr.times[inside[0]]) if inside.size else math.nan)
-            stored.append(float(decided["decision_time"].values[i, seed]))
+    for i, seed, tr in cells_alone(tables, save=SaveAt(every=1)):
+        w = tr.X.sum(axis=1)
+        w /= np.linalg.norm(w, axis=1, keepdims=True)
+        # the largest angle between a token and the mean direction, frame by frame
+        angle = np.arccos(np.clip(np.einsum("tnd,td->tn", tr.X, w), -1.0, 1.0)).max(axis=1)
+        inside = np.flatnonzero(angle <= small / 2)
+        direct.append(float(tr.times[inside[0]]) if inside.size else math.nan)
+        stored.append(float(decided["decision_time"].values[i, seed]))
     times_equal = bool(np.allclose(stored, direct, rtol=0.0, atol=1e-9, equal_nan=True))
     some = int(np.isfinite(direct).sum())
     ok = all(outputs_equal.values()) and times_equal and 0 < some < len(direct)

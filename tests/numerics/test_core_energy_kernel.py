@@ -13,6 +13,7 @@ pytest.importorskip("numba")
 from numerics.common.errors import InputError  # noqa: E402
 from numerics.core._energy_kernels import (_C, EXP2M1_ULPS, LOG2E, Z_MAX, exp2m1_inplace, flush_rows,  # noqa: E402
                                            pack, shifted_pair_sum, sum_additions, tile_width)
+from numerics.core.claims import mpmath_shifted_energy  # noqa: E402
 from numerics.core.engines import choose_energy, energy_rounding_bound  # noqa: E402
 from numerics.core.field import interaction_energy  # noqa: E402
 from numerics.core.sampling import uniform_sphere  # noqa: E402
@@ -43,18 +44,10 @@ def test_exp2m1_coefficients_are_the_chebyshev_interpolant():
     assert tuple(float(v) for v in q) == _C
 
 
-def _mp_energy(X, beta):
-    with mpmath.workdps(50):
-        rows = [[mpmath.mpf(float(v)) for v in x] for x in X]
-        b = mpmath.mpf(beta)
-        total = mpmath.fsum(mpmath.expm1(b * mpmath.fsum(p * q for p, q in zip(x, y))) / b for x in rows for y in rows)
-        return total / (2 * len(rows) ** 2)
-
-
 @pytest.mark.parametrize("beta", [1e-5, -0.3, 1.0, 4.0, -7.5, 30.0])
 def test_n5_against_mpmath(beta):
     X = uniform_sphere(5, 3, 11)
-    exact = _mp_energy(X, beta)
+    exact = mpmath_shifted_energy(X, beta)
     got = interaction_energy(X, beta, backend="numba")
     numpy = interaction_energy(X, beta)
     scale = math.exp(abs(beta))
